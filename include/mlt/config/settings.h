@@ -1,0 +1,100 @@
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace mlt {
+
+// OpenSSH StrictHostKeyChecking: yes refuses unknown hosts, accept-new records them,
+// no connects to unknown hosts without recording them. A changed key is always refused.
+enum class HostKeyChecking { yes, accept_new, no };
+
+// Reads an OpenSSH StrictHostKeyChecking word: yes/true, accept-new, no/false/off (any case).
+// Returns nullopt for anything else.
+std::optional<HostKeyChecking> parse_host_key_checking(std::string_view text);
+
+// One entry of `connection` (a mapping, or a list of mappings for several nodes).
+struct ConnectionSettings {
+    std::string hostname;
+    int port = 0;  // 0: not set
+    std::string username;
+    std::string key_filename;
+};
+
+// The `ssh:` section after precedence and merging (PRODUCT.md section 2).
+struct SshSettings {
+    std::string config_path = "~/.ssh/config";
+    std::string remote_dir = ".";
+    bool create_venv = false;
+    std::vector<std::string> venv_packages;
+    std::vector<ConnectionSettings> connections;
+    // In file order; a later layer's value replaces an earlier one in place.
+    std::vector<std::pair<std::string, std::string>> environment;
+    std::vector<std::string> upload_files;
+    std::vector<std::string> startup_cmds;
+    std::vector<std::string> download_files;
+    std::vector<std::string> shutdown_cmds;
+    std::string train_cmd = "mltk train {model}";
+    std::string remote_log_dir = "~/.mltk/models/{model}";
+    std::vector<std::string> model_paths;
+    double sync_every = 0;
+    HostKeyChecking host_key_checking = HostKeyChecking::accept_new;
+    std::string master_addr;
+    int master_port = 29500;
+    double price_per_hour = 0;
+    std::string workspace;
+};
+
+// A problem that does not stop the run (unknown key); printed as a warning by the caller.
+struct SettingsWarning {
+    std::string file;
+    int line = 0;    // 1-based
+    int column = 0;  // 1-based
+    std::string message;
+};
+
+// Where settings come from. Empty paths are skipped.
+struct SettingsSources {
+    std::string user_settings_path;   // see default_user_settings_path()
+    std::string model_settings_path;  // `<spec dir>/<spec stem>.ssh.yaml`, may not exist
+};
+
+// $MLTK_USER_SETTINGS_PATH, else ~/.mltk/user_settings.yaml (MLTK's location).
+std::string default_user_settings_path();
+
+// `<spec dir>/<spec stem>.ssh.yaml` for a model specification path.
+std::string model_settings_path_for(const std::string& spec_path);
+
+// Loads defaults < user settings < model settings (a leading `~` in either path is expanded).
+// A missing file is no error; an unreadable one throws mlt::Error (io). Malformed
+// YAML or a wrong type throws mlt::Error (config, exit 2) whose message names file, line and
+// column; unknown keys in `ssh:` are appended to `warnings`. Validates the path rules of
+// upload_files/download_files (see parse_transfer_spec).
+SshSettings load_settings(const SettingsSources& sources, std::vector<SettingsWarning>* warnings);
+
+// Direction of a transfer entry, for MLTK's path rules.
+enum class TransferDirection { upload, download };
+
+// One upload_files/download_files entry. Without `|`: a glob (`*`, `?`, `[..]`, `**`)
+// relative to the spec dir (upload) or remote dir (download); it may not be absolute nor
+// contain `..` components. With `|`: `<from>|<to>`, no wildcards, either side may be
+// absolute or start with `~`. Blanks around each side are trimmed.
+struct TransferSpec {
+    std::string from;
+    std::string to;        // equals `from` for a glob
+    bool is_glob = false;  // true for every entry without `|`, wildcards or not
+};
+
+// Parses and validates one entry; throws mlt::Error (config, exit 2) that quotes the entry
+// and says which rule it breaks.
+TransferSpec parse_transfer_spec(const std::string& entry, TransferDirection direction);
+
+// The settings reference as Markdown, generated from the declaration table; docs/settings.md
+// is this text (a unit test keeps them equal).
+std::string settings_reference_markdown();
+
+}  // namespace mlt

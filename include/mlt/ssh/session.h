@@ -1,0 +1,67 @@
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "mlt/config/settings.h"
+
+namespace mlt {
+
+// Everything needed to reach one host. Values come in three layers: the command line (the
+// plain fields), the ~/.ssh/config entry of `host` (read by the session layer), and the
+// settings (the fallback_ fields). Higher layers win (PRODUCT.md section 2).
+struct ConnectSpec {
+    std::string host;  // alias or hostname, as typed or from settings (never empty)
+    std::string user;  // command line; empty: ssh config, then fallback_user, then local user
+    int port = 0;      // command line; 0: ssh config, then fallback_port, then 22
+    std::string identity_file;  // command line -i; empty: ssh config, then fallback, then auto
+    std::string fallback_user;
+    int fallback_port = 0;
+    std::string fallback_identity_file;
+    std::string config_path;       // ssh client config; empty or missing file: none
+    std::string known_hosts_path;  // -o UserKnownHostsFile; empty: ssh config, then default
+    std::optional<HostKeyChecking> host_key_checking;  // -o; else ssh config, else fallback
+    HostKeyChecking fallback_host_key_checking = HostKeyChecking::accept_new;
+    std::optional<std::string> password;  // --password; never logged
+    int connect_timeout_s = 15;
+};
+
+// Receives output bytes as they arrive.
+using OutputSink = std::function<void(std::string_view)>;
+
+// What a finished remote command left behind.
+struct ExecResult {
+    int exit_status = -1;  // -1: killed by a signal or no status sent
+};
+
+// An authenticated SSH connection to one host. Move-only; closes the connection on
+// destruction. All methods throw mlt::Error with the libssh error text on failure.
+class Session {
+public:
+    // Resolves `spec` against the ssh config, validates the key file (prompting for its
+    // passphrase) before any network traffic, connects, verifies the host key and
+    // authenticates. Errors: 2 (bad key/config), 4 (host key), 255 (connect/auth).
+    static Session open(const ConnectSpec& spec);
+
+    Session(Session&&) noexcept;
+    Session& operator=(Session&&) noexcept;
+    ~Session();
+
+    // `user@host:port` for messages.
+    const std::string& display_name() const;
+
+    // Runs `command` through the remote login shell, writes `input` to its stdin then closes
+    // it, streams stdout and stderr to the sinks as they arrive, and returns the exit status.
+    ExecResult exec(const std::string& command, const OutputSink& on_stdout,
+                    const OutputSink& on_stderr, std::string_view input = {});
+
+private:
+    struct Impl;
+    explicit Session(std::unique_ptr<Impl> impl);
+    std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace mlt

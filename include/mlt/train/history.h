@@ -1,0 +1,22 @@
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+namespace mlt {
+
+// `<mltk dir>/ssh/history.jsonl`: one JSON object per run (PRODUCT.md section 7).
+std::string history_path();
+
+// Reads the runs recorded in `path`, oldest first; a missing file is an empty history.
+// Lines that are not JSON objects are skipped and counted in `skipped`.
+std::vector<nlohmann::json> read_history(const std::string& path, int* skipped);
+
+// A table of the newest `limit` runs (all when 0), newest last.
+std::string format_history(const std::vector<nlohmann::json>& runs, size_t limit);
+
+// `mlt jobs [--json] [--all]`; returns the exit code.
+int run_jobs(bool json, bool all);
+
+}  // namespace mlt

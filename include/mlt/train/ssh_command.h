@@ -1,0 +1,40 @@
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "mlt/config/settings.h"
+#include "mlt/ssh/session.h"
+
+namespace mlt {
+
+// The options `mlt ssh` takes before its COMMAND.
+struct SshCommandLine {
+    std::vector<std::string> hosts;       // -h, repeatable
+    int port = 0;                          // -p
+    std::string identity_file;             // -i
+    std::optional<std::string> password;   // --password
+    std::vector<std::string> ssh_options;  // -o Key=Value
+    std::string ssh_config;                // -F
+};
+
+// One node to work on: how to connect and where the remote working directory is.
+struct Target {
+    ConnectSpec connect;
+    std::string remote_dir;
+};
+
+// Combines the command line with the settings into one Target per node (PRODUCT.md section
+// 2 precedence; the ssh config layer is applied later by Session::open). Throws mlt::Error
+// (usage, exit 2) for a bad -h/-o value or when no host is known at all.
+std::vector<Target> resolve_targets(const SshCommandLine& cli, const SshSettings& settings);
+
+// Loads user settings, plus the sidecar `<stem>.ssh.yaml` of `spec_path` when given, and
+// prints their warnings. Throws mlt::Error (config, exit 2) on bad settings.
+SshSettings load_settings_for_command(const std::string& spec_path);
+
+// `mlt ssh ... status [MODEL]`: prints the job table of every node; returns the exit code.
+int run_status(const SshCommandLine& cli, const std::string& model);
+
+}  // namespace mlt

@@ -1,0 +1,21 @@
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace mlt {
+
+// Quotes one value for a POSIX shell so that it reaches the program as exactly one word,
+// whatever bytes it holds (quotes, newlines, $, globs). The only way values enter a remote
+// command line in mlt.
+std::string shell_quote(std::string_view value);
+
+// Quotes a remote path like shell_quote, but keeps a leading `~` or `~/` meaning the remote
+// user's home: "~/a b" becomes "$HOME"/'a b'. `~user` forms are quoted literally.
+std::string shell_quote_path(std::string_view path);
+
+// Quotes each word and joins them with single spaces.
+std::string shell_join(const std::vector<std::string>& words);
+
+}  // namespace mlt

@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Installs what building, testing and the demo need, from Debian's packages.
+# Does nothing when everything is already there; uses sudo when not root.
+set -euo pipefail
+
+packages=(
+  build-essential cmake ninja-build pkg-config git
+  libssh-dev libcli11-dev libyaml-cpp-dev libspdlog-dev libarchive-dev nlohmann-json3-dev
+  libgtest-dev libgmock-dev
+  openssh-server openssh-client python3
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+sudo=()
+[ "$(id -u)" -eq 0 ] || sudo=(sudo)
+echo "install-deps: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+"${sudo[@]}" apt-get update -qq
+"${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

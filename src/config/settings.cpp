@@ -1,0 +1,58 @@
+#include "mlt/config/settings.h"
+
+#include <cctype>
+
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "mlt/util/error.h"
+#include "mlt/util/paths.h"
+#include "settings_reader.h"
+
+namespace mlt {
+
+std::optional<HostKeyChecking> parse_host_key_checking(std::string_view text) {
+    std::string word;
+    for (char c : text) word += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    if (word == "yes" || word == "true") return HostKeyChecking::yes;
+    if (word == "accept-new") return HostKeyChecking::accept_new;
+    if (word == "no" || word == "false" || word == "off") return HostKeyChecking::no;
+    return std::nullopt;
+}
+
+std::string default_user_settings_path() {
+    if (const char* p = std::getenv("MLTK_USER_SETTINGS_PATH"); p && *p) return expand_user(p);
+    // MLTK looks here regardless of MLTK_CACHE_DIR, so the same file keeps working.
+    return home_dir() + "/.mltk/user_settings.yaml";
+}
+
+std::string model_settings_path_for(const std::string& spec_path) {
+    std::filesystem::path spec(spec_path);
+    std::filesystem::path stem = spec.stem();
+    return (spec.parent_path() / stem).string() + ".ssh.yaml";
+}
+
+SshSettings load_settings(const SettingsSources& sources, std::vector<SettingsWarning>* warnings) {
+    SshSettings settings;
+    // Lowest layer first: each file is applied on top of what the previous ones gave.
+    for (const std::string* path : {&sources.user_settings_path, &sources.model_settings_path}) {
+        if (path->empty()) continue;
+        std::string file = expand_user(*path);
+        std::error_code ec;
+        auto status = std::filesystem::status(file, ec);
+        if (status.type() == std::filesystem::file_type::not_found) continue;
+        if (ec) throw io_error("cannot read " + file + ": " + ec.message());
+        if (!std::filesystem::is_regular_file(status))
+            throw config_error(file + " is not a regular file",
+                               "the settings file must be a YAML file");
+        settings_detail::apply_settings_file(file, read_file(file), settings, warnings);
+    }
+    return settings;
+}
+
+}  // namespace mlt

@@ -1,0 +1,128 @@
+#include <string>
+#include <vector>
+
+#include "mlt/config/settings.h"
+#include "settings_table.h"
+
+namespace mlt {
+
+namespace {
+
+using settings_detail::FieldDecl;
+
+constexpr char kIntro[] = R"(# Settings reference
+
+<!-- Generated from src/config/settings_table.cpp by settings_reference_markdown(); do not
+edit. Regenerate with: MLT_UPDATE_DOCS=1 <build>/tests/mlt_unit_tests --gtest_filter='SettingsDoc.*' -->
+
+`mlt ssh` reads the `ssh:` section of up to two YAML files, the same files and keys as
+`mltk ssh` of Silicon Labs' MLTK.
+
+## Files
+
+- **User settings**: `$MLTK_USER_SETTINGS_PATH`, else `~/.mltk/user_settings.yaml`. The other
+  top-level keys of this file belong to MLTK and are ignored, except `model_paths`, which MLTK
+  keeps at the top level: it is read as if it were `ssh.model_paths`.
+- **Model settings**: `<spec stem>.ssh.yaml` next to the model specification, e.g.
+  `models/my_model.ssh.yaml` for `models/my_model.py`. It has the same `ssh:` section.
+
+A missing file, an empty file and an empty `ssh:` section are all fine.
+
+## Precedence
+
+From highest to lowest:
+
+1. the command line (`-h user@host:port/dir`, `-p`, `-i`, `--sync-every`, `--workspace`, ...)
+2. the `~/.ssh/config` entry of the `-h` alias (`HostName`, `Port`, `User`, `IdentityFile`)
+3. the model's `<spec stem>.ssh.yaml`
+4. the user settings file
+5. the defaults below
+
+## Merge rules
+
+- Scalars (strings, numbers, booleans, `host_key_checking`): the higher layer replaces the lower.
+- `environment`: merged per variable; the higher layer's value wins, and a variable keeps the
+  position where it was first defined.
+- `upload_files`, `download_files`, `startup_cmds`, `shutdown_cmds`, `venv_packages`,
+  `model_paths`: the user list followed by the model list (the top-level `model_paths`
+  before `ssh.model_paths`).
+- `connection`: the model's value replaces the user's as a whole.
+- `nodes`: per key.
+- A key without a value (`key:` or `key: null`) counts as not set.
+- A key given twice in one mapping: the later one wins, with a warning.
+
+## Path rules
+
+- `upload_files` / `download_files` entries without `|` are globs (`*`, `?`, `[...]`, and `**`
+  for any depth) relative to the model spec's directory (upload) or the remote directory
+  (download). They may not be absolute (start with `/` or `~`) nor contain `..`.
+- An entry `<from>|<to>` copies one file or directory; either side may be absolute or start
+  with `~`, and neither may contain a wildcard.
+- Local paths (`config_path`, `model_paths`, `workspace`, `connection.key_filename`) may start
+  with `~`; relative ones are relative to the current directory.
+- Remote paths (`remote_dir`, `remote_log_dir`) may start with `~`; relative ones are relative
+  to the login directory (`remote_log_dir`: to `remote_dir`).
+
+## Errors and warnings
+
+Malformed YAML, a value of the wrong type or a broken path rule stops `mlt` before anything
+happens remotely (exit status 2) with `file:line:column` of the culprit. An unknown key inside
+`ssh:` only gives a warning naming the file, line and key.
+
+## Keys
+
+| key | type | default | description |
+|---|---|---|---|
+)";
+
+constexpr char kOutro[] = R"(
+Placeholders in `train_cmd` and `remote_log_dir` are replaced before the command runs:
+`{model}` the model name, `{spec}` the uploaded model specification, `{log_dir}` the remote
+log directory, `{archive}` the remote model archive, `{remote_dir}` the remote working
+directory.
+
+## Example
+
+)";
+
+// Table cells may not contain a bare `|`, not even inside code spans.
+std::string cell(std::string_view text) {
+    std::string out;
+    for (char c : text) {
+        if (c == '|') out += '\\';
+        out += c;
+    }
+    return out;
+}
+
+void add_row(std::string& out, const std::string& key, const FieldDecl& field) {
+    out += "| `" + key + "` | " + cell(settings_detail::type_name(field)) + " | " +
+           cell(field.default_text) + " | " + cell(field.doc) + " |\n";
+}
+
+}  // namespace
+
+std::string settings_reference_markdown() {
+    std::string out = kIntro;
+    for (const auto& field : settings_detail::ssh_fields()) {
+        add_row(out, std::string(field.name), field);
+        if (field.type == settings_detail::SettingType::connection) {
+            for (const auto& sub : settings_detail::connection_fields())
+                add_row(out, "connection." + std::string(sub.name), sub);
+        }
+        if (field.type == settings_detail::SettingType::nodes) {
+            for (const auto& sub : settings_detail::nodes_fields())
+                add_row(out, "nodes." + std::string(sub.name), sub);
+        }
+    }
+    out += kOutro;
+    // Built from the same examples the error hints use, so a unit test that loads this
+    // block also checks every hint.
+    out += "```yaml\nssh:\n";
+    for (const auto& field : settings_detail::ssh_fields())
+        out += "  " + std::string(field.name) + ": " + std::string(field.example) + "\n";
+    out += "```\n";
+    return out;
+}
+
+}  // namespace mlt

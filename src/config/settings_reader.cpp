@@ -1,0 +1,416 @@
+#include "settings_reader.h"
+
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <cstdlib>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "mlt/util/error.h"
+#include "settings_table.h"
+
+namespace mlt::settings_detail {
+
+namespace {
+
+using Entries = std::vector<std::pair<YAML::Node, YAML::Node>>;
+
+std::string lower(std::string s) {
+    for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return s;
+}
+
+// What the user wrote, for "got ..." in messages.
+std::string describe(const YAML::Node& node) {
+    switch (node.Type()) {
+        case YAML::NodeType::Null:
+            return "an empty value";
+        case YAML::NodeType::Sequence:
+            return "a list";
+        case YAML::NodeType::Map:
+            return "a mapping";
+        case YAML::NodeType::Scalar: {
+            std::string s = node.Scalar();
+            if (s.size() > 40) s = s.substr(0, 37) + "...";
+            return "'" + s + "'";
+        }
+        case YAML::NodeType::Undefined:
+            break;
+    }
+    return "nothing";
+}
+
+std::string hint_for(const FieldDecl& field) {
+    return "write it like `" + std::string(field.name) + ": " + std::string(field.example) + "`";
+}
+
+// Reads one file. Every message starts with file:line:column (1-based) of the offending node.
+class FileReader {
+  public:
+    FileReader(std::string file, std::vector<SettingsWarning>* warnings)
+        : file_(std::move(file)), warnings_(warnings) {}
+
+    void apply(const std::string& text, SshSettings& settings) const;
+
+  private:
+    std::string where(const YAML::Mark& mark) const {
+        if (mark.is_null()) return file_;
+        return file_ + ":" + std::to_string(mark.line + 1) + ":" + std::to_string(mark.column + 1);
+    }
+    std::string where(const YAML::Node& node) const { return where(node.Mark()); }
+
+    void warn(const YAML::Node& node, std::string message) const {
+        if (!warnings_) return;
+        YAML::Mark m = node.Mark();
+        warnings_->push_back(SettingsWarning{file_, m.is_null() ? 0 : m.line + 1,
+                                             m.is_null() ? 0 : m.column + 1, std::move(message)});
+    }
+
+    [[noreturn]] void type_error(const YAML::Node& node, const std::string& key,
+                                 const FieldDecl& field) const {
+        throw config_error(where(node) + ": " + key + " must be " + type_description(field) +
+                               ", got " + describe(node),
+                           hint_for(field));
+    }
+
+    Entries entries(const YAML::Node& map, const std::string& prefix) const;
+    void warn_unknown(const YAML::Node& key, const std::string& prefix,
+                      const std::vector<FieldDecl>& fields) const;
+    void read_section(const YAML::Node& section, SshSettings& settings) const;
+    Value read(const FieldDecl& field, const YAML::Node& node, const std::string& key) const;
+    std::string read_scalar(const FieldDecl& field, const YAML::Node& node,
+                            const std::string& key) const;
+    int read_integer(const FieldDecl& field, const YAML::Node& node, const std::string& key) const;
+    double read_number(const FieldDecl& field, const YAML::Node& node,
+                       const std::string& key) const;
+    std::vector<std::string> read_list(const FieldDecl& field, const YAML::Node& node,
+                                       const std::string& key) const;
+    EnvironmentList read_environment(const FieldDecl& field, const YAML::Node& node,
+                                     const std::string& key) const;
+    ConnectionSettings read_connection(const YAML::Node& node, const std::string& key) const;
+    NodesValue read_nodes(const YAML::Node& node, const std::string& key) const;
+
+    std::string file_;
+    std::vector<SettingsWarning>* warnings_;
+};
+
+void FileReader::apply(const std::string& text, SshSettings& settings) const {
+    YAML::Node root;
+    try {
+        root = YAML::Load(text);
+    } catch (const YAML::Exception& e) {
+        throw config_error(where(e.mark) + ": malformed YAML: " + e.msg,
+                           "fix the YAML syntax at that place (indent with spaces, quote values "
+                           "that contain ': ' or start with '{', '[', '*' or '&')");
+    }
+    if (root.IsNull()) return;  // an empty file sets nothing
+    if (!root.IsMap())
+        throw config_error(
+            where(root) + ": a settings file must be a mapping, got " + describe(root),
+            "write `ssh:` and the settings indented below it");
+
+    // Other top-level keys belong to MLTK. Of a repeated key YAML loaders keep the last.
+    std::optional<YAML::Node> top_model_paths;
+    std::optional<YAML::Node> section;
+    for (const auto& it : root) {
+        const std::string name = it.first.Scalar();
+        if (name != "model_paths" && name != "ssh") continue;
+        std::optional<YAML::Node>& slot = name == "ssh" ? section : top_model_paths;
+        if (slot) warn(it.first, "duplicate setting " + name + " (the later one wins)");
+        // emplace rebinds; assigning to an engaged YAML::Node would overwrite the tree node.
+        slot.emplace(it.second);
+    }
+    // MLTK keeps model_paths at the top level; it comes before ssh.model_paths in the list.
+    if (top_model_paths && !top_model_paths->IsNull()) {
+        const FieldDecl& field = *find_field(ssh_fields(), "model_paths");
+        field.apply(read(field, *top_model_paths, "model_paths"), settings);
+    }
+    if (!section || section->IsNull()) return;
+    if (!section->IsMap())
+        throw config_error(
+            where(*section) + ": ssh must be a mapping of settings, got " + describe(*section),
+            "write the settings indented below `ssh:`, e.g. `  remote_dir: ~/work`");
+    read_section(*section, settings);
+}
+
+// Pairs in file order. Of a repeated key only the last is kept, as PyYAML (MLTK) does, and
+// the earlier one gets a warning so the surprise is visible.
+Entries FileReader::entries(const YAML::Node& map, const std::string& prefix) const {
+    Entries all;
+    for (const auto& it : map) {
+        if (!it.first.IsScalar())
+            throw config_error(
+                where(it.first) + ": " + prefix + " keys must be names, got " + describe(it.first),
+                "write `name: value`");
+        all.emplace_back(it.first, it.second);
+    }
+    Entries kept;
+    for (size_t i = 0; i < all.size(); ++i) {
+        const std::string& name = all[i].first.Scalar();
+        auto later = std::find_if(all.begin() + static_cast<std::ptrdiff_t>(i) + 1, all.end(),
+                                  [&](const auto& e) { return e.first.Scalar() == name; });
+        if (later == all.end())
+            kept.push_back(all[i]);
+        else
+            warn(all[i].first,
+                 "duplicate setting " + prefix + "." + name + " (the later one wins)");
+    }
+    return kept;
+}
+
+void FileReader::warn_unknown(const YAML::Node& key, const std::string& prefix,
+                              const std::vector<FieldDecl>& fields) const {
+    const std::string name = key.Scalar();
+    std::string message = "unknown setting " + prefix + "." + name + " (ignored)";
+    std::string best;
+    size_t best_distance = std::string::npos;
+    for (const auto& f : fields) {
+        size_t d = edit_distance(lower(name), f.name);
+        if (d < best_distance) {
+            best_distance = d;
+            best = prefix + "." + std::string(f.name);
+        }
+    }
+    // A typo is a few edits away; anything further is a different word.
+    bool close = best_distance <= 2 || best_distance * 3 <= name.size();
+    // Keys that belong one level down (`ssh.hostname`) are a common slip.
+    if (prefix == "ssh" && !close) {
+        for (const char* nested : {"connection", "nodes"}) {
+            const auto& fields_below =
+                std::string(nested) == "nodes" ? nodes_fields() : connection_fields();
+            if (find_field(fields_below, name)) {
+                best = "ssh." + std::string(nested) + "." + name;
+                close = true;
+            }
+        }
+    }
+    if (close && !best.empty()) message += "; did you mean " + best + "?";
+    warn(key, std::move(message));
+}
+
+void FileReader::read_section(const YAML::Node& section, SshSettings& settings) const {
+    for (const auto& [key, value] : entries(section, "ssh")) {
+        const FieldDecl* field = find_field(ssh_fields(), key.Scalar());
+        if (!field) {
+            warn_unknown(key, "ssh", ssh_fields());
+            continue;
+        }
+        // `key:` with no value reads as "not set here", like an absent key.
+        if (value.IsNull()) continue;
+        field->apply(read(*field, value, "ssh." + key.Scalar()), settings);
+    }
+}
+
+Value FileReader::read(const FieldDecl& field, const YAML::Node& node,
+                       const std::string& key) const {
+    switch (field.type) {
+        case SettingType::string:
+            return read_scalar(field, node, key);
+        case SettingType::boolean: {
+            std::string s = lower(read_scalar(field, node, key));
+            if (s == "true" || s == "yes" || s == "on") return true;
+            if (s == "false" || s == "no" || s == "off") return false;
+            type_error(node, key, field);
+        }
+        case SettingType::integer:
+            return read_integer(field, node, key);
+        case SettingType::number:
+            return read_number(field, node, key);
+        case SettingType::string_list:
+            return read_list(field, node, key);
+        case SettingType::environment:
+            return read_environment(field, node, key);
+        case SettingType::connection: {
+            if (node.IsMap()) return std::vector<ConnectionSettings>{read_connection(node, key)};
+            if (!node.IsSequence()) type_error(node, key, field);
+            std::vector<ConnectionSettings> out;
+            for (size_t i = 0; i < node.size(); ++i) {
+                std::string item = key + "[" + std::to_string(i) + "]";
+                if (!node[i].IsMap()) type_error(node[i], item, field);
+                out.push_back(read_connection(node[i], item));
+            }
+            return out;
+        }
+        case SettingType::nodes: {
+            if (!node.IsMap()) type_error(node, key, field);
+            return read_nodes(node, key);
+        }
+        case SettingType::host_key_checking: {
+            // YAML 1.1 readers turn unquoted yes/no into booleans; both spellings mean the
+            // OpenSSH words here.
+            if (auto mode = parse_host_key_checking(read_scalar(field, node, key))) return *mode;
+            type_error(node, key, field);
+        }
+    }
+    type_error(node, key, field);
+}
+
+std::string FileReader::read_scalar(const FieldDecl& field, const YAML::Node& node,
+                                    const std::string& key) const {
+    if (!node.IsScalar()) type_error(node, key, field);
+    if (field.non_empty && node.Scalar().empty()) type_error(node, key, field);
+    return node.Scalar();
+}
+
+int FileReader::read_integer(const FieldDecl& field, const YAML::Node& node,
+                             const std::string& key) const {
+    const std::string s = read_scalar(field, node, key);
+    size_t digits_from = (!s.empty() && (s[0] == '-' || s[0] == '+')) ? 1 : 0;
+    bool ok = s.size() > digits_from && s.size() - digits_from <= 12 &&
+              std::all_of(s.begin() + static_cast<std::ptrdiff_t>(digits_from), s.end(),
+                          [](char c) { return c >= '0' && c <= '9'; });
+    long long value = ok ? std::strtoll(s.c_str(), nullptr, 10) : 0;
+    auto v = static_cast<double>(value);
+    if (!ok || v < field.min || v > field.max) type_error(node, key, field);
+    return static_cast<int>(value);
+}
+
+double FileReader::read_number(const FieldDecl& field, const YAML::Node& node,
+                               const std::string& key) const {
+    const std::string s = read_scalar(field, node, key);
+    // strtod alone would also take hex, "inf" and "nan", none of which is a sane setting.
+    bool ok = !s.empty() && s.find_first_not_of("0123456789.eE+-") == std::string::npos;
+    char* end = nullptr;
+    double value = ok ? std::strtod(s.c_str(), &end) : 0;
+    ok = ok && end == s.c_str() + s.size() && std::isfinite(value) && value >= field.min;
+    if (!ok) type_error(node, key, field);
+    return value;
+}
+
+std::vector<std::string> FileReader::read_list(const FieldDecl& field, const YAML::Node& node,
+                                               const std::string& key) const {
+    if (!node.IsSequence()) type_error(node, key, field);
+    std::vector<std::string> out;
+    for (const auto& item : node) {
+        if (!item.IsScalar())
+            throw config_error(
+                where(item) + ": " + key + " entries must be strings, got " + describe(item),
+                hint_for(field));
+        if (field.transfer) {
+            try {
+                parse_transfer_spec(item.Scalar(), *field.transfer);
+            } catch (const Error& e) {
+                throw config_error(where(item) + ": " + e.what(), e.hint());
+            }
+        }
+        out.push_back(item.Scalar());
+    }
+    return out;
+}
+
+EnvironmentList FileReader::read_environment(const FieldDecl& field, const YAML::Node& node,
+                                             const std::string& key) const {
+    const std::string name_hint =
+        "a variable name is letters, digits and '_' and does not start with a digit";
+    EnvironmentList out;
+    if (node.IsSequence()) {
+        for (const auto& item : node) {
+            if (!item.IsScalar())
+                throw config_error(where(item) + ": " + key +
+                                       " entries must be NAME=VALUE strings, got " + describe(item),
+                                   hint_for(field));
+            const std::string& s = item.Scalar();
+            size_t eq = s.find('=');
+            if (eq == std::string::npos)
+                throw config_error(
+                    where(item) + ": " + key + " entry '" + s + "' must be NAME=VALUE",
+                    hint_for(field));
+            std::string name = s.substr(0, eq);
+            if (!is_shell_name(name))
+                throw config_error(where(item) + ": " + key + " entry '" + s + "': '" + name +
+                                       "' is not a valid variable name",
+                                   name_hint);
+            out.emplace_back(name, s.substr(eq + 1));
+        }
+        return out;
+    }
+    if (!node.IsMap()) type_error(node, key, field);
+    for (const auto& [k, v] : entries(node, key)) {
+        const std::string& name = k.Scalar();
+        if (!is_shell_name(name))
+            throw config_error(
+                where(k) + ": " + key + ": '" + name + "' is not a valid variable name", name_hint);
+        // Numbers and booleans are kept as written: `DEBUG: 1` exports DEBUG=1.
+        if (v.IsNull())
+            out.emplace_back(name, "");
+        else if (v.IsScalar())
+            out.emplace_back(name, v.Scalar());
+        else
+            throw config_error(where(v) + ": " + key + "." + name +
+                                   " must be a string, number or bool, got " + describe(v),
+                               "write it like `" + name + ": value`");
+    }
+    return out;
+}
+
+ConnectionSettings FileReader::read_connection(const YAML::Node& node,
+                                               const std::string& key) const {
+    ConnectionSettings out;
+    for (const auto& [k, v] : entries(node, key)) {
+        const std::string& name = k.Scalar();
+        const FieldDecl* field = find_field(connection_fields(), name);
+        if (!field) {
+            warn_unknown(k, key, connection_fields());
+            continue;
+        }
+        if (v.IsNull()) continue;
+        Value value = read(*field, v, key + "." + name);
+        if (name == "port")
+            out.port = std::get<int>(value);
+        else if (name == "hostname")
+            out.hostname = std::get<std::string>(value);
+        else if (name == "username")
+            out.username = std::get<std::string>(value);
+        else
+            out.key_filename = std::get<std::string>(value);
+    }
+    return out;
+}
+
+NodesValue FileReader::read_nodes(const YAML::Node& node, const std::string& key) const {
+    NodesValue out;
+    for (const auto& [k, v] : entries(node, key)) {
+        const std::string& name = k.Scalar();
+        const FieldDecl* field = find_field(nodes_fields(), name);
+        if (!field) {
+            warn_unknown(k, key, nodes_fields());
+            continue;
+        }
+        if (v.IsNull()) continue;
+        Value value = read(*field, v, key + "." + name);
+        if (name == "master_port")
+            out.master_port = std::get<int>(value);
+        else
+            out.master_addr = std::get<std::string>(value);
+    }
+    return out;
+}
+
+}  // namespace
+
+void apply_settings_file(const std::string& file, const std::string& text, SshSettings& settings,
+                         std::vector<SettingsWarning>* warnings) {
+    FileReader(file, warnings).apply(text, settings);
+}
+
+size_t edit_distance(std::string_view a, std::string_view b) {
+    std::vector<size_t> row(b.size() + 1);
+    for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+    for (size_t i = 1; i <= a.size(); ++i) {
+        size_t diagonal = row[0];
+        row[0] = i;
+        for (size_t j = 1; j <= b.size(); ++j) {
+            size_t above = row[j];
+            row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] != b[j - 1])});
+            diagonal = above;
+        }
+    }
+    return row[b.size()];
+}
+
+}  // namespace mlt::settings_detail

@@ -1,0 +1,260 @@
+#include "settings_table.h"
+
+#include <type_traits>
+
+namespace mlt::settings_detail {
+
+namespace {
+
+// Scalars and `connection`: the higher layer replaces the lower one.
+template <auto Member>
+void assign(Value&& value, SshSettings& settings) {
+    using T = std::decay_t<decltype(settings.*Member)>;
+    settings.*Member = std::get<T>(std::move(value));
+}
+
+// List settings: the lower layer's entries first, then this layer's.
+template <auto Member>
+void append(Value&& value, SshSettings& settings) {
+    auto& list = std::get<std::vector<std::string>>(value);
+    auto& target = settings.*Member;
+    target.insert(target.end(), list.begin(), list.end());
+}
+
+// `environment`: per variable, the higher layer wins; a variable keeps the position where
+// it was first seen so the exported order is stable across layers.
+void merge_environment(Value&& value, SshSettings& settings) {
+    for (auto& [name, text] : std::get<EnvironmentList>(value)) {
+        bool replaced = false;
+        for (auto& entry : settings.environment) {
+            if (entry.first == name) {
+                entry.second = text;
+                replaced = true;
+            }
+        }
+        if (!replaced) settings.environment.emplace_back(name, text);
+    }
+}
+
+void merge_nodes(Value&& value, SshSettings& settings) {
+    auto& nodes = std::get<NodesValue>(value);
+    if (nodes.master_addr) settings.master_addr = *nodes.master_addr;
+    if (nodes.master_port) settings.master_port = *nodes.master_port;
+}
+
+FieldDecl make(std::string_view name, SettingType type, std::string_view def,
+               std::string_view example, std::string_view doc, ApplyFn apply) {
+    FieldDecl f;
+    f.name = name;
+    f.type = type;
+    f.default_text = def;
+    f.example = example;
+    f.doc = doc;
+    f.apply = apply;
+    return f;
+}
+
+FieldDecl text(std::string_view name, std::string_view def, std::string_view example,
+               std::string_view doc, ApplyFn apply, bool non_empty = false) {
+    FieldDecl f = make(name, SettingType::string, def, example, doc, apply);
+    f.non_empty = non_empty;
+    return f;
+}
+
+FieldDecl flag(std::string_view name, std::string_view def, std::string_view example,
+               std::string_view doc, ApplyFn apply) {
+    return make(name, SettingType::boolean, def, example, doc, apply);
+}
+
+FieldDecl integer(std::string_view name, std::string_view def, std::string_view example,
+                  std::string_view doc, double min, double max, ApplyFn apply) {
+    FieldDecl f = make(name, SettingType::integer, def, example, doc, apply);
+    f.min = min;
+    f.max = max;
+    return f;
+}
+
+FieldDecl number(std::string_view name, std::string_view def, std::string_view example,
+                 std::string_view doc, double min, ApplyFn apply) {
+    FieldDecl f = make(name, SettingType::number, def, example, doc, apply);
+    f.min = min;
+    return f;
+}
+
+FieldDecl list(std::string_view name, std::string_view example, std::string_view doc, ApplyFn apply,
+               std::optional<TransferDirection> transfer = std::nullopt) {
+    FieldDecl f = make(name, SettingType::string_list, "`[]`", example, doc, apply);
+    f.transfer = transfer;
+    return f;
+}
+
+FieldDecl special(std::string_view name, SettingType type, std::string_view def,
+                  std::string_view example, std::string_view doc, ApplyFn apply) {
+    return make(name, type, def, example, doc, apply);
+}
+
+std::string bound_text(double value) {
+    auto whole = static_cast<long long>(value);
+    if (static_cast<double>(whole) == value) return std::to_string(whole);
+    std::string s = std::to_string(value);
+    while (!s.empty() && s.back() == '0') s.pop_back();
+    return s;
+}
+
+}  // namespace
+
+const std::vector<FieldDecl>& ssh_fields() {
+    using S = SshSettings;
+    static const std::vector<FieldDecl> kFields = {
+        text("config_path", "`~/.ssh/config`", "~/.ssh/config",
+             "OpenSSH client config whose `Host` entries `-h` aliases are looked up in",
+             &assign<&S::config_path>),
+        text("remote_dir", "`.`", "~/workspace",
+             "remote working directory; relative to the login directory unless absolute or `~`",
+             &assign<&S::remote_dir>, true),
+        flag("create_venv", "`false`", "true",
+             "create (once) and activate the Python venv `<remote_dir>/.venv` for every command",
+             &assign<&S::create_venv>),
+        list("venv_packages", "[silabs-mltk]", "packages pip-installed into a newly created venv",
+             &append<&S::venv_packages>),
+        special(
+            "connection", SettingType::connection, "none",
+            "{hostname: gpu.example.com, port: 22, username: root, key_filename: ~/.ssh/id_gpu}",
+            "the host to train on (a list of mappings: one per node); `-h` overrides it",
+            &assign<&S::connections>),
+        special("environment", SettingType::environment, "`{}`",
+                "[CUDA_VISIBLE_DEVICES=0, \"RUN_NAME=first try\"]",
+                "variables exported before every remote command: `[NAME=VALUE, ...]` or a mapping",
+                &merge_environment),
+        list("upload_files", "[dataset/*.csv, \"~/patch.txt|./patch.txt\"]",
+             "files uploaded before training: globs relative to the spec dir, or `from|to`",
+             &append<&S::upload_files>, TransferDirection::upload),
+        list(
+            "startup_cmds", "[pip install wheel silabs-mltk]",
+            "shell commands run in the remote dir before training; the first failure stops the run",
+            &append<&S::startup_cmds>),
+        list("download_files", "[results/**, \"./out.txt|~/out.txt\"]",
+             "files downloaded after training: globs relative to the remote dir, or `from|to`",
+             &append<&S::download_files>, TransferDirection::download),
+        list("shutdown_cmds", "[echo done]",
+             "shell commands run after training, also after a failure or Ctrl+C",
+             &append<&S::shutdown_cmds>),
+        text("train_cmd", "`mltk train {model}`", "\"python train.py --log-dir {log_dir}\"",
+             "training command; placeholders `{model}` `{spec}` `{log_dir}` `{archive}` "
+             "`{remote_dir}`; train ARGS are appended",
+             &assign<&S::train_cmd>, true),
+        text("remote_log_dir", "`~/.mltk/models/{model}`", "\"~/.mltk/models/{model}\"",
+             "remote log dir collected into the local log dir; placeholders `{model}` "
+             "`{remote_dir}`",
+             &assign<&S::remote_log_dir>, true),
+        list("model_paths", "[~/models]",
+             "local directories searched for `MODEL.py` (after the current directory)",
+             &append<&S::model_paths>),
+        number("sync_every", "`0`", "600",
+               "seconds between pulls of logs and checkpoints while training; 0: only at the end",
+               0, &assign<&S::sync_every>),
+        special("host_key_checking", SettingType::host_key_checking, "`accept-new`", "accept-new",
+                "unknown host keys: `yes` refuses, `accept-new` records, `no` accepts without "
+                "recording; a changed key is always refused",
+                &assign<&S::host_key_checking>),
+        special("nodes", SettingType::nodes, "see below",
+                "{master_addr: 10.0.0.1, master_port: 29500}",
+                "rendezvous of a multi-node run (`MASTER_ADDR`, `MASTER_PORT`)", &merge_nodes),
+        number("price_per_hour", "`0.0`", "0.45",
+               "USD per hour of one node, for the cost shown in the history and `--max-cost`", 0,
+               &assign<&S::price_per_hour>),
+        text("workspace", "none", "~/src/my_project",
+             "local directory uploaded incrementally before training (as `--workspace`)",
+             &assign<&S::workspace>),
+    };
+    return kFields;
+}
+
+const std::vector<FieldDecl>& connection_fields() {
+    static const std::vector<FieldDecl> kFields = {
+        text("hostname", "none", "gpu.example.com", "host name, address or `~/.ssh/config` alias",
+             nullptr),
+        integer("port", "`22`", "22", "SSH port", 1, 65535, nullptr),
+        text("username", "local user", "root", "login name", nullptr),
+        text("key_filename", "agent / default keys", "~/.ssh/id_gpu", "private key file", nullptr),
+    };
+    return kFields;
+}
+
+const std::vector<FieldDecl>& nodes_fields() {
+    static const std::vector<FieldDecl> kFields = {
+        text("master_addr", "rank 0's host name", "10.0.0.1",
+             "`MASTER_ADDR` exported to every node; empty: rank 0's address", nullptr),
+        integer("master_port", "`29500`", "29500", "`MASTER_PORT` exported to every node", 1, 65535,
+                nullptr),
+    };
+    return kFields;
+}
+
+std::string type_name(const FieldDecl& field) {
+    switch (field.type) {
+        case SettingType::string:
+            return "string";
+        case SettingType::boolean:
+            return "bool";
+        case SettingType::integer:
+            return "integer (" + bound_text(field.min) + ".." + bound_text(field.max) + ")";
+        case SettingType::number:
+            return "number (>= " + bound_text(field.min) + ")";
+        case SettingType::string_list:
+            return "list of strings";
+        case SettingType::environment:
+            return "list of `NAME=VALUE` or mapping";
+        case SettingType::connection:
+            return "mapping or list of mappings";
+        case SettingType::nodes:
+            return "mapping";
+        case SettingType::host_key_checking:
+            return "`yes`, `accept-new` or `no`";
+    }
+    return "";
+}
+
+std::string type_description(const FieldDecl& field) {
+    switch (field.type) {
+        case SettingType::string:
+            return field.non_empty ? "a non-empty string" : "a string";
+        case SettingType::boolean:
+            return "true or false";
+        case SettingType::integer:
+            return "an integer from " + bound_text(field.min) + " to " + bound_text(field.max);
+        case SettingType::number:
+            return "a number >= " + bound_text(field.min);
+        case SettingType::string_list:
+            return "a list of strings";
+        case SettingType::environment:
+            return "a list of NAME=VALUE strings or a mapping of NAME: VALUE";
+        case SettingType::connection:
+            return "a mapping (hostname, port, username, key_filename) or a list of such mappings";
+        case SettingType::nodes:
+            return "a mapping (master_addr, master_port)";
+        case SettingType::host_key_checking:
+            return "one of yes, accept-new, no";
+    }
+    return "";
+}
+
+const FieldDecl* find_field(const std::vector<FieldDecl>& fields, std::string_view name) {
+    for (const auto& f : fields) {
+        if (f.name == name) return &f;
+    }
+    return nullptr;
+}
+
+bool is_shell_name(std::string_view name) {
+    if (name.empty()) return false;
+    for (size_t i = 0; i < name.size(); ++i) {
+        char c = name[i];
+        bool letter = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
+        bool digit = c >= '0' && c <= '9';
+        if (!letter && !(digit && i > 0)) return false;
+    }
+    return true;
+}
+
+}  // namespace mlt::settings_detail

@@ -1,0 +1,81 @@
+#pragma once
+
+// The declaration table of the `ssh:` settings (STYLE.md 7): one row per key drives parsing,
+// error messages, merging and docs/settings.md. Private to src/config/.
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <variant>
+#include <vector>
+
+#include "mlt/config/settings.h"
+
+namespace mlt::settings_detail {
+
+// The shape a key accepts in YAML.
+enum class SettingType {
+    string,             // a scalar, kept as written
+    boolean,            // true/false (also yes/no/on/off)
+    integer,            // decimal, within [min, max]
+    number,             // decimal or float, >= min
+    string_list,        // a list of scalars
+    environment,        // a list of NAME=VALUE strings, or a mapping NAME: VALUE
+    connection,         // a mapping of connection_fields(), or a list of them
+    nodes,              // a mapping of nodes_fields()
+    host_key_checking,  // yes | accept-new | no
+};
+
+// `nodes:` as read from one file; keys that are absent leave the lower layer's value.
+struct NodesValue {
+    std::optional<std::string> master_addr;
+    std::optional<int> master_port;
+};
+
+using EnvironmentList = std::vector<std::pair<std::string, std::string>>;
+
+// One key's value as read from one file, before it is applied to SshSettings.
+using Value =
+    std::variant<std::string, bool, int, double, std::vector<std::string>, EnvironmentList,
+                 std::vector<ConnectionSettings>, NodesValue, HostKeyChecking>;
+
+// Applies one file's value on top of the lower layers (the key's merge rule).
+using ApplyFn = void (*)(Value&& value, SshSettings& settings);
+
+// One declared key. Nested keys (connection.*, nodes.*) have no apply function.
+struct FieldDecl {
+    std::string_view name;
+    SettingType type = SettingType::string;
+    std::string_view default_text;              // as shown in the docs (Markdown)
+    std::string_view example;                   // YAML flow text: error hints and the docs example
+    std::string_view doc;                       // one line
+    double min = 0;                             // integer/number lower bound
+    double max = 0;                             // integer upper bound; 0: none
+    bool non_empty = false;                     // string may not be ""
+    std::optional<TransferDirection> transfer;  // list entries follow MLTK's path rules
+    ApplyFn apply = nullptr;
+};
+
+// The keys of `ssh:`, in documentation order.
+const std::vector<FieldDecl>& ssh_fields();
+
+// The keys of one `connection` mapping.
+const std::vector<FieldDecl>& connection_fields();
+
+// The keys of the `nodes` mapping.
+const std::vector<FieldDecl>& nodes_fields();
+
+// Short type name for the docs table, e.g. "integer (1..65535)".
+std::string type_name(const FieldDecl& field);
+
+// What an error says the key must be, e.g. "an integer from 1 to 65535".
+std::string type_description(const FieldDecl& field);
+
+// The row of `name` in `fields`, or nullptr.
+const FieldDecl* find_field(const std::vector<FieldDecl>& fields, std::string_view name);
+
+// Whether `name` is a valid shell variable name: [A-Za-z_][A-Za-z0-9_]*.
+bool is_shell_name(std::string_view name);
+
+}  // namespace mlt::settings_detail

@@ -1,0 +1,73 @@
+#include <string>
+
+#include "mlt/config/settings.h"
+#include "mlt/util/error.h"
+
+namespace mlt {
+
+namespace {
+
+constexpr char kWildcards[] = "*?[";
+
+// `a | b` is almost certainly meant as `a|b`; a file name with leading or trailing blanks
+// is not worth the surprise.
+std::string trim(std::string_view s) {
+    size_t begin = s.find_first_not_of(" \t");
+    if (begin == std::string_view::npos) return {};
+    size_t end = s.find_last_not_of(" \t");
+    return std::string(s.substr(begin, end - begin + 1));
+}
+
+bool has_dotdot_component(std::string_view path) {
+    size_t start = 0;
+    while (start <= path.size()) {
+        size_t slash = path.find('/', start);
+        size_t end = slash == std::string_view::npos ? path.size() : slash;
+        if (path.substr(start, end - start) == "..") return true;
+        if (slash == std::string_view::npos) break;
+        start = slash + 1;
+    }
+    return false;
+}
+
+}  // namespace
+
+TransferSpec parse_transfer_spec(const std::string& entry, TransferDirection direction) {
+    const bool upload = direction == TransferDirection::upload;
+    const std::string key = upload ? "upload_files" : "download_files";
+    const std::string quoted = key + " entry '" + entry + "'";
+    const std::string base = upload ? "the model spec's directory" : "the remote directory";
+
+    size_t bar = entry.find('|');
+    if (bar == std::string::npos) {
+        std::string glob = trim(entry);
+        if (glob.empty()) throw config_error(key + " has an empty entry", "remove it");
+        // Without `|` the same relative path is used on both sides, so an absolute path or
+        // one escaping the base directory would name a different place on each machine.
+        if (glob[0] == '/' || glob[0] == '~')
+            throw config_error(
+                quoted + " is absolute; without '|' a path is a glob relative to " + base,
+                upload ? "write 'from|to' to name both sides, e.g. '~/data.csv|data.csv'"
+                       : "write 'from|to' to name both sides, e.g. '/tmp/out.txt|out.txt'");
+        if (has_dotdot_component(glob))
+            throw config_error(
+                quoted + " contains '..'; without '|' a path must stay inside " + base,
+                "write 'from|to' to name both sides");
+        return TransferSpec{glob, glob, true};
+    }
+
+    if (entry.find('|', bar + 1) != std::string::npos)
+        throw config_error(quoted + " has more than one '|'", "write exactly one: 'from|to'");
+    std::string from = trim(std::string_view(entry).substr(0, bar));
+    std::string to = trim(std::string_view(entry).substr(bar + 1));
+    if (from.empty() || to.empty())
+        throw config_error(quoted + " has an empty side of '|'", "write 'from|to'");
+    // A wildcard would leave the destination of each match undefined (MLTK's rule).
+    if (from.find_first_of(kWildcards) != std::string::npos ||
+        to.find_first_of(kWildcards) != std::string::npos)
+        throw config_error(quoted + " uses a wildcard (* ? [) together with '|'",
+                           "use 'from|to' for one file or directory, or a glob without '|'");
+    return TransferSpec{from, to, false};
+}
+
+}  // namespace mlt

@@ -1,0 +1,149 @@
+#include "mlt/job/status.h"
+
+#include <ctime>
+#include <sstream>
+
+#include "mlt/util/error.h"
+#include "mlt/util/shell.h"
+
+namespace mlt {
+
+namespace {
+
+// One line per job: job<TAB>model<TAB>pgid<TAB>alive<TAB>started<TAB>exit_status<TAB>now.
+// Everything it reads comes from files mlt itself wrote; the model names were validated.
+constexpr const char* kStatusScript = R"sh(
+for d in $MLT_JOBS; do
+  [ -d "$d" ] || continue
+  m=${d%/}; m=${m##*/}
+  pgid=$(cat "$d/pid" 2>/dev/null)
+  started=$(sed -n 's/^started=//p' "$d/lock" 2>/dev/null)
+  ex=$(cat "$d/exit_status" 2>/dev/null)
+  alive=0
+  if [ -n "$pgid" ] && kill -0 -- "-$pgid" 2>/dev/null; then alive=1; fi
+  printf 'job\t%s\t%s\t%s\t%s\t%s\t%s\n' "$m" "$pgid" "$alive" "$started" "$ex" "$(date +%s)"
+done
+)sh";
+
+long to_long(const std::string& s) {
+    try {
+        return s.empty() ? 0 : std::stol(s);
+    } catch (const std::exception&) {
+        return 0;  // a half-written file reads as "unknown", never as an error
+    }
+}
+
+std::vector<std::string> split_tabs(const std::string& line) {
+    std::vector<std::string> fields;
+    std::string::size_type start = 0;
+    for (;;) {
+        auto tab = line.find('\t', start);
+        fields.push_back(line.substr(start, tab - start));
+        if (tab == std::string::npos) return fields;
+        start = tab + 1;
+    }
+}
+
+std::string format_duration(long seconds) {
+    if (seconds < 0) seconds = 0;
+    char buf[32];
+    if (seconds >= 3600)
+        std::snprintf(buf, sizeof buf, "%ldh%02ldm", seconds / 3600, seconds % 3600 / 60);
+    else
+        std::snprintf(buf, sizeof buf, "%ldm%02lds", seconds / 60, seconds % 60);
+    return buf;
+}
+
+std::string format_time(long epoch) {
+    if (epoch <= 0) return "-";
+    std::time_t t = epoch;
+    std::tm tm{};
+    localtime_r(&t, &tm);
+    char buf[32];
+    std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M:%S", &tm);
+    return buf;
+}
+
+}  // namespace
+
+void validate_model_name(const std::string& name) {
+    bool ok = !name.empty() && name.size() <= 200 && name[0] != '.' && name[0] != '-';
+    for (char c : name)
+        ok = ok && ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                    c == '.' || c == '_' || c == '-');
+    if (!ok)
+        throw usage_error("invalid model name '" + name + "'",
+                          "use letters, digits, '.', '_' and '-' (it names a remote directory)");
+}
+
+std::vector<JobStatus> query_jobs(Remote& remote, const std::string& remote_dir,
+                                  const std::string& model) {
+    if (!model.empty()) validate_model_name(model);
+    // The glob (or the one directory) is chosen here and handed over as a variable, so the
+    // script itself stays a constant.
+    const std::string jobs = model.empty() ? ".mlt/*/" : ".mlt/" + model + "/";
+    const std::string command = "cd " + shell_quote_path(remote_dir) +
+                                " 2>/dev/null || exit 0; MLT_JOBS=" + shell_quote(jobs) +
+                                "; " + kStatusScript;
+    RemoteOutput out = remote.run(command);
+    if (out.exit_status != 0)
+        throw Error(ErrorKind::remote, exit_code::kConnection,
+                    "reading the job state on " + remote.name() + " failed (exit " +
+                        std::to_string(out.exit_status) + "): " + out.err,
+                    "check that the remote has a POSIX shell; run with -v");
+    std::vector<JobStatus> result;
+    std::istringstream lines(out.out);
+    std::string line;
+    while (std::getline(lines, line)) {
+        auto f = split_tabs(line);
+        if (f.size() != 7 || f[0] != "job") continue;
+        JobStatus job;
+        job.model = f[1];
+        job.pgid = to_long(f[2]);
+        job.started = to_long(f[4]);
+        job.remote_now = to_long(f[6]);
+        if (!f[5].empty()) {
+            job.state = JobState::finished;
+            job.exit_status = static_cast<int>(to_long(f[5]));
+        } else if (f[3] == "1") {
+            job.state = JobState::running;
+        } else {
+            job.state = job.pgid ? JobState::lost : JobState::starting;
+        }
+        result.push_back(std::move(job));
+    }
+    return result;
+}
+
+const char* to_string(JobState state) {
+    switch (state) {
+        case JobState::starting: return "starting";
+        case JobState::running: return "running";
+        case JobState::finished: return "finished";
+        case JobState::lost: return "lost";
+    }
+    return "?";
+}
+
+std::string format_jobs(const std::vector<JobStatus>& jobs, const std::string& remote_dir,
+                        const std::string& host) {
+    if (jobs.empty()) return "no job in " + remote_dir + " on " + host + "\n";
+    std::ostringstream out;
+    char line[512];
+    std::snprintf(line, sizeof line, "%-24s %-9s %-8s %-19s %-9s %s\n", "MODEL", "STATE", "PGID",
+                  "STARTED", "ELAPSED", "EXIT");
+    out << line;
+    for (const auto& j : jobs) {
+        const std::string elapsed =
+            j.state == JobState::running && j.started > 0 && j.remote_now > 0
+                ? format_duration(j.remote_now - j.started) : "-";
+        std::snprintf(line, sizeof line, "%-24s %-9s %-8s %-19s %-9s %s\n", j.model.c_str(),
+                      to_string(j.state), j.pgid ? std::to_string(j.pgid).c_str() : "-",
+                      format_time(j.started).c_str(), elapsed.c_str(),
+                      j.exit_status ? std::to_string(*j.exit_status).c_str() : "-");
+        out << line;
+    }
+    return out.str();
+}
+
+}  // namespace mlt

@@ -1,0 +1,75 @@
+// Remote commands over exec channels.
+
+#include <spdlog/spdlog.h>
+
+#include <vector>
+
+#include "internal.h"
+
+namespace mlt {
+
+using namespace ssh_detail;
+
+namespace {
+
+Error channel_error(ssh_session s, const std::string& what) {
+    const bool connected = ssh_is_connected(s);
+    return Error(connected ? ErrorKind::remote : ErrorKind::disconnected, exit_code::kConnection,
+                 what + ": " + last_error(s),
+                 connected ? "run with -v for details" : "the connection was lost; try again");
+}
+
+// Waits up to this long for output before looking at the other stream and at EOF.
+constexpr int kPollMs = 50;
+constexpr size_t kReadChunk = 256 * 1024;
+
+}  // namespace
+
+ExecResult Session::exec(const std::string& command, const OutputSink& on_stdout,
+                         const OutputSink& on_stderr, std::string_view input) {
+    ssh_session s = impl_->session.get();
+    ChannelPtr channel(ssh_channel_new(s));
+    if (!channel) throw channel_error(s, "cannot create a channel to " + impl_->display);
+    ssh_channel ch = channel.get();
+    if (ssh_channel_open_session(ch) != SSH_OK)
+        throw channel_error(s, "cannot open a channel to " + impl_->display);
+    spdlog::trace("exec on {}: {}", impl_->display, command);
+    if (ssh_channel_request_exec(ch, command.c_str()) != SSH_OK)
+        throw channel_error(s, "cannot start a remote command on " + impl_->display);
+
+    // Stdin first: the commands mlt runs read all their input before they answer.
+    size_t sent = 0;
+    while (sent < input.size()) {
+        int n = ssh_channel_write(ch, input.data() + sent,
+                                  static_cast<uint32_t>(std::min(input.size() - sent, kReadChunk)));
+        if (n == SSH_ERROR) throw channel_error(s, "cannot send input to " + impl_->display);
+        sent += static_cast<size_t>(n);
+    }
+    if (ssh_channel_send_eof(ch) != SSH_OK)
+        throw channel_error(s, "cannot close the input of a remote command");
+
+    std::vector<char> buf(kReadChunk);
+    for (;;) {
+        int n = ssh_channel_read_timeout(ch, buf.data(), static_cast<uint32_t>(buf.size()), 0,
+                                         kPollMs);
+        if (n == SSH_ERROR) throw channel_error(s, "lost the output of a remote command");
+        if (n == SSH_EOF) n = 0;  // reads report a drained, closed stream as SSH_EOF
+        if (n > 0 && on_stdout) on_stdout(std::string_view(buf.data(), static_cast<size_t>(n)));
+        int e = ssh_channel_read_nonblocking(ch, buf.data(), static_cast<uint32_t>(buf.size()), 1);
+        if (e == SSH_ERROR) throw channel_error(s, "lost the output of a remote command");
+        if (e == SSH_EOF) e = 0;
+        if (e > 0 && on_stderr) on_stderr(std::string_view(buf.data(), static_cast<size_t>(e)));
+        if (n == 0 && e == 0 && ssh_channel_is_eof(ch)) {
+            // Both streams are drained only when a final read finds nothing on either.
+            if (ssh_channel_poll(ch, 0) <= 0 && ssh_channel_poll(ch, 1) <= 0) break;
+        }
+        if (!ssh_is_connected(s)) throw channel_error(s, "lost the connection to " + impl_->display);
+    }
+
+    ExecResult result;
+    result.exit_status = ssh_channel_get_exit_status(ch);
+    spdlog::trace("exit status {}", result.exit_status);
+    return result;
+}
+
+}  // namespace mlt

@@ -1,0 +1,43 @@
+#pragma once
+// Owners of libssh's C handles. Private to src/ssh/: nothing else includes libssh.
+
+#include <libssh/libssh.h>
+#include <libssh/sftp.h>
+
+#include <memory>
+
+namespace mlt::ssh_detail {
+
+struct SessionDeleter {
+    void operator()(ssh_session s) const {
+        if (ssh_is_connected(s)) ssh_disconnect(s);
+        ssh_free(s);
+    }
+};
+struct ChannelDeleter {
+    void operator()(ssh_channel c) const {
+        if (ssh_channel_is_open(c)) ssh_channel_close(c);
+        ssh_channel_free(c);
+    }
+};
+struct KeyDeleter {
+    void operator()(ssh_key k) const { ssh_key_free(k); }
+};
+struct CharDeleter {
+    void operator()(char* p) const { ssh_string_free_char(p); }
+};
+struct HashDeleter {
+    void operator()(unsigned char* p) const { ssh_clean_pubkey_hash(&p); }
+};
+struct KnownHostsEntryDeleter {
+    void operator()(ssh_knownhosts_entry* e) const { ssh_knownhosts_entry_free(e); }
+};
+
+using SessionPtr = std::unique_ptr<ssh_session_struct, SessionDeleter>;
+using ChannelPtr = std::unique_ptr<ssh_channel_struct, ChannelDeleter>;
+using KeyPtr = std::unique_ptr<ssh_key_struct, KeyDeleter>;
+using CString = std::unique_ptr<char, CharDeleter>;
+using HashPtr = std::unique_ptr<unsigned char, HashDeleter>;
+using KnownHostsEntryPtr = std::unique_ptr<ssh_knownhosts_entry, KnownHostsEntryDeleter>;
+
+}  // namespace mlt::ssh_detail

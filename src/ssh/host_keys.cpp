@@ -1,0 +1,104 @@
+// Host key verification with OpenSSH's StrictHostKeyChecking semantics.
+
+#include <spdlog/spdlog.h>
+
+#include <fstream>
+
+#include "internal.h"
+
+namespace mlt::ssh_detail {
+
+namespace {
+
+Error host_key_error(std::string what, std::string hint) {
+    return Error(ErrorKind::host_key, exit_code::kHostKey, std::move(what), std::move(hint));
+}
+
+// "SHA256:..." of the server's key, as OpenSSH prints it.
+std::string server_fingerprint(ssh_session s, std::string* key_type) {
+    ssh_key raw = nullptr;
+    if (ssh_get_server_publickey(s, &raw) != SSH_OK)
+        throw host_key_error("cannot read the server's host key: " + last_error(s),
+                             "retry; if it persists, run with -v");
+    KeyPtr key(raw);
+    if (key_type) *key_type = ssh_key_type_to_char(ssh_key_type(key.get()));
+    unsigned char* hash = nullptr;
+    size_t len = 0;
+    if (ssh_get_publickey_hash(key.get(), SSH_PUBLICKEY_HASH_SHA256, &hash, &len) != SSH_OK)
+        throw host_key_error("cannot hash the server's host key", "run with -v");
+    HashPtr owned_hash(hash);
+    CString text(ssh_get_fingerprint_hash(SSH_PUBLICKEY_HASH_SHA256, hash, len));
+    return text ? std::string(text.get()) : std::string("SHA256:?");
+}
+
+// 1-based numbers of the known_hosts lines that name `host_port` (plain or hashed), so a
+// changed key can be pointed at precisely.
+std::vector<int> lines_for_host(const std::string& path, const std::string& host_port) {
+    std::vector<int> found;
+    std::ifstream in(path);
+    std::string line;
+    for (int n = 1; std::getline(in, line); ++n) {
+        if (line.empty() || line[0] == '#') continue;
+        ssh_knownhosts_entry* raw = nullptr;
+        if (ssh_known_hosts_parse_line(host_port.c_str(), line.c_str(), &raw) == SSH_OK) {
+            KnownHostsEntryPtr entry(raw);
+            found.push_back(n);
+        }
+    }
+    return found;
+}
+
+}  // namespace
+
+void verify_host_key(ssh_session s, HostKeyChecking mode, const std::string& known_hosts_path,
+                     const std::string& host_port) {
+    std::string key_type;
+    const std::string fingerprint = server_fingerprint(s, &key_type);
+    const ssh_known_hosts_e state = ssh_session_is_known_server(s);
+    switch (state) {
+        case SSH_KNOWN_HOSTS_OK:
+            spdlog::debug("host key {} {} matches {}", key_type, fingerprint, known_hosts_path);
+            return;
+        case SSH_KNOWN_HOSTS_CHANGED:
+        case SSH_KNOWN_HOSTS_OTHER: {
+            std::string where = known_hosts_path;
+            auto lines = lines_for_host(known_hosts_path, host_port);
+            if (!lines.empty()) where += ":" + std::to_string(lines.front());
+            throw host_key_error(
+                "host key for " + host_port + " has CHANGED (now " + key_type + " " +
+                    fingerprint + "); the old key is at " + where,
+                "if the host was really reinstalled, remove that line (ssh-keygen -R '" +
+                    host_port + "' -f " + known_hosts_path + ") and connect again");
+        }
+        case SSH_KNOWN_HOSTS_UNKNOWN:
+        case SSH_KNOWN_HOSTS_NOT_FOUND:
+            break;
+        case SSH_KNOWN_HOSTS_ERROR:
+        default:
+            throw host_key_error("cannot check the host key of " + host_port + " against " +
+                                     known_hosts_path + ": " + last_error(s),
+                                 "check that the file is readable and well formed");
+    }
+    switch (mode) {
+        case HostKeyChecking::yes:
+            throw host_key_error("host key of " + host_port + " is unknown (" + key_type + " " +
+                                     fingerprint + ") and host_key_checking is yes",
+                                 "verify the fingerprint, then add the host with "
+                                 "-o StrictHostKeyChecking=accept-new or to " +
+                                     known_hosts_path);
+        case HostKeyChecking::no:
+            spdlog::warn("host key of {} is not verified ({} {}); not recorded", host_port,
+                         key_type, fingerprint);
+            return;
+        case HostKeyChecking::accept_new:
+            if (ssh_session_update_known_hosts(s) != SSH_OK)
+                throw host_key_error("cannot record the host key of " + host_port + " in " +
+                                         known_hosts_path + ": " + last_error(s),
+                                     "check that the file and its directory are writable");
+            spdlog::warn("added host key of {} ({} {}) to {}", host_port, key_type, fingerprint,
+                         known_hosts_path);
+            return;
+    }
+}
+
+}  // namespace mlt::ssh_detail

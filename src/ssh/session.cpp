@@ -1,0 +1,172 @@
+#include "mlt/ssh/session.h"
+
+#include <spdlog/spdlog.h>
+#include <pwd.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdlib>
+
+#include "internal.h"
+#include "mlt/config/ssh_config.h"
+#include "mlt/util/paths.h"
+
+namespace mlt {
+
+using namespace ssh_detail;
+
+namespace {
+
+Error connect_error(std::string what, std::string hint = {}) {
+    return Error(ErrorKind::connect, exit_code::kConnection, std::move(what), std::move(hint));
+}
+
+// Reads back a string option; empty when libssh has none.
+std::string get_option(ssh_session s, ssh_options_e which) {
+    char* value = nullptr;
+    if (ssh_options_get(s, which, &value) != SSH_OK || value == nullptr) return {};
+    CString owned(value);
+    return owned.get();
+}
+
+// Expands `~` and OpenSSH's `%d` (home) in a path from the ssh config. libssh expands `~`
+// from the password database, not $HOME, which would escape a test's temporary home.
+std::string expand_config_path(const std::string& path) {
+    if (path.rfind("%d/", 0) == 0) return home_dir() + path.substr(2);
+    return expand_user(path);
+}
+
+std::string local_user_name() {
+    if (const passwd* pw = getpwuid(getuid()); pw && pw->pw_name) return pw->pw_name;
+    if (const char* u = std::getenv("USER"); u && *u) return u;
+    throw config_error("cannot find the local user name", "give the user as -h USER@HOST");
+}
+
+bool file_exists(const std::string& path) {
+    struct stat st{};
+    return ::stat(path.c_str(), &st) == 0;
+}
+
+void set_option(ssh_session s, ssh_options_e which, const void* value, const char* name) {
+    if (ssh_options_set(s, which, value) != SSH_OK)
+        throw config_error(std::string("cannot set ssh option ") + name + ": " + last_error(s));
+}
+
+}  // namespace
+
+namespace ssh_detail {
+
+std::string last_error(ssh_session s) {
+    const char* e = s ? ssh_get_error(s) : nullptr;
+    return (e && *e) ? e : "unknown libssh error";
+}
+
+}  // namespace ssh_detail
+
+Session::Session(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Session::Session(Session&&) noexcept = default;
+Session& Session::operator=(Session&&) noexcept = default;
+Session::~Session() = default;
+
+const std::string& Session::display_name() const { return impl_->display; }
+
+Session Session::open(const ConnectSpec& spec) {
+    SessionPtr s(ssh_new());
+    if (!s) throw Error(ErrorKind::internal, exit_code::kConnection, "cannot create an ssh session");
+    ssh_session raw = s.get();
+
+    // Order matters (LIBSSH_NOTES.md): host first, then the config, then our overrides,
+    // because parsing the config overwrites port and known_hosts set before it.
+    set_option(raw, SSH_OPTIONS_HOST, spec.host.c_str(), "host");
+    const std::string ssh_dir = home_dir() + "/.ssh";
+    set_option(raw, SSH_OPTIONS_SSH_DIR, ssh_dir.c_str(), "ssh dir");
+    const std::string default_identity = get_option(raw, SSH_OPTIONS_IDENTITY);
+    if (!spec.config_path.empty() && file_exists(spec.config_path)) {
+        if (ssh_options_parse_config(raw, spec.config_path.c_str()) != SSH_OK)
+            throw config_error("cannot parse ssh config " + spec.config_path + ": " + last_error(raw),
+                               "fix the file or point config_path elsewhere");
+    }
+
+    // What the config entry supplied, to layer it between command line and settings.
+    const std::string hostname = get_option(raw, SSH_OPTIONS_HOST);
+    std::string config_user = get_option(raw, SSH_OPTIONS_USER);
+    std::string config_identity = get_option(raw, SSH_OPTIONS_IDENTITY);
+    if (config_identity == default_identity) config_identity.clear();
+    unsigned int config_port = 0;
+    ssh_options_get_port(raw, &config_port);
+    if (config_port == 22) config_port = 0;  // libssh reports 22 when nothing set it
+    std::string config_known_hosts = get_option(raw, SSH_OPTIONS_KNOWNHOSTS);
+
+    std::string user = !spec.user.empty()          ? spec.user
+                       : !config_user.empty()      ? config_user
+                       : !spec.fallback_user.empty() ? spec.fallback_user
+                                                   : local_user_name();
+    int port = spec.port ? spec.port
+               : config_port ? static_cast<int>(config_port)
+               : spec.fallback_port ? spec.fallback_port
+                                    : 22;
+    std::string identity = !spec.identity_file.empty()   ? expand_user(spec.identity_file)
+                           : !config_identity.empty()   ? expand_config_path(config_identity)
+                           : !spec.fallback_identity_file.empty()
+                               ? expand_user(spec.fallback_identity_file)
+                               : std::string();
+    std::string known_hosts = !spec.known_hosts_path.empty() ? expand_user(spec.known_hosts_path)
+                              : !config_known_hosts.empty() ? expand_config_path(config_known_hosts)
+                                                            : ssh_dir + "/known_hosts";
+
+    // libssh reads StrictHostKeyChecking but cannot report it back (and ignores accept-new).
+    HostKeyChecking checking = spec.fallback_host_key_checking;
+    if (spec.host_key_checking) {
+        checking = *spec.host_key_checking;
+    } else if (!spec.config_path.empty()) {
+        if (auto word = ssh_config_lookup(spec.config_path, spec.host, "StrictHostKeyChecking")) {
+            auto mode = parse_host_key_checking(*word);
+            if (!mode)
+                throw config_error("StrictHostKeyChecking " + *word + " in " + spec.config_path +
+                                       " is not supported",
+                                   "use yes, accept-new or no");
+            checking = *mode;
+        }
+    }
+
+    // The key is checked (and its passphrase asked) before any network traffic.
+    KeyPtr key;
+    if (!identity.empty()) key = load_private_key(identity);
+
+    set_option(raw, SSH_OPTIONS_USER, user.c_str(), "user");
+    set_option(raw, SSH_OPTIONS_PORT, &port, "port");
+    set_option(raw, SSH_OPTIONS_KNOWNHOSTS, known_hosts.c_str(), "known hosts");
+    // We check host keys ourselves; this keeps a config's `StrictHostKeyChecking no` from
+    // silently turning an unknown key into an accepted one inside libssh.
+    int strict = 1;
+    set_option(raw, SSH_OPTIONS_STRICTHOSTKEYCHECK, &strict, "strict host key checking");
+    int nodelay = 1;
+    set_option(raw, SSH_OPTIONS_NODELAY, &nodelay, "nodelay");
+    long timeout = spec.connect_timeout_s > 0 ? spec.connect_timeout_s : 15;
+    set_option(raw, SSH_OPTIONS_TIMEOUT, &timeout, "timeout");
+    if (spdlog::should_log(spdlog::level::trace)) {
+        int verbosity = SSH_LOG_PROTOCOL;
+        ssh_options_set(raw, SSH_OPTIONS_LOG_VERBOSITY, &verbosity);
+    }
+
+    const std::string host_port =
+        port == 22 ? hostname : "[" + hostname + "]:" + std::to_string(port);
+    auto impl = std::make_unique<Impl>();
+    impl->display = user + "@" + hostname + ":" +
+                    std::to_string(port);
+    spdlog::debug("connecting to {} (host {}, config {}, known_hosts {}, key {})", impl->display,
+                  spec.host, spec.config_path.empty() ? "-" : spec.config_path, known_hosts,
+                  identity.empty() ? "auto" : identity);
+
+    if (ssh_connect(raw) != SSH_OK)
+        throw connect_error("cannot connect to " + hostname + " port " + std::to_string(port) +
+                                ": " + last_error(raw),
+                            "check the host and port, and that sshd runs there");
+    verify_host_key(raw, checking, known_hosts, host_port);
+    authenticate(raw, key, identity, spec.password, impl->display);
+    spdlog::debug("authenticated to {}", impl->display);
+    impl->session = std::move(s);
+    return Session(std::move(impl));
+}
+
+}  // namespace mlt

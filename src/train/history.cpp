@@ -1,0 +1,81 @@
+#include "mlt/train/history.h"
+
+#include <spdlog/spdlog.h>
+
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+
+#include "mlt/util/paths.h"
+
+namespace mlt {
+
+namespace {
+
+constexpr size_t kDefaultShown = 20;
+
+std::string field(const nlohmann::json& run, const char* key) {
+    auto it = run.find(key);
+    if (it == run.end() || it->is_null()) return "-";
+    if (it->is_string()) return it->get<std::string>();
+    if (it->is_array()) {
+        std::string joined;
+        for (const auto& v : *it) joined += (joined.empty() ? "" : ",") + (v.is_string() ? v.get<std::string>() : v.dump());
+        return joined;
+    }
+    return it->dump();
+}
+
+}  // namespace
+
+std::string history_path() { return mltk_dir() + "/ssh/history.jsonl"; }
+
+std::vector<nlohmann::json> read_history(const std::string& path, int* skipped) {
+    std::vector<nlohmann::json> runs;
+    std::ifstream in(path);
+    std::string line;
+    while (std::getline(in, line)) {
+        if (line.empty()) continue;
+        auto run = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
+        if (run.is_object()) runs.push_back(std::move(run));
+        else if (skipped) ++*skipped;
+    }
+    return runs;
+}
+
+std::string format_history(const std::vector<nlohmann::json>& runs, size_t limit) {
+    if (runs.empty()) return "no runs recorded yet\n";
+    const size_t first = limit && runs.size() > limit ? runs.size() - limit : 0;
+    std::ostringstream out;
+    char line[1024];
+    std::snprintf(line, sizeof line, "%-14s %-20s %-20s %-10s %-5s %s\n", "ID", "MODEL", "START",
+                  "STATUS", "EXIT", "HOSTS");
+    out << line;
+    for (size_t i = first; i < runs.size(); ++i) {
+        const auto& r = runs[i];
+        std::snprintf(line, sizeof line, "%-14s %-20s %-20s %-10s %-5s %s\n", field(r, "id").c_str(),
+                      field(r, "model").c_str(), field(r, "start").c_str(),
+                      field(r, "status").c_str(), field(r, "exit_status").c_str(),
+                      field(r, "hosts").c_str());
+        out << line;
+    }
+    return out.str();
+}
+
+int run_jobs(bool json, bool all) {
+    int skipped = 0;
+    const std::string path = history_path();
+    auto runs = read_history(path, &skipped);
+    if (skipped) spdlog::warn("{}: skipped {} line(s) that are not JSON objects", path, skipped);
+    if (json) {
+        nlohmann::json array = nlohmann::json::array();
+        const size_t first = !all && runs.size() > kDefaultShown ? runs.size() - kDefaultShown : 0;
+        for (size_t i = first; i < runs.size(); ++i) array.push_back(runs[i]);
+        std::printf("%s\n", array.dump(2).c_str());
+    } else {
+        std::fputs(format_history(runs, all ? 0 : kDefaultShown).c_str(), stdout);
+    }
+    return 0;
+}
+
+}  // namespace mlt

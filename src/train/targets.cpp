@@ -1,0 +1,101 @@
+#include <unistd.h>
+
+#include <algorithm>
+#include <cctype>
+
+#include "mlt/config/host_spec.h"
+#include "mlt/train/ssh_command.h"
+#include "mlt/util/error.h"
+#include "mlt/util/paths.h"
+
+namespace mlt {
+
+namespace {
+
+std::string lower(std::string s) {
+    std::transform(s.begin(), s.end(), s.begin(),
+                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    return s;
+}
+
+int parse_int_option(const std::string& name, const std::string& value, int lo, int hi) {
+    try {
+        size_t used = 0;
+        int v = std::stoi(value, &used);
+        if (used == value.size() && v >= lo && v <= hi) return v;
+    } catch (const std::exception&) {
+        // reported below with the option's name
+    }
+    throw usage_error("-o " + name + "=" + value + ": expected a number from " +
+                      std::to_string(lo) + " to " + std::to_string(hi));
+}
+
+HostKeyChecking parse_checking(const std::string& value) {
+    if (auto mode = parse_host_key_checking(value)) return *mode;
+    throw usage_error("-o StrictHostKeyChecking=" + value + ": expected yes, accept-new or no");
+}
+
+// Applies OpenSSH-style `-o Key=Value` (or `Key Value`) options to one target.
+void apply_ssh_option(const std::string& option, Target& t) {
+    auto sep = option.find_first_of("= ");
+    if (sep == std::string::npos || sep == 0)
+        throw usage_error("-o " + option + ": expected Key=Value", "e.g. -o StrictHostKeyChecking=yes");
+    const std::string key = lower(option.substr(0, sep));
+    const std::string value = option.substr(sep + 1);
+    if (key == "stricthostkeychecking") t.connect.host_key_checking = parse_checking(value);
+    else if (key == "userknownhostsfile") t.connect.known_hosts_path = value;
+    else if (key == "connecttimeout") t.connect.connect_timeout_s = parse_int_option(key, value, 1, 3600);
+    else if (key == "port") t.connect.port = parse_int_option(key, value, 1, 65535);
+    else if (key == "user") t.connect.user = value;
+    else if (key == "identityfile") t.connect.identity_file = value;
+    else
+        throw usage_error("-o " + option + ": unsupported option",
+                          "supported: StrictHostKeyChecking, UserKnownHostsFile, ConnectTimeout, "
+                          "Port, User, IdentityFile");
+}
+
+}  // namespace
+
+std::vector<Target> resolve_targets(const SshCommandLine& cli, const SshSettings& settings) {
+    if (!cli.ssh_config.empty() && ::access(expand_user(cli.ssh_config).c_str(), R_OK) != 0)
+        throw usage_error("cannot read ssh config " + cli.ssh_config, "check the -F path");
+    std::vector<HostSpec> hosts;
+    for (const auto& h : cli.hosts) hosts.push_back(parse_host_spec(h));
+    if (hosts.empty()) {
+        for (const auto& c : settings.connections) {
+            if (c.hostname.empty()) continue;
+            HostSpec spec;
+            spec.host = c.hostname;
+            hosts.push_back(spec);
+        }
+    }
+    if (hosts.empty())
+        throw usage_error("no host given",
+                          "use -h [user@]host[:port][/remote_dir], or set ssh.connection.hostname");
+
+    std::vector<Target> targets;
+    for (size_t i = 0; i < hosts.size(); ++i) {
+        const HostSpec& h = hosts[i];
+        Target t;
+        t.connect.host = h.host;
+        t.connect.user = h.user;
+        t.connect.port = h.port ? h.port : cli.port;
+        t.connect.identity_file = cli.identity_file;
+        if (i < settings.connections.size()) {
+            const auto& c = settings.connections[i];
+            t.connect.fallback_user = c.username;
+            t.connect.fallback_port = c.port;
+            t.connect.fallback_identity_file = c.key_filename;
+        }
+        t.connect.config_path = expand_user(cli.ssh_config.empty() ? settings.config_path : cli.ssh_config);
+        t.connect.fallback_host_key_checking = settings.host_key_checking;
+        t.connect.password = cli.password;
+        for (const auto& o : cli.ssh_options) apply_ssh_option(o, t);
+        t.remote_dir = h.remote_dir.empty() ? settings.remote_dir : h.remote_dir;
+        if (t.remote_dir.empty()) t.remote_dir = ".";
+        targets.push_back(std::move(t));
+    }
+    return targets;
+}
+
+}  // namespace mlt

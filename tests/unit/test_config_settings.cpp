@@ -1,0 +1,477 @@
+#include <gtest/gtest.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "mlt/config/settings.h"
+#include "mlt/util/error.h"
+#include "mlt/util/paths.h"
+
+namespace mlt {
+namespace {
+
+using Env = std::vector<std::pair<std::string, std::string>>;
+using Strings = std::vector<std::string>;
+
+// A fresh directory under $TMPDIR for one test, removed afterwards.
+class SettingsTest : public ::testing::Test {
+  protected:
+    void SetUp() override {
+        std::string tmpl =
+            (std::filesystem::temp_directory_path() / "mlt-settings-XXXXXX").string();
+        ASSERT_NE(mkdtemp(tmpl.data()), nullptr);
+        dir_ = tmpl;
+    }
+    void TearDown() override { std::filesystem::remove_all(dir_); }
+
+    std::string write(const std::string& name, const std::string& text) {
+        std::string path = dir_ + "/" + name;
+        write_file_atomic(path, text, 0644);
+        return path;
+    }
+
+    SshSettings load(const std::string& user_yaml, const std::string& model_yaml = {}) {
+        SettingsSources sources;
+        sources.user_settings_path = write("user.yaml", user_yaml);
+        if (!model_yaml.empty()) sources.model_settings_path = write("model.ssh.yaml", model_yaml);
+        warnings_.clear();
+        return load_settings(sources, &warnings_);
+    }
+
+    // The message of the error loading `user_yaml` throws, with the file path cut to "u".
+    std::pair<std::string, std::string> error_of(const std::string& user_yaml) {
+        try {
+            load(user_yaml);
+        } catch (const Error& e) {
+            EXPECT_EQ(e.kind(), ErrorKind::config);
+            EXPECT_EQ(e.code(), exit_code::kUsage);
+            std::string what = e.what();
+            std::string path = dir_ + "/user.yaml";
+            if (what.compare(0, path.size(), path) == 0) what = "u" + what.substr(path.size());
+            return {what, e.hint()};
+        }
+        ADD_FAILURE() << "no error for:\n" << user_yaml;
+        return {};
+    }
+
+    std::string dir_;
+    std::vector<SettingsWarning> warnings_;
+};
+
+TEST_F(SettingsTest, DefaultsWhenFilesAreMissingOrEmpty) {
+    SettingsSources sources{dir_ + "/nope.yaml", dir_ + "/nope.ssh.yaml"};
+    std::vector<SettingsWarning> warnings;
+    for (const SshSettings& s :
+         {load_settings(sources, &warnings), load(""), load("ssh:\n"), load("ssh: null\n# c\n")}) {
+        EXPECT_EQ(s.config_path, "~/.ssh/config");
+        EXPECT_EQ(s.remote_dir, ".");
+        EXPECT_FALSE(s.create_venv);
+        EXPECT_TRUE(s.connections.empty());
+        EXPECT_EQ(s.train_cmd, "mltk train {model}");
+        EXPECT_EQ(s.remote_log_dir, "~/.mltk/models/{model}");
+        EXPECT_EQ(s.sync_every, 0);
+        EXPECT_EQ(s.host_key_checking, HostKeyChecking::accept_new);
+        EXPECT_EQ(s.master_addr, "");
+        EXPECT_EQ(s.master_port, 29500);
+        EXPECT_EQ(s.price_per_hour, 0);
+        EXPECT_EQ(s.workspace, "");
+    }
+    EXPECT_TRUE(warnings.empty());
+    EXPECT_TRUE(warnings_.empty());
+}
+
+TEST_F(SettingsTest, ReadsEveryKeyAndIgnoresMltkKeys) {
+    SshSettings s = load(R"(commander:
+  device: efr32
+ssh:
+  config_path: ~/my_ssh_config
+  remote_dir: ~/ws
+  create_venv: yes
+  venv_packages: [silabs-mltk, torch]
+  connection: {hostname: gpu, port: 2222, username: root, key_filename: ~/.ssh/id_gpu}
+  environment: [A=1]
+  upload_files: [data/*.csv]
+  startup_cmds: [pip install x]
+  download_files: [results/**]
+  shutdown_cmds: [echo done]
+  train_cmd: "python train.py {model}"
+  remote_log_dir: logs/{model}
+  model_paths: [~/models]
+  sync_every: 2.5
+  host_key_checking: no
+  nodes: {master_addr: 10.1.1.1, master_port: 29600}
+  price_per_hour: 0.45
+  workspace: ~/src/proj
+)");
+    EXPECT_TRUE(warnings_.empty());
+    EXPECT_EQ(s.config_path, "~/my_ssh_config");
+    EXPECT_EQ(s.remote_dir, "~/ws");
+    EXPECT_TRUE(s.create_venv);
+    EXPECT_EQ(s.venv_packages, (Strings{"silabs-mltk", "torch"}));
+    ASSERT_EQ(s.connections.size(), 1u);
+    EXPECT_EQ(s.connections[0].hostname, "gpu");
+    EXPECT_EQ(s.connections[0].port, 2222);
+    EXPECT_EQ(s.connections[0].username, "root");
+    EXPECT_EQ(s.connections[0].key_filename, "~/.ssh/id_gpu");
+    EXPECT_EQ(s.environment, (Env{{"A", "1"}}));
+    EXPECT_EQ(s.upload_files, (Strings{"data/*.csv"}));
+    EXPECT_EQ(s.startup_cmds, (Strings{"pip install x"}));
+    EXPECT_EQ(s.download_files, (Strings{"results/**"}));
+    EXPECT_EQ(s.shutdown_cmds, (Strings{"echo done"}));
+    EXPECT_EQ(s.train_cmd, "python train.py {model}");
+    EXPECT_EQ(s.remote_log_dir, "logs/{model}");
+    EXPECT_EQ(s.model_paths, (Strings{"~/models"}));
+    EXPECT_DOUBLE_EQ(s.sync_every, 2.5);
+    EXPECT_EQ(s.host_key_checking, HostKeyChecking::no);
+    EXPECT_EQ(s.master_addr, "10.1.1.1");
+    EXPECT_EQ(s.master_port, 29600);
+    EXPECT_DOUBLE_EQ(s.price_per_hour, 0.45);
+    EXPECT_EQ(s.workspace, "~/src/proj");
+}
+
+TEST_F(SettingsTest, TypeErrorsNameFileLineColumnAndHint) {
+    struct Case {
+        std::string yaml;
+        std::string message;
+        std::string hint;  // substring; empty: not checked
+    };
+    const std::vector<Case> cases = {
+        {"ssh:\n  create_venv: maybe\n",
+         "u:2:16: ssh.create_venv must be true or false, got 'maybe'", "`create_venv: true`"},
+        {"ssh:\n  connection:\n    port: 70000\n",
+         "u:3:11: ssh.connection.port must be an integer from 1 to 65535, got '70000'",
+         "`port: 22`"},
+        {"ssh:\n  connection:\n    port: 22.5\n",
+         "u:3:11: ssh.connection.port must be an integer from 1 to 65535, got '22.5'", ""},
+        {"ssh:\n  sync_every: -1\n", "u:2:15: ssh.sync_every must be a number >= 0, got '-1'",
+         "`sync_every: 600`"},
+        {"ssh:\n  sync_every: 0x10\n", "u:2:15: ssh.sync_every must be a number >= 0, got '0x10'",
+         ""},
+        {"ssh:\n  sync_every: .inf\n", "u:2:15: ssh.sync_every must be a number >= 0, got '.inf'",
+         ""},
+        {"ssh:\n  price_per_hour: cheap\n",
+         "u:2:19: ssh.price_per_hour must be a number >= 0, got 'cheap'", ""},
+        {"ssh:\n  remote_dir: [a, b]\n",
+         "u:2:15: ssh.remote_dir must be a non-empty string, got a list", "`remote_dir: "},
+        {"ssh:\n  remote_dir: ''\n", "u:2:15: ssh.remote_dir must be a non-empty string, got ''",
+         ""},
+        {"ssh:\n  upload_files: data/*.csv\n",
+         "u:2:17: ssh.upload_files must be a list of strings, got 'data/*.csv'",
+         "`upload_files: ["},
+        {"ssh:\n  startup_cmds:\n    - echo ok\n    - {a: 1}\n",
+         "u:4:7: ssh.startup_cmds entries must be strings, got a mapping", ""},
+        {"ssh:\n  host_key_checking: ask\n",
+         "u:2:22: ssh.host_key_checking must be one of yes, accept-new, no, got 'ask'",
+         "`host_key_checking: accept-new`"},
+        {"ssh:\n  nodes: [a]\n",
+         "u:2:10: ssh.nodes must be a mapping (master_addr, master_port), got a list", ""},
+        {"ssh:\n  nodes:\n    master_port: 0\n",
+         "u:3:18: ssh.nodes.master_port must be an integer from 1 to 65535, got '0'", ""},
+        {"ssh:\n  connection: host\n",
+         "u:2:15: ssh.connection must be a mapping (hostname, port, username, key_filename) or a "
+         "list of such mappings, got 'host'",
+         ""},
+        {"ssh:\n  connection:\n    - hostname: a\n    - b\n",
+         "u:4:7: ssh.connection[1] must be a mapping (hostname, port, username, key_filename) or "
+         "a list of such mappings, got 'b'",
+         ""},
+        {"ssh:\n  connection:\n    - hostname: a\n    - port: x\n",
+         "u:4:13: ssh.connection[1].port must be an integer from 1 to 65535, got 'x'", ""},
+        {"ssh:\n  environment: A=1\n",
+         "u:2:16: ssh.environment must be a list of NAME=VALUE strings or a mapping of NAME: "
+         "VALUE, "
+         "got 'A=1'",
+         ""},
+        {"ssh:\n  environment: [NOEQUALS]\n",
+         "u:2:17: ssh.environment entry 'NOEQUALS' must be NAME=VALUE", ""},
+        {"ssh:\n  environment: [A=1, 1X=2]\n",
+         "u:2:22: ssh.environment entry '1X=2': '1X' is not a valid variable name", "letters"},
+        {"ssh:\n  environment:\n    - =x\n",
+         "u:3:7: ssh.environment entry '=x': '' is not a valid variable name", ""},
+        {"ssh:\n  environment:\n    BAD-NAME: 1\n",
+         "u:3:5: ssh.environment: 'BAD-NAME' is not a valid variable name", ""},
+        {"ssh:\n  environment:\n    A: [1]\n",
+         "u:3:8: ssh.environment.A must be a string, number or bool, got a list", ""},
+        {"ssh: [a]\n", "u:1:6: ssh must be a mapping of settings, got a list", ""},
+        {"- a\n", "u:1:1: a settings file must be a mapping, got a list", "`ssh:`"},
+        {"model_paths: ~/x\n", "u:1:14: model_paths must be a list of strings, got '~/x'", ""},
+    };
+    for (const auto& c : cases) {
+        SCOPED_TRACE(c.yaml);
+        auto [what, hint] = error_of(c.yaml);
+        EXPECT_EQ(what, c.message);
+        EXPECT_NE(hint.find(c.hint), std::string::npos) << hint;
+    }
+}
+
+TEST_F(SettingsTest, MalformedYamlNamesLocation) {
+    auto [what, hint] = error_of("ssh:\n  remote_dir: a: b\n");
+    EXPECT_EQ(what, "u:2:16: malformed YAML: illegal map value");
+    EXPECT_FALSE(hint.empty());
+    auto [what2, hint2] = error_of("ssh:\n  upload_files: [a, b\n  x: 1\n");
+    EXPECT_EQ(what2.rfind("u:", 0), 0u) << what2;
+    EXPECT_NE(what2.find(": malformed YAML: "), std::string::npos) << what2;
+}
+
+TEST_F(SettingsTest, UnknownKeysWarnWithLocationAndSuggestion) {
+    SshSettings s = load(
+        "ssh:\n  remotedir: x\n  completely_unknown: 1\n  hostname: h\n"
+        "  connection: {hostname: h, prot: 22}\n  nodes: {master_adr: a}\n");
+    EXPECT_EQ(s.remote_dir, ".");
+    ASSERT_EQ(warnings_.size(), 5u);
+    EXPECT_EQ(warnings_[0].file, dir_ + "/user.yaml");
+    EXPECT_EQ(warnings_[0].line, 2);
+    EXPECT_EQ(warnings_[0].column, 3);
+    EXPECT_EQ(warnings_[0].message,
+              "unknown setting ssh.remotedir (ignored); did you mean ssh.remote_dir?");
+    EXPECT_EQ(warnings_[1].line, 3);
+    EXPECT_EQ(warnings_[1].message, "unknown setting ssh.completely_unknown (ignored)");
+    EXPECT_EQ(warnings_[2].message,
+              "unknown setting ssh.hostname (ignored); did you mean ssh.connection.hostname?");
+    EXPECT_EQ(warnings_[3].line, 5);
+    EXPECT_EQ(warnings_[3].column, 29);
+    EXPECT_EQ(warnings_[3].message,
+              "unknown setting ssh.connection.prot (ignored); did you mean ssh.connection.port?");
+    EXPECT_EQ(
+        warnings_[4].message,
+        "unknown setting ssh.nodes.master_adr (ignored); did you mean ssh.nodes.master_addr?");
+}
+
+TEST_F(SettingsTest, RepeatedKeyKeepsTheLastWithAWarning) {
+    SshSettings s = load("ssh:\n  upload_files: [a]\n  upload_files: [b]\n");
+    EXPECT_EQ(s.upload_files, (Strings{"b"}));
+    ASSERT_EQ(warnings_.size(), 1u);
+    EXPECT_EQ(warnings_[0].line, 2);
+    EXPECT_EQ(warnings_[0].message, "duplicate setting ssh.upload_files (the later one wins)");
+    s = load("ssh:\n  remote_dir: a\nssh:\n  remote_dir: b\n");
+    EXPECT_EQ(s.remote_dir, "b");
+    ASSERT_EQ(warnings_.size(), 1u);
+    EXPECT_EQ(warnings_[0].line, 3);
+    EXPECT_EQ(warnings_[0].message, "duplicate setting ssh (the later one wins)");
+}
+
+TEST_F(SettingsTest, ModelFileOverridesAndMergesUserFile) {
+    SshSettings s = load(R"(model_paths: [~/top]
+ssh:
+  remote_dir: ~/user_ws
+  create_venv: true
+  environment: [A=user, B=user]
+  upload_files: [u1.txt]
+  startup_cmds: [user start]
+  download_files: [ud/**]
+  shutdown_cmds: [user stop]
+  venv_packages: [pkg-user]
+  model_paths: [~/user_models]
+  connection: {hostname: user-host, port: 2200, username: alice}
+  nodes: {master_addr: 10.0.0.1, master_port: 1234}
+  sync_every: 30
+  train_cmd: user cmd
+)",
+                         R"(ssh:
+  remote_dir: ~/model_ws
+  environment: {B: model, C: 3}
+  upload_files: [m1.txt]
+  startup_cmds: [model start]
+  download_files: ["out.txt|./out.txt"]
+  shutdown_cmds: [model stop]
+  venv_packages: [pkg-model]
+  model_paths: [~/model_models]
+  connection:
+    - {hostname: n0}
+    - {hostname: n1, port: 2222}
+  nodes: {master_port: 4321}
+  train_cmd:
+  price_per_hour: 0.5
+)");
+    EXPECT_TRUE(warnings_.empty());
+    EXPECT_EQ(s.remote_dir, "~/model_ws");
+    EXPECT_TRUE(s.create_venv);
+    EXPECT_EQ(s.environment, (Env{{"A", "user"}, {"B", "model"}, {"C", "3"}}));
+    EXPECT_EQ(s.upload_files, (Strings{"u1.txt", "m1.txt"}));
+    EXPECT_EQ(s.startup_cmds, (Strings{"user start", "model start"}));
+    EXPECT_EQ(s.download_files, (Strings{"ud/**", "out.txt|./out.txt"}));
+    EXPECT_EQ(s.shutdown_cmds, (Strings{"user stop", "model stop"}));
+    EXPECT_EQ(s.venv_packages, (Strings{"pkg-user", "pkg-model"}));
+    EXPECT_EQ(s.model_paths, (Strings{"~/top", "~/user_models", "~/model_models"}));
+    ASSERT_EQ(s.connections.size(), 2u);
+    EXPECT_EQ(s.connections[0].hostname, "n0");
+    EXPECT_EQ(s.connections[0].port, 0);
+    EXPECT_EQ(s.connections[0].username, "");
+    EXPECT_EQ(s.connections[1].port, 2222);
+    EXPECT_EQ(s.master_addr, "10.0.0.1");
+    EXPECT_EQ(s.master_port, 4321);
+    EXPECT_EQ(s.sync_every, 30);
+    EXPECT_EQ(s.train_cmd, "user cmd");  // `train_cmd:` without a value is "not set"
+    EXPECT_EQ(s.price_per_hour, 0.5);
+}
+
+TEST_F(SettingsTest, TopLevelModelPathsComesBeforeSshModelPaths) {
+    SshSettings s = load("ssh:\n  model_paths: [b]\nmodel_paths: [a]\n");
+    EXPECT_EQ(s.model_paths, (Strings{"a", "b"}));
+    EXPECT_TRUE(warnings_.empty());
+    EXPECT_EQ(load("model_paths: [a]\n").model_paths, (Strings{"a"}));
+    EXPECT_EQ(load("model_paths:\n").model_paths, (Strings{}));
+}
+
+TEST_F(SettingsTest, EnvironmentListAndMappingForms) {
+    SshSettings list = load("ssh:\n  environment: [A=1, \"B=two words\", C=x=y, D=, A=3]\n");
+    EXPECT_EQ(list.environment, (Env{{"A", "3"}, {"B", "two words"}, {"C", "x=y"}, {"D", ""}}));
+    SshSettings map = load(
+        "ssh:\n  environment:\n    N: 42\n    F: 1.5\n    T: true\n    E:\n    Q: \"a b\"\n"
+        "    _x1: 'y'\n");
+    EXPECT_EQ(
+        map.environment,
+        (Env{{"N", "42"}, {"F", "1.5"}, {"T", "true"}, {"E", ""}, {"Q", "a b"}, {"_x1", "y"}}));
+}
+
+TEST_F(SettingsTest, HostKeyCheckingSpellings) {
+    const std::vector<std::pair<std::string, HostKeyChecking>> cases = {
+        {"yes", HostKeyChecking::yes},
+        {"\"yes\"", HostKeyChecking::yes},
+        {"true", HostKeyChecking::yes},
+        {"no", HostKeyChecking::no},
+        {"false", HostKeyChecking::no},
+        {"No", HostKeyChecking::no},
+        {"accept-new", HostKeyChecking::accept_new},
+    };
+    for (const auto& [text, value] : cases) {
+        SCOPED_TRACE(text);
+        EXPECT_EQ(load("ssh:\n  host_key_checking: " + text + "\n").host_key_checking, value);
+    }
+}
+
+TEST_F(SettingsTest, NumberBounds) {
+    EXPECT_EQ(load("ssh:\n  nodes: {master_port: 65535}\n").master_port, 65535);
+    EXPECT_EQ(load("ssh:\n  connection: {port: 1}\n").connections.at(0).port, 1);
+    EXPECT_EQ(load("ssh:\n  sync_every: 0\n  price_per_hour: 0\n").sync_every, 0);
+    EXPECT_DOUBLE_EQ(load("ssh:\n  price_per_hour: 1e-2\n").price_per_hour, 0.01);
+    EXPECT_EQ(error_of("ssh:\n  nodes: {master_port: 65536}\n").first,
+              "u:2:24: ssh.nodes.master_port must be an integer from 1 to 65535, got '65536'");
+    EXPECT_EQ(error_of("ssh:\n  price_per_hour: -0.1\n").first,
+              "u:2:19: ssh.price_per_hour must be a number >= 0, got '-0.1'");
+}
+
+TEST_F(SettingsTest, TransferEntriesAreValidatedWithTheirLocation) {
+    auto [what, hint] = error_of("ssh:\n  upload_files:\n    - ok/*.txt\n    - /etc/passwd\n");
+    EXPECT_EQ(what.rfind("u:4:7: upload_files entry '/etc/passwd' is absolute", 0), 0u) << what;
+    EXPECT_NE(hint.find("from|to"), std::string::npos);
+    what = error_of("ssh:\n  download_files: [\"a*|b\"]\n").first;
+    EXPECT_EQ(what.rfind("u:2:20: download_files entry 'a*|b' uses a wildcard", 0), 0u) << what;
+    EXPECT_NO_THROW(load("ssh:\n  upload_files: [\"/abs/x|x\", \"~/y|../y\", a/**/b.csv]\n"));
+}
+
+TEST(TransferSpec, PathRules) {
+    TransferSpec glob = parse_transfer_spec("data/**/*.csv", TransferDirection::upload);
+    EXPECT_TRUE(glob.is_glob);
+    EXPECT_EQ(glob.from, "data/**/*.csv");
+    EXPECT_EQ(glob.to, "data/**/*.csv");
+    TransferSpec pair = parse_transfer_spec("~/patch.txt | ./patch.txt", TransferDirection::upload);
+    EXPECT_FALSE(pair.is_glob);
+    EXPECT_EQ(pair.from, "~/patch.txt");
+    EXPECT_EQ(pair.to, "./patch.txt");
+    TransferSpec abs = parse_transfer_spec("/abs/a|../b", TransferDirection::download);
+    EXPECT_EQ(abs.from, "/abs/a");
+    EXPECT_EQ(abs.to, "../b");
+    EXPECT_TRUE(parse_transfer_spec("a..b/c", TransferDirection::upload).is_glob);
+
+    const std::vector<std::pair<std::string, std::string>> bad = {
+        {"", "empty entry"},
+        {"/abs/*.csv", "is absolute"},
+        {"~/x", "is absolute"},
+        {"../x", "contains '..'"},
+        {"a/../../x", "contains '..'"},
+        {"a/..", "contains '..'"},
+        {"a|b|c", "more than one '|'"},
+        {"|b", "empty side"},
+        {"a| ", "empty side"},
+        {"*.txt|out", "wildcard"},
+        {"a|b?", "wildcard"},
+        {"a|[b]", "wildcard"},
+    };
+    for (const auto& [entry, problem] : bad) {
+        for (auto direction : {TransferDirection::upload, TransferDirection::download}) {
+            SCOPED_TRACE(entry);
+            try {
+                parse_transfer_spec(entry, direction);
+                ADD_FAILURE() << "accepted";
+            } catch (const Error& e) {
+                EXPECT_EQ(e.kind(), ErrorKind::config);
+                std::string what = e.what();
+                EXPECT_NE(what.find(problem), std::string::npos) << what;
+                EXPECT_NE(what.find(direction == TransferDirection::upload ? "upload_files"
+                                                                           : "download_files"),
+                          std::string::npos);
+            }
+        }
+    }
+}
+
+TEST(SettingsPaths, UserAndModelLocations) {
+    const char* old = std::getenv("MLTK_USER_SETTINGS_PATH");
+    std::optional<std::string> saved = old ? std::optional<std::string>(old) : std::nullopt;
+    setenv("MLTK_USER_SETTINGS_PATH", "/etc/mlt/u.yaml", 1);
+    EXPECT_EQ(default_user_settings_path(), "/etc/mlt/u.yaml");
+    unsetenv("MLTK_USER_SETTINGS_PATH");
+    EXPECT_EQ(default_user_settings_path(), home_dir() + "/.mltk/user_settings.yaml");
+    if (saved) setenv("MLTK_USER_SETTINGS_PATH", saved->c_str(), 1);
+
+    EXPECT_EQ(model_settings_path_for("models/my_model.py"), "models/my_model.ssh.yaml");
+    EXPECT_EQ(model_settings_path_for("my_model.py"), "my_model.ssh.yaml");
+    EXPECT_EQ(model_settings_path_for("/a.b/m.v2.py"), "/a.b/m.v2.ssh.yaml");
+}
+
+// The first line where two texts differ, for a readable failure message.
+std::string first_difference(const std::string& actual, const std::string& expected) {
+    std::istringstream a(actual);
+    std::istringstream b(expected);
+    std::string line_a;
+    std::string line_b;
+    for (int n = 1;; ++n) {
+        bool more_a = static_cast<bool>(std::getline(a, line_a));
+        bool more_b = static_cast<bool>(std::getline(b, line_b));
+        if (!more_a && !more_b) return "(none; line endings?)";
+        if (!more_a || !more_b || line_a != line_b)
+            return "line " + std::to_string(n) +
+                   ":\n  docs/settings.md: " + (more_a ? line_a : "<end>") +
+                   "\n  generated:        " + (more_b ? line_b : "<end>");
+    }
+}
+
+TEST(SettingsDoc, DocsFileMatchesTheDeclarationTable) {
+    const std::string path = std::string(MLT_SOURCE_DIR) + "/docs/settings.md";
+    const std::string expected = settings_reference_markdown();
+    if (const char* update = std::getenv("MLT_UPDATE_DOCS"); update && std::string(update) == "1")
+        write_file_atomic(path, expected, 0644);
+    std::string actual;
+    if (std::filesystem::exists(path)) actual = read_file(path);
+    EXPECT_TRUE(actual == expected)
+        << "docs/settings.md is out of date with settings_reference_markdown(); regenerate it "
+           "with\n  MLT_UPDATE_DOCS=1 <build dir>/tests/mlt_unit_tests "
+           "--gtest_filter='SettingsDoc.*'\nfirst difference at "
+        << first_difference(actual, expected);
+}
+
+TEST_F(SettingsTest, DocsExampleLoadsCleanly) {
+    const std::string doc = settings_reference_markdown();
+    size_t begin = doc.find("```yaml\n");
+    ASSERT_NE(begin, std::string::npos);
+    begin += 8;
+    size_t end = doc.find("```", begin);
+    SshSettings s = load(doc.substr(begin, end - begin));
+    EXPECT_TRUE(warnings_.empty());
+    ASSERT_EQ(s.connections.size(), 1u);
+    EXPECT_EQ(s.connections[0].hostname, "gpu.example.com");
+    EXPECT_EQ(s.environment, (Env{{"CUDA_VISIBLE_DEVICES", "0"}, {"RUN_NAME", "first try"}}));
+    EXPECT_EQ(s.upload_files, (Strings{"dataset/*.csv", "~/patch.txt|./patch.txt"}));
+    EXPECT_TRUE(s.create_venv);
+}
+
+}  // namespace
+}  // namespace mlt

@@ -1,0 +1,81 @@
+#include <gtest/gtest.h>
+
+#include "mlt/job/status.h"
+#include "mlt/util/error.h"
+
+namespace {
+
+// A Remote that answers every command with canned output and remembers the command.
+class FakeRemote : public mlt::Remote {
+public:
+    explicit FakeRemote(mlt::RemoteOutput answer) : answer_(std::move(answer)) {}
+    const std::string& name() const override { return name_; }
+    mlt::RemoteOutput run(const std::string& command, std::string_view) override {
+        last_command = command;
+        return answer_;
+    }
+    std::string last_command;
+
+private:
+    std::string name_ = "me@fake:22";
+    mlt::RemoteOutput answer_;
+};
+
+TEST(JobStatus, ParsesEveryState) {
+    FakeRemote remote({0,
+                       "job\tdone\t\t0\t100\t0\t500\n"
+                       "job\tfailed\t77\t0\t100\t3\t500\n"
+                       "job\trun\t42\t1\t100\t\t500\n"
+                       "job\tgone\t43\t0\t100\t\t500\n"
+                       "job\tnew\t\t0\t100\t\t500\n"
+                       "garbage line\n",
+                       ""});
+    auto jobs = mlt::query_jobs(remote, "~/ws");
+    ASSERT_EQ(jobs.size(), 5u);
+    EXPECT_EQ(jobs[0].state, mlt::JobState::finished);
+    EXPECT_EQ(jobs[0].exit_status, 0);
+    EXPECT_EQ(jobs[1].state, mlt::JobState::finished);
+    EXPECT_EQ(jobs[1].exit_status, 3);
+    EXPECT_EQ(jobs[2].state, mlt::JobState::running);
+    EXPECT_EQ(jobs[2].pgid, 42);
+    EXPECT_EQ(jobs[2].started, 100);
+    EXPECT_EQ(jobs[2].remote_now, 500);
+    EXPECT_EQ(jobs[3].state, mlt::JobState::lost);
+    EXPECT_EQ(jobs[4].state, mlt::JobState::starting);
+    // The remote dir reaches the shell quoted, with ~ kept as the remote home.
+    EXPECT_EQ(remote.last_command.rfind("cd \"$HOME\"/ws ", 0), 0u) << remote.last_command;
+}
+
+TEST(JobStatus, OneModelOnly) {
+    FakeRemote remote({0, "", ""});
+    EXPECT_TRUE(mlt::query_jobs(remote, "/w s", "my_model").empty());
+    EXPECT_NE(remote.last_command.find("cd '/w s' "), std::string::npos);
+    EXPECT_NE(remote.last_command.find("MLT_JOBS=.mlt/my_model/;"), std::string::npos);
+}
+
+TEST(JobStatus, RemoteFailureIsAnError) {
+    FakeRemote remote({127, "", "sh: not found"});
+    EXPECT_THROW(mlt::query_jobs(remote, "."), mlt::Error);
+}
+
+TEST(JobStatus, ModelNamesAreValidated) {
+    for (const char* bad : {"", "../x", "a/b", ".hidden", "-rf", "a b", "x;y", "$(id)"})
+        EXPECT_THROW(mlt::validate_model_name(bad), mlt::Error) << bad;
+    for (const char* good : {"my_model", "my_model-test", "v1.2", "KWS_on_off"})
+        EXPECT_NO_THROW(mlt::validate_model_name(good)) << good;
+}
+
+TEST(JobStatus, FormatsNoJobAndTable) {
+    EXPECT_EQ(mlt::format_jobs({}, "~/ws", "u@h:22"), "no job in ~/ws on u@h:22\n");
+    mlt::JobStatus j;
+    j.model = "m";
+    j.state = mlt::JobState::running;
+    j.pgid = 9;
+    j.started = 1000;
+    j.remote_now = 1000 + 3725;
+    const std::string table = mlt::format_jobs({j}, ".", "h");
+    EXPECT_NE(table.find("running"), std::string::npos);
+    EXPECT_NE(table.find("1h02m"), std::string::npos) << table;
+}
+
+}  // namespace

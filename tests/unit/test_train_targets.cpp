@@ -1,0 +1,87 @@
+#include <gtest/gtest.h>
+
+#include "mlt/train/ssh_command.h"
+#include "mlt/util/error.h"
+
+namespace {
+
+mlt::SshSettings settings_with_connection() {
+    mlt::SshSettings s;
+    mlt::ConnectionSettings c;
+    c.hostname = "from-settings";
+    c.port = 2200;
+    c.username = "alice";
+    c.key_filename = "~/.ssh/id_settings";
+    s.connections.push_back(c);
+    s.remote_dir = "~/ws";
+    s.host_key_checking = mlt::HostKeyChecking::yes;
+    return s;
+}
+
+TEST(Targets, SettingsAloneGiveTheHost) {
+    auto t = mlt::resolve_targets({}, settings_with_connection());
+    ASSERT_EQ(t.size(), 1u);
+    EXPECT_EQ(t[0].connect.host, "from-settings");
+    EXPECT_EQ(t[0].connect.port, 0);  // left for the ssh config, then the fallback
+    EXPECT_EQ(t[0].connect.fallback_port, 2200);
+    EXPECT_EQ(t[0].connect.fallback_user, "alice");
+    EXPECT_EQ(t[0].connect.fallback_identity_file, "~/.ssh/id_settings");
+    EXPECT_EQ(t[0].remote_dir, "~/ws");
+    EXPECT_EQ(t[0].connect.host_key_checking, std::nullopt);  // left for the ssh config
+    EXPECT_EQ(t[0].connect.fallback_host_key_checking, mlt::HostKeyChecking::yes);
+}
+
+TEST(Targets, CommandLineWins) {
+    mlt::SshCommandLine cli;
+    cli.hosts = {"bob@cli-host:2222/data/run"};
+    cli.port = 3333;  // the host's own :port wins over -p
+    cli.identity_file = "/k";
+    cli.ssh_options = {"StrictHostKeyChecking=accept-new", "UserKnownHostsFile /kh",
+                       "ConnectTimeout=7"};
+    auto t = mlt::resolve_targets(cli, settings_with_connection());
+    ASSERT_EQ(t.size(), 1u);
+    EXPECT_EQ(t[0].connect.host, "cli-host");
+    EXPECT_EQ(t[0].connect.user, "bob");
+    EXPECT_EQ(t[0].connect.port, 2222);
+    EXPECT_EQ(t[0].connect.identity_file, "/k");
+    EXPECT_EQ(t[0].remote_dir, "/data/run");
+    EXPECT_EQ(t[0].connect.host_key_checking, mlt::HostKeyChecking::accept_new);
+    EXPECT_EQ(t[0].connect.known_hosts_path, "/kh");
+    EXPECT_EQ(t[0].connect.connect_timeout_s, 7);
+}
+
+TEST(Targets, DashPAppliesWhenTheHostHasNoPort) {
+    mlt::SshCommandLine cli;
+    cli.hosts = {"a", "b:23"};
+    cli.port = 3333;
+    auto t = mlt::resolve_targets(cli, {});
+    ASSERT_EQ(t.size(), 2u);
+    EXPECT_EQ(t[0].connect.port, 3333);
+    EXPECT_EQ(t[1].connect.port, 23);
+    EXPECT_EQ(t[0].remote_dir, ".");
+}
+
+TEST(Targets, ErrorsAreUsageErrors) {
+    auto expect_usage = [](const mlt::SshCommandLine& cli) {
+        try {
+            mlt::resolve_targets(cli, {});
+            ADD_FAILURE() << "no error";
+        } catch (const mlt::Error& e) {
+            EXPECT_EQ(e.code(), mlt::exit_code::kUsage) << e.what();
+        }
+    };
+    expect_usage({});  // no host at all
+    mlt::SshCommandLine cli;
+    cli.hosts = {"h"};
+    cli.ssh_options = {"ForwardAgent=yes"};
+    expect_usage(cli);
+    cli.ssh_options = {"StrictHostKeyChecking=ask"};
+    expect_usage(cli);
+    cli.ssh_options = {"ConnectTimeout=soon"};
+    expect_usage(cli);
+    cli.ssh_options = {};
+    cli.ssh_config = "/nonexistent/ssh_config";
+    expect_usage(cli);
+}
+
+}  // namespace

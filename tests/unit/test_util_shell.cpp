@@ -1,0 +1,63 @@
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <string>
+
+#include "mlt/util/shell.h"
+
+namespace {
+
+// Runs `sh -c "printf %s <word>"` and returns what the shell made of the quoted word.
+std::string through_shell(const std::string& quoted_word) {
+    const std::string script = "printf %s " + quoted_word;
+    const std::string command = "sh -c " + mlt::shell_quote(script);
+    FILE* p = ::popen(command.c_str(), "r");
+    EXPECT_NE(p, nullptr);
+    std::string out;
+    char buf[256];
+    size_t n;
+    while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
+    EXPECT_EQ(::pclose(p), 0);
+    return out;
+}
+
+TEST(ShellQuote, PlainWordsStayReadable) {
+    EXPECT_EQ(mlt::shell_quote("abc"), "abc");
+    EXPECT_EQ(mlt::shell_quote("/a/b-c_d.e:f@g+h,i%"), "/a/b-c_d.e:f@g+h,i%");
+    EXPECT_EQ(mlt::shell_quote(""), "''");
+}
+
+TEST(ShellQuote, SingleQuoteIsEscaped) {
+    EXPECT_EQ(mlt::shell_quote("it's"), "'it'\\''s'");
+}
+
+TEST(ShellQuote, EveryHostileValueSurvivesARealShell) {
+    const std::string values[] = {
+        "two words", "it's", "\"double\"", "$HOME", "`id`", "$(id)", "a;b", "a&&b", "a|b",
+        "*", "?", "[ab]", "~", "~/x", "back\\slash", "new\nline", "tab\there", "-n", "--",
+        "'", "''", "\\'", "!", "#comment", "{a,b}", "a b ' \" $ ` \\ \n end", "\xc3\xa9t\xc3\xa9"};
+    for (const auto& v : values) EXPECT_EQ(through_shell(mlt::shell_quote(v)), v) << v;
+}
+
+TEST(ShellQuote, AllBytesExceptNulRoundTrip) {
+    std::string all;
+    for (int c = 1; c < 256; ++c) all += static_cast<char>(c);
+    EXPECT_EQ(through_shell(mlt::shell_quote(all)), all);
+}
+
+TEST(ShellQuotePath, TildeMeansRemoteHome) {
+    const std::string home = through_shell("\"$HOME\"");
+    EXPECT_EQ(through_shell(mlt::shell_quote_path("~")), home);
+    EXPECT_EQ(through_shell(mlt::shell_quote_path("~/")), home + "/");
+    EXPECT_EQ(through_shell(mlt::shell_quote_path("~/my dir/it's")), home + "/my dir/it's");
+    EXPECT_EQ(through_shell(mlt::shell_quote_path("~other/x")), "~other/x");
+    EXPECT_EQ(through_shell(mlt::shell_quote_path("/abs/$x")), "/abs/$x");
+}
+
+TEST(ShellJoin, QuotesEachWord) {
+    EXPECT_EQ(mlt::shell_join({"mltk", "train", "my model"}), "mltk train 'my model'");
+    EXPECT_EQ(mlt::shell_join({}), "");
+}
+
+}  // namespace
