@@ -6,7 +6,7 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${MLT_BUILD_DIR:-$root/build}
 "$root/scripts/install-deps.sh"
-MLT_BUILD_DIR=$build "$root/scripts/build.sh" -DMLT_BUILD_TESTS=OFF
+MLT_BUILD_DIR=$build MLT_TARGET=mlt "$root/scripts/build.sh"
 mlt=$build/src/mlt
 . "$root/scripts/lib/loopback-sshd.sh"
 
@@ -33,11 +33,12 @@ start_loopback_sshd "$work" "$work/authorized_keys"
 user=$(id -un)
 echo "sshd listens on 127.0.0.1:$SSHD_PORT; remote dir $work/remote"
 
-step "mlt ssh -h $user@127.0.0.1:$SSHD_PORT$work/remote -i ~/.ssh/id_demo status"
-"$mlt" ssh -h "$user@127.0.0.1:$SSHD_PORT$work/remote" -i "$HOME/.ssh/id_demo" status
+# host/dir is relative to the remote login dir (as in MLTK); host//dir is absolute.
+step "mlt ssh -h $user@127.0.0.1:$SSHD_PORT/$work/remote -i ~/.ssh/id_demo status"
+"$mlt" ssh -h "$user@127.0.0.1:$SSHD_PORT/$work/remote" -i "$HOME/.ssh/id_demo" status
 
 step "the same host again, now known (no host key notice)"
-"$mlt" ssh -h "$user@127.0.0.1:$SSHD_PORT$work/remote" -i "$HOME/.ssh/id_demo" status
+"$mlt" ssh -h "$user@127.0.0.1:$SSHD_PORT/$work/remote" -i "$HOME/.ssh/id_demo" status
 
 step "done"
 echo "host key recorded in $HOME/.ssh/known_hosts:"

@@ -47,13 +47,11 @@ HostSpec parse_host_spec(std::string_view text) {
     std::string_view authority = text;
     if (size_t slash = text.find('/'); slash != std::string_view::npos) {
         authority = text.substr(0, slash);
-        // As in ssh:// URLs the path is taken literally (`h/workspace` is /workspace), except
-        // that `/~` starts a path under the remote home.
-        std::string_view path = text.substr(slash);
-        if (path.substr(0, 2) == "/~") path.remove_prefix(1);
-        if (path == "/")
+        // MLTK's rule: what follows the '/' is the remote dir as written, so `h/workspace`
+        // is relative to the login directory and `h//abs` is absolute.
+        spec.remote_dir = std::string(text.substr(slash + 1));
+        if (spec.remote_dir.empty())
             fail(text, "nothing after '/' (omit the '/' or write a remote directory after it)");
-        spec.remote_dir = std::string(path);
     }
 
     // Like OpenSSH, the last '@' separates the user from the host.
@@ -102,7 +100,7 @@ std::string to_string(const HostSpec& spec) {
     else
         out += spec.host;
     if (spec.port > 0) out += ":" + std::to_string(spec.port);
-    if (!spec.remote_dir.empty()) out += (spec.remote_dir[0] == '~' ? "/" : "") + spec.remote_dir;
+    if (!spec.remote_dir.empty()) out += "/" + spec.remote_dir;
     return out;
 }
 

@@ -10,7 +10,8 @@ namespace mlt {
 
 namespace {
 
-// One line per job: job<TAB>model<TAB>pgid<TAB>alive<TAB>started<TAB>exit_status<TAB>now.
+// One line per job:
+// job<TAB>model<TAB>pgid<TAB>alive<TAB>started<TAB>exit_status<TAB>now<TAB>locked.
 // Everything it reads comes from files mlt itself wrote; the model names were validated.
 constexpr const char* kStatusScript = R"sh(
 for d in $MLT_JOBS; do
@@ -19,9 +20,9 @@ for d in $MLT_JOBS; do
   pgid=$(cat "$d/pid" 2>/dev/null)
   started=$(sed -n 's/^started=//p' "$d/lock" 2>/dev/null)
   ex=$(cat "$d/exit_status" 2>/dev/null)
-  alive=0
+  alive=0; locked=0; [ -f "$d/lock" ] && locked=1
   if [ -n "$pgid" ] && kill -0 -- "-$pgid" 2>/dev/null; then alive=1; fi
-  printf 'job\t%s\t%s\t%s\t%s\t%s\t%s\n' "$m" "$pgid" "$alive" "$started" "$ex" "$(date +%s)"
+  printf 'job\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$m" "$pgid" "$alive" "$started" "$ex" "$(date +%s)" "$locked"
 done
 )sh";
 
@@ -96,17 +97,18 @@ std::vector<JobStatus> query_jobs(Remote& remote, const std::string& remote_dir,
     std::string line;
     while (std::getline(lines, line)) {
         auto f = split_tabs(line);
-        if (f.size() != 7 || f[0] != "job") continue;
+        if (f.size() != 8 || f[0] != "job") continue;
         JobStatus job;
         job.model = f[1];
         job.pgid = to_long(f[2]);
         job.started = to_long(f[4]);
         job.remote_now = to_long(f[6]);
-        if (!f[5].empty()) {
-            job.state = JobState::finished;
-            job.exit_status = static_cast<int>(to_long(f[5]));
-        } else if (f[3] == "1") {
+        job.locked = f[7] == "1";
+        if (f[3] == "1") {
             job.state = JobState::running;
+        } else if (!f[5].empty()) {
+            job.state = job.locked ? JobState::finished : JobState::collected;
+            job.exit_status = static_cast<int>(to_long(f[5]));
         } else {
             job.state = job.pgid ? JobState::lost : JobState::starting;
         }
@@ -121,6 +123,7 @@ const char* to_string(JobState state) {
         case JobState::running: return "running";
         case JobState::finished: return "finished";
         case JobState::lost: return "lost";
+        case JobState::collected: return "collected";
     }
     return "?";
 }

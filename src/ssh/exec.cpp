@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "internal.h"
+#include "mlt/util/interrupt.h"
 
 namespace mlt {
 
@@ -25,8 +26,8 @@ constexpr size_t kReadChunk = 256 * 1024;
 
 }  // namespace
 
-ExecResult Session::exec(const std::string& command, const OutputSink& on_stdout,
-                         const OutputSink& on_stderr, std::string_view input) {
+ExecResult Session::exec(const std::string& command, const InputSource& input,
+                         const OutputSink& on_stdout, const OutputSink& on_stderr) {
     ssh_session s = impl_->session.get();
     ChannelPtr channel(ssh_channel_new(s));
     if (!channel) throw channel_error(s, "cannot create a channel to " + impl_->display);
@@ -37,18 +38,26 @@ ExecResult Session::exec(const std::string& command, const OutputSink& on_stdout
     if (ssh_channel_request_exec(ch, command.c_str()) != SSH_OK)
         throw channel_error(s, "cannot start a remote command on " + impl_->display);
 
-    // Stdin first: the commands mlt runs read all their input before they answer.
-    size_t sent = 0;
-    while (sent < input.size()) {
-        int n = ssh_channel_write(ch, input.data() + sent,
-                                  static_cast<uint32_t>(std::min(input.size() - sent, kReadChunk)));
-        if (n == SSH_ERROR) throw channel_error(s, "cannot send input to " + impl_->display);
-        sent += static_cast<size_t>(n);
+    // A Ctrl+C that arrives during this command ends it (the caller decides what next).
+    const int interrupts_at_start = interrupt_count();
+    std::vector<char> buf(kReadChunk);
+    // Stdin first: the commands mlt feeds (tar -x, cat >) read all their input before they
+    // say much. Output that arrives meanwhile waits in libssh's channel buffer.
+    if (input) {
+        for (;;) {
+            size_t len = input(buf.data(), buf.size());
+            if (len == 0) break;
+            size_t sent = 0;
+            while (sent < len) {
+                int n = ssh_channel_write(ch, buf.data() + sent, static_cast<uint32_t>(len - sent));
+                if (n == SSH_ERROR) throw channel_error(s, "cannot send input to " + impl_->display);
+                sent += static_cast<size_t>(n);
+            }
+        }
     }
     if (ssh_channel_send_eof(ch) != SSH_OK)
         throw channel_error(s, "cannot close the input of a remote command");
 
-    std::vector<char> buf(kReadChunk);
     for (;;) {
         int n = ssh_channel_read_timeout(ch, buf.data(), static_cast<uint32_t>(buf.size()), 0,
                                          kPollMs);
@@ -64,6 +73,7 @@ ExecResult Session::exec(const std::string& command, const OutputSink& on_stdout
             if (ssh_channel_poll(ch, 0) <= 0 && ssh_channel_poll(ch, 1) <= 0) break;
         }
         if (!ssh_is_connected(s)) throw channel_error(s, "lost the connection to " + impl_->display);
+        throw_if_interrupted(interrupts_at_start);
     }
 
     ExecResult result;

@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include <fstream>
+#include <sstream>
 
 #include "internal.h"
 
@@ -48,12 +49,37 @@ std::vector<int> lines_for_host(const std::string& path, const std::string& host
     return found;
 }
 
+// True when a `@revoked` line of known_hosts holds the server's key. libssh 0.10 does not
+// read these markers; OpenSSH refuses such a key whatever else the file says. The host
+// patterns of the line are not consulted: a revoked key is refused for every host.
+bool key_is_revoked(ssh_session s, const std::string& path) {
+    ssh_key raw = nullptr;
+    if (ssh_get_server_publickey(s, &raw) != SSH_OK) return false;
+    KeyPtr key(raw);
+    char* b64_raw = nullptr;
+    if (ssh_pki_export_pubkey_base64(key.get(), &b64_raw) != SSH_OK) return false;
+    CString b64(b64_raw);
+    std::ifstream in(path);
+    std::string line;
+    while (std::getline(in, line)) {
+        std::istringstream words(line);
+        std::string marker, hosts, type, blob;
+        if (words >> marker >> hosts >> type >> blob && marker == "@revoked" && blob == b64.get())
+            return true;
+    }
+    return false;
+}
+
 }  // namespace
 
 void verify_host_key(ssh_session s, HostKeyChecking mode, const std::string& known_hosts_path,
                      const std::string& host_port) {
     std::string key_type;
     const std::string fingerprint = server_fingerprint(s, &key_type);
+    if (key_is_revoked(s, known_hosts_path))
+        throw host_key_error("host key of " + host_port + " (" + key_type + " " + fingerprint +
+                                 ") is marked @revoked in " + known_hosts_path,
+                             "the server uses a revoked key: do not connect; ask its administrator");
     const ssh_known_hosts_e state = ssh_session_is_known_server(s);
     switch (state) {
         case SSH_KNOWN_HOSTS_OK:

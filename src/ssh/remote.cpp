@@ -2,17 +2,32 @@
 
 #include "mlt/ssh/session.h"
 
+#include <algorithm>
+#include <cstring>
+
 namespace mlt {
 
 const std::string& SessionRemote::name() const { return session_.display_name(); }
 
 RemoteOutput SessionRemote::run(const std::string& command, std::string_view input) {
     RemoteOutput result;
+    size_t offset = 0;
+    InputSource source = [&](char* buffer, size_t capacity) {
+        size_t n = std::min(capacity, input.size() - offset);
+        std::memcpy(buffer, input.data() + offset, n);
+        offset += n;
+        return n;
+    };
     auto r = session_.exec(
-        command, [&](std::string_view d) { result.out.append(d); },
-        [&](std::string_view d) { result.err.append(d); }, input);
+        command, source, [&](std::string_view d) { result.out.append(d); },
+        [&](std::string_view d) { result.err.append(d); });
     result.exit_status = r.exit_status;
     return result;
+}
+
+int SessionRemote::stream(const std::string& command, const InputSource& input,
+                          const OutputSink& on_stdout, const OutputSink& on_stderr) {
+    return session_.exec(command, input, on_stdout, on_stderr).exit_status;
 }
 
 }  // namespace mlt

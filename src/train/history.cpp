@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -60,6 +61,15 @@ std::string format_history(const std::vector<nlohmann::json>& runs, size_t limit
         out << line;
     }
     return out.str();
+}
+
+void append_history(const nlohmann::json& run) {
+    const std::string path = history_path();
+    std::error_code ec;
+    std::filesystem::create_directories(std::filesystem::path(path).parent_path(), ec);
+    std::ofstream out(path, std::ios::app);
+    out << run.dump() << "\n";
+    if (!out) spdlog::warn("cannot record the run in {}", path);
 }
 
 int run_jobs(bool json, bool all) {

@@ -42,6 +42,16 @@ std::string shell_quote_path(std::string_view path) {
     return shell_quote(path);
 }
 
+std::string shell_double_quote(std::string_view value) {
+    std::string out = "\"";
+    for (char c : value) {
+        if (c == '"' || c == '\\' || c == '`') out += '\\';
+        out += c;
+    }
+    out += '"';
+    return out;
+}
+
 std::string shell_join(const std::vector<std::string>& words) {
     std::string out;
     for (const auto& w : words) {

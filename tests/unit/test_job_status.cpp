@@ -14,6 +14,10 @@ public:
         last_command = command;
         return answer_;
     }
+    int stream(const std::string&, const mlt::InputSource&, const mlt::OutputSink&,
+               const mlt::OutputSink&) override {
+        throw std::logic_error("not used by query_jobs");
+    }
     std::string last_command;
 
 private:
@@ -23,15 +27,17 @@ private:
 
 TEST(JobStatus, ParsesEveryState) {
     FakeRemote remote({0,
-                       "job\tdone\t\t0\t100\t0\t500\n"
-                       "job\tfailed\t77\t0\t100\t3\t500\n"
-                       "job\trun\t42\t1\t100\t\t500\n"
-                       "job\tgone\t43\t0\t100\t\t500\n"
-                       "job\tnew\t\t0\t100\t\t500\n"
+                       "job\tdone\t\t0\t100\t0\t500\t1\n"
+                       "job\tfailed\t77\t0\t100\t3\t500\t1\n"
+                       "job\trun\t42\t1\t100\t\t500\t1\n"
+                       "job\tgone\t43\t0\t100\t\t500\t1\n"
+                       "job\tnew\t\t0\t100\t\t500\t1\n"
+                       "job\told\t44\t0\t100\t0\t500\t0\n"
                        "garbage line\n",
                        ""});
     auto jobs = mlt::query_jobs(remote, "~/ws");
-    ASSERT_EQ(jobs.size(), 5u);
+    ASSERT_EQ(jobs.size(), 6u);
+    EXPECT_EQ(jobs[5].state, mlt::JobState::collected);
     EXPECT_EQ(jobs[0].state, mlt::JobState::finished);
     EXPECT_EQ(jobs[0].exit_status, 0);
     EXPECT_EQ(jobs[1].state, mlt::JobState::finished);

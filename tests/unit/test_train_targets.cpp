@@ -44,7 +44,7 @@ TEST(Targets, CommandLineWins) {
     EXPECT_EQ(t[0].connect.user, "bob");
     EXPECT_EQ(t[0].connect.port, 2222);
     EXPECT_EQ(t[0].connect.identity_file, "/k");
-    EXPECT_EQ(t[0].remote_dir, "/data/run");
+    EXPECT_EQ(t[0].remote_dir, "data/run");  // MLTK: relative to the login dir
     EXPECT_EQ(t[0].connect.host_key_checking, mlt::HostKeyChecking::accept_new);
     EXPECT_EQ(t[0].connect.known_hosts_path, "/kh");
     EXPECT_EQ(t[0].connect.connect_timeout_s, 7);

@@ -55,6 +55,14 @@ TEST(ShellQuotePath, TildeMeansRemoteHome) {
     EXPECT_EQ(through_shell(mlt::shell_quote_path("/abs/$x")), "/abs/$x");
 }
 
+TEST(ShellDoubleQuote, ExpandsVariablesButKeepsQuotes) {
+    EXPECT_EQ(through_shell(mlt::shell_double_quote("say \"hi\" it's `x` \\n")),
+              "say \"hi\" it's `x` \\n");
+    const std::string home = through_shell("\"$HOME\"");
+    EXPECT_EQ(through_shell(mlt::shell_double_quote("$HOME/data")), home + "/data");
+    EXPECT_EQ(through_shell(mlt::shell_double_quote("${HOME}x")), home + "x");
+}
+
 TEST(ShellJoin, QuotesEachWord) {
     EXPECT_EQ(mlt::shell_join({"mltk", "train", "my model"}), "mltk train 'my model'");
     EXPECT_EQ(mlt::shell_join({}), "");

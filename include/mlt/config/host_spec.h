@@ -6,14 +6,14 @@
 namespace mlt {
 
 // One `-h` value: `[user@]host[:port][/remote_dir]`, or a `Host` alias of ~/.ssh/config.
-// IPv6 literals are written in brackets: `user@[::1]:2222/work`. The remote dir starts at the
-// first `/` after host[:port] and is literal, as in ssh:// URLs: `h/workspace` -> `/workspace`,
-// `h/~/ws` -> `~/ws` (under the remote home), `h/~` -> `~`.
+// IPv6 literals are written in brackets: `user@[::1]:2222/work`. As in MLTK, the remote dir is
+// the text after the first `/` that follows host[:port], kept as given: `h/ws` -> `ws`
+// (relative to the login dir), `h//abs` -> `/abs`, `h/~/ws` -> `~/ws`.
 struct HostSpec {
     std::string user;        // empty: from ssh config / settings / local user
     std::string host;        // hostname, address or ssh-config alias (never empty)
     int port = 0;            // 0: not given
-    std::string remote_dir;  // empty: not given; else starts with `/` or `~`
+    std::string remote_dir;  // empty: not given; may start with `~` or `/`
 };
 
 // Parses a `-h` value. Throws mlt::Error (usage, exit 2) naming the value and the problem:

@@ -13,7 +13,8 @@ namespace mlt {
 enum class JobState {
     starting,  // lock taken, no process group recorded yet
     running,   // the recorded process group is alive
-    finished,  // exit_status was written
+    finished,  // exit_status was written, results not collected yet (lock held)
+    collected, // finished and collected: the lock is released
     lost,      // a process group was recorded, is gone, and left no exit status
 };
 
@@ -24,6 +25,7 @@ struct JobStatus {
     long started = 0;                // remote epoch seconds; 0: unknown
     long remote_now = 0;             // remote clock when queried
     std::optional<int> exit_status;  // when finished
+    bool locked = false;             // the job lock is held
 };
 
 // Throws mlt::Error (usage) unless `name` is a valid model name: letters, digits, `.`, `_`,

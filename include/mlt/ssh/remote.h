@@ -1,11 +1,17 @@
 #pragma once
 
+#include <functional>
 #include <string>
 #include <string_view>
 
 namespace mlt {
 
 class Session;
+
+// Fills `buffer` with up to `capacity` bytes of a command's stdin; returns 0 at the end.
+using InputSource = std::function<size_t(char* buffer, size_t capacity)>;
+// Receives a command's output as it arrives.
+using OutputSink = std::function<void(std::string_view)>;
 
 // What a remote command printed and how it ended.
 struct RemoteOutput {
@@ -24,6 +30,11 @@ public:
     // Runs a shell command (built with shell_quote) and collects its output; throws
     // mlt::Error when the transport fails, not when the command fails.
     virtual RemoteOutput run(const std::string& command, std::string_view input = {}) = 0;
+    // Runs a shell command, feeding its stdin from `input` (until it returns 0) while
+    // streaming stdout/stderr to the sinks; returns the exit status (-1: killed by a
+    // signal). Throws mlt::Error when the transport fails.
+    virtual int stream(const std::string& command, const InputSource& input,
+                       const OutputSink& on_stdout, const OutputSink& on_stderr) = 0;
 };
 
 // A Remote over an open Session (which must outlive it).
@@ -32,6 +43,8 @@ public:
     explicit SessionRemote(Session& session) : session_(session) {}
     const std::string& name() const override;
     RemoteOutput run(const std::string& command, std::string_view input = {}) override;
+    int stream(const std::string& command, const InputSource& input, const OutputSink& on_stdout,
+               const OutputSink& on_stderr) override;
 
 private:
     Session& session_;

@@ -7,6 +7,7 @@
 #include <string_view>
 
 #include "mlt/config/settings.h"
+#include "mlt/ssh/remote.h"
 
 namespace mlt {
 
@@ -29,9 +30,6 @@ struct ConnectSpec {
     int connect_timeout_s = 15;
 };
 
-// Receives output bytes as they arrive.
-using OutputSink = std::function<void(std::string_view)>;
-
 // What a finished remote command left behind.
 struct ExecResult {
     int exit_status = -1;  // -1: killed by a signal or no status sent
@@ -53,10 +51,11 @@ public:
     // `user@host:port` for messages.
     const std::string& display_name() const;
 
-    // Runs `command` through the remote login shell, writes `input` to its stdin then closes
-    // it, streams stdout and stderr to the sinks as they arrive, and returns the exit status.
-    ExecResult exec(const std::string& command, const OutputSink& on_stdout,
-                    const OutputSink& on_stderr, std::string_view input = {});
+    // Runs `command` through the remote login shell, feeds its stdin from `input` (if any)
+    // then closes it, streams stdout and stderr to the sinks as they arrive, and returns the
+    // exit status.
+    ExecResult exec(const std::string& command, const InputSource& input,
+                    const OutputSink& on_stdout, const OutputSink& on_stderr);
 
 private:
     struct Impl;

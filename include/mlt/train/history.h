@@ -16,6 +16,10 @@ std::vector<nlohmann::json> read_history(const std::string& path, int* skipped);
 // A table of the newest `limit` runs (all when 0), newest last.
 std::string format_history(const std::vector<nlohmann::json>& runs, size_t limit);
 
+// Appends one run to the history file (creating its directory); a failure to write is
+// reported as a warning, never as the run's error.
+void append_history(const nlohmann::json& run);
+
 // `mlt jobs [--json] [--all]`; returns the exit code.
 int run_jobs(bool json, bool all);
 

@@ -15,6 +15,10 @@ std::string shell_quote(std::string_view value);
 // user's home: "~/a b" becomes "$HOME"/'a b'. `~user` forms are quoted literally.
 std::string shell_quote_path(std::string_view path);
 
+// Quotes a value in double quotes, so that `$VAR`, `${VAR}` and `$(...)` still expand (as
+// MLTK's `export K="v"` does) while `"`, `\` and backquotes are taken literally.
+std::string shell_double_quote(std::string_view value);
+
 // Quotes each word and joins them with single spaces.
 std::string shell_join(const std::vector<std::string>& words);
 

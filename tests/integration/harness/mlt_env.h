@@ -1,0 +1,63 @@
+#pragma once
+
+#include <chrono>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "harness/process.h"
+
+namespace mlt_test {
+
+// Bound for one mlt run in the tests.
+constexpr std::chrono::seconds kMltTimeout{30};
+
+// The absolute path of the mlt binary under test (MLT_BINARY from CMake).
+std::string mlt_binary();
+
+// The environment mlt runs with in a test: HOME=<home>, MLTK_USER_SETTINGS_PATH=
+// <home>/.mltk/user_settings.yaml, MLTK_CACHE_DIR=<home>/.mltk, PATH of this process,
+// LANG=C, and nothing else (so no SSH_AUTH_SOCK: no agent). Variables can be added.
+class MltEnv {
+  public:
+    explicit MltEnv(std::string home);
+
+    // Sets (or replaces) one variable.
+    void set(const std::string& name, const std::string& value) { vars_[name] = value; }
+    // Removes one variable.
+    void unset(const std::string& name) { vars_.erase(name); }
+    // The variables as "NAME=value" strings.
+    std::vector<std::string> vars() const;
+
+    // The HOME of the runs.
+    const std::string& home() const { return home_; }
+    // $HOME/.ssh (the constructor creates it, 0700).
+    std::string ssh_dir() const { return home_ + "/.ssh"; }
+    // The settings file mlt reads (MLTK_USER_SETTINGS_PATH); not created.
+    std::string settings_path() const { return home_ + "/.mltk/user_settings.yaml"; }
+    // Writes the settings file (creating $HOME/.mltk) with `yaml`.
+    void write_settings(const std::string& yaml) const;
+
+    // Runs `mlt args...` with this environment, no terminal and `stdin_text` on stdin.
+    ProcessResult run_mlt(const std::vector<std::string>& args,
+                          std::chrono::milliseconds timeout = kMltTimeout,
+                          const std::string& stdin_text = {}) const;
+    // Runs `mlt args...` on a pseudo-terminal (TERM=dumb added) playing `script`.
+    PtyResult run_mlt_in_pty(const std::vector<std::string>& args,
+                             const std::vector<ScriptStep>& script,
+                             std::chrono::milliseconds timeout = kMltTimeout) const;
+    // Runs any program (e.g. ssh, ssh-keygen) with this environment.
+    ProcessResult run(const std::vector<std::string>& argv,
+                      std::chrono::milliseconds timeout = kMltTimeout) const;
+
+  private:
+    std::string home_;
+    std::map<std::string, std::string> vars_;
+};
+
+// A readable summary of a run for assertion messages: exit code, stdout and stderr.
+std::string describe(const ProcessResult& result);
+// The same for a pty run.
+std::string describe(const PtyResult& result);
+
+}  // namespace mlt_test

@@ -1,0 +1,265 @@
+// Connecting and authenticating: `mlt ssh ... status` against a real sshd.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <string>
+
+#include "harness/expect.h"
+#include "harness/files.h"
+#include "harness/net.h"
+#include "harness/openssh.h"
+#include "harness/ssh_test.h"
+
+namespace mlt_test {
+namespace {
+
+using ConnectTest = SshTest;
+
+constexpr int kExitUsage = 2;
+constexpr int kExitConnection = 255;
+
+TEST_F(ConnectTest, StatusOnEmptyRemoteDirReportsNoJob) {
+    ProcessResult r = run_status();
+    ASSERT_EQ(r.exit_code, 0) << describe(r) << sshd_log();
+    EXPECT_TRUE(contains_icase(r.out, "no job")) << describe(r);
+    EXPECT_TRUE(logged_in());
+}
+
+TEST_F(ConnectTest, StatusReadsTheRemoteDirOfTheHostSpec) {
+    make_finished_job("my_model", 0);
+    env().write_settings("ssh:\n  remote_dir: " + sshd().dir() + "/not_this_one\n");
+    ProcessResult r = run_status();
+    ASSERT_EQ(r.exit_code, 0) << describe(r) << sshd_log();
+    EXPECT_TRUE(has_text(r.out, "my_model"));
+    EXPECT_TRUE(contains_icase(r.out, "finished")) << describe(r);
+    EXPECT_FALSE(contains_icase(r.out, "no job")) << describe(r);
+}
+
+TEST_F(ConnectTest, StatusOfOneModel) {
+    make_finished_job("my_model", 0);
+    make_finished_job("other_model", 0);
+    ProcessResult r = run_status({});
+    ASSERT_EQ(r.exit_code, 0) << describe(r);
+    EXPECT_TRUE(has_text(r.out, "other_model"));
+
+    trust_server_in(custom_known_hosts());
+    r = env().run_mlt({"ssh", "-h", host_with_dir(), "-i", sshd().client_key_path(), "-o",
+                       "UserKnownHostsFile=" + custom_known_hosts(), "status", "my_model"});
+    ASSERT_EQ(r.exit_code, 0) << describe(r);
+    EXPECT_TRUE(has_text(r.out, "my_model"));
+    EXPECT_TRUE(lacks_text(r.out, "other_model"));
+
+    r = env().run_mlt({"ssh", "-h", host_with_dir(), "-i", sshd().client_key_path(), "-o",
+                       "UserKnownHostsFile=" + custom_known_hosts(), "status", "third_model"});
+    ASSERT_EQ(r.exit_code, 0) << describe(r);
+    EXPECT_TRUE(contains_icase(r.out, "no job")) << describe(r);
+}
+
+TEST_F(ConnectTest, PortOptionAndPlainHost) {
+    trust_server_in(custom_known_hosts());
+    ProcessResult r = env().run_mlt({"ssh", "-h", sshd().user() + "@127.0.0.1", "-p",
+                                     std::to_string(sshd().port()), "-i", sshd().client_key_path(),
+                                     "-o", "UserKnownHostsFile=" + custom_known_hosts(), "status"});
+    ASSERT_EQ(r.exit_code, 0) << describe(r) << sshd_log();
+    EXPECT_TRUE(contains_icase(r.out, "no job")) << describe(r);
+    EXPECT_TRUE(logged_in());
+}
+
+TEST_F(ConnectTest, HostWithoutUserLogsInAsLocalUser) {
+    trust_server_in(custom_known_hosts());
+    ProcessResult r = env().run_mlt(
+        {"ssh", "-h", "127.0.0.1:" + std::to_string(sshd().port()) + "/" + sshd().remote_dir(),
+         "-i", sshd().client_key_path(), "-o", "UserKnownHostsFile=" + custom_known_hosts(),
+         "status"});
+    ASSERT_EQ(r.exit_code, 0) << describe(r) << sshd_log();
+    EXPECT_TRUE(logged_in());
+}
+
+// A settings file whose `ssh:` section names the whole connection and the remote dir.
+std::string connection_settings(const TestSshd& sshd, int port, const std::string& key,
+                                const std::string& extra_lines = {}) {
+    std::string yaml = "ssh:\n";
+    yaml += "  remote_dir: " + sshd.remote_dir() + "\n";
+    yaml += extra_lines;
+    yaml += "  connection:\n";
+    yaml += "    hostname: 127.0.0.1\n";
+    yaml += "    port: " + std::to_string(port) + "\n";
+    yaml += "    username: " + sshd.user() + "\n";
+    yaml += "    key_filename: " + key + "\n";
+    return yaml;
+}
+
+TEST_F(ConnectTest, SettingsFileSuppliesTheConnection) {
+    trust_server_in(default_known_hosts());
+    env().write_settings(connection_settings(sshd(), sshd().port(), sshd().client_key_path(),
+                                             "  host_key_checking: yes\n"));
+    make_finished_job("my_model", 0);
+    ProcessResult r = env().run_mlt({"ssh", "status"});
+    ASSERT_EQ(r.exit_code, 0) << describe(r) << sshd_log();
+    EXPECT_TRUE(has_text(r.out, "my_model")) << "remote_dir of the settings not used";
+    EXPECT_TRUE(logged_in());
+}
+
+TEST_F(ConnectTest, CommandLineBeatsSettings) {
+    // Settings name a closed port and an unauthorized key; -p and -i must win.
+    const std::string wrong_key = sshd().dir() + "/unauthorized_key";
+    make_ssh_key(wrong_key);
+    const ClosedPort closed;
+    trust_server_in(default_known_hosts());
+    env().write_settings(connection_settings(sshd(), closed.port(), wrong_key));
+    ProcessResult r = env().run_mlt(
+        {"ssh", "-p", std::to_string(sshd().port()), "-i", sshd().client_key_path(), "status"});
+    ASSERT_EQ(r.exit_code, 0) << describe(r) << sshd_log();
+    EXPECT_TRUE(contains_icase(r.out, "no job")) << describe(r);
+    EXPECT_TRUE(logged_in());
+}
+
+TEST_F(ConnectTest, UnauthorizedKeyFailsWith255AndNamesMethods) {
+    const std::string wrong_key = sshd().dir() + "/unauthorized_key";
+    make_ssh_key(wrong_key);
+    trust_server_in(custom_known_hosts());
+    const std::size_t log_offset = sshd().log_size();
+    ProcessResult r = env().run_mlt({"ssh", "-h", host_with_dir(), "-i", wrong_key, "-o",
+                                     "UserKnownHostsFile=" + custom_known_hosts(), "status"});
+    EXPECT_EQ(r.exit_code, kExitConnection) << describe(r) << sshd_log();
+    EXPECT_TRUE(has_text(r.err, "publickey"));
+    EXPECT_TRUE(is_one_error_line(r.err));
+    EXPECT_EQ(sshd().connections_since(log_offset).size(), 1u) << "one attempt\n" << sshd_log();
+    EXPECT_EQ(login_count(), 0u) << sshd_log();
+}
+
+TEST_F(ConnectTest, RefusedPortFailsWith255) {
+    const ClosedPort closed;
+    const int closed_port = closed.port();
+    ProcessResult r = env().run_mlt({"ssh", "-h", sshd().user() + "@127.0.0.1", "-p",
+                                     std::to_string(closed_port), "-i", sshd().client_key_path(),
+                                     "-o", "UserKnownHostsFile=" + custom_known_hosts(), "status"});
+    EXPECT_EQ(r.exit_code, kExitConnection) << describe(r);
+    EXPECT_TRUE(is_one_error_line(r.err));
+    EXPECT_TRUE(has_text(r.err, std::to_string(closed_port))) << "the error should say where";
+}
+
+TEST_F(ConnectTest, SilentServerHitsConnectTimeout) {
+    // The TCP handshake succeeds but no SSH banner ever comes.
+    SilentListener silent;
+    const auto start = std::chrono::steady_clock::now();
+    ProcessResult r = env().run_mlt({"ssh", "-h", sshd().user() + "@127.0.0.1", "-p",
+                                     std::to_string(silent.port()), "-i", sshd().client_key_path(),
+                                     "-o", "ConnectTimeout=2", "-o",
+                                     "UserKnownHostsFile=" + custom_known_hosts(), "status"});
+    const auto elapsed = std::chrono::steady_clock::now() - start;
+    EXPECT_EQ(r.exit_code, kExitConnection) << describe(r);
+    EXPECT_TRUE(is_one_error_line(r.err));
+    EXPECT_LT(elapsed, std::chrono::seconds(15)) << "ConnectTimeout=2 was not honoured";
+}
+
+TEST_F(ConnectTest, MissingKeyFileIsUsageErrorWithoutConnecting) {
+    const std::size_t log_offset = sshd().log_size();
+    trust_server_in(custom_known_hosts());
+    ProcessResult r = env().run_mlt({"ssh", "-h", host_with_dir(), "-i", "/nonexistent/id_key",
+                                     "-o", "UserKnownHostsFile=" + custom_known_hosts(), "status"});
+    EXPECT_EQ(r.exit_code, kExitUsage) << describe(r);
+    EXPECT_TRUE(is_one_error_line(r.err));
+    EXPECT_TRUE(has_text(r.err, "/nonexistent/id_key"));
+    EXPECT_TRUE(sshd().connections_since(log_offset).empty()) << sshd_log();
+}
+
+TEST_F(ConnectTest, BadOptionValueIsUsageErrorWithoutConnecting) {
+    const std::size_t log_offset = sshd().log_size();
+    for (const char* option : {"StrictHostKeyChecking=maybe", "ConnectTimeout=abc"}) {
+        ProcessResult r = run_status({"-o", option});
+        EXPECT_EQ(r.exit_code, kExitUsage) << option << "\n" << describe(r);
+        EXPECT_TRUE(is_one_error_line(r.err));
+        EXPECT_TRUE(contains_icase(r.err, option)) << describe(r);
+    }
+    EXPECT_TRUE(sshd().connections_since(log_offset).empty()) << sshd_log();
+}
+
+TEST_F(ConnectTest, HostAliasFromHomeSshConfig) {
+    trust_server_in(custom_known_hosts());
+    write_file(env().ssh_dir() + "/config",
+               ssh_config_entry("myalias", sshd().port(), custom_known_hosts()), 0600);
+    env().write_settings("ssh:\n  remote_dir: " + sshd().remote_dir() + "\n");
+    ProcessResult r = env().run_mlt({"ssh", "-h", "myalias", "status"});
+    ASSERT_EQ(r.exit_code, 0) << describe(r) << sshd_log();
+    EXPECT_TRUE(contains_icase(r.out, "no job")) << describe(r);
+    EXPECT_TRUE(logged_in());
+}
+
+TEST_F(ConnectTest, PortOptionOverridesConfigPort) {
+    trust_server_in(custom_known_hosts());
+    const ClosedPort closed;
+    write_file(env().ssh_dir() + "/config",
+               ssh_config_entry("myalias", closed.port(), custom_known_hosts()), 0600);
+    ProcessResult r = env().run_mlt({"ssh", "-h", "myalias/" + sshd().remote_dir(), "-p",
+                                     std::to_string(sshd().port()), "status"});
+    ASSERT_EQ(r.exit_code, 0) << describe(r) << sshd_log();
+    EXPECT_TRUE(contains_icase(r.out, "no job")) << describe(r);
+    EXPECT_TRUE(logged_in());
+}
+
+TEST_F(ConnectTest, ConfigFileGivenWithDashF) {
+    trust_server_in(custom_known_hosts());
+    const std::string config = sshd().dir() + "/client_config";
+    write_file(config, ssh_config_entry("elsewhere", sshd().port(), custom_known_hosts()), 0600);
+    ProcessResult r =
+        env().run_mlt({"ssh", "-F", config, "-h", "elsewhere/" + sshd().remote_dir(), "status"});
+    ASSERT_EQ(r.exit_code, 0) << describe(r) << sshd_log();
+    EXPECT_TRUE(contains_icase(r.out, "no job")) << describe(r);
+    EXPECT_TRUE(logged_in());
+}
+
+TEST_F(ConnectTest, ConfigFileGivenInSettings) {
+    trust_server_in(custom_known_hosts());
+    const std::string config = sshd().dir() + "/client_config";
+    write_file(config, ssh_config_entry("fromsettings", sshd().port(), custom_known_hosts()), 0600);
+    env().write_settings("ssh:\n  config_path: " + config +
+                         "\n  remote_dir: " + sshd().remote_dir() + "\n");
+    ProcessResult r = env().run_mlt({"ssh", "-h", "fromsettings", "status"});
+    ASSERT_EQ(r.exit_code, 0) << describe(r) << sshd_log();
+    EXPECT_TRUE(contains_icase(r.out, "no job")) << describe(r);
+    EXPECT_TRUE(logged_in());
+}
+
+TEST_F(ConnectTest, UnknownSettingsKeyWarnsAndRuns) {
+    env().write_settings("ssh:\n  remote_dir: " + sshd().remote_dir() + "\n  bogus_key: 1\n");
+    ProcessResult r = run_status();
+    ASSERT_EQ(r.exit_code, 0) << describe(r) << sshd_log();
+    EXPECT_TRUE(has_text(r.err, "bogus_key"));
+    EXPECT_TRUE(has_text(r.err, env().settings_path()));
+}
+
+TEST_F(ConnectTest, TildeInKeyFilenameMeansHome) {
+    // $HOME, like MLTK's expanduser, so that a test (or a user) can point HOME elsewhere.
+    const std::string key = env().ssh_dir() + "/id_settings";
+    write_file(key, read_file(sshd().client_key_path()), 0600);
+    trust_server_in(custom_known_hosts());
+    env().write_settings("ssh:\n  connection:\n    key_filename: ~/.ssh/id_settings\n");
+    ProcessResult r = env().run_mlt({"ssh", "-h", host_with_dir(), "-o",
+                                     "UserKnownHostsFile=" + custom_known_hosts(), "status"});
+    ASSERT_EQ(r.exit_code, 0) << describe(r) << sshd_log();
+    EXPECT_TRUE(logged_in());
+}
+
+TEST_F(ConnectTest, DefaultKeyInHomeSshIsUsed) {
+    // Like OpenSSH: without -i, ~/.ssh/id_ed25519 is tried.
+    write_file(env().ssh_dir() + "/id_ed25519", read_file(sshd().client_key_path()), 0600);
+    write_file(env().ssh_dir() + "/id_ed25519.pub", read_file(sshd().client_key_path() + ".pub"));
+    trust_server_in(custom_known_hosts());
+    ProcessResult r = env().run_mlt({"ssh", "-h", host_with_dir(), "-o",
+                                     "UserKnownHostsFile=" + custom_known_hosts(), "status"});
+    ASSERT_EQ(r.exit_code, 0) << describe(r) << sshd_log();
+    EXPECT_TRUE(logged_in());
+}
+
+TEST_F(ConnectTest, MissingConfigFileIsUsageErrorWithoutConnecting) {
+    const std::size_t log_offset = sshd().log_size();
+    ProcessResult r = run_status({"-F", sshd().dir() + "/no_such_config"});
+    EXPECT_EQ(r.exit_code, kExitUsage) << describe(r);
+    EXPECT_TRUE(is_one_error_line(r.err));
+    EXPECT_TRUE(has_text(r.err, "no_such_config"));
+    EXPECT_TRUE(sshd().connections_since(log_offset).empty()) << sshd_log();
+}
+
+}  // namespace
+}  // namespace mlt_test

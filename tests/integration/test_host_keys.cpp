@@ -1,0 +1,250 @@
+// Host key verification against known_hosts: yes / accept-new (default) / no.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "harness/expect.h"
+#include "harness/files.h"
+#include "harness/openssh.h"
+#include "harness/ssh_test.h"
+#include "harness/temp_dir.h"
+
+namespace mlt_test {
+namespace {
+
+constexpr int kExitHostKey = 4;
+
+class HostKeyTest : public SshTest {
+  protected:
+    // `mlt ssh -h ... -i client_key [-o UserKnownHostsFile=known_hosts] extra... status`.
+    ProcessResult status_with(const std::string& known_hosts,
+                              const std::vector<std::string>& extra = {}) {
+        std::vector<std::string> args = {"ssh", "-h", host_with_dir(), "-i",
+                                         sshd().client_key_path()};
+        if (!known_hosts.empty()) {
+            args.push_back("-o");
+            args.push_back("UserKnownHostsFile=" + known_hosts);
+        }
+        args.insert(args.end(), extra.begin(), extra.end());
+        args.push_back("status");
+        return env().run_mlt(args);
+    }
+
+    // "[127.0.0.1]:PORT" as known_hosts and ssh-keygen -F name the server.
+    std::string host_pattern() const { return "[127.0.0.1]:" + std::to_string(sshd().port()); }
+
+    // True when OpenSSH finds an entry for the server in `known_hosts` (plain or hashed).
+    bool openssh_knows_server(const std::string& known_hosts) {
+        ProcessResult r = run_process({"ssh-keygen", "-F", host_pattern(), "-f", known_hosts},
+                                      tool_environment(), kToolTimeout);
+        return r.exit_code == 0;
+    }
+
+    // "ssh-ed25519 AAAA..." of a new key that is not the server's.
+    std::string other_key_blob(const std::string& name) {
+        const std::string path = sshd().dir() + "/" + name;
+        make_ssh_key(path);
+        return key_type_and_blob(read_file(path + ".pub"));
+    }
+};
+
+TEST_F(HostKeyTest, StrictYesRefusesUnknownHostAndShowsFingerprint) {
+    const std::string known_hosts = custom_known_hosts();
+    const std::string before = "[elsewhere.example]:22 " + other_key_blob("k1") + "\n";
+    write_file(known_hosts, before);
+    ProcessResult r = status_with(known_hosts, {"-o", "StrictHostKeyChecking=yes"});
+    EXPECT_EQ(r.exit_code, kExitHostKey) << describe(r);
+    EXPECT_TRUE(has_text(r.err, sshd().host_key_fingerprint()));
+    EXPECT_TRUE(is_one_error_line(r.err));
+    EXPECT_EQ(read_file(known_hosts), before) << "known_hosts must not change";
+    EXPECT_TRUE(lacks_text(sshd().log_text(), "Accepted publickey")) << "no auth before the check";
+}
+
+TEST_F(HostKeyTest, StrictYesWithoutKnownHostsFileRefuses) {
+    const std::string known_hosts = custom_known_hosts();
+    ProcessResult r = status_with(known_hosts, {"-o", "StrictHostKeyChecking=yes"});
+    EXPECT_EQ(r.exit_code, kExitHostKey) << describe(r);
+    EXPECT_TRUE(has_text(r.err, sshd().host_key_fingerprint()));
+    EXPECT_FALSE(path_exists(known_hosts));
+}
+
+TEST_F(HostKeyTest, AcceptNewIsDefaultAndRecordsTheHostOnce) {
+    const std::string known_hosts = custom_known_hosts();
+    ProcessResult first = status_with(known_hosts);
+    ASSERT_EQ(first.exit_code, 0) << describe(first) << sshd_log();
+    EXPECT_TRUE(logged_in());
+    EXPECT_TRUE(contains_icase(first.out, "no job")) << describe(first);
+    EXPECT_TRUE(has_text(first.err, sshd().host_key_fingerprint()));
+    ASSERT_TRUE(path_exists(known_hosts));
+    const std::string recorded = read_file(known_hosts);
+    EXPECT_TRUE(openssh_knows_server(known_hosts)) << recorded;
+    EXPECT_TRUE(has_text(recorded, sshd().host_key_type_and_blob()));
+
+    ProcessResult second = status_with(known_hosts);
+    ASSERT_EQ(second.exit_code, 0) << describe(second);
+    EXPECT_TRUE(lacks_text(second.err, sshd().host_key_fingerprint())) << "notice repeated";
+    EXPECT_EQ(read_file(known_hosts), recorded) << "known_hosts written again";
+}
+
+TEST_F(HostKeyTest, RecordedEntryIsTrustedByOpenSsh) {
+    const std::string known_hosts = custom_known_hosts();
+    ProcessResult r = status_with(known_hosts, {"-o", "StrictHostKeyChecking=accept-new"});
+    ASSERT_EQ(r.exit_code, 0) << describe(r);
+    ProcessResult ssh =
+        env().run(sshd().openssh_argv(sshd().client_key_path(), known_hosts, "true", "yes"));
+    EXPECT_EQ(ssh.exit_code, 0) << "OpenSSH rejects mlt's known_hosts entry\n"
+                                << describe(ssh) << read_file(known_hosts);
+}
+
+TEST_F(HostKeyTest, DefaultKnownHostsIsInHome) {
+    ProcessResult r = status_with("");
+    ASSERT_EQ(r.exit_code, 0) << describe(r) << sshd_log();
+    ASSERT_TRUE(path_exists(default_known_hosts())) << "nothing written to $HOME/.ssh/known_hosts";
+    EXPECT_TRUE(openssh_knows_server(default_known_hosts())) << read_file(default_known_hosts());
+}
+
+TEST_F(HostKeyTest, EntryWrittenByOpenSshIsTrusted) {
+    const std::string known_hosts = custom_known_hosts();
+    ProcessResult ssh = env().run(sshd().openssh_argv(sshd().client_key_path(), known_hosts));
+    ASSERT_EQ(ssh.exit_code, 0) << describe(ssh);
+    ProcessResult r = status_with(known_hosts, {"-o", "StrictHostKeyChecking=yes"});
+    EXPECT_EQ(r.exit_code, 0) << describe(r) << read_file(known_hosts);
+    EXPECT_EQ(login_count(), 2u) << sshd_log();
+}
+
+TEST_F(HostKeyTest, HashedEntryIsTrusted) {
+    const std::string known_hosts = custom_known_hosts();
+    trust_server_in(known_hosts);
+    ProcessResult hash =
+        run_process({"ssh-keygen", "-H", "-f", known_hosts}, tool_environment(), kToolTimeout);
+    ASSERT_EQ(hash.exit_code, 0) << describe(hash);
+    ASSERT_TRUE(lacks_text(read_file(known_hosts), "127.0.0.1"));
+    ProcessResult r = status_with(known_hosts, {"-o", "StrictHostKeyChecking=yes"});
+    EXPECT_EQ(r.exit_code, 0) << describe(r) << read_file(known_hosts);
+    EXPECT_TRUE(logged_in());
+}
+
+// Every policy refuses a key that differs from the recorded one (settings.h: "A changed key
+// is always refused"), pointing at the offending known_hosts line.
+class ChangedHostKeyTest : public HostKeyTest, public ::testing::WithParamInterface<std::string> {};
+
+TEST_P(ChangedHostKeyTest, IsRefusedNamingTheLine) {
+    const std::string known_hosts = custom_known_hosts();
+    std::string content = "# hosts of the test\n";
+    content += "[elsewhere.example]:22 " + other_key_blob("k1") + "\n";
+    content += host_pattern() + " " + other_key_blob("k2") + "\n";
+    write_file(known_hosts, content);
+    std::vector<std::string> extra;
+    if (!GetParam().empty()) extra = {"-o", "StrictHostKeyChecking=" + GetParam()};
+    ProcessResult r = status_with(known_hosts, extra);
+    EXPECT_EQ(r.exit_code, kExitHostKey) << describe(r);
+    EXPECT_TRUE(has_text(r.err, known_hosts + ":3"));
+    EXPECT_TRUE(is_one_error_line(r.err));
+    EXPECT_EQ(read_file(known_hosts), content) << "known_hosts must not change";
+    EXPECT_TRUE(lacks_text(sshd().log_text(), "Accepted publickey")) << "authenticated anyway";
+}
+
+INSTANTIATE_TEST_SUITE_P(Policies, ChangedHostKeyTest,
+                         ::testing::Values("", "yes", "accept-new", "no"),
+                         [](const ::testing::TestParamInfo<std::string>& policy) {
+                             if (policy.param.empty()) return std::string("default");
+                             std::string name = policy.param;
+                             for (char& c : name) {
+                                 if (c == '-') c = '_';
+                             }
+                             return name;
+                         });
+
+TEST_F(HostKeyTest, NoConnectsToUnknownHostWithoutRecording) {
+    const std::string known_hosts = custom_known_hosts();
+    ProcessResult r = status_with(known_hosts, {"-o", "StrictHostKeyChecking=no"});
+    ASSERT_EQ(r.exit_code, 0) << describe(r) << sshd_log();
+    EXPECT_TRUE(contains_icase(r.out, "no job")) << describe(r);
+    EXPECT_TRUE(logged_in());
+    EXPECT_FALSE(path_exists(known_hosts)) << read_file(known_hosts);
+
+    const std::string existing = "# keep me\n";
+    write_file(known_hosts, existing);
+    r = status_with(known_hosts, {"-o", "StrictHostKeyChecking=no"});
+    ASSERT_EQ(r.exit_code, 0) << describe(r);
+    EXPECT_EQ(read_file(known_hosts), existing);
+}
+
+TEST_F(HostKeyTest, SettingsPolicyAppliesAndCommandLineWins) {
+    const std::string known_hosts = custom_known_hosts();
+    env().write_settings("ssh:\n  host_key_checking: yes\n");
+    ProcessResult strict = status_with(known_hosts);
+    EXPECT_EQ(strict.exit_code, kExitHostKey) << describe(strict);
+    EXPECT_FALSE(path_exists(known_hosts));
+
+    ProcessResult relaxed = status_with(known_hosts, {"-o", "StrictHostKeyChecking=accept-new"});
+    EXPECT_EQ(relaxed.exit_code, 0) << describe(relaxed);
+    EXPECT_TRUE(path_exists(known_hosts) && openssh_knows_server(known_hosts));
+}
+
+TEST_F(HostKeyTest, CreatesHomeSshForDefaultKnownHosts) {
+    remove_tree(env().ssh_dir());
+    ProcessResult r = status_with("");
+    ASSERT_EQ(r.exit_code, 0) << describe(r) << sshd_log();
+    EXPECT_EQ(file_mode(env().ssh_dir()), 0700);
+    EXPECT_TRUE(path_exists(default_known_hosts()) && openssh_knows_server(default_known_hosts()));
+}
+
+// Precedence (PRODUCT.md 2): the ~/.ssh/config entry of the -h alias beats settings/defaults.
+TEST_F(HostKeyTest, SshConfigStrictYesRefusesUnknownHost) {
+    const std::string known_hosts = custom_known_hosts();
+    write_file(
+        env().ssh_dir() + "/config",
+        ssh_config_entry("strict", sshd().port(), known_hosts, "    StrictHostKeyChecking yes\n"),
+        0600);
+    ProcessResult r = env().run_mlt({"ssh", "-h", "strict/" + sshd().remote_dir(), "status"});
+    EXPECT_EQ(r.exit_code, kExitHostKey) << describe(r);
+    EXPECT_TRUE(has_text(r.err, sshd().host_key_fingerprint()));
+    EXPECT_FALSE(path_exists(known_hosts)) << read_file(known_hosts);
+}
+
+TEST_F(HostKeyTest, SshConfigStrictNoDoesNotRecord) {
+    const std::string known_hosts = custom_known_hosts();
+    write_file(
+        env().ssh_dir() + "/config",
+        ssh_config_entry("lax", sshd().port(), known_hosts, "    StrictHostKeyChecking no\n"),
+        0600);
+    ProcessResult r = env().run_mlt({"ssh", "-h", "lax/" + sshd().remote_dir(), "status"});
+    ASSERT_EQ(r.exit_code, 0) << describe(r) << sshd_log();
+    EXPECT_TRUE(logged_in());
+    EXPECT_FALSE(path_exists(known_hosts)) << read_file(known_hosts);
+}
+
+TEST_F(HostKeyTest, CommandLineBeatsSshConfigPolicy) {
+    const std::string known_hosts = custom_known_hosts();
+    write_file(
+        env().ssh_dir() + "/config",
+        ssh_config_entry("lax", sshd().port(), known_hosts, "    StrictHostKeyChecking no\n"),
+        0600);
+    ProcessResult r = env().run_mlt(
+        {"ssh", "-h", "lax/" + sshd().remote_dir(), "-o", "StrictHostKeyChecking=yes", "status"});
+    EXPECT_EQ(r.exit_code, kExitHostKey) << describe(r);
+    EXPECT_FALSE(path_exists(known_hosts)) << read_file(known_hosts);
+}
+
+// OpenSSH refuses a key marked `@revoked` in known_hosts, whatever else the file says.
+TEST_F(HostKeyTest, RevokedKeyIsRefused) {
+    const std::string known_hosts = custom_known_hosts();
+    const std::string revoked = "@revoked * " + sshd().host_key_type_and_blob() + "\n";
+    const std::string both = revoked + sshd().known_hosts_line() + "\n";
+    write_file(known_hosts, both);
+    ProcessResult r = status_with(known_hosts, {"-o", "StrictHostKeyChecking=yes"});
+    EXPECT_EQ(r.exit_code, kExitHostKey) << describe(r);
+    EXPECT_TRUE(is_one_error_line(r.err));
+    EXPECT_EQ(login_count(), 0u) << sshd_log();
+
+    write_file(known_hosts, revoked);
+    r = status_with(known_hosts);  // accept-new must not add a revoked key either
+    EXPECT_EQ(r.exit_code, kExitHostKey) << describe(r);
+    EXPECT_EQ(read_file(known_hosts), revoked);
+    EXPECT_EQ(login_count(), 0u) << sshd_log();
+}
+
+}  // namespace
+}  // namespace mlt_test
