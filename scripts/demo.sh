@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The README's main job: builds mlt, starts a throwaway OpenSSH server on 127.0.0.1 with its
-# own host key, creates a key with `mlt ssh-keygen` and talks to the server through mlt.
+# own host key, creates a key with `mlt ssh-keygen`, and trains the example model
+# (examples/basic) through that server with `mlt ssh ... train`.
 # Everything lives in a temporary directory (kept with MLT_DEMO_KEEP=1).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -33,13 +34,32 @@ start_loopback_sshd "$work" "$work/authorized_keys"
 user=$(id -un)
 echo "sshd listens on 127.0.0.1:$SSHD_PORT; remote dir $work/remote"
 
+# The example model, copied so that its archive lands in the demo dir, not in the repo.
+mkdir -p "$work/project"
+cp "$root/examples/basic/logistic_model.py" "$root/examples/basic/logistic_model.ssh.yaml" "$work/project/"
+# Remote logs inside the demo dir too (the "remote" is this machine's real home otherwise).
+mkdir -p "$HOME/.mltk"
+cat > "$HOME/.mltk/user_settings.yaml" <<YAML
+ssh:
+  remote_log_dir: "$work/remote-logs/{model}"
+YAML
+cd "$work/project"
+
 # host/dir is relative to the remote login dir (as in MLTK); host//dir is absolute.
-step "mlt ssh -h $user@127.0.0.1:$SSHD_PORT/$work/remote -i ~/.ssh/id_demo status"
-"$mlt" ssh -h "$user@127.0.0.1:$SSHD_PORT/$work/remote" -i "$HOME/.ssh/id_demo" status
+host="$user@127.0.0.1:$SSHD_PORT/$work/remote"
+step "mlt ssh -h $host -i ~/.ssh/id_demo status"
+"$mlt" ssh -h "$host" -i "$HOME/.ssh/id_demo" status
 
-step "the same host again, now known (no host key notice)"
-"$mlt" ssh -h "$user@127.0.0.1:$SSHD_PORT/$work/remote" -i "$HOME/.ssh/id_demo" status
+step "mlt ssh -h $host -i ~/.ssh/id_demo train logistic_model --clean"
+"$mlt" ssh -h "$host" -i "$HOME/.ssh/id_demo" train logistic_model --clean
 
-step "done"
-echo "host key recorded in $HOME/.ssh/known_hosts:"
-cut -c1-60 "$HOME/.ssh/known_hosts"
+step "mlt ssh ... status, and the local history (mlt jobs)"
+"$mlt" ssh -h "$host" -i "$HOME/.ssh/id_demo" status
+"$mlt" jobs
+
+step "what landed locally"
+echo "archive (next to the spec):"
+ls -l "$work/project/logistic_model.mltk.zip"
+python3 -m zipfile -l "$work/project/logistic_model.mltk.zip"
+echo "logs ($HOME/.mltk/models/logistic_model):"
+(cd "$HOME/.mltk/models/logistic_model" && find . -type f | sort)

@@ -10,6 +10,7 @@
 #include "mlt/cli/commands.h"
 #include "mlt/util/error.h"
 #include "mlt/util/log.h"
+#include "mlt/util/paths.h"
 
 namespace {
 
@@ -60,12 +61,19 @@ int main(int argc, char** argv) {
         return mlt::exit_code::kUsage;
     }
 
-    mlt::setup_logging(verbosity);
+    std::string file_log;
+    try {
+        file_log = mlt::mltk_dir() + "/cli_logs/mlt.log";
+    } catch (const mlt::Error&) {
+        // no home directory: no file log; the command itself reports what it needs
+    }
+    mlt::setup_logging(verbosity, file_log);
+    spdlog::debug("mlt {}: {}", MLT_VERSION, app.get_subcommands().empty() ? "" : app.get_subcommands().front()->get_name());
     try {
         if (!action) {
             const bool ssh = app.got_subcommand("ssh");
             std::fprintf(stderr, "mlt: error: %s (run '%s --help' for usage)\n",
-                         ssh ? "mlt ssh needs a COMMAND: status" : "missing command: ssh, ssh-keygen or jobs",
+                         ssh ? "mlt ssh needs a COMMAND: train, status, logs, stop or download" : "missing command: ssh, ssh-keygen or jobs",
                          ssh ? "mlt ssh" : "mlt");
             return mlt::exit_code::kUsage;
         }

@@ -42,6 +42,7 @@ void add_ssh_command(CLI::App& app, Action& action, int& verbosity) {
     status->callback([&action, cli, model] {
         action = [cli, model] { return run_status(*cli, *model); };
     });
+    add_ssh_job_commands(*ssh, action, cli, verbosity);
 }
 
 }  // namespace mlt::cli

@@ -5,6 +5,7 @@
 
 #include <ctime>
 
+#include "alive.h"
 #include "mlt/job/status.h"
 #include "mlt/util/error.h"
 #include "mlt/util/shell.h"
@@ -108,9 +109,11 @@ std::string make_wrapper_script(const WrapperSpec& s) {
         o += "{ " + cmd + "\n} || mlt_finish $?\n";
     }
     o += "echo " + shell_quote("mlt: training: " + s.train_cmd) + "\n";
-    o += s.train_cmd;
+    // A subshell, so that an `exit` in train_cmd ends the training, not the wrapper. Startup
+    // commands run in the wrapper's shell so that `cd`, `export` and `source` carry over.
+    o += "(\n" + s.train_cmd;
     for (const auto& a : s.train_args) o += " " + shell_quote(a);
-    o += "\nmlt_finish $?\n";
+    o += "\n)\nmlt_finish $?\n";
     return o;
 }
 
@@ -144,7 +147,7 @@ long start_job(Remote& remote, const std::string& remote_dir, const std::string&
         "cat > " + shell_quote(p.run_sh) + ".tmp && mv -f " + shell_quote(p.run_sh) + ".tmp " +
             shell_quote(p.run_sh) + " && rm -f " + shell_quote(p.pid) + " " +
             shell_quote(p.exit_status) + " " + shell_quote(p.sha256) + " && printf '%s\\n' " +
-            shell_quote(command_text) + " > " + shell_quote(p.cmd) + " && touch " +
+            shell_quote(command_text) + " > " + shell_quote(p.cmd) + " && : > " +
             shell_quote(p.console_log) +
             " && command -v setsid >/dev/null || { echo 'setsid not found (util-linux)' >&2; exit 127; }"
             " && (setsid sh " + shell_quote(p.run_sh) + " >> " + shell_quote(p.console_log) +
@@ -170,12 +173,14 @@ bool stop_job(Remote& remote, const std::string& remote_dir, const std::string& 
     // KILL cannot record its status, so the stopper does.
     const std::string cmd = in_dir(
         remote_dir,
-        "g=$(cat " + pid + " 2>/dev/null); [ -n \"$g\" ] && kill -0 -- \"-$g\" 2>/dev/null || "
-        "{ echo none; exit 0; }; kill -TERM -- \"-$g\" 2>/dev/null; i=0; while kill -0 -- \"-$g\" "
-        "2>/dev/null && [ $i -lt " + std::to_string(grace_s * 10) + " ]; do sleep 0.1; i=$((i+1)); done; "
-        "if kill -0 -- \"-$g\" 2>/dev/null; then kill -KILL -- \"-$g\" 2>/dev/null; s=137; sleep 0.2; "
-        "else s=143; fi; [ -f " + es + " ] || { printf '%s\\n' $s > " + es + ".tmp && mv -f " +
-        es + ".tmp " + es + "; }; echo stopped");
+        std::string(job_detail::kAliveFunction) + "g=$(cat " + pid +
+            " 2>/dev/null); [ -n \"$g\" ] && mlt_alive \"$g\" || { echo none; exit 0; }; "
+            "kill -s TERM -- \"-$g\" 2>/dev/null; i=0; while mlt_alive \"$g\" && [ $i -lt " +
+            std::to_string(grace_s * 10) + " ]; do sleep 0.1; i=$((i+1)); done; "
+            "if mlt_alive \"$g\"; then kill -s KILL -- \"-$g\" 2>/dev/null; s=137; i=0; "
+            "while mlt_alive \"$g\" && [ $i -lt 50 ]; do sleep 0.1; i=$((i+1)); done; "
+            "else s=143; fi; [ -f " + es + " ] || { printf '%s\\n' $s > " + es + ".tmp && mv -f " +
+            es + ".tmp " + es + "; }; echo stopped");
     RemoteOutput out = remote.run(cmd);
     if (out.exit_status != 0) throw remote_failure(remote, "stopping the job", out);
     return out.out.find("stopped") != std::string::npos;

@@ -1,5 +1,7 @@
 #include "mlt/job/status.h"
 
+#include "alive.h"
+
 #include <ctime>
 #include <sstream>
 
@@ -21,7 +23,7 @@ for d in $MLT_JOBS; do
   started=$(sed -n 's/^started=//p' "$d/lock" 2>/dev/null)
   ex=$(cat "$d/exit_status" 2>/dev/null)
   alive=0; locked=0; [ -f "$d/lock" ] && locked=1
-  if [ -n "$pgid" ] && kill -0 -- "-$pgid" 2>/dev/null; then alive=1; fi
+  if [ -n "$pgid" ] && mlt_alive "$pgid"; then alive=1; fi
   printf 'job\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$m" "$pgid" "$alive" "$started" "$ex" "$(date +%s)" "$locked"
 done
 )sh";
@@ -85,7 +87,7 @@ std::vector<JobStatus> query_jobs(Remote& remote, const std::string& remote_dir,
     const std::string jobs = model.empty() ? ".mlt/*/" : ".mlt/" + model + "/";
     const std::string command = "cd " + shell_quote_path(remote_dir) +
                                 " 2>/dev/null || exit 0; MLT_JOBS=" + shell_quote(jobs) +
-                                "; " + kStatusScript;
+                                "; " + job_detail::kAliveFunction + kStatusScript;
     RemoteOutput out = remote.run(command);
     if (out.exit_status != 0)
         throw Error(ErrorKind::remote, exit_code::kConnection,

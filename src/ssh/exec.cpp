@@ -38,8 +38,8 @@ ExecResult Session::exec(const std::string& command, const InputSource& input,
     if (ssh_channel_request_exec(ch, command.c_str()) != SSH_OK)
         throw channel_error(s, "cannot start a remote command on " + impl_->display);
 
-    // A Ctrl+C that arrives during this command ends it (the caller decides what next).
-    const int interrupts_at_start = interrupt_count();
+    // A pending Ctrl+C ends this command (the caller decides what next).
+    throw_if_interrupted();
     std::vector<char> buf(kReadChunk);
     // Stdin first: the commands mlt feeds (tar -x, cat >) read all their input before they
     // say much. Output that arrives meanwhile waits in libssh's channel buffer.
@@ -73,7 +73,7 @@ ExecResult Session::exec(const std::string& command, const InputSource& input,
             if (ssh_channel_poll(ch, 0) <= 0 && ssh_channel_poll(ch, 1) <= 0) break;
         }
         if (!ssh_is_connected(s)) throw channel_error(s, "lost the connection to " + impl_->display);
-        throw_if_interrupted(interrupts_at_start);
+        throw_if_interrupted();
     }
 
     ExecResult result;

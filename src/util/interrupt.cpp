@@ -9,6 +9,7 @@ namespace mlt {
 namespace {
 
 volatile std::sig_atomic_t g_interrupts = 0;
+int g_acknowledged = 0;  // only touched outside the signal handler
 
 extern "C" void on_interrupt(int) { g_interrupts = g_interrupts + 1; }
 
@@ -24,10 +25,12 @@ void install_interrupt_handler() {
     std::signal(SIGPIPE, SIG_IGN);
 }
 
-int interrupt_count() { return g_interrupts; }
+void acknowledge_interrupt() {
+    if (g_acknowledged < g_interrupts) ++g_acknowledged;
+}
 
-void throw_if_interrupted(int seen) {
-    if (g_interrupts > seen)
+void throw_if_interrupted() {
+    if (g_interrupts > g_acknowledged)
         throw Error(ErrorKind::interrupted, exit_code::kInterrupted, "interrupted");
 }
 

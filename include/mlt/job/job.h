@@ -56,9 +56,9 @@ bool acquire_lock(Remote& remote, const std::string& remote_dir, const std::stri
 // Removes the lock (the other job files stay for inspection).
 void release_lock(Remote& remote, const std::string& remote_dir, const std::string& model);
 
-// Uploads the wrapper, clears the previous run's state (and the console log unless
-// `keep_console`), starts the wrapper detached in its own session, and waits (bounded) until
-// it has recorded its process group. Returns that id. Throws when it does not start.
+// Uploads the wrapper, clears the previous run's state and console log, starts the wrapper
+// detached in its own session, and waits (bounded) until it has recorded its process group.
+// Returns that id. Throws when it does not start.
 long start_job(Remote& remote, const std::string& remote_dir, const std::string& model,
                const std::string& script, const std::string& command_text);
 

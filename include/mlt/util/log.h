@@ -1,9 +1,13 @@
 #pragma once
 
+#include <string>
+
 namespace mlt {
 
 // Configures spdlog for the CLI: messages go to stderr as `mlt: <text>`, warnings as
 // `mlt: warning: <text>`; verbosity 0 shows info and up, 1 (-v) debug, 2 (-vv) trace.
-void setup_logging(int verbosity);
+// When `file_path` is given, debug and up also go there with timestamps (rotated at 1 MiB,
+// 3 files kept); a file that cannot be opened is skipped silently.
+void setup_logging(int verbosity, const std::string& file_path = {});
 
 }  // namespace mlt

@@ -1,0 +1,34 @@
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "mlt/train/ssh_command.h"
+
+namespace mlt {
+
+// The options of `mlt ssh ... train MODEL [ARGS...]`.
+struct TrainOptions {
+    std::string model;
+    std::vector<std::string> args;  // passed through to the training command
+    bool clean = false;
+    bool force = false;
+    bool resume = false;
+    bool no_wait = false;
+    bool verbose = false;
+};
+
+// The whole flow of PRODUCT.md section 3 for one node; returns the exit code (the
+// training's own status when it failed).
+int run_train(const SshCommandLine& cli, const TrainOptions& options);
+
+// `logs MODEL [-f]`: prints the remote console log (following it with -f).
+int run_logs(const SshCommandLine& cli, const std::string& model, bool follow);
+
+// `stop MODEL`: stops the remote job's process group and releases its lock.
+int run_stop(const SshCommandLine& cli, const std::string& model);
+
+// `download MODEL`: pulls archive, logs and download_files now; the job is left alone.
+int run_download(const SshCommandLine& cli, const std::string& model);
+
+}  // namespace mlt

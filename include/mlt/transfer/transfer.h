@@ -1,0 +1,78 @@
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "mlt/ssh/remote.h"
+
+namespace mlt {
+
+// Totals of one transfer, for messages and the run history.
+struct TransferStats {
+    uint64_t files = 0;
+    uint64_t bytes = 0;  // file content bytes moved
+};
+
+// One local file to send, and where it goes relative to the upload's remote base.
+struct UploadItem {
+    std::string local_path;   // a regular file (symlinks are followed)
+    std::string remote_path;  // relative, `/`-separated, no `..`, e.g. "data/a.csv"
+};
+
+// Sends `items` as ONE tar stream (libarchive) into `tar -xf -` run in `remote_base` on the
+// remote (created with mkdir -p; `~` means the remote home). Modes and mtimes (to the
+// nanosecond) are kept; memory stays bounded whatever the file sizes. Throws mlt::Error
+// (io, exit 2) for an unreadable local file before anything is sent (also when it becomes
+// unreadable midway), mlt::Error (usage) for a remote_path that is absolute or has `..`, and
+// mlt::Error (remote) with tar's stderr when the remote side fails.
+TransferStats upload(Remote& remote, const std::string& remote_base,
+                     const std::vector<UploadItem>& items);
+
+// Lists the regular files under `remote_base` (recursively; relative paths, `/`-separated,
+// sorted), in one round trip. A missing base gives an empty list; symlinks are not followed.
+// Throws mlt::Error (remote) with find's stderr when the listing fails.
+std::vector<std::string> list_remote_files(Remote& remote, const std::string& remote_base);
+
+// One remote regular file with what an incremental upload compares.
+struct RemoteFileInfo {
+    std::string path;      // relative to the listed base, `/`-separated
+    uint64_t size = 0;     // bytes
+    int64_t mtime_ns = 0;  // modification time, nanoseconds since the epoch
+};
+
+// Like list_remote_files, with sizes and mtimes (GNU find -printf); upload() keeps mtimes to
+// the nanosecond, so an unchanged file compares equal. Same errors as list_remote_files.
+std::vector<RemoteFileInfo> list_remote_file_info(Remote& remote, const std::string& remote_base);
+
+// Fetches `remote_paths` (relative to `remote_base`; files or directories) as ONE tar stream
+// from `tar -cf -` and writes them under `local_base`. Only regular files and directories
+// are written; an entry whose name is absolute, contains `..`, or would pass through a
+// symlink is refused (mlt::Error) and other entry types are skipped. Each file is written to
+// a temporary name in its directory and renamed into place when complete, so a file is
+// either the old one or the whole new one. Modes (& 0777) and mtimes are kept; `local_base`
+// is created if missing. A file that changed remotely while it was read is a warning; a
+// missing remote path throws mlt::Error (remote) with tar's stderr, after the other files
+// have been written.
+TransferStats download(Remote& remote, const std::string& remote_base,
+                       const std::vector<std::string>& remote_paths, const std::string& local_base);
+
+// Fetches one remote file (`~` = remote home) to `local_path` (parent directories created)
+// through a temporary name + rename; returns its size. Throws mlt::Error (remote, with the
+// remote stderr) when it is missing remotely, (io) when it cannot be written.
+uint64_t download_file(Remote& remote, const std::string& remote_path,
+                       const std::string& local_path);
+
+// MLTK-style glob match of a `/`-separated relative path: `*` and `?` stay within one path
+// segment, `[...]` classes, `**` matches any number of segments (also none).
+bool glob_match(const std::string& pattern, const std::string& path);
+
+// The local files matching an upload glob (relative to `base_dir`), as UploadItems whose
+// remote_path is the path relative to base_dir, sorted. A pattern without wildcards that
+// names a directory gives all files under it; a glob matches files only (`*` also matches
+// names starting with a dot). Directory symlinks are never followed; file symlinks are
+// included. Nothing matching gives an empty list; an absolute pattern or one with `..`
+// throws mlt::Error (usage).
+std::vector<UploadItem> expand_local_glob(const std::string& base_dir, const std::string& pattern);
+
+}  // namespace mlt

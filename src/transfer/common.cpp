@@ -1,0 +1,114 @@
+#include <limits.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+namespace mlt::transfer_detail {
+
+UniqueFd& UniqueFd::operator=(UniqueFd&& other) noexcept {
+    if (this != &other) {
+        reset();
+        fd_ = other.release();
+    }
+    return *this;
+}
+
+int UniqueFd::release() {
+    int fd = fd_;
+    fd_ = -1;
+    return fd;
+}
+
+int UniqueFd::reset() {
+    if (fd_ < 0) return 0;
+    int r = ::close(fd_);
+    fd_ = -1;
+    return r;
+}
+
+// The waits below end when the other side calls close() or stop(): download() guarantees
+// both on every path (including exceptions), and the network side has its own timeouts.
+bool ByteQueue::push(std::string_view data) {
+    std::unique_lock<std::mutex> lock(mutex_);
+    // A chunk larger than the whole capacity is still accepted into an empty queue.
+    changed_.wait(
+        lock, [&] { return stopped_ || chunks_.empty() || queued_ + data.size() <= capacity_; });
+    if (stopped_) return false;
+    chunks_.emplace_back(data);
+    queued_ += data.size();
+    changed_.notify_all();
+    return true;
+}
+
+void ByteQueue::close() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    closed_ = true;
+    changed_.notify_all();
+}
+
+bool ByteQueue::pop(std::string& chunk) {
+    std::unique_lock<std::mutex> lock(mutex_);
+    changed_.wait(lock, [&] { return !chunks_.empty() || closed_ || stopped_; });
+    if (chunks_.empty() || stopped_) return false;
+    chunk = std::move(chunks_.front());
+    chunks_.pop_front();
+    queued_ -= chunk.size();
+    changed_.notify_all();
+    return true;
+}
+
+void ByteQueue::stop() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stopped_ = true;
+    chunks_.clear();
+    queued_ = 0;
+    changed_.notify_all();
+}
+
+std::string trim(std::string_view s) {
+    size_t begin = s.find_first_not_of(" \t\r\n");
+    if (begin == std::string_view::npos) return {};
+    size_t end = s.find_last_not_of(" \t\r\n");
+    return std::string(s.substr(begin, end - begin + 1));
+}
+
+Error remote_failure(const Remote& remote, const std::string& what, int exit_status,
+                     const std::string& err) {
+    std::string message = what + " on " + remote.name() + " failed (" +
+                          (exit_status < 0 ? std::string("killed by a signal")
+                                           : "exit " + std::to_string(exit_status)) +
+                          ")";
+    std::string detail = trim(err);
+    if (!detail.empty()) message += ": " + detail;
+    return Error(ErrorKind::remote, exit_code::kConnection, message, "run with -v for details");
+}
+
+std::vector<std::string> split_path(std::string_view path) {
+    std::vector<std::string> parts;
+    size_t start = 0;
+    while (start <= path.size()) {
+        size_t slash = path.find('/', start);
+        size_t end = slash == std::string_view::npos ? path.size() : slash;
+        std::string_view part = path.substr(start, end - start);
+        if (!part.empty() && part != ".") parts.emplace_back(part);
+        if (slash == std::string_view::npos) break;
+        start = slash + 1;
+    }
+    return parts;
+}
+
+bool has_dotdot(std::string_view path) {
+    for (const auto& part : split_path(path))
+        if (part == "..") return true;
+    return false;
+}
+
+std::string part_name(const std::string& name) {
+    const std::string suffix = ".mlt-part-" + std::to_string(::getpid());
+    // A name near NAME_MAX would make the temporary name too long to create; the prefix
+    // of the name is enough to recognise it.
+    const size_t room = NAME_MAX - 1 - suffix.size();
+    return "." + name.substr(0, room) + suffix;
+}
+
+}  // namespace mlt::transfer_detail

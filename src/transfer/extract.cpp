@@ -1,0 +1,241 @@
+// Writing a downloaded tar stream to disk without trusting it.
+//
+// Every directory is opened component by component with O_NOFOLLOW relative to the one
+// before, starting from local_base, so no entry can be written through a symlink: neither
+// one the archive tried to plant (symlinks are never created) nor one already on disk.
+
+#include <fcntl.h>
+#include <spdlog/spdlog.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "internal.h"
+
+namespace mlt::transfer_detail {
+
+namespace {
+
+constexpr size_t kWriteChunk = 1024 * 1024;
+
+const char* type_name(mode_t type) {
+    switch (type) {
+        case AE_IFLNK:
+            return "symlink";
+        case AE_IFCHR:
+            return "character device";
+        case AE_IFBLK:
+            return "block device";
+        case AE_IFIFO:
+            return "fifo";
+        case AE_IFSOCK:
+            return "socket";
+        default:
+            return "special file";
+    }
+}
+
+// A file being written under its temporary name; removed unless commit() succeeded.
+class PartFile {
+public:
+    PartFile(int dir_fd, std::string name, std::string shown)
+        : dir_fd_(dir_fd),
+          name_(std::move(name)),
+          part_(part_name(name_)),
+          shown_(std::move(shown)) {
+        // A stale part file of an earlier run (or anything an attacker placed there) is
+        // replaced, never opened: O_EXCL + O_NOFOLLOW.
+        ::unlinkat(dir_fd_, part_.c_str(), 0);
+        fd_ = UniqueFd(::openat(dir_fd_, part_.c_str(),
+                                O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
+        if (!fd_) throw io_error("cannot write " + shown_ + ": " + std::strerror(errno));
+    }
+    PartFile(const PartFile&) = delete;
+    PartFile& operator=(const PartFile&) = delete;
+    ~PartFile() {
+        if (committed_) return;
+        fd_.reset();
+        ::unlinkat(dir_fd_, part_.c_str(), 0);
+    }
+
+    void write(const char* data, size_t size) {
+        while (size > 0) {
+            ssize_t n = ::write(fd_.get(), data, size);
+            if (n < 0 && errno == EINTR) continue;
+            if (n <= 0) throw io_error("cannot write " + shown_ + ": " + std::strerror(errno));
+            data += n;
+            size -= static_cast<size_t>(n);
+        }
+    }
+
+    // Sets mode and mtime, then renames the file into place.
+    void commit(mode_t mode, const timespec& mtime) {
+        const timespec times[2] = {{0, UTIME_NOW}, mtime};
+        if (::fchmod(fd_.get(), mode) != 0 || ::futimens(fd_.get(), times) != 0 ||
+            fd_.reset() != 0 || ::renameat(dir_fd_, part_.c_str(), dir_fd_, name_.c_str()) != 0)
+            throw io_error("cannot write " + shown_ + ": " + std::strerror(errno));
+        committed_ = true;
+    }
+
+private:
+    int dir_fd_;
+    std::string name_;
+    std::string part_;
+    std::string shown_;
+    UniqueFd fd_;
+    bool committed_ = false;
+};
+
+class Extractor {
+public:
+    Extractor(archive* a, int base_fd, const std::string& local_base, const Remote& remote,
+              TransferStats& stats)
+        : a_(a), base_fd_(base_fd), local_base_(local_base), remote_(remote), stats_(stats) {
+        buffer_.resize(kWriteChunk);
+    }
+
+    void run(bool* damaged) {
+        for (;;) {
+            archive_entry* entry = nullptr;
+            int r = archive_read_next_header(a_, &entry);
+            if (r == ARCHIVE_EOF) return;
+            // ARCHIVE_WARN: a name that is not valid in the locale's charset; the raw bytes
+            // are still there, and they are what the file system wants.
+            if (r < ARCHIVE_WARN) {
+                *damaged = true;
+                throw damaged_stream();
+            }
+            extract_entry(entry, damaged);
+        }
+    }
+
+private:
+    Error damaged_stream() const {
+        const char* detail = archive_error_string(a_);
+        return Error(ErrorKind::remote, exit_code::kConnection,
+                     "the tar stream from " + remote_.name() + " is damaged" +
+                         (detail ? std::string(": ") + detail : std::string()),
+                     "run with -v for details");
+    }
+
+    Error refuse(const std::string& name, const std::string& why) const {
+        return Error(ErrorKind::remote, exit_code::kConnection,
+                     "refusing to write '" + name + "' from " + remote_.name() + ": " + why,
+                     "the remote files may have been tampered with; nothing outside " +
+                         local_base_ + " was written");
+    }
+
+    void extract_entry(archive_entry* entry, bool* damaged) {
+        const char* raw = archive_entry_pathname(entry);
+        if (!raw) throw refuse("(no name)", "the entry has no usable name");
+        const std::string name = raw;
+        if (!name.empty() && name[0] == '/') throw refuse(name, "the name is absolute");
+        if (has_dotdot(name)) throw refuse(name, "the name contains '..'");
+        const std::vector<std::string> parts = split_path(name);
+        const mode_t type = archive_entry_filetype(entry);
+
+        if (archive_entry_hardlink(entry)) {
+            spdlog::warn("skipping hard link '{}' from {}", name, remote_.name());
+            return;
+        }
+        if (type == AE_IFDIR) {
+            if (!parts.empty()) {
+                const mode_t mode = (archive_entry_perm(entry) & 0777) | 0700;
+                open_dir(parts, parts.size(), name, mode);
+            }
+            return;
+        }
+        if (type != AE_IFREG) {
+            spdlog::warn("skipping {} '{}' from {}", type_name(type), name, remote_.name());
+            return;
+        }
+        if (parts.empty()) throw refuse(name, "a file entry without a file name");
+        UniqueFd dir = open_dir(parts, parts.size() - 1, name, 0755);
+        write_file(entry, dir.get(), parts.back(), name, damaged);
+    }
+
+    // Opens (creating as needed) the directory made of the first `count` components of an
+    // entry's name, never following a symlink. `last_mode` is the mode of the last one if
+    // it has to be created.
+    UniqueFd open_dir(const std::vector<std::string>& parts, size_t count, const std::string& name,
+                      mode_t last_mode) {
+        UniqueFd dir(::fcntl(base_fd_, F_DUPFD_CLOEXEC, 0));
+        if (!dir) throw io_error("cannot open " + local_base_ + ": " + std::strerror(errno));
+        for (size_t i = 0; i < count; ++i) {
+            const char* part = parts[i].c_str();
+            const int flags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC;
+            int fd = ::openat(dir.get(), part, flags);
+            if (fd < 0 && errno == ENOENT) {
+                const mode_t mode = i + 1 == count ? last_mode : 0755;
+                // EEXIST: created meanwhile; the openat below decides what it is.
+                if (::mkdirat(dir.get(), part, mode) != 0 && errno != EEXIST)
+                    throw io_error("cannot create " + shown(parts, i + 1) + ": " +
+                                   std::strerror(errno));
+                fd = ::openat(dir.get(), part, flags);
+            }
+            if (fd < 0) {
+                const int saved = errno;
+                struct stat st;
+                if (::fstatat(dir.get(), part, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+                    S_ISLNK(st.st_mode))
+                    throw refuse(name, shown(parts, i + 1) + " is a symlink");
+                throw io_error("cannot create " + shown(parts, i + 1) + ": " +
+                               std::strerror(saved));
+            }
+            dir = UniqueFd(fd);
+        }
+        return dir;
+    }
+
+    void write_file(archive_entry* entry, int dir_fd, const std::string& leaf,
+                    const std::string& name, bool* damaged) {
+        const std::string target = local_base_ + "/" + name;
+        struct stat st;
+        if (::fstatat(dir_fd, leaf.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0) {
+            // The rename would replace the link itself, not its target; refusing still keeps
+            // a link the user set up from silently becoming a plain file.
+            if (S_ISLNK(st.st_mode)) throw refuse(name, target + " is a symlink");
+            if (S_ISDIR(st.st_mode)) throw io_error("cannot write " + target + ": is a directory");
+        }
+        PartFile part(dir_fd, leaf, target);
+        uint64_t written = 0;
+        for (;;) {
+            la_ssize_t n = archive_read_data(a_, buffer_.data(), buffer_.size());
+            if (n == 0) break;
+            if (n < 0) {
+                *damaged = true;
+                throw damaged_stream();
+            }
+            part.write(buffer_.data(), static_cast<size_t>(n));
+            written += static_cast<uint64_t>(n);
+        }
+        const timespec mtime{archive_entry_mtime(entry), archive_entry_mtime_nsec(entry)};
+        part.commit(archive_entry_perm(entry) & 0777, mtime);
+        stats_.files++;
+        stats_.bytes += written;
+    }
+
+    std::string shown(const std::vector<std::string>& parts, size_t count) const {
+        std::string s = local_base_;
+        for (size_t i = 0; i < count; ++i) s += "/" + parts[i];
+        return s;
+    }
+
+    archive* a_;
+    int base_fd_;
+    const std::string& local_base_;
+    const Remote& remote_;
+    TransferStats& stats_;
+    std::vector<char> buffer_;
+};
+
+}  // namespace
+
+void extract_tar(archive* a, int base_fd, const std::string& local_base, const Remote& remote,
+                 TransferStats& stats, bool* damaged) {
+    Extractor(a, base_fd, local_base, remote, stats).run(damaged);
+}
+
+}  // namespace mlt::transfer_detail

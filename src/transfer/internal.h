@@ -1,0 +1,107 @@
+#pragma once
+// Helpers shared by the transfer sources. Private to src/transfer/: the only code that
+// includes libarchive.
+
+#include <archive.h>
+#include <archive_entry.h>
+
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "mlt/transfer/transfer.h"
+#include "mlt/util/error.h"
+
+namespace mlt::transfer_detail {
+
+struct ArchiveReadDeleter {
+    void operator()(archive* a) const { archive_read_free(a); }
+};
+struct ArchiveWriteDeleter {
+    void operator()(archive* a) const { archive_write_free(a); }
+};
+struct EntryDeleter {
+    void operator()(archive_entry* e) const { archive_entry_free(e); }
+};
+using ArchiveReadPtr = std::unique_ptr<archive, ArchiveReadDeleter>;
+using ArchiveWritePtr = std::unique_ptr<archive, ArchiveWriteDeleter>;
+using EntryPtr = std::unique_ptr<archive_entry, EntryDeleter>;
+
+// Owns a file descriptor; closes it on destruction.
+class UniqueFd {
+public:
+    UniqueFd() = default;
+    explicit UniqueFd(int fd) : fd_(fd) {}
+    UniqueFd(UniqueFd&& other) noexcept : fd_(other.release()) {}
+    UniqueFd& operator=(UniqueFd&& other) noexcept;
+    UniqueFd(const UniqueFd&) = delete;
+    UniqueFd& operator=(const UniqueFd&) = delete;
+    ~UniqueFd() { reset(); }
+
+    int get() const { return fd_; }
+    explicit operator bool() const { return fd_ >= 0; }
+    // Gives up ownership and returns the descriptor.
+    int release();
+    // Closes the descriptor (if any); returns close()'s result, 0 when there was none.
+    int reset();
+
+private:
+    int fd_ = -1;
+};
+
+// A bounded byte pipe between one producer thread and one consumer thread: push() blocks
+// while `capacity` bytes are queued, so a fast network cannot outrun a slow disk.
+class ByteQueue {
+public:
+    explicit ByteQueue(size_t capacity) : capacity_(capacity) {}
+    // Producer: queues a copy of `data`; returns false (dropping it) once the consumer
+    // has stopped reading.
+    bool push(std::string_view data);
+    // Producer: no more data will come.
+    void close();
+    // Consumer: waits for the next chunk; returns false at the end of the data.
+    bool pop(std::string& chunk);
+    // Consumer: stops reading; wakes a waiting producer, later pushes are dropped.
+    void stop();
+
+private:
+    std::mutex mutex_;
+    std::condition_variable changed_;
+    std::deque<std::string> chunks_;
+    size_t queued_ = 0;
+    size_t capacity_;
+    bool closed_ = false;
+    bool stopped_ = false;
+};
+
+// The error for a remote command that failed: names `what`, the host and the exit status,
+// and quotes the command's stderr (trimmed).
+Error remote_failure(const Remote& remote, const std::string& what, int exit_status,
+                     const std::string& err);
+
+// `s` without leading and trailing whitespace.
+std::string trim(std::string_view s);
+
+// The `/`-separated components of a relative path, without empty and `.` components.
+std::vector<std::string> split_path(std::string_view path);
+
+// True when a relative path has a `..` component.
+bool has_dotdot(std::string_view path);
+
+// The temporary name a file is written under before the rename: `.<name>.mlt-part-<pid>`
+// (shortened so it still fits NAME_MAX).
+std::string part_name(const std::string& name);
+
+// Reads a tar stream from `a` (already opened) and writes its regular files and directories
+// under the directory `base_fd`, refusing unsafe names (see download()). `remote` names the
+// source in messages. Throws mlt::Error; sets `*damaged` when the stream itself was broken
+// (so the caller can prefer the remote command's own error).
+void extract_tar(archive* a, int base_fd, const std::string& local_base, const Remote& remote,
+                 TransferStats& stats, bool* damaged);
+
+}  // namespace mlt::transfer_detail

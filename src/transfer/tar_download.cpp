@@ -1,0 +1,231 @@
+// download() and download_file(): remote output streamed to disk with bounded memory.
+//
+// The channel pushes output into a sink while libarchive pulls its input, so the archive is
+// read on a second thread, fed through a bounded queue: the sink blocks when the disk is
+// slower than the network, and nothing ever holds the whole archive.
+
+#include <fcntl.h>
+#include <spdlog/spdlog.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstring>
+#include <exception>
+#include <filesystem>
+#include <thread>
+
+#include "internal.h"
+#include "mlt/util/shell.h"
+
+namespace mlt {
+
+using namespace transfer_detail;
+
+namespace {
+
+constexpr size_t kQueueBytes = 8 * 1024 * 1024;
+
+// The remote side of a download. `sort -z` reads the whole name list before tar starts
+// writing: stdin is sent completely before any output is read, so a tar that read its
+// list lazily could fill stdout and stop reading a long list (a deadlock).
+// --hard-dereference stores hard links as files (we skip link entries); keeps
+// sub-second mtimes; --verbatim-files-from keeps a name like `-C` a name.
+constexpr char kDownloadScript[] =
+    "cd -- \"$B\" && sort -z | tar -cf - --format=pax --hard-dereference --null "
+    "--verbatim-files-from -T -";
+
+// GNU tar's "some files differ" (a file changed while it was read, e.g. a log being
+// written): the archive is complete and valid, so it is a warning.
+constexpr int kTarChanged = 1;
+
+// Thrown by the sink to abandon the channel once the reader has failed; download() then
+// reports the reader's error.
+struct ReaderFailed {};
+
+// Runs extract_tar on its own thread over the bytes pushed into `queue`.
+class ReaderThread {
+public:
+    ReaderThread(ByteQueue& queue, int base_fd, const std::string& local_base, const Remote& remote)
+        : queue_(queue) {
+        thread_ = std::thread([this, base_fd, &local_base, &remote] {
+            try {
+                ArchiveReadPtr a(archive_read_new());
+                if (!a) throw std::bad_alloc();
+                archive_read_support_format_tar(a.get());
+                if (archive_read_open(a.get(), this, nullptr, &ReaderThread::on_read, nullptr) !=
+                    ARCHIVE_OK) {
+                    damaged_ = true;
+                    const char* detail = archive_error_string(a.get());
+                    throw Error(ErrorKind::remote, exit_code::kConnection,
+                                "the tar stream from " + remote.name() + " is damaged" +
+                                    (detail ? std::string(": ") + detail : std::string()));
+                }
+                extract_tar(a.get(), base_fd, local_base, remote, stats_, &damaged_);
+            } catch (...) {
+                error_ = std::current_exception();
+                failed_.store(true);
+            }
+            // Whatever follows the end-of-archive marker (tar's block padding) or a failure
+            // is not needed: later pushes are dropped instead of blocking the channel.
+            queue_.stop();
+        });
+    }
+    ReaderThread(const ReaderThread&) = delete;
+    ReaderThread& operator=(const ReaderThread&) = delete;
+    ~ReaderThread() { join(); }
+
+    // Waits for the reader; ends its input first so it cannot wait forever.
+    void join() {
+        if (!thread_.joinable()) return;
+        queue_.close();
+        thread_.join();
+    }
+    bool failed() const { return failed_.load(); }
+    bool damaged() const { return damaged_; }
+    std::exception_ptr error() const { return error_; }
+    const TransferStats& stats() const { return stats_; }
+
+private:
+    static la_ssize_t on_read(archive*, void* self, const void** data) {
+        auto* reader = static_cast<ReaderThread*>(self);
+        if (!reader->queue_.pop(reader->chunk_)) return 0;
+        *data = reader->chunk_.data();
+        return static_cast<la_ssize_t>(reader->chunk_.size());
+    }
+
+    ByteQueue& queue_;
+    std::string chunk_;  // the block libarchive is reading
+    std::atomic<bool> failed_{false};
+    bool damaged_ = false;
+    std::exception_ptr error_;
+    TransferStats stats_;
+    std::thread thread_;
+};
+
+UniqueFd open_base(const std::string& local_base) {
+    std::error_code ec;
+    std::filesystem::create_directories(local_base, ec);
+    UniqueFd fd(::open(local_base.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    if (!fd)
+        throw io_error("cannot create " + local_base + ": " +
+                       (ec ? ec.message() : std::string(std::strerror(errno))));
+    return fd;
+}
+
+std::string name_list(const std::vector<std::string>& remote_paths) {
+    std::string list;
+    for (const auto& p : remote_paths) {
+        if (p.empty() || p[0] == '/' || has_dotdot(p) || p.find('\0') != std::string::npos)
+            throw usage_error("cannot download '" + p +
+                                  "': the path must be relative and stay inside the remote "
+                                  "directory",
+                              "fix the download_files entry");
+        list += p;
+        list += '\0';
+    }
+    return list;
+}
+
+}  // namespace
+
+TransferStats download(Remote& remote, const std::string& remote_base,
+                       const std::vector<std::string>& remote_paths,
+                       const std::string& local_base) {
+    if (remote_paths.empty()) return {};
+    const std::string list = name_list(remote_paths);
+    UniqueFd base = open_base(local_base);
+    const std::string command = "B=" + shell_quote_path(remote_base) + "; " + kDownloadScript;
+
+    ByteQueue queue(kQueueBytes);
+    ReaderThread reader(queue, base.get(), local_base, remote);
+    size_t offset = 0;
+    std::string err;
+    int status = -1;
+    try {
+        status = remote.stream(
+            command,
+            [&](char* buffer, size_t capacity) {
+                size_t n = std::min(capacity, list.size() - offset);
+                std::memcpy(buffer, list.data() + offset, n);
+                offset += n;
+                return n;
+            },
+            [&](std::string_view d) {
+                // A failed reader stops the queue; aborting the channel saves downloading
+                // the rest of a large archive for nothing.
+                if (!queue.push(d) && reader.failed()) throw ReaderFailed{};
+            },
+            [&](std::string_view d) { err.append(d); });
+    } catch (const ReaderFailed&) {
+        reader.join();
+        std::rethrow_exception(reader.error());
+    }
+    reader.join();
+
+    // A refused entry or a local write error is ours to report; a damaged stream is most
+    // likely the consequence of a remote failure, whose stderr says more.
+    if (reader.error() && !reader.damaged()) std::rethrow_exception(reader.error());
+    if (status != 0 && status != kTarChanged)
+        throw remote_failure(remote, "packing " + remote_base + " for download", status, err);
+    if (reader.error()) std::rethrow_exception(reader.error());
+    if (status == kTarChanged)
+        spdlog::warn("files changed on {} while they were downloaded: {}", remote.name(),
+                     trim(err));
+    spdlog::debug("downloaded {} files, {} bytes from {}:{}", reader.stats().files,
+                  reader.stats().bytes, remote.name(), remote_base);
+    return reader.stats();
+}
+
+uint64_t download_file(Remote& remote, const std::string& remote_path,
+                       const std::string& local_path) {
+    std::filesystem::path target(local_path);
+    std::filesystem::path dir = target.parent_path();
+    if (dir.empty()) dir = ".";
+    UniqueFd dir_fd = open_base(dir.string());
+    const std::string leaf = target.filename().string();
+    if (leaf.empty() || leaf == "." || leaf == "..")
+        throw io_error("cannot write " + local_path + ": not a file name");
+
+    const std::string part = part_name(leaf);
+    ::unlinkat(dir_fd.get(), part.c_str(), 0);
+    UniqueFd fd(::openat(dir_fd.get(), part.c_str(),
+                         O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666));
+    if (!fd) throw io_error("cannot write " + local_path + ": " + std::strerror(errno));
+    // Removes the part file on every failure path below.
+    struct Cleanup {
+        int dir;
+        const std::string& name;
+        bool armed = true;
+        ~Cleanup() {
+            if (armed) ::unlinkat(dir, name.c_str(), 0);
+        }
+    } cleanup{dir_fd.get(), part};
+
+    uint64_t size = 0;
+    std::string err;
+    int status = remote.stream(
+        "cat -- " + shell_quote_path(remote_path), {},
+        [&](std::string_view d) {
+            const char* p = d.data();
+            size_t left = d.size();
+            while (left > 0) {
+                ssize_t n = ::write(fd.get(), p, left);
+                if (n < 0 && errno == EINTR) continue;
+                if (n <= 0)
+                    throw io_error("cannot write " + local_path + ": " + std::strerror(errno));
+                p += n;
+                left -= static_cast<size_t>(n);
+            }
+            size += d.size();
+        },
+        [&](std::string_view d) { err.append(d); });
+    if (status != 0) throw remote_failure(remote, "reading " + remote_path, status, err);
+    if (fd.reset() != 0 || ::renameat(dir_fd.get(), part.c_str(), dir_fd.get(), leaf.c_str()) != 0)
+        throw io_error("cannot write " + local_path + ": " + std::strerror(errno));
+    cleanup.armed = false;
+    return size;
+}
+
+}  // namespace mlt

@@ -1,0 +1,211 @@
+// upload(): one tar stream, generated on demand while the exec channel asks for stdin.
+
+#include <fcntl.h>
+#include <spdlog/spdlog.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <exception>
+
+#include "internal.h"
+#include "mlt/util/shell.h"
+
+namespace mlt {
+
+using namespace transfer_detail;
+
+namespace {
+
+// File data is read (and handed to libarchive) in pieces of this size, so memory stays
+// bounded whatever the file sizes.
+constexpr size_t kReadChunk = 1024 * 1024;
+
+// The remote side of an upload. tar's stderr goes to a temporary file and only its head is
+// printed at the end: the channel's stdout/stderr are not read until all of stdin has been
+// sent, so a tar that printed a warning per file (disk full, clock skew) would otherwise
+// block on a full stderr and stop reading the archive. When the base cannot be created the
+// input is drained, so the exit status and message arrive instead of a write error.
+constexpr char kUploadScript[] =
+    "if mkdir -p -- \"$B\" && cd -- \"$B\"; then"
+    " e=$(mktemp 2>/dev/null) || e=/dev/null;"
+    " tar -xf - --no-same-owner --warning=no-timestamp --warning=no-unknown-keyword 2>\"$e\";"
+    " s=$?;"
+    " if [ \"$e\" != /dev/null ]; then head -c 65536 \"$e\" >&2; rm -f \"$e\"; fi;"
+    " exit $s;"
+    " else s=$?; cat >/dev/null; exit $s; fi";
+
+// Throws unless every item can be sent: checked before the stream starts, so that these
+// errors leave the remote untouched.
+void check_items(const std::vector<UploadItem>& items) {
+    for (const auto& item : items) {
+        const std::string& rp = item.remote_path;
+        if (rp.empty() || rp[0] == '/' || has_dotdot(rp) || split_path(rp).empty())
+            throw usage_error("cannot upload " + item.local_path + " as '" + rp +
+                                  "': the remote path must be relative and stay inside the "
+                                  "remote directory",
+                              "fix the upload_files entry");
+        // Opening (not just stat-ing) is the only reliable readability check.
+        UniqueFd fd(::open(item.local_path.c_str(), O_RDONLY | O_CLOEXEC));
+        struct stat st;
+        if (!fd || ::fstat(fd.get(), &st) != 0)
+            throw io_error("cannot read " + item.local_path + ": " + std::strerror(errno));
+        if (!S_ISREG(st.st_mode))
+            throw io_error("cannot upload " + item.local_path + ": not a regular file");
+    }
+}
+
+// Produces the archive piece by piece: each call of fill() advances libarchive by one
+// header or one chunk of file data and hands out what it wrote.
+class TarProducer {
+public:
+    explicit TarProducer(const std::vector<UploadItem>& items) : items_(items) {
+        archive_.reset(archive_write_new());
+        if (!archive_) throw std::bad_alloc();
+        // pax: exact (nanosecond) mtimes and names of any length and bytes.
+        if (archive_write_set_format_pax(archive_.get()) != ARCHIVE_OK ||
+            archive_write_open(archive_.get(), this, nullptr, &TarProducer::on_write, nullptr) !=
+                ARCHIVE_OK)
+            throw fail("cannot start the upload archive");
+        chunk_.resize(kReadChunk);
+    }
+    // Freeing an unfinished archive makes libarchive write its end marker through on_write:
+    // that must happen while pending_ still exists.
+    ~TarProducer() { archive_.reset(); }
+    TarProducer(const TarProducer&) = delete;  // libarchive holds `this`
+    TarProducer& operator=(const TarProducer&) = delete;
+
+    // The InputSource: copies up to `capacity` archive bytes into `buffer`, 0 at the end.
+    // Never throws (the channel code is not the place to unwind through); a failure ends
+    // the stream early and is rethrown by rethrow_error().
+    size_t fill(char* buffer, size_t capacity) {
+        try {
+            while (offset_ == pending_.size() && !finished_) {
+                pending_.clear();
+                offset_ = 0;
+                step();
+            }
+        } catch (...) {
+            error_ = std::current_exception();
+            finished_ = true;
+            return 0;
+        }
+        size_t n = std::min(capacity, pending_.size() - offset_);
+        std::memcpy(buffer, pending_.data() + offset_, n);
+        offset_ += n;
+        return n;
+    }
+
+    void rethrow_error() const {
+        if (error_) std::rethrow_exception(error_);
+    }
+    const TransferStats& stats() const { return stats_; }
+
+private:
+    static la_ssize_t on_write(archive*, void* self, const void* data, size_t size) {
+        static_cast<TarProducer*>(self)->pending_.append(static_cast<const char*>(data), size);
+        return static_cast<la_ssize_t>(size);
+    }
+
+    Error fail(const std::string& what) {
+        const char* detail = archive_error_string(archive_.get());
+        return io_error(what + (detail ? std::string(": ") + detail : std::string()));
+    }
+
+    void step() {
+        if (file_) {
+            copy_chunk();
+        } else if (next_ < items_.size()) {
+            start_entry(items_[next_++]);
+        } else {
+            if (archive_write_close(archive_.get()) != ARCHIVE_OK)
+                throw fail("cannot finish the upload archive");
+            finished_ = true;
+        }
+    }
+
+    void start_entry(const UploadItem& item) {
+        const std::string& path = item.local_path;
+        file_ = UniqueFd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+        struct stat st;
+        if (!file_ || ::fstat(file_.get(), &st) != 0)
+            throw io_error("cannot read " + path + ": " + std::strerror(errno));
+        if (!S_ISREG(st.st_mode)) throw io_error("cannot upload " + path + ": not a regular file");
+        EntryPtr entry(archive_entry_new());
+        archive_entry_set_pathname(entry.get(), item.remote_path.c_str());
+        archive_entry_set_filetype(entry.get(), AE_IFREG);
+        archive_entry_set_perm(entry.get(), st.st_mode & 0777);
+        archive_entry_set_size(entry.get(), st.st_size);
+        archive_entry_set_mtime(entry.get(), st.st_mtim.tv_sec, st.st_mtim.tv_nsec);
+        // ARCHIVE_WARN only reports a name that is not valid in the locale's charset; the
+        // pax writer then stores the raw bytes, which is what a remote tar extracts.
+        if (archive_write_header(archive_.get(), entry.get()) < ARCHIVE_WARN)
+            throw fail("cannot add " + path + " to the upload archive");
+        remaining_ = static_cast<uint64_t>(st.st_size);
+        current_ = &item;
+        stats_.files++;
+    }
+
+    void copy_chunk() {
+        const std::string& path = current_->local_path;
+        ssize_t n = 0;
+        if (remaining_ > 0) {
+            n = ::read(file_.get(), chunk_.data(), std::min<uint64_t>(chunk_.size(), remaining_));
+            if (n < 0 && errno == EINTR) return;
+            if (n < 0) throw io_error("cannot read " + path + ": " + std::strerror(errno));
+            if (n > 0) {
+                if (archive_write_data(archive_.get(), chunk_.data(), static_cast<size_t>(n)) < 0)
+                    throw fail("cannot add " + path + " to the upload archive");
+                remaining_ -= static_cast<uint64_t>(n);
+                stats_.bytes += static_cast<uint64_t>(n);
+            }
+        }
+        if (remaining_ == 0 || n == 0) {
+            // The header already promised the size read at open time; libarchive pads a
+            // file that shrank meanwhile with zeros, and growth is cut off.
+            if (remaining_ > 0)
+                spdlog::warn("{} shrank while it was being uploaded; the remote copy is padded",
+                             path);
+            if (archive_write_finish_entry(archive_.get()) != ARCHIVE_OK)
+                throw fail("cannot add " + path + " to the upload archive");
+            file_.reset();
+            current_ = nullptr;
+        }
+    }
+
+    const std::vector<UploadItem>& items_;
+    ArchiveWritePtr archive_;
+    std::string pending_;  // archive bytes written by libarchive, not yet handed out
+    size_t offset_ = 0;
+    std::vector<char> chunk_;
+    size_t next_ = 0;
+    const UploadItem* current_ = nullptr;
+    UniqueFd file_;
+    uint64_t remaining_ = 0;
+    bool finished_ = false;
+    std::exception_ptr error_;
+    TransferStats stats_;
+};
+
+}  // namespace
+
+TransferStats upload(Remote& remote, const std::string& remote_base,
+                     const std::vector<UploadItem>& items) {
+    check_items(items);
+    TarProducer producer(items);
+    const std::string command = "B=" + shell_quote_path(remote_base) + "; " + kUploadScript;
+    std::string err;
+    int status = remote.stream(
+        command, [&](char* buffer, size_t capacity) { return producer.fill(buffer, capacity); }, {},
+        [&](std::string_view d) { err.append(d); });
+    // A local failure cut the archive short, so the remote error is only its consequence.
+    producer.rethrow_error();
+    if (status != 0)
+        throw remote_failure(remote, "unpacking the upload into " + remote_base, status, err);
+    spdlog::debug("uploaded {} files, {} bytes to {}:{}", producer.stats().files,
+                  producer.stats().bytes, remote.name(), remote_base);
+    return producer.stats();
+}
+
+}  // namespace mlt

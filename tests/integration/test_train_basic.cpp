@@ -1,0 +1,163 @@
+// `mlt ssh ... train` end to end with the example model: how the host, the model and the
+// settings are found, and what a finished (or failed) run leaves behind.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "harness/expect.h"
+#include "harness/files.h"
+#include "harness/train_fixture.h"
+
+namespace mlt_test {
+namespace {
+
+constexpr int kEpochs = 8;  // the example model's default
+
+// The example's sidecar as the tests use it: the system python (the remote login shell may
+// find another one first), the summary download, and a shutdown command leaving a trace.
+const char* const kExampleSidecar =
+    "ssh:\n"
+    "  train_cmd: \"/usr/bin/python3 {spec}\"\n"
+    "  download_files: [results/summary.txt]\n"
+    "  shutdown_cmds: [\"echo shutdown >> shutdown.log\"]\n";
+
+class TrainBasicTest : public TrainTest {
+  protected:
+    // Everything a successful first run `r` of the example model `model` leaves behind.
+    void expect_collected_success(const std::string& model, const ProcessResult& r) const;
+};
+
+void TrainBasicTest::expect_collected_success(const std::string& model,
+                                              const ProcessResult& r) const {
+    SCOPED_TRACE("model " + model);
+    // The archive next to the spec, complete and matching the remote sha256.
+    const std::string archive = project() + "/" + model + ".mltk.zip";
+    ASSERT_TRUE(path_exists(archive)) << describe(r);
+    EXPECT_TRUE(valid_zip(archive));
+    EXPECT_TRUE(has_text(zip_listing(archive), model + ".weights.json"));
+    EXPECT_EQ(sha256_of(archive), trim(read_or_empty(remote() + "/.mlt/" + model + "/sha256")));
+
+    // The remote log dir collected into the local log dir.
+    const std::string logs = env().home() + "/.mltk/models/" + model;
+    for (int i = 1; i <= kEpochs; ++i) {
+        char name[64];
+        std::snprintf(name, sizeof name, "/checkpoints/checkpoint-%04d.json", i);
+        EXPECT_TRUE(path_exists(logs + name)) << logs + name << "\n" << describe(r);
+    }
+    EXPECT_TRUE(has_text(read_or_empty(logs + "/history.json"), "\"epoch\": 8"));
+
+    // The console log: streamed to stdout and kept locally, every epoch exactly once.
+    const std::string console = read_or_empty(logs + "/mlt_ssh_train_" + model + ".log");
+    EXPECT_TRUE(each_epoch_once(console, kEpochs));
+    EXPECT_TRUE(has_text(console, "training finished"));
+    EXPECT_TRUE(each_epoch_once(r.out, kEpochs));
+    EXPECT_TRUE(has_text(console, "model " + model + ":")) << "MLT_MODEL not seen by the training";
+
+    // download_files, shutdown_cmds (once), lock released, history.
+    EXPECT_TRUE(has_text(read_or_empty(project() + "/results/summary.txt"), "model: " + model));
+    EXPECT_EQ(read_or_empty(remote() + "/shutdown.log"), "shutdown\n");
+    EXPECT_FALSE(path_exists(remote() + "/.mlt/" + model + "/lock")) << job_state(model);
+    EXPECT_EQ(job_exit_status(model), 0) << job_state(model);
+    auto runs = history();
+    ASSERT_EQ(runs.size(), 1u) << read_or_empty(history_path());
+    EXPECT_EQ(runs.back()["model"], model);
+    EXPECT_EQ(runs.back()["status"], "success") << read_or_empty(history_path());
+    EXPECT_EQ(runs.back()["exit_status"], "0") << read_or_empty(history_path());
+    EXPECT_TRUE(wait_no_remote_processes());
+}
+
+TEST_F(TrainBasicTest, SettingsOnlyRunTrainsTheExample) {
+    copy_example();
+    write_model_settings("logistic_model", kExampleSidecar);
+    write_user_settings("  host_key_checking: yes\n");
+    ProcessResult r = mlt({"ssh", "train", "logistic_model", "--", "--sleep", "0.05"});
+    ASSERT_EQ(r.exit_code, 0) << describe(r) << job_state("logistic_model");
+    EXPECT_TRUE(logged_in());
+    expect_collected_success("logistic_model", r);
+    // The spec went to the remote dir of the settings.
+    EXPECT_EQ(read_or_empty(remote() + "/logistic_model.py"),
+              read_file(project() + "/logistic_model.py"));
+    EXPECT_TRUE(path_exists(remote_logs_root() + "/logistic_model/checkpoints/checkpoint-0008.json"))
+        << "remote_log_dir of the settings not used";
+}
+
+TEST_F(TrainBasicTest, EverythingOnTheCommandLine) {
+    // No user settings at all; the model's sidecar only says how to train, not where.
+    copy_example();
+    write_model_settings("logistic_model",
+                         std::string(kExampleSidecar) + "  remote_log_dir: \"" +
+                             remote_logs_root() + "/{model}\"\n");
+    ASSERT_FALSE(path_exists(env().settings_path()));
+    ProcessResult r = mlt({"ssh", "-h", host_with_dir(), "-i", sshd().client_key_path(), "train",
+                           "logistic_model", "--", "--sleep", "0.05"});
+    ASSERT_EQ(r.exit_code, 0) << describe(r) << job_state("logistic_model");
+    expect_collected_success("logistic_model", r);
+    EXPECT_TRUE(path_exists(remote() + "/logistic_model.py")) << "remote dir of -h not used";
+}
+
+TEST_F(TrainBasicTest, TestSuffixTrainsTheSpecUnderTheTestName) {
+    copy_example();
+    write_model_settings("logistic_model", kExampleSidecar);
+    write_user_settings();
+    ProcessResult r = mlt({"ssh", "train", "logistic_model-test", "--", "--sleep", "0.05"});
+    ASSERT_EQ(r.exit_code, 0) << describe(r) << job_state("logistic_model-test");
+    expect_collected_success("logistic_model-test", r);
+    EXPECT_FALSE(path_exists(local_archive("logistic_model")));
+    EXPECT_FALSE(path_exists(local_logs("logistic_model")));
+    EXPECT_FALSE(path_exists(job_dir("logistic_model"))) << "job state under the spec's name";
+    // The spec keeps its own file name on the remote.
+    EXPECT_TRUE(path_exists(remote() + "/logistic_model.py"));
+}
+
+TEST_F(TrainBasicTest, SshConfigAlias) {
+    copy_example();
+    write_model_settings("logistic_model", kExampleSidecar);
+    trust_server_in(custom_known_hosts());
+    write_file(env().ssh_dir() + "/config",
+               ssh_config_entry("trainbox", sshd().port(), custom_known_hosts()), 0600);
+    // Only the remote dirs come from the settings: host, port, user and key from the alias.
+    env().write_settings(base_settings(/*connection=*/false));
+    ProcessResult r =
+        mlt({"ssh", "-h", "trainbox", "train", "logistic_model", "--", "--sleep", "0.05"});
+    ASSERT_EQ(r.exit_code, 0) << describe(r) << sshd_log();
+    EXPECT_TRUE(logged_in());
+    expect_collected_success("logistic_model", r);
+}
+
+TEST_F(TrainBasicTest, FailingTrainingExitsWithItsStatusAndStillCollects) {
+    copy_example();
+    write_model_settings("logistic_model", kExampleSidecar);
+    write_user_settings();
+    ProcessResult r = mlt({"ssh", "train", "logistic_model", "--", "--fail-at-epoch", "2",
+                           "--sleep", "0.05"});
+    EXPECT_EQ(r.exit_code, 3) << "the training's own status\n" << describe(r);
+    EXPECT_EQ(job_exit_status("logistic_model"), 3) << job_state("logistic_model");
+    // Logs of the epochs done are collected, including the failure on stderr.
+    const std::string logs = local_logs("logistic_model");
+    EXPECT_TRUE(path_exists(logs + "/checkpoints/checkpoint-0001.json")) << describe(r);
+    EXPECT_TRUE(path_exists(logs + "/checkpoints/checkpoint-0002.json")) << describe(r);
+    EXPECT_FALSE(path_exists(logs + "/checkpoints/checkpoint-0003.json"));
+    const std::string console = read_or_empty(local_console("logistic_model"));
+    EXPECT_TRUE(has_text(console, "epoch 2/8 "));
+    EXPECT_TRUE(has_text(console, "simulated failure after epoch 2"));
+    EXPECT_TRUE(lacks_text(console, "epoch 3/8"));
+    // No archive was made; shutdown still ran once; the lock is released.
+    EXPECT_FALSE(path_exists(local_archive("logistic_model")));
+    EXPECT_EQ(read_or_empty(remote() + "/shutdown.log"), "shutdown\n") << describe(r);
+    EXPECT_FALSE(path_exists(job_file("logistic_model", "lock"))) << job_state("logistic_model");
+    auto runs = history();
+    ASSERT_EQ(runs.size(), 1u) << read_or_empty(history_path());
+    EXPECT_EQ(runs.back()["status"], "failed") << read_or_empty(history_path());
+    EXPECT_EQ(runs.back()["exit_status"], "3") << read_or_empty(history_path());
+
+    // The next run is not refused (the failed job was collected) and resumes at epoch 3.
+    r = mlt({"ssh", "train", "logistic_model", "--", "--sleep", "0.05"});
+    ASSERT_EQ(r.exit_code, 0) << describe(r);
+    EXPECT_TRUE(has_text(r.out, "resuming from checkpoint-0002.json"));
+    EXPECT_TRUE(lacks_text(r.out, "epoch 1/8"));
+    EXPECT_TRUE(has_text(r.out, "epoch 8/8"));
+    EXPECT_TRUE(valid_zip(local_archive("logistic_model")));
+}
+
+}  // namespace
+}  // namespace mlt_test

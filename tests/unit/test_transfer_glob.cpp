@@ -1,0 +1,140 @@
+// glob_match (MLTK's upload/download globs) and expand_local_glob.
+
+#include <gtest/gtest.h>
+
+#include "mlt/transfer/transfer.h"
+#include "mlt/util/error.h"
+#include "transfer_fixtures.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+using mlt::test::TempDir;
+using mlt::test::write_file;
+
+struct GlobCase {
+    const char* pattern;
+    const char* path;
+    bool match;
+};
+
+TEST(GlobMatch, Table) {
+    const GlobCase cases[] = {
+        {"data/*.csv", "data/a.csv", true},
+        {"data/*.csv", "data/x/y.csv", false},
+        {"data/*.csv", "data/.hidden.csv", true},
+        {"data/*.csv", "other/a.csv", false},
+        {"data/*.csv", "data/a.csvx", false},
+        {"data/**", "data/a.csv", true},
+        {"data/**", "data/x/y/z.bin", true},
+        {"data/**", "database/a", false},
+        {"data/**", "other/data/a", false},
+        {"**/*.py", "a.py", true},
+        {"**/*.py", "x/y/a.py", true},
+        {"**/*.py", "x/y/a.pyc", false},
+        {"**", "anything/at/all", true},
+        {"**", "top", true},
+        {"a/**/b", "a/b", true},
+        {"a/**/b", "a/x/b", true},
+        {"a/**/b", "a/x/y/b", true},
+        {"a/**/b", "a/x/y/c", false},
+        {"a/**/b/**/c", "a/1/b/2/3/c", true},
+        {"a/**/b/**/c", "a/b/c", true},
+        {"a/**/b/**/c", "a/c/b", false},
+        {"**/x/**", "1/2/x/3/4", true},
+        {"**/x/**", "1/2/y/3/4", false},
+        {"?.txt", "a.txt", true},
+        {"?.txt", "ab.txt", false},
+        {"?/b", "a/b", true},
+        {"a?b", "a/b", false},
+        {"a*b", "a/b", false},
+        {"[abc].txt", "b.txt", true},
+        {"[abc].txt", "d.txt", false},
+        {"[!abc].txt", "d.txt", true},
+        {"[a-c]x", "bx", true},
+        {"file.txt", "file.txt", true},
+        {"file.txt", "dir/file.txt", false},
+        {"./data/*.csv", "data/a.csv", true},
+        {"data/*.csv", "./data/a.csv", true},
+        {"dir/", "dir", true},
+        {"a\\b", "a\\b", true},
+        {"sp ace/*", "sp ace/x y", true},
+        {"*", "", false},
+        {"**", "", true},
+    };
+    for (const auto& c : cases)
+        EXPECT_EQ(mlt::glob_match(c.pattern, c.path), c.match)
+            << "pattern '" << c.pattern << "' path '" << c.path << "'";
+}
+
+class GlobExpand : public ::testing::Test {
+protected:
+    void SetUp() override {
+        for (const char* f : {"a.py", "x/y/a.py", "data/1.csv", "data/x/2.csv", "data/x/y.txt",
+                              ".hidden/h.py", "sp ace/f g.txt"})
+            write_file(base / f, f);
+        write_file(outside / "secret.py", "outside");
+        write_file(outside / "sub/deep.py", "outside");
+        fs::create_directory_symlink(outside.path(), base / "link_dir");
+        fs::create_directory_symlink(outside.path(), base / "data/x/link_dir");
+        fs::create_symlink(base / "data/1.csv", base / "link_file.csv");
+        fs::create_symlink(base / "gone", base / "dangling.py");
+    }
+
+    std::vector<std::string> remote_paths(const std::string& pattern) {
+        std::vector<std::string> out;
+        for (const auto& item : mlt::expand_local_glob(base.path(), pattern)) {
+            EXPECT_EQ(item.local_path, base / item.remote_path);
+            out.push_back(item.remote_path);
+        }
+        return out;
+    }
+
+    TempDir base, outside;
+    using V = std::vector<std::string>;
+};
+
+TEST_F(GlobExpand, WildcardsMatchFilesOnly) {
+    EXPECT_EQ(remote_paths("data/*.csv"), V{"data/1.csv"});
+    EXPECT_EQ(remote_paths("data/**"), (V{"data/1.csv", "data/x/2.csv", "data/x/y.txt"}));
+    EXPECT_EQ(remote_paths("**/*.py"), (V{".hidden/h.py", "a.py", "x/y/a.py"}));
+    EXPECT_EQ(remote_paths("*.csv"), V{"link_file.csv"});
+    EXPECT_EQ(remote_paths("sp ace/*"), V{"sp ace/f g.txt"});
+    EXPECT_EQ(remote_paths("data/*"), V{"data/1.csv"});
+}
+
+TEST_F(GlobExpand, LiteralDirectoryIsWholeTree) {
+    EXPECT_EQ(remote_paths("data"), (V{"data/1.csv", "data/x/2.csv", "data/x/y.txt"}));
+    EXPECT_EQ(remote_paths("./data/"), (V{"data/1.csv", "data/x/2.csv", "data/x/y.txt"}));
+    EXPECT_EQ(remote_paths("data/x/y.txt"), V{"data/x/y.txt"});
+    EXPECT_EQ(remote_paths("link_file.csv"), V{"link_file.csv"});
+}
+
+TEST_F(GlobExpand, NothingMatchingIsEmpty) {
+    EXPECT_TRUE(remote_paths("missing.txt").empty());
+    EXPECT_TRUE(remote_paths("nothing/*.csv").empty());
+    EXPECT_TRUE(remote_paths("data/1.csv/x").empty());
+    EXPECT_TRUE(remote_paths("*.nope").empty());
+    EXPECT_TRUE(remote_paths("dangling.py").empty());
+}
+
+TEST_F(GlobExpand, NeverFollowsDirectorySymlinks) {
+    EXPECT_TRUE(remote_paths("link_dir").empty());
+    EXPECT_TRUE(remote_paths("link_dir/*.py").empty());
+    EXPECT_TRUE(remote_paths("link_dir/sub").empty());
+    for (const auto& p : remote_paths("**")) {
+        EXPECT_EQ(p.find("link_dir"), std::string::npos) << p;
+        EXPECT_EQ(p.find("dangling"), std::string::npos) << p;
+    }
+    const auto all = remote_paths(".");
+    EXPECT_EQ(all.size(), 8u);  // the 7 files and link_file.csv
+}
+
+TEST_F(GlobExpand, EscapingPatternsAreErrors) {
+    EXPECT_THROW(mlt::expand_local_glob(base.path(), "../x"), mlt::Error);
+    EXPECT_THROW(mlt::expand_local_glob(base.path(), "a/../../x/*"), mlt::Error);
+    EXPECT_THROW(mlt::expand_local_glob(base.path(), "/etc/passwd"), mlt::Error);
+    EXPECT_THROW(mlt::expand_local_glob(base.path(), ""), mlt::Error);
+}
+
+}  // namespace

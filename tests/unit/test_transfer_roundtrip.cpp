@@ -1,0 +1,351 @@
+// upload/download/list through the real pipeline: libarchive here, GNU tar and find on the
+// "remote" (this machine, via LocalRemote).
+
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+
+#include <map>
+
+#include "local_remote.h"
+#include "mlt/transfer/transfer.h"
+#include "mlt/util/error.h"
+#include "transfer_fixtures.h"
+
+namespace {
+
+using mlt::test::LocalRemote;
+using mlt::test::slurp;
+using mlt::test::TempDir;
+using mlt::test::write_file;
+
+// Deterministic bytes that differ at every offset of interest.
+std::string pattern_bytes(size_t size) {
+    std::string s(size, '\0');
+    uint32_t x = 12345;
+    for (size_t i = 0; i < size; ++i) {
+        x = x * 1103515245u + 12345u;
+        s[i] = static_cast<char>(x >> 24);
+    }
+    return s;
+}
+
+// Relative path -> content, for a tree of awkward names.
+std::map<std::string, std::string> odd_tree() {
+    std::map<std::string, std::string> files = {
+        {"plain.txt", "plain\n"},
+        {"with space.txt", "space"},
+        {"quote's \"double\" $x `y`.txt", "quotes"},
+        {"new\nline.txt", "newline"},
+        {"tab\there", "tab"},
+        {"-dash.txt", "dash"},
+        {"back\\slash", "backslash"},
+        {"\xc3\xbc"
+         "n"
+         "\xc3\xaf"
+         "c"
+         "\xc3\xb6"
+         "d"
+         "\xc3\xa9"
+         "-\xe6\x97\xa5\xe6\x9c\xac.txt",
+         "unicode"},
+        {"not-utf8-\xff\xfe.bin", "raw bytes"},
+        {"empty", ""},
+        {"dir/sub/deep.bin", "deep"},
+        {"dir/with space/x y.txt", "nested space"},
+        {std::string(120, 'd') + "/" + std::string(150, 'n') + ".txt", "long name"},
+        {"big.bin", pattern_bytes(20 * 1024 * 1024 + 17)},
+    };
+    return files;
+}
+
+std::vector<mlt::UploadItem> make_items(const TempDir& src,
+                                        const std::map<std::string, std::string>& files) {
+    std::vector<mlt::UploadItem> items;
+    for (const auto& [rel, content] : files) {
+        write_file(src / rel, content);
+        items.push_back({src / rel, rel});
+    }
+    return items;
+}
+
+struct stat stat_of(const std::string& path) {
+    struct stat st {};
+    EXPECT_EQ(::lstat(path.c_str(), &st), 0) << path;
+    return st;
+}
+
+TEST(TransferRoundTrip, OddNamesSurviveUploadAndDownload) {
+    TempDir src, remote_dir, back;
+    const auto files = odd_tree();
+    LocalRemote remote;
+    const std::string base = remote_dir / "new base/x";  // created by the upload
+
+    mlt::TransferStats up = mlt::upload(remote, base, make_items(src, files));
+    EXPECT_EQ(up.files, files.size());
+    uint64_t total = 0;
+    for (const auto& [rel, content] : files) total += content.size();
+    EXPECT_EQ(up.bytes, total);
+    for (const auto& [rel, content] : files) EXPECT_EQ(slurp(base + "/" + rel), content) << rel;
+
+    std::vector<std::string> listed = mlt::list_remote_files(remote, base);
+    std::vector<std::string> expected;
+    for (const auto& [rel, content] : files) expected.push_back(rel);
+    EXPECT_EQ(listed, expected);  // both sorted
+
+    mlt::TransferStats down = mlt::download(remote, base, listed, back.path());
+    EXPECT_EQ(down.files, files.size());
+    EXPECT_EQ(down.bytes, total);
+    for (const auto& [rel, content] : files) EXPECT_EQ(slurp(back / rel), content) << rel;
+    EXPECT_TRUE(mlt::test::part_files(back.path()).empty());
+}
+
+TEST(TransferRoundTrip, MtimesAndModesAreKept) {
+    TempDir src, remote_dir, back;
+    write_file(src / "run.sh", "#!/bin/sh\necho hi\n");
+    write_file(src / "secret.txt", "s");
+    ASSERT_EQ(::chmod((src / "run.sh").c_str(), 0755), 0);
+    ASSERT_EQ(::chmod((src / "secret.txt").c_str(), 0640), 0);
+    const timespec times[2] = {{0, UTIME_OMIT}, {1500000000, 123456789}};
+    ASSERT_EQ(::utimensat(AT_FDCWD, (src / "run.sh").c_str(), times, 0), 0);
+    ASSERT_EQ(::utimensat(AT_FDCWD, (src / "secret.txt").c_str(), times, 0), 0);
+
+    LocalRemote remote;
+    mlt::upload(remote, remote_dir.path(),
+                {{src / "run.sh", "bin/run.sh"}, {src / "secret.txt", "secret.txt"}});
+    for (const std::string& dir : {remote_dir.path()}) {
+        struct stat run = stat_of(dir + "/bin/run.sh");
+        EXPECT_EQ(run.st_mode & 07777, 0755u);
+        EXPECT_EQ(run.st_mtim.tv_sec, 1500000000);
+        EXPECT_EQ(run.st_mtim.tv_nsec, 123456789);
+        EXPECT_EQ(stat_of(dir + "/secret.txt").st_mode & 07777, 0640u);
+    }
+
+    mlt::download(remote, remote_dir.path(), {"bin", "secret.txt"}, back.path());
+    struct stat run = stat_of(back / "bin/run.sh");
+    EXPECT_EQ(run.st_mode & 07777, 0755u);
+    EXPECT_EQ(run.st_mtim.tv_sec, 1500000000);
+    EXPECT_EQ(run.st_mtim.tv_nsec, 123456789);
+    struct stat secret = stat_of(back / "secret.txt");
+    EXPECT_EQ(secret.st_mode & 07777, 0640u);
+    EXPECT_EQ(secret.st_mtim.tv_nsec, 123456789);
+
+    auto info = mlt::list_remote_file_info(remote, remote_dir.path());
+    ASSERT_EQ(info.size(), 2u);
+    EXPECT_EQ(info[0].path, "bin/run.sh");
+    EXPECT_EQ(info[0].size, 18u);
+    EXPECT_EQ(info[0].mtime_ns, 1500000000123456789);
+    EXPECT_EQ(info[1].path, "secret.txt");
+    EXPECT_EQ(info[1].size, 1u);
+}
+
+TEST(TransferRoundTrip, HomeRelativeBase) {
+    TempDir home, src, back;
+    mlt::test::ScopedEnv env("HOME", home.path());
+    write_file(src / "a b.txt", "home");
+    LocalRemote remote;
+    mlt::upload(remote, "~/proj dir/x", {{src / "a b.txt", "in/a b.txt"}});
+    EXPECT_EQ(slurp(home / "proj dir/x/in/a b.txt"), "home");
+    EXPECT_EQ(mlt::list_remote_files(remote, "~/proj dir/x"),
+              std::vector<std::string>{"in/a b.txt"});
+    mlt::download(remote, "~/proj dir/x", {"in"}, back.path());
+    EXPECT_EQ(slurp(back / "in/a b.txt"), "home");
+    EXPECT_EQ(mlt::download_file(remote, "~/proj dir/x/in/a b.txt", back / "single"), 4u);
+    EXPECT_EQ(slurp(back / "single"), "home");
+}
+
+TEST(TransferRoundTrip, ListRemoteFiles) {
+    TempDir dir;
+    write_file(dir / "a.txt", "a");
+    write_file(dir / "sub/b\nc.txt", "bc");
+    write_file(dir / ".hidden/d", "d");
+    std::filesystem::create_directories(dir / "empty_dir");
+    std::filesystem::create_symlink(dir / "a.txt", dir / "link");
+    LocalRemote remote;
+    EXPECT_EQ(mlt::list_remote_files(remote, dir.path()),
+              (std::vector<std::string>{".hidden/d", "a.txt", "sub/b\nc.txt"}));
+    EXPECT_TRUE(mlt::list_remote_files(remote, dir / "missing").empty());
+    EXPECT_TRUE(mlt::list_remote_file_info(remote, dir / "missing").empty());
+    EXPECT_EQ(remote.commands_run, 3);
+    auto info = mlt::list_remote_file_info(remote, dir.path());
+    ASSERT_EQ(info.size(), 3u);
+    EXPECT_EQ(info[2].path, "sub/b\nc.txt");
+    EXPECT_EQ(info[2].size, 2u);
+}
+
+TEST(TransferRoundTrip, DownloadDirectoriesAndReplaceFiles) {
+    TempDir remote_dir, back;
+    write_file(remote_dir / "results/r1/m.bin", "model");
+    write_file(remote_dir / "results/r2/log.txt", "log");
+    write_file(remote_dir / "other.txt", "not asked for");
+    write_file(back / "results/r1/m.bin", "stale old content");
+    LocalRemote remote;
+    mlt::TransferStats s = mlt::download(remote, remote_dir.path(), {"results"}, back.path());
+    EXPECT_EQ(s.files, 2u);
+    EXPECT_EQ(slurp(back / "results/r1/m.bin"), "model");
+    EXPECT_EQ(slurp(back / "results/r2/log.txt"), "log");
+    EXPECT_FALSE(std::filesystem::exists(back / "other.txt"));
+    EXPECT_EQ(mlt::download(remote, remote_dir.path(), {}, back.path()).files, 0u);
+}
+
+TEST(TransferRoundTrip, DownloadOfAMissingPathQuotesTarsError) {
+    TempDir remote_dir, back;
+    write_file(remote_dir / "here.txt", "here");
+    LocalRemote remote;
+    try {
+        mlt::download(remote, remote_dir.path(), {"here.txt", "not-there.txt"}, back.path());
+        FAIL() << "no error";
+    } catch (const mlt::Error& e) {
+        EXPECT_EQ(e.kind(), mlt::ErrorKind::remote);
+        EXPECT_NE(std::string(e.what()).find("not-there.txt"), std::string::npos) << e.what();
+    }
+    // What did arrive is complete and kept.
+    EXPECT_EQ(slurp(back / "here.txt"), "here");
+    EXPECT_THROW(mlt::download(remote, remote_dir / "no-base", {"x"}, back.path()), mlt::Error);
+}
+
+TEST(TransferRoundTrip, DownloadFile) {
+    TempDir remote_dir, back;
+    write_file(remote_dir / "it's here.bin", pattern_bytes(300000));
+    LocalRemote remote;
+    EXPECT_EQ(mlt::download_file(remote, remote_dir / "it's here.bin", back / "new/dir/out.bin"),
+              300000u);
+    EXPECT_EQ(slurp(back / "new/dir/out.bin"), pattern_bytes(300000));
+    try {
+        mlt::download_file(remote, remote_dir / "gone.bin", back / "gone.bin");
+        FAIL() << "no error";
+    } catch (const mlt::Error& e) {
+        EXPECT_EQ(e.kind(), mlt::ErrorKind::remote);
+        EXPECT_NE(std::string(e.what()).find("gone.bin"), std::string::npos) << e.what();
+    }
+    EXPECT_FALSE(std::filesystem::exists(back / "gone.bin"));
+    EXPECT_TRUE(mlt::test::part_files(back.path()).empty());
+}
+
+TEST(TransferRoundTrip, UploadChecksLocalFilesBeforeSending) {
+    TempDir src, remote_dir;
+    write_file(src / "ok.txt", "ok");
+    LocalRemote remote;
+    try {
+        mlt::upload(remote, remote_dir.path(),
+                    {{src / "ok.txt", "ok.txt"}, {src / "missing.txt", "missing.txt"}});
+        FAIL() << "no error";
+    } catch (const mlt::Error& e) {
+        EXPECT_EQ(e.kind(), mlt::ErrorKind::io);
+        EXPECT_EQ(e.code(), mlt::exit_code::kUsage);
+        EXPECT_NE(std::string(e.what()).find("missing.txt"), std::string::npos);
+    }
+    EXPECT_THROW(mlt::upload(remote, remote_dir.path(), {{src.path(), "dir"}}), mlt::Error);
+    EXPECT_THROW(mlt::upload(remote, remote_dir.path(), {{src / "ok.txt", "../ok.txt"}}),
+                 mlt::Error);
+    EXPECT_THROW(mlt::upload(remote, remote_dir.path(), {{src / "ok.txt", "/abs.txt"}}),
+                 mlt::Error);
+    EXPECT_EQ(remote.commands_run, 0);
+}
+
+TEST(TransferRoundTrip, UploadFailureQuotesRemoteStderr) {
+    TempDir src, remote_dir;
+    write_file(src / "a.txt", "a");
+    write_file(remote_dir / "file", "a file where a directory should be");
+    LocalRemote remote;
+    try {
+        mlt::upload(remote, remote_dir / "file/sub", {{src / "a.txt", "a.txt"}});
+        FAIL() << "no error";
+    } catch (const mlt::Error& e) {
+        EXPECT_EQ(e.kind(), mlt::ErrorKind::remote);
+        EXPECT_NE(std::string(e.what()).find("mkdir"), std::string::npos) << e.what();
+        EXPECT_NE(std::string(e.what()).find(remote.name()), std::string::npos) << e.what();
+    }
+}
+
+// Stdin is sent completely before output is read: a remote tar that printed an error per
+// file while unpacking would fill its stderr and stop reading (LocalRemote would hang).
+TEST(TransferRoundTrip, ManyRemoteErrorsDuringUploadDoNotBlock) {
+    TempDir src, remote_dir;
+    std::vector<mlt::UploadItem> items;
+    // Long names: about 100 KiB of complaints from few files (removing many is slow).
+    for (int i = 0; i < 400; ++i) {
+        const std::string name = "file-" + std::to_string(i) + "-" + std::string(200, 'n');
+        write_file(src / name, "x");
+        // A non-empty directory where the file should go: tar complains about each one.
+        std::filesystem::create_directories(remote_dir / (name + "/occupied"));
+        items.push_back({src / name, name});
+    }
+    LocalRemote remote;
+    try {
+        mlt::upload(remote, remote_dir.path(), items);
+        FAIL() << "no error";
+    } catch (const mlt::Error& e) {
+        EXPECT_EQ(e.kind(), mlt::ErrorKind::remote);
+        EXPECT_NE(std::string(e.what()).find("file-0-nnn"), std::string::npos);
+        EXPECT_LT(std::string(e.what()).size(), 70000u);
+    }
+}
+
+// The same for download: the name list (here > 100 KiB) must be read completely before
+// tar starts writing the archive.
+TEST(TransferRoundTrip, LongNameListsDoNotBlockTheDownload) {
+    TempDir remote_dir, back;
+    std::vector<std::string> names;
+    for (int i = 0; i < 500; ++i) {
+        names.push_back("dir/" + std::to_string(i) + "-" + std::string(200, 'n'));
+        write_file(remote_dir / names.back(), std::to_string(i));
+    }
+    LocalRemote remote;
+    mlt::TransferStats s = mlt::download(remote, remote_dir.path(), names, back.path());
+    EXPECT_EQ(s.files, names.size());
+    EXPECT_EQ(slurp(back / names[123]), "123");
+}
+
+// A LocalRemote that runs `before` just before streaming, i.e. after upload() checked the
+// local files.
+class MeddlingRemote : public LocalRemote {
+public:
+    explicit MeddlingRemote(std::function<void()> before) : before_(std::move(before)) {}
+    int stream(const std::string& command, const mlt::InputSource& input,
+               const mlt::OutputSink& on_stdout, const mlt::OutputSink& on_stderr) override {
+        before_();
+        return LocalRemote::stream(command, input, on_stdout, on_stderr);
+    }
+
+private:
+    std::function<void()> before_;
+};
+
+TEST(TransferRoundTrip, LocalFileVanishingMidUploadIsAnIoError) {
+    TempDir src, remote_dir;
+    write_file(src / "first.txt", "first");
+    write_file(src / "second.txt", "second");
+    MeddlingRemote remote([&] { std::filesystem::remove(src / "second.txt"); });
+    try {
+        mlt::upload(remote, remote_dir.path(),
+                    {{src / "first.txt", "first.txt"}, {src / "second.txt", "second.txt"}});
+        FAIL() << "no error";
+    } catch (const mlt::Error& e) {
+        EXPECT_EQ(e.kind(), mlt::ErrorKind::io);
+        EXPECT_NE(std::string(e.what()).find("second.txt"), std::string::npos) << e.what();
+    }
+    EXPECT_FALSE(std::filesystem::exists(remote_dir / "second.txt"));
+}
+
+TEST(TransferRoundTrip, LocalFileChangedAfterTheCheckIsSentAsItIsWhenItsTurnComes) {
+    TempDir src, remote_dir;
+    write_file(src / "log.txt", std::string(100000, 'l'));
+    write_file(src / "after.txt", "after");
+    MeddlingRemote remote([&] { std::filesystem::resize_file(src / "log.txt", 10); });
+    mlt::TransferStats s =
+        mlt::upload(remote, remote_dir.path(),
+                    {{src / "log.txt", "log.txt"}, {src / "after.txt", "after.txt"}});
+    EXPECT_EQ(s.bytes, 15u);
+    EXPECT_EQ(slurp(remote_dir / "log.txt"), std::string(10, 'l'));
+    EXPECT_EQ(slurp(remote_dir / "after.txt"), "after");
+}
+
+TEST(TransferRoundTrip, EmptyUploadStillCreatesTheBase) {
+    TempDir remote_dir;
+    LocalRemote remote;
+    mlt::TransferStats s = mlt::upload(remote, remote_dir / "made", {});
+    EXPECT_EQ(s.files, 0u);
+    EXPECT_TRUE(std::filesystem::is_directory(remote_dir / "made"));
+}
+
+}  // namespace
