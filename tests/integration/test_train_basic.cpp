@@ -2,6 +2,7 @@
 // settings are found, and what a finished (or failed) run leaves behind.
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <string>
 
 #include "harness/expect.h"
@@ -77,16 +78,16 @@ TEST_F(TrainBasicTest, SettingsOnlyRunTrainsTheExample) {
     // The spec went to the remote dir of the settings.
     EXPECT_EQ(read_or_empty(remote() + "/logistic_model.py"),
               read_file(project() + "/logistic_model.py"));
-    EXPECT_TRUE(path_exists(remote_logs_root() + "/logistic_model/checkpoints/checkpoint-0008.json"))
+    EXPECT_TRUE(
+        path_exists(remote_logs_root() + "/logistic_model/checkpoints/checkpoint-0008.json"))
         << "remote_log_dir of the settings not used";
 }
 
 TEST_F(TrainBasicTest, EverythingOnTheCommandLine) {
     // No user settings at all; the model's sidecar only says how to train, not where.
     copy_example();
-    write_model_settings("logistic_model",
-                         std::string(kExampleSidecar) + "  remote_log_dir: \"" +
-                             remote_logs_root() + "/{model}\"\n");
+    write_model_settings("logistic_model", std::string(kExampleSidecar) + "  remote_log_dir: \"" +
+                                               remote_logs_root() + "/{model}\"\n");
     ASSERT_FALSE(path_exists(env().settings_path()));
     ProcessResult r = mlt({"ssh", "-h", host_with_dir(), "-i", sshd().client_key_path(), "train",
                            "logistic_model", "--", "--sleep", "0.05"});
@@ -128,8 +129,8 @@ TEST_F(TrainBasicTest, FailingTrainingExitsWithItsStatusAndStillCollects) {
     copy_example();
     write_model_settings("logistic_model", kExampleSidecar);
     write_user_settings();
-    ProcessResult r = mlt({"ssh", "train", "logistic_model", "--", "--fail-at-epoch", "2",
-                           "--sleep", "0.05"});
+    ProcessResult r =
+        mlt({"ssh", "train", "logistic_model", "--", "--fail-at-epoch", "2", "--sleep", "0.05"});
     EXPECT_EQ(r.exit_code, 3) << "the training's own status\n" << describe(r);
     EXPECT_EQ(job_exit_status("logistic_model"), 3) << job_state("logistic_model");
     // Logs of the epochs done are collected, including the failure on stderr.

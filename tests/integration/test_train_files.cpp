@@ -46,12 +46,13 @@ TEST_F(TrainFilesTest, EnvironmentValuesArriveExactlyAndExpandHome) {
                       "printf '[%s]\\n' \"$SPACES\" \"$QUOTES\" \"$AT_HOME\" \"$FROM_MODEL\" "
                       "\"$OVERRIDDEN\"\n");
     // The model's sidecar uses the mapping form; it wins per variable over the user list.
-    write_model_settings("envtest", std::string(kShellSidecar) +
-                                        "  environment:\n"
-                                        "    FROM_MODEL: \"model value\"\n"
-                                        "    OVERRIDDEN: \"from the model\"\n"
-                                        "  startup_cmds: [\"printf 'startup [%s]\\\\n' \\\"$QUOTES\\\"\"]\n"
-                                        "  shutdown_cmds: [\"printf '[%s]' \\\"$QUOTES\\\" > shutdown-env.txt\"]\n");
+    write_model_settings(
+        "envtest", std::string(kShellSidecar) +
+                       "  environment:\n"
+                       "    FROM_MODEL: \"model value\"\n"
+                       "    OVERRIDDEN: \"from the model\"\n"
+                       "  startup_cmds: [\"printf 'startup [%s]\\\\n' \\\"$QUOTES\\\"\"]\n"
+                       "  shutdown_cmds: [\"printf '[%s]' \\\"$QUOTES\\\" > shutdown-env.txt\"]\n");
     write_user_settings(
         "  environment:\n"
         "    - \"SPACES=two  words\tand a tab \"\n"
@@ -100,16 +101,22 @@ TEST_F(TrainFilesTest, UploadAndDownloadGlobsAndAbsolutePairs) {
                       "set -e\n"
                       "mkdir -p results\n"
                       "(cd data && find . -type f | sort) > results/uploaded.txt\n"
-                      "cp '" + remote_in + "' '" + remote_out + "'\n"
-                      "echo one > results/r1.txt\n"
-                      "echo two > results/r2.txt\n"
-                      "echo skipped > results/skip.log\n");
+                      "cp '" +
+                          remote_in + "' '" + remote_out +
+                          "'\n"
+                          "echo one > results/r1.txt\n"
+                          "echo two > results/r2.txt\n"
+                          "echo skipped > results/skip.log\n");
     write_model_settings("files", std::string(kShellSidecar) +
                                       "  upload_files:\n"
                                       "    - \"data/*.csv\"\n"
-                                      "    - \"" + local_in + "|" + remote_in + "\"\n"
+                                      "    - \"" +
+                                      local_in + "|" + remote_in +
+                                      "\"\n"
                                       "  download_files:\n"
-                                      "    - \"" + remote_out + "|" + local_out + "\"\n"
+                                      "    - \"" +
+                                      remote_out + "|" + local_out +
+                                      "\"\n"
                                       "    - \"results/*.txt\"\n");
     write_user_settings();
     ProcessResult r = mlt({"ssh", "train", "files"});

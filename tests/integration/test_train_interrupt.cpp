@@ -24,9 +24,10 @@ class TrainInterruptTest : public TrainTest {
                           "echo 'model running'\n"
                           "i=0; while [ $i -lt 400 ]; do sleep 0.05; i=$((i+1)); done\n"
                           "echo 'model was never stopped'\n");
-        write_model_settings("slowstop", "ssh:\n"
-                                         "  train_cmd: \"sh {spec}\"\n"
-                                         "  shutdown_cmds: [\"echo shutdown >> shutdown.log\"]\n");
+        write_model_settings("slowstop",
+                             "ssh:\n"
+                             "  train_cmd: \"sh {spec}\"\n"
+                             "  shutdown_cmds: [\"echo shutdown >> shutdown.log\"]\n");
         write_user_settings();
     }
 };
@@ -42,7 +43,8 @@ TEST_F(TrainInterruptTest, CtrlCOnceStopsTheJobThenCollects) {
                          "  shutdown_cmds: [\"echo shutdown >> shutdown.log\"]\n");
     write_user_settings();
     // 40 epochs of 0.3 s: far from done when the interrupt comes.
-    auto run = start_mlt({"ssh", "train", "logistic_model", "--", "--epochs", "40", "--sleep", "0.3"});
+    auto run =
+        start_mlt({"ssh", "train", "logistic_model", "--", "--epochs", "40", "--sleep", "0.3"});
     ASSERT_TRUE(run->wait_for_output("epoch 1/40 ", kEffectTimeout))
         << run->out() << run->err() << job_state("logistic_model");
     const long pgid = job_pgid("logistic_model");
@@ -89,7 +91,8 @@ TEST_F(TrainInterruptTest, CtrlCTwiceLeavesAtOnceAndResumeCollects) {
     const auto took = Clock::now() - second_interrupt;
     EXPECT_EQ(r.exit_code, kExitInterrupted) << describe(r);
     EXPECT_LT(std::chrono::duration_cast<std::chrono::milliseconds>(took).count(), 2500)
-        << "ms: it waited for the stop\n" << describe(r);
+        << "ms: it waited for the stop\n"
+        << describe(r);
     EXPECT_TRUE(has_text(r.err, "--resume")) << describe(r);
     // The remote state stays for --resume; nothing was collected or shut down.
     EXPECT_TRUE(path_exists(job_file("slowstop", "lock"))) << job_state("slowstop");
@@ -129,7 +132,8 @@ TEST_F(TrainInterruptTest, CtrlCTwiceInQuickSuccessionAlsoLeaves) {
     const auto took = Clock::now() - interrupted;
     EXPECT_EQ(r.exit_code, kExitInterrupted) << describe(r);
     EXPECT_LT(std::chrono::duration_cast<std::chrono::milliseconds>(took).count(), 2500)
-        << "ms: it waited for the stop\n" << describe(r);
+        << "ms: it waited for the stop\n"
+        << describe(r);
     EXPECT_TRUE(path_exists(job_file("slowstop", "lock"))) << describe(r) << job_state("slowstop");
     EXPECT_FALSE(path_exists(remote() + "/shutdown.log")) << "shut down although left";
 }

@@ -24,13 +24,21 @@ const char* const kExampleSidecar =
 // A shell "model" that prints, then waits (bounded: 20 s) for the file `gate` in the remote
 // dir, then writes a small archive and a log file, and prints again.
 std::string gated_model(const std::string& tag) {
-    return "echo '" + tag + " before the gate'\n"
+    return "echo '" + tag +
+           " before the gate'\n"
            "i=0; while [ ! -f gate ] && [ $i -lt 400 ]; do sleep 0.05; i=$((i+1)); done\n"
            "[ -f gate ] || { echo 'gate never opened' >&2; exit 9; }\n"
-           "mkdir -p \"$MLT_LOG_DIR\" && echo '" + tag + " log' > \"$MLT_LOG_DIR/train.log\"\n"
-           "printf '" + tag + " weights' > " + tag + ".w && /usr/bin/python3 -m zipfile -c "
-           "\"$MLT_ARCHIVE\" " + tag + ".w && rm " + tag + ".w\n"
-           "echo '" + tag + " after the gate'\n";
+           "mkdir -p \"$MLT_LOG_DIR\" && echo '" +
+           tag +
+           " log' > \"$MLT_LOG_DIR/train.log\"\n"
+           "printf '" +
+           tag + " weights' > " + tag +
+           ".w && /usr/bin/python3 -m zipfile -c "
+           "\"$MLT_ARCHIVE\" " +
+           tag + ".w && rm " + tag +
+           ".w\n"
+           "echo '" +
+           tag + " after the gate'\n";
 }
 
 // A shell "model" that starts a child `sleep`, records both pids in pids.txt (remote dir)
@@ -52,9 +60,10 @@ class TrainJobsTest : public TrainTest {
     // Writes a shell model trained with `sh {spec}`, with a shutdown marker.
     void shell_model(const std::string& stem, const std::string& script) const {
         write_shell_model(stem, script);
-        write_model_settings(stem, "ssh:\n  train_cmd: \"sh {spec}\"\n"
-                                   "  shutdown_cmds: [\"echo shutdown >> shutdown-" +
-                                       stem + ".log\"]\n");
+        write_model_settings(stem,
+                             "ssh:\n  train_cmd: \"sh {spec}\"\n"
+                             "  shutdown_cmds: [\"echo shutdown >> shutdown-" +
+                                 stem + ".log\"]\n");
     }
     void open_gate() const { write_file(remote() + "/gate", ""); }
     // The `mlt ...` command that --no-wait output `out` tells the user to run later, as mlt
@@ -108,14 +117,15 @@ TEST_F(TrainJobsTest, NoWaitThenResumeShowsEveryLineOnce) {
     // The host came from the settings: the printed command needs no -h.
     std::vector<std::string> hint = resume_hint(first.out);
     ASSERT_FALSE(hint.empty()) << "no command to reattach with\n" << describe(first);
-    const ::testing::AssertionResult hint_ok = hint_has(hint, {"train", "logistic_model", "--resume"});
+    const ::testing::AssertionResult hint_ok =
+        hint_has(hint, {"train", "logistic_model", "--resume"});
     EXPECT_TRUE(hint_ok) << describe(first);
     // Reattach mid-run: part of the log is written before, part after.
     ASSERT_TRUE(wait_console("logistic_model", "epoch 2/8 "));
 
     // Run the printed command (unless it names a host other than the test server).
-    ProcessResult second =
-        mlt(hint_ok ? hint : std::vector<std::string>{"ssh", "train", "logistic_model", "--resume"});
+    ProcessResult second = mlt(
+        hint_ok ? hint : std::vector<std::string>{"ssh", "train", "logistic_model", "--resume"});
     ASSERT_EQ(second.exit_code, 0) << describe(second) << job_state("logistic_model");
     EXPECT_TRUE(each_epoch_once(first.out + second.out, 8));
     const std::string console = read_or_empty(local_console("logistic_model"));
@@ -130,8 +140,6 @@ TEST_F(TrainJobsTest, NoWaitThenResumeShowsEveryLineOnce) {
 TEST_F(TrainJobsTest, ResumeAfterTheClientDiedContinuesAtTheLocalCopysEnd) {
     copy_example();
     write_model_settings("logistic_model", kExampleSidecar);
-    ProcessResult second;
-    std::string before;
     {
         auto run = start_mlt({"ssh", "train", "logistic_model", "--", "--sleep", "0.3"});
         ASSERT_TRUE(run->wait_for_output("epoch 2/8 ", kEffectTimeout))
@@ -140,11 +148,11 @@ TEST_F(TrainJobsTest, ResumeAfterTheClientDiedContinuesAtTheLocalCopysEnd) {
         ProcessResult killed = run->wait(kEffectTimeout);
         ASSERT_EQ(killed.exit_code, 128 + SIGKILL) << describe(killed);
     }
-    before = read_or_empty(local_console("logistic_model"));
+    const std::string before = read_or_empty(local_console("logistic_model"));
     ASSERT_TRUE(has_text(before, "epoch 2/8 "));
     ASSERT_TRUE(path_exists(job_file("logistic_model", "lock"))) << "the job state must stay";
 
-    second = mlt({"ssh", "train", "logistic_model", "--resume"});
+    ProcessResult second = mlt({"ssh", "train", "logistic_model", "--resume"});
     ASSERT_EQ(second.exit_code, 0) << describe(second) << job_state("logistic_model");
     const std::string console = read_or_empty(local_console("logistic_model"));
     EXPECT_TRUE(each_epoch_once(console, 8));

@@ -130,7 +130,8 @@ std::vector<std::string> lines_starting(const std::string& text, const std::stri
     const auto lines = lines_starting(text, "epoch ");
     std::string problems;
     for (int i = 1; i <= epochs; ++i) {
-        const std::string prefix = "epoch " + std::to_string(i) + "/" + std::to_string(epochs) + " ";
+        const std::string prefix =
+            "epoch " + std::to_string(i) + "/" + std::to_string(epochs) + " ";
         const std::size_t n = lines_starting(text, prefix).size();
         if (n != 1) problems += "'" + prefix + "' " + std::to_string(n) + " times; ";
     }
@@ -203,8 +204,10 @@ class JsonScanner {
         for (; i_ < s_.size(); ++i_) {
             char c = s_[i_];
             if (in_string) {
-                if (c == '\\') ++i_;
-                else if (c == '"') in_string = false;
+                if (c == '\\')
+                    ++i_;
+                else if (c == '"')
+                    in_string = false;
             } else if (c == '"') {
                 in_string = true;
             } else if (c == '[' || c == '{') {
@@ -331,13 +334,14 @@ void TrainTest::write_user_settings(const std::string& extra) const {
 ProcessResult TrainTest::mlt(const std::vector<std::string>& args,
                              std::chrono::milliseconds timeout) const {
     // run_process has no working directory: a shell changes into the project, then execs.
-    std::vector<std::string> argv = {"/bin/sh", "-c", "cd \"$1\" && shift && exec \"$@\"", "sh",
-                                     project(), mlt_binary()};
+    std::vector<std::string> argv = {"/bin/sh", "-c",      "cd \"$1\" && shift && exec \"$@\"",
+                                     "sh",      project(), mlt_binary()};
     argv.insert(argv.end(), args.begin(), args.end());
     return env().run(argv, timeout);
 }
 
-std::unique_ptr<BackgroundProcess> TrainTest::start_mlt(const std::vector<std::string>& args) const {
+std::unique_ptr<BackgroundProcess> TrainTest::start_mlt(
+    const std::vector<std::string>& args) const {
     std::vector<std::string> argv = {mlt_binary()};
     argv.insert(argv.end(), args.begin(), args.end());
     return std::make_unique<BackgroundProcess>(argv, env().vars(), project());
@@ -357,8 +361,8 @@ int TrainTest::job_exit_status(const std::string& model) const {
     if (wait_until([&] { return job_exit_status(model) >= 0; }, kEffectTimeout)) {
         return ::testing::AssertionSuccess();
     }
-    return ::testing::AssertionFailure() << "the job of " << model << " did not finish; "
-                                         << job_state(model);
+    return ::testing::AssertionFailure()
+           << "the job of " << model << " did not finish; " << job_state(model);
 }
 
 ::testing::AssertionResult TrainTest::wait_console(const std::string& model,
@@ -368,8 +372,8 @@ int TrainTest::job_exit_status(const std::string& model) const {
                    kEffectTimeout)) {
         return ::testing::AssertionSuccess();
     }
-    return ::testing::AssertionFailure() << "the remote console log never showed '" << text
-                                         << "'; " << job_state(model);
+    return ::testing::AssertionFailure()
+           << "the remote console log never showed '" << text << "'; " << job_state(model);
 }
 
 ::testing::AssertionResult TrainTest::wait_group_gone(long pgid) const {

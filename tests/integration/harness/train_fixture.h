@@ -4,9 +4,9 @@
 
 #include <chrono>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
-#include <map>
 #include <vector>
 
 #include "harness/ssh_test.h"
@@ -100,7 +100,8 @@ class TrainTest : public SshTest {
     // Waits (bounded) until the job of `model` has recorded its exit status.
     ::testing::AssertionResult wait_job_finished(const std::string& model) const;
     // Waits (bounded) until the remote console log of `model` contains `text`.
-    ::testing::AssertionResult wait_console(const std::string& model, const std::string& text) const;
+    ::testing::AssertionResult wait_console(const std::string& model,
+                                            const std::string& text) const;
     // Waits (bounded) until no process of group `pgid` is alive.
     ::testing::AssertionResult wait_group_gone(long pgid) const;
     // Waits (bounded) until each pid listed (one per line) in `pid_file` is gone.

@@ -76,9 +76,8 @@ BackgroundProcess::BackgroundProcess(const std::vector<std::string>& argv,
     }
     close(out_pipe[1]);
     close(err_pipe[1]);
-    reader_ = std::thread([this, out_fd = out_pipe[0], err_fd = err_pipe[0]] {
-        read_loop(out_fd, err_fd);
-    });
+    reader_ = std::thread(
+        [this, out_fd = out_pipe[0], err_fd = err_pipe[0]] { read_loop(out_fd, err_fd); });
 }
 
 BackgroundProcess::~BackgroundProcess() {
@@ -178,10 +177,6 @@ bool BackgroundProcess::try_reap() {
     pid_t w = waitpid(pid_, &status_, WNOHANG);
     if (w == pid_ || (w < 0 && errno == ECHILD)) reaped_ = true;
     return reaped_;
-}
-
-bool BackgroundProcess::exited() {
-    return try_reap();
 }
 
 ProcessResult BackgroundProcess::wait(std::chrono::milliseconds timeout) {

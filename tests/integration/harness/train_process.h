@@ -41,8 +41,6 @@ class BackgroundProcess {
     // process has taken it (so that a second one of the same kind is not merged with it);
     // false on timeout.
     bool wait_signal_taken(int sig, std::chrono::milliseconds timeout) const;
-    // True once it has exited (reaps it).
-    bool exited();
     // Waits (bounded) for the exit and the end of its output. On timeout the group is
     // killed and the result says timed_out; the output so far is kept.
     ProcessResult wait(std::chrono::milliseconds timeout);
