@@ -377,6 +377,15 @@ int run_train(const SshCommandLine& cli, const TrainOptions& o) {
             append_history(record);
             return exit_code::kInterrupted;
         }
+        if (job_started && e.kind() != ErrorKind::interrupted && e.kind() != ErrorKind::disconnected) {
+            // shutdown_cmds run after failures too (PRODUCT.md 3.9); the lock stays so that
+            // --resume can collect again. The original error is the one reported.
+            try {
+                run_shutdown(remote, c);
+            } catch (const Error& shutdown_error) {
+                spdlog::warn("shutdown commands failed too: {}", shutdown_error.what());
+            }
+        }
         if (e.kind() == ErrorKind::interrupted && !job_started) {
             // Ctrl+C before the job ran: nothing to collect, so leave no lock behind.
             acknowledge_interrupt();

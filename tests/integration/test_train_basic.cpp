@@ -160,5 +160,29 @@ TEST_F(TrainBasicTest, FailingTrainingExitsWithItsStatusAndStillCollects) {
     EXPECT_TRUE(valid_zip(local_archive("logistic_model")));
 }
 
+
+TEST_F(TrainBasicTest, ACollectionFailureStillRunsShutdownAndKeepsTheJobForResume) {
+    copy_example();
+    // The second download names a remote file that the training never writes.
+    write_model_settings("logistic_model",
+                         "ssh:\n"
+                         "  train_cmd: \"/usr/bin/python3 {spec}\"\n"
+                         "  download_files: [\"never-written.txt|got.txt\"]\n"
+                         "  shutdown_cmds: [\"echo shutdown >> shutdown.log\"]\n");
+    write_user_settings();
+    ProcessResult r = mlt({"ssh", "train", "logistic_model", "--", "--epochs", "2", "--sleep", "0"});
+    EXPECT_EQ(r.exit_code, 255) << describe(r);
+    EXPECT_TRUE(has_text(r.err, "never-written.txt")) << describe(r);
+    EXPECT_EQ(read_or_empty(remote() + "/shutdown.log"), "shutdown\n") << describe(r);
+    // Not collected completely: the lock stays, and --resume tries again.
+    EXPECT_TRUE(path_exists(job_file("logistic_model", "lock"))) << job_state("logistic_model");
+    EXPECT_FALSE(path_exists(project() + "/got.txt"));
+    write_file(remote() + "/never-written.txt", "late\n");
+    r = mlt({"ssh", "train", "logistic_model", "--resume"});
+    EXPECT_EQ(r.exit_code, 0) << describe(r);
+    EXPECT_EQ(read_or_empty(project() + "/got.txt"), "late\n");
+    EXPECT_FALSE(path_exists(job_file("logistic_model", "lock"))) << job_state("logistic_model");
+}
+
 }  // namespace
 }  // namespace mlt_test
