@@ -159,7 +159,8 @@ TransferStats collect(Remote& remote, const RunContext& c, const std::string& re
         spdlog::warn("no archive {} on the remote", remote_archive);
     }
 
-    auto logs = list_remote_files(remote, c.remote_log_dir);
+    // Only what is new or changed since the last pull (e.g. a --resume, or `download`).
+    auto logs = changed_for_download(list_remote_file_info(remote, c.remote_log_dir), c.local_logs);
     if (!logs.empty()) {
         auto s = download(remote, c.remote_log_dir, logs, c.local_logs);
         total.files += s.files;
@@ -326,13 +327,18 @@ int run_train(const SshCommandLine& cli, const TrainOptions& o) {
                            shell_quote_path(c.remote_log_dir) + " && rm -f " + shell_quote(c.archive));
                 std::printf("mlt: --clean: removed local and remote logs and archive of %s\n", name.c_str());
             }
+            size_t unchanged = 0;
             for (const auto& [base, items] : uploads) {
-                auto s = upload(remote, base, items);
+                auto changed = changed_for_upload(remote, base, items);
+                unchanged += items.size() - changed.size();
+                if (changed.empty()) continue;
+                auto s = upload(remote, base, changed);
                 up.files += s.files;
                 up.bytes += s.bytes;
             }
-            std::printf("mlt: uploaded %llu file(s), %llu bytes\n",
-                        static_cast<unsigned long long>(up.files), static_cast<unsigned long long>(up.bytes));
+            std::printf("mlt: uploaded %llu file(s), %llu bytes (%zu unchanged)\n",
+                        static_cast<unsigned long long>(up.files),
+                        static_cast<unsigned long long>(up.bytes), unchanged);
             // A new run: the local copy of the console log starts empty.
             fs::create_directories(c.local_logs);
             std::ofstream(c.local_console, std::ios::trunc);

@@ -71,8 +71,9 @@ std::vector<std::string> list_remote_files(Remote& remote, const std::string& re
     return files;
 }
 
-std::vector<RemoteFileInfo> list_remote_file_info(Remote& remote, const std::string& remote_base) {
-    RemoteOutput out = remote.run(list_command(remote_base, "-printf '%s %T@ %p\\0'"));
+// Parses `find -printf '%s %T@ %p\0'` output into sorted infos.
+static std::vector<RemoteFileInfo> parse_file_info(Remote& remote, const std::string& remote_base,
+                                            const RemoteOutput& out) {
     if (out.exit_status != 0)
         throw remote_failure(remote, "listing " + remote_base, out.exit_status, out.err);
     auto bad_output = [&] {
@@ -99,6 +100,25 @@ std::vector<RemoteFileInfo> list_remote_file_info(Remote& remote, const std::str
     std::sort(files.begin(), files.end(),
               [](const RemoteFileInfo& a, const RemoteFileInfo& b) { return a.path < b.path; });
     return files;
+}
+
+std::vector<RemoteFileInfo> list_remote_file_info(Remote& remote, const std::string& remote_base) {
+    return parse_file_info(remote, remote_base,
+                           remote.run(list_command(remote_base, "-printf '%s %T@ %p\\0'")));
+}
+
+std::vector<RemoteFileInfo> stat_remote_files(Remote& remote, const std::string& remote_base,
+                                              const std::vector<std::string>& paths) {
+    if (paths.empty()) return {};
+    // The names go NUL-separated on stdin, each as ./name so none reads as a find option;
+    // missing ones are simply not printed. The input is drained even without a base dir.
+    std::string input;
+    for (const auto& p : paths) input += "./" + p + '\0';
+    const std::string command =
+        "B=" + shell_quote_path(remote_base) +
+        "; cd -- \"$B\" 2>/dev/null || { cat >/dev/null; exit 0; }; xargs -0 -r sh -c "
+        "'find \"$@\" -maxdepth 0 -type f -printf \"%s %T@ %p\\0\" 2>/dev/null; exit 0' sh";
+    return parse_file_info(remote, remote_base, remote.run(command, input));
 }
 
 }  // namespace mlt

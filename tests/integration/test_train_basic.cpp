@@ -184,5 +184,26 @@ TEST_F(TrainBasicTest, ACollectionFailureStillRunsShutdownAndKeepsTheJobForResum
     EXPECT_FALSE(path_exists(job_file("logistic_model", "lock"))) << job_state("logistic_model");
 }
 
+
+TEST_F(TrainBasicTest, ASecondRunSendsOnlyWhatChanged) {
+    copy_example();
+    write_model_settings("logistic_model", kExampleSidecar);
+    write_user_settings();
+    ProcessResult r = mlt({"ssh", "train", "logistic_model", "--", "--epochs", "1", "--sleep", "0"});
+    ASSERT_EQ(r.exit_code, 0) << describe(r);
+    EXPECT_TRUE(has_text(r.out, "uploaded 1 file(s)")) << describe(r);
+    // Nothing changed locally: the spec is not sent again (size and mtime match remotely).
+    r = mlt({"ssh", "train", "logistic_model", "--", "--epochs", "1", "--sleep", "0"});
+    ASSERT_EQ(r.exit_code, 0) << describe(r);
+    EXPECT_TRUE(has_text(r.out, "uploaded 0 file(s), 0 bytes (1 unchanged)")) << describe(r);
+    // An edit is sent.
+    write_file(project() + "/logistic_model.py",
+               read_file(project() + "/logistic_model.py") + "\n# edited\n");
+    r = mlt({"ssh", "train", "logistic_model", "--", "--epochs", "1", "--sleep", "0"});
+    ASSERT_EQ(r.exit_code, 0) << describe(r);
+    EXPECT_TRUE(has_text(r.out, "uploaded 1 file(s)")) << describe(r);
+    EXPECT_EQ(read_or_empty(remote() + "/logistic_model.py"), read_file(project() + "/logistic_model.py"));
+}
+
 }  // namespace
 }  // namespace mlt_test

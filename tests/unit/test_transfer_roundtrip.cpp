@@ -4,11 +4,14 @@
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
+#include <chrono>
+#include <filesystem>
 #include <map>
 
 #include "local_remote.h"
 #include "mlt/transfer/transfer.h"
 #include "mlt/util/error.h"
+#include "mlt/util/paths.h"
 #include "transfer_fixtures.h"
 
 namespace {
@@ -346,6 +349,49 @@ TEST(TransferRoundTrip, EmptyUploadStillCreatesTheBase) {
     mlt::TransferStats s = mlt::upload(remote, remote_dir / "made", {});
     EXPECT_EQ(s.files, 0u);
     EXPECT_TRUE(std::filesystem::is_directory(remote_dir / "made"));
+}
+
+}  // namespace
+
+namespace {
+
+// Incremental transfers against the real tar pipeline: unchanged files are not moved again.
+TEST(TransferIncremental, UnchangedFilesAreSkippedBothWays) {
+    char tmpl[] = "/tmp/mlt-incr-XXXXXX";
+    ASSERT_NE(::mkdtemp(tmpl), nullptr);
+    const std::string root = tmpl;
+    const std::string src = root + "/src", dst = root + "/remote", back = root + "/back";
+    std::filesystem::create_directories(src + "/sub");
+    mlt::write_file_atomic(src + "/a.txt", "alpha", 0644);
+    mlt::write_file_atomic(src + "/sub/b c.txt", "beta", 0644);
+    mlt::write_file_atomic(src + "/empty", "", 0644);
+    mlt::test::LocalRemote remote;
+    auto items = mlt::expand_local_glob(src, "**");
+    ASSERT_EQ(items.size(), 3u);
+
+    EXPECT_EQ(mlt::changed_for_upload(remote, dst, items).size(), 3u);  // nothing there yet
+    mlt::upload(remote, dst, items);
+    EXPECT_TRUE(mlt::changed_for_upload(remote, dst, items).empty());
+
+    // A changed size, and a changed mtime with the same size, are both sent again.
+    mlt::write_file_atomic(src + "/a.txt", "alphabet", 0644);
+    mlt::write_file_atomic(src + "/sub/b c.txt", "BETA", 0644);
+    // File clocks are coarse: make the same-size change's mtime differ for sure.
+    const auto when = std::filesystem::last_write_time(src + "/sub/b c.txt");
+    std::filesystem::last_write_time(src + "/sub/b c.txt", when + std::chrono::seconds(2));
+    auto changed = mlt::changed_for_upload(remote, dst, items);
+    ASSERT_EQ(changed.size(), 2u);
+    EXPECT_EQ(changed[0].remote_path, "a.txt");
+    EXPECT_EQ(changed[1].remote_path, "sub/b c.txt");
+    mlt::upload(remote, dst, changed);
+    EXPECT_TRUE(mlt::changed_for_upload(remote, dst, items).empty());
+
+    auto listing = mlt::list_remote_file_info(remote, dst);
+    EXPECT_EQ(mlt::changed_for_download(listing, back).size(), 3u);
+    mlt::download(remote, dst, mlt::changed_for_download(listing, back), back);
+    EXPECT_TRUE(mlt::changed_for_download(listing, back).empty());
+    EXPECT_EQ(mlt::read_file(back + "/sub/b c.txt"), "BETA");
+    std::filesystem::remove_all(root);
 }
 
 }  // namespace

@@ -45,6 +45,21 @@ struct RemoteFileInfo {
 // the nanosecond, so an unchanged file compares equal. Same errors as list_remote_files.
 std::vector<RemoteFileInfo> list_remote_file_info(Remote& remote, const std::string& remote_base);
 
+// Sizes and mtimes of just `paths` (relative to `remote_base`) in one round trip; paths that
+// are missing or not regular files are left out. A missing base gives an empty list.
+std::vector<RemoteFileInfo> stat_remote_files(Remote& remote, const std::string& remote_base,
+                                              const std::vector<std::string>& paths);
+
+// The items whose remote copy under `remote_base` is missing or differs in size or mtime
+// (PRODUCT.md 3.4: a file whose size and mtime match is not sent). One round trip.
+std::vector<UploadItem> changed_for_upload(Remote& remote, const std::string& remote_base,
+                                           const std::vector<UploadItem>& items);
+
+// The remote files (from list_remote_file_info) whose copy under `local_base` is missing or
+// differs in size or mtime.
+std::vector<std::string> changed_for_download(const std::vector<RemoteFileInfo>& remote_files,
+                                              const std::string& local_base);
+
 // Fetches `remote_paths` (relative to `remote_base`; files or directories) as ONE tar stream
 // from `tar -cf -` and writes them under `local_base`. Only regular files and directories
 // are written; an entry whose name is absolute, contains `..`, or would pass through a
