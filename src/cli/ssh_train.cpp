@@ -23,6 +23,10 @@ void add_ssh_job_commands(CLI::App& ssh, Action& action, const std::shared_ptr<S
     train->add_flag("--force", opts->force, "Stop or discard an existing job of this model first");
     train->add_flag("--resume", opts->resume, "Reattach to a running job, or collect a finished one");
     train->add_flag("--no-wait", opts->no_wait, "Return once the job runs (collect later with --resume)");
+    train->add_option("--workspace", opts->workspace,
+                      "Sync this project directory to the remote dir first (honours .mltignore and "
+                      ".gitignore; never .git/, .env, id_*, *.pem, *.key)")
+        ->type_name("DIR");
     train->add_flag("-v,--verbose", verbosity, "More detail; the training sees MLT_VERBOSE=1");
     train->footer(
         "Examples:\n"

@@ -4,6 +4,7 @@
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <ctime>
@@ -11,12 +12,14 @@
 #include <fstream>
 #include <map>
 #include <random>
+#include <set>
 
 #include "mlt/job/job.h"
 #include "mlt/job/status.h"
 #include "mlt/train/history.h"
 #include "mlt/train/model.h"
 #include "mlt/transfer/transfer.h"
+#include "mlt/transfer/workspace.h"
 #include "mlt/util/error.h"
 #include "mlt/util/interrupt.h"
 #include "mlt/util/paths.h"
@@ -86,10 +89,16 @@ std::string local_path(const std::string& base, const std::string& path) {
 
 // The uploads, grouped by remote base directory, all checked locally before any remote
 // action: a missing file is an error before anything is sent.
-std::map<std::string, std::vector<UploadItem>> plan_uploads(const RunContext& c) {
+std::map<std::string, std::vector<UploadItem>> plan_uploads(const RunContext& c,
+                                                            const std::string& workspace) {
     std::map<std::string, std::vector<UploadItem>> plan;
     auto& in_dir = plan[c.target.remote_dir];
     in_dir.push_back({c.model.spec_path, c.model.spec_file});
+    if (!workspace.empty()) {
+        auto items = collect_workspace(workspace);
+        std::printf("mlt: workspace %s: %zu file(s)\n", workspace.c_str(), items.size());
+        in_dir.insert(in_dir.end(), items.begin(), items.end());
+    }
     for (const auto& entry : c.settings.upload_files) {
         TransferSpec spec = parse_transfer_spec(entry, TransferDirection::upload);
         if (spec.is_glob) {
@@ -113,6 +122,14 @@ std::map<std::string, std::vector<UploadItem>> plan_uploads(const RunContext& c)
             throw config_error("upload_files: " + from + " (from '" + entry + "') not found",
                                "fix the path or remove the entry");
         }
+    }
+    // One remote path, one file: the first source wins (the spec, then the workspace, then
+    // upload_files), so a spec inside the workspace is not sent twice.
+    for (auto& [base, items] : plan) {
+        std::set<std::string> seen;
+        items.erase(std::remove_if(items.begin(), items.end(),
+                                   [&](const UploadItem& i) { return !seen.insert(i.remote_path).second; }),
+                    items.end());
     }
     return plan;
 }
@@ -276,7 +293,10 @@ WrapperSpec wrapper_for(const RunContext& c, const TrainOptions& o) {
 int run_train(const SshCommandLine& cli, const TrainOptions& o) {
     install_interrupt_handler();
     RunContext c = prepare(cli, o.model);
-    auto uploads = plan_uploads(c);  // local checks before any remote action
+    std::string workspace = o.workspace.empty() ? std::string() : expand_user(o.workspace);
+    if (workspace.empty() && !c.settings.workspace.empty())
+        workspace = local_path(c.model.spec_dir, c.settings.workspace);
+    auto uploads = plan_uploads(c, workspace);  // local checks before any remote action
     const std::string& name = c.model.name;
     const std::string& dir = c.target.remote_dir;
 

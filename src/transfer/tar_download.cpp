@@ -203,6 +203,14 @@ uint64_t download_file(Remote& remote, const std::string& remote_path,
         }
     } cleanup{dir_fd.get(), part};
 
+    // The remote mtime is kept (as tar does for trees), so that a later incremental sync
+    // sees the file as unchanged: one more round trip, for single files only.
+    const std::filesystem::path remote_fs(remote_path);
+    const std::string remote_dir =
+        remote_fs.parent_path().empty() ? std::string(".") : remote_fs.parent_path().string();
+    const auto remote_info =
+        stat_remote_files(remote, remote_dir, {remote_fs.filename().string()});
+
     uint64_t size = 0;
     std::string err;
     int status = remote.stream(
@@ -222,6 +230,11 @@ uint64_t download_file(Remote& remote, const std::string& remote_path,
         },
         [&](std::string_view d) { err.append(d); });
     if (status != 0) throw remote_failure(remote, "reading " + remote_path, status, err);
+    if (!remote_info.empty()) {
+        const int64_t ns = remote_info.front().mtime_ns;
+        const timespec times[2] = {{0, UTIME_NOW}, {ns / 1000000000, ns % 1000000000}};
+        ::futimens(fd.get(), times);  // best effort: a wrong mtime only costs a resend
+    }
     if (fd.reset() != 0 || ::renameat(dir_fd.get(), part.c_str(), dir_fd.get(), leaf.c_str()) != 0)
         throw io_error("cannot write " + local_path + ": " + std::strerror(errno));
     cleanup.armed = false;

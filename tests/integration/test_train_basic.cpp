@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <filesystem>
 #include <string>
 
 #include "harness/expect.h"
@@ -203,6 +204,32 @@ TEST_F(TrainBasicTest, ASecondRunSendsOnlyWhatChanged) {
     ASSERT_EQ(r.exit_code, 0) << describe(r);
     EXPECT_TRUE(has_text(r.out, "uploaded 1 file(s)")) << describe(r);
     EXPECT_EQ(read_or_empty(remote() + "/logistic_model.py"), read_file(project() + "/logistic_model.py"));
+}
+
+
+TEST_F(TrainBasicTest, WorkspaceSyncHonoursIgnoreFilesAndNeverSendsSecrets) {
+    copy_example();
+    write_model_settings("logistic_model", kExampleSidecar);
+    write_user_settings();
+    std::filesystem::create_directories(project() + "/src");
+    write_file(project() + "/src/util.py", "print('util')\n");
+    write_file(project() + "/.gitignore", "*.tmp\n");
+    write_file(project() + "/scratch.tmp", "ignored\n");
+    write_file(project() + "/.env", "SECRET=1\n");
+    write_file(project() + "/id_backup", "not a key\n", 0600);
+    ProcessResult r = mlt({"ssh", "train", "logistic_model", "--workspace", project(), "--",
+                           "--epochs", "1", "--sleep", "0"});
+    ASSERT_EQ(r.exit_code, 0) << describe(r);
+    EXPECT_EQ(read_or_empty(remote() + "/src/util.py"), "print('util')\n");
+    EXPECT_TRUE(path_exists(remote() + "/.gitignore"));
+    EXPECT_FALSE(path_exists(remote() + "/scratch.tmp")) << "ignored by .gitignore";
+    EXPECT_FALSE(path_exists(remote() + "/.env")) << "a secret was synced";
+    EXPECT_FALSE(path_exists(remote() + "/id_backup")) << "a key was synced";
+    // Unchanged the second time: nothing is sent.
+    r = mlt({"ssh", "train", "logistic_model", "--workspace", project(), "--", "--epochs", "1",
+             "--sleep", "0"});
+    ASSERT_EQ(r.exit_code, 0) << describe(r);
+    EXPECT_TRUE(has_text(r.out, "uploaded 0 file(s), 0 bytes")) << describe(r);
 }
 
 }  // namespace

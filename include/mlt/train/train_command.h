@@ -16,6 +16,7 @@ struct TrainOptions {
     bool resume = false;
     bool no_wait = false;
     bool verbose = false;
+    std::string workspace;  // --workspace DIR (relative to the cwd); overrides ssh.workspace
 };
 
 // The whole flow of PRODUCT.md section 3 for one node; returns the exit code (the

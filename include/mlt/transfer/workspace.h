@@ -1,0 +1,41 @@
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "mlt/transfer/transfer.h"
+
+namespace mlt {
+
+// gitignore-style rules: `#` comments, `!` re-includes, a trailing `/` matches directories
+// only, a pattern containing `/` (not only at the end) is anchored at the root, one without
+// matches a name at any depth; `*`, `?`, `[..]` and `**` as in glob_match. The last matching
+// rule decides.
+class IgnoreRules {
+public:
+    // Adds the rules of one file's text (e.g. .mltignore, .gitignore).
+    void add(const std::string& text);
+    // True when `path` (relative, `/`-separated) is ignored; `is_dir` for directories.
+    bool ignored(const std::string& path, bool is_dir) const;
+
+private:
+    struct Rule {
+        std::string pattern;
+        bool negate = false;
+        bool dir_only = false;
+        bool anchored = false;
+    };
+    std::vector<Rule> rules_;
+};
+
+// Never sent by a workspace sync, whatever the ignore files say: version control and mlt's
+// own state, and names that usually hold secrets (.env, id_*, *.pem, *.key, .netrc, .ssh/).
+// List such a file in upload_files to send it anyway.
+bool is_never_synced(const std::string& path, bool is_dir);
+
+// The files of a workspace directory to upload (remote_path relative to `root`), honouring
+// `root/.mltignore` and `root/.gitignore` and is_never_synced. Directories that are ignored
+// are not entered; symlinks to directories are not followed. Sorted.
+std::vector<UploadItem> collect_workspace(const std::string& root);
+
+}  // namespace mlt

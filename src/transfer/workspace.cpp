@@ -1,0 +1,124 @@
+#include "mlt/transfer/workspace.h"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "mlt/util/error.h"
+
+namespace fs = std::filesystem;
+
+namespace mlt {
+
+namespace {
+
+std::string basename_of(const std::string& path) {
+    auto slash = path.rfind('/');
+    return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+std::string read_if_exists(const fs::path& path) {
+    std::ifstream in(path);
+    std::ostringstream text;
+    text << in.rdbuf();
+    return text.str();
+}
+
+// True when the target of `link` lies inside `root`.
+bool inside(const fs::path& root, const fs::path& link) {
+    std::error_code ec;
+    const fs::path target = fs::canonical(link, ec);
+    if (ec) return false;
+    const std::string base = fs::canonical(root, ec).string() + "/";
+    return !ec && target.string().rfind(base, 0) == 0;
+}
+
+void walk(const fs::path& root, const std::string& rel, const IgnoreRules& rules,
+          std::vector<UploadItem>& out) {
+    std::error_code ec;
+    for (const auto& entry : fs::directory_iterator(root / rel, ec)) {
+        const std::string name = entry.path().filename().string();
+        const std::string path = rel.empty() ? name : rel + "/" + name;
+        // symlink_status: a link to a directory is not entered (it may leave the workspace).
+        const bool is_dir = entry.symlink_status(ec).type() == fs::file_type::directory;
+        if (is_never_synced(path, is_dir) || rules.ignored(path, is_dir)) continue;
+        if (is_dir) {
+            walk(root, path, rules, out);
+        } else if (entry.is_symlink(ec) && !inside(root, entry.path())) {
+            // A link out of the workspace (say to ~/.ssh/id_rsa) would send that file.
+            spdlog::warn("workspace: not sending {}: it links outside the workspace", path);
+        } else if (entry.is_regular_file(ec)) {
+            out.push_back({(root / path).string(), path});
+        }
+    }
+    if (ec) throw io_error("cannot read the workspace directory " + (root / rel).string() + ": " + ec.message());
+}
+
+}  // namespace
+
+void IgnoreRules::add(const std::string& text) {
+    std::istringstream lines(text);
+    std::string line;
+    while (std::getline(lines, line)) {
+        if (!line.empty() && line.back() == '\r') line.pop_back();
+        while (!line.empty() && (line.back() == ' ' || line.back() == '\t')) line.pop_back();
+        if (line.empty() || line[0] == '#') continue;
+        Rule rule;
+        if (line[0] == '!') {
+            rule.negate = true;
+            line.erase(0, 1);
+        } else if (line[0] == '\\') {
+            line.erase(0, 1);  // "\#file", "\!file": literal first character
+        }
+        if (!line.empty() && line.back() == '/') {
+            rule.dir_only = true;
+            line.pop_back();
+        }
+        if (!line.empty() && line[0] == '/') {
+            rule.anchored = true;
+            line.erase(0, 1);
+        } else if (line.find('/') != std::string::npos) {
+            rule.anchored = true;
+        }
+        if (line.empty()) continue;
+        rule.pattern = line;
+        rules_.push_back(rule);
+    }
+}
+
+bool IgnoreRules::ignored(const std::string& path, bool is_dir) const {
+    bool result = false;
+    const std::string name = basename_of(path);
+    for (const auto& rule : rules_) {
+        if (rule.dir_only && !is_dir) continue;
+        const bool match = rule.anchored ? glob_match(rule.pattern, path)
+                                         : glob_match(rule.pattern, name);
+        if (match) result = !rule.negate;
+    }
+    return result;
+}
+
+bool is_never_synced(const std::string& path, bool is_dir) {
+    const std::string name = basename_of(path);
+    if (is_dir) return name == ".git" || name == ".mlt" || name == ".ssh";
+    return name == ".env" || name.rfind(".env.", 0) == 0 || name.rfind("id_", 0) == 0 ||
+           name == ".netrc" || glob_match("*.pem", name) || glob_match("*.key", name);
+}
+
+std::vector<UploadItem> collect_workspace(const std::string& root) {
+    if (!fs::is_directory(root))
+        throw usage_error("workspace " + root + " is not a directory", "check --workspace / ssh.workspace");
+    IgnoreRules rules;
+    rules.add(read_if_exists(fs::path(root) / ".gitignore"));
+    rules.add(read_if_exists(fs::path(root) / ".mltignore"));  // later rules win
+    std::vector<UploadItem> items;
+    walk(fs::path(root), "", rules, items);
+    std::sort(items.begin(), items.end(),
+              [](const UploadItem& a, const UploadItem& b) { return a.remote_path < b.remote_path; });
+    return items;
+}
+
+}  // namespace mlt

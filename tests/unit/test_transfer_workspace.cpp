@@ -1,0 +1,62 @@
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+
+#include "mlt/transfer/workspace.h"
+#include "mlt/util/paths.h"
+
+namespace fs = std::filesystem;
+
+namespace {
+
+TEST(IgnoreRules, GitignoreSemantics) {
+    mlt::IgnoreRules r;
+    r.add("# comment\n*.log\n!keep.log\nbuild/\n/top.txt\ndocs/*.tmp\ndata/**/cache\n\\#hash\n");
+    EXPECT_TRUE(r.ignored("a.log", false));
+    EXPECT_TRUE(r.ignored("deep/dir/a.log", false));
+    EXPECT_FALSE(r.ignored("keep.log", false));  // re-included
+    EXPECT_TRUE(r.ignored("build", true));
+    EXPECT_TRUE(r.ignored("x/build", true));
+    EXPECT_FALSE(r.ignored("build", false));  // dir-only rule, a file named build
+    EXPECT_TRUE(r.ignored("top.txt", false));
+    EXPECT_FALSE(r.ignored("sub/top.txt", false));  // anchored at the root
+    EXPECT_TRUE(r.ignored("docs/a.tmp", false));
+    EXPECT_FALSE(r.ignored("docs/sub/a.tmp", false));
+    EXPECT_TRUE(r.ignored("data/x/y/cache", true));
+    EXPECT_TRUE(r.ignored("#hash", false));
+    EXPECT_FALSE(r.ignored("main.py", false));
+}
+
+TEST(Workspace, IgnoresVcsSecretsAndIgnoredFiles) {
+    char tmpl[] = "/tmp/mlt-ws-XXXXXX";
+    ASSERT_NE(::mkdtemp(tmpl), nullptr);
+    const std::string root = tmpl;
+    for (const char* dir : {"/.git", "/.mlt/m", "/src", "/build", "/.ssh", "/data"})
+        fs::create_directories(root + dir);
+    for (const char* f : {"/.git/config", "/.mlt/m/lock", "/src/model.py", "/src/model.pyc",
+                          "/build/out.o", "/.env", "/.env.local", "/id_ed25519", "/cert.pem",
+                          "/.ssh/config", "/data/a.csv", "/data/keep.pyc", "/notes with space.txt"})
+        mlt::write_file_atomic(root + f, "x", 0644);
+    mlt::write_file_atomic(root + "/.gitignore", "*.pyc\nbuild/\n", 0644);
+    mlt::write_file_atomic(root + "/.mltignore", "!data/keep.pyc\n", 0644);
+    fs::create_directory_symlink("/etc", root + "/etc-link");  // never followed
+    fs::create_symlink("/etc/hostname", root + "/outside-link");  // would leak a file
+    fs::create_symlink("src/model.py", root + "/inside-link");    // fine: stays inside
+
+    std::vector<std::string> got;
+    for (const auto& item : mlt::collect_workspace(root)) {
+        got.push_back(item.remote_path);
+        EXPECT_EQ(item.local_path, (fs::path(root) / item.remote_path).string());
+    }
+    EXPECT_EQ(got, (std::vector<std::string>{".gitignore", ".mltignore", "data/a.csv",
+                                             "data/keep.pyc", "inside-link",
+                                             "notes with space.txt", "src/model.py"}));
+    fs::remove_all(root);
+}
+
+TEST(Workspace, MissingDirectoryIsAUsageError) {
+    EXPECT_THROW(mlt::collect_workspace("/nonexistent/ws"), std::exception);
+}
+
+}  // namespace
