@@ -25,6 +25,7 @@ UsePAM no
 PermitRootLogin prohibit-password
 PasswordAuthentication no
 KbdInteractiveAuthentication no
+Subsystem sftp internal-sftp
 LogLevel VERBOSE
 CFG
     : > "$dir/sshd.log"
