@@ -86,6 +86,27 @@ int kill_and_reap(pid_t pid) {
     return -1;
 }
 
+// Waits (until `deadline`) for a child whose output is done, unless it already `exited`
+// with `status`; fills the exit code, or kills it and marks the result timed out.
+template <typename Result>  // ProcessResult or PtyResult
+void finish_child(pid_t pid, bool exited, int status, Clock::time_point deadline,
+                  Result& result) {
+    while (!exited) {
+        if (waitpid(pid, &status, WNOHANG) == pid) {
+            exited = true;
+            break;
+        }
+        if (Clock::now() >= deadline) break;
+        poll(nullptr, 0, ms_until(deadline, std::chrono::milliseconds(10)));
+    }
+    if (!exited) {
+        result.exit_code = kill_and_reap(pid);
+        result.timed_out = true;
+        return;
+    }
+    result.exit_code = decode_status(status);
+}
+
 // Appends what is readable on fd; returns false at EOF or error.
 bool read_some(int fd, std::string* sink) {
     char buf[8192];
@@ -180,21 +201,7 @@ ProcessResult run_process(const std::vector<std::string>& argv, const std::vecto
         if (fd >= 0) close(fd);
     }
     if (in_fd >= 0) close(in_fd);
-    while (!exited) {
-        pid_t w = waitpid(pid, &status, WNOHANG);
-        if (w == pid) {
-            exited = true;
-            break;
-        }
-        if (Clock::now() >= deadline) break;
-        poll(nullptr, 0, ms_until(deadline, std::chrono::milliseconds(10)));
-    }
-    if (!exited) {
-        result.exit_code = kill_and_reap(pid);
-        result.timed_out = true;
-        return result;
-    }
-    result.exit_code = decode_status(status);
+    finish_child(pid, exited, status, deadline, result);
     return result;
 }
 
@@ -260,20 +267,7 @@ PtyResult run_in_pty(const std::vector<std::string>& argv, const std::vector<std
         return result;
     }
     close(master);
-    while (!exited) {
-        if (waitpid(pid, &status, WNOHANG) == pid) {
-            exited = true;
-            break;
-        }
-        if (Clock::now() >= deadline) break;
-        poll(nullptr, 0, ms_until(deadline, std::chrono::milliseconds(10)));
-    }
-    if (!exited) {
-        result.exit_code = kill_and_reap(pid);
-        result.timed_out = true;
-        return result;
-    }
-    result.exit_code = decode_status(status);
+    finish_child(pid, exited, status, deadline, result);
     return result;
 }
 
