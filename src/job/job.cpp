@@ -19,15 +19,6 @@ std::string in_dir(const std::string& remote_dir, const std::string& command) {
     return "cd " + shell_quote_path(remote_dir) + " && " + command;
 }
 
-Error remote_failure(const Remote& remote, const std::string& what, const RemoteOutput& out) {
-    std::string err = out.err;
-    while (!err.empty() && (err.back() == '\n' || err.back() == '\r')) err.pop_back();
-    return Error(ErrorKind::remote, exit_code::kConnection,
-                 what + " on " + remote.name() + " failed (exit " +
-                     std::to_string(out.exit_status) + ")" + (err.empty() ? "" : ": " + err),
-                 "run with -v for the remote command");
-}
-
 }  // namespace
 
 JobPaths::JobPaths(const std::string& model) : dir(".mlt/" + model) {
@@ -77,11 +68,15 @@ std::string make_wrapper_script(const WrapperSpec& s) {
     o += "mlt_finish() {\n"
          "  mlt_status=$1\n"
          "  if [ -f \"$MLT_ARCHIVE\" ]; then\n"
-         "    sha256sum \"$MLT_ARCHIVE\" 2>/dev/null | cut -d' ' -f1 > " + shell_quote(p.sha256) + "\n"
+         "    sha256sum \"$MLT_ARCHIVE\" 2>/dev/null | cut -d' ' -f1 > " +
+         shell_quote(p.sha256) +
+         "\n"
          "  fi\n"
          "  echo \"mlt: job finished with exit status $mlt_status\"\n"
-         "  printf '%s\\n' \"$mlt_status\" > " + shell_quote(p.exit_status) + ".tmp && mv -f " +
-         shell_quote(p.exit_status) + ".tmp " + shell_quote(p.exit_status) + "\n"
+         "  printf '%s\\n' \"$mlt_status\" > " +
+         shell_quote(p.exit_status) + ".tmp && mv -f " + shell_quote(p.exit_status) + ".tmp " +
+         shell_quote(p.exit_status) +
+         "\n"
          "  exit \"$mlt_status\"\n"
          "}\n";
     // A TERM to the group reaches the training command too; the shell waits for it, then
@@ -120,7 +115,8 @@ std::string make_wrapper_script(const WrapperSpec& s) {
 bool acquire_lock(Remote& remote, const std::string& remote_dir, const std::string& model,
                   const std::string& owner) {
     const JobPaths p(model);
-    const std::string content = "owner=" + owner + "\nstarted=" + std::to_string(std::time(nullptr)) + "\n";
+    const std::string content =
+        "owner=" + owner + "\nstarted=" + std::to_string(std::time(nullptr)) + "\n";
     // noclobber makes the redirection an O_EXCL create: exactly one contender wins.
     const std::string cmd =
         "mkdir -p " + shell_quote_path(remote_dir) + " && " +
@@ -128,13 +124,15 @@ bool acquire_lock(Remote& remote, const std::string& remote_dir, const std::stri
                                shell_quote(content) + " > " + shell_quote(p.lock) +
                                ") 2>/dev/null && echo acquired || echo held; }");
     RemoteOutput out = remote.run(cmd);
-    if (out.exit_status != 0) throw remote_failure(remote, "taking the job lock", out);
+    if (out.exit_status != 0)
+        throw remote_failure(remote, "taking the job lock", out.exit_status, out.err);
     return out.out.find("acquired") != std::string::npos;
 }
 
 void release_lock(Remote& remote, const std::string& remote_dir, const std::string& model) {
     RemoteOutput out = remote.run(in_dir(remote_dir, "rm -f " + shell_quote(JobPaths(model).lock)));
-    if (out.exit_status != 0) throw remote_failure(remote, "releasing the job lock", out);
+    if (out.exit_status != 0)
+        throw remote_failure(remote, "releasing the job lock", out.exit_status, out.err);
 }
 
 long start_job(Remote& remote, const std::string& remote_dir, const std::string& model,
@@ -143,16 +141,18 @@ long start_job(Remote& remote, const std::string& remote_dir, const std::string&
     // One round trip: write the wrapper, clear old state, launch detached, wait for the pid.
     // The wait is a bounded remote loop (10 s), not a fixed sleep.
     const std::string cmd = in_dir(
-        remote_dir,
-        "cat > " + shell_quote(p.run_sh) + ".tmp && mv -f " + shell_quote(p.run_sh) + ".tmp " +
-            shell_quote(p.run_sh) + " && rm -f " + shell_quote(p.pid) + " " +
-            shell_quote(p.exit_status) + " " + shell_quote(p.sha256) + " && printf '%s\\n' " +
-            shell_quote(command_text) + " > " + shell_quote(p.cmd) + " && : > " +
-            shell_quote(p.console_log) +
-            " && command -v setsid >/dev/null || { echo 'setsid not found (util-linux)' >&2; exit 127; }"
-            " && (setsid sh " + shell_quote(p.run_sh) + " >> " + shell_quote(p.console_log) +
-            " 2>&1 < /dev/null &) && i=0 && while [ ! -s " + shell_quote(p.pid) +
-            " ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i+1)); done && cat " + shell_quote(p.pid));
+        remote_dir, "cat > " + shell_quote(p.run_sh) + ".tmp && mv -f " + shell_quote(p.run_sh) +
+                        ".tmp " + shell_quote(p.run_sh) + " && rm -f " + shell_quote(p.pid) + " " +
+                        shell_quote(p.exit_status) + " " + shell_quote(p.sha256) +
+                        " && printf '%s\\n' " + shell_quote(command_text) + " > " +
+                        shell_quote(p.cmd) + " && : > " + shell_quote(p.console_log) +
+                        " && command -v setsid >/dev/null || { echo 'setsid not found "
+                        "(util-linux)' >&2; exit 127; }"
+                        " && (setsid sh " +
+                        shell_quote(p.run_sh) + " >> " + shell_quote(p.console_log) +
+                        " 2>&1 < /dev/null &) && i=0 && while [ ! -s " + shell_quote(p.pid) +
+                        " ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i+1)); done && cat " +
+                        shell_quote(p.pid));
     RemoteOutput out = remote.run(cmd, script);
     long pgid = 0;
     try {
@@ -160,7 +160,8 @@ long start_job(Remote& remote, const std::string& remote_dir, const std::string&
     } catch (const std::exception&) {
         pgid = 0;  // reported below
     }
-    if (out.exit_status != 0 || pgid <= 0) throw remote_failure(remote, "starting the job", out);
+    if (out.exit_status != 0 || pgid <= 0)
+        throw remote_failure(remote, "starting the job", out.exit_status, out.err);
     return pgid;
 }
 
@@ -171,24 +172,28 @@ bool stop_job(Remote& remote, const std::string& remote_dir, const std::string& 
     const std::string es = shell_quote(p.exit_status);
     // TERM the whole group, wait (bounded) for it to go, then KILL. A wrapper killed by
     // KILL cannot record its status, so the stopper does.
-    const std::string cmd = in_dir(
-        remote_dir,
-        std::string(job_detail::kAliveFunction) + "g=$(cat " + pid +
-            " 2>/dev/null); [ -n \"$g\" ] && mlt_alive \"$g\" || { echo none; exit 0; }; "
-            "kill -s TERM -- \"-$g\" 2>/dev/null; i=0; while mlt_alive \"$g\" && [ $i -lt " +
-            std::to_string(grace_s * 10) + " ]; do sleep 0.1; i=$((i+1)); done; "
-            "if mlt_alive \"$g\"; then kill -s KILL -- \"-$g\" 2>/dev/null; s=137; i=0; "
-            "while mlt_alive \"$g\" && [ $i -lt 50 ]; do sleep 0.1; i=$((i+1)); done; "
-            "else s=143; fi; [ -f " + es + " ] || { printf '%s\\n' $s > " + es + ".tmp && mv -f " +
-            es + ".tmp " + es + "; }; echo stopped");
+    const std::string cmd =
+        in_dir(remote_dir,
+               std::string(job_detail::kAliveFunction) + "g=$(cat " + pid +
+                   " 2>/dev/null); [ -n \"$g\" ] && mlt_alive \"$g\" || { echo none; exit 0; }; "
+                   "kill -s TERM -- \"-$g\" 2>/dev/null; i=0; while mlt_alive \"$g\" && [ $i -lt " +
+                   std::to_string(grace_s * 10) +
+                   " ]; do sleep 0.1; i=$((i+1)); done; "
+                   "if mlt_alive \"$g\"; then kill -s KILL -- \"-$g\" 2>/dev/null; s=137; i=0; "
+                   "while mlt_alive \"$g\" && [ $i -lt 50 ]; do sleep 0.1; i=$((i+1)); done; "
+                   "else s=143; fi; [ -f " +
+                   es + " ] || { printf '%s\\n' $s > " + es + ".tmp && mv -f " + es + ".tmp " + es +
+                   "; }; echo stopped");
     RemoteOutput out = remote.run(cmd);
-    if (out.exit_status != 0) throw remote_failure(remote, "stopping the job", out);
+    if (out.exit_status != 0)
+        throw remote_failure(remote, "stopping the job", out.exit_status, out.err);
     return out.out.find("stopped") != std::string::npos;
 }
 
 void discard_job(Remote& remote, const std::string& remote_dir, const std::string& model) {
     RemoteOutput out = remote.run(in_dir(remote_dir, "rm -rf " + shell_quote(JobPaths(model).dir)));
-    if (out.exit_status != 0) throw remote_failure(remote, "discarding the old job", out);
+    if (out.exit_status != 0)
+        throw remote_failure(remote, "discarding the old job", out.exit_status, out.err);
 }
 
 uint64_t read_console(Remote& remote, const std::string& remote_dir, const std::string& model,
@@ -198,10 +203,12 @@ uint64_t read_console(Remote& remote, const std::string& remote_dir, const std::
     std::string cmd;
     if (follow) {
         // GNU tail ends when the wrapper's pid is gone, after a last read of the file.
-        cmd = in_dir(remote_dir, "g=$(cat " + shell_quote(p.pid) + " 2>/dev/null); if [ -n \"$g\" ]; "
-                                 "then exec tail -c " + from + " -f --pid=\"$g\" " +
-                                 shell_quote(p.console_log) + "; else exec tail -c " + from + " " +
-                                 shell_quote(p.console_log) + "; fi");
+        cmd = in_dir(remote_dir, "g=$(cat " + shell_quote(p.pid) +
+                                     " 2>/dev/null); if [ -n \"$g\" ]; "
+                                     "then exec tail -c " +
+                                     from + " -f --pid=\"$g\" " + shell_quote(p.console_log) +
+                                     "; else exec tail -c " + from + " " +
+                                     shell_quote(p.console_log) + "; fi");
     } else {
         cmd = in_dir(remote_dir, "tail -c " + from + " " + shell_quote(p.console_log));
     }
@@ -214,20 +221,18 @@ uint64_t read_console(Remote& remote, const std::string& remote_dir, const std::
             sink(data);
         },
         [&](std::string_view data) { err.append(data); });
-    if (status != 0) {
-        RemoteOutput out{status, "", err};
-        throw remote_failure(remote, "reading the console log", out);
-    }
+    if (status != 0) throw remote_failure(remote, "reading the console log", status, err);
     return offset + received;
 }
 
 std::pair<int, std::string> read_job_result(Remote& remote, const std::string& remote_dir,
                                             const std::string& model) {
     const JobPaths p(model);
-    RemoteOutput out = remote.run(in_dir(
-        remote_dir, "cat " + shell_quote(p.exit_status) + " 2>/dev/null; echo; cat " +
-                        shell_quote(p.sha256) + " 2>/dev/null; true"));
-    if (out.exit_status != 0) throw remote_failure(remote, "reading the job result", out);
+    RemoteOutput out = remote.run(
+        in_dir(remote_dir, "cat " + shell_quote(p.exit_status) + " 2>/dev/null; echo; cat " +
+                               shell_quote(p.sha256) + " 2>/dev/null; true"));
+    if (out.exit_status != 0)
+        throw remote_failure(remote, "reading the job result", out.exit_status, out.err);
     auto nl = out.out.find('\n');
     std::string status_text = out.out.substr(0, nl);
     std::string rest = nl == std::string::npos ? "" : out.out.substr(nl + 1);

@@ -1,10 +1,9 @@
 #include "mlt/job/status.h"
 
-#include "alive.h"
-
 #include <ctime>
 #include <sstream>
 
+#include "alive.h"
 #include "mlt/util/error.h"
 #include "mlt/util/shell.h"
 
@@ -86,14 +85,12 @@ std::vector<JobStatus> query_jobs(Remote& remote, const std::string& remote_dir,
     // script itself stays a constant.
     const std::string jobs = model.empty() ? ".mlt/*/" : ".mlt/" + model + "/";
     const std::string command = "cd " + shell_quote_path(remote_dir) +
-                                " 2>/dev/null || exit 0; MLT_JOBS=" + shell_quote(jobs) +
-                                "; " + job_detail::kAliveFunction + kStatusScript;
+                                " 2>/dev/null || exit 0; MLT_JOBS=" + shell_quote(jobs) + "; " +
+                                job_detail::kAliveFunction + kStatusScript;
     RemoteOutput out = remote.run(command);
     if (out.exit_status != 0)
-        throw Error(ErrorKind::remote, exit_code::kConnection,
-                    "reading the job state on " + remote.name() + " failed (exit " +
-                        std::to_string(out.exit_status) + "): " + out.err,
-                    "check that the remote has a POSIX shell; run with -v");
+        throw remote_failure(remote, "reading the job state", out.exit_status, out.err,
+                             "check that the remote has a POSIX shell; run with -v");
     std::vector<JobStatus> result;
     std::istringstream lines(out.out);
     std::string line;
@@ -121,11 +118,16 @@ std::vector<JobStatus> query_jobs(Remote& remote, const std::string& remote_dir,
 
 const char* to_string(JobState state) {
     switch (state) {
-        case JobState::starting: return "starting";
-        case JobState::running: return "running";
-        case JobState::finished: return "finished";
-        case JobState::lost: return "lost";
-        case JobState::collected: return "collected";
+        case JobState::starting:
+            return "starting";
+        case JobState::running:
+            return "running";
+        case JobState::finished:
+            return "finished";
+        case JobState::lost:
+            return "lost";
+        case JobState::collected:
+            return "collected";
     }
     return "?";
 }
@@ -141,7 +143,8 @@ std::string format_jobs(const std::vector<JobStatus>& jobs, const std::string& r
     for (const auto& j : jobs) {
         const std::string elapsed =
             j.state == JobState::running && j.started > 0 && j.remote_now > 0
-                ? format_duration(j.remote_now - j.started) : "-";
+                ? format_duration(j.remote_now - j.started)
+                : "-";
         std::snprintf(line, sizeof line, "%-24s %-9s %-8s %-19s %-9s %s\n", j.model.c_str(),
                       to_string(j.state), j.pgid ? std::to_string(j.pgid).c_str() : "-",
                       format_time(j.started).c_str(), elapsed.c_str(),

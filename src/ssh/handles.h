@@ -2,7 +2,6 @@
 // Owners of libssh's C handles. Private to src/ssh/: nothing else includes libssh.
 
 #include <libssh/libssh.h>
-#include <libssh/sftp.h>
 
 #include <memory>
 

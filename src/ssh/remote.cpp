@@ -1,13 +1,27 @@
 #include "mlt/ssh/remote.h"
 
-#include "mlt/ssh/session.h"
-
 #include <algorithm>
 #include <cstring>
 
+#include "mlt/ssh/session.h"
+
 namespace mlt {
 
-const std::string& SessionRemote::name() const { return session_.display_name(); }
+Error remote_failure(const Remote& remote, const std::string& what, int exit_status,
+                     const std::string& err, std::string hint) {
+    std::string message = what + " on " + remote.name() + " failed (" +
+                          (exit_status < 0 ? std::string("killed by a signal")
+                                           : "exit " + std::to_string(exit_status)) +
+                          ")";
+    const size_t begin = err.find_first_not_of(" \t\r\n");
+    if (begin != std::string::npos)
+        message += ": " + err.substr(begin, err.find_last_not_of(" \t\r\n") - begin + 1);
+    return Error(ErrorKind::remote, exit_code::kConnection, message, std::move(hint));
+}
+
+const std::string& SessionRemote::name() const {
+    return session_.display_name();
+}
 
 RemoteOutput SessionRemote::run(const std::string& command, std::string_view input) {
     RemoteOutput result;

@@ -13,11 +13,6 @@ namespace mlt {
 
 namespace {
 
-bool is_spec_path(const std::string& arg) {
-    return arg.find('/') != std::string::npos ||
-           (arg.size() > 3 && arg.compare(arg.size() - 3, 3, ".py") == 0);
-}
-
 ModelRef from_path(const fs::path& path, const std::string& name) {
     ModelRef ref;
     std::error_code ec;
@@ -31,6 +26,15 @@ ModelRef from_path(const fs::path& path, const std::string& name) {
 }
 
 }  // namespace
+
+bool is_spec_path(const std::string& arg) {
+    return arg.find('/') != std::string::npos ||
+           (arg.size() > 3 && arg.compare(arg.size() - 3, 3, ".py") == 0);
+}
+
+std::string model_name_of(const std::string& argument) {
+    return is_spec_path(argument) ? fs::path(argument).stem().string() : argument;
+}
 
 ModelRef resolve_model(const std::string& argument, const std::vector<std::string>& model_paths) {
     if (argument.empty()) throw usage_error("no model given", "mlt ssh ... train MODEL");

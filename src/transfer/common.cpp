@@ -72,17 +72,6 @@ std::string trim(std::string_view s) {
     return std::string(s.substr(begin, end - begin + 1));
 }
 
-Error remote_failure(const Remote& remote, const std::string& what, int exit_status,
-                     const std::string& err) {
-    std::string message = what + " on " + remote.name() + " failed (" +
-                          (exit_status < 0 ? std::string("killed by a signal")
-                                           : "exit " + std::to_string(exit_status)) +
-                          ")";
-    std::string detail = trim(err);
-    if (!detail.empty()) message += ": " + detail;
-    return Error(ErrorKind::remote, exit_code::kConnection, message, "run with -v for details");
-}
-
 std::vector<std::string> split_path(std::string_view path) {
     std::vector<std::string> parts;
     size_t start = 0;

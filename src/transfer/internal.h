@@ -79,11 +79,6 @@ private:
     bool stopped_ = false;
 };
 
-// The error for a remote command that failed: names `what`, the host and the exit status,
-// and quotes the command's stderr (trimmed).
-Error remote_failure(const Remote& remote, const std::string& what, int exit_status,
-                     const std::string& err);
-
 // `s` without leading and trailing whitespace.
 std::string trim(std::string_view s);
 

@@ -4,6 +4,8 @@
 #include <string>
 #include <string_view>
 
+#include "mlt/util/error.h"
+
 namespace mlt {
 
 class Session;
@@ -36,6 +38,11 @@ public:
     virtual int stream(const std::string& command, const InputSource& input,
                        const OutputSink& on_stdout, const OutputSink& on_stderr) = 0;
 };
+
+// The error for a remote command that failed: names `what`, the host and the exit status
+// (or the signal), and quotes the command's stderr (trimmed). One wording for every layer.
+Error remote_failure(const Remote& remote, const std::string& what, int exit_status,
+                     const std::string& err, std::string hint = "run with -v for details");
 
 // A Remote over an open Session (which must outlive it).
 class SessionRemote : public Remote {
