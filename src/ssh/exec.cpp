@@ -11,7 +11,7 @@ namespace mlt {
 
 using namespace ssh_detail;
 
-namespace {
+namespace ssh_detail {
 
 Error channel_error(ssh_session s, const std::string& what) {
     const bool connected = ssh_is_connected(s);
@@ -19,6 +19,19 @@ Error channel_error(ssh_session s, const std::string& what) {
                  what + ": " + last_error(s),
                  connected ? "run with -v for details" : "the connection was lost; try again");
 }
+
+void write_all(ssh_session s, ssh_channel ch, const char* data, size_t len) {
+    size_t sent = 0;
+    while (sent < len) {
+        int n = ssh_channel_write(ch, data + sent, static_cast<uint32_t>(len - sent));
+        if (n == SSH_ERROR) throw channel_error(s, "cannot send input to a remote command");
+        sent += static_cast<size_t>(n);
+    }
+}
+
+}  // namespace ssh_detail
+
+namespace {
 
 // Waits up to this long for output before looking at the other stream and at EOF.
 constexpr int kPollMs = 50;
@@ -47,12 +60,7 @@ ExecResult Session::exec(const std::string& command, const InputSource& input,
         for (;;) {
             size_t len = input(buf.data(), buf.size());
             if (len == 0) break;
-            size_t sent = 0;
-            while (sent < len) {
-                int n = ssh_channel_write(ch, buf.data() + sent, static_cast<uint32_t>(len - sent));
-                if (n == SSH_ERROR) throw channel_error(s, "cannot send input to " + impl_->display);
-                sent += static_cast<size_t>(n);
-            }
+            write_all(s, ch, buf.data(), len);
         }
     }
     if (ssh_channel_send_eof(ch) != SSH_OK)

@@ -14,6 +14,13 @@ namespace mlt::ssh_detail {
 // libssh's last error text for a session, never empty.
 std::string last_error(ssh_session s);
 
+// An Error for a failed channel operation: `remote` while the connection is up, otherwise
+// `disconnected` (exit 255 either way).
+Error channel_error(ssh_session s, const std::string& what);
+
+// Writes all of `data` to a channel's stdin (blocking on the remote window).
+void write_all(ssh_session s, ssh_channel ch, const char* data, size_t len);
+
 // Checks the server's host key against `known_hosts_path` per `mode` (PRODUCT.md 3.1) and
 // records a new key when mode is accept-new. Throws Error (host_key, exit 4) on refusal.
 void verify_host_key(ssh_session s, HostKeyChecking mode, const std::string& known_hosts_path,
@@ -33,9 +40,18 @@ void authenticate(ssh_session s, const KeyPtr& explicit_key, const std::string& 
 
 namespace mlt {
 
+// The control shell: one remote `sh` reading framed commands on its stdin (control_shell.cpp).
+struct ControlShell {
+    ssh_detail::ChannelPtr channel;  // null: not started (or dropped after an error)
+    std::string token;               // random, so that no command output can fake a frame end
+    uint64_t serial = 0;
+    bool unavailable = false;        // the server refused it: use exec channels instead
+};
+
 struct Session::Impl {
     ssh_detail::SessionPtr session;
     std::string display;
+    ControlShell shell;  // declared after `session`: closed before it
 };
 
 }  // namespace mlt

@@ -25,15 +25,8 @@ const std::string& SessionRemote::name() const {
 
 RemoteOutput SessionRemote::run(const std::string& command, std::string_view input) {
     RemoteOutput result;
-    size_t offset = 0;
-    InputSource source = [&](char* buffer, size_t capacity) {
-        size_t n = std::min(capacity, input.size() - offset);
-        std::memcpy(buffer, input.data() + offset, n);
-        offset += n;
-        return n;
-    };
-    auto r = session_.exec(
-        command, source, [&](std::string_view d) { result.out.append(d); },
+    auto r = session_.shell(
+        command, input, [&](std::string_view d) { result.out.append(d); },
         [&](std::string_view d) { result.err.append(d); });
     result.exit_status = r.exit_status;
     return result;
@@ -41,7 +34,34 @@ RemoteOutput SessionRemote::run(const std::string& command, std::string_view inp
 
 int SessionRemote::stream(const std::string& command, const InputSource& input,
                           const OutputSink& on_stdout, const OutputSink& on_stderr) {
-    return session_.exec(command, input, on_stdout, on_stderr).exit_status;
+    // Read up to kInlineInput of the input: if it ends there, the command can go through the
+    // control shell; otherwise (a tar upload) it needs a channel whose stdin it owns.
+    std::string head;
+    bool ended = !input;
+    while (!ended && head.size() <= kInlineInput) {
+        const size_t before = head.size();
+        head.resize(before + 64 * 1024);
+        const size_t n = input(head.data() + before, head.size() - before);
+        head.resize(before + n);
+        ended = n == 0;
+    }
+    if (ended) return session_.shell(command, head, on_stdout, on_stderr).exit_status;
+    size_t offset = 0;
+    InputSource rest = [&](char* buffer, size_t capacity) {
+        if (offset < head.size()) {
+            const size_t n = std::min(capacity, head.size() - offset);
+            std::memcpy(buffer, head.data() + offset, n);
+            offset += n;
+            return n;
+        }
+        return input(buffer, capacity);
+    };
+    return session_.exec(command, rest, on_stdout, on_stderr).exit_status;
+}
+
+int SessionRemote::stream_login(const std::string& command, const OutputSink& on_stdout,
+                                const OutputSink& on_stderr) {
+    return session_.exec(command, nullptr, on_stdout, on_stderr).exit_status;
 }
 
 }  // namespace mlt

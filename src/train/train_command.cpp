@@ -216,9 +216,9 @@ TransferStats collect(Remote& remote, const RunContext& c, const std::string& re
 void run_shutdown(Remote& remote, const RunContext& c) {
     for (const auto& cmd : c.settings.shutdown_cmds) {
         spdlog::info("shutdown: {}", cmd);
-        int status = remote.stream("cd " + shell_quote_path(c.target.remote_dir) + " && " +
-                                       export_environment(c.settings.environment) + cmd,
-                                   {}, print_to_terminal, print_to_terminal);
+        int status = remote.stream_login("cd " + shell_quote_path(c.target.remote_dir) + " && " +
+                                             export_environment(c.settings.environment) + cmd,
+                                         print_to_terminal, print_to_terminal);
         if (status != 0) spdlog::warn("shutdown command failed with exit status {}: {}", status, cmd);
     }
 }

@@ -52,6 +52,28 @@ std::string shell_double_quote(std::string_view value) {
     return out;
 }
 
+std::string printf_literal(std::string_view bytes) {
+    std::string format;
+    format.reserve(bytes.size() + 2);
+    for (char c : bytes) {
+        const auto u = static_cast<unsigned char>(c);
+        if (c == '%') {
+            format += "%%";
+        } else if (c == '\\') {
+            format += "\\\\";
+        } else if (u < 0x20 || u > 0x7e || (c == '-' && format.empty())) {
+            // A leading `-` would read as an option to some printf builtins.
+            const char octal[] = {'\\', static_cast<char>('0' + (u >> 6)),
+                                  static_cast<char>('0' + ((u >> 3) & 7)),
+                                  static_cast<char>('0' + (u & 7)), '\0'};
+            format += octal;
+        } else {
+            format += c;
+        }
+    }
+    return shell_quote(format);
+}
+
 std::string shell_join(const std::vector<std::string>& words) {
     std::string out;
     for (const auto& w : words) {

@@ -46,6 +46,25 @@ TEST(ShellQuote, AllBytesExceptNulRoundTrip) {
     EXPECT_EQ(through_shell(mlt::shell_quote(all)), all);
 }
 
+// printf's output is checked byte for byte, so NULs count.
+TEST(PrintfLiteral, EveryByteIncludingNulRoundTripsThroughPrintf) {
+    std::string all;
+    for (int c = 0; c < 256; ++c) all += static_cast<char>(c);
+    const std::string values[] = {all, "", "-n", "--", "%s%d%%", "\\n\\0", "\n\n",
+                                  std::string("a\0b", 3), "it's \"$x\" `y`"};
+    for (const auto& v : values) {
+        const std::string script = "printf " + mlt::printf_literal(v);
+        FILE* p = ::popen(("sh -c " + mlt::shell_quote(script)).c_str(), "r");
+        ASSERT_NE(p, nullptr);
+        std::string out;
+        char buf[256];
+        size_t n;
+        while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
+        EXPECT_EQ(::pclose(p), 0) << v;
+        EXPECT_EQ(out, v);
+    }
+}
+
 TEST(ShellQuotePath, TildeMeansRemoteHome) {
     const std::string home = through_shell("\"$HOME\"");
     EXPECT_EQ(through_shell(mlt::shell_quote_path("~")), home);

@@ -37,6 +37,12 @@ public:
     // signal). Throws mlt::Error when the transport fails.
     virtual int stream(const std::string& command, const InputSource& input,
                        const OutputSink& on_stdout, const OutputSink& on_stderr) = 0;
+    // Like stream(), for the user's own commands (setup_cmds, shutdown_cmds): these run in
+    // the remote login shell, with what its rc files set up (conda, pyenv), as in MLTK.
+    virtual int stream_login(const std::string& command, const OutputSink& on_stdout,
+                             const OutputSink& on_stderr) {
+        return stream(command, nullptr, on_stdout, on_stderr);
+    }
 };
 
 // The error for a remote command that failed: names `what`, the host and the exit status
@@ -44,7 +50,9 @@ public:
 Error remote_failure(const Remote& remote, const std::string& what, int exit_status,
                      const std::string& err, std::string hint = "run with -v for details");
 
-// A Remote over an open Session (which must outlive it).
+// A Remote over an open Session (which must outlive it). run() and stream() go through the
+// session's control shell; a stream() whose input is larger than kInlineInput, and
+// stream_login(), get an exec channel of their own.
 class SessionRemote : public Remote {
 public:
     explicit SessionRemote(Session& session) : session_(session) {}
@@ -52,6 +60,11 @@ public:
     RemoteOutput run(const std::string& command, std::string_view input = {}) override;
     int stream(const std::string& command, const InputSource& input, const OutputSink& on_stdout,
                const OutputSink& on_stderr) override;
+    int stream_login(const std::string& command, const OutputSink& on_stdout,
+                     const OutputSink& on_stderr) override;
+
+    // Input up to this size travels inside the command line (printf_literal).
+    static constexpr size_t kInlineInput = 256 * 1024;
 
 private:
     Session& session_;

@@ -57,6 +57,15 @@ public:
     ExecResult exec(const std::string& command, const InputSource& input,
                     const OutputSink& on_stdout, const OutputSink& on_stderr);
 
+    // Runs `command` in the session's control shell: one remote `sh`, started on first use,
+    // that runs commands one after another, so each costs one round trip instead of a channel
+    // open, an exec and a login-shell start. `input` (held in memory, so keep it small) is
+    // the command's stdin; without it stdin is /dev/null. Streams output like exec() and
+    // returns the exit status (128+N for a signal). Falls back to exec() when the server does
+    // not run the shell (ForceCommand, restricted shells).
+    ExecResult shell(const std::string& command, std::string_view input,
+                     const OutputSink& on_stdout, const OutputSink& on_stderr);
+
 private:
     struct Impl;
     explicit Session(std::unique_ptr<Impl> impl);

@@ -19,6 +19,11 @@ std::string shell_quote_path(std::string_view path);
 // MLTK's `export K="v"` does) while `"`, `\` and backquotes are taken literally.
 std::string shell_double_quote(std::string_view value);
 
+// A shell word that, given to `printf` as its only argument, prints exactly `bytes` (NULs
+// included): `%` and `\` are doubled, bytes outside printable ASCII become `\ooo`. How small
+// inputs travel inside a command line (the control shell has no spare stdin).
+std::string printf_literal(std::string_view bytes);
+
 // Quotes each word and joins them with single spaces.
 std::string shell_join(const std::vector<std::string>& words);
 

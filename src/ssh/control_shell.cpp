@@ -1,0 +1,199 @@
+// The control shell: one long-lived remote `sh` that runs mlt's own commands one after the
+// other. An exec channel costs a channel open, an exec request and a start of the user's
+// login shell (which may source a slow ~/.bashrc); a command in the control shell costs one
+// round trip. docs/remote-protocol.md describes the framing.
+
+#include <spdlog/spdlog.h>
+
+#include <cstdlib>
+#include <random>
+#include <vector>
+
+#include "internal.h"
+#include "mlt/util/interrupt.h"
+#include "mlt/util/shell.h"
+
+namespace mlt {
+
+using namespace ssh_detail;
+
+namespace {
+
+constexpr int kPollMs = 50;
+constexpr size_t kReadChunk = 256 * 1024;
+
+std::string random_token() {
+    std::random_device rd;
+    std::string token = "mlt-";
+    const char* hex = "0123456789abcdef";
+    for (int i = 0; i < 32; ++i) token += hex[rd() & 15];
+    return token;
+}
+
+// One output stream of the shell, read frame by frame: passes a command's bytes on and stops
+// at its end marker "\n<token>-<serial> <status>\n". A tail that may be the start of the
+// marker is held back until the next read tells; bytes after it belong to the next frame.
+class FrameStream {
+public:
+    // Starts the next frame, whose output goes to `sink` (may be empty: dropped).
+    void start(std::string prefix, const OutputSink* sink) {
+        prefix_ = std::move(prefix);
+        sink_ = sink;
+        done_ = false;
+        status_ = -1;
+        std::string pending;
+        pending.swap(held_);
+        feed(pending.data(), pending.size());
+    }
+
+    void feed(const char* data, size_t len) {
+        held_.append(data, len);
+        if (done_) return;  // the next frame's bytes: kept for start()
+        const size_t at = held_.find(prefix_);
+        if (at != std::string::npos) {
+            emit(at);
+            const size_t end = held_.find('\n', prefix_.size());
+            if (end == std::string::npos) return;  // the status is still on its way
+            status_ = std::atoi(held_.c_str() + prefix_.size());
+            done_ = true;
+            held_.erase(0, end + 1);
+            return;
+        }
+        // Hold back only a tail that could begin the marker: the marker has one newline, its
+        // first byte, so that is a tail from the last newline that matches the marker so far.
+        // Anything else goes out now, which keeps a streamed log line live.
+        const size_t nl = held_.rfind('\n');
+        const size_t tail = nl == std::string::npos ? 0 : held_.size() - nl;
+        const bool may_be_marker =
+            tail > 0 && tail < prefix_.size() && held_.compare(nl, tail, prefix_, 0, tail) == 0;
+        emit(may_be_marker ? nl : held_.size());
+    }
+
+    bool done() const { return done_; }
+    int status() const { return status_; }
+
+private:
+    void emit(size_t n) {
+        if (n == 0) return;
+        if (sink_ && *sink_) (*sink_)(std::string_view(held_.data(), n));
+        held_.erase(0, n);
+    }
+
+    std::string prefix_;
+    const OutputSink* sink_ = nullptr;
+    std::string held_;
+    bool done_ = false;
+    int status_ = -1;
+};
+
+std::string marker_prefix(const ControlShell& shell, uint64_t serial) {
+    return "\n" + shell.token + "-" + std::to_string(serial) + " ";
+}
+
+// The commands that end a frame: the status on stdout, a marker on stderr.
+std::string frame_end(const ControlShell& shell, uint64_t serial) {
+    const std::string mark = shell_quote(shell.token + "-" + std::to_string(serial));
+    return "printf '\\n%s %d\\n' " + mark + " \"$?\"; printf '\\n%s 0\\n' " + mark + " >&2\n";
+}
+
+}  // namespace
+
+ExecResult Session::shell(const std::string& command, std::string_view input,
+                          const OutputSink& on_stdout, const OutputSink& on_stderr) {
+    ControlShell& sh = impl_->shell;
+    if (sh.unavailable) {
+        size_t offset = 0;
+        return exec(
+            command,
+            [&](char* buf, size_t cap) {
+                const size_t n = std::min(cap, input.size() - offset);
+                std::copy(input.data() + offset, input.data() + offset + n, buf);
+                offset += n;
+                return n;
+            },
+            on_stdout, on_stderr);
+    }
+    ssh_session s = impl_->session.get();
+    const bool starting = !sh.channel;
+    std::string text;
+    if (starting) {
+        ChannelPtr channel(ssh_channel_new(s));
+        if (!channel) throw channel_error(s, "cannot create a channel to " + impl_->display);
+        if (ssh_channel_open_session(channel.get()) != SSH_OK)
+            throw channel_error(s, "cannot open a channel to " + impl_->display);
+        spdlog::trace("starting the control shell on {}", impl_->display);
+        if (ssh_channel_request_exec(channel.get(), "exec sh") != SSH_OK)
+            throw channel_error(s, "cannot start a remote shell on " + impl_->display);
+        sh.channel = std::move(channel);
+        sh.token = random_token();
+        sh.serial = 0;
+        // Frame 0 says the shell is ours; whatever the login shell printed before is dropped.
+        text = "true\n" + frame_end(sh, 0);
+    }
+    const uint64_t serial = ++sh.serial;
+    spdlog::trace("shell on {}: {}", impl_->display, command);
+    // The command runs in a subshell, so `cd`, `exit` and `exec` stay inside it; its stdin
+    // is the given input or /dev/null, never the frames that follow. The newline before `)`
+    // ends a trailing comment.
+    if (input.empty())
+        text += "( " + command + "\n) </dev/null\n";
+    else
+        text += "printf " + printf_literal(input) + " | ( " + command + "\n)\n";
+    text += frame_end(sh, serial);
+
+    ssh_channel ch = sh.channel.get();
+    try {
+        write_all(s, ch, text.data(), text.size());
+        std::vector<char> buf(kReadChunk);
+        FrameStream out, err;
+        for (const bool ready_frame : {true, false}) {
+            if (ready_frame && !starting) continue;
+            const uint64_t n = ready_frame ? 0 : serial;
+            out.start(marker_prefix(sh, n), ready_frame ? nullptr : &on_stdout);
+            err.start(marker_prefix(sh, n), ready_frame ? nullptr : &on_stderr);
+            while (!out.done() || !err.done()) {
+                int r = ssh_channel_read_timeout(ch, buf.data(), static_cast<uint32_t>(buf.size()),
+                                                 0, kPollMs);
+                if (r == SSH_ERROR) throw channel_error(s, "lost the output of a remote command");
+                if (r > 0) out.feed(buf.data(), static_cast<size_t>(r));
+                int e = ssh_channel_read_nonblocking(ch, buf.data(),
+                                                     static_cast<uint32_t>(buf.size()), 1);
+                if (e == SSH_ERROR) throw channel_error(s, "lost the output of a remote command");
+                if (e > 0) err.feed(buf.data(), static_cast<size_t>(e));
+                if (r <= 0 && e <= 0 && ssh_channel_is_eof(ch) && ssh_channel_poll(ch, 0) <= 0 &&
+                    ssh_channel_poll(ch, 1) <= 0) {
+                    if (ready_frame) {
+                        // The login shell did not run `sh` (a ForceCommand, a restricted
+                        // shell): nothing of ours ran, so plain exec channels take over.
+                        spdlog::debug("no control shell on {}; using exec channels",
+                                      impl_->display);
+                        sh.channel.reset();
+                        sh.unavailable = true;
+                        return shell(command, input, on_stdout, on_stderr);
+                    }
+                    // sh itself ended, e.g. on a syntax error; report it as exec would.
+                    ExecResult result;
+                    result.exit_status = ssh_channel_get_exit_status(ch);
+                    sh.channel.reset();
+                    return result;
+                }
+                if (!ssh_is_connected(s))
+                    throw channel_error(s, "lost the connection to " + impl_->display);
+                throw_if_interrupted();
+            }
+            if (!ready_frame) {
+                ExecResult result;
+                result.exit_status = out.status();
+                spdlog::trace("exit status {}", result.exit_status);
+                return result;
+            }
+        }
+    } catch (...) {
+        // The frame was cut short: its rest would end up in the next command's output.
+        sh.channel.reset();
+        throw;
+    }
+    return {};
+}
+
+}  // namespace mlt

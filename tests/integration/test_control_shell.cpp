@@ -1,0 +1,161 @@
+// The control shell (src/ssh/control_shell.cpp) against a real sshd: framing of output that
+// holds any bytes, exit statuses, a shell that survives its commands' `exit`, syntax errors
+// and chatty login shells, and the fallback to exec channels.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <string>
+
+#include "harness/files.h"
+#include "harness/ssh_test.h"
+#include "mlt/ssh/remote.h"
+#include "mlt/ssh/session.h"
+#include "mlt/util/shell.h"
+
+namespace mlt_test {
+namespace {
+
+class ControlShellTest : public SshTest {
+  protected:
+    mlt::Session open() {
+        mlt::ConnectSpec spec;
+        spec.host = "127.0.0.1";
+        spec.user = sshd().user();
+        spec.port = sshd().port();
+        spec.identity_file = sshd().client_key_path();
+        spec.known_hosts_path = custom_known_hosts();
+        spec.host_key_checking = mlt::HostKeyChecking::accept_new;
+        return mlt::Session::open(spec);
+    }
+
+    // Replaces authorized_keys with the client key restricted to `forced` (an OpenSSH
+    // `command=` option), which sees the requested command in $SSH_ORIGINAL_COMMAND.
+    void force_command(const std::string& forced) {
+        std::string pub = read_file(sshd().client_key_path() + ".pub");
+        std::string option = "command=\"";
+        for (char c : forced) {
+            if (c == '"' || c == '\\') option += '\\';
+            option += c;
+        }
+        write_file(sshd().authorized_keys_path(), option + "\" " + pub, 0600);
+    }
+
+    // Every byte value, repeated to `size` bytes.
+    static std::string all_bytes(size_t size) {
+        std::string s(size, '\0');
+        for (size_t i = 0; i < size; ++i) s[i] = static_cast<char>((i * 7 + i / 256) & 0xff);
+        return s;
+    }
+};
+
+TEST_F(ControlShellTest, OutputOfAnyBytesAndSizesArrivesExactly) {
+    mlt::Session session = open();
+    mlt::SessionRemote remote(session);
+    const std::string data = all_bytes(3 * 1024 * 1024 + 5);
+    const std::string file = sshd().dir() + "/bytes.bin";
+    write_file(file, data, 0644);
+    for (int round = 0; round < 3; ++round) {
+        mlt::RemoteOutput r = remote.run("cat " + mlt::shell_quote(file) + "; echo oops >&2");
+        ASSERT_EQ(r.exit_status, 0);
+        EXPECT_TRUE(r.out == data) << "round " << round << ": " << r.out.size() << " bytes";
+        EXPECT_EQ(r.err, "oops\n");
+    }
+    // Output that ends without a newline, or in something like the start of a frame marker.
+    EXPECT_EQ(remote.run("printf 'no newline'").out, "no newline");
+    EXPECT_EQ(remote.run("printf '\\n\\nmlt-'").out, "\n\nmlt-");
+    EXPECT_EQ(remote.run("true").out, "");
+}
+
+TEST_F(ControlShellTest, ExitStatusesAndTheShellOutlivesExitCdAndExec) {
+    mlt::Session session = open();
+    mlt::SessionRemote remote(session);
+    EXPECT_EQ(remote.run("exit 3").exit_status, 3);
+    EXPECT_EQ(remote.run("false").exit_status, 1);
+    EXPECT_EQ(remote.run("cd / && exit 255").exit_status, 255);
+    const std::string home = remote.run("pwd").out;
+    EXPECT_NE(home, "/\n") << "a cd must not outlive its command";
+    EXPECT_EQ(remote.run("exec sh -c 'echo from exec; exit 4'").out, "from exec\n");
+    EXPECT_EQ(remote.run("sh -c 'kill -KILL $$'").exit_status,
+              128 + 9);
+    EXPECT_EQ(remote.run("read x; echo \"[$x]\"").out, "[]\n") << "stdin must be /dev/null";
+    EXPECT_EQ(remote.run("echo still here").out, "still here\n");
+}
+
+TEST_F(ControlShellTest, InputWithAnyBytesSmallOrLarge) {
+    mlt::Session session = open();
+    mlt::SessionRemote remote(session);
+    const std::string small = all_bytes(70000);
+    mlt::RemoteOutput r = remote.run("cat", small);
+    EXPECT_TRUE(r.out == small) << r.out.size() << " bytes, err " << r.err;
+
+    // Larger than the inline limit: stream() gives it an exec channel of its own.
+    const std::string large = all_bytes(mlt::SessionRemote::kInlineInput * 3 + 11);
+    size_t offset = 0;
+    std::string out;
+    int status = remote.stream(
+        "wc -c && echo done",
+        [&](char* buf, size_t cap) {
+            size_t n = std::min(cap, large.size() - offset);
+            std::copy(large.data() + offset, large.data() + offset + n, buf);
+            offset += n;
+            return n;
+        },
+        [&](std::string_view d) { out.append(d); }, nullptr);
+    EXPECT_EQ(status, 0);
+    EXPECT_EQ(out, std::to_string(large.size()) + "\ndone\n");
+}
+
+TEST_F(ControlShellTest, ASyntaxErrorFailsThatCommandOnly) {
+    mlt::Session session = open();
+    mlt::SessionRemote remote(session);
+    mlt::RemoteOutput r = remote.run("if then fi (");
+    EXPECT_NE(r.exit_status, 0);
+    EXPECT_FALSE(r.err.empty());
+    EXPECT_EQ(remote.run("echo next").out, "next\n");
+}
+
+TEST_F(ControlShellTest, StreamedOutputArrivesWhileTheCommandRuns) {
+    mlt::Session session = open();
+    mlt::SessionRemote remote(session);
+    // The command waits (bounded) for a file that the test creates only once it has seen the
+    // first line: output held back until the command ends would time out instead.
+    const std::string flag = sshd().dir() + "/seen";
+    const std::string cmd = "echo first; i=0; while [ ! -e " + mlt::shell_quote(flag) +
+                            " ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i+1)); done; "
+                            "[ -e " + mlt::shell_quote(flag) + " ] && echo second || echo timeout";
+    std::string out;
+    int status = remote.stream(cmd, nullptr,
+                               [&](std::string_view d) {
+                                   out.append(d);
+                                   if (out.find("first") != std::string::npos)
+                                       write_file(flag, "", 0644);
+                               },
+                               nullptr);
+    EXPECT_EQ(status, 0);
+    EXPECT_EQ(out, "first\nsecond\n");
+}
+
+TEST_F(ControlShellTest, WhatALoginShellPrintsFirstIsNotOutput) {
+    force_command("echo banner; echo banner >&2; eval \"$SSH_ORIGINAL_COMMAND\"");
+    mlt::Session session = open();
+    mlt::SessionRemote remote(session);
+    mlt::RemoteOutput r = remote.run("echo one; echo two >&2");
+    EXPECT_EQ(r.out, "one\n");
+    EXPECT_EQ(r.err, "two\n");
+    EXPECT_EQ(remote.run("echo three").out, "three\n");
+}
+
+TEST_F(ControlShellTest, AServerThatRefusesTheShellGetsExecChannels) {
+    // Runs anything but `exec sh`, as a restricted account might.
+    force_command("case \"$SSH_ORIGINAL_COMMAND\" in 'exec sh') exit 1;; esac; "
+                  "eval \"$SSH_ORIGINAL_COMMAND\"");
+    mlt::Session session = open();
+    mlt::SessionRemote remote(session);
+    mlt::RemoteOutput r = remote.run("echo via exec; exit 5");
+    EXPECT_EQ(r.exit_status, 5);
+    EXPECT_EQ(r.out, "via exec\n");
+    EXPECT_EQ(remote.run("cat", std::string("a\0b", 3)).out, std::string("a\0b", 3));
+}
+
+}  // namespace
+}  // namespace mlt_test
