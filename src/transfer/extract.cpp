@@ -211,7 +211,13 @@ private:
             part.write(buffer_.data(), static_cast<size_t>(n));
             written += static_cast<uint64_t>(n);
         }
-        const timespec mtime{archive_entry_mtime(entry), archive_entry_mtime_nsec(entry)};
+        timespec mtime{archive_entry_mtime(entry), archive_entry_mtime_nsec(entry)};
+        // The mirror of tar_upload.cpp: libarchive 3.6 reads GNU tar's "-1.5" as -1 s plus
+        // 0.5 s. The true time is -2 s plus 0.5 s.
+        if (mtime.tv_sec < 0 && mtime.tv_nsec > 0) {
+            mtime.tv_sec -= 1;
+            mtime.tv_nsec = 1000000000 - mtime.tv_nsec;
+        }
         part.commit(archive_entry_perm(entry) & 0777, mtime);
         stats_.files++;
         stats_.bytes += written;

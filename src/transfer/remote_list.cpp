@@ -36,6 +36,8 @@ void for_each_record(const std::string& out, Each each) {
 }
 
 // "1700000000.123456789" (GNU find's %T@; any number of fraction digits) in nanoseconds.
+// find prints tv_sec, '.', tv_nsec: before 1970 the fraction still counts forward from the
+// (negative) whole second, so "-2.5" is -1.5 s, not -2.5 s.
 bool parse_mtime(std::string_view text, int64_t& ns) {
     size_t dot = text.find('.');
     std::string_view whole = text.substr(0, dot);
@@ -55,7 +57,7 @@ bool parse_mtime(std::string_view text, int64_t& ns) {
         if (c < '0' || c > '9') return false;
         nsec = nsec * 10 + (c - '0');
     }
-    ns = (negative ? -1 : 1) * (sec * 1000000000 + nsec);
+    ns = (negative ? -sec : sec) * 1000000000 + nsec;
     return true;
 }
 

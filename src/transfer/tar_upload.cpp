@@ -137,7 +137,16 @@ private:
         archive_entry_set_filetype(entry.get(), AE_IFREG);
         archive_entry_set_perm(entry.get(), st.st_mode & 0777);
         archive_entry_set_size(entry.get(), st.st_size);
-        archive_entry_set_mtime(entry.get(), st.st_mtim.tv_sec, st.st_mtim.tv_nsec);
+        // libarchive 3.6 writes a pax mtime as "<sec>.<nsec>", which reads as the wrong time
+        // before 1970 (-2 s + 0.5 s is -1.5, not "-2.5"); hand it the digits that mean the
+        // true time. (-1 s, 1 s) cannot be written at all and is simply resent next time.
+        auto sec = st.st_mtim.tv_sec;
+        auto nsec = st.st_mtim.tv_nsec;
+        if (sec < -1 && nsec > 0) {
+            sec += 1;
+            nsec = 1000000000 - nsec;
+        }
+        archive_entry_set_mtime(entry.get(), sec, nsec);
         // ARCHIVE_WARN only reports a name that is not valid in the locale's charset; the
         // pax writer then stores the raw bytes, which is what a remote tar extracts.
         if (archive_write_header(archive_.get(), entry.get()) < ARCHIVE_WARN)

@@ -1,0 +1,121 @@
+// Incremental sync through a real sshd: a workspace is sent once and then only what changed,
+// and the log dir pull of a --resume fetches only new and changed files. "Not sent" is
+// proved by mlt's own counts and by a copy altered with its size and mtime kept: had it been
+// sent again, the alteration would be gone.
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+
+#include <string>
+#include <vector>
+
+#include "harness/expect.h"
+#include "harness/files.h"
+#include "harness/train_fixture.h"
+
+namespace mlt_test {
+namespace {
+
+using TrainSyncTest = TrainTest;
+
+const char* const kShellSidecar = "ssh:\n  train_cmd: \"sh {spec}\"\n";
+
+// Rewrites `path` with `content` (same size) and puts its mtime back, so that only the
+// content tells whether it was transferred again.
+void alter_keeping_size_and_mtime(const std::string& path, const std::string& content) {
+    struct stat st {};
+    ASSERT_EQ(lstat(path.c_str(), &st), 0) << path;
+    ASSERT_EQ(static_cast<size_t>(st.st_size), content.size()) << path;
+    const timespec times[2] = {{0, UTIME_OMIT}, st.st_mtim};
+    write_file(path, content, st.st_mode & 07777);
+    ASSERT_EQ(utimensat(AT_FDCWD, path.c_str(), times, 0), 0) << path;
+}
+
+// More than SessionRemote::kInlineInput, so the first upload takes an exec channel and the
+// later small ones the control shell: both paths carry the odd names.
+std::string big_content() {
+    std::string s(300 * 1024, '\0');
+    for (size_t i = 0; i < s.size(); ++i) s[i] = static_cast<char>((i * 7919) >> 3);
+    return s;
+}
+
+TEST_F(TrainSyncTest, ASecondWorkspaceRunUploadsNothingAndAThirdOnlyTheEdit) {
+    const std::string ws = sshd().dir() + "/work space";
+    const std::vector<std::string> names = {
+        "it's \"q\" $x `y`.txt", "new\nline.txt", "-dash", "tab\there",
+        "raw-\xff\xfe",          "sub/empty"};
+    make_dir(ws, 0755);
+    make_dir(ws + "/sub", 0755);
+    for (const auto& n : names) write_file(ws + "/" + n, n == "sub/empty" ? "" : "<" + n + ">");
+    write_file(ws + "/sub/big.bin", big_content());
+    write_file(ws + "/.gitignore", "*.log\n");
+    write_file(ws + "/skip.log", "ignored\n");
+    write_shell_model("synced", "echo trained\n");
+    write_model_settings("synced", kShellSidecar);
+    write_user_settings();
+    const std::vector<std::string> train = {"ssh", "train", "synced", "--workspace", ws};
+
+    // The spec, the odd names, big.bin and .gitignore: 9 files.
+    ProcessResult r = mlt(train);
+    ASSERT_EQ(r.exit_code, 0) << describe(r) << job_state("synced");
+    EXPECT_TRUE(has_text(r.out, "uploaded 9 file(s)")) << describe(r);
+    for (const auto& n : names)
+        EXPECT_EQ(read_or_empty(remote() + "/" + n), read_file(ws + "/" + n)) << n;
+    EXPECT_TRUE(read_or_empty(remote() + "/sub/big.bin") == big_content()) << "big.bin differs";
+    EXPECT_FALSE(path_exists(remote() + "/skip.log"));
+
+    alter_keeping_size_and_mtime(remote() + "/new\nline.txt", "<NEW\nLINE.TXT>");
+    r = mlt(train);
+    ASSERT_EQ(r.exit_code, 0) << describe(r) << job_state("synced");
+    EXPECT_TRUE(has_text(r.out, "uploaded 0 file(s), 0 bytes (9 unchanged)")) << describe(r);
+    EXPECT_EQ(read_or_empty(remote() + "/new\nline.txt"), "<NEW\nLINE.TXT>")
+        << "an unchanged file was sent again";
+
+    write_file(ws + "/it's \"q\" $x `y`.txt", "edited, and longer than before");
+    write_file(ws + "/skip.log", "changed, still ignored\n");
+    r = mlt(train);
+    ASSERT_EQ(r.exit_code, 0) << describe(r) << job_state("synced");
+    EXPECT_TRUE(has_text(r.out, "uploaded 1 file(s), 30 bytes (8 unchanged)")) << describe(r);
+    EXPECT_EQ(read_or_empty(remote() + "/it's \"q\" $x `y`.txt"), "edited, and longer than before");
+    auto runs = history();
+    ASSERT_EQ(runs.size(), 3u) << read_or_empty(history_path());
+    EXPECT_EQ(runs[1]["bytes_up"], "0") << read_or_empty(history_path());
+    EXPECT_EQ(runs[2]["bytes_up"], "30") << read_or_empty(history_path());
+}
+
+TEST_F(TrainSyncTest, TheLogDirPullOfAResumeFetchesOnlyNewAndChangedFiles) {
+    // The first collection fails on a download that does not exist yet; the log dir was
+    // pulled before it, and the lock stays for --resume.
+    write_shell_model("logged",
+                      "set -e\n"
+                      "mkdir -p \"$MLT_LOG_DIR/ckpt dir\"\n"
+                      "printf 'metrics v1\\n' > \"$MLT_LOG_DIR/metrics.csv\"\n"
+                      "printf 'c1' > \"$MLT_LOG_DIR/ckpt dir/c1.bin\"\n");
+    write_model_settings("logged",
+                         std::string(kShellSidecar) + "  download_files: [\"late.txt|got.txt\"]\n");
+    write_user_settings();
+    ProcessResult r = mlt({"ssh", "train", "logged"});
+    ASSERT_EQ(r.exit_code, 255) << describe(r) << job_state("logged");
+    const std::string logs = local_logs("logged");
+    const std::string remote_logs = remote_logs_root() + "/logged";
+    ASSERT_EQ(read_or_empty(logs + "/metrics.csv"), "metrics v1\n") << describe(r);
+    ASSERT_EQ(read_or_empty(logs + "/ckpt dir/c1.bin"), "c1") << describe(r);
+
+    alter_keeping_size_and_mtime(logs + "/metrics.csv", "METRICS V1\n");
+    append_file(remote_logs + "/ckpt dir/c1.bin", "+more");  // 7 bytes now
+    write_file(remote_logs + "/new 'one'.txt", "new\n");     // 4 bytes
+    write_file(remote() + "/late.txt", "late\n");            // 5 bytes
+    r = mlt({"ssh", "train", "logged", "--resume"});
+    ASSERT_EQ(r.exit_code, 0) << describe(r) << job_state("logged");
+    EXPECT_EQ(read_or_empty(logs + "/metrics.csv"), "METRICS V1\n")
+        << "an unchanged log file was fetched again";
+    EXPECT_EQ(read_or_empty(logs + "/ckpt dir/c1.bin"), "c1+more");
+    EXPECT_EQ(read_or_empty(logs + "/new 'one'.txt"), "new\n");
+    EXPECT_EQ(read_or_empty(project() + "/got.txt"), "late\n");
+    auto runs = history();
+    ASSERT_EQ(runs.size(), 1u) << read_or_empty(history_path());
+    EXPECT_EQ(runs[0]["bytes_down"], "16") << read_or_empty(history_path());
+}
+
+}  // namespace
+}  // namespace mlt_test
