@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <random>
 #include <set>
 
@@ -18,6 +19,8 @@
 #include "mlt/job/status.h"
 #include "mlt/train/history.h"
 #include "mlt/train/model.h"
+#include "mlt/transfer/progress.h"
+#include "mlt/transfer/sync.h"
 #include "mlt/transfer/transfer.h"
 #include "mlt/transfer/workspace.h"
 #include "mlt/util/error.h"
@@ -157,9 +160,14 @@ void follow_console(Remote& remote, const RunContext& c, bool follow) {
 TransferStats collect(Remote& remote, const RunContext& c, const std::string& remote_sha) {
     TransferStats total;
     const std::string remote_archive = c.target.remote_dir + "/" + c.archive;
-    RemoteOutput probe = remote.run("test -f " + shell_quote_path(remote_archive) + " && echo yes || true");
-    if (probe.out.find("yes") != std::string::npos) {
-        total.bytes += download_file(remote, remote_archive, c.local_archive);
+    std::optional<uint64_t> archive_size;
+    {
+        TransferProgress progress("archive", 1, 0);
+        archive_size = download_file_if_present(remote, remote_archive, c.local_archive, &progress);
+        progress.dismiss();
+    }
+    if (archive_size) {
+        total.bytes += *archive_size;
         total.files += 1;
         if (!remote_sha.empty()) {
             const std::string local_sha = sha256_file(c.local_archive);
@@ -177,13 +185,10 @@ TransferStats collect(Remote& remote, const RunContext& c, const std::string& re
     }
 
     // Only what is new or changed since the last pull (e.g. a --resume, or `download`).
-    auto logs = changed_for_download(list_remote_file_info(remote, c.remote_log_dir), c.local_logs);
-    if (!logs.empty()) {
-        auto s = download(remote, c.remote_log_dir, logs, c.local_logs);
-        total.files += s.files;
-        total.bytes += s.bytes;
-    }
-    std::printf("mlt: logs: %s\n", c.local_logs.c_str());
+    const SyncResult logs = sync_down(remote, c.remote_log_dir, c.local_logs);
+    total.files += logs.moved.files;
+    total.bytes += logs.moved.bytes;
+    std::printf("mlt: logs: %s: %s\n", c.local_logs.c_str(), describe(logs).c_str());
 
     std::vector<std::string> remote_files;
     bool listed = false;
@@ -347,18 +352,9 @@ int run_train(const SshCommandLine& cli, const TrainOptions& o) {
                            shell_quote_path(c.remote_log_dir) + " && rm -f " + shell_quote(c.archive));
                 std::printf("mlt: --clean: removed local and remote logs and archive of %s\n", name.c_str());
             }
-            size_t unchanged = 0;
-            for (const auto& [base, items] : uploads) {
-                auto changed = changed_for_upload(remote, base, items);
-                unchanged += items.size() - changed.size();
-                if (changed.empty()) continue;
-                auto s = upload(remote, base, changed);
-                up.files += s.files;
-                up.bytes += s.bytes;
-            }
-            std::printf("mlt: uploaded %llu file(s), %llu bytes (%zu unchanged)\n",
-                        static_cast<unsigned long long>(up.files),
-                        static_cast<unsigned long long>(up.bytes), unchanged);
+            const SyncResult sent = sync_up(remote, uploads);
+            up = sent.moved;
+            std::printf("mlt: uploaded %s\n", describe(sent).c_str());
             // A new run: the local copy of the console log starts empty.
             fs::create_directories(c.local_logs);
             std::ofstream(c.local_console, std::ios::trunc);

@@ -1,5 +1,10 @@
+#include <fcntl.h>
 #include <limits.h>
 #include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
 
 #include "internal.h"
 
@@ -90,6 +95,41 @@ bool has_dotdot(std::string_view path) {
     for (const auto& part : split_path(path))
         if (part == "..") return true;
     return false;
+}
+
+// find prints tv_sec, '.', tv_nsec: before 1970 the fraction still counts forward from the
+// (negative) whole second, so "-2.5" is -1.5 s, not -2.5 s.
+bool parse_mtime(std::string_view text, int64_t& ns) {
+    size_t dot = text.find('.');
+    std::string_view whole = text.substr(0, dot);
+    std::string_view frac =
+        dot == std::string_view::npos ? std::string_view() : text.substr(dot + 1);
+    bool negative = !whole.empty() && whole[0] == '-';
+    if (negative) whole.remove_prefix(1);
+    if (whole.empty()) return false;
+    int64_t sec = 0;
+    for (char c : whole) {
+        if (c < '0' || c > '9') return false;
+        sec = sec * 10 + (c - '0');
+    }
+    int64_t nsec = 0;
+    for (size_t i = 0; i < 9; ++i) {
+        char c = i < frac.size() ? frac[i] : '0';
+        if (c < '0' || c > '9') return false;
+        nsec = nsec * 10 + (c - '0');
+    }
+    ns = (negative ? -sec : sec) * 1000000000 + nsec;
+    return true;
+}
+
+UniqueFd open_base(const std::string& local_base) {
+    std::error_code ec;
+    std::filesystem::create_directories(local_base, ec);
+    UniqueFd fd(::open(local_base.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    if (!fd)
+        throw io_error("cannot create " + local_base + ": " +
+                       (ec ? ec.message() : std::string(std::strerror(errno))));
+    return fd;
 }
 
 std::string part_name(const std::string& name) {

@@ -13,6 +13,7 @@
 #include <cstring>
 
 #include "internal.h"
+#include "mlt/transfer/progress.h"
 
 namespace mlt::transfer_detail {
 
@@ -91,8 +92,13 @@ private:
 class Extractor {
 public:
     Extractor(archive* a, int base_fd, const std::string& local_base, const Remote& remote,
-              TransferStats& stats)
-        : a_(a), base_fd_(base_fd), local_base_(local_base), remote_(remote), stats_(stats) {
+              TransferStats& stats, TransferProgress* progress)
+        : a_(a),
+          base_fd_(base_fd),
+          local_base_(local_base),
+          remote_(remote),
+          stats_(stats),
+          progress_(progress) {
         buffer_.resize(kWriteChunk);
     }
 
@@ -210,6 +216,7 @@ private:
             }
             part.write(buffer_.data(), static_cast<size_t>(n));
             written += static_cast<uint64_t>(n);
+            if (progress_) progress_->add_bytes(static_cast<uint64_t>(n));
         }
         timespec mtime{archive_entry_mtime(entry), archive_entry_mtime_nsec(entry)};
         // The mirror of tar_upload.cpp: libarchive 3.6 reads GNU tar's "-1.5" as -1 s plus
@@ -221,6 +228,7 @@ private:
         part.commit(archive_entry_perm(entry) & 0777, mtime);
         stats_.files++;
         stats_.bytes += written;
+        if (progress_) progress_->file_done();
     }
 
     std::string shown(const std::vector<std::string>& parts, size_t count) const {
@@ -234,14 +242,15 @@ private:
     const std::string& local_base_;
     const Remote& remote_;
     TransferStats& stats_;
+    TransferProgress* progress_;
     std::vector<char> buffer_;
 };
 
 }  // namespace
 
 void extract_tar(archive* a, int base_fd, const std::string& local_base, const Remote& remote,
-                 TransferStats& stats, bool* damaged) {
-    Extractor(a, base_fd, local_base, remote, stats).run(damaged);
+                 TransferStats& stats, TransferProgress* progress, bool* damaged) {
+    Extractor(a, base_fd, local_base, remote, stats, progress).run(damaged);
 }
 
 }  // namespace mlt::transfer_detail

@@ -88,6 +88,13 @@ std::vector<std::string> split_path(std::string_view path);
 // True when a relative path has a `..` component.
 bool has_dotdot(std::string_view path);
 
+// "1700000000.123456789" (GNU find's %T@; any number of fraction digits) in nanoseconds;
+// false when it is not such a number.
+bool parse_mtime(std::string_view text, int64_t& ns);
+
+// Opens `local_base` as a directory (created if missing) for *at() calls; throws io error.
+UniqueFd open_base(const std::string& local_base);
+
 // The temporary name a file is written under before the rename: `.<name>.mlt-part-<pid>`
 // (shortened so it still fits NAME_MAX).
 std::string part_name(const std::string& name);
@@ -95,8 +102,8 @@ std::string part_name(const std::string& name);
 // Reads a tar stream from `a` (already opened) and writes its regular files and directories
 // under the directory `base_fd`, refusing unsafe names (see download()). `remote` names the
 // source in messages. Throws mlt::Error; sets `*damaged` when the stream itself was broken
-// (so the caller can prefer the remote command's own error).
+// (so the caller can prefer the remote command's own error). `progress` may be null.
 void extract_tar(archive* a, int base_fd, const std::string& local_base, const Remote& remote,
-                 TransferStats& stats, bool* damaged);
+                 TransferStats& stats, TransferProgress* progress, bool* damaged);
 
 }  // namespace mlt::transfer_detail

@@ -35,32 +35,6 @@ void for_each_record(const std::string& out, Each each) {
     }
 }
 
-// "1700000000.123456789" (GNU find's %T@; any number of fraction digits) in nanoseconds.
-// find prints tv_sec, '.', tv_nsec: before 1970 the fraction still counts forward from the
-// (negative) whole second, so "-2.5" is -1.5 s, not -2.5 s.
-bool parse_mtime(std::string_view text, int64_t& ns) {
-    size_t dot = text.find('.');
-    std::string_view whole = text.substr(0, dot);
-    std::string_view frac =
-        dot == std::string_view::npos ? std::string_view() : text.substr(dot + 1);
-    bool negative = !whole.empty() && whole[0] == '-';
-    if (negative) whole.remove_prefix(1);
-    if (whole.empty()) return false;
-    int64_t sec = 0;
-    for (char c : whole) {
-        if (c < '0' || c > '9') return false;
-        sec = sec * 10 + (c - '0');
-    }
-    int64_t nsec = 0;
-    for (size_t i = 0; i < 9; ++i) {
-        char c = i < frac.size() ? frac[i] : '0';
-        if (c < '0' || c > '9') return false;
-        nsec = nsec * 10 + (c - '0');
-    }
-    ns = (negative ? -sec : sec) * 1000000000 + nsec;
-    return true;
-}
-
 }  // namespace
 
 std::vector<std::string> list_remote_files(Remote& remote, const std::string& remote_base) {

@@ -1,4 +1,4 @@
-// download() and download_file(): remote output streamed to disk with bounded memory.
+// download(): a remote tar stream extracted to disk with bounded memory.
 //
 // The channel pushes output into a sink while libarchive pulls its input, so the archive is
 // read on a second thread, fed through a bounded queue: the sink blocks when the disk is
@@ -47,9 +47,10 @@ struct ReaderFailed {};
 // Runs extract_tar on its own thread over the bytes pushed into `queue`.
 class ReaderThread {
 public:
-    ReaderThread(ByteQueue& queue, int base_fd, const std::string& local_base, const Remote& remote)
+    ReaderThread(ByteQueue& queue, int base_fd, const std::string& local_base,
+                 const Remote& remote, TransferProgress* progress)
         : queue_(queue) {
-        thread_ = std::thread([this, base_fd, &local_base, &remote] {
+        thread_ = std::thread([this, base_fd, &local_base, &remote, progress] {
             try {
                 ArchiveReadPtr a(archive_read_new());
                 if (!a) throw std::bad_alloc();
@@ -62,7 +63,7 @@ public:
                                 "the tar stream from " + remote.name() + " is damaged" +
                                     (detail ? std::string(": ") + detail : std::string()));
                 }
-                extract_tar(a.get(), base_fd, local_base, remote, stats_, &damaged_);
+                extract_tar(a.get(), base_fd, local_base, remote, stats_, progress, &damaged_);
             } catch (...) {
                 error_ = std::current_exception();
                 failed_.store(true);
@@ -104,16 +105,6 @@ private:
     std::thread thread_;
 };
 
-UniqueFd open_base(const std::string& local_base) {
-    std::error_code ec;
-    std::filesystem::create_directories(local_base, ec);
-    UniqueFd fd(::open(local_base.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-    if (!fd)
-        throw io_error("cannot create " + local_base + ": " +
-                       (ec ? ec.message() : std::string(std::strerror(errno))));
-    return fd;
-}
-
 std::string name_list(const std::vector<std::string>& remote_paths) {
     std::string list;
     for (const auto& p : remote_paths) {
@@ -132,14 +123,14 @@ std::string name_list(const std::vector<std::string>& remote_paths) {
 
 TransferStats download(Remote& remote, const std::string& remote_base,
                        const std::vector<std::string>& remote_paths,
-                       const std::string& local_base) {
+                       const std::string& local_base, TransferProgress* progress) {
     if (remote_paths.empty()) return {};
     const std::string list = name_list(remote_paths);
     UniqueFd base = open_base(local_base);
     const std::string command = "B=" + shell_quote_path(remote_base) + "; " + kDownloadScript;
 
     ByteQueue queue(kQueueBytes);
-    ReaderThread reader(queue, base.get(), local_base, remote);
+    ReaderThread reader(queue, base.get(), local_base, remote, progress);
     size_t offset = 0;
     std::string err;
     int status = -1;
@@ -178,67 +169,5 @@ TransferStats download(Remote& remote, const std::string& remote_base,
     return reader.stats();
 }
 
-uint64_t download_file(Remote& remote, const std::string& remote_path,
-                       const std::string& local_path) {
-    std::filesystem::path target(local_path);
-    std::filesystem::path dir = target.parent_path();
-    if (dir.empty()) dir = ".";
-    UniqueFd dir_fd = open_base(dir.string());
-    const std::string leaf = target.filename().string();
-    if (leaf.empty() || leaf == "." || leaf == "..")
-        throw io_error("cannot write " + local_path + ": not a file name");
-
-    const std::string part = part_name(leaf);
-    ::unlinkat(dir_fd.get(), part.c_str(), 0);
-    UniqueFd fd(::openat(dir_fd.get(), part.c_str(),
-                         O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666));
-    if (!fd) throw io_error("cannot write " + local_path + ": " + std::strerror(errno));
-    // Removes the part file on every failure path below.
-    struct Cleanup {
-        int dir;
-        const std::string& name;
-        bool armed = true;
-        ~Cleanup() {
-            if (armed) ::unlinkat(dir, name.c_str(), 0);
-        }
-    } cleanup{dir_fd.get(), part};
-
-    // The remote mtime is kept (as tar does for trees), so that a later incremental sync
-    // sees the file as unchanged: one more round trip, for single files only.
-    const std::filesystem::path remote_fs(remote_path);
-    const std::string remote_dir =
-        remote_fs.parent_path().empty() ? std::string(".") : remote_fs.parent_path().string();
-    const auto remote_info =
-        stat_remote_files(remote, remote_dir, {remote_fs.filename().string()});
-
-    uint64_t size = 0;
-    std::string err;
-    int status = remote.stream(
-        "cat -- " + shell_quote_path(remote_path), {},
-        [&](std::string_view d) {
-            const char* p = d.data();
-            size_t left = d.size();
-            while (left > 0) {
-                ssize_t n = ::write(fd.get(), p, left);
-                if (n < 0 && errno == EINTR) continue;
-                if (n <= 0)
-                    throw io_error("cannot write " + local_path + ": " + std::strerror(errno));
-                p += n;
-                left -= static_cast<size_t>(n);
-            }
-            size += d.size();
-        },
-        [&](std::string_view d) { err.append(d); });
-    if (status != 0) throw remote_failure(remote, "reading " + remote_path, status, err);
-    if (!remote_info.empty()) {
-        const int64_t ns = remote_info.front().mtime_ns;
-        const timespec times[2] = {{0, UTIME_NOW}, {ns / 1000000000, ns % 1000000000}};
-        ::futimens(fd.get(), times);  // best effort: a wrong mtime only costs a resend
-    }
-    if (fd.reset() != 0 || ::renameat(dir_fd.get(), part.c_str(), dir_fd.get(), leaf.c_str()) != 0)
-        throw io_error("cannot write " + local_path + ": " + std::strerror(errno));
-    cleanup.armed = false;
-    return size;
-}
 
 }  // namespace mlt

@@ -10,6 +10,7 @@
 #include <exception>
 
 #include "internal.h"
+#include "mlt/transfer/progress.h"
 #include "mlt/util/shell.h"
 
 namespace mlt {
@@ -60,7 +61,8 @@ void check_items(const std::vector<UploadItem>& items) {
 // header or one chunk of file data and hands out what it wrote.
 class TarProducer {
 public:
-    explicit TarProducer(const std::vector<UploadItem>& items) : items_(items) {
+    TarProducer(const std::vector<UploadItem>& items, TransferProgress* progress)
+        : items_(items), progress_(progress) {
         archive_.reset(archive_write_new());
         if (!archive_) throw std::bad_alloc();
         // pax: exact (nanosecond) mtimes and names of any length and bytes.
@@ -168,6 +170,7 @@ private:
                     throw fail("cannot add " + path + " to the upload archive");
                 remaining_ -= static_cast<uint64_t>(n);
                 stats_.bytes += static_cast<uint64_t>(n);
+                if (progress_) progress_->add_bytes(static_cast<uint64_t>(n));
             }
         }
         if (remaining_ == 0 || n == 0) {
@@ -180,10 +183,12 @@ private:
                 throw fail("cannot add " + path + " to the upload archive");
             file_.reset();
             current_ = nullptr;
+            if (progress_) progress_->file_done();
         }
     }
 
     const std::vector<UploadItem>& items_;
+    TransferProgress* progress_;
     ArchiveWritePtr archive_;
     std::string pending_;  // archive bytes written by libarchive, not yet handed out
     size_t offset_ = 0;
@@ -200,9 +205,9 @@ private:
 }  // namespace
 
 TransferStats upload(Remote& remote, const std::string& remote_base,
-                     const std::vector<UploadItem>& items) {
+                     const std::vector<UploadItem>& items, TransferProgress* progress) {
     check_items(items);
-    TarProducer producer(items);
+    TarProducer producer(items, progress);
     const std::string command = "B=" + shell_quote_path(remote_base) + "; " + kUploadScript;
     std::string err;
     int status = remote.stream(

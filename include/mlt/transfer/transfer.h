@@ -1,12 +1,15 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "mlt/ssh/remote.h"
 
 namespace mlt {
+
+class TransferProgress;
 
 // Totals of one transfer, for messages and the run history.
 struct TransferStats {
@@ -26,8 +29,9 @@ struct UploadItem {
 // (io, exit 2) for an unreadable local file before anything is sent (also when it becomes
 // unreadable midway), mlt::Error (usage) for a remote_path that is absolute or has `..`, and
 // mlt::Error (remote) with tar's stderr when the remote side fails.
+// `progress` (optional) counts the content bytes and the files as they are sent.
 TransferStats upload(Remote& remote, const std::string& remote_base,
-                     const std::vector<UploadItem>& items);
+                     const std::vector<UploadItem>& items, TransferProgress* progress = nullptr);
 
 // Lists the regular files under `remote_base` (recursively; relative paths, `/`-separated,
 // sorted), in one round trip. A missing base gives an empty list; symlinks are not followed.
@@ -69,14 +73,26 @@ std::vector<std::string> changed_for_download(const std::vector<RemoteFileInfo>&
 // is created if missing. A file that changed remotely while it was read is a warning; a
 // missing remote path throws mlt::Error (remote) with tar's stderr, after the other files
 // have been written.
+// `progress` (optional) counts the bytes and files as they are written.
 TransferStats download(Remote& remote, const std::string& remote_base,
-                       const std::vector<std::string>& remote_paths, const std::string& local_base);
+                       const std::vector<std::string>& remote_paths, const std::string& local_base,
+                       TransferProgress* progress = nullptr);
 
 // Fetches one remote file (`~` = remote home) to `local_path` (parent directories created)
-// through a temporary name + rename; returns its size. Throws mlt::Error (remote, with the
-// remote stderr) when it is missing remotely, (io) when it cannot be written.
+// in one round trip, keeping its mtime; returns its size. The bytes go to
+// `.<name>.mlt-resume` next to `local_path`, renamed into place when complete. A transfer
+// cut off (lost link, Ctrl+C, a full disk) leaves that file; the next call fetches only the
+// rest if the remote file's mtime is unchanged and it has not shrunk, else starts over.
+// `progress` (optional) counts the bytes (those kept from before too) and the file. Throws mlt::Error
+// (remote, with the remote stderr) when it is missing remotely, (io) when it cannot be
+// written.
 uint64_t download_file(Remote& remote, const std::string& remote_path,
-                       const std::string& local_path);
+                       const std::string& local_path, TransferProgress* progress = nullptr);
+
+// download_file, with nullopt (and nothing written) when the remote file does not exist.
+std::optional<uint64_t> download_file_if_present(Remote& remote, const std::string& remote_path,
+                                                 const std::string& local_path,
+                                                 TransferProgress* progress = nullptr);
 
 // MLTK-style glob match of a `/`-separated relative path: `*` and `?` stay within one path
 // segment, `[...]` classes, `**` matches any number of segments (also none).

@@ -1,0 +1,40 @@
+#pragma once
+// Incremental transfers as the train flow uses them: compare, then move only what differs,
+// with a progress line on a terminal.
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "mlt/transfer/transfer.h"
+
+namespace mlt {
+
+// What one sync moved, skipped, and how long it took.
+struct SyncResult {
+    TransferStats moved;
+    uint64_t unchanged = 0;  // files whose other copy already matched (size and mtime)
+    double seconds = 0;
+};
+
+// "3 file(s), 1,234 bytes (9 unchanged)", plus " in 1.2 s, 5.6 MiB/s" when bytes moved.
+std::string describe(const SyncResult& result);
+
+// Remote files at least this big are pulled one by one with download_file, so that a pull
+// cut off midway continues inside them next time instead of starting them over.
+constexpr uint64_t kResumableSize = 32ull * 1024 * 1024;
+
+// Uploads, per remote base, the items whose remote copy is missing or differs (one listing
+// round trip and one tar stream per base). Logs a size summary first when the files to send
+// are more than 1 GiB or 10,000; shows one progress line for all bases when stderr is a
+// terminal. Nothing remote is deleted.
+SyncResult sync_up(Remote& remote, const std::map<std::string, std::vector<UploadItem>>& plan);
+
+// Pulls the files under `remote_base` whose local copy under `local_base` is missing or
+// differs: files of kResumableSize or more one by one (resumable), the rest as one tar
+// stream. A missing remote base pulls nothing. Nothing local is deleted.
+SyncResult sync_down(Remote& remote, const std::string& remote_base,
+                     const std::string& local_base);
+
+}  // namespace mlt

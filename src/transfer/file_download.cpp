@@ -1,0 +1,258 @@
+// download_file(): one remote file, in one round trip, resumed where an earlier attempt was
+// cut off.
+//
+// The bytes go to `.<name>.mlt-resume-<mtime>` (the remote file's mtime in nanoseconds) and
+// the file is renamed into place when complete. A transfer that stops early (lost link,
+// Ctrl+C, even kill -9) leaves that file: the next attempt asks for the bytes after it and
+// keeps them only if the remote file still has that mtime and at least that size;
+// otherwise it starts over.
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <spdlog/spdlog.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <vector>
+
+#include "internal.h"
+#include "mlt/transfer/progress.h"
+#include "mlt/util/shell.h"
+
+namespace mlt {
+
+using namespace transfer_detail;
+
+namespace {
+
+// Exit status of the remote script for "no such regular file".
+constexpr int kMissing = 3;
+
+// Prints "<size> <mtime>" (GNU find), then the file from byte OFF+1 when OFF is within it,
+// else all of it. A relative path gets "./" so that find cannot take it for an option.
+std::string fetch_command(const std::string& remote_path, uint64_t offset) {
+    const std::string off = std::to_string(offset);
+    return "f=" + shell_quote_path(remote_path) +
+           "; case $f in /*) ;; *) f=./$f ;; esac; "
+           "i=$(find \"$f\" -maxdepth 0 -type f -printf '%s %T@' 2>/dev/null); "
+           "[ -n \"$i\" ] || { echo \"no such regular file: $f\" >&2; exit " +
+           std::to_string(kMissing) + "; }; echo \"$i\"; s=${i%% *}; if [ " + off +
+           " -gt 0 ] && [ " + off + " -le \"$s\" ]; then exec tail -c +" +
+           std::to_string(offset + 1) + " -- \"$f\"; else exec cat -- \"$f\"; fi";
+}
+
+// The resume file names of `leaf` start with this (shortened so that the mtime still fits
+// NAME_MAX).
+std::string resume_prefix(const std::string& leaf) {
+    const std::string suffix = ".mlt-resume-";
+    return "." + leaf.substr(0, NAME_MAX - 1 - suffix.size() - 21) + suffix;
+}
+
+timespec to_timespec(int64_t ns) {
+    int64_t sec = ns / 1000000000;
+    int64_t nsec = ns % 1000000000;
+    if (nsec < 0) {
+        sec -= 1;
+        nsec += 1000000000;
+    }
+    return {static_cast<time_t>(sec), static_cast<long>(nsec)};
+}
+
+// Thrown by the sink when the remote file is not the one the resume file was cut from.
+struct StartOver {};
+
+class Fetch {
+public:
+    Fetch(int dir_fd, const std::string& leaf, std::string shown, TransferProgress* progress)
+        : dir_fd_(dir_fd), prefix_(resume_prefix(leaf)), shown_(std::move(shown)),
+          progress_(progress) {}
+
+    // Finds the resume file of an earlier attempt: returns its size (0: none) and sets
+    // `mtime` to the remote mtime in its name. Other resume files of this name (and
+    // anything under such a name that is not a plain file) are removed.
+    uint64_t existing(int64_t& mtime) {
+        uint64_t size = 0;
+        const int fd = ::dup(dir_fd_);
+        DIR* dir = fd < 0 ? nullptr : ::fdopendir(fd);
+        if (!dir) {
+            if (fd >= 0) ::close(fd);
+            return 0;
+        }
+        std::vector<std::string> stale;
+        while (const dirent* e = ::readdir(dir)) {
+            const std::string name = e->d_name;
+            if (name.compare(0, prefix_.size(), prefix_) != 0) continue;
+            struct stat st;
+            int64_t ns = 0;
+            if (name_.empty() && parse_mtime(name.substr(prefix_.size()), ns) &&
+                ::fstatat(dir_fd_, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+                S_ISREG(st.st_mode)) {
+                name_ = name;
+                mtime = ns;
+                size = static_cast<uint64_t>(st.st_size);
+            } else {
+                stale.push_back(name);
+            }
+        }
+        ::closedir(dir);
+        for (const auto& name : stale) ::unlinkat(dir_fd_, name.c_str(), 0);
+        return size;
+    }
+
+    // Takes the command's output: the header line, then the bytes.
+    void feed(std::string_view d, uint64_t offset, int64_t resume_mtime) {
+        if (!header_done_) {
+            header_.append(d);
+            const size_t nl = header_.find('\n');
+            if (nl == std::string::npos) return;
+            start(header_.substr(0, nl), offset, resume_mtime);
+            d = std::string_view(header_).substr(nl + 1);
+            header_done_ = true;
+            write(d);
+            header_.clear();
+            return;
+        }
+        write(d);
+    }
+
+    // Renames the complete file into place with the remote mtime.
+    uint64_t commit(const std::string& leaf) {
+        if (!fd_) open_fresh();  // an empty remote file sends no bytes at all
+        const timespec times[2] = {{0, UTIME_NOW}, to_timespec(remote_mtime_)};
+        ::futimens(fd_.get(), times);  // best effort: a wrong mtime only costs a resend
+        if (fd_.reset() != 0 || ::renameat(dir_fd_, name_.c_str(), dir_fd_, leaf.c_str()) != 0)
+            throw io_error("cannot write " + shown_ + ": " + std::strerror(errno));
+        if (progress_) progress_->file_done();
+        return received_;
+    }
+
+    // After a failure: a resume file with bytes in it is kept for the next attempt.
+    void keep_for_resume() {
+        if (!fd_) return;
+        struct stat st;
+        const bool keep = ::fstat(fd_.get(), &st) == 0 && st.st_size > 0;
+        fd_.reset();
+        if (!keep) ::unlinkat(dir_fd_, name_.c_str(), 0);
+    }
+
+    bool resumed() const { return resumed_; }
+
+private:
+    void start(const std::string& header, uint64_t offset, int64_t resume_mtime) {
+        const size_t sp = header.find(' ');
+        uint64_t size = 0;
+        if (sp == std::string::npos || !parse_mtime(header.substr(sp + 1), remote_mtime_))
+            throw Error(ErrorKind::remote, exit_code::kConnection,
+                        "unexpected reply when reading " + shown_ + ": " + header);
+        size = std::strtoull(header.c_str(), nullptr, 10);
+        const bool tail = offset > 0 && offset <= size;
+        if (tail && remote_mtime_ != resume_mtime) throw StartOver{};
+        if (tail) {
+            fd_ = UniqueFd(::openat(dir_fd_, name_.c_str(),
+                                    O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC));
+            struct stat st;
+            if (!fd_ || ::fstat(fd_.get(), &st) != 0 || !S_ISREG(st.st_mode) ||
+                static_cast<uint64_t>(st.st_size) != offset)
+                throw StartOver{};
+            resumed_ = true;
+            received_ = offset;
+        } else {
+            open_fresh();
+        }
+        if (progress_) progress_->add_bytes(received_);
+    }
+
+    void open_fresh() {
+        if (!name_.empty()) ::unlinkat(dir_fd_, name_.c_str(), 0);
+        name_ = prefix_ + std::to_string(remote_mtime_);
+        ::unlinkat(dir_fd_, name_.c_str(), 0);
+        // O_EXCL + O_NOFOLLOW: whatever was placed under this name is replaced, never opened.
+        fd_ = UniqueFd(::openat(dir_fd_, name_.c_str(),
+                                O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666));
+        if (!fd_) throw io_error("cannot write " + shown_ + ": " + std::strerror(errno));
+    }
+
+    void write(std::string_view d) {
+        const char* p = d.data();
+        size_t left = d.size();
+        while (left > 0) {
+            ssize_t n = ::write(fd_.get(), p, left);
+            if (n < 0 && errno == EINTR) continue;
+            if (n <= 0) throw io_error("cannot write " + shown_ + ": " + std::strerror(errno));
+            p += n;
+            left -= static_cast<size_t>(n);
+        }
+        received_ += d.size();
+        if (progress_) progress_->add_bytes(d.size());
+    }
+
+    int dir_fd_;
+    std::string prefix_;
+    std::string name_;  // the resume file in use (or found)
+    std::string shown_;
+    TransferProgress* progress_;
+    std::string header_;
+    bool header_done_ = false;
+    bool resumed_ = false;
+    int64_t remote_mtime_ = 0;
+    uint64_t received_ = 0;
+    UniqueFd fd_;
+};
+
+}  // namespace
+
+std::optional<uint64_t> download_file_if_present(Remote& remote, const std::string& remote_path,
+                                                 const std::string& local_path,
+                                                 TransferProgress* progress) {
+    std::filesystem::path target(local_path);
+    std::filesystem::path dir = target.parent_path();
+    if (dir.empty()) dir = ".";
+    const std::string leaf = target.filename().string();
+    if (leaf.empty() || leaf == "." || leaf == "..")
+        throw io_error("cannot write " + local_path + ": not a file name");
+    UniqueFd dir_fd = open_base(dir.string());
+
+    for (int attempt = 0;; ++attempt) {
+        Fetch fetch(dir_fd.get(), leaf, local_path, progress);
+        int64_t resume_mtime = 0;
+        uint64_t offset = fetch.existing(resume_mtime);
+        if (attempt > 0) offset = 0;  // the resume file is stale: replaced as soon as data comes
+        std::string err;
+        int status = -1;
+        try {
+            status = remote.stream(
+                fetch_command(remote_path, offset), {},
+                [&](std::string_view d) { fetch.feed(d, offset, resume_mtime); },
+                [&](std::string_view d) { err.append(d); });
+        } catch (const StartOver&) {
+            if (attempt > 0) throw io_error("cannot resume " + local_path);
+            continue;  // the remote file changed since the cut: fetch it whole
+        } catch (...) {
+            fetch.keep_for_resume();
+            throw;
+        }
+        if (status == kMissing) return std::nullopt;
+        if (status != 0) {
+            fetch.keep_for_resume();
+            throw remote_failure(remote, "reading " + remote_path, status, err);
+        }
+        if (fetch.resumed()) spdlog::info("resumed {} after {} bytes", local_path, offset);
+        return fetch.commit(leaf);
+    }
+}
+
+uint64_t download_file(Remote& remote, const std::string& remote_path,
+                       const std::string& local_path, TransferProgress* progress) {
+    auto size = download_file_if_present(remote, remote_path, local_path, progress);
+    if (!size)
+        throw remote_failure(remote, "reading " + remote_path, kMissing,
+                             "no such regular file: " + remote_path,
+                             "check the path; it is relative to the remote dir");
+    return *size;
+}
+
+}  // namespace mlt
