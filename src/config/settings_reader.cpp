@@ -246,6 +246,12 @@ Value FileReader::read(const FieldDecl& field, const YAML::Node& node,
             if (auto mode = parse_host_key_checking(read_scalar(field, node, key))) return *mode;
             type_error(node, key, field);
         }
+        case SettingType::choice: {
+            std::string word = read_scalar(field, node, key);
+            for (auto c : field.choices)
+                if (word == c) return word;
+            type_error(node, key, field);
+        }
     }
     type_error(node, key, field);
 }

@@ -54,6 +54,24 @@ FieldDecl make(std::string_view name, SettingType type, std::string_view def,
     return f;
 }
 
+FieldDecl choice(std::string_view name, std::vector<std::string_view> choices,
+                 std::string_view def, std::string_view example, std::string_view doc,
+                 ApplyFn apply) {
+    FieldDecl f = make(name, SettingType::choice, def, example, doc, apply);
+    f.choices = std::move(choices);
+    return f;
+}
+
+// One of `words` as "`a`, `b` or `c`" (quote = "`") or "a, b or c".
+std::string word_list(const std::vector<std::string_view>& words, const char* quote) {
+    std::string out;
+    for (size_t i = 0; i < words.size(); ++i) {
+        if (i > 0) out += i + 1 == words.size() ? " or " : ", ";
+        out += quote + std::string(words[i]) + quote;
+    }
+    return out;
+}
+
 FieldDecl text(std::string_view name, std::string_view def, std::string_view example,
                std::string_view doc, ApplyFn apply, bool non_empty = false) {
     FieldDecl f = make(name, SettingType::string, def, example, doc, apply);
@@ -166,6 +184,10 @@ const std::vector<FieldDecl>& ssh_fields() {
         text("workspace", "none", "~/src/my_project",
              "local directory uploaded incrementally before training (as `--workspace`)",
              &assign<&S::workspace>),
+        choice("compression", {"none", "gzip", "zstd"}, "`none`", "zstd",
+               "compression of the tar streams (workspace, upload_files, log dir); `zstd` "
+               "needs `zstd` on the remote; see docs/usage.md for when it pays",
+               &assign<&S::compression>),
     };
     return kFields;
 }
@@ -211,6 +233,8 @@ std::string type_name(const FieldDecl& field) {
             return "mapping";
         case SettingType::host_key_checking:
             return "`yes`, `accept-new` or `no`";
+        case SettingType::choice:
+            return word_list(field.choices, "`");
     }
     return "";
 }
@@ -235,6 +259,8 @@ std::string type_description(const FieldDecl& field) {
             return "a mapping (master_addr, master_port)";
         case SettingType::host_key_checking:
             return "one of yes, accept-new, no";
+        case SettingType::choice:
+            return "one of " + word_list(field.choices, "");
     }
     return "";
 }

@@ -25,6 +25,7 @@ enum class SettingType {
     connection,         // a mapping of connection_fields(), or a list of them
     nodes,              // a mapping of nodes_fields()
     host_key_checking,  // yes | accept-new | no
+    choice,             // one of the words in FieldDecl::choices, kept as a string
 };
 
 // `nodes:` as read from one file; keys that are absent leave the lower layer's value.
@@ -54,6 +55,7 @@ struct FieldDecl {
     double max = 0;                             // integer upper bound; 0: none
     bool non_empty = false;                     // string may not be ""
     std::optional<TransferDirection> transfer;  // list entries follow MLTK's path rules
+    std::vector<std::string_view> choices;      // choice: the accepted words
     ApplyFn apply = nullptr;
 };
 

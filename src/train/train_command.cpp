@@ -156,6 +156,11 @@ void follow_console(Remote& remote, const RunContext& c, bool follow) {
     });
 }
 
+// The settings reader accepted only the words parse_compression knows.
+Compression compression_of(const SshSettings& settings) {
+    return parse_compression(settings.compression).value_or(Compression::none);
+}
+
 // Step 8: archive (checked against the remote sha256), log dir, download_files.
 TransferStats collect(Remote& remote, const RunContext& c, const std::string& remote_sha) {
     TransferStats total;
@@ -185,7 +190,8 @@ TransferStats collect(Remote& remote, const RunContext& c, const std::string& re
     }
 
     // Only what is new or changed since the last pull (e.g. a --resume, or `download`).
-    const SyncResult logs = sync_down(remote, c.remote_log_dir, c.local_logs);
+    const SyncResult logs =
+        sync_down(remote, c.remote_log_dir, c.local_logs, compression_of(c.settings));
     total.files += logs.moved.files;
     total.bytes += logs.moved.bytes;
     std::printf("mlt: logs: %s: %s\n", c.local_logs.c_str(), describe(logs).c_str());
@@ -204,7 +210,8 @@ TransferStats collect(Remote& remote, const RunContext& c, const std::string& re
                 spdlog::warn("download_files: '{}' matches no remote file", entry);
                 continue;
             }
-            auto s = download(remote, c.target.remote_dir, matched, c.model.spec_dir);
+            auto s = download(remote, c.target.remote_dir, matched, c.model.spec_dir, nullptr,
+                              compression_of(c.settings));
             total.files += s.files;
             total.bytes += s.bytes;
         } else {
@@ -352,7 +359,7 @@ int run_train(const SshCommandLine& cli, const TrainOptions& o) {
                            shell_quote_path(c.remote_log_dir) + " && rm -f " + shell_quote(c.archive));
                 std::printf("mlt: --clean: removed local and remote logs and archive of %s\n", name.c_str());
             }
-            const SyncResult sent = sync_up(remote, uploads);
+            const SyncResult sent = sync_up(remote, uploads, compression_of(c.settings));
             up = sent.moved;
             std::printf("mlt: uploaded %s\n", describe(sent).c_str());
             // A new run: the local copy of the console log starts empty.

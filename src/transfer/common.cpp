@@ -8,7 +8,27 @@
 
 #include "internal.h"
 
+namespace mlt {
+
+std::optional<Compression> parse_compression(std::string_view text) {
+    if (text == "none") return Compression::none;
+    if (text == "gzip") return Compression::gzip;
+    if (text == "zstd") return Compression::zstd;
+    return std::nullopt;
+}
+
+}  // namespace mlt
+
 namespace mlt::transfer_detail {
+
+const char* tar_compression_flag(Compression compression) {
+    switch (compression) {
+        case Compression::gzip: return " -z";
+        case Compression::zstd: return " --zstd";
+        case Compression::none: break;
+    }
+    return "";
+}
 
 UniqueFd& UniqueFd::operator=(UniqueFd&& other) noexcept {
     if (this != &other) {

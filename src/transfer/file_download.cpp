@@ -15,12 +15,14 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <vector>
 
 #include "internal.h"
 #include "mlt/transfer/progress.h"
+#include "mlt/util/sha256.h"
 #include "mlt/util/shell.h"
 
 namespace mlt {
@@ -33,23 +35,43 @@ namespace {
 constexpr int kMissing = 3;
 
 // Prints "<size> <mtime>" (GNU find), then the file from byte OFF+1 when OFF is within it,
-// else all of it. A relative path gets "./" so that find cannot take it for an option.
+// else all of it. A relative path gets "./" so that find cannot take it for an option. A
+// symlink counts as the file it points to (-L), as for cat: download_files may name one.
 std::string fetch_command(const std::string& remote_path, uint64_t offset) {
     const std::string off = std::to_string(offset);
     return "f=" + shell_quote_path(remote_path) +
            "; case $f in /*) ;; *) f=./$f ;; esac; "
-           "i=$(find \"$f\" -maxdepth 0 -type f -printf '%s %T@' 2>/dev/null); "
+           "i=$(find -L \"$f\" -maxdepth 0 -type f -printf '%s %T@' 2>/dev/null); "
            "[ -n \"$i\" ] || { echo \"no such regular file: $f\" >&2; exit " +
            std::to_string(kMissing) + "; }; echo \"$i\"; s=${i%% *}; if [ " + off +
            " -gt 0 ] && [ " + off + " -le \"$s\" ]; then exec tail -c +" +
            std::to_string(offset + 1) + " -- \"$f\"; else exec cat -- \"$f\"; fi";
 }
 
-// The resume file names of `leaf` start with this (shortened so that the mtime still fits
-// NAME_MAX).
+// The resume file names of `leaf` start with this. A leaf too long to fit NAME_MAX with the
+// mtime is cut and given a hash of the whole name: two long names that only differ after the
+// cut must not take each other's resume file (same mtime, same size: silently mixed bytes).
 std::string resume_prefix(const std::string& leaf) {
     const std::string suffix = ".mlt-resume-";
-    return "." + leaf.substr(0, NAME_MAX - 1 - suffix.size() - 21) + suffix;
+    const size_t room = NAME_MAX - 1 - suffix.size() - 21;
+    if (leaf.size() <= room) return "." + leaf + suffix;
+    Sha256 hash;
+    hash.update(leaf);
+    const std::string tag = "~" + hash.hex_digest().substr(0, 16);
+    return "." + leaf.substr(0, room - tag.size()) + tag + suffix;
+}
+
+// The mtime in a resume file's name: integer nanoseconds as std::to_string wrote them (not
+// find's "<seconds>.<fraction>" that parse_mtime reads); false for anything else.
+bool parse_ns(const std::string& text, int64_t& ns) {
+    if (text.empty() || text.size() > 20) return false;
+    errno = 0;
+    char* end = nullptr;
+    const long long v = std::strtoll(text.c_str(), &end, 10);
+    const bool sign_or_digit = text[0] == '-' || (text[0] >= '0' && text[0] <= '9');
+    if (errno != 0 || end != text.c_str() + text.size() || !sign_or_digit) return false;
+    ns = v;
+    return true;
 }
 
 timespec to_timespec(int64_t ns) {
@@ -76,7 +98,9 @@ public:
     // anything under such a name that is not a plain file) are removed.
     uint64_t existing(int64_t& mtime) {
         uint64_t size = 0;
-        const int fd = ::dup(dir_fd_);
+        // A new open of the directory, not a dup(): a dup shares the read position, so the
+        // second attempt after a StartOver would start at the end and find nothing.
+        const int fd = ::openat(dir_fd_, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         DIR* dir = fd < 0 ? nullptr : ::fdopendir(fd);
         if (!dir) {
             if (fd >= 0) ::close(fd);
@@ -88,7 +112,7 @@ public:
             if (name.compare(0, prefix_.size(), prefix_) != 0) continue;
             struct stat st;
             int64_t ns = 0;
-            if (name_.empty() && parse_mtime(name.substr(prefix_.size()), ns) &&
+            if (name_.empty() && parse_ns(name.substr(prefix_.size()), ns) &&
                 ::fstatat(dir_fd_, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 &&
                 S_ISREG(st.st_mode)) {
                 name_ = name;

@@ -95,6 +95,9 @@ bool parse_mtime(std::string_view text, int64_t& ns);
 // Opens `local_base` as a directory (created if missing) for *at() calls; throws io error.
 UniqueFd open_base(const std::string& local_base);
 
+// GNU tar's option for `compression` (with a leading space), or "".
+const char* tar_compression_flag(Compression compression);
+
 // The temporary name a file is written under before the rename: `.<name>.mlt-part-<pid>`
 // (shortened so it still fits NAME_MAX).
 std::string part_name(const std::string& name);

@@ -63,7 +63,8 @@ std::string describe(const SyncResult& r) {
     return text;
 }
 
-SyncResult sync_up(Remote& remote, const std::map<std::string, std::vector<UploadItem>>& plan) {
+SyncResult sync_up(Remote& remote, const std::map<std::string, std::vector<UploadItem>>& plan,
+                   Compression compression) {
     SyncResult result;
     std::map<std::string, std::vector<UploadItem>> changed;
     uint64_t files = 0, bytes = 0;
@@ -79,7 +80,7 @@ SyncResult sync_up(Remote& remote, const std::map<std::string, std::vector<Uploa
     const auto start = Clock::now();
     TransferProgress progress("upload", files, bytes);
     for (const auto& [base, items] : changed) {
-        auto s = upload(remote, base, items, &progress);
+        auto s = upload(remote, base, items, &progress, compression);
         result.moved.files += s.files;
         result.moved.bytes += s.bytes;
     }
@@ -89,7 +90,7 @@ SyncResult sync_up(Remote& remote, const std::map<std::string, std::vector<Uploa
 }
 
 SyncResult sync_down(Remote& remote, const std::string& remote_base,
-                     const std::string& local_base) {
+                     const std::string& local_base, Compression compression) {
     SyncResult result;
     const auto listing = list_remote_file_info(remote, remote_base);
     const auto changed = changed_for_download(listing, local_base);
@@ -112,7 +113,7 @@ SyncResult sync_down(Remote& remote, const std::string& remote_base,
         result.moved.files += 1;
     }
     if (!small.empty()) {
-        auto s = download(remote, remote_base, small, local_base, &progress);
+        auto s = download(remote, remote_base, small, local_base, &progress, compression);
         result.moved.files += s.files;
         result.moved.bytes += s.bytes;
     }

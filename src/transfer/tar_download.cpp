@@ -33,7 +33,7 @@ constexpr size_t kQueueBytes = 8 * 1024 * 1024;
 // --hard-dereference stores hard links as files (we skip link entries); keeps
 // sub-second mtimes; --verbatim-files-from keeps a name like `-C` a name.
 constexpr char kDownloadScript[] =
-    "cd -- \"$B\" && sort -z | tar -cf - --format=pax --hard-dereference --null "
+    "cd -- \"$B\" && sort -z | tar -cf - $Z --format=pax --hard-dereference --null "
     "--verbatim-files-from -T -";
 
 // GNU tar's "some files differ" (a file changed while it was read, e.g. a log being
@@ -55,6 +55,8 @@ public:
                 ArchiveReadPtr a(archive_read_new());
                 if (!a) throw std::bad_alloc();
                 archive_read_support_format_tar(a.get());
+                archive_read_support_filter_gzip(a.get());
+                archive_read_support_filter_zstd(a.get());
                 if (archive_read_open(a.get(), this, nullptr, &ReaderThread::on_read, nullptr) !=
                     ARCHIVE_OK) {
                     damaged_ = true;
@@ -123,11 +125,13 @@ std::string name_list(const std::vector<std::string>& remote_paths) {
 
 TransferStats download(Remote& remote, const std::string& remote_base,
                        const std::vector<std::string>& remote_paths,
-                       const std::string& local_base, TransferProgress* progress) {
+                       const std::string& local_base, TransferProgress* progress,
+                       Compression compression) {
     if (remote_paths.empty()) return {};
     const std::string list = name_list(remote_paths);
     UniqueFd base = open_base(local_base);
-    const std::string command = "B=" + shell_quote_path(remote_base) + "; " + kDownloadScript;
+    const std::string command = "B=" + shell_quote_path(remote_base) + "; Z=" +
+                                shell_quote(tar_compression_flag(compression)) + "; " + kDownloadScript;
 
     ByteQueue queue(kQueueBytes);
     ReaderThread reader(queue, base.get(), local_base, remote, progress);

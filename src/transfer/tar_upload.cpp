@@ -31,7 +31,7 @@ constexpr size_t kReadChunk = 1024 * 1024;
 constexpr char kUploadScript[] =
     "if mkdir -p -- \"$B\" && cd -- \"$B\"; then"
     " e=$(mktemp 2>/dev/null) || e=/dev/null;"
-    " tar -xf - --no-same-owner --warning=no-timestamp --warning=no-unknown-keyword 2>\"$e\";"
+    " tar -xf - $Z --no-same-owner --warning=no-timestamp --warning=no-unknown-keyword 2>\"$e\";"
     " s=$?;"
     " if [ \"$e\" != /dev/null ]; then head -c 65536 \"$e\" >&2; rm -f \"$e\"; fi;"
     " exit $s;"
@@ -61,12 +61,30 @@ void check_items(const std::vector<UploadItem>& items) {
 // header or one chunk of file data and hands out what it wrote.
 class TarProducer {
 public:
-    TarProducer(const std::vector<UploadItem>& items, TransferProgress* progress)
+    TarProducer(const std::vector<UploadItem>& items, TransferProgress* progress,
+                Compression compression)
         : items_(items), progress_(progress) {
         archive_.reset(archive_write_new());
         if (!archive_) throw std::bad_alloc();
         // pax: exact (nanosecond) mtimes and names of any length and bytes.
-        if (archive_write_set_format_pax(archive_.get()) != ARCHIVE_OK ||
+        if (archive_write_set_format_pax(archive_.get()) != ARCHIVE_OK)
+            throw fail("cannot start the upload archive");
+        // Level 1 of either: the link, not the ratio, is what there is to win against, and
+        // higher levels cost more CPU than they save time (tests/bench/README.md).
+        if (compression == Compression::gzip &&
+            (archive_write_add_filter_gzip(archive_.get()) != ARCHIVE_OK ||
+             archive_write_set_filter_option(archive_.get(), "gzip", "compression-level", "1") !=
+                 ARCHIVE_OK))
+            throw fail("cannot start the gzip compression of the upload");
+        if (compression == Compression::zstd &&
+            (archive_write_add_filter_zstd(archive_.get()) != ARCHIVE_OK ||
+             archive_write_set_filter_option(archive_.get(), "zstd", "compression-level", "1") !=
+                 ARCHIVE_OK))
+            throw fail("cannot start the zstd compression of the upload");
+        // Padding to a full tar block would follow the compressed frame, and zstd refuses
+        // trailing zeros: compressed streams end where the compressor ends them.
+        if (compression != Compression::none) archive_write_set_bytes_in_last_block(archive_.get(), 1);
+        if (
             archive_write_open(archive_.get(), this, nullptr, &TarProducer::on_write, nullptr) !=
                 ARCHIVE_OK)
             throw fail("cannot start the upload archive");
@@ -205,10 +223,12 @@ private:
 }  // namespace
 
 TransferStats upload(Remote& remote, const std::string& remote_base,
-                     const std::vector<UploadItem>& items, TransferProgress* progress) {
+                     const std::vector<UploadItem>& items, TransferProgress* progress,
+                     Compression compression) {
     check_items(items);
-    TarProducer producer(items, progress);
-    const std::string command = "B=" + shell_quote_path(remote_base) + "; " + kUploadScript;
+    TarProducer producer(items, progress, compression);
+    const std::string command = "B=" + shell_quote_path(remote_base) + "; Z=" +
+                                shell_quote(tar_compression_flag(compression)) + "; " + kUploadScript;
     std::string err;
     int status = remote.stream(
         command, [&](char* buffer, size_t capacity) { return producer.fill(buffer, capacity); }, {},

@@ -71,20 +71,30 @@ public:
         ::close(in[1]);
         pollfd fds[2] = {{out[0], POLLIN, 0}, {err[0], POLLIN, 0}};
         int open_fds = 2;
-        while (open_fds > 0) {
-            if (::poll(fds, 2, 30000) <= 0) break;
-            for (int i = 0; i < 2; ++i) {
-                if (fds[i].fd < 0 || !(fds[i].revents & (POLLIN | POLLHUP))) continue;
-                ssize_t r = ::read(fds[i].fd, buf.data(), buf.size());
-                if (r <= 0) {
-                    ::close(fds[i].fd);
-                    fds[i].fd = -1;
-                    --open_fds;
-                } else {
-                    const auto& sink = i == 0 ? on_stdout : on_stderr;
-                    if (sink) sink(std::string_view(buf.data(), static_cast<size_t>(r)));
+        try {
+            while (open_fds > 0) {
+                if (::poll(fds, 2, 30000) <= 0) break;
+                for (int i = 0; i < 2; ++i) {
+                    if (fds[i].fd < 0 || !(fds[i].revents & (POLLIN | POLLHUP))) continue;
+                    ssize_t r = ::read(fds[i].fd, buf.data(), buf.size());
+                    if (r <= 0) {
+                        ::close(fds[i].fd);
+                        fds[i].fd = -1;
+                        --open_fds;
+                    } else {
+                        const auto& sink = i == 0 ? on_stdout : on_stderr;
+                        if (sink) sink(std::string_view(buf.data(), static_cast<size_t>(r)));
+                    }
                 }
             }
+        } catch (...) {
+            // A sink that throws (a simulated lost link) ends the command as a cut channel
+            // would: no leaked pipes, no child left blocked on a full one.
+            for (auto& f : fds)
+                if (f.fd >= 0) ::close(f.fd);
+            ::kill(pid, SIGKILL);
+            ::waitpid(pid, nullptr, 0);
+            throw;
         }
         for (auto& f : fds)
             if (f.fd >= 0) ::close(f.fd);

@@ -109,6 +109,7 @@ ssh:
   nodes: {master_addr: 10.1.1.1, master_port: 29600}
   price_per_hour: 0.45
   workspace: ~/src/proj
+  compression: zstd
 )");
     EXPECT_TRUE(warnings_.empty());
     EXPECT_EQ(s.config_path, "~/my_ssh_config");
@@ -134,6 +135,7 @@ ssh:
     EXPECT_EQ(s.master_port, 29600);
     EXPECT_DOUBLE_EQ(s.price_per_hour, 0.45);
     EXPECT_EQ(s.workspace, "~/src/proj");
+    EXPECT_EQ(s.compression, "zstd");
 }
 
 TEST_F(SettingsTest, TypeErrorsNameFileLineColumnAndHint) {
@@ -170,6 +172,9 @@ TEST_F(SettingsTest, TypeErrorsNameFileLineColumnAndHint) {
         {"ssh:\n  host_key_checking: ask\n",
          "u:2:22: ssh.host_key_checking must be one of yes, accept-new, no, got 'ask'",
          "`host_key_checking: accept-new`"},
+        {"ssh:\n  compression: xz\n",
+         "u:2:16: ssh.compression must be one of none, gzip or zstd, got 'xz'",
+         "`compression: zstd`"},
         {"ssh:\n  nodes: [a]\n",
          "u:2:10: ssh.nodes must be a mapping (master_addr, master_port), got a list", ""},
         {"ssh:\n  nodes:\n    master_port: 0\n",

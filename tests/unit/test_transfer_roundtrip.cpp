@@ -102,6 +102,41 @@ TEST(TransferRoundTrip, OddNamesSurviveUploadAndDownload) {
     EXPECT_TRUE(mlt::test::part_files(back.path()).empty());
 }
 
+// gzip and zstd: libarchive compresses what GNU tar unpacks (-z / --zstd) and the reverse,
+// names, contents and mtimes intact; the parsing of the setting word goes with it.
+TEST(TransferRoundTrip, CompressedStreamsCarryTheSameTree) {
+    EXPECT_EQ(mlt::parse_compression("zstd"), mlt::Compression::zstd);
+    EXPECT_EQ(mlt::parse_compression("gzip"), mlt::Compression::gzip);
+    EXPECT_EQ(mlt::parse_compression("none"), mlt::Compression::none);
+    EXPECT_FALSE(mlt::parse_compression("xz").has_value());
+    EXPECT_FALSE(mlt::parse_compression("ZSTD").has_value());
+    for (const auto compression : {mlt::Compression::gzip, mlt::Compression::zstd}) {
+        TempDir src, remote_dir, back;
+        const auto files = odd_tree();
+        LocalRemote remote;
+        auto items = make_items(src, files);
+        mlt::TransferStats up = mlt::upload(remote, remote_dir.path(), items, nullptr, compression);
+        EXPECT_EQ(up.files, files.size());
+        for (const auto& [rel, content] : files)
+            EXPECT_EQ(slurp(remote_dir / rel), content) << rel;
+        auto listed = mlt::list_remote_files(remote, remote_dir.path());
+        mlt::TransferStats down =
+            mlt::download(remote, remote_dir.path(), listed, back.path(), nullptr, compression);
+        EXPECT_EQ(down.files, files.size());
+        for (const auto& [rel, content] : files) {
+            EXPECT_EQ(slurp(back / rel), content) << rel;
+            EXPECT_EQ(stat_of(back / rel).st_mtim.tv_nsec, stat_of(src / rel).st_mtim.tv_nsec)
+                << rel;
+        }
+        // Nothing differs any more, in either direction.
+        EXPECT_TRUE(mlt::changed_for_upload(remote, remote_dir.path(), items).empty());
+        EXPECT_TRUE(
+            mlt::changed_for_download(mlt::list_remote_file_info(remote, remote_dir.path()),
+                                      back.path())
+                .empty());
+    }
+}
+
 TEST(TransferRoundTrip, MtimesAndModesAreKept) {
     TempDir src, remote_dir, back;
     write_file(src / "run.sh", "#!/bin/sh\necho hi\n");

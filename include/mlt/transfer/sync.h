@@ -29,12 +29,14 @@ constexpr uint64_t kResumableSize = 32ull * 1024 * 1024;
 // round trip and one tar stream per base). Logs a size summary first when the files to send
 // are more than 1 GiB or 10,000; shows one progress line for all bases when stderr is a
 // terminal. Nothing remote is deleted.
-SyncResult sync_up(Remote& remote, const std::map<std::string, std::vector<UploadItem>>& plan);
+SyncResult sync_up(Remote& remote, const std::map<std::string, std::vector<UploadItem>>& plan,
+                   Compression compression = Compression::none);
 
 // Pulls the files under `remote_base` whose local copy under `local_base` is missing or
 // differs: files of kResumableSize or more one by one (resumable), the rest as one tar
-// stream. A missing remote base pulls nothing. Nothing local is deleted.
+// stream (compressed as asked). A missing remote base pulls nothing. Nothing local is
+// deleted.
 SyncResult sync_down(Remote& remote, const std::string& remote_base,
-                     const std::string& local_base);
+                     const std::string& local_base, Compression compression = Compression::none);
 
 }  // namespace mlt

@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "mlt/ssh/remote.h"
@@ -10,6 +11,14 @@
 namespace mlt {
 
 class TransferProgress;
+
+// How tar streams are compressed on the wire (setting `compression`). gzip and zstd need
+// GNU tar's -z / --zstd on the remote (zstd: the `zstd` program). Single-file pulls
+// (download_file) are never compressed.
+enum class Compression { none, gzip, zstd };
+
+// "none", "gzip", "zstd" -> Compression; nullopt for anything else.
+std::optional<Compression> parse_compression(std::string_view text);
 
 // Totals of one transfer, for messages and the run history.
 struct TransferStats {
@@ -31,7 +40,8 @@ struct UploadItem {
 // mlt::Error (remote) with tar's stderr when the remote side fails.
 // `progress` (optional) counts the content bytes and the files as they are sent.
 TransferStats upload(Remote& remote, const std::string& remote_base,
-                     const std::vector<UploadItem>& items, TransferProgress* progress = nullptr);
+                     const std::vector<UploadItem>& items, TransferProgress* progress = nullptr,
+                     Compression compression = Compression::none);
 
 // Lists the regular files under `remote_base` (recursively; relative paths, `/`-separated,
 // sorted), in one round trip. A missing base gives an empty list; symlinks are not followed.
@@ -76,11 +86,13 @@ std::vector<std::string> changed_for_download(const std::vector<RemoteFileInfo>&
 // `progress` (optional) counts the bytes and files as they are written.
 TransferStats download(Remote& remote, const std::string& remote_base,
                        const std::vector<std::string>& remote_paths, const std::string& local_base,
-                       TransferProgress* progress = nullptr);
+                       TransferProgress* progress = nullptr,
+                       Compression compression = Compression::none);
 
 // Fetches one remote file (`~` = remote home) to `local_path` (parent directories created)
-// in one round trip, keeping its mtime; returns its size. The bytes go to
-// `.<name>.mlt-resume` next to `local_path`, renamed into place when complete. A transfer
+// in one round trip, keeping its mtime; returns its size. A remote symlink counts as the
+// file it points to. The bytes go to `.<name>.mlt-resume-<remote mtime ns>` next to
+// `local_path`, renamed into place when complete. A transfer
 // cut off (lost link, Ctrl+C, a full disk) leaves that file; the next call fetches only the
 // rest if the remote file's mtime is unchanged and it has not shrunk, else starts over.
 // `progress` (optional) counts the bytes (those kept from before too) and the file. Throws mlt::Error
