@@ -19,8 +19,6 @@ using namespace ssh_detail;
 
 namespace {
 
-constexpr int kPollMs = 50;
-constexpr size_t kReadChunk = 256 * 1024;
 
 std::string random_token() {
     std::random_device rd;

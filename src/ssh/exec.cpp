@@ -33,9 +33,6 @@ void write_all(ssh_session s, ssh_channel ch, const char* data, size_t len) {
 
 namespace {
 
-// Waits up to this long for output before looking at the other stream and at EOF.
-constexpr int kPollMs = 50;
-constexpr size_t kReadChunk = 256 * 1024;
 
 }  // namespace
 

@@ -166,16 +166,17 @@ TransferStats collect(Remote& remote, const RunContext& c, const std::string& re
     TransferStats total;
     const std::string remote_archive = c.target.remote_dir + "/" + c.archive;
     std::optional<uint64_t> archive_size;
+    std::string local_sha;  // hashed as it arrives: no second pass over a big archive
     {
         TransferProgress progress("archive", 1, 0);
-        archive_size = download_file_if_present(remote, remote_archive, c.local_archive, &progress);
+        archive_size = download_file_if_present(remote, remote_archive, c.local_archive,
+                                                &progress, &local_sha);
         progress.dismiss();
     }
     if (archive_size) {
         total.bytes += *archive_size;
         total.files += 1;
         if (!remote_sha.empty()) {
-            const std::string local_sha = sha256_file(c.local_archive);
             if (local_sha != remote_sha) {
                 fs::remove(c.local_archive);
                 throw Error(ErrorKind::remote, exit_code::kConnection,
@@ -191,7 +192,8 @@ TransferStats collect(Remote& remote, const RunContext& c, const std::string& re
 
     // Only what is new or changed since the last pull (e.g. a --resume, or `download`).
     const SyncResult logs =
-        sync_down(remote, c.remote_log_dir, c.local_logs, compression_of(c.settings));
+        sync_down(remote, remote_path(c.target.remote_dir, c.remote_log_dir), c.local_logs,
+                  compression_of(c.settings));
     total.files += logs.moved.files;
     total.bytes += logs.moved.bytes;
     std::printf("mlt: logs: %s: %s\n", c.local_logs.c_str(), describe(logs).c_str());

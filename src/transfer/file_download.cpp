@@ -18,6 +18,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <memory>
 #include <vector>
 
 #include "internal.h"
@@ -89,9 +90,12 @@ struct StartOver {};
 
 class Fetch {
 public:
-    Fetch(int dir_fd, const std::string& leaf, std::string shown, TransferProgress* progress)
+    Fetch(int dir_fd, const std::string& leaf, std::string shown, TransferProgress* progress,
+          bool hash)
         : dir_fd_(dir_fd), prefix_(resume_prefix(leaf)), shown_(std::move(shown)),
-          progress_(progress) {}
+          progress_(progress) {
+        if (hash) hash_ = std::make_unique<Sha256>();
+    }
 
     // Finds the resume file of an earlier attempt: returns its size (0: none) and sets
     // `mtime` to the remote mtime in its name. Other resume files of this name (and
@@ -164,6 +168,8 @@ public:
     }
 
     bool resumed() const { return resumed_; }
+    // The SHA-256 of the whole file (after commit, when asked for at construction).
+    std::string digest() { return hash_ ? hash_->hex_digest() : std::string(); }
 
 private:
     void start(const std::string& header, uint64_t offset, int64_t resume_mtime) {
@@ -184,6 +190,7 @@ private:
                 throw StartOver{};
             resumed_ = true;
             received_ = offset;
+            if (hash_) hash_kept_bytes(offset);
         } else {
             open_fresh();
         }
@@ -211,7 +218,22 @@ private:
             left -= static_cast<size_t>(n);
         }
         received_ += d.size();
+        if (hash_) hash_->update(d);
         if (progress_) progress_->add_bytes(d.size());
+    }
+
+    // A resumed file's hash starts with the bytes kept from before.
+    void hash_kept_bytes(uint64_t count) {
+        UniqueFd in(::openat(dir_fd_, name_.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
+        std::vector<char> buf(1 << 20);
+        while (in && count > 0) {
+            const ssize_t n = ::read(in.get(), buf.data(), std::min<uint64_t>(buf.size(), count));
+            if (n < 0 && errno == EINTR) continue;
+            if (n <= 0) break;
+            hash_->update(buf.data(), static_cast<size_t>(n));
+            count -= static_cast<uint64_t>(n);
+        }
+        if (count > 0) throw StartOver{};  // the kept bytes cannot be read back: fetch anew
     }
 
     int dir_fd_;
@@ -219,6 +241,7 @@ private:
     std::string name_;  // the resume file in use (or found)
     std::string shown_;
     TransferProgress* progress_;
+    std::unique_ptr<Sha256> hash_;
     std::string header_;
     bool header_done_ = false;
     bool resumed_ = false;
@@ -231,7 +254,8 @@ private:
 
 std::optional<uint64_t> download_file_if_present(Remote& remote, const std::string& remote_path,
                                                  const std::string& local_path,
-                                                 TransferProgress* progress) {
+                                                 TransferProgress* progress,
+                                                 std::string* sha256) {
     std::filesystem::path target(local_path);
     std::filesystem::path dir = target.parent_path();
     if (dir.empty()) dir = ".";
@@ -241,7 +265,7 @@ std::optional<uint64_t> download_file_if_present(Remote& remote, const std::stri
     UniqueFd dir_fd = open_base(dir.string());
 
     for (int attempt = 0;; ++attempt) {
-        Fetch fetch(dir_fd.get(), leaf, local_path, progress);
+        Fetch fetch(dir_fd.get(), leaf, local_path, progress, sha256 != nullptr);
         int64_t resume_mtime = 0;
         uint64_t offset = fetch.existing(resume_mtime);
         if (attempt > 0) offset = 0;  // the resume file is stale: replaced as soon as data comes
@@ -265,7 +289,9 @@ std::optional<uint64_t> download_file_if_present(Remote& remote, const std::stri
             throw remote_failure(remote, "reading " + remote_path, status, err);
         }
         if (fetch.resumed()) spdlog::info("resumed {} after {} bytes", local_path, offset);
-        return fetch.commit(leaf);
+        const uint64_t size = fetch.commit(leaf);
+        if (sha256) *sha256 = fetch.digest();
+        return size;
     }
 }
 

@@ -117,5 +117,17 @@ TEST_F(TrainSyncTest, TheLogDirPullOfAResumeFetchesOnlyNewAndChangedFiles) {
     EXPECT_EQ(runs[0]["bytes_down"], "16") << read_or_empty(history_path());
 }
 
+// A relative remote_log_dir is relative to the remote dir, where the job runs: the pull
+// must look there too, not in the login directory.
+TEST_F(TrainSyncTest, ARelativeRemoteLogDirIsPulledFromTheRemoteDir) {
+    write_shell_model("rel", "mkdir -p \"$MLT_LOG_DIR\" && echo 42 > \"$MLT_LOG_DIR/metric.txt\"\n");
+    write_model_settings("rel", std::string(kShellSidecar) + "  remote_log_dir: \"out/{model}\"\n");
+    write_user_settings();
+    ProcessResult r = mlt({"ssh", "train", "rel"});
+    ASSERT_EQ(r.exit_code, 0) << describe(r) << job_state("rel");
+    EXPECT_EQ(read_or_empty(remote() + "/out/rel/metric.txt"), "42\n");
+    EXPECT_EQ(read_or_empty(local_logs("rel") + "/metric.txt"), "42\n") << describe(r);
+}
+
 }  // namespace
 }  // namespace mlt_test

@@ -102,9 +102,11 @@ uint64_t download_file(Remote& remote, const std::string& remote_path,
                        const std::string& local_path, TransferProgress* progress = nullptr);
 
 // download_file, with nullopt (and nothing written) when the remote file does not exist.
+// `sha256` (optional) receives the hex SHA-256 of the whole file, computed as it arrives.
 std::optional<uint64_t> download_file_if_present(Remote& remote, const std::string& remote_path,
                                                  const std::string& local_path,
-                                                 TransferProgress* progress = nullptr);
+                                                 TransferProgress* progress = nullptr,
+                                                 std::string* sha256 = nullptr);
 
 // MLTK-style glob match of a `/`-separated relative path: `*` and `?` stay within one path
 // segment, `[...]` classes, `**` matches any number of segments (also none).
