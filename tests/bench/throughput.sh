@@ -1,0 +1,190 @@
+#!/usr/bin/env bash
+# Throughput and memory of one large file through a throwaway sshd on 127.0.0.1 (optionally
+# behind latency_relay.py), up and down, mlt against plain ssh:
+#   up:   ssh host 'cat > /dev/null' < big     ssh host 'cat > FILE' < big
+#         mlt ssh ... train bench_big   (upload_files: [big.bin], train_cmd: true)
+#   down: ssh host 'cat big' > /dev/null       ssh host 'cat big' > FILE
+#         mlt ssh ... download bench_big  with big.bin in the remote log dir (tar stream)
+#         mlt ssh ... download bench_big  with big.bin as the archive bench_big.mltk.zip
+#         (cat, then checked against the remote sha256 as after a training; and once more
+#         without a sha256 file, which shows the cost of that check)
+# mlt's times include a whole train / download flow (connection, job, round trips), so the
+# same runs with a 1 KiB file are timed too; "net" MB/s subtracts that overhead. Every mlt
+# copy is compared with the original (cmp). Peak RSS is the largest process of each command
+# (GNU time's %M, or getrusage from Python). MB = 10^6 bytes.
+#
+#   tests/bench/throughput.sh [--size-mb N] [--reps N] [--rtt-ms N ...] [--keep]
+#
+# Defaults: 1024 MiB of AES-CTR keystream (incompressible, fixed key), 3 repetitions (the
+# fastest counts), RTT "direct" (no relay) and 50 ms. Temp dir removed on exit (--keep
+# keeps it). Environment: MLT (default build/src/mlt), BENCH_TIMEOUT (s per command, 600).
+set -euo pipefail
+# shellcheck source=lib.sh
+. "$(dirname "$0")/lib.sh"
+
+rtts=() size_mb=1024 reps=3 keep=0
+while [ $# -gt 0 ]; do
+  case $1 in
+    --rtt-ms) rtts+=("$2"); shift 2 ;;
+    --rtt-ms=*) rtts+=("${1#*=}"); shift ;;
+    --size-mb) size_mb=$2; shift 2 ;;
+    --reps) reps=$2; shift 2 ;;
+    --keep) keep=1; shift ;;
+    -h|--help) sed -n '2,20p' "$0"; exit 0 ;;
+    *) echo "unknown option $1" >&2; exit 2 ;;
+  esac
+done
+[ ${#rtts[@]} -gt 0 ] || rtts=(direct 50)
+
+bench_init cmp
+bench_start "$keep"
+
+# --- the files and the two models --------------------------------------------------------------
+proj=$work/project
+mkdir -p "$proj" "$work/local"
+big=$proj/big.bin
+bytes=$((size_mb * 1024 * 1024))
+echo "generating $size_mb MiB ..." >&2
+if command -v openssl >/dev/null; then
+  # AES-CTR keystream: random-looking, reproducible, ~1 GB/s.
+  { openssl enc -aes-128-ctr -nosalt -pbkdf2 -pass pass:mlt-bench -in /dev/zero 2>/dev/null || true; } |
+    head -c "$bytes" > "$big"
+else
+  python3 -c 'import random, sys
+r = random.Random(42)
+with open(sys.argv[1], "wb") as f:
+    for _ in range(int(sys.argv[2])): f.write(r.randbytes(1 << 20))' "$big" "$size_mb"
+fi
+[ "$(stat -c %s "$big")" = "$bytes" ] || { echo "could not generate $big" >&2; exit 1; }
+head -c 1024 "$big" > "$proj/tiny.bin"
+big_sha=$(python3 -c 'import hashlib, sys
+h = hashlib.sha256()
+with open(sys.argv[1], "rb") as f:
+    for c in iter(lambda: f.read(1 << 20), b""): h.update(c)
+print(h.hexdigest())' "$big")
+# remote_log_dir is spelled out from {remote_dir}: at 9f7a2fb a relative one is created by the
+# job (relative to the remote dir) but listed for collection relative to the login dir.
+for m in big tiny; do
+  echo "# throughput benchmark model ($m.bin)" > "$proj/bench_$m.py"
+  cat > "$proj/bench_$m.ssh.yaml" <<YAML
+ssh:
+  upload_files: [$m.bin]
+  train_cmd: "true"
+  remote_log_dir: "{remote_dir}/logs"
+YAML
+done
+
+results=$work/results.tsv
+: > "$results"
+# record RTT DIRECTION METHOD "SECONDS RSS_KB" VERIFIED
+record() {
+  local secs rss
+  read -r secs rss <<<"$4"
+  printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$1" "$2" "$3" "$secs" "$rss" "$5" >>"$results"
+  echo "  $2 $3: $secs s, peak RSS ${rss} KiB, $5" >&2
+}
+same() { if cmp -s "$1" "$2"; then echo ok; else echo DIFFERS; fi; }
+
+for rtt in "${rtts[@]}"; do
+  start_relay "$rtt"
+  log=$work/run-$rtt.log
+  for rep in $(seq 1 "$reps"); do
+    echo "rep $rep/$reps" >&2
+    r=$work/remote/$rtt-$rep
+    mkdir -p "$r"
+    mlt_host=$dest_host:$port/$r
+    # shellcheck disable=SC2016  # $1.. belong to the inner bash
+    {
+      # -- up ----------------------------------------------------------------------------------
+      record "$rtt" up "ssh > /dev/null" \
+        "$(timed_rss "$log" bash -c '$1 "$2" "cat > /dev/null" < "$3"' _ "$ssh_cmd" "$dest_host" "$big")" -
+      record "$rtt" up "ssh > file" \
+        "$(timed_rss "$log" bash -c '$1 "$2" "cat > $3" < "$4"' _ "$ssh_cmd" "$dest_host" "$r/ssh.bin" "$big")" \
+        "$(same "$r/ssh.bin" "$big")"
+      rm -f "$r/ssh.bin"
+      t=$(cd "$proj" && timed_rss "$log" "$mlt" ssh -h "$mlt_host/big" "${mlt_opts[@]}" train bench_big)
+      record "$rtt" up "mlt train" "$t" "$(same "$r/big/big.bin" "$big")"
+      t=$(cd "$proj" && timed_rss "$log" "$mlt" ssh -h "$mlt_host/tiny" "${mlt_opts[@]}" train bench_tiny)
+      record "$rtt" up "mlt train, 1 KiB" "$t" "$(same "$r/tiny/tiny.bin" "$proj/tiny.bin")"
+
+      # -- down --------------------------------------------------------------------------------
+      record "$rtt" down "ssh > /dev/null" \
+        "$(timed_rss "$log" bash -c '$1 "$2" "cat $3" > /dev/null' _ "$ssh_cmd" "$dest_host" "$big")" -
+      record "$rtt" down "ssh > file" \
+        "$(timed_rss "$log" bash -c '$1 "$2" "cat $3" > "$4"' _ "$ssh_cmd" "$dest_host" "$big" "$work/local/ssh.bin")" \
+        "$(same "$work/local/ssh.bin" "$big")"
+      rm -f "$work/local/ssh.bin"
+      # The uploaded copy goes into the remote log dir; the local one starts empty.
+      mkdir -p "$r/big/logs" && mv "$r/big/big.bin" "$r/big/logs/big.bin"
+      rm -rf "$HOME/.mltk/models/bench_big"
+      t=$(cd "$proj" && timed_rss "$log" "$mlt" ssh -h "$mlt_host/big" "${mlt_opts[@]}" download bench_big)
+      record "$rtt" down "mlt download (log dir)" "$t" "$(same "$HOME/.mltk/models/bench_big/big.bin" "$big")"
+      rm -rf "$HOME/.mltk/models/bench_big"
+      # Then as the archive, with the sha256 a finished job leaves for mlt to check.
+      mv "$r/big/logs/big.bin" "$r/big/bench_big.mltk.zip"
+      echo "$big_sha" > "$r/big/.mlt/bench_big/sha256"
+      t=$(cd "$proj" && timed_rss "$log" "$mlt" ssh -h "$mlt_host/big" "${mlt_opts[@]}" download bench_big)
+      record "$rtt" down "mlt download (archive)" "$t" "$(same "$proj/bench_big.mltk.zip" "$big")"
+      rm -f "$proj/bench_big.mltk.zip" "$r/big/.mlt/bench_big/sha256"
+      # The same without a sha256 to check: the difference is mlt's local hashing.
+      t=$(cd "$proj" && timed_rss "$log" "$mlt" ssh -h "$mlt_host/big" "${mlt_opts[@]}" download bench_big)
+      record "$rtt" down "mlt download (arch, no sha)" "$t" "$(same "$proj/bench_big.mltk.zip" "$big")"
+      rm -f "$proj/bench_big.mltk.zip"
+      mkdir -p "$r/tiny/logs" && mv "$r/tiny/tiny.bin" "$r/tiny/logs/tiny.bin"
+      rm -rf "$HOME/.mltk/models/bench_tiny"
+      t=$(cd "$proj" && timed_rss "$log" "$mlt" ssh -h "$mlt_host/tiny" "${mlt_opts[@]}" download bench_tiny)
+      record "$rtt" down "mlt download, 1 KiB" "$t" "$(same "$HOME/.mltk/models/bench_tiny/tiny.bin" "$proj/tiny.bin")"
+    }
+    rm -rf "$r" "$HOME/.mltk/models"
+  done
+done
+stop_relay
+
+# --- the table ---------------------------------------------------------------------------------
+echo
+echo "one file of $bytes bytes; loopback sshd$( [ "${rtts[*]}" = direct ] || echo ", latency_relay.py for RTT > direct"); best of $reps"
+python3 - "$results" "$bytes" <<'PY'
+import sys
+from collections import OrderedDict
+rows = [l.rstrip("\n").split("\t") for l in open(sys.argv[1]) if l.strip()]
+size = int(sys.argv[2])
+best, rss, ok = OrderedDict(), {}, {}
+for rtt, d, m, secs, kb, verified in rows:
+    k = (rtt, d, m)
+    try:
+        s = float(secs)
+    except ValueError:
+        s = float("inf")
+    best[k] = min(best.get(k, float("inf")), s)
+    try:
+        rss[k] = max(rss.get(k, 0), int(kb))
+    except ValueError:
+        pass
+    if verified != "-":
+        ok[k] = ok.get(k, "ok") if verified == "ok" else "DIFFERS"
+def mbs(s): return size / s / 1e6 if 0 < s < float("inf") else None
+def f(v, fmt): return "-" if v is None else format(v, fmt)
+print("| rtt ms | dir  | method                      | best s | MB/s  | net MB/s | mlt/ssh null | mlt/ssh file | peak RSS MiB | copy |")
+print("|--------|------|-----------------------------|--------|-------|----------|--------------|--------------|--------------|------|")
+for (rtt, d, m), s in best.items():
+    rate = mbs(s)
+    net = r_null = r_file = None
+    if m.startswith("mlt") and "1 KiB" not in m:
+        tiny = best.get((rtt, d, "mlt train, 1 KiB" if d == "up" else "mlt download, 1 KiB"))
+        if tiny is not None and s > tiny:
+            net = mbs(s - tiny)
+        null, file = mbs(best.get((rtt, d, "ssh > /dev/null"), 0)), mbs(best.get((rtt, d, "ssh > file"), 0))
+        if rate and null: r_null = rate / null
+        if rate and file: r_file = rate / file
+    if "1 KiB" in m:
+        rate = None
+    kb = rss.get((rtt, d, m))
+    print(f"| {rtt:>6} | {d:4} | {m:27} | {f(s if s < float('inf') else None, '6.2f'):>6} | "
+          f"{f(rate, '5.0f'):>5} | {f(net, '8.0f'):>8} | {f(r_null, '12.2f'):>12} | {f(r_file, '12.2f'):>12} | "
+          f"{f(kb / 1024 if kb else None, '12.1f'):>12} | {ok.get((rtt, d, m), '-')} |")
+PY
+echo "(1 KiB rows: the fixed cost of the same mlt flow; net MB/s = size / (time - that cost);"
+echo " ratios use gross MB/s, the whole mlt command against one ssh cat)"
+if awk -F'\t' '$6 != "ok" && $6 != "-"' "$results" | grep -q .; then
+  echo "some copies differ or failed; logs kept with --keep" >&2; exit 1
+fi

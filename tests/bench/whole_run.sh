@@ -1,0 +1,202 @@
+#!/usr/bin/env bash
+# Whole-run benchmark: one `mlt ssh ... train` (upload a workspace, run a job that writes a
+# log dir of many small files, pull that log dir) against the same thing by hand with three
+# ssh connections:
+#   rsync -a workspace/ host:remote/ ; ssh host 'cd remote && python3 train.py LOGDIR N' ;
+#   rsync -a host:LOGDIR/ local/
+# Each runs cold (empty remote dir, empty local result dir) and warm (everything again,
+# nothing changed), through a throwaway sshd on 127.0.0.1 behind latency_relay.py. The end
+# state is checked: sha256 of the uploaded workspace and of the pulled log dir.
+#
+#   tests/bench/whole_run.sh [--rtt-ms N ...] [--small] [--trace] [--keep]
+#
+# Defaults: RTTs 0 and 50 ms; workspace of 2,000 files of 1-64 KiB + one 50 MB file; the job
+# writes 2,000 files of 0.5-8 KiB. --small: 300 files + 5 MB, 300 log files. --trace: the
+# mlt runs once more per RTT (cold and warm, untimed) with -vv, listing how long each remote
+# exec took. --rtt-ms direct: no relay. Everything lives in a temp dir removed on exit
+# (--keep keeps it).
+# Environment: MLT (binary, default build/src/mlt), BENCH_TIMEOUT (s per command, default 600).
+set -euo pipefail
+# shellcheck source=lib.sh
+. "$(dirname "$0")/lib.sh"
+
+rtts=() small=0 keep=0 trace=0
+while [ $# -gt 0 ]; do
+  case $1 in
+    --rtt-ms) rtts+=("$2"); shift 2 ;;
+    --rtt-ms=*) rtts+=("${1#*=}"); shift ;;
+    --small) small=1; shift ;;
+    --trace) trace=1; shift ;;
+    --keep) keep=1; shift ;;
+    -h|--help) sed -n '2,18p' "$0"; exit 0 ;;
+    *) echo "unknown option $1" >&2; exit 2 ;;
+  esac
+done
+[ ${#rtts[@]} -gt 0 ] || rtts=(0 50)
+if [ "$small" = 1 ]; then nfiles=300 bigmb=5 nlogs=300; else nfiles=2000 bigmb=50 nlogs=2000; fi
+
+bench_init rsync
+bench_start "$keep"
+
+# --- the workspace (with the training program) and the model spec ---------------------------
+ws=$work/workspace
+proj=$work/project
+mkdir -p "$ws" "$proj"
+echo "generating workspace: $nfiles files of 1-64 KiB + ${bigmb} MB ..." >&2
+gen_tree "$ws" "$nfiles" "$bigmb"
+# The job: N log files of 0.5-8 KiB in nested dirs, same bytes every run, and a fixed mtime,
+# so that a rerun leaves the log dir unchanged for incremental tools (as a resumed training
+# that rewrites identical checkpoints would).
+cat > "$ws/train.py" <<'PY'
+import os, random, sys
+out, n = sys.argv[1], int(sys.argv[2])
+rng = random.Random(7)
+for i in range(n):
+    d = os.path.join(out, f"epoch{i // 100:03d}", f"part{i % 4}")
+    os.makedirs(d, exist_ok=True)
+    p = os.path.join(d, f"step{i:05d}.log")
+    with open(p, "wb") as f:
+        f.write(rng.randbytes(rng.randint(512, 8 * 1024)))
+    os.utime(p, (1700000000, 1700000000))
+print(f"wrote {n} log files to {out}")
+PY
+echo '# the whole-run benchmark model: train.py in the workspace does the work' > "$proj/bench_model.py"
+ref_logs=$work/ref-logs
+python3 "$ws/train.py" "$ref_logs" "$nlogs" >/dev/null
+want_ws=$(manifest "$ws")
+want_logs=$(manifest "$ref_logs")
+ws_bytes=$(du -sb "$ws" | cut -f1)
+ws_files=$(find "$ws" -type f | wc -l)
+log_bytes=$(du -sb "$ref_logs" | cut -f1)
+echo "workspace: $ws_files files, $ws_bytes bytes, manifest $want_ws" >&2
+echo "job log dir: $nlogs files, $log_bytes bytes, manifest $want_logs" >&2
+
+# The same by hand: three ssh connections (each step's time goes to the log too).
+cat > "$work/by_hand.sh" <<'SH'
+set -eu
+ssh_cmd=$1 ws=$2 host=$3 remote=$4 remote_logs=$5 local_logs=$6 nlogs=$7
+t0=$(date +%s.%N)
+rsync -a -e "$ssh_cmd" "$ws/" "$host:$remote/"
+t1=$(date +%s.%N)
+$ssh_cmd "$host" "cd $remote && python3 train.py $remote_logs $nlogs"
+t2=$(date +%s.%N)
+rsync -a -e "$ssh_cmd" "$host:$remote_logs/" "$local_logs/"
+t3=$(date +%s.%N)
+awk -v a="$t0" -v b="$t1" -v c="$t2" -v d="$t3" \
+  'BEGIN { printf "steps: upload %.2f s, job %.2f s, pull %.2f s\n", b - a, c - b, d - c }'
+SH
+mlt_logs=$HOME/.mltk/models/bench_model   # where `train` pulls the remote log dir
+results=$work/results.tsv
+: > "$results"
+
+# check REMOTE_DIR LOCAL_LOGS: "ok", or what differs.
+check() {
+  local w l
+  w=$(manifest "$1" "$ws")
+  l=$(manifest "$2" "$ref_logs")
+  if [ "$w" = "$want_ws" ] && [ "$l" = "$want_logs" ]; then echo ok; return; fi
+  echo "workspace:$w logs:$l"
+}
+
+# trace_execs LOG: the remote execs of a -vv run from mlt's file log (ms timestamps): how
+# long each took, until the next one started.
+trace_execs() {
+  python3 - "$1" <<'PY'
+import re, sys
+from datetime import datetime
+rows = []
+for line in open(sys.argv[1], errors="replace"):
+    m = re.match(r"(\S+ \S+) \[\d+\] (\w+): (.*)", line)
+    if m:
+        rows.append((datetime.strptime(m.group(1), "%Y-%m-%d %H:%M:%S.%f"), m.group(3)))
+if not rows:
+    sys.exit()
+start = rows[0][0]
+# Session::exec logs "exec on HOST: CMD" then "exit status N" for every remote command.
+execs, pending = [], None
+for t, msg in rows:
+    if msg.startswith("exec on "):
+        pending = (t, msg.split(": ", 1)[1])
+    elif msg.startswith("exit status") and pending:
+        execs.append((pending[0], t, pending[1]))
+        pending = None
+print(f"  {len(execs)} remote execs; run {(rows[-1][0] - start).total_seconds():.2f} s "
+      f"(first exec at +{(execs[0][0] - start).total_seconds():.2f} s)" if execs else "  no execs")
+for t, end, cmd in execs:
+    print(f"  +{(t - start).total_seconds():5.2f} s {(end - t).total_seconds():5.2f} s  {cmd[:100]}")
+PY
+}
+
+for rtt in "${rtts[@]}"; do
+  start_relay "$rtt"
+  for how in hand mlt; do
+    remote=$work/remote/$how-$rtt
+    remote_logs=$work/remote/$how-$rtt-logs
+    log=$work/$how-$rtt.log
+    case $how in
+      hand) local_logs=$work/local/hand-$rtt ;;
+      mlt) local_logs=$mlt_logs ;;
+    esac
+    rm -rf "$remote" "$remote_logs" "$local_logs"
+    mkdir -p "$(dirname "$local_logs")"
+    cat > "$proj/bench_model.ssh.yaml" <<YAML
+ssh:
+  train_cmd: "python3 train.py {log_dir} $nlogs"
+  remote_log_dir: "$remote_logs"
+YAML
+    times=()
+    for pass in cold warm; do
+      echo "== $pass" >>"$log"
+      case $how in
+        hand)
+          t=$(timed "$log" bash "$work/by_hand.sh" "$ssh_cmd" "$ws" "$dest_host" "$remote" \
+                "$remote_logs" "$local_logs" "$nlogs") ;;
+        mlt)
+          t=$(cd "$proj" && timed "$log" "$mlt" ssh -h "$dest_host:$port/$remote" "${mlt_opts[@]}" \
+                train bench_model --workspace "$ws") ;;
+      esac
+      times+=("$t")
+    done
+    ok=$(check "$remote" "$local_logs")
+    if [ "$trace" = 1 ] && [ "$how" = mlt ]; then
+      # Untimed: the same cold and warm runs again with -vv, from an empty remote and local dir.
+      rm -rf "$remote" "$remote_logs" "$local_logs"
+      for pass in cold warm; do
+        : > "$HOME/.mltk/cli_logs/mlt.log"
+        (cd "$proj" && timeout "$tmo" "$mlt" ssh -vv -h "$dest_host:$port/$remote" "${mlt_opts[@]}" \
+           train bench_model --workspace "$ws") >>"$work/trace-$rtt.log" 2>&1 || true
+        echo "mlt ssh -vv, $pass, rtt $rtt:" >>"$work/trace.txt"
+        trace_execs "$HOME/.mltk/cli_logs/mlt.log" >>"$work/trace.txt"
+      done
+    fi
+    printf '%s\t%s\t%s\t%s\t%s\n' "$rtt" "$how" "${times[0]}" "${times[1]}" "$ok" >>"$results"
+    echo "  $how: cold ${times[0]} s, warm ${times[1]} s, end state $ok" >&2
+    rm -rf "$remote" "$remote_logs" "$local_logs"
+  done
+done
+stop_relay
+
+# --- the table -------------------------------------------------------------------------------
+echo
+echo "workspace: $ws_files files, $ws_bytes bytes; job log dir: $nlogs files, $log_bytes bytes"
+echo "(loopback sshd behind latency_relay.py; hand = rsync up + ssh job + rsync down)"
+python3 - "$results" <<'PY'
+import sys
+rows = [l.rstrip("\n").split("\t") for l in open(sys.argv[1]) if l.strip()]
+hand = {r[0]: r for r in rows if r[1] == "hand"}
+def ratio(v, b):
+    try: return f"{float(v) / float(b):.2f}"
+    except (ValueError, ZeroDivisionError): return "-"
+print("| rtt ms | run  | cold s | warm s | cold mlt/hand | warm mlt/hand | end state |")
+print("|--------|------|--------|--------|---------------|---------------|-----------|")
+for rtt, how, cold, warm, ok in rows:
+    rc = rw = ""
+    if how == "mlt" and rtt in hand:
+        rc, rw = ratio(cold, hand[rtt][2]), ratio(warm, hand[rtt][3])
+    print(f"| {rtt:>6} | {how:4} | {cold:>6} | {warm:>6} | {rc:>13} | {rw:>13} | {ok} |")
+PY
+for rtt in "${rtts[@]}"; do
+  grep -h '^steps:' "$work/hand-$rtt.log" | sed "s/^/hand, rtt $rtt: /" || true
+done
+[ "$trace" = 0 ] || { echo; cat "$work/trace.txt"; }
+if grep -qvE $'\tok$' "$results"; then echo "some runs failed or differ; logs kept with --keep" >&2; exit 1; fi
