@@ -202,14 +202,17 @@ uint64_t read_console(Remote& remote, const std::string& remote_dir, const std::
     const std::string from = "+" + std::to_string(offset + 1);
     std::string cmd;
     if (follow) {
-        // GNU tail ends when the wrapper's pid is gone, after a last read of the file. It
-        // looks at the pid once per sleep interval (default 1 s): 0.2 s ends a run sooner.
-        cmd = in_dir(remote_dir, "g=$(cat " + shell_quote(p.pid) +
-                                     " 2>/dev/null); if [ -n \"$g\" ]; "
-                                     "then exec tail -c " +
-                                     from + " -f -s 0.2 --pid=\"$g\" " + shell_quote(p.console_log) +
-                                     "; else exec tail -c " + from + " " +
-                                     shell_quote(p.console_log) + "; fi");
+        // tail -f streams the log while a watcher waits for the job's end: `exit_status`
+        // written, or no live process left in the group. (tail's own --pid stays as a
+        // backstop; it would wait on a zombie, and containers often reap late.) What tail
+        // had not printed when it is stopped comes with the catch-up read below.
+        cmd = in_dir(remote_dir,
+                     std::string(job_detail::kAliveFunction) + "g=$(cat " + shell_quote(p.pid) +
+                         " 2>/dev/null); if [ -n \"$g\" ]; then tail -c " + from +
+                         " -f -s 0.2 --pid=\"$g\" " + shell_quote(p.console_log) +
+                         " & t=$!; while [ ! -e " + shell_quote(p.exit_status) +
+                         " ] && mlt_alive \"$g\"; do sleep 0.2; done; kill $t 2>/dev/null; "
+                         "wait $t 2>/dev/null; fi; true");
     } else {
         cmd = in_dir(remote_dir, "tail -c " + from + " " + shell_quote(p.console_log));
     }
@@ -223,6 +226,7 @@ uint64_t read_console(Remote& remote, const std::string& remote_dir, const std::
         },
         [&](std::string_view data) { err.append(data); });
     if (status != 0) throw remote_failure(remote, "reading the console log", status, err);
+    if (follow) return read_console(remote, remote_dir, model, offset + received, false, sink);
     return offset + received;
 }
 

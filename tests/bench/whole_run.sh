@@ -98,8 +98,8 @@ check() {
   echo "workspace:$w logs:$l"
 }
 
-# trace_execs LOG: the remote execs of a -vv run from mlt's file log (ms timestamps): how
-# long each took, until the next one started.
+# trace_execs LOG: the remote commands of a -vv run from mlt's file log (ms timestamps):
+# exec channels ("exec on") and control-shell frames ("shell on"), and how long each took.
 trace_execs() {
   python3 - "$1" <<'PY'
 import re, sys
@@ -112,16 +112,18 @@ for line in open(sys.argv[1], errors="replace"):
 if not rows:
     sys.exit()
 start = rows[0][0]
-# Session::exec logs "exec on HOST: CMD" then "exit status N" for every remote command.
+# Session::exec logs "exec on HOST: CMD", Session::shell "shell on HOST: CMD", then
+# "exit status N", for every remote command.
 execs, pending = [], None
 for t, msg in rows:
-    if msg.startswith("exec on "):
-        pending = (t, msg.split(": ", 1)[1])
+    if msg.startswith("exec on ") or msg.startswith("shell on "):
+        kind = msg.split(" ", 1)[0]
+        pending = (t, kind + ": " + msg.split(": ", 1)[1])
     elif msg.startswith("exit status") and pending:
         execs.append((pending[0], t, pending[1]))
         pending = None
-print(f"  {len(execs)} remote execs; run {(rows[-1][0] - start).total_seconds():.2f} s "
-      f"(first exec at +{(execs[0][0] - start).total_seconds():.2f} s)" if execs else "  no execs")
+print(f"  {len(execs)} remote commands; run {(rows[-1][0] - start).total_seconds():.2f} s "
+      f"(first at +{(execs[0][0] - start).total_seconds():.2f} s)" if execs else "  no remote commands")
 for t, end, cmd in execs:
     print(f"  +{(t - start).total_seconds():5.2f} s {(end - t).total_seconds():5.2f} s  {cmd[:100]}")
 PY
