@@ -142,6 +142,16 @@ bool parse_mtime(std::string_view text, int64_t& ns) {
     return true;
 }
 
+void write_all(int fd, const char* data, size_t size, const std::string& shown) {
+    while (size > 0) {
+        ssize_t n = ::write(fd, data, size);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) throw io_error("cannot write " + shown + ": " + std::strerror(errno));
+        data += n;
+        size -= static_cast<size_t>(n);
+    }
+}
+
 UniqueFd open_base(const std::string& local_base) {
     std::error_code ec;
     std::filesystem::create_directories(local_base, ec);

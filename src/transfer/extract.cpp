@@ -61,15 +61,7 @@ public:
         ::unlinkat(dir_fd_, part_.c_str(), 0);
     }
 
-    void write(const char* data, size_t size) {
-        while (size > 0) {
-            ssize_t n = ::write(fd_.get(), data, size);
-            if (n < 0 && errno == EINTR) continue;
-            if (n <= 0) throw io_error("cannot write " + shown_ + ": " + std::strerror(errno));
-            data += n;
-            size -= static_cast<size_t>(n);
-        }
-    }
+    void write(const char* data, size_t size) { write_all(fd_.get(), data, size, shown_); }
 
     // Sets mode and mtime, then renames the file into place.
     void commit(mode_t mode, const timespec& mtime) {

@@ -208,15 +208,7 @@ private:
     }
 
     void write(std::string_view d) {
-        const char* p = d.data();
-        size_t left = d.size();
-        while (left > 0) {
-            ssize_t n = ::write(fd_.get(), p, left);
-            if (n < 0 && errno == EINTR) continue;
-            if (n <= 0) throw io_error("cannot write " + shown_ + ": " + std::strerror(errno));
-            p += n;
-            left -= static_cast<size_t>(n);
-        }
+        write_all(fd_.get(), d.data(), d.size(), shown_);
         received_ += d.size();
         if (hash_) hash_->update(d);
         if (progress_) progress_->add_bytes(d.size());

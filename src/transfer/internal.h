@@ -92,6 +92,10 @@ bool has_dotdot(std::string_view path);
 // false when it is not such a number.
 bool parse_mtime(std::string_view text, int64_t& ns);
 
+// Writes all of `data` to `fd` (retrying short writes and EINTR); throws io error naming
+// `shown`.
+void write_all(int fd, const char* data, size_t size, const std::string& shown);
+
 // Opens `local_base` as a directory (created if missing) for *at() calls; throws io error.
 UniqueFd open_base(const std::string& local_base);
 
