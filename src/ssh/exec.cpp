@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <vector>
 
 #include "internal.h"
@@ -33,6 +34,9 @@ void write_all(ssh_session s, ssh_channel ch, const char* data, size_t len) {
 
 namespace {
 
+// How long a read waits while input waits for the remote window to open.
+constexpr int kWindowPollMs = 2;
+
 
 }  // namespace
 
@@ -51,21 +55,51 @@ ExecResult Session::exec(const std::string& command, const InputSource& input,
     // A pending Ctrl+C ends this command (the caller decides what next).
     throw_if_interrupted();
     std::vector<char> buf(kReadChunk);
-    // Stdin first: the commands mlt feeds (tar -x, cat >) read all their input before they
-    // say much. Output that arrives meanwhile waits in libssh's channel buffer.
-    if (input) {
-        for (;;) {
-            size_t len = input(buf.data(), buf.size());
-            if (len == 0) break;
-            write_all(s, ch, buf.data(), len);
-        }
-    }
-    if (ssh_channel_send_eof(ch) != SSH_OK)
+    // Input and output are interleaved: input goes out as far as the remote window allows
+    // and output is read in between, so neither side can wait on the other. If the remote
+    // command ends before it has read all its input (tar unable to start zstd), the rest is
+    // dropped: its exit status and stderr say what happened, not a failed write.
+    std::vector<char> in(input ? kInputChunk : 0);
+    size_t in_at = 0, in_len = 0;
+    bool sending = static_cast<bool>(input);
+    if (!sending && ssh_channel_send_eof(ch) != SSH_OK)
         throw channel_error(s, "cannot close the input of a remote command");
-
     for (;;) {
-        int n = ssh_channel_read_timeout(ch, buf.data(), static_cast<uint32_t>(buf.size()), 0,
-                                         kPollMs);
+        bool wrote = false;
+        if (sending && in_at == in_len) {
+            in_len = input(in.data(), in.size());
+            in_at = 0;
+            if (in_len == 0) {
+                sending = false;
+                if (!ssh_channel_is_closed(ch) && ssh_channel_send_eof(ch) != SSH_OK)
+                    throw channel_error(s, "cannot close the input of a remote command");
+            }
+        }
+        if (sending && ssh_channel_is_closed(ch)) {
+            sending = false;  // the command is gone; nobody reads the rest
+        } else if (sending) {
+            const uint32_t window = ssh_channel_window_size(ch);
+            if (window > 0) {
+                const uint32_t len = static_cast<uint32_t>(std::min<size_t>(window, in_len - in_at));
+                const int n = ssh_channel_write(ch, in.data() + in_at, len);
+                if (n == SSH_ERROR) {
+                    if (!ssh_is_connected(s) || !ssh_channel_is_closed(ch))
+                        throw channel_error(s, "cannot send input to " + impl_->display);
+                    sending = false;
+                } else {
+                    in_at += static_cast<size_t>(n);
+                    wrote = n > 0;
+                }
+            }
+        }
+        // While input flows, only glance at the output. Waiting for the remote window, wait
+        // briefly (the read also takes in the window adjustment, but does not return on
+        // it). With no input left, wait for output as long as kPollMs.
+        const int wait = wrote ? 0 : sending ? kWindowPollMs : kPollMs;
+        int n = wait == 0
+                    ? ssh_channel_read_nonblocking(ch, buf.data(), static_cast<uint32_t>(buf.size()), 0)
+                    : ssh_channel_read_timeout(ch, buf.data(), static_cast<uint32_t>(buf.size()), 0,
+                                               wait);
         if (n == SSH_ERROR) throw channel_error(s, "lost the output of a remote command");
         if (n == SSH_EOF) n = 0;  // reads report a drained, closed stream as SSH_EOF
         if (n > 0 && on_stdout) on_stdout(std::string_view(buf.data(), static_cast<size_t>(n)));
@@ -73,7 +107,7 @@ ExecResult Session::exec(const std::string& command, const InputSource& input,
         if (e == SSH_ERROR) throw channel_error(s, "lost the output of a remote command");
         if (e == SSH_EOF) e = 0;
         if (e > 0 && on_stderr) on_stderr(std::string_view(buf.data(), static_cast<size_t>(e)));
-        if (n == 0 && e == 0 && ssh_channel_is_eof(ch)) {
+        if (!sending && n == 0 && e == 0 && ssh_channel_is_eof(ch)) {
             // Both streams are drained only when a final read finds nothing on either.
             if (ssh_channel_poll(ch, 0) <= 0 && ssh_channel_poll(ch, 1) <= 0) break;
         }

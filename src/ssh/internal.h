@@ -20,6 +20,8 @@ constexpr int kPollMs = 50;
 // is asked for (else 1.28 MB), and one window per round trip caps a download: 4 MiB allows
 // 80 MB/s at 50 ms where 1.28 MB allowed 25 (LIBSSH_NOTES.md, tests/bench/README.md).
 constexpr size_t kReadChunk = 4 * 1024 * 1024;
+// How much input is taken from an InputSource at a time.
+constexpr size_t kInputChunk = 1024 * 1024;
 
 // An Error for a failed channel operation: `remote` while the connection is up, otherwise
 // `disconnected` (exit 255 either way).

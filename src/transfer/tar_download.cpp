@@ -28,8 +28,7 @@ namespace {
 constexpr size_t kQueueBytes = 8 * 1024 * 1024;
 
 // The remote side of a download. `sort -z` reads the whole name list before tar starts
-// writing: stdin is sent completely before any output is read, so a tar that read its
-// list lazily could fill stdout and stop reading a long list (a deadlock).
+// writing, so the archive comes in path order whatever order the list had.
 // --hard-dereference stores hard links as files (we skip link entries); keeps
 // sub-second mtimes; --verbatim-files-from keeps a name like `-C` a name.
 constexpr char kDownloadScript[] =

@@ -105,6 +105,28 @@ TEST_F(ControlShellTest, InputWithAnyBytesSmallOrLarge) {
     EXPECT_EQ(out, std::to_string(large.size()) + "\ndone\n");
 }
 
+// A remote command that stops reading early (tar unable to run zstd) still reports its own
+// status and stderr, not a failed write.
+TEST_F(ControlShellTest, ACommandThatExitsBeforeReadingItsInputReportsItsOwnError) {
+    mlt::Session session = open();
+    mlt::SessionRemote remote(session);
+    const std::string large = all_bytes(32 * 1024 * 1024);
+    size_t offset = 0;
+    std::string err;
+    int status = remote.stream(
+        "echo 'cannot unpack' >&2; exit 2",
+        [&](char* buf, size_t cap) {
+            size_t n = std::min(cap, large.size() - offset);
+            std::copy(large.data() + offset, large.data() + offset + n, buf);
+            offset += n;
+            return n;
+        },
+        nullptr, [&](std::string_view d) { err.append(d); });
+    EXPECT_EQ(status, 2);
+    EXPECT_EQ(err, "cannot unpack\n");
+    EXPECT_EQ(remote.run("echo alive").out, "alive\n");
+}
+
 TEST_F(ControlShellTest, ASyntaxErrorFailsThatCommandOnly) {
     mlt::Session session = open();
     mlt::SessionRemote remote(session);
