@@ -184,9 +184,9 @@ const std::vector<FieldDecl>& ssh_fields() {
         text("workspace", "none", "~/src/my_project",
              "local directory uploaded incrementally before training (as `--workspace`)",
              &assign<&S::workspace>),
-        choice("compression", {"none", "gzip", "zstd"}, "`none`", "zstd",
-               "compression of the tar streams (workspace, upload_files, log dir); `zstd` "
-               "needs `zstd` on the remote; see docs/usage.md for when it pays",
+        choice("compression", {"none", "gzip", "zstd"}, "`zstd`", "none",
+               "compression of the tar streams (workspace, upload_files, log dir), level 1; "
+               "without `zstd` on the remote, none (see docs/usage.md)",
                &assign<&S::compression>),
     };
     return kFields;

@@ -156,13 +156,16 @@ void follow_console(Remote& remote, const RunContext& c, bool follow) {
     });
 }
 
-// The settings reader accepted only the words parse_compression knows.
-Compression compression_of(const SshSettings& settings) {
-    return parse_compression(settings.compression).value_or(Compression::none);
+// The compression to use on this remote: the setting (whose words the settings reader
+// checked), or none when the remote lacks its program (one round trip, once per run).
+Compression compression_for(Remote& remote, const SshSettings& settings) {
+    return usable_compression(remote,
+                              parse_compression(settings.compression).value_or(Compression::none));
 }
 
 // Step 8: archive (checked against the remote sha256), log dir, download_files.
-TransferStats collect(Remote& remote, const RunContext& c, const std::string& remote_sha) {
+TransferStats collect(Remote& remote, const RunContext& c, const std::string& remote_sha,
+                      Compression compression) {
     TransferStats total;
     const std::string remote_archive = c.target.remote_dir + "/" + c.archive;
     std::optional<uint64_t> archive_size;
@@ -193,7 +196,7 @@ TransferStats collect(Remote& remote, const RunContext& c, const std::string& re
     // Only what is new or changed since the last pull (e.g. a --resume, or `download`).
     const SyncResult logs =
         sync_down(remote, remote_path(c.target.remote_dir, c.remote_log_dir), c.local_logs,
-                  compression_of(c.settings));
+                  compression);
     total.files += logs.moved.files;
     total.bytes += logs.moved.bytes;
     std::printf("mlt: logs: %s: %s\n", c.local_logs.c_str(), describe(logs).c_str());
@@ -213,7 +216,7 @@ TransferStats collect(Remote& remote, const RunContext& c, const std::string& re
                 continue;
             }
             auto s = download(remote, c.target.remote_dir, matched, c.model.spec_dir, nullptr,
-                              compression_of(c.settings));
+                              compression);
             total.files += s.files;
             total.bytes += s.bytes;
         } else {
@@ -361,7 +364,7 @@ int run_train(const SshCommandLine& cli, const TrainOptions& o) {
                            shell_quote_path(c.remote_log_dir) + " && rm -f " + shell_quote(c.archive));
                 std::printf("mlt: --clean: removed local and remote logs and archive of %s\n", name.c_str());
             }
-            const SyncResult sent = sync_up(remote, uploads, compression_of(c.settings));
+            const SyncResult sent = sync_up(remote, uploads, compression_for(remote, c.settings));
             up = sent.moved;
             std::printf("mlt: uploaded %s\n", describe(sent).c_str());
             // A new run: the local copy of the console log starts empty.
@@ -396,7 +399,7 @@ int run_train(const SshCommandLine& cli, const TrainOptions& o) {
         }
         auto [status, sha] = read_job_result(remote, dir, name);
         exit_status = status;
-        down = collect(remote, c, sha);
+        down = collect(remote, c, sha, compression_for(remote, c.settings));
         run_shutdown(remote, c);
         release_lock(remote, dir, name);
     } catch (const Error& e) {
@@ -471,7 +474,7 @@ int run_download(const SshCommandLine& cli, const std::string& model) {
     auto [status, sha] = read_job_result(remote, c.target.remote_dir, c.model.name);
     (void)status;
     follow_console(remote, c, false);
-    collect(remote, c, sha);
+    collect(remote, c, sha, compression_for(remote, c.settings));
     return exit_code::kOk;
 }
 

@@ -63,6 +63,18 @@ std::string describe(const SyncResult& r) {
     return text;
 }
 
+Compression usable_compression(Remote& remote, Compression wanted) {
+    if (wanted == Compression::none) return wanted;
+    const char* program = wanted == Compression::zstd ? "zstd" : "gzip";
+    const RemoteOutput out =
+        remote.run(std::string("command -v ") + program + " >/dev/null 2>&1 && echo yes");
+    if (out.out.find("yes") != std::string::npos) return wanted;
+    spdlog::info("{} has no {}; transfers go uncompressed (install {} there, or set "
+                 "compression: none to skip this check)",
+                 remote.name(), program, program);
+    return Compression::none;
+}
+
 SyncResult sync_up(Remote& remote, const std::map<std::string, std::vector<UploadItem>>& plan,
                    Compression compression) {
     SyncResult result;

@@ -82,6 +82,7 @@ TEST_F(SettingsTest, DefaultsWhenFilesAreMissingOrEmpty) {
         EXPECT_EQ(s.master_port, 29500);
         EXPECT_EQ(s.price_per_hour, 0);
         EXPECT_EQ(s.workspace, "");
+        EXPECT_EQ(s.compression, "zstd");
     }
     EXPECT_TRUE(warnings.empty());
     EXPECT_TRUE(warnings_.empty());
@@ -174,7 +175,7 @@ TEST_F(SettingsTest, TypeErrorsNameFileLineColumnAndHint) {
          "`host_key_checking: accept-new`"},
         {"ssh:\n  compression: xz\n",
          "u:2:16: ssh.compression must be one of none, gzip or zstd, got 'xz'",
-         "`compression: zstd`"},
+         "`compression: none`"},
         {"ssh:\n  nodes: [a]\n",
          "u:2:10: ssh.nodes must be a mapping (master_addr, master_port), got a list", ""},
         {"ssh:\n  nodes:\n    master_port: 0\n",

@@ -9,6 +9,7 @@
 #include <map>
 
 #include "local_remote.h"
+#include "mlt/transfer/sync.h"
 #include "mlt/transfer/transfer.h"
 #include "mlt/util/error.h"
 #include "mlt/util/paths.h"
@@ -135,6 +136,21 @@ TEST(TransferRoundTrip, CompressedStreamsCarryTheSameTree) {
                                       back.path())
                 .empty());
     }
+}
+
+// The default, zstd, falls back to none on a remote without the program, and asks nothing
+// when no compression is wanted.
+TEST(TransferRoundTrip, CompressionFallsBackWhenTheRemoteLacksTheProgram) {
+    LocalRemote remote;
+    EXPECT_EQ(mlt::usable_compression(remote, mlt::Compression::zstd), mlt::Compression::zstd);
+    EXPECT_EQ(mlt::usable_compression(remote, mlt::Compression::gzip), mlt::Compression::gzip);
+    const int before = remote.commands_run;
+    EXPECT_EQ(mlt::usable_compression(remote, mlt::Compression::none), mlt::Compression::none);
+    EXPECT_EQ(remote.commands_run, before);
+    // A PATH without the programs stands for a remote that lacks them.
+    mlt::test::ScopedEnv path("PATH", "/nonexistent");
+    EXPECT_EQ(mlt::usable_compression(remote, mlt::Compression::zstd), mlt::Compression::none);
+    EXPECT_EQ(mlt::usable_compression(remote, mlt::Compression::gzip), mlt::Compression::none);
 }
 
 TEST(TransferRoundTrip, MtimesAndModesAreKept) {

@@ -47,7 +47,7 @@ struct SshSettings {
     int master_port = 29500;
     double price_per_hour = 0;
     std::string workspace;
-    std::string compression = "none";  // none | gzip | zstd (validated when read)
+    std::string compression = "zstd";  // none | gzip | zstd (validated when read)
 };
 
 // A problem that does not stop the run (unknown key); printed as a warning by the caller.

@@ -25,6 +25,10 @@ std::string describe(const SyncResult& result);
 // cut off midway continues inside them next time instead of starting them over.
 constexpr uint64_t kResumableSize = 32ull * 1024 * 1024;
 
+// `wanted`, or Compression::none (with a notice) when the remote has no program for it
+// (`zstd`, `gzip`): one round trip, none for Compression::none.
+Compression usable_compression(Remote& remote, Compression wanted);
+
 // Uploads, per remote base, the items whose remote copy is missing or differs (one listing
 // round trip and one tar stream per base). Logs a size summary first when the files to send
 // are more than 1 GiB or 10,000; shows one progress line for all bases when stderr is a
