@@ -7,6 +7,8 @@ find_package(spdlog REQUIRED)
 find_package(LibArchive REQUIRED)
 find_package(nlohmann_json 3.10 REQUIRED)
 find_package(Threads REQUIRED)
+# libcrypto for SHA-256: libssh-dev depends on libssl-dev, so it is there whenever libssh is.
+find_package(OpenSSL REQUIRED COMPONENTS Crypto)
 if(MLT_BUILD_TESTS)
   find_package(GTest REQUIRED)
 endif()

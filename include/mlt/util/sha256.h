@@ -2,13 +2,16 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 
+struct evp_md_ctx_st;  // OpenSSL's EVP_MD_CTX
+
 namespace mlt {
 
-// Incremental SHA-256 (FIPS 180-4), for checking downloaded files against a remote
-// `sha256sum` without another library.
+// Incremental SHA-256 (libcrypto), for checking downloaded files against a remote
+// `sha256sum`.
 class Sha256 {
 public:
     Sha256();
@@ -18,11 +21,10 @@ public:
     std::string hex_digest();
 
 private:
-    void block(const uint8_t* p);
-    uint32_t h_[8];
-    uint8_t buffer_[64];
-    size_t buffered_ = 0;
-    uint64_t length_ = 0;
+    struct CtxDeleter {
+        void operator()(evp_md_ctx_st* ctx) const;
+    };
+    std::unique_ptr<evp_md_ctx_st, CtxDeleter> ctx_;
 };
 
 // The hex SHA-256 of a local file. Throws mlt::Error (io) when it cannot be read.
