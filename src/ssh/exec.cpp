@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <chrono>
 #include <vector>
 
 #include "internal.h"
@@ -62,6 +63,8 @@ ExecResult Session::exec(const std::string& command, const InputSource& input,
     std::vector<char> in(input ? kInputChunk : 0);
     size_t in_at = 0, in_len = 0;
     bool sending = static_cast<bool>(input);
+    bool stalled = false;
+    std::chrono::steady_clock::time_point stalled_since;
     if (!sending && ssh_channel_send_eof(ch) != SSH_OK)
         throw channel_error(s, "cannot close the input of a remote command");
     for (;;) {
@@ -79,7 +82,17 @@ ExecResult Session::exec(const std::string& command, const InputSource& input,
             sending = false;  // the command is gone; nobody reads the rest
         } else if (sending) {
             const uint32_t window = ssh_channel_window_size(ch);
-            if (window > 0) {
+            // The remote closed its output and takes no more input: it has ended, and its
+            // channel close is late (a busy server). Stop feeding it rather than wait.
+            if (window == 0 && ssh_channel_is_eof(ch)) {
+                const auto now = std::chrono::steady_clock::now();
+                if (!stalled) stalled_since = now;
+                stalled = true;
+                if (now - stalled_since > std::chrono::seconds(2)) sending = false;
+            } else {
+                stalled = false;
+            }
+            if (sending && window > 0) {
                 const uint32_t len = static_cast<uint32_t>(std::min<size_t>(window, in_len - in_at));
                 const int n = ssh_channel_write(ch, in.data() + in_at, len);
                 if (n == SSH_ERROR) {
@@ -107,7 +120,7 @@ ExecResult Session::exec(const std::string& command, const InputSource& input,
         if (e == SSH_ERROR) throw channel_error(s, "lost the output of a remote command");
         if (e == SSH_EOF) e = 0;
         if (e > 0 && on_stderr) on_stderr(std::string_view(buf.data(), static_cast<size_t>(e)));
-        if (!sending && n == 0 && e == 0 && ssh_channel_is_eof(ch)) {
+        if (!sending && n == 0 && e == 0 && (ssh_channel_is_eof(ch) || ssh_channel_is_closed(ch))) {
             // Both streams are drained only when a final read finds nothing on either.
             if (ssh_channel_poll(ch, 0) <= 0 && ssh_channel_poll(ch, 1) <= 0) break;
         }
