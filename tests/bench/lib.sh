@@ -5,11 +5,17 @@
 #   . "$(dirname "$0")/lib.sh"
 #   bench_init TOOL...          # checks the tools, builds build/src/mlt if needed
 #   bench_start KEEP            # temp dir $work, HOME, key, sshd, traps; KEEP=1 keeps $work
-#   start_relay RTT             # sets $port ("direct": sshd itself), $ssh_cmd, $dest_host
+#   start_relay RTT [MBIT]      # sets $port ("direct": sshd itself), $ssh_cmd, $dest_host;
+#                               # MBIT (default $rate_mbit, 0 = unlimited) caps each direction
 #   timed LOG CMD...            # prints "SECONDS" (or ">T", "FAIL(rc)")
 #   timed_rss LOG CMD...        # prints "SECONDS PEAK_RSS_KB"
 #   manifest DIR [REF]          # sha256 over REF's file list (default DIR), read from DIR
 #   gen_tree DIR NFILES BIGMB   # NFILES of 1-64 KiB in nested dirs + big.bin, fixed seed
+#   gen_text_tree DIR NFILES BIGMB  # the same shape as text (CSV, JSON, Python) + big.csv
+#
+#   parse_rate_mbit N           # checks N and sets $rate_mbit (scripts' --rate-mbit N)
+#   parse_compression C         # checks C and sets $compression (scripts' --compression C)
+#   compression_yaml            # "  compression: C" for a sidecar's ssh: map ("" if unset)
 #
 # Environment: MLT (binary, default build/src/mlt), BENCH_TIMEOUT (s per command, default 600).
 # shellcheck shell=bash
@@ -18,7 +24,20 @@ bench_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 bench_here=$bench_root/tests/bench
 mlt=${MLT:-$bench_root/build/src/mlt}
 tmo=${BENCH_TIMEOUT:-600}
-work='' relay_pid='' port='' ssh_cmd='' dest_host='' bench_keep=0
+work='' relay_pid='' port='' ssh_cmd='' dest_host='' bench_keep=0 rate_mbit=0 compression=''
+
+# parse_rate_mbit N: the scripts' --rate-mbit N (a bandwidth cap per direction in the relay).
+parse_rate_mbit() {
+  [[ $1 =~ ^[0-9]+([.][0-9]+)?$ ]] || { echo "--rate-mbit: not a number: '$1'" >&2; exit 2; }
+  rate_mbit=$1
+}
+
+# parse_compression C: the scripts' --compression none|gzip|zstd, written into the model's
+# sidecar by compression_yaml (unset: mlt's default).
+parse_compression() {
+  case $1 in none|gzip|zstd) compression=$1 ;; *) echo "--compression: none, gzip or zstd" >&2; exit 2 ;; esac
+}
+compression_yaml() { [ -z "$compression" ] || echo "  compression: $compression"; }
 
 bench_init() {
   local t
@@ -69,22 +88,25 @@ bench_start() {
   mlt_opts=(-i "$key" -o UserKnownHostsFile="$known" -o StrictHostKeyChecking=accept-new)
 }
 
-# start_relay RTT: a latency relay in front of sshd ("direct": none). Sets port, ssh_cmd
-# (one string, for rsync -e and word splitting) and dest_host; connects once, untimed, so
-# that known_hosts and sshd are warm before anything is measured.
+# start_relay RTT [MBIT]: a latency relay in front of sshd ("direct": none), capped at MBIT
+# Mbit/s per direction (default $rate_mbit; 0: unlimited). Sets port, ssh_cmd (one string,
+# for rsync -e and word splitting) and dest_host; connects once, untimed, so that
+# known_hosts and sshd are warm before anything is measured.
 start_relay() {
-  local rtt=$1 rfd ready
+  local rtt=$1 mbit=${2:-$rate_mbit} rfd ready
   stop_relay
   if [ "$rtt" = direct ]; then
+    if [ "$mbit" != 0 ]; then echo "a rate cap needs the relay: use --rtt-ms 0, not direct" >&2; exit 2; fi
     port=$SSHD_PORT
   else
     exec {rfd}< <(exec timeout $((tmo * 50)) python3 "$bench_here/latency_relay.py" --listen 0 \
-                    --target "$SSHD_PORT" --rtt-ms "$rtt" 2>>"$work/relay-$rtt.log")
+                    --target "$SSHD_PORT" --rtt-ms "$rtt" --rate-mbit "$mbit" \
+                    2>>"$work/relay-$rtt.log")
     relay_pid=$!
     read -r -t 10 ready port <&"$rfd" || { echo "relay did not start" >&2; exit 1; }
     [ "$ready" = ready ] || { echo "relay: unexpected '$ready'" >&2; exit 1; }
   fi
-  echo "rtt ${rtt}: 127.0.0.1:$port -> sshd 127.0.0.1:$SSHD_PORT" >&2
+  echo "rtt ${rtt}$( [ "$mbit" = 0 ] || echo ", ${mbit} Mbit/s"): 127.0.0.1:$port -> sshd 127.0.0.1:$SSHD_PORT" >&2
   ssh_cmd="ssh -p $port ${ssh_opts[*]}"
   dest_host=$user@127.0.0.1
   # shellcheck disable=SC2086  # ssh_cmd is split on purpose, as rsync -e does
@@ -170,6 +192,68 @@ if big:
     with open(os.path.join(ws, "big.bin"), "wb") as f:
         for _ in range(big):
             f.write(rng.randbytes(1 << 20))
+PY
+}
+
+# gen_text_tree DIR NFILES BIGMB: the shape of gen_tree in text that compresses about 3.5x
+# (gzip -1) to 4x (zstd -1): NFILES of 1-64 KiB, in turn CSV (ids, timestamps, words, floats
+# of 3-6 digits), JSON (metric records) and Python (generated functions), plus big.csv of
+# BIGMB MiB (none if 0). Fixed seed, so always the same bytes. About 10 MB/s.
+gen_text_tree() {
+  python3 - "$@" <<'PY'
+import json, os, random, sys
+ws, n, big = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+rng = random.Random(42)
+WORDS = ["train", "valid", "test", "cat", "dog", "car", "tree", "house", "river", "cloud",
+         "red", "green", "blue", "small", "large", "north", "south", "east", "west", "none"]
+def csv_text(size, first):
+    out, got, i = ["id,timestamp,split,label,score,loss,lr,x0,x1,x2,x3,count\n"], 0, first
+    while got < size:
+        row = (f"{i},2024-03-{1 + i % 28:02d}T{i % 24:02d}:{i % 60:02d}:{i * 7 % 60:02d},"
+               f"{WORDS[i % 3]},{rng.choice(WORDS)},{rng.random():.4f},{rng.gauss(1, 0.3):.4f},"
+               f"{1e-3 * 0.99 ** (i // 100):.6f},{rng.randint(0, 255)},{rng.randint(0, 255)},"
+               f"{rng.random():.3f},{rng.random():.3f},{rng.randint(0, 1000)}\n")
+        out.append(row)
+        got += len(row)
+        i += 1
+    return "".join(out)[:size]
+def json_text(size):
+    recs, got = [], 0
+    while got < size:
+        r = json.dumps({"step": len(recs) * 10, "epoch": len(recs) // 50,
+                        "split": rng.choice(WORDS[:3]),
+                        "metrics": {"loss": round(rng.gauss(1, 0.3), 4),
+                                    "acc": round(rng.random(), 4), "lr": 0.001},
+                        "tags": rng.sample(WORDS, 3)})
+        recs.append(r)
+        got += len(r) + 2
+    return ("[\n" + ",\n".join(recs) + "\n]\n")[:size]
+def py_text(size, k):
+    out, got, j = [f'"""Module {k}, generated for the compression benchmark."""\nimport math\n\n'], 0, 0
+    while got < size:
+        f = (f"def {rng.choice(WORDS)}_{rng.choice(WORDS)}_{j}(x, scale={rng.randint(1, 9)}.0):\n"
+             f'    """Returns the {rng.choice(WORDS)} transform of x."""\n'
+             f"    if x < {rng.randint(0, 100)}:\n        return math.sqrt(abs(x)) * scale\n"
+             f"    return [v * {rng.random():.3f} for v in range(int(x))]\n\n\n")
+        out.append(f)
+        got += len(f)
+        j += 1
+    return "".join(out)[:size]
+for i in range(n):
+    d = os.path.join(ws, f"d{i % 10}", f"s{(i // 10) % 10}", f"t{(i // 100) % 5}")
+    os.makedirs(d, exist_ok=True)
+    size = rng.randint(1024, 64 * 1024)
+    if i % 3 == 0:
+        name, text = f"f{i:05d}.csv", csv_text(size, i * 1000)
+    elif i % 3 == 1:
+        name, text = f"f{i:05d}.json", json_text(size)
+    else:
+        name, text = f"f{i:05d}.py", py_text(size, i)
+    with open(os.path.join(d, name), "w") as f:
+        f.write(text)
+if big:
+    with open(os.path.join(ws, "big.csv"), "w") as f:
+        f.write(csv_text(big << 20, 0))
 PY
 }
 

@@ -4,10 +4,12 @@
 # `mlt ssh train` (upload_files), cold (empty remote dir) and warm (same upload again),
 # checks every remote copy against the local one, and prints a table.
 #
-#   tests/bench/run_bench.sh [--rtt-ms N ...] [--small] [--keep]
+#   tests/bench/run_bench.sh [--rtt-ms N ...] [--rate-mbit N] [--compression C] [--small] [--keep]
 #
 # Defaults: RTTs 0 and 50 ms; 2,000 files of 1-64 KiB in nested dirs + one 50 MB file.
-# --rtt-ms direct: no relay at all. --small: 300 files + 5 MB. Everything lives in a temp dir removed on exit (--keep keeps it).
+# --rtt-ms direct: no relay at all. --rate-mbit N: the relay caps each direction at N Mbit/s.
+# --compression none|gzip|zstd: mlt's setting (default: mlt's default). --small: 300 files
+# + 5 MB. Everything lives in a temp dir removed on exit (--keep keeps it).
 # Environment: MLT (binary, default build/src/mlt), BENCH_TIMEOUT (s per command, default 600).
 set -euo pipefail
 # shellcheck source=lib.sh
@@ -18,9 +20,13 @@ while [ $# -gt 0 ]; do
   case $1 in
     --rtt-ms) rtts+=("$2"); shift 2 ;;
     --rtt-ms=*) rtts+=("${1#*=}"); shift ;;
+    --rate-mbit) parse_rate_mbit "$2"; shift 2 ;;
+    --rate-mbit=*) parse_rate_mbit "${1#*=}"; shift ;;
+    --compression) parse_compression "$2"; shift 2 ;;
+    --compression=*) parse_compression "${1#*=}"; shift ;;
     --small) small=1; shift ;;
     --keep) keep=1; shift ;;
-    -h|--help) sed -n '2,11p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,13p' "$0"; exit 0 ;;
     *) echo "unknown option $1" >&2; exit 2 ;;
   esac
 done
@@ -46,6 +52,7 @@ ssh:
   upload_files: ["workspace/**"]
   train_cmd: "true"
 YAML
+compression_yaml >> "$proj/bench_model.ssh.yaml"
 want=$(manifest "$ws")
 total_bytes=$(du -sb "$ws" | cut -f1)
 nlocal=$(find "$ws" -type f | wc -l)
@@ -95,7 +102,7 @@ stop_relay
 
 # --- the table -----------------------------------------------------------------------------
 echo
-echo "workspace: $nlocal files, $total_bytes bytes (loopback sshd behind latency_relay.py)"
+echo "workspace: $nlocal files, $total_bytes bytes (loopback sshd behind latency_relay.py$( [ "$rate_mbit" = 0 ] || echo ", capped at $rate_mbit Mbit/s"); mlt compression: ${compression:-default})"
 python3 - "$results" <<'PY'
 import sys
 rows = [l.rstrip("\n").split("\t") for l in open(sys.argv[1]) if l.strip()]

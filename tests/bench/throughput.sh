@@ -13,11 +13,14 @@
 # copy is compared with the original (cmp). Peak RSS is the largest process of each command
 # (GNU time's %M, or getrusage from Python). MB = 10^6 bytes.
 #
-#   tests/bench/throughput.sh [--size-mb N] [--reps N] [--rtt-ms N ...] [--keep]
+#   tests/bench/throughput.sh [--size-mb N] [--reps N] [--rtt-ms N ...] [--rate-mbit N]
+#                             [--compression C] [--keep]
 #
 # Defaults: 1024 MiB of AES-CTR keystream (incompressible, fixed key), 3 repetitions (the
-# fastest counts), RTT "direct" (no relay) and 50 ms. Temp dir removed on exit (--keep
-# keeps it). Environment: MLT (default build/src/mlt), BENCH_TIMEOUT (s per command, 600).
+# fastest counts), RTT "direct" (no relay) and 50 ms (0 and 50 with --rate-mbit N, which caps
+# each direction in the relay at N Mbit/s). --compression none|gzip|zstd: mlt's setting for
+# its tar streams (default: mlt's default). Temp dir removed on exit (--keep keeps it).
+# Environment: MLT (default build/src/mlt), BENCH_TIMEOUT (s per command, 600).
 set -euo pipefail
 # shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
@@ -27,14 +30,20 @@ while [ $# -gt 0 ]; do
   case $1 in
     --rtt-ms) rtts+=("$2"); shift 2 ;;
     --rtt-ms=*) rtts+=("${1#*=}"); shift ;;
+    --rate-mbit) parse_rate_mbit "$2"; shift 2 ;;
+    --rate-mbit=*) parse_rate_mbit "${1#*=}"; shift ;;
+    --compression) parse_compression "$2"; shift 2 ;;
+    --compression=*) parse_compression "${1#*=}"; shift ;;
     --size-mb) size_mb=$2; shift 2 ;;
     --reps) reps=$2; shift 2 ;;
     --keep) keep=1; shift ;;
-    -h|--help) sed -n '2,20p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,23p' "$0"; exit 0 ;;
     *) echo "unknown option $1" >&2; exit 2 ;;
   esac
 done
-[ ${#rtts[@]} -gt 0 ] || rtts=(direct 50)
+if [ ${#rtts[@]} -eq 0 ]; then
+  if [ "$rate_mbit" = 0 ]; then rtts=(direct 50); else rtts=(0 50); fi
+fi
 
 bench_init cmp
 bench_start "$keep"
@@ -71,6 +80,7 @@ ssh:
   upload_files: [$m.bin]
   train_cmd: "true"
   remote_log_dir: "{remote_dir}/logs"
+$(compression_yaml)
 YAML
 done
 
@@ -142,7 +152,7 @@ stop_relay
 
 # --- the table ---------------------------------------------------------------------------------
 echo
-echo "one file of $bytes bytes; loopback sshd$( [ "${rtts[*]}" = direct ] || echo ", latency_relay.py for RTT > direct"); best of $reps"
+echo "one file of $bytes bytes; loopback sshd$( [ "${rtts[*]}" = direct ] || echo ", latency_relay.py for RTT > direct")$( [ "$rate_mbit" = 0 ] || echo ", capped at $rate_mbit Mbit/s"); mlt compression: ${compression:-default}; best of $reps"
 python3 - "$results" "$bytes" <<'PY'
 import sys
 from collections import OrderedDict
@@ -164,11 +174,11 @@ for rtt, d, m, secs, kb, verified in rows:
         ok[k] = ok.get(k, "ok") if verified == "ok" else "DIFFERS"
 def mbs(s): return size / s / 1e6 if 0 < s < float("inf") else None
 def f(v, fmt): return "-" if v is None else format(v, fmt)
-print("| rtt ms | dir  | method                      | best s | MB/s  | net MB/s | mlt/ssh null | mlt/ssh file | peak RSS MiB | copy |")
-print("|--------|------|-----------------------------|--------|-------|----------|--------------|--------------|--------------|------|")
+print("| rtt ms | dir  | method                      | best s | MB/s  | net MB/s | mlt/ssh null | mlt/ssh file | net/ssh file | peak RSS MiB | copy |")
+print("|--------|------|-----------------------------|--------|-------|----------|--------------|--------------|--------------|--------------|------|")
 for (rtt, d, m), s in best.items():
     rate = mbs(s)
-    net = r_null = r_file = None
+    net = r_null = r_file = r_net = None
     if m.startswith("mlt") and "1 KiB" not in m:
         tiny = best.get((rtt, d, "mlt train, 1 KiB" if d == "up" else "mlt download, 1 KiB"))
         if tiny is not None and s > tiny:
@@ -176,15 +186,16 @@ for (rtt, d, m), s in best.items():
         null, file = mbs(best.get((rtt, d, "ssh > /dev/null"), 0)), mbs(best.get((rtt, d, "ssh > file"), 0))
         if rate and null: r_null = rate / null
         if rate and file: r_file = rate / file
+        if net and file: r_net = net / file
     if "1 KiB" in m:
         rate = None
     kb = rss.get((rtt, d, m))
     print(f"| {rtt:>6} | {d:4} | {m:27} | {f(s if s < float('inf') else None, '6.2f'):>6} | "
-          f"{f(rate, '5.0f'):>5} | {f(net, '8.0f'):>8} | {f(r_null, '12.2f'):>12} | {f(r_file, '12.2f'):>12} | "
+          f"{f(rate, '5.0f'):>5} | {f(net, '8.0f'):>8} | {f(r_null, '12.2f'):>12} | {f(r_file, '12.2f'):>12} | {f(r_net, '12.2f'):>12} | "
           f"{f(kb / 1024 if kb else None, '12.1f'):>12} | {ok.get((rtt, d, m), '-')} |")
 PY
 echo "(1 KiB rows: the fixed cost of the same mlt flow; net MB/s = size / (time - that cost);"
-echo " ratios use gross MB/s, the whole mlt command against one ssh cat)"
+echo " mlt/ssh: gross MB/s, the whole mlt command against one ssh cat; net/ssh file: net MB/s against ssh > file)"
 if awk -F'\t' '$6 != "ok" && $6 != "-"' "$results" | grep -q .; then
   echo "some copies differ or failed; logs kept with --keep" >&2; exit 1
 fi

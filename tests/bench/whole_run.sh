@@ -8,13 +8,15 @@
 # nothing changed), through a throwaway sshd on 127.0.0.1 behind latency_relay.py. The end
 # state is checked: sha256 of the uploaded workspace and of the pulled log dir.
 #
-#   tests/bench/whole_run.sh [--rtt-ms N ...] [--small] [--trace] [--keep]
+#   tests/bench/whole_run.sh [--rtt-ms N ...] [--rate-mbit N] [--compression C] [--small]
+#                            [--trace] [--keep]
 #
 # Defaults: RTTs 0 and 50 ms; workspace of 2,000 files of 1-64 KiB + one 50 MB file; the job
 # writes 2,000 files of 0.5-8 KiB. --small: 300 files + 5 MB, 300 log files. --trace: the
 # mlt runs once more per RTT (cold and warm, untimed) with -vv, listing how long each remote
-# exec took. --rtt-ms direct: no relay. Everything lives in a temp dir removed on exit
-# (--keep keeps it).
+# exec took. --rtt-ms direct: no relay. --rate-mbit N: the relay caps each direction at N
+# Mbit/s (a slow link). --compression none|gzip|zstd: mlt's setting (default: mlt's default).
+# Everything lives in a temp dir removed on exit (--keep keeps it).
 # Environment: MLT (binary, default build/src/mlt), BENCH_TIMEOUT (s per command, default 600).
 set -euo pipefail
 # shellcheck source=lib.sh
@@ -25,10 +27,14 @@ while [ $# -gt 0 ]; do
   case $1 in
     --rtt-ms) rtts+=("$2"); shift 2 ;;
     --rtt-ms=*) rtts+=("${1#*=}"); shift ;;
+    --rate-mbit) parse_rate_mbit "$2"; shift 2 ;;
+    --rate-mbit=*) parse_rate_mbit "${1#*=}"; shift ;;
+    --compression) parse_compression "$2"; shift 2 ;;
+    --compression=*) parse_compression "${1#*=}"; shift ;;
     --small) small=1; shift ;;
     --trace) trace=1; shift ;;
     --keep) keep=1; shift ;;
-    -h|--help) sed -n '2,18p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,20p' "$0"; exit 0 ;;
     *) echo "unknown option $1" >&2; exit 2 ;;
   esac
 done
@@ -145,6 +151,7 @@ for rtt in "${rtts[@]}"; do
 ssh:
   train_cmd: "python3 train.py {log_dir} $nlogs"
   remote_log_dir: "$remote_logs"
+$(compression_yaml)
 YAML
     times=()
     for pass in cold warm; do
@@ -181,7 +188,7 @@ stop_relay
 # --- the table -------------------------------------------------------------------------------
 echo
 echo "workspace: $ws_files files, $ws_bytes bytes; job log dir: $nlogs files, $log_bytes bytes"
-echo "(loopback sshd behind latency_relay.py; hand = rsync up + ssh job + rsync down)"
+echo "(loopback sshd behind latency_relay.py$( [ "$rate_mbit" = 0 ] || echo ", capped at $rate_mbit Mbit/s"); mlt compression: ${compression:-default}; hand = rsync up + ssh job + rsync down)"
 python3 - "$results" <<'PY'
 import sys
 rows = [l.rstrip("\n").split("\t") for l in open(sys.argv[1]) if l.strip()]
