@@ -354,6 +354,12 @@ int run_train(const SshCommandLine& cli, const TrainOptions& o) {
     bool interrupted = false;
     bool job_started = attach || collect_only;
     int exit_status = -1;
+    // Asked of the remote once, when the first transfer needs it.
+    std::optional<Compression> compression;
+    auto compression_once = [&] {
+        if (!compression) compression = compression_for(remote, c.settings);
+        return *compression;
+    };
     try {
         if (!attach && !collect_only) {
             if (o.clean) {
@@ -364,7 +370,7 @@ int run_train(const SshCommandLine& cli, const TrainOptions& o) {
                            shell_quote_path(c.remote_log_dir) + " && rm -f " + shell_quote(c.archive));
                 std::printf("mlt: --clean: removed local and remote logs and archive of %s\n", name.c_str());
             }
-            const SyncResult sent = sync_up(remote, uploads, compression_for(remote, c.settings));
+            const SyncResult sent = sync_up(remote, uploads, compression_once());
             up = sent.moved;
             std::printf("mlt: uploaded %s\n", describe(sent).c_str());
             // A new run: the local copy of the console log starts empty.
@@ -399,7 +405,7 @@ int run_train(const SshCommandLine& cli, const TrainOptions& o) {
         }
         auto [status, sha] = read_job_result(remote, dir, name);
         exit_status = status;
-        down = collect(remote, c, sha, compression_for(remote, c.settings));
+        down = collect(remote, c, sha, compression_once());
         run_shutdown(remote, c);
         release_lock(remote, dir, name);
     } catch (const Error& e) {

@@ -28,11 +28,12 @@ namespace {
 constexpr size_t kQueueBytes = 8 * 1024 * 1024;
 
 // The remote side of a download. `sort -z` reads the whole name list before tar starts
-// writing, so the archive comes in path order whatever order the list had.
+// writing, so the archive comes in path order whatever order the list had. ZSTD_CLEVEL=1:
+// zstd at level 1, as for uploads (gzip keeps its default; its GZIP variable is deprecated).
 // --hard-dereference stores hard links as files (we skip link entries); keeps
 // sub-second mtimes; --verbatim-files-from keeps a name like `-C` a name.
 constexpr char kDownloadScript[] =
-    "cd -- \"$B\" && sort -z | tar -cf - $Z --format=pax --hard-dereference --null "
+    "cd -- \"$B\" && sort -z | ZSTD_CLEVEL=1 tar -cf - $Z --format=pax --hard-dereference --null "
     "--verbatim-files-from -T -";
 
 // GNU tar's "some files differ" (a file changed while it was read, e.g. a log being
