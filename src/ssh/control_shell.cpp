@@ -99,18 +99,7 @@ std::string frame_end(const ControlShell& shell, uint64_t serial) {
 ExecResult Session::shell(const std::string& command, std::string_view input,
                           const OutputSink& on_stdout, const OutputSink& on_stderr) {
     ControlShell& sh = impl_->shell;
-    if (sh.unavailable) {
-        size_t offset = 0;
-        return exec(
-            command,
-            [&](char* buf, size_t cap) {
-                const size_t n = std::min(cap, input.size() - offset);
-                std::copy(input.data() + offset, input.data() + offset + n, buf);
-                offset += n;
-                return n;
-            },
-            on_stdout, on_stderr);
-    }
+    if (sh.unavailable) return exec(command, input_from(input), on_stdout, on_stderr);
     ssh_session s = impl_->session.get();
     const bool starting = !sh.channel;
     std::string text;

@@ -19,6 +19,19 @@ Error remote_failure(const Remote& remote, const std::string& what, int exit_sta
     return Error(ErrorKind::remote, exit_code::kConnection, message, std::move(hint));
 }
 
+InputSource input_from(std::string_view data, InputSource then) {
+    return [data, then = std::move(then), offset = size_t{0}](char* buffer,
+                                                              size_t capacity) mutable {
+        if (offset < data.size()) {
+            const size_t n = std::min(capacity, data.size() - offset);
+            std::memcpy(buffer, data.data() + offset, n);
+            offset += n;
+            return n;
+        }
+        return then ? then(buffer, capacity) : size_t{0};
+    };
+}
+
 const std::string& SessionRemote::name() const {
     return session_.display_name();
 }
@@ -46,17 +59,7 @@ int SessionRemote::stream(const std::string& command, const InputSource& input,
         ended = n == 0;
     }
     if (ended) return session_.shell(command, head, on_stdout, on_stderr).exit_status;
-    size_t offset = 0;
-    InputSource rest = [&](char* buffer, size_t capacity) {
-        if (offset < head.size()) {
-            const size_t n = std::min(capacity, head.size() - offset);
-            std::memcpy(buffer, head.data() + offset, n);
-            offset += n;
-            return n;
-        }
-        return input(buffer, capacity);
-    };
-    return session_.exec(command, rest, on_stdout, on_stderr).exit_status;
+    return session_.exec(command, input_from(head, input), on_stdout, on_stderr).exit_status;
 }
 
 int SessionRemote::stream_login(const std::string& command, const OutputSink& on_stdout,

@@ -135,18 +135,11 @@ TransferStats download(Remote& remote, const std::string& remote_base,
 
     ByteQueue queue(kQueueBytes);
     ReaderThread reader(queue, base.get(), local_base, remote, progress);
-    size_t offset = 0;
     std::string err;
     int status = -1;
     try {
         status = remote.stream(
-            command,
-            [&](char* buffer, size_t capacity) {
-                size_t n = std::min(capacity, list.size() - offset);
-                std::memcpy(buffer, list.data() + offset, n);
-                offset += n;
-                return n;
-            },
+            command, input_from(list),
             [&](std::string_view d) {
                 // A failed reader stops the queue; aborting the channel saves downloading
                 // the rest of a large archive for nothing.

@@ -90,16 +90,10 @@ TEST_F(ControlShellTest, InputWithAnyBytesSmallOrLarge) {
 
     // Larger than the inline limit: stream() gives it an exec channel of its own.
     const std::string large = all_bytes(mlt::SessionRemote::kInlineInput * 3 + 11);
-    size_t offset = 0;
     std::string out;
     int status = remote.stream(
         "wc -c && echo done",
-        [&](char* buf, size_t cap) {
-            size_t n = std::min(cap, large.size() - offset);
-            std::copy(large.data() + offset, large.data() + offset + n, buf);
-            offset += n;
-            return n;
-        },
+        mlt::input_from(large),
         [&](std::string_view d) { out.append(d); }, nullptr);
     EXPECT_EQ(status, 0);
     EXPECT_EQ(out, std::to_string(large.size()) + "\ndone\n");
@@ -111,16 +105,10 @@ TEST_F(ControlShellTest, ACommandThatExitsBeforeReadingItsInputReportsItsOwnErro
     mlt::Session session = open();
     mlt::SessionRemote remote(session);
     const std::string large = all_bytes(32 * 1024 * 1024);
-    size_t offset = 0;
     std::string err;
     int status = remote.stream(
         "echo 'cannot unpack' >&2; exit 2",
-        [&](char* buf, size_t cap) {
-            size_t n = std::min(cap, large.size() - offset);
-            std::copy(large.data() + offset, large.data() + offset + n, buf);
-            offset += n;
-            return n;
-        },
+        mlt::input_from(large),
         nullptr, [&](std::string_view d) { err.append(d); });
     EXPECT_EQ(status, 2);
     EXPECT_EQ(err, "cannot unpack\n");

@@ -22,15 +22,8 @@ public:
 
     RemoteOutput run(const std::string& command, std::string_view input = {}) override {
         RemoteOutput out;
-        size_t offset = 0;
         out.exit_status = stream(
-            command,
-            [&](char* buf, size_t cap) {
-                size_t n = std::min(cap, input.size() - offset);
-                std::copy(input.data() + offset, input.data() + offset + n, buf);
-                offset += n;
-                return n;
-            },
+            command, input_from(input),
             [&](std::string_view d) { out.out.append(d); },
             [&](std::string_view d) { out.err.append(d); });
         return out;

@@ -12,6 +12,10 @@ class Session;
 
 // Fills `buffer` with up to `capacity` bytes of a command's stdin; returns 0 at the end.
 using InputSource = std::function<size_t(char* buffer, size_t capacity)>;
+// An InputSource that serves `data` (which must outlive it), then whatever `then` gives
+// (nothing when empty).
+InputSource input_from(std::string_view data, InputSource then = {});
+
 // Receives a command's output as it arrives.
 using OutputSink = std::function<void(std::string_view)>;
 
