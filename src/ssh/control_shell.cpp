@@ -138,35 +138,23 @@ ExecResult Session::shell(const std::string& command, std::string_view input,
             const uint64_t n = ready_frame ? 0 : serial;
             out.start(marker_prefix(sh, n), ready_frame ? nullptr : &on_stdout);
             err.start(marker_prefix(sh, n), ready_frame ? nullptr : &on_stderr);
+            const OutputSink to_out = [&](std::string_view d) { out.feed(d.data(), d.size()); };
+            const OutputSink to_err = [&](std::string_view d) { err.feed(d.data(), d.size()); };
             while (!out.done() || !err.done()) {
-                int r = ssh_channel_read_timeout(ch, buf.data(), static_cast<uint32_t>(buf.size()),
-                                                 0, kPollMs);
-                if (r == SSH_ERROR) throw channel_error(s, "lost the output of a remote command");
-                if (r > 0) out.feed(buf.data(), static_cast<size_t>(r));
-                int e = ssh_channel_read_nonblocking(ch, buf.data(),
-                                                     static_cast<uint32_t>(buf.size()), 1);
-                if (e == SSH_ERROR) throw channel_error(s, "lost the output of a remote command");
-                if (e > 0) err.feed(buf.data(), static_cast<size_t>(e));
-                if (r <= 0 && e <= 0 && ssh_channel_is_eof(ch) && ssh_channel_poll(ch, 0) <= 0 &&
-                    ssh_channel_poll(ch, 1) <= 0) {
-                    if (ready_frame) {
-                        // The login shell did not run `sh` (a ForceCommand, a restricted
-                        // shell): nothing of ours ran, so plain exec channels take over.
-                        spdlog::debug("no control shell on {}; using exec channels",
-                                      impl_->display);
-                        sh.channel.reset();
-                        sh.unavailable = true;
-                        return shell(command, input, on_stdout, on_stderr);
-                    }
-                    // sh itself ended, e.g. on a syntax error; report it as exec would.
-                    ExecResult result;
-                    result.exit_status = ssh_channel_get_exit_status(ch);
+                if (!read_turn(s, ch, buf, kPollMs, to_out, to_err, impl_->display)) continue;
+                if (ready_frame) {
+                    // The login shell did not run `sh` (a ForceCommand, a restricted shell):
+                    // nothing of ours ran, so plain exec channels take over.
+                    spdlog::debug("no control shell on {}; using exec channels", impl_->display);
                     sh.channel.reset();
-                    return result;
+                    sh.unavailable = true;
+                    return shell(command, input, on_stdout, on_stderr);
                 }
-                if (!ssh_is_connected(s))
-                    throw channel_error(s, "lost the connection to " + impl_->display);
-                throw_if_interrupted();
+                // sh itself ended, e.g. on a syntax error; report it as exec would.
+                ExecResult result;
+                result.exit_status = ssh_channel_get_exit_status(ch);
+                sh.channel.reset();
+                return result;
             }
             if (!ready_frame) {
                 ExecResult result;

@@ -31,6 +31,27 @@ void write_all(ssh_session s, ssh_channel ch, const char* data, size_t len) {
     }
 }
 
+bool read_turn(ssh_session s, ssh_channel ch, std::vector<char>& buf, int wait_ms,
+               const OutputSink& on_stdout, const OutputSink& on_stderr,
+               const std::string& display) {
+    const auto size = static_cast<uint32_t>(buf.size());
+    int n = wait_ms == 0 ? ssh_channel_read_nonblocking(ch, buf.data(), size, 0)
+                         : ssh_channel_read_timeout(ch, buf.data(), size, 0, wait_ms);
+    if (n == SSH_ERROR) throw channel_error(s, "lost the output of a remote command");
+    if (n == SSH_EOF) n = 0;  // reads report a drained, closed stream as SSH_EOF
+    if (n > 0 && on_stdout) on_stdout(std::string_view(buf.data(), static_cast<size_t>(n)));
+    int e = ssh_channel_read_nonblocking(ch, buf.data(), size, 1);
+    if (e == SSH_ERROR) throw channel_error(s, "lost the output of a remote command");
+    if (e == SSH_EOF) e = 0;
+    if (e > 0 && on_stderr) on_stderr(std::string_view(buf.data(), static_cast<size_t>(e)));
+    // A lost connection also reads as a closed channel: it is an error, not an end.
+    if (!ssh_is_connected(s)) throw channel_error(s, "lost the connection to " + display);
+    throw_if_interrupted();
+    // Both streams are drained only when a final read finds nothing on either.
+    return n == 0 && e == 0 && (ssh_channel_is_eof(ch) || ssh_channel_is_closed(ch)) &&
+           ssh_channel_poll(ch, 0) <= 0 && ssh_channel_poll(ch, 1) <= 0;
+}
+
 }  // namespace ssh_detail
 
 namespace {
@@ -109,23 +130,7 @@ ExecResult Session::exec(const std::string& command, const InputSource& input,
         // briefly (the read also takes in the window adjustment, but does not return on
         // it). With no input left, wait for output as long as kPollMs.
         const int wait = wrote ? 0 : sending ? kWindowPollMs : kPollMs;
-        int n = wait == 0
-                    ? ssh_channel_read_nonblocking(ch, buf.data(), static_cast<uint32_t>(buf.size()), 0)
-                    : ssh_channel_read_timeout(ch, buf.data(), static_cast<uint32_t>(buf.size()), 0,
-                                               wait);
-        if (n == SSH_ERROR) throw channel_error(s, "lost the output of a remote command");
-        if (n == SSH_EOF) n = 0;  // reads report a drained, closed stream as SSH_EOF
-        if (n > 0 && on_stdout) on_stdout(std::string_view(buf.data(), static_cast<size_t>(n)));
-        int e = ssh_channel_read_nonblocking(ch, buf.data(), static_cast<uint32_t>(buf.size()), 1);
-        if (e == SSH_ERROR) throw channel_error(s, "lost the output of a remote command");
-        if (e == SSH_EOF) e = 0;
-        if (e > 0 && on_stderr) on_stderr(std::string_view(buf.data(), static_cast<size_t>(e)));
-        if (!sending && n == 0 && e == 0 && (ssh_channel_is_eof(ch) || ssh_channel_is_closed(ch))) {
-            // Both streams are drained only when a final read finds nothing on either.
-            if (ssh_channel_poll(ch, 0) <= 0 && ssh_channel_poll(ch, 1) <= 0) break;
-        }
-        if (!ssh_is_connected(s)) throw channel_error(s, "lost the connection to " + impl_->display);
-        throw_if_interrupted();
+        if (read_turn(s, ch, buf, wait, on_stdout, on_stderr, impl_->display) && !sending) break;
     }
 
     ExecResult result;

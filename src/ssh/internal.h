@@ -3,6 +3,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "handles.h"
 #include "mlt/config/settings.h"
@@ -26,6 +27,14 @@ constexpr size_t kInputChunk = 1024 * 1024;
 // An Error for a failed channel operation: `remote` while the connection is up, otherwise
 // `disconnected` (exit 255 either way).
 Error channel_error(ssh_session s, const std::string& what);
+
+// One turn of reading a channel: stdout (waiting up to `wait_ms`; 0: not at all), then
+// stderr without waiting, each handed to its sink. Returns true when the channel is done:
+// nothing came on either stream, the remote sent EOF or closed, and both are drained. Throws
+// when the connection is lost or a Ctrl+C is pending.
+bool read_turn(ssh_session s, ssh_channel ch, std::vector<char>& buf, int wait_ms,
+               const OutputSink& on_stdout, const OutputSink& on_stderr,
+               const std::string& display);
 
 // Writes all of `data` to a channel's stdin (blocking on the remote window).
 void write_all(ssh_session s, ssh_channel ch, const char* data, size_t len);
