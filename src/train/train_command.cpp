@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <memory>
 #include <optional>
 #include <random>
 #include <set>
@@ -157,15 +158,21 @@ void follow_console(Remote& remote, const RunContext& c, bool follow) {
 }
 
 // The compression to use on this remote: the setting (whose words the settings reader
-// checked), or none when the remote lacks its program (one round trip, once per run).
-Compression compression_for(Remote& remote, const SshSettings& settings) {
-    return usable_compression(remote,
-                              parse_compression(settings.compression).value_or(Compression::none));
+// checked), or none when the remote lacks its program. Asked when the first compressed
+// stream is about to start, at most once per run (a warm run asks nothing).
+CompressionChoice compression_for(Remote& remote, const SshSettings& settings) {
+    auto known = std::make_shared<std::optional<Compression>>();
+    return [&remote, &settings, known] {
+        if (!*known)
+            *known = usable_compression(
+                remote, parse_compression(settings.compression).value_or(Compression::none));
+        return **known;
+    };
 }
 
 // Step 8: archive (checked against the remote sha256), log dir, download_files.
 TransferStats collect(Remote& remote, const RunContext& c, const std::string& remote_sha,
-                      Compression compression) {
+                      const CompressionChoice& compression) {
     TransferStats total;
     const std::string remote_archive = c.target.remote_dir + "/" + c.archive;
     std::optional<uint64_t> archive_size;
@@ -216,7 +223,7 @@ TransferStats collect(Remote& remote, const RunContext& c, const std::string& re
                 continue;
             }
             auto s = download(remote, c.target.remote_dir, matched, c.model.spec_dir, nullptr,
-                              compression);
+                              compression());
             total.files += s.files;
             total.bytes += s.bytes;
         } else {
@@ -354,12 +361,7 @@ int run_train(const SshCommandLine& cli, const TrainOptions& o) {
     bool interrupted = false;
     bool job_started = attach || collect_only;
     int exit_status = -1;
-    // Asked of the remote once, when the first transfer needs it.
-    std::optional<Compression> compression;
-    auto compression_once = [&] {
-        if (!compression) compression = compression_for(remote, c.settings);
-        return *compression;
-    };
+    const CompressionChoice compression = compression_for(remote, c.settings);
     try {
         if (!attach && !collect_only) {
             if (o.clean) {
@@ -370,7 +372,7 @@ int run_train(const SshCommandLine& cli, const TrainOptions& o) {
                            shell_quote_path(c.remote_log_dir) + " && rm -f " + shell_quote(c.archive));
                 std::printf("mlt: --clean: removed local and remote logs and archive of %s\n", name.c_str());
             }
-            const SyncResult sent = sync_up(remote, uploads, compression_once());
+            const SyncResult sent = sync_up(remote, uploads, compression);
             up = sent.moved;
             std::printf("mlt: uploaded %s\n", describe(sent).c_str());
             // A new run: the local copy of the console log starts empty.
@@ -405,7 +407,7 @@ int run_train(const SshCommandLine& cli, const TrainOptions& o) {
         }
         auto [status, sha] = read_job_result(remote, dir, name);
         exit_status = status;
-        down = collect(remote, c, sha, compression_once());
+        down = collect(remote, c, sha, compression);
         run_shutdown(remote, c);
         release_lock(remote, dir, name);
     } catch (const Error& e) {

@@ -77,6 +77,11 @@ Compression usable_compression(Remote& remote, Compression wanted) {
 
 SyncResult sync_up(Remote& remote, const std::map<std::string, std::vector<UploadItem>>& plan,
                    Compression compression) {
+    return sync_up(remote, plan, [compression] { return compression; });
+}
+
+SyncResult sync_up(Remote& remote, const std::map<std::string, std::vector<UploadItem>>& plan,
+                   const CompressionChoice& choose) {
     SyncResult result;
     std::map<std::string, std::vector<UploadItem>> changed;
     uint64_t files = 0, bytes = 0;
@@ -91,10 +96,26 @@ SyncResult sync_up(Remote& remote, const std::map<std::string, std::vector<Uploa
         spdlog::info("{}", *summary);
     const auto start = Clock::now();
     TransferProgress progress("upload", files, bytes);
-    for (const auto& [base, items] : changed) {
-        auto s = upload(remote, base, items, &progress, compression);
+    const Compression compression = files > 0 ? choose() : Compression::none;
+    auto send = [&](const std::string& base, const std::vector<UploadItem>& items, Compression c) {
+        if (items.empty()) return;
+        auto s = upload(remote, base, items, &progress, c);
         result.moved.files += s.files;
         result.moved.bytes += s.bytes;
+    };
+    for (const auto& [base, items] : changed) {
+        if (compression == Compression::none) {
+            send(base, items, compression);
+            continue;
+        }
+        std::vector<UploadItem> packed, raw;
+        for (const auto& item : items)
+            (worth_compressing(item.local_path, compression) ? packed : raw).push_back(item);
+        if (!raw.empty())
+            spdlog::debug("{} file(s) for {} do not compress; they go uncompressed", raw.size(),
+                          base);
+        send(base, packed, compression);
+        send(base, raw, Compression::none);
     }
     progress.dismiss();
     result.seconds = seconds_since(start);
@@ -103,6 +124,11 @@ SyncResult sync_up(Remote& remote, const std::map<std::string, std::vector<Uploa
 
 SyncResult sync_down(Remote& remote, const std::string& remote_base,
                      const std::string& local_base, Compression compression) {
+    return sync_down(remote, remote_base, local_base, [compression] { return compression; });
+}
+
+SyncResult sync_down(Remote& remote, const std::string& remote_base,
+                     const std::string& local_base, const CompressionChoice& choose) {
     SyncResult result;
     const auto listing = list_remote_file_info(remote, remote_base);
     const auto changed = changed_for_download(listing, local_base);
@@ -125,7 +151,7 @@ SyncResult sync_down(Remote& remote, const std::string& remote_base,
         result.moved.files += 1;
     }
     if (!small.empty()) {
-        auto s = download(remote, remote_base, small, local_base, &progress, compression);
+        auto s = download(remote, remote_base, small, local_base, &progress, choose());
         result.moved.files += s.files;
         result.moved.bytes += s.bytes;
     }

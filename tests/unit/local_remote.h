@@ -10,6 +10,7 @@
 #include <cerrno>
 #include <csignal>
 #include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "mlt/ssh/remote.h"
@@ -32,6 +33,7 @@ public:
     int stream(const std::string& command, const InputSource& input, const OutputSink& on_stdout,
                const OutputSink& on_stderr) override {
         ++commands_run;
+        commands.push_back(command);
         int in[2], out[2], err[2];
         if (::pipe2(in, O_CLOEXEC) || ::pipe2(out, O_CLOEXEC) || ::pipe2(err, O_CLOEXEC))
             throw std::runtime_error("pipe failed");
@@ -97,6 +99,7 @@ public:
     }
 
     int commands_run = 0;
+    std::vector<std::string> commands;  // every command, in order
 
 private:
     std::string name_ = "local";

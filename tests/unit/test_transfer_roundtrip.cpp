@@ -153,6 +153,94 @@ TEST(TransferRoundTrip, CompressionFallsBackWhenTheRemoteLacksTheProgram) {
     EXPECT_EQ(mlt::usable_compression(remote, mlt::Compression::gzip), mlt::Compression::none);
 }
 
+// Text-like bytes: CSV rows of counters, as a metrics file or dataset would hold.
+std::string text_bytes(size_t size) {
+    std::string s;
+    for (size_t row = 0; s.size() < size; ++row)
+        s += std::to_string(row) + "," + std::to_string(row * 7 % 1000) + ",0." +
+             std::to_string(row * 31 % 997) + ",label_" + std::to_string(row % 10) + "\n";
+    s.resize(size);
+    return s;
+}
+
+// Big files are judged by samples; small, unreadable or uncompressed-anyway files are not.
+TEST(TransferRoundTrip, WorthCompressingJudgesBigFilesBySamples) {
+    TempDir dir;
+    write_file(dir / "random.bin", pattern_bytes(2 * mlt::kSampledSize));
+    write_file(dir / "text.csv", text_bytes(2 * mlt::kSampledSize));
+    write_file(dir / "small random.bin", pattern_bytes(mlt::kSampledSize - 1));
+    // Random at the start, text after: 3 of the 4 samples compress, and so does the file.
+    write_file(dir / "mixed.bin", pattern_bytes(1 << 20) + text_bytes(7 << 20));
+    for (const auto c : {mlt::Compression::zstd, mlt::Compression::gzip}) {
+        EXPECT_FALSE(mlt::worth_compressing(dir / "random.bin", c));
+        EXPECT_TRUE(mlt::worth_compressing(dir / "text.csv", c));
+        EXPECT_TRUE(mlt::worth_compressing(dir / "small random.bin", c));
+        EXPECT_TRUE(mlt::worth_compressing(dir / "mixed.bin", c));
+        EXPECT_TRUE(mlt::worth_compressing(dir / "missing", c));
+    }
+    EXPECT_FALSE(mlt::worth_compressing(dir / "text.csv", mlt::Compression::none));
+}
+
+// With compression on, files that do not compress go in a second, uncompressed tar stream,
+// and everything lands as sent; the remote is asked about compression only when something
+// is to be sent.
+TEST(TransferRoundTrip, SyncUpSendsWhatDoesNotCompressUncompressed) {
+    TempDir src, remote_dir;
+    const std::map<std::string, std::string> files = {
+        {"weights.bin", pattern_bytes(3 * mlt::kSampledSize + 5)},
+        {"data/train.csv", text_bytes(2 * mlt::kSampledSize)},
+        {"model.py", "print('hi')\n"},
+        {"empty", ""},
+    };
+    auto count_streams = [](const LocalRemote& remote, const std::string& z) {
+        int n = 0;
+        for (const auto& cmd : remote.commands)
+            if (cmd.find("tar -xf") != std::string::npos && cmd.find("Z=" + z + ";") != std::string::npos)
+                ++n;
+        return n;
+    };
+    LocalRemote remote;
+    int asked = 0;
+    const mlt::CompressionChoice zstd = [&] {
+        ++asked;
+        return mlt::Compression::zstd;
+    };
+    const std::map<std::string, std::vector<mlt::UploadItem>> plan = {
+        {remote_dir.path(), make_items(src, files)}};
+    const mlt::SyncResult sent = mlt::sync_up(remote, plan, zstd);
+    EXPECT_EQ(sent.moved.files, files.size());
+    EXPECT_EQ(asked, 1);
+    EXPECT_EQ(count_streams(remote, "' --zstd'"), 1);
+    EXPECT_EQ(count_streams(remote, "''"), 1);
+    for (const auto& [rel, content] : files)
+        EXPECT_TRUE(slurp(remote_dir / rel) == content) << rel;
+
+    // Nothing changed: no stream, no question.
+    remote.commands.clear();
+    const mlt::SyncResult again = mlt::sync_up(remote, plan, zstd);
+    EXPECT_EQ(again.moved.files, 0u);
+    EXPECT_EQ(again.unchanged, files.size());
+    EXPECT_EQ(asked, 1);
+    EXPECT_EQ(count_streams(remote, "' --zstd'") + count_streams(remote, "''"), 0);
+
+    // Only the incompressible file changed: one uncompressed stream.
+    write_file(src / "weights.bin", pattern_bytes(3 * mlt::kSampledSize + 6));
+    EXPECT_EQ(mlt::sync_up(remote, plan, zstd).moved.files, 1u);
+    EXPECT_EQ(count_streams(remote, "' --zstd'"), 0);
+    EXPECT_EQ(count_streams(remote, "''"), 1);
+    EXPECT_TRUE(slurp(remote_dir / "weights.bin") == pattern_bytes(3 * mlt::kSampledSize + 6));
+
+    // compression: none sends everything in one stream, as before.
+    TempDir plain_dir;
+    remote.commands.clear();
+    EXPECT_EQ(mlt::sync_up(remote, {{plain_dir.path(), make_items(src, files)}},
+                           mlt::Compression::none)
+                  .moved.files,
+              files.size());
+    EXPECT_EQ(count_streams(remote, "''"), 1);
+    EXPECT_EQ(count_streams(remote, "' --zstd'"), 0);
+}
+
 TEST(TransferRoundTrip, MtimesAndModesAreKept) {
     TempDir src, remote_dir, back;
     write_file(src / "run.sh", "#!/bin/sh\necho hi\n");

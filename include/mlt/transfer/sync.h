@@ -3,6 +3,7 @@
 // with a progress line on a terminal.
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -29,17 +30,36 @@ constexpr uint64_t kResumableSize = 32ull * 1024 * 1024;
 // (`zstd`, `gzip`): one round trip, none for Compression::none.
 Compression usable_compression(Remote& remote, Compression wanted);
 
+// Files at least this big are sampled before an upload: those that do not compress go in a
+// stream of their own without compression (see worth_compressing).
+constexpr uint64_t kSampledSize = 1024 * 1024;
+
+// Whether `compression` (at the upload's level 1) saves at least 10 % on the file at `path`:
+// true for files under kSampledSize (they go with the rest of the stream) and for files that
+// cannot be read (the upload reports them); otherwise judged from 4 samples of 64 KiB.
+// False for Compression::none.
+bool worth_compressing(const std::string& path, Compression compression);
+
+// The compression for the next stream, asked only when a stream is about to start: e.g. the
+// train flow's one-time check of the remote (usable_compression).
+using CompressionChoice = std::function<Compression()>;
+
 // Uploads, per remote base, the items whose remote copy is missing or differs (one listing
-// round trip and one tar stream per base). Logs a size summary first when the files to send
+// round trip and one tar stream per base, or two: files that worth_compressing() rejects go
+// uncompressed in a second one; `choose` is called only if something is to be sent). Logs a size summary first when the files to send
 // are more than 1 GiB or 10,000; shows one progress line for all bases when stderr is a
 // terminal. Nothing remote is deleted.
+SyncResult sync_up(Remote& remote, const std::map<std::string, std::vector<UploadItem>>& plan,
+                   const CompressionChoice& choose);
 SyncResult sync_up(Remote& remote, const std::map<std::string, std::vector<UploadItem>>& plan,
                    Compression compression = Compression::none);
 
 // Pulls the files under `remote_base` whose local copy under `local_base` is missing or
 // differs: files of kResumableSize or more one by one (resumable), the rest as one tar
-// stream (compressed as asked). A missing remote base pulls nothing. Nothing local is
+// stream (compressed as asked; `choose` is called only for that stream). A missing remote base pulls nothing. Nothing local is
 // deleted.
+SyncResult sync_down(Remote& remote, const std::string& remote_base,
+                     const std::string& local_base, const CompressionChoice& choose);
 SyncResult sync_down(Remote& remote, const std::string& remote_base,
                      const std::string& local_base, Compression compression = Compression::none);
 

@@ -1,0 +1,82 @@
+// worth_compressing(): whether a big file shrinks enough under the upload's compressor to pay
+// for the CPU, judged from a few samples compressed in memory.
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <vector>
+
+#include "internal.h"
+#include "mlt/transfer/sync.h"
+
+namespace mlt {
+
+using namespace transfer_detail;
+
+namespace {
+
+// Samples of this size are taken at evenly spread offsets (start and end included).
+constexpr size_t kSampleSize = 64 * 1024;
+constexpr int kSamples = 4;
+
+la_ssize_t count_bytes(archive*, void* total, const void*, size_t size) {
+    *static_cast<uint64_t*>(total) += size;
+    return static_cast<la_ssize_t>(size);
+}
+
+// Bytes that `compression` (at the upload's level 1) makes of `data`; nullopt if libarchive
+// cannot do it.
+std::optional<uint64_t> compressed_size(const std::string& data, Compression compression) {
+    ArchiveWritePtr a(archive_write_new());
+    if (!a || archive_write_set_format_raw(a.get()) != ARCHIVE_OK) return std::nullopt;
+    const char* filter = compression == Compression::zstd ? "zstd" : "gzip";
+    const int added = compression == Compression::zstd ? archive_write_add_filter_zstd(a.get())
+                                                       : archive_write_add_filter_gzip(a.get());
+    if (added != ARCHIVE_OK ||
+        archive_write_set_filter_option(a.get(), filter, "compression-level", "1") != ARCHIVE_OK)
+        return std::nullopt;
+    archive_write_set_bytes_in_last_block(a.get(), 1);
+    uint64_t total = 0;
+    if (archive_write_open(a.get(), &total, nullptr, &count_bytes, nullptr) != ARCHIVE_OK)
+        return std::nullopt;
+    EntryPtr entry(archive_entry_new());
+    archive_entry_set_pathname(entry.get(), "sample");
+    archive_entry_set_filetype(entry.get(), AE_IFREG);
+    archive_entry_set_size(entry.get(), static_cast<la_int64_t>(data.size()));
+    if (archive_write_header(a.get(), entry.get()) != ARCHIVE_OK ||
+        archive_write_data(a.get(), data.data(), data.size()) < 0 ||
+        archive_write_close(a.get()) != ARCHIVE_OK)
+        return std::nullopt;
+    return total;
+}
+
+}  // namespace
+
+bool worth_compressing(const std::string& path, Compression compression) {
+    if (compression == Compression::none) return false;
+    UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+    struct stat st;
+    // Unreadable: the upload reports it; small: the samples would be the whole file.
+    if (!fd || ::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode)) return true;
+    const uint64_t size = static_cast<uint64_t>(st.st_size);
+    if (size < kSampledSize) return true;
+    std::string sample;
+    std::vector<char> piece(kSampleSize);
+    for (int i = 0; i < kSamples; ++i) {
+        const uint64_t offset = (size - kSampleSize) / (kSamples - 1) * static_cast<uint64_t>(i);
+        const ssize_t n = ::pread(fd.get(), piece.data(), piece.size(), static_cast<off_t>(offset));
+        if (n <= 0) return true;
+        sample.append(piece.data(), static_cast<size_t>(n));
+    }
+    const auto packed = compressed_size(sample, compression);
+    if (!packed) return true;
+    // Already-compressed data (archives, images, most weight files) saves a few per cent at
+    // most; below 10 % the compressor's CPU is not worth it, and on a fast link it would be
+    // the bottleneck (tests/bench/README.md).
+    return static_cast<double>(*packed) < 0.9 * static_cast<double>(sample.size());
+}
+
+}  // namespace mlt
