@@ -81,9 +81,11 @@ public:
              archive_write_set_filter_option(archive_.get(), "zstd", "compression-level", "1") !=
                  ARCHIVE_OK))
             throw fail("cannot start the zstd compression of the upload");
-        // Padding to a full tar block would follow the compressed frame, and zstd refuses
-        // trailing zeros: compressed streams end where the compressor ends them.
-        if (compression != Compression::none) archive_write_set_bytes_in_last_block(archive_.get(), 1);
+        // No blocking: every write goes straight to on_write (and from there, as far as it
+        // fits, into the channel's buffer) instead of through a 10 KiB block buffer first.
+        // That also leaves out the padding to a full block, which would follow a compressed
+        // frame and which zstd refuses as trailing garbage.
+        archive_write_set_bytes_per_block(archive_.get(), 0);
         if (
             archive_write_open(archive_.get(), this, nullptr, &TarProducer::on_write, nullptr) !=
                 ARCHIVE_OK)
@@ -100,21 +102,26 @@ public:
     // Never throws (the channel code is not the place to unwind through); a failure ends
     // the stream early and is rethrown by rethrow_error().
     size_t fill(char* buffer, size_t capacity) {
-        try {
-            while (offset_ == pending_.size() && !finished_) {
-                pending_.clear();
-                offset_ = 0;
-                step();
-            }
-        } catch (...) {
-            error_ = std::current_exception();
-            finished_ = true;
-            return 0;
-        }
         size_t n = std::min(capacity, pending_.size() - offset_);
         std::memcpy(buffer, pending_.data() + offset_, n);
         offset_ += n;
-        return n;
+        if (offset_ == pending_.size()) {
+            pending_.clear();
+            offset_ = 0;
+        }
+        // Then more steps, each written by on_write directly behind what is in `buffer`.
+        out_ = buffer;
+        out_len_ = n;
+        out_capacity_ = capacity;
+        try {
+            while (out_len_ < out_capacity_ && pending_.empty() && !finished_) step();
+        } catch (...) {
+            error_ = std::current_exception();
+            finished_ = true;
+            out_len_ = 0;
+        }
+        out_ = nullptr;
+        return out_len_;
     }
 
     void rethrow_error() const {
@@ -123,8 +130,17 @@ public:
     const TransferStats& stats() const { return stats_; }
 
 private:
-    static la_ssize_t on_write(archive*, void* self, const void* data, size_t size) {
-        static_cast<TarProducer*>(self)->pending_.append(static_cast<const char*>(data), size);
+    // Into the buffer fill() was given, as far as it goes; the rest waits in pending_.
+    static la_ssize_t on_write(archive*, void* self_ptr, const void* data, size_t size) {
+        auto* self = static_cast<TarProducer*>(self_ptr);
+        const char* bytes = static_cast<const char*>(data);
+        size_t direct = 0;
+        if (self->out_) {
+            direct = std::min(size, self->out_capacity_ - self->out_len_);
+            std::memcpy(self->out_ + self->out_len_, bytes, direct);
+            self->out_len_ += direct;
+        }
+        self->pending_.append(bytes + direct, size - direct);
         return static_cast<la_ssize_t>(size);
     }
 
@@ -210,6 +226,9 @@ private:
     ArchiveWritePtr archive_;
     std::string pending_;  // archive bytes written by libarchive, not yet handed out
     size_t offset_ = 0;
+    char* out_ = nullptr;  // during fill(): its buffer, out_len_ of out_capacity_ bytes used
+    size_t out_len_ = 0;
+    size_t out_capacity_ = 0;
     std::vector<char> chunk_;
     size_t next_ = 0;
     const UploadItem* current_ = nullptr;
