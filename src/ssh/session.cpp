@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 #include <pwd.h>
+#include <sys/auxv.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -52,7 +53,25 @@ void set_option(ssh_session s, ssh_options_e which, const void* value, const cha
         throw config_error(std::string("cannot set ssh option ") + name + ": " + last_error(s));
 }
 
+bool cpu_has_aes() {
+#if defined(__x86_64__) || defined(__i386__)
+    return __builtin_cpu_supports("aes") && __builtin_cpu_supports("pclmul");
+#elif defined(__aarch64__) && defined(HWCAP_AES) && defined(HWCAP_PMULL)
+    const unsigned long caps = getauxval(AT_HWCAP);
+    return (caps & HWCAP_AES) && (caps & HWCAP_PMULL);
+#else
+    return false;
+#endif
+}
+
 }  // namespace
+
+std::string preferred_ciphers() {
+    if (!cpu_has_aes()) return {};
+    // OpenSSH's default set (no CBC), reordered: the server still picks from this list.
+    return "aes128-gcm@openssh.com,aes256-gcm@openssh.com,chacha20-poly1305@openssh.com,"
+           "aes128-ctr,aes192-ctr,aes256-ctr";
+}
 
 namespace ssh_detail {
 
@@ -140,6 +159,18 @@ Session Session::open(const ConnectSpec& spec) {
     // silently turning an unknown key into an accepted one inside libssh.
     int strict = 1;
     set_option(raw, SSH_OPTIONS_STRICTHOSTKEYCHECK, &strict, "strict host key checking");
+    // Ciphers: -o, then the ssh config's (already parsed into the session), then mlt's order.
+    std::string ciphers = spec.ciphers;
+    const bool config_has_ciphers =
+        !spec.config_path.empty() &&
+        ssh_config_lookup(spec.config_path, spec.host, "Ciphers").has_value();
+    if (ciphers.empty() && !config_has_ciphers) ciphers = preferred_ciphers();
+    if (!ciphers.empty()) {
+        if (ssh_options_set(raw, SSH_OPTIONS_CIPHERS_C_S, ciphers.c_str()) != SSH_OK ||
+            ssh_options_set(raw, SSH_OPTIONS_CIPHERS_S_C, ciphers.c_str()) != SSH_OK)
+            throw config_error("unsupported Ciphers list '" + ciphers + "': " + last_error(raw),
+                               "name ciphers that libssh knows, e.g. aes128-gcm@openssh.com");
+    }
     int nodelay = 1;
     set_option(raw, SSH_OPTIONS_NODELAY, &nodelay, "nodelay");
     long timeout = spec.connect_timeout_s > 0 ? spec.connect_timeout_s : 15;
@@ -164,7 +195,9 @@ Session Session::open(const ConnectSpec& spec) {
                             "check the host and port, and that sshd runs there");
     verify_host_key(raw, checking, known_hosts, host_port);
     authenticate(raw, key, identity, spec.password, impl->display);
-    spdlog::debug("authenticated to {}", impl->display);
+    spdlog::debug("authenticated to {} (cipher {} out, {} in)", impl->display,
+                  ssh_get_cipher_out(raw) ? ssh_get_cipher_out(raw) : "?",
+                  ssh_get_cipher_in(raw) ? ssh_get_cipher_in(raw) : "?");
     impl->session = std::move(s);
     return Session(std::move(impl));
 }

@@ -48,10 +48,11 @@ void apply_ssh_option(const std::string& option, Target& t) {
     else if (key == "port") t.connect.port = parse_int_option(key, value, 1, 65535);
     else if (key == "user") t.connect.user = value;
     else if (key == "identityfile") t.connect.identity_file = value;
+    else if (key == "ciphers") t.connect.ciphers = value;
     else
         throw usage_error("-o " + option + ": unsupported option",
                           "supported: StrictHostKeyChecking, UserKnownHostsFile, ConnectTimeout, "
-                          "Port, User, IdentityFile");
+                          "Port, User, IdentityFile, Ciphers");
 }
 
 }  // namespace
