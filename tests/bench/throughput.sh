@@ -2,8 +2,10 @@
 # Throughput and memory of one large file through a throwaway sshd on 127.0.0.1 (optionally
 # behind latency_relay.py), up and down, mlt against plain ssh:
 #   up:   ssh host 'cat > /dev/null' < big     ssh host 'cat > FILE' < big
+#         ssh -c aes128-gcm@openssh.com host 'cat > /dev/null' < big   (mlt's cipher on AES CPUs)
 #         mlt ssh ... train bench_big   (upload_files: [big.bin], train_cmd: true)
 #   down: ssh host 'cat big' > /dev/null       ssh host 'cat big' > FILE
+#         ssh -c aes128-gcm@openssh.com host 'cat big' > /dev/null
 #         mlt ssh ... download bench_big  with big.bin in the remote log dir (tar stream)
 #         mlt ssh ... download bench_big  with big.bin as the archive bench_big.mltk.zip
 #         (cat, then checked against the remote sha256 as after a training; and once more
@@ -37,7 +39,7 @@ while [ $# -gt 0 ]; do
     --size-mb) size_mb=$2; shift 2 ;;
     --reps) reps=$2; shift 2 ;;
     --keep) keep=1; shift ;;
-    -h|--help) sed -n '2,23p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,25p' "$0"; exit 0 ;;
     *) echo "unknown option $1" >&2; exit 2 ;;
   esac
 done
@@ -112,6 +114,8 @@ for rtt in "${rtts[@]}"; do
         "$(timed_rss "$log" bash -c '$1 "$2" "cat > $3" < "$4"' _ "$ssh_cmd" "$dest_host" "$r/ssh.bin" "$big")" \
         "$(same "$r/ssh.bin" "$big")"
       rm -f "$r/ssh.bin"
+      record "$rtt" up "ssh aes-gcm > /dev/null" \
+        "$(timed_rss "$log" bash -c '$1 -c aes128-gcm@openssh.com "$2" "cat > /dev/null" < "$3"' _ "$ssh_cmd" "$dest_host" "$big")" -
       t=$(cd "$proj" && timed_rss "$log" "$mlt" ssh -h "$mlt_host/big" "${mlt_opts[@]}" train bench_big)
       record "$rtt" up "mlt train" "$t" "$(same "$r/big/big.bin" "$big")"
       t=$(cd "$proj" && timed_rss "$log" "$mlt" ssh -h "$mlt_host/tiny" "${mlt_opts[@]}" train bench_tiny)
@@ -124,6 +128,8 @@ for rtt in "${rtts[@]}"; do
         "$(timed_rss "$log" bash -c '$1 "$2" "cat $3" > "$4"' _ "$ssh_cmd" "$dest_host" "$big" "$work/local/ssh.bin")" \
         "$(same "$work/local/ssh.bin" "$big")"
       rm -f "$work/local/ssh.bin"
+      record "$rtt" down "ssh aes-gcm > /dev/null" \
+        "$(timed_rss "$log" bash -c '$1 -c aes128-gcm@openssh.com "$2" "cat $3" > /dev/null' _ "$ssh_cmd" "$dest_host" "$big")" -
       # The uploaded copy goes into the remote log dir; the local one starts empty.
       mkdir -p "$r/big/logs" && mv "$r/big/big.bin" "$r/big/logs/big.bin"
       rm -rf "$HOME/.mltk/models/bench_big"
@@ -174,11 +180,11 @@ for rtt, d, m, secs, kb, verified in rows:
         ok[k] = ok.get(k, "ok") if verified == "ok" else "DIFFERS"
 def mbs(s): return size / s / 1e6 if 0 < s < float("inf") else None
 def f(v, fmt): return "-" if v is None else format(v, fmt)
-print("| rtt ms | dir  | method                      | best s | MB/s  | net MB/s | mlt/ssh null | mlt/ssh file | net/ssh file | peak RSS MiB | copy |")
-print("|--------|------|-----------------------------|--------|-------|----------|--------------|--------------|--------------|--------------|------|")
+print("| rtt ms | dir  | method                      | best s | MB/s  | net MB/s | mlt/ssh null | mlt/ssh file | net/ssh file | mlt/aes null | peak RSS MiB | copy |")
+print("|--------|------|-----------------------------|--------|-------|----------|--------------|--------------|--------------|--------------|--------------|------|")
 for (rtt, d, m), s in best.items():
     rate = mbs(s)
-    net = r_null = r_file = r_net = None
+    net = r_null = r_file = r_net = r_aes = None
     if m.startswith("mlt") and "1 KiB" not in m:
         tiny = best.get((rtt, d, "mlt train, 1 KiB" if d == "up" else "mlt download, 1 KiB"))
         if tiny is not None and s > tiny:
@@ -187,15 +193,18 @@ for (rtt, d, m), s in best.items():
         if rate and null: r_null = rate / null
         if rate and file: r_file = rate / file
         if net and file: r_net = net / file
+        aes = mbs(best.get((rtt, d, "ssh aes-gcm > /dev/null"), 0))
+        if rate and aes: r_aes = rate / aes
     if "1 KiB" in m:
         rate = None
     kb = rss.get((rtt, d, m))
     print(f"| {rtt:>6} | {d:4} | {m:27} | {f(s if s < float('inf') else None, '6.2f'):>6} | "
-          f"{f(rate, '5.0f'):>5} | {f(net, '8.0f'):>8} | {f(r_null, '12.2f'):>12} | {f(r_file, '12.2f'):>12} | {f(r_net, '12.2f'):>12} | "
+          f"{f(rate, '5.0f'):>5} | {f(net, '8.0f'):>8} | {f(r_null, '12.2f'):>12} | {f(r_file, '12.2f'):>12} | {f(r_net, '12.2f'):>12} | {f(r_aes, '12.2f'):>12} | "
           f"{f(kb / 1024 if kb else None, '12.1f'):>12} | {ok.get((rtt, d, m), '-')} |")
 PY
 echo "(1 KiB rows: the fixed cost of the same mlt flow; net MB/s = size / (time - that cost);"
-echo " mlt/ssh: gross MB/s, the whole mlt command against one ssh cat; net/ssh file: net MB/s against ssh > file)"
+echo " mlt/ssh: gross MB/s, the whole mlt command against one ssh cat; net/ssh file: net MB/s against ssh > file;"
+echo " mlt/aes null: against ssh -c aes128-gcm@openssh.com cat > /dev/null, the cipher mlt prefers on CPUs with AES)"
 if awk -F'\t' '$6 != "ok" && $6 != "-"' "$results" | grep -q .; then
   echo "some copies differ or failed; logs kept with --keep" >&2; exit 1
 fi
