@@ -2,11 +2,15 @@
 // "remote" (this machine, via LocalRemote).
 
 #include <gtest/gtest.h>
+#include <spdlog/sinks/ostream_sink.h>
+#include <spdlog/spdlog.h>
 #include <sys/stat.h>
 
 #include <chrono>
 #include <filesystem>
 #include <map>
+#include <memory>
+#include <sstream>
 
 #include "local_remote.h"
 #include "mlt/transfer/sync.h"
@@ -239,6 +243,47 @@ TEST(TransferRoundTrip, SyncUpSendsWhatDoesNotCompressUncompressed) {
               files.size());
     EXPECT_EQ(count_streams(remote, "''"), 1);
     EXPECT_EQ(count_streams(remote, "' --zstd'"), 0);
+}
+
+// Replaces spdlog's default logger while alive, keeping what is logged.
+class CapturedLog {
+public:
+    CapturedLog()
+        : previous_(spdlog::default_logger()),
+          sink_(std::make_shared<spdlog::sinks::ostream_sink_mt>(text_)) {
+        spdlog::set_default_logger(std::make_shared<spdlog::logger>("captured", sink_));
+    }
+    ~CapturedLog() { spdlog::set_default_logger(previous_); }
+    std::string text() const { return text_.str(); }
+
+private:
+    std::ostringstream text_;
+    std::shared_ptr<spdlog::logger> previous_;
+    std::shared_ptr<spdlog::sinks::ostream_sink_mt> sink_;
+};
+
+// More than 10,000 files to send: sync_up says so before it starts (the thresholds and the
+// wording are tested with large_upload_summary; this is the wiring).
+TEST(TransferRoundTrip, SyncUpAnnouncesALargeUpload) {
+    TempDir src, remote_dir;
+    std::vector<mlt::UploadItem> items;
+    for (int i = 0; i < 10001; ++i) {
+        const std::string rel = "d" + std::to_string(i % 10) + "/f" + std::to_string(i);
+        write_file(src / rel, "");
+        items.push_back({src / rel, rel});
+    }
+    LocalRemote remote;
+    CapturedLog log;
+    const mlt::SyncResult sent = mlt::sync_up(remote, {{remote_dir.path(), items}});
+    EXPECT_EQ(sent.moved.files, items.size());
+    EXPECT_NE(log.text().find("about to upload 10,001 files, 0 B to local"), std::string::npos)
+        << log.text();
+    EXPECT_TRUE(std::filesystem::exists(remote_dir / "d0/f10000"));
+
+    // The same files again: nothing to send, nothing announced.
+    CapturedLog quiet;
+    EXPECT_EQ(mlt::sync_up(remote, {{remote_dir.path(), items}}).moved.files, 0u);
+    EXPECT_EQ(quiet.text().find("about to upload"), std::string::npos) << quiet.text();
 }
 
 TEST(TransferRoundTrip, MtimesAndModesAreKept) {
