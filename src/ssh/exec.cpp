@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <memory>
 #include <vector>
 
 #include "internal.h"
@@ -35,7 +36,7 @@ void write_all(ssh_session s, ssh_channel ch, const char* data, size_t len) {
 
 bool read_turn(ssh_session s, ssh_channel ch, std::vector<char>& buf, int wait_ms,
                const OutputSink& on_stdout, const OutputSink& on_stderr,
-               const std::string& display) {
+               const std::string& display, size_t* got) {
     const auto size = static_cast<uint32_t>(buf.size());
     int n = wait_ms == 0 ? ssh_channel_read_nonblocking(ch, buf.data(), size, 0)
                          : ssh_channel_read_timeout(ch, buf.data(), size, 0, wait_ms);
@@ -46,6 +47,7 @@ bool read_turn(ssh_session s, ssh_channel ch, std::vector<char>& buf, int wait_m
     if (e == SSH_ERROR) throw channel_error(s, "lost the output of a remote command");
     if (e == SSH_EOF) e = 0;
     if (e > 0 && on_stderr) on_stderr(std::string_view(buf.data(), static_cast<size_t>(e)));
+    if (got) *got = static_cast<size_t>(n) + static_cast<size_t>(e);
     // A lost connection also reads as a closed channel: it is an error, not an end.
     if (!ssh_is_connected(s)) throw channel_error(s, "lost the connection to " + display);
     throw_if_interrupted();
@@ -71,82 +73,142 @@ void wait_for_server(ssh_session s, int timeout_ms) {
 
 }  // namespace
 
-ExecResult Session::exec(const std::string& command, const InputSource& input,
-                         const OutputSink& on_stdout, const OutputSink& on_stderr) {
-    ssh_session s = impl_->session.get();
-    ChannelPtr channel(ssh_channel_new(s));
-    if (!channel) throw channel_error(s, "cannot create a channel to " + impl_->display);
-    ssh_channel ch = channel.get();
-    if (ssh_channel_open_session(ch) != SSH_OK)
-        throw channel_error(s, "cannot open a channel to " + impl_->display);
-    spdlog::trace("exec on {}: {}", impl_->display, command);
-    if (ssh_channel_request_exec(ch, command.c_str()) != SSH_OK)
-        throw channel_error(s, "cannot start a remote command on " + impl_->display);
+namespace {
 
-    // A pending Ctrl+C ends this command (the caller decides what next).
-    throw_if_interrupted();
-    std::vector<char> buf(kReadChunk);
-    // Input and output are interleaved: input goes out as far as the remote window allows
-    // and output is read in between, so neither side can wait on the other. If the remote
-    // command ends before it has read all its input (tar unable to start zstd), the rest is
-    // dropped: its exit status and stderr say what happened, not a failed write.
-    std::vector<char> in(input ? kInputChunk : 0);
-    size_t in_at = 0, in_len = 0;
-    bool sending = static_cast<bool>(input);
-    bool stalled = false;
-    std::chrono::steady_clock::time_point stalled_since;
-    if (!sending && ssh_channel_send_eof(ch) != SSH_OK)
-        throw channel_error(s, "cannot close the input of a remote command");
-    for (;;) {
-        bool wrote = false;
-        if (sending && in_at == in_len) {
-            in_len = input(in.data(), in.size());
-            in_at = 0;
-            if (in_len == 0) {
-                sending = false;
-                if (!ssh_channel_is_closed(ch) && ssh_channel_send_eof(ch) != SSH_OK)
-                    throw channel_error(s, "cannot close the input of a remote command");
-            }
+// One remote command on its own exec channel, fed and read by whoever drives it.
+// Input and output are interleaved: input goes out as far as the remote window allows and
+// output is read in between, so neither side can wait on the other. If the remote command
+// ends before it has read all its input (tar unable to start zstd), the rest is dropped: its
+// exit status and stderr say what happened, not a failed write.
+class ExecChannel {
+public:
+    ExecChannel(ssh_session s, const std::string& display, const StreamJob& job)
+        : s_(s), display_(display), job_(job), sending_(static_cast<bool>(job.input)) {
+        channel_.reset(ssh_channel_new(s));
+        if (!channel_) throw channel_error(s, "cannot create a channel to " + display);
+        if (ssh_channel_open_session(channel_.get()) != SSH_OK)
+            throw channel_error(s, "cannot open a channel to " + display);
+        spdlog::trace("exec on {}: {}", display, job.command);
+        if (ssh_channel_request_exec(channel_.get(), job.command.c_str()) != SSH_OK)
+            throw channel_error(s, "cannot start a remote command on " + display);
+        if (sending_) {
+            in_.resize(kInputChunk);
+        } else if (ssh_channel_send_eof(channel_.get()) != SSH_OK) {
+            throw channel_error(s, "cannot close the input of a remote command");
         }
-        if (sending && ssh_channel_is_closed(ch)) {
-            sending = false;  // the command is gone; nobody reads the rest
-        } else if (sending) {
-            const uint32_t window = ssh_channel_window_size(ch);
-            // The remote closed its output and takes no more input: it has ended, and its
-            // channel close is late (a busy server). Stop feeding it rather than wait.
-            if (window == 0 && ssh_channel_is_eof(ch)) {
-                const auto now = std::chrono::steady_clock::now();
-                if (!stalled) stalled_since = now;
-                stalled = true;
-                if (now - stalled_since > std::chrono::seconds(2)) sending = false;
-            } else {
-                stalled = false;
-            }
-            if (sending && window > 0) {
-                const uint32_t len = static_cast<uint32_t>(std::min<size_t>(window, in_len - in_at));
-                const int n = ssh_channel_write(ch, in.data() + in_at, len);
-                if (n == SSH_ERROR) {
-                    if (!ssh_is_connected(s) || !ssh_channel_is_closed(ch))
-                        throw channel_error(s, "cannot send input to " + impl_->display);
-                    sending = false;
-                } else {
-                    in_at += static_cast<size_t>(n);
-                    wrote = n > 0;
-                }
-            }
-        }
-        // While input flows, only glance at the output; when the remote window is shut, wait
-        // for the server's next packet, which the read then takes in. With no input left,
-        // wait for output as long as kPollMs.
-        if (sending && !wrote) wait_for_server(s, kPollMs);
-        const int wait = sending ? 0 : kPollMs;
-        if (read_turn(s, ch, buf, wait, on_stdout, on_stderr, impl_->display) && !sending) break;
     }
 
-    ExecResult result;
-    result.exit_status = ssh_channel_get_exit_status(ch);
-    spdlog::trace("exit status {}", result.exit_status);
-    return result;
+    bool done() const { return done_; }
+    bool sending() const { return sending_; }
+    int exit_status() const { return ssh_channel_get_exit_status(channel_.get()); }
+
+    // Sends as much input as the remote window takes; true if anything went.
+    bool send() {
+        ssh_channel ch = channel_.get();
+        if (!sending_) return false;
+        if (in_at_ == in_len_) {
+            in_len_ = job_.input(in_.data(), in_.size());
+            in_at_ = 0;
+            if (in_len_ == 0) {
+                sending_ = false;
+                if (!ssh_channel_is_closed(ch) && ssh_channel_send_eof(ch) != SSH_OK)
+                    throw channel_error(s_, "cannot close the input of a remote command");
+                return false;
+            }
+        }
+        if (ssh_channel_is_closed(ch)) {
+            sending_ = false;  // the command is gone; nobody reads the rest
+            return false;
+        }
+        const uint32_t window = ssh_channel_window_size(ch);
+        // The remote closed its output and takes no more input: it has ended, and its
+        // channel close is late (a busy server). Stop feeding it rather than wait.
+        if (window == 0 && ssh_channel_is_eof(ch)) {
+            const auto now = std::chrono::steady_clock::now();
+            if (!stalled_) stalled_since_ = now;
+            stalled_ = true;
+            if (now - stalled_since_ > std::chrono::seconds(2)) sending_ = false;
+            return false;
+        }
+        stalled_ = false;
+        if (window == 0) return false;
+        const uint32_t len = static_cast<uint32_t>(std::min<size_t>(window, in_len_ - in_at_));
+        const int n = ssh_channel_write(ch, in_.data() + in_at_, len);
+        if (n == SSH_ERROR) {
+            if (!ssh_is_connected(s_) || !ssh_channel_is_closed(ch))
+                throw channel_error(s_, "cannot send input to " + display_);
+            sending_ = false;
+            return false;
+        }
+        in_at_ += static_cast<size_t>(n);
+        return n > 0;
+    }
+
+    // Reads what output is there (waiting up to `wait_ms` for it); sets done() once the
+    // command has ended and everything it sent was read. True if anything was read.
+    bool receive(std::vector<char>& buf, int wait_ms) {
+        size_t got = 0;
+        const bool drained = read_turn(s_, channel_.get(), buf, wait_ms, job_.on_stdout,
+                                       job_.on_stderr, display_, &got);
+        if (drained && !sending_) done_ = true;
+        return got > 0;
+    }
+
+private:
+    ssh_session s_;
+    const std::string& display_;
+    const StreamJob& job_;
+    ChannelPtr channel_;
+    std::vector<char> in_;
+    size_t in_at_ = 0, in_len_ = 0;
+    bool sending_;
+    bool stalled_ = false;
+    std::chrono::steady_clock::time_point stalled_since_;
+    bool done_ = false;
+};
+
+}  // namespace
+
+ExecResult Session::exec(const std::string& command, const InputSource& input,
+                         const OutputSink& on_stdout, const OutputSink& on_stderr) {
+    return exec_parallel({StreamJob{command, input, on_stdout, on_stderr}}).front();
+}
+
+std::vector<ExecResult> Session::exec_parallel(const std::vector<StreamJob>& jobs) {
+    ssh_session s = impl_->session.get();
+    std::vector<std::unique_ptr<ExecChannel>> channels;
+    for (const auto& job : jobs)
+        channels.push_back(std::make_unique<ExecChannel>(s, impl_->display, job));
+    // A pending Ctrl+C ends these commands (the caller decides what next).
+    throw_if_interrupted();
+    std::vector<char> buf(kReadChunk);
+    bool received = false;  // in the last round: more may be waiting in libssh's buffers
+    for (;;) {
+        bool sent = false, sending = false, all_done = true;
+        for (auto& c : channels) {
+            if (c->done()) continue;
+            sent |= c->send();
+            sending |= c->sending();
+        }
+        // A lone channel with no input left waits in its read. Otherwise, when nothing
+        // moved, wait for the server's next packet: output, or the window adjustment that
+        // lets held-up input go.
+        const bool alone = channels.size() == 1 && !sending;
+        if (!sent && !received && !alone) wait_for_server(s, kPollMs);
+        received = false;
+        for (auto& c : channels) {
+            if (c->done()) continue;
+            received |= c->receive(buf, alone ? kPollMs : 0);
+            all_done &= c->done();
+        }
+        if (all_done) break;
+    }
+    std::vector<ExecResult> results;
+    for (auto& c : channels) {
+        results.push_back({c->exit_status()});
+        spdlog::trace("exit status {}", results.back().exit_status);
+    }
+    return results;
 }
 
 }  // namespace mlt

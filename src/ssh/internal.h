@@ -31,10 +31,11 @@ Error channel_error(ssh_session s, const std::string& what);
 // One turn of reading a channel: stdout (waiting up to `wait_ms`; 0: not at all), then
 // stderr without waiting, each handed to its sink. Returns true when the channel is done:
 // nothing came on either stream, the remote sent EOF or closed, and both are drained. Throws
-// when the connection is lost or a Ctrl+C is pending.
+// when the connection is lost or a Ctrl+C is pending. `got` (if given) receives the number
+// of bytes read.
 bool read_turn(ssh_session s, ssh_channel ch, std::vector<char>& buf, int wait_ms,
                const OutputSink& on_stdout, const OutputSink& on_stderr,
-               const std::string& display);
+               const std::string& display, size_t* got = nullptr);
 
 // Writes all of `data` to a channel's stdin (blocking on the remote window).
 void write_all(ssh_session s, ssh_channel ch, const char* data, size_t len);

@@ -1,5 +1,7 @@
 #include "mlt/ssh/remote.h"
 
+#include <spdlog/spdlog.h>
+
 #include <algorithm>
 #include <cstring>
 
@@ -14,8 +16,18 @@ Error remote_failure(const Remote& remote, const std::string& what, int exit_sta
                                            : "exit " + std::to_string(exit_status)) +
                           ")";
     const size_t begin = err.find_first_not_of(" \t\r\n");
-    if (begin != std::string::npos)
-        message += ": " + err.substr(begin, err.find_last_not_of(" \t\r\n") - begin + 1);
+    if (begin != std::string::npos) {
+        // One line: the first thing the command said, and how much more there is (a tar
+        // that failed on every file says it once per file); the debug log (-v) has all of it.
+        const std::string text = err.substr(begin, err.find_last_not_of(" \t\r\n") - begin + 1);
+        const size_t eol = text.find('\n');
+        message += ": " + text.substr(0, eol);
+        if (eol != std::string::npos) {
+            const auto more = std::count(text.begin() + static_cast<std::ptrdiff_t>(eol), text.end(), '\n');
+            message += " (and " + std::to_string(more) + " more line" + (more == 1 ? "" : "s") + ")";
+            spdlog::debug("{} said:\n{}", what, text);
+        }
+    }
     return Error(ErrorKind::remote, exit_code::kConnection, message, std::move(hint));
 }
 
@@ -60,6 +72,13 @@ int SessionRemote::stream(const std::string& command, const InputSource& input,
     }
     if (ended) return session_.shell(command, head, on_stdout, on_stderr).exit_status;
     return session_.exec(command, input_from(head, input), on_stdout, on_stderr).exit_status;
+}
+
+std::vector<int> SessionRemote::stream_parallel(const std::vector<StreamJob>& jobs) {
+    if (jobs.size() == 1) return Remote::stream_parallel(jobs);
+    std::vector<int> statuses;
+    for (const auto& r : session_.exec_parallel(jobs)) statuses.push_back(r.exit_status);
+    return statuses;
 }
 
 int SessionRemote::stream_login(const std::string& command, const OutputSink& on_stdout,

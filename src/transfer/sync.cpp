@@ -6,7 +6,9 @@
 #include <spdlog/spdlog.h>
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <chrono>
+#include <cmath>
 
 #include "mlt/transfer/progress.h"
 
@@ -50,6 +52,52 @@ std::string checked_local_target(const std::string& local_base, const std::strin
 }
 
 }  // namespace
+
+std::vector<UploadStream> plan_upload_streams(const std::vector<PlannedFile>& files,
+                                              Compression compression) {
+    uint64_t total = 0, packed_bytes = 0;
+    std::vector<size_t> packed, raw;  // indices into `files`
+    for (size_t i = 0; i < files.size(); ++i) {
+        total += files[i].size;
+        const bool compress = files[i].compress && compression != Compression::none;
+        (compress ? packed : raw).push_back(i);
+        if (compress) packed_bytes += files[i].size;
+    }
+    const size_t n = static_cast<size_t>(
+        std::clamp<uint64_t>(total / kBytesPerUploadStream, 1, kMaxUploadStreams));
+    size_t n_packed = packed.empty() ? 0 : n, n_raw = raw.empty() ? 0 : n;
+    if (!packed.empty() && !raw.empty()) {
+        const double share = total ? static_cast<double>(packed_bytes) / static_cast<double>(total) : 0.5;
+        n_packed = n < 2 ? 1
+                         : std::clamp<size_t>(static_cast<size_t>(std::lround(share * n)), 1, n - 1);
+        n_raw = n < 2 ? 1 : n - n_packed;
+    }
+    std::vector<UploadStream> streams;
+    auto deal = [&](std::vector<size_t> kind, size_t count, Compression c) {
+        count = std::min(count, kind.size());
+        if (count == 0) return;
+        std::vector<std::vector<size_t>> bins(count);
+        std::vector<uint64_t> load(count, 0);
+        std::stable_sort(kind.begin(), kind.end(),
+                         [&](size_t a, size_t b) { return files[a].size > files[b].size; });
+        for (size_t i : kind) {
+            const size_t to = static_cast<size_t>(
+                std::min_element(load.begin(), load.end()) - load.begin());
+            bins[to].push_back(i);
+            load[to] += files[i].size;
+        }
+        for (auto& bin : bins) {
+            std::sort(bin.begin(), bin.end());
+            UploadStream stream{{}, c};
+            for (size_t i : bin) stream.items.push_back(files[i].item);
+            streams.push_back(std::move(stream));
+        }
+    };
+    deal(packed, n_packed, compression);
+    deal(raw, n_raw, Compression::none);
+    if (streams.empty()) streams.push_back({{}, compression});
+    return streams;
+}
 
 std::string describe(const SyncResult& r) {
     std::string text = std::to_string(r.moved.files) + " file(s), " +
@@ -97,25 +145,14 @@ SyncResult sync_up(Remote& remote, const std::map<std::string, std::vector<Uploa
     const auto start = Clock::now();
     TransferProgress progress("upload", files, bytes);
     const Compression compression = files > 0 ? choose() : Compression::none;
-    auto send = [&](const std::string& base, const std::vector<UploadItem>& items, Compression c) {
-        if (items.empty()) return;
-        auto s = upload(remote, base, items, &progress, c);
+    for (const auto& [base, items] : changed) {
+        std::vector<PlannedFile> planned;
+        for (const auto& item : items)
+            planned.push_back({item, local_size(item.local_path),
+                               worth_compressing(item.local_path, compression)});
+        auto s = upload_streams(remote, base, plan_upload_streams(planned, compression), &progress);
         result.moved.files += s.files;
         result.moved.bytes += s.bytes;
-    };
-    for (const auto& [base, items] : changed) {
-        if (compression == Compression::none) {
-            send(base, items, compression);
-            continue;
-        }
-        std::vector<UploadItem> packed, raw;
-        for (const auto& item : items)
-            (worth_compressing(item.local_path, compression) ? packed : raw).push_back(item);
-        if (!raw.empty())
-            spdlog::debug("{} file(s) for {} do not compress; they go uncompressed", raw.size(),
-                          base);
-        send(base, packed, compression);
-        send(base, raw, Compression::none);
     }
     progress.dismiss();
     result.seconds = seconds_since(start);

@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <cstring>
 #include <exception>
+#include <memory>
 
 #include "internal.h"
 #include "mlt/transfer/progress.h"
@@ -244,21 +245,43 @@ private:
 TransferStats upload(Remote& remote, const std::string& remote_base,
                      const std::vector<UploadItem>& items, TransferProgress* progress,
                      Compression compression) {
-    check_items(items);
-    TarProducer producer(items, progress, compression);
-    const std::string command = "B=" + shell_quote_path(remote_base) + "; Z=" +
-                                shell_quote(tar_compression_flag(compression)) + "; " + kUploadScript;
-    std::string err;
-    int status = remote.stream(
-        command, [&](char* buffer, size_t capacity) { return producer.fill(buffer, capacity); }, {},
-        [&](std::string_view d) { err.append(d); });
-    // A local failure cut the archive short, so the remote error is only its consequence.
-    producer.rethrow_error();
-    if (status != 0)
-        throw remote_failure(remote, "unpacking the upload into " + remote_base, status, err);
-    spdlog::debug("uploaded {} files, {} bytes to {}:{}", producer.stats().files,
-                  producer.stats().bytes, remote.name(), remote_base);
-    return producer.stats();
+    return upload_streams(remote, remote_base, {UploadStream{items, compression}}, progress);
+}
+
+TransferStats upload_streams(Remote& remote, const std::string& remote_base,
+                             const std::vector<UploadStream>& streams,
+                             TransferProgress* progress) {
+    for (const auto& stream : streams) check_items(stream.items);
+    std::vector<std::unique_ptr<TarProducer>> producers;
+    std::vector<std::string> errors(streams.size());
+    std::vector<StreamJob> jobs;
+    for (size_t i = 0; i < streams.size(); ++i) {
+        producers.push_back(
+            std::make_unique<TarProducer>(streams[i].items, progress, streams[i].compression));
+        TarProducer* producer = producers.back().get();
+        std::string* err = &errors[i];
+        jobs.push_back({"B=" + shell_quote_path(remote_base) + "; Z=" +
+                            shell_quote(tar_compression_flag(streams[i].compression)) + "; " +
+                            kUploadScript,
+                        [producer](char* buffer, size_t capacity) {
+                            return producer->fill(buffer, capacity);
+                        },
+                        {}, [err](std::string_view d) { err->append(d); }});
+    }
+    const std::vector<int> statuses = remote.stream_parallel(jobs);
+    // A local failure cut an archive short, so the remote error is only its consequence.
+    for (const auto& producer : producers) producer->rethrow_error();
+    TransferStats total;
+    for (size_t i = 0; i < streams.size(); ++i) {
+        if (statuses[i] != 0)
+            throw remote_failure(remote, "unpacking the upload into " + remote_base, statuses[i],
+                                 errors[i]);
+        total.files += producers[i]->stats().files;
+        total.bytes += producers[i]->stats().bytes;
+    }
+    spdlog::debug("uploaded {} files, {} bytes to {}:{} in {} stream(s)", total.files,
+                  total.bytes, remote.name(), remote_base, streams.size());
+    return total;
 }
 
 }  // namespace mlt

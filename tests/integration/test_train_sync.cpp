@@ -6,7 +6,10 @@
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
+#include <unistd.h>
+
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "harness/expect.h"
@@ -127,6 +130,65 @@ TEST_F(TrainSyncTest, ARelativeRemoteLogDirIsPulledFromTheRemoteDir) {
     ASSERT_EQ(r.exit_code, 0) << describe(r) << job_state("rel");
     EXPECT_EQ(read_or_empty(remote() + "/out/rel/metric.txt"), "42\n");
     EXPECT_EQ(read_or_empty(local_logs("rel") + "/metric.txt"), "42\n") << describe(r);
+}
+
+// Bytes that do not compress (xorshift), different for each seed.
+std::string noise(size_t size, uint32_t seed) {
+    std::string s(size, '\0');
+    uint32_t x = seed | 1;
+    for (auto& c : s) {
+        x ^= x << 13;
+        x ^= x >> 17;
+        x ^= x << 5;
+        c = static_cast<char>(x >> 24);
+    }
+    return s;
+}
+
+// Enough to send (37 MiB) for four tar streams on four channels of the one connection:
+// three of incompressible files and one compressed (the text file and the small ones).
+// Everything lands; a stream that fails is reported with tar's words after the others end.
+TEST_F(TrainSyncTest, ABigWorkspaceGoesInParallelStreams) {
+    const std::string ws = sshd().dir() + "/ws";
+    make_dir(ws, 0755);
+    make_dir(ws + "/data", 0755);
+    std::vector<std::pair<std::string, std::string>> files;
+    for (int i = 0; i < 3; ++i)
+        files.push_back({"data/weights" + std::to_string(i) + ".bin", noise(9 << 20, 7 + i)});
+    std::string text;
+    for (int row = 0; text.size() < (9u << 20); ++row) text += "step," + std::to_string(row) + ",loss,0.5\n";
+    files.push_back({"data/metrics.csv", text});
+    for (int i = 0; i < 40; ++i)
+        files.push_back({"src/m" + std::to_string(i) + " 'q'.py", "print(" + std::to_string(i) + ")\n"});
+    make_dir(ws + "/src", 0755);
+    for (const auto& [rel, content] : files) write_file(ws + "/" + rel, content);
+    write_shell_model("wide", "echo trained\n");
+    write_model_settings("wide", kShellSidecar);
+    write_user_settings();
+
+    ProcessResult r = mlt({"ssh", "-v", "train", "wide", "--workspace", ws});
+    ASSERT_EQ(r.exit_code, 0) << describe(r) << job_state("wide");
+    EXPECT_TRUE(has_text(r.out, "uploaded 45 file(s)")) << describe(r);
+    EXPECT_TRUE(has_text(r.err, "in 4 stream(s)")) << describe(r);
+    for (const auto& [rel, content] : files)
+        EXPECT_TRUE(read_or_empty(remote() + "/" + rel) == content) << rel << " differs";
+
+    // A remote file where a stream needs a directory: that stream fails, the run stops
+    // before the job with tar's complaint, and the other streams still landed their files.
+    for (const auto& [rel, content] : files) write_file(ws + "/" + rel, content + "v2");
+    ASSERT_EQ(::unlink((remote() + "/src/m0 'q'.py").c_str()), 0);
+    for (int i = 1; i < 40; ++i) ::unlink((remote() + "/src/m" + std::to_string(i) + " 'q'.py").c_str());
+    ASSERT_EQ(::rmdir((remote() + "/src").c_str()), 0);
+    write_file(remote() + "/src", "a file, not a directory\n");
+    r = mlt({"ssh", "train", "wide", "--workspace", ws});
+    EXPECT_EQ(r.exit_code, 255) << describe(r);
+    EXPECT_TRUE(has_text(r.err, "unpacking the upload into")) << describe(r);
+    EXPECT_TRUE(has_text(r.err, "Not a directory (and 40 more lines)"))
+        << describe(r);
+    EXPECT_TRUE(is_one_error_line(r.err)) << describe(r);
+    EXPECT_TRUE(read_or_empty(remote() + "/data/weights0.bin") == files[0].second + "v2")
+        << "a stream that did not fail should have landed";
+    EXPECT_FALSE(has_text(r.out, "started wide")) << "no job should have started: " << describe(r);
 }
 
 }  // namespace

@@ -11,6 +11,8 @@
 #include <map>
 #include <memory>
 #include <sstream>
+#include <utility>
+#include <vector>
 
 #include "local_remote.h"
 #include "mlt/transfer/sync.h"
@@ -243,6 +245,57 @@ TEST(TransferRoundTrip, SyncUpSendsWhatDoesNotCompressUncompressed) {
               files.size());
     EXPECT_EQ(count_streams(remote, "''"), 1);
     EXPECT_EQ(count_streams(remote, "' --zstd'"), 0);
+}
+
+// The names in each planned stream, and its compression.
+std::vector<std::pair<std::vector<std::string>, mlt::Compression>> shape(
+    const std::vector<mlt::UploadStream>& streams) {
+    std::vector<std::pair<std::vector<std::string>, mlt::Compression>> out;
+    for (const auto& s : streams) {
+        std::vector<std::string> names;
+        for (const auto& item : s.items) names.push_back(item.remote_path);
+        out.push_back({names, s.compression});
+    }
+    return out;
+}
+
+mlt::PlannedFile planned(const std::string& name, uint64_t mib, bool compress) {
+    return {{"/local/" + name, name}, mib << 20, compress};
+}
+
+TEST(TransferPlanStreams, OneStreamPerEightMiBUpToFourBiggestFirstOrderKept) {
+    using C = mlt::Compression;
+    // Under 16 MiB: one stream, in the order given.
+    EXPECT_EQ(shape(mlt::plan_upload_streams({planned("a", 3, true), planned("b", 4, true)}, C::zstd)),
+              (decltype(shape({})){{{"a", "b"}, C::zstd}}));
+    // 24 MiB: three streams; the biggest files spread first, each stream in input order.
+    EXPECT_EQ(shape(mlt::plan_upload_streams({planned("a", 2, true), planned("b", 10, true),
+                                              planned("c", 8, true), planned("d", 4, true)},
+                                             C::zstd)),
+              (decltype(shape({})){{{"b"}, C::zstd}, {{"c"}, C::zstd}, {{"a", "d"}, C::zstd}}));
+    // Never more than four, and never more streams than files.
+    EXPECT_EQ(mlt::plan_upload_streams({planned("a", 100, false), planned("b", 1, false),
+                                        planned("c", 1, false), planned("d", 1, false),
+                                        planned("e", 1, false)},
+                                       C::none)
+                  .size(),
+              4u);
+    EXPECT_EQ(mlt::plan_upload_streams({planned("a", 100, true)}, C::zstd).size(), 1u);
+    // Files that do not compress go in streams without compression, in proportion to their
+    // bytes: 48 of 64 MiB -> 3 of 4 streams.
+    EXPECT_EQ(shape(mlt::plan_upload_streams({planned("t", 16, true), planned("r1", 16, false),
+                                              planned("r2", 16, false), planned("r3", 16, false)},
+                                             C::zstd)),
+              (decltype(shape({})){{{"t"}, C::zstd}, {{"r1"}, C::none}, {{"r2"}, C::none},
+                                   {{"r3"}, C::none}}));
+    // A small upload of both kinds still needs a stream of each.
+    EXPECT_EQ(shape(mlt::plan_upload_streams({planned("t", 1, true), planned("r", 1, false)}, C::zstd)),
+              (decltype(shape({})){{{"t"}, C::zstd}, {{"r"}, C::none}}));
+    // With compression none, nothing is compressed whatever the sampling said.
+    EXPECT_EQ(shape(mlt::plan_upload_streams({planned("t", 1, true)}, C::none)),
+              (decltype(shape({})){{{"t"}, C::none}}));
+    // Nothing to send: one empty stream (it still creates the remote base).
+    EXPECT_EQ(shape(mlt::plan_upload_streams({}, C::zstd)), (decltype(shape({})){{{}, C::zstd}}));
 }
 
 // Replaces spdlog's default logger while alive, keeping what is logged.

@@ -3,6 +3,7 @@
 #include <functional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "mlt/util/error.h"
 
@@ -18,6 +19,15 @@ InputSource input_from(std::string_view data, InputSource then = {});
 
 // Receives a command's output as it arrives.
 using OutputSink = std::function<void(std::string_view)>;
+
+// One of the commands Remote::stream_parallel() runs side by side: its stdin (none: closed
+// at once) and where its output goes.
+struct StreamJob {
+    std::string command;
+    InputSource input;
+    OutputSink on_stdout;
+    OutputSink on_stderr;
+};
 
 // What a remote command printed and how it ended.
 struct RemoteOutput {
@@ -47,6 +57,15 @@ public:
                              const OutputSink& on_stderr) {
         return stream(command, nullptr, on_stdout, on_stderr);
     }
+    // Like stream() for several commands, run side by side where the transport can (an SSH
+    // connection: one channel each, each with its own flow-control window); here, one after
+    // another. Returns the exit statuses in the order of `jobs`.
+    virtual std::vector<int> stream_parallel(const std::vector<StreamJob>& jobs) {
+        std::vector<int> statuses;
+        for (const auto& job : jobs)
+            statuses.push_back(stream(job.command, job.input, job.on_stdout, job.on_stderr));
+        return statuses;
+    }
 };
 
 // The error for a remote command that failed: names `what`, the host and the exit status
@@ -66,6 +85,8 @@ public:
                const OutputSink& on_stderr) override;
     int stream_login(const std::string& command, const OutputSink& on_stdout,
                      const OutputSink& on_stderr) override;
+    // One exec channel per job, all at once (a single job goes through stream()).
+    std::vector<int> stream_parallel(const std::vector<StreamJob>& jobs) override;
 
     // Input up to this size travels inside the command line (printf_literal).
     static constexpr size_t kInlineInput = 256 * 1024;

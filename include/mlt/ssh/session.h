@@ -5,6 +5,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "mlt/config/settings.h"
 #include "mlt/ssh/remote.h"
@@ -43,6 +44,7 @@ struct ExecResult {
     int exit_status = -1;  // -1: killed by a signal or no status sent
 };
 
+
 // An authenticated SSH connection to one host. Move-only; closes the connection on
 // destruction. All methods throw mlt::Error with the libssh error text on failure.
 class Session {
@@ -64,6 +66,12 @@ public:
     // exit status.
     ExecResult exec(const std::string& command, const InputSource& input,
                     const OutputSink& on_stdout, const OutputSink& on_stderr);
+
+    // Like exec() for several commands at once, each on its own channel of this connection:
+    // each channel has its own flow-control window (2 MiB in OpenSSH's sshd), so N uploads
+    // side by side keep N windows in flight where one would wait a round trip per window.
+    // One thread drives them all. Returns the results in the order of `jobs`.
+    std::vector<ExecResult> exec_parallel(const std::vector<StreamJob>& jobs);
 
     // Runs `command` in the session's control shell: one remote `sh`, started on first use,
     // that runs commands one after another, so each costs one round trip instead of a channel

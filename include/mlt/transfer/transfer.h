@@ -43,6 +43,19 @@ TransferStats upload(Remote& remote, const std::string& remote_base,
                      const std::vector<UploadItem>& items, TransferProgress* progress = nullptr,
                      Compression compression = Compression::none);
 
+// One tar stream of an upload: its files, and the compression they travel with.
+struct UploadStream {
+    std::vector<UploadItem> items;
+    Compression compression = Compression::none;
+};
+
+// Like upload() for several tar streams into the same `remote_base`, sent side by side
+// (Remote::stream_parallel: one channel each). Every item is checked before anything is
+// sent; a failure of any stream throws after all of them have ended.
+TransferStats upload_streams(Remote& remote, const std::string& remote_base,
+                             const std::vector<UploadStream>& streams,
+                             TransferProgress* progress = nullptr);
+
 // Lists the regular files under `remote_base` (recursively; relative paths, `/`-separated,
 // sorted), in one round trip. A missing base gives an empty list; symlinks are not followed.
 // Throws mlt::Error (remote) with find's stderr when the listing fails.
