@@ -360,6 +360,7 @@ int run_train(const SshCommandLine& cli, const TrainOptions& o) {
 
     bool interrupted = false;
     bool job_started = attach || collect_only;
+    bool starting = false;
     int exit_status = -1;
     const CompressionChoice compression = compression_for(remote, c.settings);
     try {
@@ -379,6 +380,7 @@ int run_train(const SshCommandLine& cli, const TrainOptions& o) {
             fs::create_directories(c.local_logs);
             std::ofstream(c.local_console, std::ios::trunc);
             WrapperSpec w = wrapper_for(c, o);
+            starting = true;  // from here on a job may exist, even if start_job throws
             long pgid = start_job(remote, dir, name, make_wrapper_script(w), w.train_cmd);
             job_started = true;
             std::printf("mlt: started %s on %s (process group %ld)\n", name.c_str(), remote.name().c_str(), pgid);
@@ -433,6 +435,15 @@ int run_train(const SshCommandLine& cli, const TrainOptions& o) {
             acknowledge_interrupt();
             std::fprintf(stderr, "\nmlt: Ctrl+C: nothing was started; lock released\n");
             release_lock(remote, dir, name);
+        } else if (!starting && !job_started && e.kind() != ErrorKind::disconnected) {
+            // Failed before the job was started (an upload): nothing to collect, so the next
+            // run must not find a lock (exit 3). Best effort: the original error is the one
+            // reported.
+            try {
+                release_lock(remote, dir, name);
+            } catch (const Error& release_error) {
+                spdlog::warn("could not release the lock: {}", release_error.what());
+            }
         }
         throw;
     }
