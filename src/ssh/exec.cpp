@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <chrono>
 #include <memory>
+#include <thread>
 #include <vector>
 
 #include "internal.h"
@@ -64,6 +65,10 @@ namespace {
 // A channel read with a timeout would not do: it returns on channel data only, so a window
 // adjustment arriving first would still cost the whole timeout (about 900 times for 1 GiB
 // through sshd's 2 MiB window; with 2 ms, a fifth of the upload's time here).
+// A refused channel open, when no channel of ours is running, is retried this often.
+constexpr int kReopenRetries = 40;
+constexpr int kReopenWaitMs = 50;
+
 void wait_for_server(ssh_session s, int timeout_ms) {
     pollfd p{ssh_get_fd(s), POLLIN, 0};
     if (p.fd < 0) return;
@@ -100,7 +105,7 @@ public:
 
     bool done() const { return done_; }
     bool sending() const { return sending_; }
-    int exit_status() const { return ssh_channel_get_exit_status(channel_.get()); }
+    int exit_status() const { return exit_status_; }
 
     // Sends as much input as the remote window takes; true if anything went.
     bool send() {
@@ -150,7 +155,13 @@ public:
         size_t got = 0;
         const bool drained = read_turn(s_, channel_.get(), buf, wait_ms, job_.on_stdout,
                                        job_.on_stderr, display_, &got);
-        if (drained && !sending_) done_ = true;
+        if (drained && !sending_) {
+            // Waits for the status if it is not in yet, then closes the channel: sshd
+            // counts a channel against MaxSessions until it is closed from this side.
+            exit_status_ = ssh_channel_get_exit_status(channel_.get());
+            channel_.reset();
+            done_ = true;
+        }
         return got > 0;
     }
 
@@ -165,6 +176,7 @@ private:
     bool stalled_ = false;
     std::chrono::steady_clock::time_point stalled_since_;
     bool done_ = false;
+    int exit_status_ = -1;
 };
 
 }  // namespace
@@ -176,32 +188,62 @@ ExecResult Session::exec(const std::string& command, const InputSource& input,
 
 std::vector<ExecResult> Session::exec_parallel(const std::vector<StreamJob>& jobs) {
     ssh_session s = impl_->session.get();
-    std::vector<std::unique_ptr<ExecChannel>> channels;
-    for (const auto& job : jobs)
-        channels.push_back(std::make_unique<ExecChannel>(s, impl_->display, job));
+    std::vector<std::unique_ptr<ExecChannel>> channels(jobs.size());
+    size_t next = 0;              // the first job not started yet
+    size_t limit = jobs.size();   // how many channels the server lets run side by side
+    // Starts jobs while there is room. A server that refuses a channel beyond the ones
+    // running (sshd's MaxSessions) sets the limit: the rest start as others end.
+    // sshd frees a closed channel's slot a moment after the close arrives, so a channel
+    // opened right after another ended may be refused once more: retried a few times.
+    auto start_more = [&] {
+        size_t running = 0;
+        for (size_t i = 0; i < next; ++i) running += channels[i]->done() ? 0 : 1;
+        int retries = 0;
+        while (next < jobs.size() && running < limit) {
+            try {
+                channels[next] = std::make_unique<ExecChannel>(s, impl_->display, jobs[next]);
+            } catch (const Error&) {
+                if (next == 0 || !ssh_is_connected(s)) throw;
+                if (running == 0) {
+                    if (++retries > kReopenRetries) throw;
+                    std::this_thread::sleep_for(std::chrono::milliseconds(kReopenWaitMs));
+                    continue;
+                }
+                limit = running;
+                spdlog::debug("{} refused another channel; at most {} side by side",
+                              impl_->display, limit);
+                return;
+            }
+            ++next;
+            ++running;
+        }
+    };
+    start_more();
     // A pending Ctrl+C ends these commands (the caller decides what next).
     throw_if_interrupted();
     std::vector<char> buf(kReadChunk);
     bool received = false;  // in the last round: more may be waiting in libssh's buffers
     for (;;) {
-        bool sent = false, sending = false, all_done = true;
-        for (auto& c : channels) {
-            if (c->done()) continue;
-            sent |= c->send();
-            sending |= c->sending();
+        bool sent = false, sending = false, all_done = true, ended = false;
+        for (size_t i = 0; i < next; ++i) {
+            if (channels[i]->done()) continue;
+            sent |= channels[i]->send();
+            sending |= channels[i]->sending();
         }
         // A lone channel with no input left waits in its read. Otherwise, when nothing
         // moved, wait for the server's next packet: output, or the window adjustment that
         // lets held-up input go.
-        const bool alone = channels.size() == 1 && !sending;
+        const bool alone = jobs.size() == 1 && !sending;
         if (!sent && !received && !alone) wait_for_server(s, kPollMs);
         received = false;
-        for (auto& c : channels) {
-            if (c->done()) continue;
-            received |= c->receive(buf, alone ? kPollMs : 0);
-            all_done &= c->done();
+        for (size_t i = 0; i < next; ++i) {
+            if (channels[i]->done()) continue;
+            received |= channels[i]->receive(buf, alone ? kPollMs : 0);
+            ended |= channels[i]->done();
+            all_done &= channels[i]->done();
         }
-        if (all_done) break;
+        if (all_done && next == jobs.size()) break;
+        if (ended || all_done) start_more();
     }
     std::vector<ExecResult> results;
     for (auto& c : channels) {

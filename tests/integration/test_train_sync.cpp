@@ -197,5 +197,30 @@ TEST_F(TrainSyncTest, ABigWorkspaceGoesInParallelStreams) {
     EXPECT_TRUE(read_or_empty(remote() + "/data/metrics.csv") == files[3].second + "v2");
 }
 
+// A server that allows two channels per connection (the control shell and one more):
+// the streams of a big upload run one after another, and everything lands.
+class TrainSyncFewChannelsTest : public TrainTest {
+  protected:
+    std::string sshd_extra_config() const override { return "MaxSessions 2\n"; }
+};
+
+TEST_F(TrainSyncFewChannelsTest, ParallelStreamsQueueWhenTheServerLimitsChannels) {
+    const std::string ws = sshd().dir() + "/ws";
+    make_dir(ws, 0755);
+    std::vector<std::pair<std::string, std::string>> files;
+    for (int i = 0; i < 3; ++i)
+        files.push_back({"w" + std::to_string(i) + ".bin", noise(9 << 20, 11 + i)});
+    for (const auto& [rel, content] : files) write_file(ws + "/" + rel, content);
+    write_shell_model("narrow", "echo trained\n");
+    write_model_settings("narrow", kShellSidecar);
+    write_user_settings();
+    ProcessResult r = mlt({"ssh", "-v", "train", "narrow", "--workspace", ws});
+    ASSERT_EQ(r.exit_code, 0) << describe(r) << job_state("narrow");
+    EXPECT_TRUE(has_text(r.err, "in 3 stream(s)")) << describe(r);
+    EXPECT_TRUE(has_text(r.err, "refused another channel; at most 1 side by side")) << describe(r);
+    for (const auto& [rel, content] : files)
+        EXPECT_TRUE(read_or_empty(remote() + "/" + rel) == content) << rel << " differs";
+}
+
 }  // namespace
 }  // namespace mlt_test

@@ -5,7 +5,7 @@
 namespace mlt_test {
 
 void SshTest::SetUp() {
-    sshd_ = std::make_unique<TestSshd>();
+    sshd_ = std::make_unique<TestSshd>(sshd_extra_config());
     env_ = std::make_unique<MltEnv>(sshd_->home());
 }
 

@@ -15,6 +15,8 @@ namespace mlt_test {
 class SshTest : public ::testing::Test {
   protected:
     void SetUp() override;
+    // sshd_config lines for this fixture's server (TestSshd's extra_config).
+    virtual std::string sshd_extra_config() const { return {}; }
 
     TestSshd& sshd() { return *sshd_; }
     const TestSshd& sshd() const { return *sshd_; }

@@ -54,7 +54,8 @@ bool reap_within(pid_t pid, std::chrono::milliseconds timeout) {
 
 }  // namespace
 
-TestSshd::TestSshd() : user_(current_user()) {
+TestSshd::TestSshd(std::string extra_config)
+    : user_(current_user()), extra_config_(std::move(extra_config)) {
     make_dir(home(), 0755);
     make_dir(home() + "/.ssh", 0700);
     make_dir(remote_dir(), 0755);
@@ -80,7 +81,7 @@ TestSshd::~TestSshd() {
 }
 
 std::string TestSshd::config_text() const {
-    std::string cfg;
+    std::string cfg = extra_config_;
     cfg += "ListenAddress 127.0.0.1\n";
     cfg += "Port " + std::to_string(port_) + "\n";
     cfg += "HostKey " + dir_.file("ssh_host_ed25519_key") + "\n";

@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "harness/temp_dir.h"
@@ -16,7 +17,9 @@ namespace mlt_test {
 // log) when sshd cannot be started within a few tries. Works as root and as a normal user.
 class TestSshd {
   public:
-    TestSshd();
+    // `extra_config`: sshd_config lines that go before the defaults (sshd keeps the first
+    // value of a keyword, so they override), e.g. "MaxSessions 2\n".
+    explicit TestSshd(std::string extra_config = {});
     ~TestSshd();  // SIGTERM, then SIGKILL after a bounded wait; the child is reaped
     TestSshd(const TestSshd&) = delete;
     TestSshd& operator=(const TestSshd&) = delete;
@@ -70,6 +73,7 @@ class TestSshd {
 
     TempDir dir_{"mlt-sshd-"};
     std::string user_;
+    std::string extra_config_;
     std::string host_key_blob_;
     std::string host_key_fingerprint_;
     int port_ = 0;
