@@ -8,6 +8,7 @@
 
 #include <unistd.h>
 
+#include <filesystem>
 #include <string>
 #include <utility>
 #include <vector>
@@ -145,14 +146,27 @@ std::string noise(size_t size, uint32_t seed) {
     return s;
 }
 
+using Tree = std::vector<std::pair<std::string, std::string>>;  // relative path, content
+
+void write_tree(const std::string& root, const Tree& files) {
+    for (const auto& [rel, content] : files) {
+        std::filesystem::create_directories(std::filesystem::path(root + "/" + rel).parent_path());
+        write_file(root + "/" + rel, content);
+    }
+}
+
+// Each file of `files` under `root` has the same content.
+void expect_tree(const std::string& root, const Tree& files) {
+    for (const auto& [rel, content] : files)
+        EXPECT_TRUE(read_or_empty(root + "/" + rel) == content) << rel << " differs";
+}
+
 // Enough to send (37 MiB) for four tar streams on four channels of the one connection:
 // three of incompressible files and one compressed (the text file and the small ones).
 // Everything lands; a stream that fails is reported with tar's words after the others end.
 TEST_F(TrainSyncTest, ABigWorkspaceGoesInParallelStreams) {
     const std::string ws = sshd().dir() + "/ws";
-    make_dir(ws, 0755);
-    make_dir(ws + "/data", 0755);
-    std::vector<std::pair<std::string, std::string>> files;
+    Tree files;
     for (int i = 0; i < 3; ++i)
         files.push_back({"data/weights" + std::to_string(i) + ".bin", noise(9 << 20, 7 + i)});
     std::string text;
@@ -160,8 +174,7 @@ TEST_F(TrainSyncTest, ABigWorkspaceGoesInParallelStreams) {
     files.push_back({"data/metrics.csv", text});
     for (int i = 0; i < 40; ++i)
         files.push_back({"src/m" + std::to_string(i) + " 'q'.py", "print(" + std::to_string(i) + ")\n"});
-    make_dir(ws + "/src", 0755);
-    for (const auto& [rel, content] : files) write_file(ws + "/" + rel, content);
+    write_tree(ws, files);
     write_shell_model("wide", "echo trained\n");
     write_model_settings("wide", kShellSidecar);
     write_user_settings();
@@ -170,8 +183,7 @@ TEST_F(TrainSyncTest, ABigWorkspaceGoesInParallelStreams) {
     ASSERT_EQ(r.exit_code, 0) << describe(r) << job_state("wide");
     EXPECT_TRUE(has_text(r.out, "uploaded 45 file(s)")) << describe(r);
     EXPECT_TRUE(has_text(r.err, "in 4 stream(s)")) << describe(r);
-    for (const auto& [rel, content] : files)
-        EXPECT_TRUE(read_or_empty(remote() + "/" + rel) == content) << rel << " differs";
+    expect_tree(remote(), files);
 
     // A remote directory where a stream has a file: that stream fails, the run stops before
     // the job with tar's complaint, the other streams still land, and no lock is left
@@ -206,11 +218,10 @@ class TrainSyncFewChannelsTest : public TrainTest {
 
 TEST_F(TrainSyncFewChannelsTest, ParallelStreamsQueueWhenTheServerLimitsChannels) {
     const std::string ws = sshd().dir() + "/ws";
-    make_dir(ws, 0755);
-    std::vector<std::pair<std::string, std::string>> files;
+    Tree files;
     for (int i = 0; i < 3; ++i)
         files.push_back({"w" + std::to_string(i) + ".bin", noise(9 << 20, 11 + i)});
-    for (const auto& [rel, content] : files) write_file(ws + "/" + rel, content);
+    write_tree(ws, files);
     write_shell_model("narrow", "echo trained\n");
     write_model_settings("narrow", kShellSidecar);
     write_user_settings();
@@ -218,8 +229,7 @@ TEST_F(TrainSyncFewChannelsTest, ParallelStreamsQueueWhenTheServerLimitsChannels
     ASSERT_EQ(r.exit_code, 0) << describe(r) << job_state("narrow");
     EXPECT_TRUE(has_text(r.err, "in 3 stream(s)")) << describe(r);
     EXPECT_TRUE(has_text(r.err, "refused another channel; at most 1 side by side")) << describe(r);
-    for (const auto& [rel, content] : files)
-        EXPECT_TRUE(read_or_empty(remote() + "/" + rel) == content) << rel << " differs";
+    expect_tree(remote(), files);
 }
 
 }  // namespace
