@@ -1,5 +1,5 @@
-// worth_compressing(): whether a big file shrinks enough under the upload's compressor to pay
-// for the CPU, judged from a few samples compressed in memory.
+// worth_compressing() and small_files_compress(): whether files shrink enough under the
+// upload's compressor to pay for the CPU, judged from samples compressed in memory.
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -21,6 +21,9 @@ namespace {
 // Samples of this size are taken at evenly spread offsets (start and end included).
 constexpr size_t kSampleSize = 64 * 1024;
 constexpr int kSamples = 4;
+// Small files are judged together: the head of up to this many, this much of each.
+constexpr size_t kSmallSamples = 64;
+constexpr size_t kSmallSampleBytes = 4096;
 
 la_ssize_t count_bytes(archive*, void* total, const void*, size_t size) {
     *static_cast<uint64_t*>(total) += size;
@@ -53,6 +56,15 @@ std::optional<uint64_t> compressed_size(const std::string& data, Compression com
     return total;
 }
 
+// Already-compressed data (archives, images, most weight files) and random bytes save a few
+// per cent at most; below 10 % the compressor's CPU is not worth it, and on a fast link it
+// would be the bottleneck (tests/bench/README.md).
+bool sample_compresses(const std::string& sample, Compression compression) {
+    const auto packed = compressed_size(sample, compression);
+    if (!packed) return true;
+    return static_cast<double>(*packed) < 0.9 * static_cast<double>(sample.size());
+}
+
 }  // namespace
 
 bool worth_compressing(const std::string& path, Compression compression) {
@@ -71,12 +83,26 @@ bool worth_compressing(const std::string& path, Compression compression) {
         if (n <= 0) return true;
         sample.append(piece.data(), static_cast<size_t>(n));
     }
-    const auto packed = compressed_size(sample, compression);
-    if (!packed) return true;
-    // Already-compressed data (archives, images, most weight files) saves a few per cent at
-    // most; below 10 % the compressor's CPU is not worth it, and on a fast link it would be
-    // the bottleneck (tests/bench/README.md).
-    return static_cast<double>(*packed) < 0.9 * static_cast<double>(sample.size());
+    return sample_compresses(sample, compression);
+}
+
+bool small_files_compress(const std::vector<std::string>& paths, Compression compression) {
+    if (compression == Compression::none) return false;
+    if (paths.empty()) return true;
+    // Up to kSmallSamples files, spread over the list, up to kSmallSampleBytes of each: the
+    // way they sit side by side in the tar stream, so that what they share counts too.
+    std::string sample;
+    std::vector<char> piece(kSmallSampleBytes);
+    const size_t count = std::min(paths.size(), kSmallSamples);
+    for (size_t i = 0; i < count; ++i) {
+        UniqueFd fd(::open(paths[i * paths.size() / count].c_str(), O_RDONLY | O_CLOEXEC));
+        if (!fd) continue;
+        const ssize_t n = ::read(fd.get(), piece.data(), piece.size());
+        if (n > 0) sample.append(piece.data(), static_cast<size_t>(n));
+    }
+    // Too little to judge (a few tiny files): compress, it costs nothing.
+    if (sample.size() < kSmallSampleBytes) return true;
+    return sample_compresses(sample, compression);
 }
 
 }  // namespace mlt

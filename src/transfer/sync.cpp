@@ -147,9 +147,17 @@ SyncResult sync_up(Remote& remote, const std::map<std::string, std::vector<Uploa
     const Compression compression = files > 0 ? choose() : Compression::none;
     for (const auto& [base, items] : changed) {
         std::vector<PlannedFile> planned;
-        for (const auto& item : items)
-            planned.push_back({item, local_size(item.local_path),
-                               worth_compressing(item.local_path, compression)});
+        std::vector<std::string> small;
+        for (const auto& item : items) {
+            const uint64_t size = local_size(item.local_path);
+            planned.push_back({item, size, worth_compressing(item.local_path, compression)});
+            if (size < kSampledSize) small.push_back(item.local_path);
+        }
+        if (compression != Compression::none && !small_files_compress(small, compression)) {
+            spdlog::debug("the small files for {} do not compress; they go uncompressed", base);
+            for (auto& file : planned)
+                if (file.size < kSampledSize) file.compress = false;
+        }
         auto s = upload_streams(remote, base, plan_upload_streams(planned, compression), &progress);
         result.moved.files += s.files;
         result.moved.bytes += s.bytes;

@@ -13,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "../common/test_bytes.h"
 #include "harness/expect.h"
 #include "harness/files.h"
 #include "harness/train_fixture.h"
@@ -133,19 +134,6 @@ TEST_F(TrainSyncTest, ARelativeRemoteLogDirIsPulledFromTheRemoteDir) {
     EXPECT_EQ(read_or_empty(local_logs("rel") + "/metric.txt"), "42\n") << describe(r);
 }
 
-// Bytes that do not compress (xorshift), different for each seed.
-std::string noise(size_t size, uint32_t seed) {
-    std::string s(size, '\0');
-    uint32_t x = seed | 1;
-    for (auto& c : s) {
-        x ^= x << 13;
-        x ^= x >> 17;
-        x ^= x << 5;
-        c = static_cast<char>(x >> 24);
-    }
-    return s;
-}
-
 using Tree = std::vector<std::pair<std::string, std::string>>;  // relative path, content
 
 void write_tree(const std::string& root, const Tree& files) {
@@ -168,7 +156,7 @@ TEST_F(TrainSyncTest, ABigWorkspaceGoesInParallelStreams) {
     const std::string ws = sshd().dir() + "/ws";
     Tree files;
     for (int i = 0; i < 3; ++i)
-        files.push_back({"data/weights" + std::to_string(i) + ".bin", noise(9 << 20, 7 + i)});
+        files.push_back({"data/weights" + std::to_string(i) + ".bin", mlt::test::noise_bytes(9 << 20, 7 + i)});
     std::string text;
     for (int row = 0; text.size() < (9u << 20); ++row) text += "step," + std::to_string(row) + ",loss,0.5\n";
     files.push_back({"data/metrics.csv", text});
@@ -220,7 +208,7 @@ TEST_F(TrainSyncFewChannelsTest, ParallelStreamsQueueWhenTheServerLimitsChannels
     const std::string ws = sshd().dir() + "/ws";
     Tree files;
     for (int i = 0; i < 3; ++i)
-        files.push_back({"w" + std::to_string(i) + ".bin", noise(9 << 20, 11 + i)});
+        files.push_back({"w" + std::to_string(i) + ".bin", mlt::test::noise_bytes(9 << 20, 11 + i)});
     write_tree(ws, files);
     write_shell_model("narrow", "echo trained\n");
     write_model_settings("narrow", kShellSidecar);

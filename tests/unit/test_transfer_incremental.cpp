@@ -17,6 +17,7 @@
 #include <utility>
 #include <vector>
 
+#include "../common/test_bytes.h"
 #include "local_remote.h"
 #include "mlt/transfer/transfer.h"
 #include "mlt/transfer/workspace.h"
@@ -73,15 +74,7 @@ void alter_keeping_size_and_mtime(const std::string& path, const std::string& co
 
 // Deterministic bytes, different at every offset.
 std::string big_bytes(size_t size) {
-    std::string s(size, '\0');
-    uint32_t x = 2463534242u;
-    for (size_t i = 0; i < size; ++i) {
-        x ^= x << 13;
-        x ^= x >> 17;
-        x ^= x << 5;
-        s[i] = static_cast<char>(x);
-    }
-    return s;
+    return mlt::test::noise_bytes(size, 0);
 }
 
 // Names that a shell, find, xargs or tar could mangle; some are directories on the way.

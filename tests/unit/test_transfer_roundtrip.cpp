@@ -14,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include "../common/test_bytes.h"
 #include "local_remote.h"
 #include "mlt/transfer/sync.h"
 #include "mlt/transfer/transfer.h"
@@ -185,6 +186,47 @@ TEST(TransferRoundTrip, WorthCompressingJudgesBigFilesBySamples) {
         EXPECT_TRUE(mlt::worth_compressing(dir / "missing", c));
     }
     EXPECT_FALSE(mlt::worth_compressing(dir / "text.csv", mlt::Compression::none));
+}
+
+// Small files are judged together: random ones do not compress, text does, and a handful
+// of tiny files is too little to judge (compressed, it costs nothing).
+TEST(TransferRoundTrip, SmallFilesAreJudgedTogether) {
+    TempDir dir;
+    std::vector<std::string> random, text, tiny;
+    for (int i = 0; i < 100; ++i) {
+        random.push_back(dir / ("r" + std::to_string(i)));
+        write_file(random.back(), mlt::test::noise_bytes(8192, static_cast<uint32_t>(i)));
+        text.push_back(dir / ("t" + std::to_string(i)));
+        write_file(text.back(), text_bytes(8192).substr(static_cast<size_t>(i) * 7));
+    }
+    for (int i = 0; i < 3; ++i) {
+        tiny.push_back(dir / ("tiny" + std::to_string(i)));
+        write_file(tiny.back(), pattern_bytes(100));
+    }
+    for (const auto c : {mlt::Compression::zstd, mlt::Compression::gzip}) {
+        EXPECT_FALSE(mlt::small_files_compress(random, c));
+        EXPECT_TRUE(mlt::small_files_compress(text, c));
+        EXPECT_TRUE(mlt::small_files_compress(tiny, c));
+        EXPECT_TRUE(mlt::small_files_compress({}, c));
+    }
+    EXPECT_FALSE(mlt::small_files_compress(text, mlt::Compression::none));
+
+    // In an upload: the random small files go in one stream without compression.
+    TempDir remote_dir;
+    std::vector<mlt::UploadItem> items;
+    for (const auto& path : random) items.push_back({path, path.substr(dir.path().size() + 1)});
+    LocalRemote remote;
+    EXPECT_EQ(mlt::sync_up(remote, {{remote_dir.path(), items}}, mlt::Compression::zstd).moved.files,
+              items.size());
+    int zstd_streams = 0, plain_streams = 0;
+    for (const auto& cmd : remote.commands) {
+        if (cmd.find("tar -xf") == std::string::npos) continue;
+        zstd_streams += cmd.find("Z=' --zstd';") != std::string::npos;
+        plain_streams += cmd.find("Z='';") != std::string::npos;
+    }
+    EXPECT_EQ(zstd_streams, 0);
+    EXPECT_EQ(plain_streams, 1);
+    EXPECT_EQ(slurp(remote_dir / "r7"), slurp(dir / "r7"));
 }
 
 // With compression on, files that do not compress go in a second, uncompressed tar stream,

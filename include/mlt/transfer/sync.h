@@ -30,15 +30,21 @@ constexpr uint64_t kResumableSize = 32ull * 1024 * 1024;
 // (`zstd`, `gzip`): one round trip, none for Compression::none.
 Compression usable_compression(Remote& remote, Compression wanted);
 
-// Files at least this big are sampled before an upload: those that do not compress go in a
-// stream of their own without compression (see worth_compressing).
+// Files at least this big are sampled one by one before an upload (worth_compressing), the
+// smaller ones together (small_files_compress); what does not compress goes in streams
+// without compression.
 constexpr uint64_t kSampledSize = 1024 * 1024;
 
 // Whether `compression` (at the upload's level 1) saves at least 10 % on the file at `path`:
-// true for files under kSampledSize (they go with the rest of the stream) and for files that
-// cannot be read (the upload reports them); otherwise judged from 4 samples of 64 KiB.
+// true for files under kSampledSize (see small_files_compress) and for files that cannot be
+// read (the upload reports them); otherwise judged from 4 samples of 64 KiB.
 // False for Compression::none.
 bool worth_compressing(const std::string& path, Compression compression);
+
+// The same verdict for the files under kSampledSize of an upload, taken together: the first
+// 4 KiB of up to 64 of them (spread over the list) are compressed as one piece. True when
+// that is under 4 KiB in all (too little to judge); false for Compression::none.
+bool small_files_compress(const std::vector<std::string>& paths, Compression compression);
 
 // Uploads go in up to kMaxUploadStreams tar streams side by side, one more per
 // kBytesPerUploadStream to send: each SSH channel has its own window (2 MiB in sshd), which
