@@ -186,7 +186,7 @@ const std::vector<FieldDecl>& ssh_fields() {
              &assign<&S::workspace>),
         choice("compression", {"none", "gzip", "zstd"}, "`zstd`", "none",
                "compression of the tar streams (workspace, upload_files, log dir), level 1; "
-               "uploaded files of 1 MiB or more that shrink by less than 10 % go uncompressed; "
+               "uploaded files that shrink by less than 10 % (sampled) go uncompressed; "
                "without `zstd` on the remote, none (see docs/usage.md)",
                &assign<&S::compression>),
     };
