@@ -242,6 +242,29 @@ private:
     UniqueFd fd_;
 };
 
+// The directories `open_base` is about to create for `dir` (those missing now, deepest
+// last). Removed again, if still empty, when nothing lands in them: a missing remote file
+// leaves no trace locally.
+class NewDirs {
+public:
+    explicit NewDirs(std::filesystem::path dir) {
+        std::error_code ec;
+        for (; !dir.empty() && !std::filesystem::exists(dir, ec); dir = dir.parent_path()) {
+            made_.push_back(dir);
+            if (dir == dir.parent_path()) break;
+        }
+    }
+    ~NewDirs() {
+        for (const auto& d : made_) ::rmdir(d.c_str());  // deepest first; fails if not empty
+    }
+    NewDirs(const NewDirs&) = delete;
+    NewDirs& operator=(const NewDirs&) = delete;
+    void keep() { made_.clear(); }
+
+private:
+    std::vector<std::filesystem::path> made_;
+};
+
 }  // namespace
 
 std::optional<uint64_t> download_file_if_present(Remote& remote, const std::string& remote_path,
@@ -254,6 +277,7 @@ std::optional<uint64_t> download_file_if_present(Remote& remote, const std::stri
     const std::string leaf = target.filename().string();
     if (leaf.empty() || leaf == "." || leaf == "..")
         throw io_error("cannot write " + local_path + ": not a file name");
+    NewDirs new_dirs(dir);
     UniqueFd dir_fd = open_base(dir.string());
 
     for (int attempt = 0;; ++attempt) {
@@ -282,6 +306,7 @@ std::optional<uint64_t> download_file_if_present(Remote& remote, const std::stri
         }
         if (fetch.resumed()) spdlog::info("resumed {} after {} bytes", local_path, offset);
         const uint64_t size = fetch.commit(leaf);
+        new_dirs.keep();
         if (sha256) *sha256 = fetch.digest();
         return size;
     }

@@ -434,6 +434,16 @@ TEST(TransferResume, AMissingRemoteFileWritesNothing) {
     EXPECT_EQ(mlt::download_file_if_present(remote, remote_dir / "a dir", local_dir / "out.zip"),
               std::nullopt);
     EXPECT_TRUE(fs::is_empty(local_dir.path()));
+    // Nor are the local directories it would have gone into left behind.
+    EXPECT_EQ(mlt::download_file_if_present(remote, missing, local_dir / "new/sub/out.zip"),
+              std::nullopt);
+    EXPECT_TRUE(fs::is_empty(local_dir.path()));
+    // They stay when the file arrives.
+    write_file(remote_dir / "there.zip", "zip");
+    EXPECT_EQ(mlt::download_file_if_present(remote, remote_dir / "there.zip",
+                                            local_dir / "new/sub/there.zip"),
+              3u);
+    EXPECT_EQ(slurp(local_dir / "new/sub/there.zip"), "zip");
 }
 
 TEST(TransferResume, AnEmptyRemoteFileArrivesEmptyWithItsMtime) {
