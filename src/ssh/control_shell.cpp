@@ -19,7 +19,6 @@ using namespace ssh_detail;
 
 namespace {
 
-
 std::string random_token() {
     std::random_device rd;
     std::string token = "mlt-";

@@ -61,24 +61,20 @@ bool read_turn(ssh_session s, ssh_channel ch, std::vector<char>& buf, int wait_m
 
 namespace {
 
-// Waits up to `timeout_ms` for the server to send anything (a window adjustment, output).
-// A channel read with a timeout would not do: it returns on channel data only, so a window
-// adjustment arriving first would still cost the whole timeout (about 900 times for 1 GiB
-// through sshd's 2 MiB window; with 2 ms, a fifth of the upload's time here).
 // A refused channel open, when no channel of ours is running, is retried this often.
 constexpr int kReopenRetries = 40;
 constexpr int kReopenWaitMs = 50;
 
+// Waits up to `timeout_ms` for the server to send anything (a window adjustment, output).
+// A channel read with a timeout would not do: it returns on channel data only, so a window
+// adjustment arriving first would still cost the whole timeout (a 1 GiB upload shuts sshd's
+// 2 MiB window about 900 times).
 void wait_for_server(ssh_session s, int timeout_ms) {
     pollfd p{ssh_get_fd(s), POLLIN, 0};
     if (p.fd < 0) return;
     while (::poll(&p, 1, timeout_ms) < 0 && errno == EINTR) {
     }
 }
-
-}  // namespace
-
-namespace {
 
 // One remote command on its own exec channel, fed and read by whoever drives it.
 // Input and output are interleaved: input goes out as far as the remote window allows and

@@ -142,6 +142,15 @@ bool parse_mtime(std::string_view text, int64_t& ns) {
     return true;
 }
 
+bool add_upload_filter(archive* a, Compression compression) {
+    if (compression == Compression::none) return true;
+    const bool zstd = compression == Compression::zstd;
+    return (zstd ? archive_write_add_filter_zstd(a) : archive_write_add_filter_gzip(a)) ==
+               ARCHIVE_OK &&
+           archive_write_set_filter_option(a, zstd ? "zstd" : "gzip", "compression-level", "1") ==
+               ARCHIVE_OK;
+}
+
 void write_all(int fd, const char* data, size_t size, const std::string& shown) {
     while (size > 0) {
         ssize_t n = ::write(fd, data, size);

@@ -35,12 +35,7 @@ la_ssize_t count_bytes(archive*, void* total, const void*, size_t size) {
 std::optional<uint64_t> compressed_size(const std::string& data, Compression compression) {
     ArchiveWritePtr a(archive_write_new());
     if (!a || archive_write_set_format_raw(a.get()) != ARCHIVE_OK) return std::nullopt;
-    const char* filter = compression == Compression::zstd ? "zstd" : "gzip";
-    const int added = compression == Compression::zstd ? archive_write_add_filter_zstd(a.get())
-                                                       : archive_write_add_filter_gzip(a.get());
-    if (added != ARCHIVE_OK ||
-        archive_write_set_filter_option(a.get(), filter, "compression-level", "1") != ARCHIVE_OK)
-        return std::nullopt;
+    if (!add_upload_filter(a.get(), compression)) return std::nullopt;
     archive_write_set_bytes_in_last_block(a.get(), 1);
     uint64_t total = 0;
     if (archive_write_open(a.get(), &total, nullptr, &count_bytes, nullptr) != ARCHIVE_OK)

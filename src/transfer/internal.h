@@ -92,6 +92,12 @@ bool has_dotdot(std::string_view path);
 // false when it is not such a number.
 bool parse_mtime(std::string_view text, int64_t& ns);
 
+// Adds the upload compressor for `compression` to a libarchive writer: gzip or zstd at
+// level 1 (nothing for none). Level 1 because the link, not the ratio, is what there is to
+// win against; higher levels cost more CPU than they save time (tests/bench/README.md).
+// False when libarchive refuses.
+bool add_upload_filter(archive* a, Compression compression);
+
 // Writes all of `data` to `fd` (retrying short writes and EINTR); throws io error naming
 // `shown`.
 void write_all(int fd, const char* data, size_t size, const std::string& shown);

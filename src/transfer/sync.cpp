@@ -51,6 +51,22 @@ std::string checked_local_target(const std::string& local_base, const std::strin
     }
 }
 
+// Sets `compress` on each file: a big one by its own samples, the small ones together.
+void judge_compression(std::vector<PlannedFile>& files, Compression compression) {
+    if (compression == Compression::none) return;
+    std::vector<std::string> small;
+    for (auto& file : files) {
+        if (file.size >= kSampledSize)
+            file.compress = worth_compressing(file.item.local_path, compression);
+        else
+            small.push_back(file.item.local_path);
+    }
+    const bool small_compress = small_files_compress(small, compression);
+    if (!small_compress) spdlog::debug("the small files to upload do not compress; they go uncompressed");
+    for (auto& file : files)
+        if (file.size < kSampledSize) file.compress = small_compress;
+}
+
 }  // namespace
 
 std::vector<UploadStream> plan_upload_streams(const std::vector<PlannedFile>& files,
@@ -131,33 +147,24 @@ SyncResult sync_up(Remote& remote, const std::map<std::string, std::vector<Uploa
 SyncResult sync_up(Remote& remote, const std::map<std::string, std::vector<UploadItem>>& plan,
                    const CompressionChoice& choose) {
     SyncResult result;
-    std::map<std::string, std::vector<UploadItem>> changed;
+    std::map<std::string, std::vector<PlannedFile>> changed;
     uint64_t files = 0, bytes = 0;
     for (const auto& [base, items] : plan) {
-        auto send = changed_for_upload(remote, base, items);
+        const auto send = changed_for_upload(remote, base, items);
         result.unchanged += items.size() - send.size();
-        for (const auto& item : send) bytes += local_size(item.local_path);
+        for (const auto& item : send) {
+            changed[base].push_back({item, local_size(item.local_path), false});
+            bytes += changed[base].back().size;
+        }
         files += send.size();
-        if (!send.empty()) changed[base] = std::move(send);
     }
     if (auto summary = large_upload_summary(files, bytes, remote.name()))
         spdlog::info("{}", *summary);
     const auto start = Clock::now();
     TransferProgress progress("upload", files, bytes);
     const Compression compression = files > 0 ? choose() : Compression::none;
-    for (const auto& [base, items] : changed) {
-        std::vector<PlannedFile> planned;
-        std::vector<std::string> small;
-        for (const auto& item : items) {
-            const uint64_t size = local_size(item.local_path);
-            planned.push_back({item, size, worth_compressing(item.local_path, compression)});
-            if (size < kSampledSize) small.push_back(item.local_path);
-        }
-        if (compression != Compression::none && !small_files_compress(small, compression)) {
-            spdlog::debug("the small files for {} do not compress; they go uncompressed", base);
-            for (auto& file : planned)
-                if (file.size < kSampledSize) file.compress = false;
-        }
+    for (auto& [base, planned] : changed) {
+        judge_compression(planned, compression);
         auto s = upload_streams(remote, base, plan_upload_streams(planned, compression), &progress);
         result.moved.files += s.files;
         result.moved.bytes += s.bytes;

@@ -25,11 +25,12 @@ namespace {
 // bounded whatever the file sizes.
 constexpr size_t kReadChunk = 1024 * 1024;
 
-// The remote side of an upload. tar's stderr goes to a temporary file and only its head is
-// printed at the end: the channel's stdout/stderr are not read until all of stdin has been
-// sent, so a tar that printed a warning per file (disk full, clock skew) would otherwise
-// block on a full stderr and stop reading the archive. When the base cannot be created the
-// input is drained, so the exit status and message arrive instead of a write error.
+// The remote side of an upload. tar's stderr goes to a temporary file and only its head
+// (64 KiB) is printed at the end: a tar that warns once per file (disk full, clock skew)
+// can say megabytes, all of which would be collected for an error that quotes one line.
+// (The script dates from when exec channels sent all of stdin before reading any output,
+// when a full stderr could also block tar.) When the base cannot be created the input is
+// drained, so the exit status and message arrive rather than a cut-off stream.
 constexpr char kUploadScript[] =
     "if mkdir -p -- \"$B\" && cd -- \"$B\"; then"
     " e=$(mktemp 2>/dev/null) || e=/dev/null;"
@@ -71,18 +72,10 @@ public:
         // pax: exact (nanosecond) mtimes and names of any length and bytes.
         if (archive_write_set_format_pax(archive_.get()) != ARCHIVE_OK)
             throw fail("cannot start the upload archive");
-        // Level 1 of either: the link, not the ratio, is what there is to win against, and
-        // higher levels cost more CPU than they save time (tests/bench/README.md).
-        if (compression == Compression::gzip &&
-            (archive_write_add_filter_gzip(archive_.get()) != ARCHIVE_OK ||
-             archive_write_set_filter_option(archive_.get(), "gzip", "compression-level", "1") !=
-                 ARCHIVE_OK))
-            throw fail("cannot start the gzip compression of the upload");
-        if (compression == Compression::zstd &&
-            (archive_write_add_filter_zstd(archive_.get()) != ARCHIVE_OK ||
-             archive_write_set_filter_option(archive_.get(), "zstd", "compression-level", "1") !=
-                 ARCHIVE_OK))
-            throw fail("cannot start the zstd compression of the upload");
+        if (!add_upload_filter(archive_.get(), compression))
+            throw fail(std::string("cannot start the ") +
+                       (compression == Compression::zstd ? "zstd" : "gzip") +
+                       " compression of the upload");
         // No blocking: every write goes straight to on_write (and from there, as far as it
         // fits, into the channel's buffer) instead of through a 10 KiB block buffer first.
         // That also leaves out the padding to a full block, which would follow a compressed

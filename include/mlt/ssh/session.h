@@ -44,7 +44,6 @@ struct ExecResult {
     int exit_status = -1;  // -1: killed by a signal or no status sent
 };
 
-
 // An authenticated SSH connection to one host. Move-only; closes the connection on
 // destruction. All methods throw mlt::Error with the libssh error text on failure.
 class Session {
