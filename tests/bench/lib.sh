@@ -39,6 +39,25 @@ parse_compression() {
 }
 compression_yaml() { [ -z "$compression" ] || echo "  compression: $compression"; }
 
+# common_option ARGS...: the options run_bench.sh, whole_run.sh and throughput.sh share:
+# --rtt-ms N (appended to the caller's rtts array), --rate-mbit N, --compression C (also
+# as --opt=value) and --keep (sets keep=1). Sets opt_words to how many words of ARGS it
+# used, 0 when $1 is none of them.
+# shellcheck disable=SC2034  # keep and opt_words are read by the calling script
+common_option() {
+  opt_words=1
+  case $1 in
+    --rtt-ms) rtts+=("$2"); opt_words=2 ;;
+    --rtt-ms=*) rtts+=("${1#*=}") ;;
+    --rate-mbit) parse_rate_mbit "$2"; opt_words=2 ;;
+    --rate-mbit=*) parse_rate_mbit "${1#*=}" ;;
+    --compression) parse_compression "$2"; opt_words=2 ;;
+    --compression=*) parse_compression "${1#*=}" ;;
+    --keep) keep=1 ;;
+    *) opt_words=0 ;;
+  esac
+}
+
 bench_init() {
   local t
   for t in ssh ssh-keygen timeout python3 "$@"; do

@@ -17,15 +17,10 @@ set -euo pipefail
 
 rtts=() small=0 keep=0
 while [ $# -gt 0 ]; do
+  common_option "$@"
+  if [ "$opt_words" -gt 0 ]; then shift "$opt_words"; continue; fi
   case $1 in
-    --rtt-ms) rtts+=("$2"); shift 2 ;;
-    --rtt-ms=*) rtts+=("${1#*=}"); shift ;;
-    --rate-mbit) parse_rate_mbit "$2"; shift 2 ;;
-    --rate-mbit=*) parse_rate_mbit "${1#*=}"; shift ;;
-    --compression) parse_compression "$2"; shift 2 ;;
-    --compression=*) parse_compression "${1#*=}"; shift ;;
     --small) small=1; shift ;;
-    --keep) keep=1; shift ;;
     -h|--help) sed -n '2,13p' "$0"; exit 0 ;;
     *) echo "unknown option $1" >&2; exit 2 ;;
   esac

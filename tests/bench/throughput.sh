@@ -29,16 +29,11 @@ set -euo pipefail
 
 rtts=() size_mb=1024 reps=3 keep=0
 while [ $# -gt 0 ]; do
+  common_option "$@"
+  if [ "$opt_words" -gt 0 ]; then shift "$opt_words"; continue; fi
   case $1 in
-    --rtt-ms) rtts+=("$2"); shift 2 ;;
-    --rtt-ms=*) rtts+=("${1#*=}"); shift ;;
-    --rate-mbit) parse_rate_mbit "$2"; shift 2 ;;
-    --rate-mbit=*) parse_rate_mbit "${1#*=}"; shift ;;
-    --compression) parse_compression "$2"; shift 2 ;;
-    --compression=*) parse_compression "${1#*=}"; shift ;;
     --size-mb) size_mb=$2; shift 2 ;;
     --reps) reps=$2; shift 2 ;;
-    --keep) keep=1; shift ;;
     -h|--help) sed -n '2,25p' "$0"; exit 0 ;;
     *) echo "unknown option $1" >&2; exit 2 ;;
   esac

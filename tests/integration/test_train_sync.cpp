@@ -21,9 +21,36 @@
 namespace mlt_test {
 namespace {
 
-using TrainSyncTest = TrainTest;
-
 const char* const kShellSidecar = "ssh:\n  train_cmd: \"sh {spec}\"\n";
+
+using Tree = std::vector<std::pair<std::string, std::string>>;  // relative path, content
+
+void write_tree(const std::string& root, const Tree& files) {
+    for (const auto& [rel, content] : files) {
+        std::filesystem::create_directories(std::filesystem::path(root + "/" + rel).parent_path());
+        write_file(root + "/" + rel, content);
+    }
+}
+
+// Each file of `files` under `root` has the same content.
+void expect_tree(const std::string& root, const Tree& files) {
+    for (const auto& [rel, content] : files)
+        EXPECT_TRUE(read_or_empty(root + "/" + rel) == content) << rel << " differs";
+}
+
+class TrainSyncTest : public TrainTest {
+  protected:
+    std::string workspace() const { return sshd().dir() + "/ws"; }
+    // Writes `files` as workspace() of a shell model `model` that echoes, and trains it
+    // with `mlt ssh -v train MODEL --workspace WS`.
+    ProcessResult train_workspace(const std::string& model, const Tree& files) {
+        write_tree(workspace(), files);
+        write_shell_model(model, "echo trained\n");
+        write_model_settings(model, kShellSidecar);
+        write_user_settings();
+        return mlt({"ssh", "-v", "train", model, "--workspace", workspace()});
+    }
+};
 
 // Rewrites `path` with `content` (same size) and puts its mtime back, so that only the
 // content tells whether it was transferred again.
@@ -134,26 +161,11 @@ TEST_F(TrainSyncTest, ARelativeRemoteLogDirIsPulledFromTheRemoteDir) {
     EXPECT_EQ(read_or_empty(local_logs("rel") + "/metric.txt"), "42\n") << describe(r);
 }
 
-using Tree = std::vector<std::pair<std::string, std::string>>;  // relative path, content
-
-void write_tree(const std::string& root, const Tree& files) {
-    for (const auto& [rel, content] : files) {
-        std::filesystem::create_directories(std::filesystem::path(root + "/" + rel).parent_path());
-        write_file(root + "/" + rel, content);
-    }
-}
-
-// Each file of `files` under `root` has the same content.
-void expect_tree(const std::string& root, const Tree& files) {
-    for (const auto& [rel, content] : files)
-        EXPECT_TRUE(read_or_empty(root + "/" + rel) == content) << rel << " differs";
-}
-
 // Enough to send (37 MiB) for four tar streams on four channels of the one connection:
 // three of incompressible files and one compressed (the text file and the small ones).
 // Everything lands; a stream that fails is reported with tar's words after the others end.
 TEST_F(TrainSyncTest, ABigWorkspaceGoesInParallelStreams) {
-    const std::string ws = sshd().dir() + "/ws";
+    const std::string ws = workspace();
     Tree files;
     for (int i = 0; i < 3; ++i)
         files.push_back({"data/weights" + std::to_string(i) + ".bin", mlt::test::noise_bytes(9 << 20, 7 + i)});
@@ -162,12 +174,7 @@ TEST_F(TrainSyncTest, ABigWorkspaceGoesInParallelStreams) {
     files.push_back({"data/metrics.csv", text});
     for (int i = 0; i < 40; ++i)
         files.push_back({"src/m" + std::to_string(i) + " 'q'.py", "print(" + std::to_string(i) + ")\n"});
-    write_tree(ws, files);
-    write_shell_model("wide", "echo trained\n");
-    write_model_settings("wide", kShellSidecar);
-    write_user_settings();
-
-    ProcessResult r = mlt({"ssh", "-v", "train", "wide", "--workspace", ws});
+    ProcessResult r = train_workspace("wide", files);
     ASSERT_EQ(r.exit_code, 0) << describe(r) << job_state("wide");
     EXPECT_TRUE(has_text(r.out, "uploaded 45 file(s)")) << describe(r);
     EXPECT_TRUE(has_text(r.err, "in 4 stream(s)")) << describe(r);
@@ -199,21 +206,16 @@ TEST_F(TrainSyncTest, ABigWorkspaceGoesInParallelStreams) {
 
 // A server that allows two channels per connection (the control shell and one more):
 // the streams of a big upload run one after another, and everything lands.
-class TrainSyncFewChannelsTest : public TrainTest {
+class TrainSyncFewChannelsTest : public TrainSyncTest {
   protected:
     std::string sshd_extra_config() const override { return "MaxSessions 2\n"; }
 };
 
 TEST_F(TrainSyncFewChannelsTest, ParallelStreamsQueueWhenTheServerLimitsChannels) {
-    const std::string ws = sshd().dir() + "/ws";
     Tree files;
     for (int i = 0; i < 3; ++i)
         files.push_back({"w" + std::to_string(i) + ".bin", mlt::test::noise_bytes(9 << 20, 11 + i)});
-    write_tree(ws, files);
-    write_shell_model("narrow", "echo trained\n");
-    write_model_settings("narrow", kShellSidecar);
-    write_user_settings();
-    ProcessResult r = mlt({"ssh", "-v", "train", "narrow", "--workspace", ws});
+    ProcessResult r = train_workspace("narrow", files);
     ASSERT_EQ(r.exit_code, 0) << describe(r) << job_state("narrow");
     EXPECT_TRUE(has_text(r.err, "in 3 stream(s)")) << describe(r);
     EXPECT_TRUE(has_text(r.err, "refused another channel; at most 1 side by side")) << describe(r);
