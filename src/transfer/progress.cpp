@@ -5,9 +5,8 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdlib>
-#include <cstring>
 #include <iterator>
+#include <string_view>
 
 namespace mlt {
 
@@ -25,10 +24,9 @@ constexpr uint64_t kLargeUploadFiles = 10000;
 // 2^30, not 10^9: the summary shows GiB, so it never reads "0.9 GiB" for a "large" upload.
 constexpr uint64_t kLargeUploadBytes = uint64_t{1} << 30;
 constexpr size_t kDefaultColumns = 80;
-constexpr char kPrefix[] = "mlt: ";
-// Clear to the end of the line: written after the text, so a shorter line hides the end of
-// the previous one without the flicker of erasing first.
-constexpr char kEraseToEnd[] = "\033[K";
+// The live line carries it itself (the reporter draws progress text as given); the summary
+// and the kept last state are alerts, which get it from the reporter.
+constexpr std::string_view kPrefix = "mlt: ";
 
 double seconds(steady_clock::duration d) {
     return std::chrono::duration<double>(d).count();
@@ -44,11 +42,11 @@ std::string format_rate(double bytes_per_second) {
 }
 
 // One column less than the terminal has: a line that fills the last column makes some
-// terminals wrap, and the next `\r` then returns to the wrapped half.
-size_t line_columns(std::FILE* out) {
+// terminals wrap, and the next `\r` then returns to the wrapped half. stderr, not the
+// reporter: a Reporter has no terminal to ask, and the one that draws the line writes there.
+size_t line_columns() {
     winsize ws{};
-    const int fd = ::fileno(out);
-    if (fd >= 0 && ::ioctl(fd, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 1) return ws.ws_col - 1u;
+    if (::ioctl(STDERR_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 1) return ws.ws_col - 1u;
     return kDefaultColumns - 1;
 }
 
@@ -98,13 +96,6 @@ std::string format_count(uint64_t n) {
     return out;
 }
 
-bool stderr_is_terminal() {
-    // TERM=dumb (Emacs shells, some CI runners) is a tty that does not understand ESC[K.
-    const char* term = std::getenv("TERM");
-    return ::isatty(STDERR_FILENO) == 1 && term != nullptr && *term != '\0' &&
-           std::strcmp(term, "dumb") != 0;
-}
-
 std::optional<std::string> large_upload_summary(uint64_t files, uint64_t bytes,
                                                 const std::string& destination) {
     if (files <= kLargeUploadFiles && bytes <= kLargeUploadBytes) return std::nullopt;
@@ -114,15 +105,15 @@ std::optional<std::string> large_upload_summary(uint64_t files, uint64_t bytes,
 }
 
 TransferProgress::TransferProgress(std::string label, uint64_t total_files, uint64_t total_bytes,
-                                   std::FILE* out, bool interactive, Clock clock)
+                                   Reporter& reporter, bool interactive, Clock clock)
     : label_(std::move(label)),
       total_files_(total_files),
       total_bytes_(total_bytes),
-      out_(out),
+      reporter_(reporter),
       interactive_(interactive),
       clock_(clock ? std::move(clock) : Clock(&steady_clock::now)),
       start_(clock_()),
-      width_(interactive ? line_columns(out) : kDefaultColumns - 1),
+      width_(interactive ? line_columns() : kDefaultColumns - 1),
       // The first line waits one interval: a transfer that ends sooner shows only its
       // summary, and the first rate is not measured over a few microseconds.
       next_draw_(start_ + kRedrawInterval),
@@ -149,37 +140,36 @@ void TransferProgress::file_done() {
 void TransferProgress::clear() {
     std::lock_guard<std::mutex> lock(mutex_);
     if (ended_ || !drawn_) return;
-    write_locked(std::string("\r") + kEraseToEnd);
-    drawn_ = false;
+    erase_locked();
 }
 
 void TransferProgress::finish() {
     std::lock_guard<std::mutex> lock(mutex_);
     if (ended_) return;
     ended_ = true;
-    const bool any = files_ > 0 || bytes_ > 0;
-    // The summary overwrites the live line; with nothing to summarize the line is erased.
-    std::string text = drawn_ ? "\r" : "";
-    if (any) text += summary_locked(clock_());
-    if (drawn_) text += kEraseToEnd;
-    if (any) text += '\n';
-    if (!text.empty()) write_locked(text);
+    // Erased first: the reporter would draw the stale line again below the summary.
+    erase_locked();
+    // Nothing to summarize, no line: a download of nothing is no news.
+    if (files_ > 0 || bytes_ > 0) reporter_.alert(summary_locked(clock_()));
 }
 
 void TransferProgress::dismiss() {
     std::lock_guard<std::mutex> lock(mutex_);
     if (ended_) return;
     ended_ = true;
-    if (drawn_) write_locked(std::string("\r") + kEraseToEnd);
+    erase_locked();
 }
 
 void TransferProgress::fail() {
     std::lock_guard<std::mutex> lock(mutex_);
     if (ended_) return;
     ended_ = true;
-    // A "done" summary would be a lie; the last state shows how far the transfer got, and
-    // the newline keeps the error message that follows off the line.
-    if (drawn_) write_locked("\n");
+    // A "done" summary would be a lie; the last state shows how far the transfer got. As a
+    // line of its own (the live line is the reporter's to redraw or drop), it stays above
+    // the error message that follows.
+    if (!drawn_) return;
+    erase_locked();
+    reporter_.alert(last_line_);
 }
 
 uint64_t TransferProgress::files_done() const {
@@ -199,7 +189,10 @@ void TransferProgress::maybe_draw_locked() {
     const TimePoint now = clock_();
     if (now < next_draw_) return;
     next_draw_ = now + kRedrawInterval;
-    write_locked("\r" + live_line_locked(now) + kEraseToEnd);
+    const std::string line = live_line_locked(now);
+    reporter_.emit(Event::progress, line);
+    // Kept for fail(); on a terminal too narrow for even the prefix the cut line is all.
+    last_line_ = line.compare(0, kPrefix.size(), kPrefix) == 0 ? line.substr(kPrefix.size()) : line;
     drawn_ = true;
 }
 
@@ -212,7 +205,7 @@ std::string TransferProgress::live_line_locked(TimePoint now) {
     const double span = seconds(now - base.time);
     const double rate = span > 0 ? static_cast<double>(bytes_ - base.bytes) / span : 0;
 
-    std::string head = kPrefix + label_ + ":";
+    std::string head = std::string(kPrefix) + label_ + ":";
     // 100.0 * done / total, not done / total * 100: the latter makes 29/100 into 28.99...
     double percent = -1;
     if (total_bytes_ > 0)
@@ -249,17 +242,18 @@ std::string TransferProgress::live_line_locked(TimePoint now) {
 
 std::string TransferProgress::summary_locked(TimePoint now) const {
     const double elapsed = seconds(now - start_);
-    std::string line = kPrefix + label_ + ": " + files_text(files_) + ", " + format_bytes(bytes_) +
-                       " in " + format_duration(elapsed);
+    std::string line = label_ + ": " + files_text(files_) + ", " + format_bytes(bytes_) + " in " +
+                       format_duration(elapsed);
     // Below 0.05 s (shown as "0.0 s") a rate would be noise.
     if (elapsed >= 0.05 && bytes_ > 0)
         line += " (" + format_rate(static_cast<double>(bytes_) / elapsed) + ")";
     return line;
 }
 
-void TransferProgress::write_locked(const std::string& text) {
-    std::fwrite(text.data(), 1, text.size(), out_);
-    std::fflush(out_);
+void TransferProgress::erase_locked() {
+    if (!drawn_) return;
+    reporter_.emit(Event::progress, {});
+    drawn_ = false;
 }
 
 }  // namespace mlt

@@ -1,13 +1,17 @@
 #include "mlt/util/log.h"
 
+#include <spdlog/pattern_formatter.h>
+#include <spdlog/sinks/base_sink.h>
+#include <spdlog/sinks/rotating_file_sink.h>
+#include <spdlog/spdlog.h>
+
 #include <algorithm>
 #include <filesystem>
+#include <mutex>
+#include <string_view>
 #include <vector>
 
-#include <spdlog/pattern_formatter.h>
-#include <spdlog/sinks/rotating_file_sink.h>
-#include <spdlog/sinks/stdout_sinks.h>
-#include <spdlog/spdlog.h>
+#include "mlt/util/reporter.h"
 
 namespace mlt {
 
@@ -16,10 +20,11 @@ namespace {
 // `%*`: nothing for info, "warning: " etc. for the other levels, so ordinary progress
 // lines read as plain sentences.
 class LevelPrefix : public spdlog::custom_flag_formatter {
-public:
+  public:
     void format(const spdlog::details::log_msg& msg, const std::tm&,
                 spdlog::memory_buf_t& dest) override {
         const char* text = "";
+        // clang-format off
         switch (msg.level) {
             case spdlog::level::trace: text = "trace: "; break;
             case spdlog::level::debug: text = "debug: "; break;
@@ -28,6 +33,7 @@ public:
             case spdlog::level::critical: text = "error: "; break;
             default: break;
         }
+        // clang-format on
         dest.append(text, text + std::char_traits<char>::length(text));
     }
     std::unique_ptr<custom_flag_formatter> clone() const override {
@@ -35,10 +41,26 @@ public:
     }
 };
 
+// The console side of the log: each formatted line becomes an Event::log of the process's
+// reporter, so that a warning never lands in the middle of a progress or console line.
+class ReporterSink : public spdlog::sinks::base_sink<std::mutex> {
+  protected:
+    void sink_it_(const spdlog::details::log_msg& msg) override {
+        spdlog::memory_buf_t formatted;
+        formatter_->format(msg, formatted);
+        std::string_view line(formatted.data(), formatted.size());
+        // The pattern formatter ends the line; the reporter decides how lines end.
+        while (!line.empty() && (line.back() == '\n' || line.back() == '\r')) line.remove_suffix(1);
+        // Looked up per message, not kept: set_reporter() after setup_logging() counts.
+        reporter().emit(Event::log, line);
+    }
+    void flush_() override {}  // the reporter flushes after each event
+};
+
 }  // namespace
 
 void setup_logging(int verbosity, const std::string& file_path) {
-    auto console = std::make_shared<spdlog::sinks::stderr_sink_mt>();
+    auto console = std::make_shared<ReporterSink>();
     auto formatter = std::make_unique<spdlog::pattern_formatter>();
     formatter->add_flag<LevelPrefix>('*').set_pattern("mlt: %*%v");
     console->set_formatter(std::move(formatter));
@@ -50,7 +72,8 @@ void setup_logging(int verbosity, const std::string& file_path) {
     if (!file_path.empty()) {
         try {
             std::filesystem::create_directories(std::filesystem::path(file_path).parent_path());
-            auto file = std::make_shared<spdlog::sinks::rotating_file_sink_mt>(file_path, 1 << 20, 3);
+            auto file =
+                std::make_shared<spdlog::sinks::rotating_file_sink_mt>(file_path, 1 << 20, 3);
             file->set_pattern("%Y-%m-%d %H:%M:%S.%e [%P] %l: %v");
             file->set_level(std::min(console_level, spdlog::level::debug));
             sinks.push_back(file);

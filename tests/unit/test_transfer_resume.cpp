@@ -25,6 +25,7 @@
 
 #include "local_remote.h"
 #include "mlt/transfer/progress.h"
+#include "mlt/util/reporter.h"
 #include "mlt/transfer/sync.h"
 #include "mlt/transfer/transfer.h"
 #include "mlt/util/error.h"
@@ -461,7 +462,8 @@ TEST(TransferResume, AnEmptyRemoteFileArrivesEmptyWithItsMtime) {
 // A TransferProgress that writes its (non-interactive) summary into a temporary file.
 struct QuietProgress {
     std::unique_ptr<std::FILE, int (*)(std::FILE*)> out{std::tmpfile(), &std::fclose};
-    mlt::TransferProgress progress{"archive", 1, 0, out.get(), false};
+    mlt::TerminalReporter reporter{out.get(), out.get(), false};
+    mlt::TransferProgress progress{"archive", 1, 0, reporter, false};
 };
 
 TEST(TransferResume, ProgressCountsTheFileAndEveryByteAlsoTheKeptOnes) {

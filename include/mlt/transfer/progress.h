@@ -2,12 +2,13 @@
 
 #include <chrono>
 #include <cstdint>
-#include <cstdio>
 #include <deque>
 #include <functional>
 #include <mutex>
 #include <optional>
 #include <string>
+
+#include "mlt/util/reporter.h"  // also stderr_is_terminal(), the default of `interactive`
 
 namespace mlt {
 
@@ -22,10 +23,6 @@ std::string format_duration(double seconds);
 // "12,345": a count with thousands separators.
 std::string format_count(uint64_t n);
 
-// True when stderr is a terminal that can redraw a line in place: a tty, and TERM set and
-// not "dumb".
-bool stderr_is_terminal();
-
 // The line to show before an upload of more than 10,000 files or more than 1 GiB (2^30
 // bytes, the unit the line is written in), e.g. "about to upload 12,345 files, 1.3 GiB to
 // gpu1:~/runs"; nullopt when neither threshold is passed. An empty `destination` leaves the
@@ -33,11 +30,13 @@ bool stderr_is_terminal();
 std::optional<std::string> large_upload_summary(uint64_t files, uint64_t bytes,
                                                 const std::string& destination = {});
 
-// The progress of one transfer, written to `out`. Interactive: one line redrawn in place at
-// most every 100 ms (only when add_bytes/file_done are called) with percent, files, bytes,
-// rate over the last 3 s and ETA, cut to the terminal's width. Otherwise nothing while it
-// runs. finish() prints the summary line in both modes, e.g.
-// "mlt: upload: 2,002 files, 108.4 MiB in 3.2 s (33.9 MiB/s)"; nothing transferred, no line.
+// The progress of one transfer, shown through `reporter`. Interactive: one Event::progress
+// line (e.g. "mlt: upload:  40% 20/200 files, 40.0 MiB/100.0 MiB, 10.0 MiB/s, ETA 6.0 s")
+// redrawn at most every 100 ms (only when add_bytes/file_done are called) with percent,
+// files, bytes, rate over the last 3 s and ETA, cut to the width of stderr's terminal (80
+// columns when it is none). Otherwise nothing while it runs. finish() shows the summary as
+// an alert in both modes, e.g. "upload: 2,002 files, 108.4 MiB in 3.2 s (33.9 MiB/s)", which
+// a TerminalReporter writes to stderr as "mlt: upload: ..."; nothing transferred, no line.
 // All methods may be called from any thread; elapsed time counts from construction.
 class TransferProgress {
   public:
@@ -45,9 +44,10 @@ class TransferProgress {
 
     // `total_files` / `total_bytes`: what the transfer will move, 0 when unknown (then no
     // percent or ETA from it). `label` names the transfer ("upload", "logs"). An empty clock
-    // means steady_clock::now.
+    // means steady_clock::now. `reporter` must outlive this object; without `interactive`
+    // no live line is sent to it.
     TransferProgress(std::string label, uint64_t total_files, uint64_t total_bytes,
-                     std::FILE* out = stderr, bool interactive = stderr_is_terminal(),
+                     Reporter& reporter = mlt::reporter(), bool interactive = stderr_is_terminal(),
                      Clock clock = {});
     // Without a finish() this is a fail(): a transfer left by an exception prints no summary.
     ~TransferProgress();
@@ -58,17 +58,18 @@ class TransferProgress {
     void add_bytes(uint64_t n);
     // Counts one more file completed; may redraw the line.
     void file_done();
-    // Erases the line so that something else (a log message) can be printed; the next
-    // redraw draws it again below. Does nothing when not interactive.
+    // Erases the line (an empty progress event) until the next redraw. Rarely needed: the
+    // reporter already erases it around other output. Does nothing when not interactive.
     void clear();
-    // Replaces the line with the summary line (or prints it when not interactive). Later
-    // calls of anything but the getters do nothing.
+    // Erases the line and shows the summary line as an alert (in both modes). Later calls of
+    // anything but the getters do nothing.
     void finish();
     // Erases the live line and ends without a summary: for callers that print their own
     // summary line. Later calls do nothing.
     void dismiss();
-    // Ends a drawn line with a newline, leaving its last state visible, and prints no
-    // summary (the error that follows tells what happened). Later calls do nothing.
+    // Erases a drawn line and shows its last state as an alert, so that it stays visible,
+    // and shows no summary (the error that follows tells what happened). Later calls do
+    // nothing.
     void fail();
 
     uint64_t files_done() const;  // files counted so far
@@ -84,12 +85,12 @@ class TransferProgress {
     void maybe_draw_locked();
     std::string live_line_locked(TimePoint now);
     std::string summary_locked(TimePoint now) const;
-    void write_locked(const std::string& text);
+    void erase_locked();
 
     const std::string label_;
     const uint64_t total_files_;
     const uint64_t total_bytes_;
-    std::FILE* const out_;
+    Reporter& reporter_;
     const bool interactive_;
     const Clock clock_;
     const TimePoint start_;
@@ -100,6 +101,7 @@ class TransferProgress {
     uint64_t bytes_ = 0;
     TimePoint next_draw_;
     std::deque<Sample> samples_;  // (time, bytes) at the redraws of the rate window
+    std::string last_line_;       // the last live line sent, without its "mlt: "
     bool drawn_ = false;          // a live line is on screen
     bool ended_ = false;          // finish() or fail() was called
 };
