@@ -28,7 +28,7 @@ void add_ssh_command(CLI::App& app, Action& action, int& verbosity) {
         ->type_name("PW");
     ssh->add_option("-o", cli->ssh_options,
                     "OpenSSH option: StrictHostKeyChecking, UserKnownHostsFile, ConnectTimeout, "
-                    "Port, User, IdentityFile, Ciphers")
+                    "Port, User, IdentityFile, Ciphers, ServerAliveInterval, ServerAliveCountMax")
         ->type_name("Key=Value")
         ->allow_extra_args(false);
     ssh->add_option("-F", cli->ssh_config, "ssh client config file (default ~/.ssh/config)")

@@ -1,10 +1,10 @@
 // Private key loading and user authentication.
 
-#include <libssh/callbacks.h>
 #include <spdlog/spdlog.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <cstring>
 
 #include "internal.h"
@@ -16,16 +16,6 @@ namespace {
 
 Error key_error(std::string what, std::string hint) {
     return Error(ErrorKind::key, exit_code::kUsage, std::move(what), std::move(hint));
-}
-
-// libssh's passphrase callback for the agent/default-key path: asks the user.
-int passphrase_callback(const char* prompt, char* buf, size_t len, int /*echo*/, int /*verify*/,
-                        void* /*userdata*/) {
-    auto answer = prompt_secret(prompt ? prompt : "Enter passphrase: ");
-    if (!answer || answer->size() + 1 > len) return -1;
-    std::memcpy(buf, answer->c_str(), answer->size() + 1);
-    wipe(*answer);
-    return 0;
 }
 
 // Marks that libssh wanted a passphrase, and declines to give one: used to tell an
@@ -80,83 +70,179 @@ KeyPtr load_private_key(const std::string& path) {
     throw key_error("wrong passphrase for key " + path, "try again, or use ssh-agent");
 }
 
-void authenticate(ssh_session s, const KeyPtr& explicit_key, const std::string& key_path,
-                  const std::optional<std::string>& password, const std::string& display) {
-    std::vector<std::string> tried;
-    auto done = [&](int rc, const std::string& what) {
-        if (rc == SSH_AUTH_SUCCESS) {
-            spdlog::debug("authenticated with {}", what);
+namespace {
+
+// The answer of an auth call, waiting through libssh's call timeouts while the link answers
+// (SSH_AUTH_AGAIN means the timeout passed before the server replied).
+template <typename Call>
+int auth_call(ssh_session s, Liveness& live, const std::string& display, Call call) {
+    int rc;
+    while ((rc = call()) == SSH_AUTH_AGAIN) live.check(s, display);
+    return rc;
+}
+
+// OpenSSH's and libssh's default identities, in their order.
+constexpr const char* kDefaultKeys[] = {"id_ed25519", "id_ecdsa", "id_rsa"};
+
+}  // namespace
+
+Authenticator::Authenticator(KeyPtr explicit_key, std::string key_path,
+                             std::optional<std::string> password, std::string ssh_dir)
+    : explicit_key_(std::move(explicit_key)), key_path_(std::move(key_path)),
+      password_(std::move(password)), ssh_dir_(std::move(ssh_dir)) {}
+
+Authenticator::~Authenticator() {
+    if (password_) wipe(*password_);
+}
+
+bool Authenticator::try_key(ssh_session s, Liveness& live, const KeyPtr& key) {
+    const int rc = auth_call(s, live, display_,
+                             [&] { return ssh_userauth_publickey(s, nullptr, key.get()); });
+    if (rc == SSH_AUTH_ERROR)
+        throw Error(ErrorKind::disconnected, exit_code::kConnection,
+                    "authentication to " + display_ + " failed: " + last_error(s),
+                    "check the connection; run with -v for details");
+    return rc == SSH_AUTH_SUCCESS;
+}
+
+bool Authenticator::try_agent(ssh_session s, Liveness& live) {
+    const char* sock = std::getenv("SSH_AUTH_SOCK");
+    if (!sock || !*sock) return false;
+    return auth_call(s, live, display_, [&] { return ssh_userauth_agent(s, nullptr); }) ==
+           SSH_AUTH_SUCCESS;
+}
+
+bool Authenticator::try_default_keys(ssh_session s, Liveness& live,
+                                     std::vector<std::string>& tried) {
+    for (const char* name : kDefaultKeys) {
+        const std::string path = ssh_dir_ + "/" + name;
+        struct stat st{};
+        if (::stat(path.c_str(), &st) != 0) continue;
+        // Offer the public half first, so that only a key the server takes is decrypted
+        // (and its passphrase asked for), as ssh and libssh do.
+        ssh_key raw_pub = nullptr;
+        if (ssh_pki_import_pubkey_file((path + ".pub").c_str(), &raw_pub) == SSH_OK) {
+            KeyPtr pub(raw_pub);
+            const int rc = auth_call(s, live, display_, [&] {
+                return ssh_userauth_try_publickey(s, nullptr, pub.get());
+            });
+            if (rc != SSH_AUTH_SUCCESS) continue;
+        }
+        tried.push_back("publickey (" + path + ")");
+        KeyPtr key = load_private_key(path);
+        if (try_key(s, live, key)) {
+            used_key_ = std::move(key);
+            used_key_path_ = path;
             return true;
         }
-        if (rc == SSH_AUTH_ERROR)
-            throw Error(ErrorKind::disconnected, exit_code::kConnection,
-                        "authentication to " + display + " failed: " + last_error(s),
-                        "check the connection; run with -v for details");
-        tried.push_back(what);
-        return false;
-    };
-
-    int rc = ssh_userauth_none(s, nullptr);
-    if (done(rc, "none")) return;
-    tried.clear();
-    const int methods = ssh_userauth_list(s, nullptr);
-
-    if (methods & SSH_AUTH_METHOD_PUBLICKEY) {
-        if (explicit_key) {
-            if (done(ssh_userauth_publickey(s, nullptr, explicit_key.get()),
-                     "publickey (" + key_path + ")"))
-                return;
-        } else {
-            ssh_callbacks_struct callbacks{};
-            callbacks.auth_function = passphrase_callback;
-            ssh_callbacks_init(&callbacks);
-            ssh_set_callbacks(s, &callbacks);
-            rc = ssh_userauth_publickey_auto(s, nullptr, nullptr);
-            if (done(rc, "publickey (agent and default keys)")) return;
-        }
     }
+    return false;
+}
 
-    if (methods & SSH_AUTH_METHOD_PASSWORD) {
-        std::optional<std::string> secret = password;
-        if (!secret) secret = prompt_secret(display + "'s password: ");
-        if (secret) {
-            rc = ssh_userauth_password(s, nullptr, secret->c_str());
-            if (!password) wipe(*secret);
-            if (done(rc, "password")) return;
+bool Authenticator::try_password(ssh_session s, Liveness& live, bool may_ask) {
+    if (!password_ && may_ask) password_ = prompt_secret(display_ + "'s password: ");
+    if (!password_) return false;
+    return auth_call(s, live, display_, [&] {
+               return ssh_userauth_password(s, nullptr, password_->c_str());
+           }) == SSH_AUTH_SUCCESS;
+}
+
+bool Authenticator::try_kbdint(ssh_session s, Liveness& live, bool may_ask) {
+    int rc = auth_call(s, live, display_, [&] { return ssh_userauth_kbdint(s, nullptr, nullptr); });
+    while (rc == SSH_AUTH_INFO) {
+        const int prompts = ssh_userauth_kbdint_getnprompts(s);
+        for (int i = 0; i < prompts; ++i) {
+            char echo = 0;
+            const char* prompt = ssh_userauth_kbdint_getprompt(s, static_cast<unsigned>(i), &echo);
+            std::optional<std::string> answer;
+            // The usual single hidden prompt is the password: --password (or the one asked
+            // once) answers it; anything else is asked, and cannot be replayed later.
+            if (prompts == 1 && !echo && !password_ && may_ask)
+                password_ = prompt_secret(prompt ? prompt : "Password: ");
+            if (prompts == 1 && !echo) answer = password_;
+            else if (may_ask) answer = prompt_secret(prompt ? prompt : "Response: ");
+            if (!answer) return false;
+            ssh_userauth_kbdint_setanswer(s, static_cast<unsigned>(i), answer->c_str());
+            if (answer != password_) wipe(*answer);
         }
+        rc = auth_call(s, live, display_, [&] { return ssh_userauth_kbdint(s, nullptr, nullptr); });
     }
+    return rc == SSH_AUTH_SUCCESS;
+}
 
-    if (methods & SSH_AUTH_METHOD_INTERACTIVE) {
-        rc = ssh_userauth_kbdint(s, nullptr, nullptr);
-        while (rc == SSH_AUTH_INFO) {
-            const int prompts = ssh_userauth_kbdint_getnprompts(s);
-            for (int i = 0; i < prompts; ++i) {
-                char echo = 0;
-                const char* prompt = ssh_userauth_kbdint_getprompt(s, static_cast<unsigned>(i), &echo);
-                std::optional<std::string> answer;
-                // The usual single hidden prompt is the password: use --password for it.
-                if (password && prompts == 1 && !echo) answer = password;
-                else answer = prompt_secret(prompt ? prompt : "Response: ");
-                if (!answer) {
-                    rc = SSH_AUTH_DENIED;
-                    break;
+void Authenticator::authenticate(ssh_session s, Liveness& live, const std::string& display) {
+    display_ = display;
+    int rc = auth_call(s, live, display, [&] { return ssh_userauth_none(s, nullptr); });
+    if (rc == SSH_AUTH_SUCCESS) return;
+    if (rc == SSH_AUTH_ERROR)
+        throw Error(ErrorKind::disconnected, exit_code::kConnection,
+                    "authentication to " + display + " failed: " + last_error(s),
+                    "check the connection; run with -v for details");
+
+    // A reconnect: the way that worked before, without asking anything.
+    switch (method_) {
+        case Method::key:
+            if (try_key(s, live, explicit_key_ ? explicit_key_ : used_key_)) return;
+            break;
+        case Method::agent:
+            if (try_agent(s, live)) return;
+            break;
+        case Method::password:
+            if (try_password(s, live, false)) return;
+            break;
+        case Method::kbdint:
+            if (try_kbdint(s, live, false)) return;
+            break;
+        case Method::unknown: {
+            std::vector<std::string> tried;
+            const int methods = ssh_userauth_list(s, nullptr);
+            if (methods & SSH_AUTH_METHOD_PUBLICKEY) {
+                if (explicit_key_) {
+                    tried.push_back("publickey (" + key_path_ + ")");
+                    if (try_key(s, live, explicit_key_)) {
+                        method_ = Method::key;
+                        return;
+                    }
+                } else {
+                    tried.push_back("publickey (agent and default keys)");
+                    if (try_agent(s, live)) {
+                        method_ = Method::agent;
+                        return;
+                    }
+                    if (try_default_keys(s, live, tried)) {
+                        method_ = Method::key;
+                        return;
+                    }
                 }
-                ssh_userauth_kbdint_setanswer(s, static_cast<unsigned>(i), answer->c_str());
-                if (!password || answer != password) wipe(*answer);
             }
-            if (rc == SSH_AUTH_DENIED) break;
-            rc = ssh_userauth_kbdint(s, nullptr, nullptr);
+            if ((methods & SSH_AUTH_METHOD_PASSWORD)) {
+                tried.push_back("password");
+                if (try_password(s, live, true)) {
+                    method_ = Method::password;
+                    return;
+                }
+            }
+            if (methods & SSH_AUTH_METHOD_INTERACTIVE) {
+                tried.push_back("keyboard-interactive");
+                if (try_kbdint(s, live, true)) {
+                    method_ = Method::kbdint;
+                    return;
+                }
+            }
+            std::string list;
+            for (const auto& t : tried) list += (list.empty() ? "" : ", ") + t;
+            if (list.empty()) list = "nothing the server offers";
+            throw Error(ErrorKind::auth, exit_code::kConnection,
+                        "authentication to " + display + " failed; tried: " + list,
+                        explicit_key_ ? "check that " + key_path_ +
+                                            ".pub is in ~/.ssh/authorized_keys on the remote"
+                                      : "pass a key with -i KEY, or --password");
         }
-        if (done(rc, "keyboard-interactive")) return;
     }
-
-    std::string list;
-    for (const auto& t : tried) list += (list.empty() ? "" : ", ") + t;
-    if (list.empty()) list = "nothing the server offers";
     throw Error(ErrorKind::auth, exit_code::kConnection,
-                "authentication to " + display + " failed; tried: " + list,
-                explicit_key ? "check that " + key_path + ".pub is in ~/.ssh/authorized_keys on the remote"
-                             : "pass a key with -i KEY, or --password");
+                "authentication to " + display + " failed on reconnecting, although it worked "
+                "before in this run",
+                "the remote's keys or password changed; run again");
 }
 
 }  // namespace mlt::ssh_detail

@@ -5,6 +5,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <random>
 #include <vector>
@@ -18,6 +19,11 @@ namespace mlt {
 using namespace ssh_detail;
 
 namespace {
+
+// mlt's own commands are short (the longest wait inside one, a stop, is about 16 s; a log
+// follow ends after 15 s): one that is still running after this long, on a link that
+// answers, is given up.
+constexpr std::chrono::seconds kFrameDeadline{600};
 
 std::string random_token() {
     std::random_device rd;
@@ -103,14 +109,8 @@ ExecResult Session::shell(const std::string& command, std::string_view input,
     const bool starting = !sh.channel;
     std::string text;
     if (starting) {
-        ChannelPtr channel(ssh_channel_new(s));
-        if (!channel) throw channel_error(s, "cannot create a channel to " + impl_->display);
-        if (ssh_channel_open_session(channel.get()) != SSH_OK)
-            throw channel_error(s, "cannot open a channel to " + impl_->display);
         spdlog::trace("starting the control shell on {}", impl_->display);
-        if (ssh_channel_request_exec(channel.get(), "exec sh") != SSH_OK)
-            throw channel_error(s, "cannot start a remote shell on " + impl_->display);
-        sh.channel = std::move(channel);
+        sh.channel = open_exec(s, impl_->live, "exec sh", impl_->display);
         sh.token = random_token();
         sh.serial = 0;
         // Frame 0 says the shell is ours; whatever the login shell printed before is dropped.
@@ -129,7 +129,8 @@ ExecResult Session::shell(const std::string& command, std::string_view input,
 
     ssh_channel ch = sh.channel.get();
     try {
-        write_all(s, ch, text.data(), text.size());
+        write_all(s, impl_->live, ch, text.data(), text.size(), impl_->display);
+        const auto deadline = std::chrono::steady_clock::now() + kFrameDeadline;
         std::vector<char> buf(kReadChunk);
         FrameStream out, err;
         for (const bool ready_frame : {true, false}) {
@@ -140,7 +141,13 @@ ExecResult Session::shell(const std::string& command, std::string_view input,
             const OutputSink to_out = [&](std::string_view d) { out.feed(d.data(), d.size()); };
             const OutputSink to_err = [&](std::string_view d) { err.feed(d.data(), d.size()); };
             while (!out.done() || !err.done()) {
-                if (!read_turn(s, ch, buf, kPollMs, to_out, to_err, impl_->display)) continue;
+                if (std::chrono::steady_clock::now() > deadline)
+                    throw Error(ErrorKind::remote, exit_code::kConnection,
+                                "a command of mlt on " + impl_->display + " did not finish within " +
+                                    std::to_string(kFrameDeadline.count()) + " s",
+                                "look at the remote host (a hung disk or mount?); run with -v");
+                if (!read_turn(s, impl_->live, ch, buf, kPollMs, to_out, to_err, impl_->display))
+                    continue;
                 if (ready_frame) {
                     // The login shell did not run `sh` (a ForceCommand, a restricted shell):
                     // nothing of ours ran, so plain exec channels take over.
@@ -151,7 +158,7 @@ ExecResult Session::shell(const std::string& command, std::string_view input,
                 }
                 // sh itself ended, e.g. on a syntax error; report it as exec would.
                 ExecResult result;
-                result.exit_status = ssh_channel_get_exit_status(ch);
+                result.exit_status = exit_status_of(s, impl_->live, ch, impl_->display);
                 sh.channel.reset();
                 return result;
             }

@@ -23,34 +23,67 @@ Error channel_error(ssh_session s, const std::string& what) {
     const bool connected = ssh_is_connected(s);
     return Error(connected ? ErrorKind::remote : ErrorKind::disconnected, exit_code::kConnection,
                  what + ": " + last_error(s),
-                 connected ? "run with -v for details" : "the connection was lost; try again");
+                 connected ? "run with -v for details" : "the connection was lost");
 }
 
-void write_all(ssh_session s, ssh_channel ch, const char* data, size_t len) {
+void write_all(ssh_session s, Liveness& live, ssh_channel ch, const char* data, size_t len,
+               const std::string& display) {
     size_t sent = 0;
     while (sent < len) {
-        int n = ssh_channel_write(ch, data + sent, static_cast<uint32_t>(len - sent));
-        if (n == SSH_ERROR) throw channel_error(s, "cannot send input to a remote command");
+        // A write waits for the remote window up to the call timeout, then returns what it
+        // sent (maybe 0): a silent link is told from a slow reader by the keepalives.
+        const int n = ssh_channel_write(ch, data + sent, static_cast<uint32_t>(len - sent));
+        if (n == SSH_ERROR) throw channel_error(s, "cannot send input to " + display);
         sent += static_cast<size_t>(n);
+        live.check(s, display);
+        throw_if_interrupted();
     }
 }
 
-bool read_turn(ssh_session s, ssh_channel ch, std::vector<char>& buf, int wait_ms,
-               const OutputSink& on_stdout, const OutputSink& on_stderr,
+ChannelPtr open_exec(ssh_session s, Liveness& live, const std::string& command,
+                     const std::string& display) {
+    ChannelPtr channel(ssh_channel_new(s));
+    if (!channel) throw channel_error(s, "cannot create a channel to " + display);
+    // Both requests wait for the server's answer; SSH_AGAIN means the call timeout passed
+    // first, and the same call continues where it was.
+    int rc;
+    while ((rc = ssh_channel_open_session(channel.get())) == SSH_AGAIN) live.check(s, display);
+    if (rc != SSH_OK) throw channel_error(s, "cannot open a channel to " + display);
+    spdlog::trace("exec on {}: {}", display, command);
+    while ((rc = ssh_channel_request_exec(channel.get(), command.c_str())) == SSH_AGAIN)
+        live.check(s, display);
+    if (rc != SSH_OK) throw channel_error(s, "cannot start a remote command on " + display);
+    return channel;
+}
+
+int exit_status_of(ssh_session s, Liveness& live, ssh_channel ch, const std::string& display) {
+    for (;;) {
+        // Waits for the status up to the call timeout; -1 before the close arrived means
+        // "not yet", after it "none was sent".
+        const int status = ssh_channel_get_exit_status(ch);
+        if (status != -1 || ssh_channel_is_closed(ch)) return status;
+        if (!ssh_is_connected(s)) throw channel_error(s, "lost the connection to " + display);
+        live.check(s, display);
+    }
+}
+
+bool read_turn(ssh_session s, Liveness& live, ssh_channel ch, std::vector<char>& buf,
+               int wait_ms, const OutputSink& on_stdout, const OutputSink& on_stderr,
                const std::string& display, size_t* got) {
     const auto size = static_cast<uint32_t>(buf.size());
     int n = wait_ms == 0 ? ssh_channel_read_nonblocking(ch, buf.data(), size, 0)
                          : ssh_channel_read_timeout(ch, buf.data(), size, 0, wait_ms);
     if (n == SSH_ERROR) throw channel_error(s, "lost the output of a remote command");
-    if (n == SSH_EOF) n = 0;  // reads report a drained, closed stream as SSH_EOF
+    if (n == SSH_EOF || n == SSH_AGAIN) n = 0;  // drained and closed; or nothing in time
     if (n > 0 && on_stdout) on_stdout(std::string_view(buf.data(), static_cast<size_t>(n)));
     int e = ssh_channel_read_nonblocking(ch, buf.data(), size, 1);
     if (e == SSH_ERROR) throw channel_error(s, "lost the output of a remote command");
-    if (e == SSH_EOF) e = 0;
+    if (e == SSH_EOF || e == SSH_AGAIN) e = 0;
     if (e > 0 && on_stderr) on_stderr(std::string_view(buf.data(), static_cast<size_t>(e)));
     if (got) *got = static_cast<size_t>(n) + static_cast<size_t>(e);
     // A lost connection also reads as a closed channel: it is an error, not an end.
     if (!ssh_is_connected(s)) throw channel_error(s, "lost the connection to " + display);
+    live.check(s, display);
     throw_if_interrupted();
     // Both streams are drained only when a final read finds nothing on either.
     return n == 0 && e == 0 && (ssh_channel_is_eof(ch) || ssh_channel_is_closed(ch)) &&
@@ -60,6 +93,10 @@ bool read_turn(ssh_session s, ssh_channel ch, std::vector<char>& buf, int wait_m
 }  // namespace ssh_detail
 
 namespace {
+
+// A command of ours that moves no data at all for this long, on a link that answers, is
+// given up.
+constexpr std::chrono::seconds kNoProgressDeadline{600};
 
 // A refused channel open, when no channel of ours is running, is retried this often.
 constexpr int kReopenRetries = 40;
@@ -83,15 +120,10 @@ void wait_for_server(ssh_session s, int timeout_ms) {
 // exit status and stderr say what happened, not a failed write.
 class ExecChannel {
 public:
-    ExecChannel(ssh_session s, const std::string& display, const StreamJob& job)
-        : s_(s), display_(display), job_(job), sending_(static_cast<bool>(job.input)) {
-        channel_.reset(ssh_channel_new(s));
-        if (!channel_) throw channel_error(s, "cannot create a channel to " + display);
-        if (ssh_channel_open_session(channel_.get()) != SSH_OK)
-            throw channel_error(s, "cannot open a channel to " + display);
-        spdlog::trace("exec on {}: {}", display, job.command);
-        if (ssh_channel_request_exec(channel_.get(), job.command.c_str()) != SSH_OK)
-            throw channel_error(s, "cannot start a remote command on " + display);
+    ExecChannel(ssh_session s, Liveness& live, const std::string& display, const StreamJob& job)
+        : s_(s), live_(live), display_(display), job_(job),
+          sending_(static_cast<bool>(job.input)) {
+        channel_ = open_exec(s, live, job.command, display);
         if (sending_) {
             in_.resize(kInputChunk);
         } else if (ssh_channel_send_eof(channel_.get()) != SSH_OK) {
@@ -149,12 +181,12 @@ public:
     // command has ended and everything it sent was read. True if anything was read.
     bool receive(std::vector<char>& buf, int wait_ms) {
         size_t got = 0;
-        const bool drained = read_turn(s_, channel_.get(), buf, wait_ms, job_.on_stdout,
+        const bool drained = read_turn(s_, live_, channel_.get(), buf, wait_ms, job_.on_stdout,
                                        job_.on_stderr, display_, &got);
         if (drained && !sending_) {
             // Waits for the status if it is not in yet, then closes the channel: sshd
             // counts a channel against MaxSessions until it is closed from this side.
-            exit_status_ = ssh_channel_get_exit_status(channel_.get());
+            exit_status_ = exit_status_of(s_, live_, channel_.get(), display_);
             channel_.reset();
             done_ = true;
         }
@@ -163,6 +195,7 @@ public:
 
 private:
     ssh_session s_;
+    Liveness& live_;
     const std::string& display_;
     const StreamJob& job_;
     ChannelPtr channel_;
@@ -197,9 +230,12 @@ std::vector<ExecResult> Session::exec_parallel(const std::vector<StreamJob>& job
         int retries = 0;
         while (next < jobs.size() && running < limit) {
             try {
-                channels[next] = std::make_unique<ExecChannel>(s, impl_->display, jobs[next]);
-            } catch (const Error&) {
-                if (next == 0 || !ssh_is_connected(s)) throw;
+                channels[next] =
+                    std::make_unique<ExecChannel>(s, impl_->live, impl_->display, jobs[next]);
+            } catch (const Error& e) {
+                // Only a refusal (kind remote) is about the channel limit; a lost or silent
+                // link is the caller's.
+                if (next == 0 || e.kind() != ErrorKind::remote) throw;
                 if (running == 0) {
                     if (++retries > kReopenRetries) throw;
                     std::this_thread::sleep_for(std::chrono::milliseconds(kReopenWaitMs));
@@ -219,8 +255,18 @@ std::vector<ExecResult> Session::exec_parallel(const std::vector<StreamJob>& job
     throw_if_interrupted();
     std::vector<char> buf(kReadChunk);
     bool received = false;  // in the last round: more may be waiting in libssh's buffers
+    auto last_progress = std::chrono::steady_clock::now();
     for (;;) {
         bool sent = false, sending = false, all_done = true, ended = false;
+        // The link answers (Liveness) but nothing moves either way: a remote command that
+        // hangs. Every wait has an end.
+        const auto now = std::chrono::steady_clock::now();
+        if (sent || received) last_progress = now;
+        if (now - last_progress > kNoProgressDeadline)
+            throw Error(ErrorKind::remote, exit_code::kConnection,
+                        "a remote command on " + impl_->display + " moved no data for " +
+                            std::to_string(kNoProgressDeadline.count()) + " s",
+                        "look at the remote host (a hung disk or mount?); run with -v");
         for (size_t i = 0; i < next; ++i) {
             if (channels[i]->done()) continue;
             sent |= channels[i]->send();
@@ -231,6 +277,7 @@ std::vector<ExecResult> Session::exec_parallel(const std::vector<StreamJob>& job
         // lets held-up input go.
         const bool alone = jobs.size() == 1 && !sending;
         if (!sent && !received && !alone) wait_for_server(s, kPollMs);
+        if (sent) last_progress = std::chrono::steady_clock::now();
         received = false;
         for (size_t i = 0; i < next; ++i) {
             if (channels[i]->done()) continue;

@@ -15,23 +15,6 @@ Error host_key_error(std::string what, std::string hint) {
     return Error(ErrorKind::host_key, exit_code::kHostKey, std::move(what), std::move(hint));
 }
 
-// "SHA256:..." of the server's key, as OpenSSH prints it.
-std::string server_fingerprint(ssh_session s, std::string* key_type) {
-    ssh_key raw = nullptr;
-    if (ssh_get_server_publickey(s, &raw) != SSH_OK)
-        throw host_key_error("cannot read the server's host key: " + last_error(s),
-                             "retry; if it persists, run with -v");
-    KeyPtr key(raw);
-    if (key_type) *key_type = ssh_key_type_to_char(ssh_key_type(key.get()));
-    unsigned char* hash = nullptr;
-    size_t len = 0;
-    if (ssh_get_publickey_hash(key.get(), SSH_PUBLICKEY_HASH_SHA256, &hash, &len) != SSH_OK)
-        throw host_key_error("cannot hash the server's host key", "run with -v");
-    HashPtr owned_hash(hash);
-    CString text(ssh_get_fingerprint_hash(SSH_PUBLICKEY_HASH_SHA256, hash, len));
-    return text ? std::string(text.get()) : std::string("SHA256:?");
-}
-
 // 1-based numbers of the known_hosts lines that name `host_port` (plain or hashed), so a
 // changed key can be pointed at precisely.
 std::vector<int> lines_for_host(const std::string& path, const std::string& host_port) {
@@ -71,6 +54,22 @@ bool key_is_revoked(ssh_session s, const std::string& path) {
 }
 
 }  // namespace
+
+std::string server_fingerprint(ssh_session s, std::string* key_type) {
+    ssh_key raw = nullptr;
+    if (ssh_get_server_publickey(s, &raw) != SSH_OK)
+        throw host_key_error("cannot read the server's host key: " + last_error(s),
+                             "retry; if it persists, run with -v");
+    KeyPtr key(raw);
+    if (key_type) *key_type = ssh_key_type_to_char(ssh_key_type(key.get()));
+    unsigned char* hash = nullptr;
+    size_t len = 0;
+    if (ssh_get_publickey_hash(key.get(), SSH_PUBLICKEY_HASH_SHA256, &hash, &len) != SSH_OK)
+        throw host_key_error("cannot hash the server's host key", "run with -v");
+    HashPtr owned_hash(hash);
+    CString text(ssh_get_fingerprint_hash(SSH_PUBLICKEY_HASH_SHA256, hash, len));
+    return text ? std::string(text.get()) : std::string("SHA256:?");
+}
 
 void verify_host_key(ssh_session s, HostKeyChecking mode, const std::string& known_hosts_path,
                      const std::string& host_port) {

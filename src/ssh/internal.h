@@ -1,6 +1,7 @@
 #pragma once
 // Pieces of the session layer shared between its .cpp files.
 
+#include <chrono>
 #include <optional>
 #include <string>
 #include <vector>
@@ -19,10 +20,36 @@ std::string last_error(ssh_session s);
 constexpr int kPollMs = 50;
 // The read size. libssh 0.10 grows a channel's receive window to the size of the read it
 // is asked for (else 1.28 MB), and one window per round trip caps a download: 4 MiB allows
-// 80 MB/s at 50 ms where 1.28 MB allowed 25 (LIBSSH_NOTES.md, tests/bench/README.md).
+// 80 MB/s at 50 ms where 1.28 MB allowed 25 (tests/bench/README.md).
 constexpr size_t kReadChunk = 4 * 1024 * 1024;
 // How much input is taken from an InputSource at a time.
 constexpr size_t kInputChunk = 1024 * 1024;
+// After the connect, every blocking libssh call gives control back within this many
+// seconds (SSH_OPTIONS_TIMEOUT); it then returns SSH_AGAIN, 0 or -1 instead of an error, and
+// the caller asks Liveness whether the link still answers. 0 would mean "wait forever".
+constexpr long kCallTimeoutS = 5;
+
+// Whether the link still answers, in the spirit of OpenSSH's ServerAliveInterval and
+// ServerAliveCountMax. libssh notices a reset link by itself, never a silent one: it counts
+// every packet it receives (ssh_set_counters), and after `interval_s` seconds without one a
+// keepalive request goes out, which sshd answers. When `count_max` of them went unanswered
+// and another interval passed, the link is dead.
+struct Liveness {
+    int interval_s = 10;  // 0: no keepalives (a silent link is then never declared dead)
+    int count_max = 2;
+    // Registered with ssh_set_counters: libssh keeps the pointers, so they live as long as
+    // the session (declared before it in Session::Impl).
+    ssh_counter_struct tx{}, rx{};
+    uint64_t seen_packets = 0;
+    std::chrono::steady_clock::time_point last_rx = std::chrono::steady_clock::now();
+    std::chrono::steady_clock::time_point last_probe{};
+    int unanswered = 0;
+
+    // Notes packets that arrived, sends a keepalive when one is due, and throws mlt::Error
+    // (timeout, exit 255) naming `display` when the link is dead. Call it on every pass of a
+    // wait loop and after every libssh call that may have timed out.
+    void check(ssh_session s, const std::string& display);
+};
 
 // An Error for a failed channel operation: `remote` while the connection is up, otherwise
 // `disconnected` (exit 255 either way).
@@ -31,29 +58,72 @@ Error channel_error(ssh_session s, const std::string& what);
 // One turn of reading a channel: stdout (waiting up to `wait_ms`; 0: not at all), then
 // stderr without waiting, each handed to its sink. Returns true when the channel is done:
 // nothing came on either stream, the remote sent EOF or closed, and both are drained. Throws
-// when the connection is lost or a Ctrl+C is pending. `got` (if given) receives the number
-// of bytes read.
-bool read_turn(ssh_session s, ssh_channel ch, std::vector<char>& buf, int wait_ms,
-               const OutputSink& on_stdout, const OutputSink& on_stderr,
+// when the connection is lost or silent, or a signal is pending. `got` (if given) receives
+// the number of bytes read.
+bool read_turn(ssh_session s, Liveness& live, ssh_channel ch, std::vector<char>& buf,
+               int wait_ms, const OutputSink& on_stdout, const OutputSink& on_stderr,
                const std::string& display, size_t* got = nullptr);
 
-// Writes all of `data` to a channel's stdin (blocking on the remote window).
-void write_all(ssh_session s, ssh_channel ch, const char* data, size_t len);
+// Writes all of `data` to a channel's stdin, waiting (with liveness checks) for the remote
+// window.
+void write_all(ssh_session s, Liveness& live, ssh_channel ch, const char* data, size_t len,
+               const std::string& display);
 
-// Checks the server's host key against `known_hosts_path` per `mode` (PRODUCT.md 3.1) and
-// records a new key when mode is accept-new. Throws Error (host_key, exit 4) on refusal.
+// Opens a session channel and starts `command` on it (an exec request), waiting through
+// libssh's call timeouts while the link answers. Throws channel_error / Liveness errors.
+ChannelPtr open_exec(ssh_session s, Liveness& live, const std::string& command,
+                     const std::string& display);
+
+// The exit status of a channel whose command ended, waiting (with liveness checks) until the
+// server's close has arrived; -1 when it sent none (killed by a signal).
+int exit_status_of(ssh_session s, Liveness& live, ssh_channel ch, const std::string& display);
+
+// Checks the server's host key against `known_hosts_path` per `mode` and records a new key
+// when mode is accept-new. Throws Error (host_key, exit 4) on refusal.
 void verify_host_key(ssh_session s, HostKeyChecking mode, const std::string& known_hosts_path,
                      const std::string& host_port);
+
+// "SHA256:..." of the server's host key; throws Error (host_key) when it cannot be read.
+std::string server_fingerprint(ssh_session s, std::string* key_type);
 
 // Loads a private key file, asking for its passphrase when it is encrypted. Throws Error
 // (key, exit 2) when the file is missing, unreadable, too open, or the passphrase is wrong.
 KeyPtr load_private_key(const std::string& path);
 
-// Authenticates with, in order: the explicit key (if any), the agent and default keys (when
-// no explicit key), password and keyboard-interactive. Throws Error (auth, exit 255) that
-// lists the methods tried.
-void authenticate(ssh_session s, const KeyPtr& explicit_key, const std::string& key_path,
-                  const std::optional<std::string>& password, const std::string& display);
+// Authenticates sessions to one host, the first time with, in order: the explicit key (if
+// any), the agent and the default keys (when no explicit key), password and
+// keyboard-interactive, asking for what is needed. It keeps what worked (a decrypted key, the
+// password), so later sessions (reconnects) authenticate the same way without asking. Secrets
+// are wiped on destruction. Nothing is handed to libssh that it keeps (no callbacks).
+class Authenticator {
+public:
+    Authenticator(KeyPtr explicit_key, std::string key_path, std::optional<std::string> password,
+                  std::string ssh_dir);
+    ~Authenticator();
+    Authenticator(const Authenticator&) = delete;
+    Authenticator& operator=(const Authenticator&) = delete;
+
+    // Throws Error (auth, exit 255) listing the methods tried, (disconnected) when the link
+    // fails during authentication.
+    void authenticate(ssh_session s, Liveness& live, const std::string& display);
+
+private:
+    enum class Method { unknown, key, agent, password, kbdint };
+    bool try_key(ssh_session s, Liveness& live, const KeyPtr& key);
+    bool try_agent(ssh_session s, Liveness& live);
+    bool try_default_keys(ssh_session s, Liveness& live, std::vector<std::string>& tried);
+    bool try_password(ssh_session s, Liveness& live, bool may_ask);
+    bool try_kbdint(ssh_session s, Liveness& live, bool may_ask);
+
+    KeyPtr explicit_key_;
+    std::string key_path_;
+    std::optional<std::string> password_;
+    std::string ssh_dir_;
+    Method method_ = Method::unknown;  // what worked the first time
+    KeyPtr used_key_;                  // a default key that worked, decrypted
+    std::string used_key_path_;
+    std::string display_;
+};
 
 }  // namespace mlt::ssh_detail
 
@@ -68,9 +138,11 @@ struct ControlShell {
 };
 
 struct Session::Impl {
+    ssh_detail::Liveness live;  // before `session`: libssh holds pointers into it
     ssh_detail::SessionPtr session;
     std::string display;
-    ControlShell shell;  // declared after `session`: closed before it
+    std::string fingerprint;  // of the host key this session verified
+    ControlShell shell;       // declared after `session`: closed before it
 };
 
 }  // namespace mlt

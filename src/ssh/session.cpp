@@ -89,13 +89,42 @@ Session::~Session() = default;
 
 const std::string& Session::display_name() const { return impl_->display; }
 
-Session Session::open(const ConnectSpec& spec) {
-    SessionPtr s(ssh_new());
-    if (!s) throw Error(ErrorKind::internal, exit_code::kConnection, "cannot create an ssh session");
-    ssh_session raw = s.get();
+namespace {
 
-    // Order matters (LIBSSH_NOTES.md): host first, then the config, then our overrides,
-    // because parsing the config overwrites port and known_hosts set before it.
+// A connect spec after the ssh config was layered in: the same for every session opened
+// from one spec.
+struct Resolved {
+    std::string hostname, user, identity, known_hosts, host_port, display;
+    int port = 22;
+    HostKeyChecking checking = HostKeyChecking::accept_new;
+    int alive_interval_s = 10;
+    int alive_count_max = 2;
+};
+
+// An -o / ssh config number, or `fallback`.
+int config_number(const ConnectSpec& spec, const std::optional<int>& given, const char* keyword,
+                  int fallback) {
+    if (given) return *given;
+    if (spec.config_path.empty()) return fallback;
+    auto word = ssh_config_lookup(spec.config_path, spec.host, keyword);
+    if (!word) return fallback;
+    try {
+        size_t used = 0;
+        const int v = std::stoi(*word, &used);
+        if (used == word->size() && v >= 0) return v;
+    } catch (const std::exception&) {
+        // reported below
+    }
+    throw config_error(std::string(keyword) + " " + *word + " in " + spec.config_path +
+                           " is not a number of 0 or more",
+                       "fix the ssh config");
+}
+
+// Sets up a fresh session from `spec` (host, ssh config, then mlt's overrides) and returns
+// what it resolved to. Order matters: host first, then the config, then our overrides,
+// because parsing the config overwrites the port and known_hosts set before it.
+Resolved configure(ssh_session raw, const ConnectSpec& spec) {
+    Resolved r;
     set_option(raw, SSH_OPTIONS_HOST, spec.host.c_str(), "host");
     const std::string ssh_dir = home_dir() + "/.ssh";
     set_option(raw, SSH_OPTIONS_SSH_DIR, ssh_dir.c_str(), "ssh dir");
@@ -107,7 +136,7 @@ Session Session::open(const ConnectSpec& spec) {
     }
 
     // What the config entry supplied, to layer it between command line and settings.
-    const std::string hostname = get_option(raw, SSH_OPTIONS_HOST);
+    r.hostname = get_option(raw, SSH_OPTIONS_HOST);
     std::string config_user = get_option(raw, SSH_OPTIONS_USER);
     std::string config_identity = get_option(raw, SSH_OPTIONS_IDENTITY);
     if (config_identity == default_identity) config_identity.clear();
@@ -116,27 +145,26 @@ Session Session::open(const ConnectSpec& spec) {
     if (config_port == 22) config_port = 0;  // libssh reports 22 when nothing set it
     std::string config_known_hosts = get_option(raw, SSH_OPTIONS_KNOWNHOSTS);
 
-    std::string user = !spec.user.empty()          ? spec.user
-                       : !config_user.empty()      ? config_user
-                       : !spec.fallback_user.empty() ? spec.fallback_user
-                                                   : local_user_name();
-    int port = spec.port ? spec.port
-               : config_port ? static_cast<int>(config_port)
-               : spec.fallback_port ? spec.fallback_port
-                                    : 22;
-    std::string identity = !spec.identity_file.empty()   ? expand_user(spec.identity_file)
-                           : !config_identity.empty()   ? expand_config_path(config_identity)
-                           : !spec.fallback_identity_file.empty()
-                               ? expand_user(spec.fallback_identity_file)
-                               : std::string();
-    std::string known_hosts = !spec.known_hosts_path.empty() ? expand_user(spec.known_hosts_path)
-                              : !config_known_hosts.empty() ? expand_config_path(config_known_hosts)
-                                                            : ssh_dir + "/known_hosts";
+    r.user = !spec.user.empty()            ? spec.user
+             : !config_user.empty()        ? config_user
+             : !spec.fallback_user.empty() ? spec.fallback_user
+                                           : local_user_name();
+    r.port = spec.port            ? spec.port
+             : config_port        ? static_cast<int>(config_port)
+             : spec.fallback_port ? spec.fallback_port
+                                  : 22;
+    r.identity = !spec.identity_file.empty()  ? expand_user(spec.identity_file)
+                 : !config_identity.empty()   ? expand_config_path(config_identity)
+                 : !spec.fallback_identity_file.empty() ? expand_user(spec.fallback_identity_file)
+                                                        : std::string();
+    r.known_hosts = !spec.known_hosts_path.empty() ? expand_user(spec.known_hosts_path)
+                    : !config_known_hosts.empty()  ? expand_config_path(config_known_hosts)
+                                                   : ssh_dir + "/known_hosts";
 
     // libssh reads StrictHostKeyChecking but cannot report it back (and ignores accept-new).
-    HostKeyChecking checking = spec.fallback_host_key_checking;
+    r.checking = spec.fallback_host_key_checking;
     if (spec.host_key_checking) {
-        checking = *spec.host_key_checking;
+        r.checking = *spec.host_key_checking;
     } else if (!spec.config_path.empty()) {
         if (auto word = ssh_config_lookup(spec.config_path, spec.host, "StrictHostKeyChecking")) {
             auto mode = parse_host_key_checking(*word);
@@ -144,17 +172,16 @@ Session Session::open(const ConnectSpec& spec) {
                 throw config_error("StrictHostKeyChecking " + *word + " in " + spec.config_path +
                                        " is not supported",
                                    "use yes, accept-new or no");
-            checking = *mode;
+            r.checking = *mode;
         }
     }
+    // libssh ignores these two: mlt sends the keepalives itself (Liveness).
+    r.alive_interval_s = config_number(spec, spec.alive_interval_s, "ServerAliveInterval", 10);
+    r.alive_count_max = config_number(spec, spec.alive_count_max, "ServerAliveCountMax", 2);
 
-    // The key is checked (and its passphrase asked) before any network traffic.
-    KeyPtr key;
-    if (!identity.empty()) key = load_private_key(identity);
-
-    set_option(raw, SSH_OPTIONS_USER, user.c_str(), "user");
-    set_option(raw, SSH_OPTIONS_PORT, &port, "port");
-    set_option(raw, SSH_OPTIONS_KNOWNHOSTS, known_hosts.c_str(), "known hosts");
+    set_option(raw, SSH_OPTIONS_USER, r.user.c_str(), "user");
+    set_option(raw, SSH_OPTIONS_PORT, &r.port, "port");
+    set_option(raw, SSH_OPTIONS_KNOWNHOSTS, r.known_hosts.c_str(), "known hosts");
     // We check host keys ourselves; this keeps a config's `StrictHostKeyChecking no` from
     // silently turning an unknown key into an accepted one inside libssh.
     int strict = 1;
@@ -179,27 +206,80 @@ Session Session::open(const ConnectSpec& spec) {
         int verbosity = SSH_LOG_PROTOCOL;
         ssh_options_set(raw, SSH_OPTIONS_LOG_VERBOSITY, &verbosity);
     }
+    r.host_port = r.port == 22 ? r.hostname : "[" + r.hostname + "]:" + std::to_string(r.port);
+    r.display = r.user + "@" + r.hostname + ":" + std::to_string(r.port);
+    return r;
+}
 
-    const std::string host_port =
-        port == 22 ? hostname : "[" + hostname + "]:" + std::to_string(port);
-    auto impl = std::make_unique<Impl>();
-    impl->display = user + "@" + hostname + ":" +
-                    std::to_string(port);
-    spdlog::debug("connecting to {} (host {}, config {}, known_hosts {}, key {})", impl->display,
-                  spec.host, spec.config_path.empty() ? "-" : spec.config_path, known_hosts,
-                  identity.empty() ? "auto" : identity);
+}  // namespace
+
+struct Connector::Impl {
+    ConnectSpec spec;
+    Resolved resolved;
+    std::unique_ptr<Authenticator> auth;
+    std::string fingerprint;  // of the first session's host key
+};
+
+Connector::Connector(const ConnectSpec& spec) : impl_(std::make_unique<Impl>()) {
+    impl_->spec = spec;
+    SessionPtr probe(ssh_new());
+    if (!probe) throw Error(ErrorKind::internal, exit_code::kConnection, "cannot create an ssh session");
+    impl_->resolved = configure(probe.get(), spec);
+    // The key is checked (and its passphrase asked) before any network traffic.
+    KeyPtr key;
+    if (!impl_->resolved.identity.empty()) key = load_private_key(impl_->resolved.identity);
+    impl_->auth = std::make_unique<Authenticator>(std::move(key), impl_->resolved.identity,
+                                                  spec.password, home_dir() + "/.ssh");
+}
+
+Connector::~Connector() = default;
+
+const std::string& Connector::display_name() const { return impl_->resolved.display; }
+
+Session Connector::open() {
+    auto impl = std::make_unique<Session::Impl>();
+    impl->session.reset(ssh_new());
+    if (!impl->session)
+        throw Error(ErrorKind::internal, exit_code::kConnection, "cannot create an ssh session");
+    ssh_session raw = impl->session.get();
+    // libssh keeps these pointers: they live in the Impl, beside the session.
+    ssh_set_counters(raw, &impl->live.tx, &impl->live.rx);
+    const Resolved r = configure(raw, impl_->spec);
+    impl->display = r.display;
+    impl->live.interval_s = r.alive_interval_s;
+    impl->live.count_max = r.alive_count_max;
+    spdlog::debug("connecting to {} (host {}, config {}, known_hosts {}, key {})", r.display,
+                  impl_->spec.host, impl_->spec.config_path.empty() ? "-" : impl_->spec.config_path,
+                  r.known_hosts, r.identity.empty() ? "auto" : r.identity);
 
     if (ssh_connect(raw) != SSH_OK)
-        throw connect_error("cannot connect to " + hostname + " port " + std::to_string(port) +
+        throw connect_error("cannot connect to " + r.hostname + " port " + std::to_string(r.port) +
                                 ": " + last_error(raw),
                             "check the host and port, and that sshd runs there");
-    verify_host_key(raw, checking, known_hosts, host_port);
-    authenticate(raw, key, identity, spec.password, impl->display);
-    spdlog::debug("authenticated to {} (cipher {} out, {} in)", impl->display,
+    verify_host_key(raw, r.checking, r.known_hosts, r.host_port);
+    const std::string fingerprint = server_fingerprint(raw, nullptr);
+    if (!impl_->fingerprint.empty() && fingerprint != impl_->fingerprint)
+        throw Error(ErrorKind::host_key, exit_code::kHostKey,
+                    "host key of " + r.host_port + " changed between two connections of this run (" +
+                        impl_->fingerprint + ", now " + fingerprint + ")",
+                    "someone may be in the middle; check the host before you go on");
+    impl_->fingerprint = fingerprint;
+    impl->fingerprint = fingerprint;
+    // From here on every blocking call gives control back within kCallTimeoutS, so a silent
+    // link is noticed by the keepalives instead of blocking for the connect timeout.
+    long call_timeout = kCallTimeoutS;
+    set_option(raw, SSH_OPTIONS_TIMEOUT, &call_timeout, "timeout");
+    impl->live.last_rx = std::chrono::steady_clock::now();
+    impl_->auth->authenticate(raw, impl->live, r.display);
+    spdlog::debug("authenticated to {} (cipher {} out, {} in)", r.display,
                   ssh_get_cipher_out(raw) ? ssh_get_cipher_out(raw) : "?",
                   ssh_get_cipher_in(raw) ? ssh_get_cipher_in(raw) : "?");
-    impl->session = std::move(s);
     return Session(std::move(impl));
+}
+
+Session Session::open(const ConnectSpec& spec) {
+    Connector connector(spec);
+    return connector.open();
 }
 
 }  // namespace mlt

@@ -49,10 +49,15 @@ void apply_ssh_option(const std::string& option, Target& t) {
     else if (key == "user") t.connect.user = value;
     else if (key == "identityfile") t.connect.identity_file = value;
     else if (key == "ciphers") t.connect.ciphers = value;
+    else if (key == "serveraliveinterval")
+        t.connect.alive_interval_s = parse_int_option(key, value, 0, 86400);
+    else if (key == "serveralivecountmax")
+        t.connect.alive_count_max = parse_int_option(key, value, 0, 1000);
     else
         throw usage_error("-o " + option + ": unsupported option",
                           "supported: StrictHostKeyChecking, UserKnownHostsFile, ConnectTimeout, "
-                          "Port, User, IdentityFile, Ciphers");
+                          "Port, User, IdentityFile, Ciphers, ServerAliveInterval, "
+                          "ServerAliveCountMax");
 }
 
 }  // namespace

@@ -14,7 +14,7 @@ namespace mlt {
 
 // Everything needed to reach one host. Values come in three layers: the command line (the
 // plain fields), the ~/.ssh/config entry of `host` (read by the session layer), and the
-// settings (the fallback_ fields). Higher layers win (PRODUCT.md section 2).
+// settings (the fallback_ fields). Higher layers win (docs/settings.md, "Precedence").
 struct ConnectSpec {
     std::string host;  // alias or hostname, as typed or from settings (never empty)
     std::string user;  // command line; empty: ssh config, then fallback_user, then local user
@@ -32,6 +32,10 @@ struct ConnectSpec {
     // -o Ciphers (OpenSSH syntax, +/-/^ allowed); empty: the ssh config's, else
     // preferred_ciphers().
     std::string ciphers;
+    // -o ServerAliveInterval / ServerAliveCountMax; unset: the ssh config's, else 10 and 2
+    // (a silent link is declared dead after interval x (count + 1) = 30 s). 0 turns it off.
+    std::optional<int> alive_interval_s;
+    std::optional<int> alive_count_max;
 };
 
 // mlt's cipher order when neither -o Ciphers nor the ssh config names one: AES-GCM first on
@@ -44,8 +48,35 @@ struct ExecResult {
     int exit_status = -1;  // -1: killed by a signal or no status sent
 };
 
+class Session;
+
+// One host's connect spec, resolved once: the ssh config layered in, the key file loaded and
+// decrypted (its passphrase asked), before any network traffic. Opens any number of
+// sessions to that host without asking anything again (a reconnect): the key, and a password
+// that was asked for, stay in memory until destruction, which wipes them. A later session
+// must present the same host key as the first. Not thread-safe.
+class Connector {
+public:
+    // Errors: 2 (bad key, config or option).
+    explicit Connector(const ConnectSpec& spec);
+    ~Connector();
+    Connector(const Connector&) = delete;
+    Connector& operator=(const Connector&) = delete;
+
+    // Connects, verifies the host key and authenticates. Errors: 4 (host key, also a key
+    // that differs from the first session's), 255 (connect, auth).
+    Session open();
+    // `user@host:port` for messages.
+    const std::string& display_name() const;
+
+private:
+    struct Impl;
+    std::unique_ptr<Impl> impl_;
+};
+
 // An authenticated SSH connection to one host. Move-only; closes the connection on
-// destruction. All methods throw mlt::Error with the libssh error text on failure.
+// destruction. All methods throw mlt::Error with the libssh error text on failure; a link
+// that stops answering (keepalives, see ConnectSpec) throws kind timeout.
 class Session {
 public:
     // Resolves `spec` against the ssh config, validates the key file (prompting for its
@@ -83,6 +114,7 @@ public:
                      const OutputSink& on_stdout, const OutputSink& on_stderr);
 
 private:
+    friend class Connector;
     struct Impl;
     explicit Session(std::unique_ptr<Impl> impl);
     std::unique_ptr<Impl> impl_;

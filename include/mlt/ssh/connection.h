@@ -1,0 +1,59 @@
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "mlt/ssh/remote.h"
+
+namespace mlt {
+
+struct ConnectSpec;
+class Connector;
+class Session;
+class SessionRemote;
+
+// A link to one host that can be opened again after it was lost: what the run engine talks
+// to (unit tests give it a fake). Not thread-safe.
+class Connection {
+public:
+    virtual ~Connection() = default;
+    // `user@host:port` (before the first open: the host as given), for messages.
+    virtual const std::string& name() const = 0;
+    // The Remote of the open link; opens it first when there is none. Throws mlt::Error as
+    // Session::open does.
+    virtual Remote& remote() = 0;
+    // Drops what is left of the current link (without waiting on it) and opens a new one
+    // without asking for anything again. Throws mlt::Error: kinds connect, disconnected and
+    // timeout mean "try again later"; host_key and auth mean it never will work.
+    virtual void reconnect() = 0;
+};
+
+// True for the errors after which a new connection may work: a reset or silent link, a
+// refused or timed-out connect. Host keys, authentication, usage and remote command errors
+// are not.
+bool is_link_loss(const Error& error);
+
+// A Connection over real SSH sessions: the connect spec is resolved and the key decrypted
+// (or the password asked) once, in the constructor, before any network traffic, and kept in
+// memory until destruction (wiped then), so reconnect() never prompts.
+class SessionConnection : public Connection {
+public:
+    // Resolves `spec` (ssh config, key file, passphrase prompt): errors as Session::open's
+    // local checks (exit 2). Does not connect.
+    explicit SessionConnection(const ConnectSpec& spec);
+    ~SessionConnection() override;
+    SessionConnection(const SessionConnection&) = delete;
+    SessionConnection& operator=(const SessionConnection&) = delete;
+
+    const std::string& name() const override;
+    Remote& remote() override;
+    void reconnect() override;
+
+private:
+    std::unique_ptr<Connector> connector_;
+    std::unique_ptr<Session> session_;
+    std::unique_ptr<SessionRemote> remote_;
+};
+
+}  // namespace mlt

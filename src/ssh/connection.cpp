@@ -1,0 +1,44 @@
+// SessionConnection: the run engine's reopenable link over real SSH sessions.
+#include "mlt/ssh/connection.h"
+
+#include <spdlog/spdlog.h>
+
+#include "mlt/ssh/session.h"
+
+namespace mlt {
+
+bool is_link_loss(const Error& error) {
+    switch (error.kind()) {
+        case ErrorKind::disconnected:
+        case ErrorKind::timeout:
+        case ErrorKind::connect:
+            return true;
+        default:
+            return false;
+    }
+}
+
+SessionConnection::SessionConnection(const ConnectSpec& spec)
+    : connector_(std::make_unique<Connector>(spec)) {}
+
+SessionConnection::~SessionConnection() = default;
+
+const std::string& SessionConnection::name() const { return connector_->display_name(); }
+
+Remote& SessionConnection::remote() {
+    if (!remote_) {
+        session_ = std::make_unique<Session>(connector_->open());
+        remote_ = std::make_unique<SessionRemote>(*session_);
+    }
+    return *remote_;
+}
+
+void SessionConnection::reconnect() {
+    // The old session is freed without a goodbye that could wait on a dead link: libssh's
+    // disconnect only writes into the socket buffer and closes it.
+    remote_.reset();
+    session_.reset();
+    remote();
+}
+
+}  // namespace mlt

@@ -1,0 +1,43 @@
+// Liveness: noticing a link that went silent (laptop asleep, NAT entry gone, a cable pulled
+// somewhere on the way) as OpenSSH's ServerAliveInterval does.
+#include <libssh/server.h>  // ssh_send_keepalive: declared there, works on client sessions
+#include <spdlog/spdlog.h>
+
+#include "internal.h"
+
+namespace mlt::ssh_detail {
+
+void Liveness::check(ssh_session s, const std::string& display) {
+    using namespace std::chrono;
+    const auto now = steady_clock::now();
+    if (rx.in_packets != seen_packets) {
+        seen_packets = rx.in_packets;
+        last_rx = now;
+        unanswered = 0;
+        return;
+    }
+    if (interval_s <= 0) return;
+    const auto interval = seconds(interval_s);
+    if (now - std::max(last_rx, last_probe) < interval) return;
+    if (unanswered >= count_max) {
+        const auto silent = duration_cast<seconds>(now - last_rx).count();
+        throw Error(ErrorKind::timeout, exit_code::kConnection,
+                    "no answer from " + display + " for " + std::to_string(silent) +
+                        " s: the link is down or stalled",
+                    "check the network; ServerAliveInterval/ServerAliveCountMax set how soon "
+                    "this is noticed");
+    }
+    // Non-blocking, sent twice: in blocking mode the call would wait for the reply itself,
+    // and in non-blocking mode every second call only takes in the previous reply. Either
+    // way the reply (sshd answers REQUEST_FAILURE) shows up as a received packet.
+    ssh_set_blocking(s, 0);
+    ssh_send_keepalive(s);
+    ssh_send_keepalive(s);
+    ssh_set_blocking(s, 1);
+    last_probe = now;
+    ++unanswered;
+    spdlog::trace("keepalive {} to {} after {} ms of silence", unanswered, display,
+                  duration_cast<milliseconds>(now - last_rx).count());
+}
+
+}  // namespace mlt::ssh_detail
