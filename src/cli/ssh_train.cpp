@@ -27,6 +27,12 @@ void add_ssh_job_commands(CLI::App& ssh, Action& action, const std::shared_ptr<S
                       "Sync this project directory to the remote dir first (honours .mltignore and "
                       ".gitignore; never .git/, .env, id_*, *.pem, *.key)")
         ->type_name("DIR");
+    train->add_option_function<int>(
+             "--reconnect-timeout", [opts](int s) { opts->reconnect_timeout = s; },
+             "Seconds to keep reconnecting after the link dropped (default: setting "
+             "reconnect_timeout, 600); 0: give up at once")
+        ->type_name("S")
+        ->check(CLI::Range(0, 604800));
     train->add_flag("-v,--verbose", verbosity, "More detail; the training sees MLT_VERBOSE=1");
     train->footer(
         "Examples:\n"

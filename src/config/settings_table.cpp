@@ -175,6 +175,10 @@ const std::vector<FieldDecl>& ssh_fields() {
                 "unknown host keys: `yes` refuses, `accept-new` records, `no` accepts without "
                 "recording; a changed key is always refused",
                 &assign<&S::host_key_checking>),
+        integer("reconnect_timeout", "`600`", "600",
+                "seconds to keep reconnecting after the link dropped or went silent (the run "
+                "then continues where it was); 0: give up at once",
+                0, 604800, &assign<&S::reconnect_timeout>),
         special("nodes", SettingType::nodes, "see below",
                 "{master_addr: 10.0.0.1, master_port: 29500}",
                 "rendezvous of a multi-node run (`MASTER_ADDR`, `MASTER_PORT`)", &merge_nodes),

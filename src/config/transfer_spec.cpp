@@ -2,6 +2,7 @@
 
 #include "mlt/config/settings.h"
 #include "mlt/util/error.h"
+#include "mlt/util/paths.h"
 
 namespace mlt {
 
@@ -68,6 +69,16 @@ TransferSpec parse_transfer_spec(const std::string& entry, TransferDirection dir
         throw config_error(quoted + " uses a wildcard (* ? [) together with '|'",
                            "use 'from|to' for one file or directory, or a glob without '|'");
     return TransferSpec{from, to, false};
+}
+
+std::string remote_path_in(const std::string& remote_dir, const std::string& path) {
+    if (!path.empty() && (path[0] == '/' || path[0] == '~')) return path;
+    return remote_dir + "/" + path;
+}
+
+std::string local_path_in(const std::string& base, const std::string& path) {
+    std::string p = expand_user(path);
+    return (!p.empty() && p[0] == '/') ? p : base + "/" + p;
 }
 
 }  // namespace mlt

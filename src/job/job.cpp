@@ -1,12 +1,12 @@
+// The remote job protocol (docs/remote-protocol.md): lock with run id and phase, wrapper,
+// idempotent start, bounded log follows, stop, detached shutdown.
 #include "mlt/job/job.h"
 
 #include <spdlog/spdlog.h>
-#include <unistd.h>
 
 #include <ctime>
 
 #include "alive.h"
-#include "mlt/job/status.h"
 #include "mlt/util/error.h"
 #include "mlt/util/shell.h"
 
@@ -14,21 +14,114 @@ namespace mlt {
 
 namespace {
 
-// Every job command starts in the remote dir; a missing dir is created only by start_job.
+constexpr const char* kPhases[] = {"uploading", "starting", "running", "finished", "collected"};
+
+// Every job command starts in the remote dir; a missing dir is created only by acquire_run.
 std::string in_dir(const std::string& remote_dir, const std::string& command) {
     return "cd " + shell_quote_path(remote_dir) + " && " + command;
+}
+
+// Shell functions shared by the run-scoped commands. They expect `j` (the job dir) and `r`
+// (the run id) to be set. The lock names its run on a `run=` line; a lock of an older mlt
+// has none, which reads as the run id "".
+constexpr const char* kRunFunctions =
+    R"sh(mlt_lock_run() { sed -n 's/^run=//p' "$j/lock" 2>/dev/null; }
+mlt_mine() { [ -f "$j/lock" ] && [ "$(mlt_lock_run)" = "$r" ]; }
+mlt_files_mine() { [ "$(cat "$j/run_id" 2>/dev/null)" = "$r" ]; }
+mlt_phase() { mlt_mine && sed "s/^phase=.*/phase=$1/" "$j/lock" > "$j/lock.tmp" && mv -f "$j/lock.tmp" "$j/lock"; }
+mlt_foreign() {
+  if [ ! -f "$j/lock" ]; then echo "its lock was released" >&2
+  elif ! mlt_mine; then echo "the lock is run '$(mlt_lock_run)''s" >&2
+  else echo "the job files are run '$(cat "$j/run_id" 2>/dev/null)''s" >&2; fi
+  exit 79
+}
+)sh";
+
+// `cd DIR && j=.mlt/MODEL && r=RUN` and the functions above: the start of every command
+// that acts for one run.
+std::string run_command(const std::string& remote_dir, const std::string& model,
+                        const std::string& run_id, const std::string& body) {
+    // `|| exit`: a multi-line body must not run in the wrong directory.
+    return "cd " + shell_quote_path(remote_dir) +
+           " || exit 1\nj=" + shell_quote(JobPaths(model).dir) + "; r=" + shell_quote(run_id) +
+           "\n" + kRunFunctions + body;
+}
+
+void check_status(const Remote& remote, const std::string& what, const RemoteOutput& out,
+                  const std::string& model, const std::string& run_id) {
+    if (out.exit_status == kForeignRunStatus) throw foreign_run(remote, model, run_id, out.err);
+    if (out.exit_status != 0) throw remote_failure(remote, what, out.exit_status, out.err);
+}
+
+// The files of a task, as shell words.
+struct TaskFiles {
+    std::string log, pid, status;
+};
+
+TaskFiles task_files(const JobPaths& p, Task task) {
+    if (task == Task::shutdown)
+        return {shell_quote(p.shutdown_log), shell_quote(p.shutdown_pid),
+                shell_quote(p.shutdown_status)};
+    return {shell_quote(p.console_log), shell_quote(p.pid), shell_quote(p.exit_status)};
+}
+
+// Launches a task's script detached (its own session: it survives the connection) unless
+// its marker exists, then waits (bounded, 10 s) for its pid file and prints it. `launch`
+// is the marker file and the command run under setsid.
+std::string launch_once(const std::string& marker, const std::string& script, const TaskFiles& f,
+                        const std::string& shell) {
+    return "if [ ! -e " + marker +
+           " ]; then command -v setsid >/dev/null || { echo 'setsid not found (util-linux)' >&2; "
+           "exit 127; }; fi\n"
+           "if (set -C; : > " +
+           marker + ") 2>/dev/null; then (setsid " + shell + " " + script + " >> " + f.log +
+           " 2>&1 < /dev/null &); fi\n"
+           "i=0; while [ ! -s " +
+           f.pid + " ] && [ ! -e " + f.status +
+           " ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i+1)); done\n"
+           "[ -s " +
+           f.pid +
+           " ] || { echo 'it did not record its process group within 10 s' >&2; exit 1; }\n";
 }
 
 }  // namespace
 
 JobPaths::JobPaths(const std::string& model) : dir(".mlt/" + model) {
     lock = dir + "/lock";
+    run_id = dir + "/run_id";
     run_sh = dir + "/run.sh";
-    pid = dir + "/pid";
     cmd = dir + "/cmd";
+    started = dir + "/started";
+    pid = dir + "/pid";
     console_log = dir + "/console.log";
     exit_status = dir + "/exit_status";
     sha256 = dir + "/sha256";
+    shutdown_sh = dir + "/shutdown.sh";
+    shutdown_started = dir + "/shutdown.started";
+    shutdown_pid = dir + "/shutdown.pid";
+    shutdown_log = dir + "/shutdown.log";
+    shutdown_status = dir + "/shutdown.status";
+    previous = dir + "/previous";
+}
+
+const char* to_string(RunPhase phase) {
+    return kPhases[static_cast<int>(phase)];
+}
+
+std::optional<RunPhase> parse_run_phase(std::string_view text) {
+    for (int i = 0; i < 5; ++i)
+        if (text == kPhases[i]) return static_cast<RunPhase>(i);
+    return std::nullopt;
+}
+
+Error foreign_run(const Remote& remote, const std::string& model, const std::string& run_id,
+                  const std::string& err) {
+    std::string other = err;
+    while (!other.empty() && (other.back() == '\n' || other.back() == ' ')) other.pop_back();
+    return Error(ErrorKind::conflict, exit_code::kConflict,
+                 "the job of " + model + " on " + remote.name() + " is no longer run '" + run_id +
+                     "': " + other + " (another mlt took it over, or stopped it)",
+                 "see 'mlt ssh ... status " + model + "'");
 }
 
 std::string export_environment(const std::vector<std::pair<std::string, std::string>>& env) {
@@ -61,28 +154,32 @@ std::string fill_placeholders(const std::string& command,
 std::string make_wrapper_script(const WrapperSpec& s) {
     const JobPaths p(s.model);
     std::string o;
-    o += "#!/bin/sh\n# mlt job wrapper for " + s.model + " (generated; docs/remote-protocol.md)\n";
+    o += "#!/bin/sh\n# mlt job wrapper for " + s.model + ", run " + s.run_id +
+         " (generated; docs/remote-protocol.md)\n";
+    // Absolute paths for mlt's own files: startup_cmds may `cd` anywhere.
+    o += "mlt_dir=$(pwd)\nmlt_job=\"$mlt_dir\"/" + shell_quote(p.dir) + "\n";
+    o += "mlt_run=" + shell_quote(s.run_id) + "\n";
     // setsid made this shell a process-group leader: its pid is the group id to signal.
-    o += "echo $$ > " + shell_quote(p.pid) + ".tmp && mv -f " + shell_quote(p.pid) + ".tmp " +
-         shell_quote(p.pid) + "\n";
+    o += "echo $$ > \"$mlt_job/pid.tmp\" && mv -f \"$mlt_job/pid.tmp\" \"$mlt_job/pid\"\n";
+    // A job whose dir a newer run took over (a --force while it could not be killed) records
+    // nothing: its status and archive hash would be taken for the newer run's.
     o += "mlt_finish() {\n"
          "  mlt_status=$1\n"
-         "  if [ -f \"$MLT_ARCHIVE\" ]; then\n"
-         "    sha256sum \"$MLT_ARCHIVE\" 2>/dev/null | cut -d' ' -f1 > " +
-         shell_quote(p.sha256) +
-         "\n"
+         "  [ \"$(cat \"$mlt_job/run_id\" 2>/dev/null)\" = \"$mlt_run\" ] || exit \"$mlt_status\"\n"
+         "  if [ -f \"$mlt_dir/$MLT_ARCHIVE\" ]; then\n"
+         "    sha256sum \"$mlt_dir/$MLT_ARCHIVE\" 2>/dev/null | cut -d' ' -f1 > "
+         "\"$mlt_job/sha256\"\n"
          "  fi\n"
          "  echo \"mlt: job finished with exit status $mlt_status\"\n"
-         "  printf '%s\\n' \"$mlt_status\" > " +
-         shell_quote(p.exit_status) + ".tmp && mv -f " + shell_quote(p.exit_status) + ".tmp " +
-         shell_quote(p.exit_status) +
-         "\n"
+         "  printf '%s\\n' \"$mlt_status\" > \"$mlt_job/exit_status.tmp\" && "
+         "mv -f \"$mlt_job/exit_status.tmp\" \"$mlt_job/exit_status\"\n"
          "  exit \"$mlt_status\"\n"
          "}\n";
     // A TERM to the group reaches the training command too; the shell waits for it, then
     // records its status instead of dying without a word.
     o += "trap 'mlt_stopped=1' TERM INT HUP\n";
     o += "export MLT_MODEL=" + shell_quote(s.model) + "\n";
+    o += "export MLT_RUN_ID=" + shell_quote(s.run_id) + "\n";
     o += "export MLT_SPEC=" + shell_quote(s.spec_file) + "\n";
     o += "export MLT_LOG_DIR=" + shell_quote_path(s.log_dir) + "\n";
     o += "export MLT_ARCHIVE=" + shell_quote(s.archive) + "\n";
@@ -112,21 +209,88 @@ std::string make_wrapper_script(const WrapperSpec& s) {
     return o;
 }
 
-bool acquire_lock(Remote& remote, const std::string& remote_dir, const std::string& model,
-                  const std::string& owner) {
+std::string make_shutdown_script(const std::string& model, const std::string& run_id,
+                                 const std::vector<std::pair<std::string, std::string>>& env,
+                                 const std::vector<std::string>& commands) {
     const JobPaths p(model);
-    const std::string content =
-        "owner=" + owner + "\nstarted=" + std::to_string(std::time(nullptr)) + "\n";
-    // noclobber makes the redirection an O_EXCL create: exactly one contender wins.
-    const std::string cmd =
-        "mkdir -p " + shell_quote_path(remote_dir) + " && " +
-        in_dir(remote_dir, "mkdir -p " + shell_quote(p.dir) + " && { (set -C; printf %s " +
-                               shell_quote(content) + " > " + shell_quote(p.lock) +
-                               ") 2>/dev/null && echo acquired || echo held; }");
-    RemoteOutput out = remote.run(cmd);
-    if (out.exit_status != 0)
-        throw remote_failure(remote, "taking the job lock", out.exit_status, out.err);
+    std::string o = "#!/bin/sh\n# mlt shutdown_cmds of " + model + ", run " + run_id + "\n";
+    o += "mlt_job=\"$(pwd)\"/" + shell_quote(p.dir) + "\n";
+    o += "echo $$ > \"$mlt_job/shutdown.pid.tmp\" && mv -f \"$mlt_job/shutdown.pid.tmp\" "
+         "\"$mlt_job/shutdown.pid\"\n";
+    o += "mlt_status=0\n";
+    o += export_environment(env);
+    // Each command in a subshell of its own from the remote dir, as before: one failing
+    // command (or one that cd's away) does not keep the others from running.
+    for (const auto& cmd : commands) {
+        o += "echo " + shell_quote("mlt: shutdown: " + cmd) + "\n";
+        o += "( " + cmd + "\n)\nmlt_s=$?\nif [ $mlt_s -ne 0 ]; then mlt_status=$mlt_s; echo " +
+             shell_quote("mlt: shutdown command failed: " + cmd) +
+             " \"(exit status $mlt_s)\"; fi\n";
+    }
+    o += "printf '%s\\n' \"$mlt_status\" > \"$mlt_job/shutdown.status.tmp\" && "
+         "mv -f \"$mlt_job/shutdown.status.tmp\" \"$mlt_job/shutdown.status\"\n";
+    return o;
+}
+
+bool acquire_run(Remote& remote, const std::string& remote_dir, const std::string& model,
+                 const NewRun& run) {
+    const JobPaths p(model);
+    const std::string lock_text =
+        "owner=" + run.owner + "\nstarted=" + std::to_string(std::time(nullptr)) +
+        "\nrun=" + run.run_id + "\nphase=uploading\n" + (run.clean ? "clean=1\n" : "");
+    std::string moved;  // the previous run's files, as shell words
+    for (const std::string* f : {&p.run_id, &p.run_sh, &p.cmd, &p.started, &p.pid, &p.console_log,
+                                 &p.exit_status, &p.sha256, &p.shutdown_sh, &p.shutdown_started,
+                                 &p.shutdown_pid, &p.shutdown_log, &p.shutdown_status})
+        moved += " " + shell_quote(*f);
+    const std::string a = shell_quote(run.archive);
+    // The lock first (O_EXCL through noclobber: of concurrent launches exactly one wins),
+    // then the previous run aside, then this run's files; run_id last, so that its presence
+    // says the rest is done. A retry finds the lock its own and redoes only what is missing,
+    // without emptying previous/ a second time.
+    const std::string body =
+        "if (set -C; printf %s " + shell_quote(lock_text) +
+        " > \"$j/lock\") 2>/dev/null; then "
+        "rm -rf \"$j/previous\" \"$j\"/*.tmp || exit 1\n"
+        "elif ! mlt_mine; then echo held; exit 0\n"
+        "fi\n"
+        "if ! mlt_files_mine; then\n"
+        "  mkdir -p \"$j/previous\" || exit 1\n"
+        "  for f in" +
+        moved +
+        "; do if [ -e \"$f\" ]; then mv -f \"$f\" \"$j/previous/\" || exit 1; fi; done\n"
+        "  if [ -e " +
+        a + " ]; then mv -f " + a +
+        " \"$j/previous/\" || exit 1; fi\n"
+        "  : > \"$j/console.log\" && cat > \"$j/run.sh.tmp\" && mv -f \"$j/run.sh.tmp\" "
+        "\"$j/run.sh\" "
+        "&& printf '%s\\n' " +
+        shell_quote(run.command_text) +
+        " > \"$j/cmd\" && printf '%s\\n' \"$r\" > \"$j/run_id.tmp\" && mv -f \"$j/run_id.tmp\" "
+        "\"$j/run_id\" || exit 1\n"
+        "fi\n"
+        "echo acquired\n";
+    const std::string command =
+        "mkdir -p " + shell_quote_path(remote_dir) + " || exit 1\n" +
+        run_command(remote_dir, model, run.run_id, "mkdir -p \"$j\" || exit 1\n" + body);
+    RemoteOutput out = remote.run(command, run.wrapper);
+    check_status(remote, "taking the job lock", out, model, run.run_id);
     return out.out.find("acquired") != std::string::npos;
+}
+
+void set_run_phase(Remote& remote, const std::string& remote_dir, const std::string& model,
+                   const std::string& run_id, RunPhase phase) {
+    RemoteOutput out = remote.run(
+        run_command(remote_dir, model, run_id,
+                    std::string("mlt_mine || mlt_foreign\nmlt_phase ") + to_string(phase) + "\n"));
+    check_status(remote, "recording the run's phase", out, model, run_id);
+}
+
+void release_run(Remote& remote, const std::string& remote_dir, const std::string& model,
+                 const std::string& run_id) {
+    RemoteOutput out = remote.run(
+        run_command(remote_dir, model, run_id, "if mlt_mine; then rm -f \"$j/lock\"; fi\n"));
+    check_status(remote, "releasing the job lock", out, model, run_id);
 }
 
 void release_lock(Remote& remote, const std::string& remote_dir, const std::string& model) {
@@ -136,57 +300,46 @@ void release_lock(Remote& remote, const std::string& remote_dir, const std::stri
 }
 
 long start_job(Remote& remote, const std::string& remote_dir, const std::string& model,
-               const std::string& script, const std::string& command_text) {
+               const std::string& run_id) {
     const JobPaths p(model);
-    // One round trip: write the wrapper, clear old state, launch detached, wait for the pid.
-    // The wait is a bounded remote loop (10 s), not a fixed sleep.
-    const std::string cmd = in_dir(
-        remote_dir, "cat > " + shell_quote(p.run_sh) + ".tmp && mv -f " + shell_quote(p.run_sh) +
-                        ".tmp " + shell_quote(p.run_sh) + " && rm -f " + shell_quote(p.pid) + " " +
-                        shell_quote(p.exit_status) + " " + shell_quote(p.sha256) +
-                        " && printf '%s\\n' " + shell_quote(command_text) + " > " +
-                        shell_quote(p.cmd) + " && : > " + shell_quote(p.console_log) +
-                        " && command -v setsid >/dev/null || { echo 'setsid not found "
-                        "(util-linux)' >&2; exit 127; }"
-                        " && (setsid sh " +
-                        shell_quote(p.run_sh) + " >> " + shell_quote(p.console_log) +
-                        " 2>&1 < /dev/null &) && i=0 && while [ ! -s " + shell_quote(p.pid) +
-                        " ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i+1)); done && cat " +
-                        shell_quote(p.pid));
-    RemoteOutput out = remote.run(cmd, script);
+    const TaskFiles f = task_files(p, Task::job);
+    const std::string body = "mlt_files_mine || mlt_foreign\nmlt_phase starting\n" +
+                             launch_once(shell_quote(p.started), shell_quote(p.run_sh), f, "sh") +
+                             "mlt_phase running\ncat " + f.pid + "\n";
+    RemoteOutput out = remote.run(run_command(remote_dir, model, run_id, body));
     long pgid = 0;
     try {
         pgid = out.out.empty() ? 0 : std::stol(out.out);
     } catch (const std::exception&) {
         pgid = 0;  // reported below
     }
-    if (out.exit_status != 0 || pgid <= 0)
-        throw remote_failure(remote, "starting the job", out.exit_status, out.err);
+    if (out.exit_status == 0 && pgid <= 0) out.exit_status = 1;
+    check_status(remote, "starting the job", out, model, run_id);
     return pgid;
 }
 
-bool stop_job(Remote& remote, const std::string& remote_dir, const std::string& model,
-              int grace_s) {
+bool stop_job(Remote& remote, const std::string& remote_dir, const std::string& model, int grace_s,
+              const std::string* run_id) {
     const JobPaths p(model);
     const std::string pid = shell_quote(p.pid);
     const std::string es = shell_quote(p.exit_status);
     // TERM the whole group, wait (bounded) for it to go, then KILL. A wrapper killed by
     // KILL cannot record its status, so the stopper does.
-    const std::string cmd =
-        in_dir(remote_dir,
-               std::string(job_detail::kAliveFunction) + "g=$(cat " + pid +
-                   " 2>/dev/null); [ -n \"$g\" ] && mlt_alive \"$g\" || { echo none; exit 0; }; "
-                   "kill -s TERM -- \"-$g\" 2>/dev/null; i=0; while mlt_alive \"$g\" && [ $i -lt " +
-                   std::to_string(grace_s * 10) +
-                   " ]; do sleep 0.1; i=$((i+1)); done; "
-                   "if mlt_alive \"$g\"; then kill -s KILL -- \"-$g\" 2>/dev/null; s=137; i=0; "
-                   "while mlt_alive \"$g\" && [ $i -lt 50 ]; do sleep 0.1; i=$((i+1)); done; "
-                   "else s=143; fi; [ -f " +
-                   es + " ] || { printf '%s\\n' $s > " + es + ".tmp && mv -f " + es + ".tmp " + es +
-                   "; }; echo stopped");
-    RemoteOutput out = remote.run(cmd);
-    if (out.exit_status != 0)
-        throw remote_failure(remote, "stopping the job", out.exit_status, out.err);
+    const std::string body =
+        std::string(run_id ? "mlt_files_mine || mlt_foreign\n" : "") + job_detail::kAliveFunction +
+        "g=$(cat " + pid +
+        " 2>/dev/null); [ -n \"$g\" ] && mlt_alive \"$g\" || { echo none; exit 0; }; "
+        "kill -s TERM -- \"-$g\" 2>/dev/null; i=0; while mlt_alive \"$g\" && [ $i -lt " +
+        std::to_string(grace_s * 10) +
+        " ]; do sleep 0.1; i=$((i+1)); done; "
+        "if mlt_alive \"$g\"; then kill -s KILL -- \"-$g\" 2>/dev/null; s=137; i=0; "
+        "while mlt_alive \"$g\" && [ $i -lt 50 ]; do sleep 0.1; i=$((i+1)); done; "
+        "else s=143; fi; [ -f " +
+        es + " ] || { printf '%s\\n' $s > " + es + ".tmp && mv -f " + es + ".tmp " + es +
+        "; }; echo stopped\n";
+    const std::string rid = run_id ? *run_id : std::string();
+    RemoteOutput out = remote.run(run_command(remote_dir, model, rid, body));
+    check_status(remote, "stopping the job", out, model, rid);
     return out.out.find("stopped") != std::string::npos;
 }
 
@@ -196,61 +349,124 @@ void discard_job(Remote& remote, const std::string& remote_dir, const std::strin
         throw remote_failure(remote, "discarding the old job", out.exit_status, out.err);
 }
 
-uint64_t read_console(Remote& remote, const std::string& remote_dir, const std::string& model,
-                      uint64_t offset, bool follow, const OutputSink& sink) {
-    const JobPaths p(model);
-    const std::string from = "+" + std::to_string(offset + 1);
-    std::string cmd;
-    if (follow) {
-        // tail -f streams the log while a watcher waits for the job's end: `exit_status`
-        // written, or no live process left in the group. (tail's own --pid stays as a
-        // backstop; it would wait on a zombie, and containers often reap late.) What tail
-        // had not printed when it is stopped comes with the catch-up read below.
-        cmd = in_dir(remote_dir,
-                     std::string(job_detail::kAliveFunction) + "g=$(cat " + shell_quote(p.pid) +
-                         " 2>/dev/null); if [ -n \"$g\" ]; then tail -c " + from +
-                         " -f -s 0.2 --pid=\"$g\" " + shell_quote(p.console_log) +
-                         " & t=$!; while [ ! -e " + shell_quote(p.exit_status) +
-                         " ] && mlt_alive \"$g\"; do sleep 0.2; done; kill $t 2>/dev/null; "
-                         "wait $t 2>/dev/null; fi; true");
-    } else {
-        cmd = in_dir(remote_dir, "tail -c " + from + " " + shell_quote(p.console_log));
-    }
-    uint64_t received = 0;
+FollowStep follow_log(Remote& remote, const std::string& remote_dir, const std::string& model,
+                      Task task, const std::string* run_id, uint64_t offset, int seconds,
+                      const OutputSink& sink) {
+    const TaskFiles f = task_files(JobPaths(model), task);
+    // Polls the log's size and sends exactly the bytes between the offset and that size, so
+    // the remote side knows what it sent: when the task has ended, one last send reaches the
+    // end of the log and nothing is left for a catch-up. Exit 0: ended; 81: time is up.
+    const std::string body =
+        std::string(run_id ? "mlt_files_mine || mlt_foreign\n" : "") + job_detail::kAliveFunction +
+        "l=" + f.log + "; s=" + f.status + "; o=" + std::to_string(offset) + "; g=$(cat " + f.pid +
+        " 2>/dev/null)\n"
+        "[ -n \"$g\" ] || [ -e \"$s\" ] || { echo 'it has not started' >&2; exit 80; }\n"
+        "mlt_send() { n=$(wc -c < \"$l\" 2>/dev/null) || return 0; n=$((n)); "
+        "if [ \"$n\" -gt \"$o\" ]; then tail -c +$((o+1)) \"$l\" | head -c $((n-o)); o=$n; fi; }\n"
+        "i=0\n"
+        "while :; do\n"
+        "  mlt_send\n"
+        "  if [ -e \"$s\" ] || [ -z \"$g\" ] || ! mlt_alive \"$g\"; then mlt_send; exit 0; fi\n"
+        "  [ $i -lt " +
+        std::to_string(seconds * 5) +
+        " ] || exit 81\n"
+        "  sleep 0.2; i=$((i+1))\n"
+        "done\n";
+    FollowStep step{offset, false};
     std::string err;
+    const std::string rid = run_id ? *run_id : std::string();
     int status = remote.stream(
-        cmd, {},
-        [&](std::string_view data) {
-            received += data.size();
-            sink(data);
+        run_command(remote_dir, model, rid, body), {},
+        [&](std::string_view d) {
+            step.offset += d.size();
+            sink(d);
         },
-        [&](std::string_view data) { err.append(data); });
+        [&](std::string_view d) { err.append(d); });
+    if (status == kForeignRunStatus) throw foreign_run(remote, model, rid, err);
+    if (status == 81) return step;
     if (status != 0) throw remote_failure(remote, "reading the console log", status, err);
-    if (follow) return read_console(remote, remote_dir, model, offset + received, false, sink);
+    step.ended = true;
+    return step;
+}
+
+uint64_t read_log(Remote& remote, const std::string& remote_dir, const std::string& model,
+                  Task task, uint64_t offset, const OutputSink& sink) {
+    const TaskFiles f = task_files(JobPaths(model), task);
+    std::string err;
+    uint64_t received = 0;
+    int status = remote.stream(
+        in_dir(remote_dir, "if [ -e " + f.log + " ]; then tail -c +" + std::to_string(offset + 1) +
+                               " " + f.log + "; fi"),
+        {},
+        [&](std::string_view d) {
+            received += d.size();
+            sink(d);
+        },
+        [&](std::string_view d) { err.append(d); });
+    if (status != 0) throw remote_failure(remote, "reading the console log", status, err);
     return offset + received;
 }
 
-std::pair<int, std::string> read_job_result(Remote& remote, const std::string& remote_dir,
-                                            const std::string& model) {
+JobResult read_job_result(Remote& remote, const std::string& remote_dir, const std::string& model) {
     const JobPaths p(model);
-    RemoteOutput out = remote.run(
-        in_dir(remote_dir, "cat " + shell_quote(p.exit_status) + " 2>/dev/null; echo; cat " +
-                               shell_quote(p.sha256) + " 2>/dev/null; true"));
+    // Three tagged lines: a half-written file cannot shift one value into another's place.
+    RemoteOutput out = remote.run(in_dir(
+        remote_dir, "printf 'run=%s\\nexit=%s\\nsha=%s\\n' \"$(cat " + shell_quote(p.run_id) +
+                        " 2>/dev/null)\" \"$(cat " + shell_quote(p.exit_status) +
+                        " 2>/dev/null)\" \"$(cat " + shell_quote(p.sha256) + " 2>/dev/null)\""));
     if (out.exit_status != 0)
         throw remote_failure(remote, "reading the job result", out.exit_status, out.err);
-    auto nl = out.out.find('\n');
-    std::string status_text = out.out.substr(0, nl);
-    std::string rest = nl == std::string::npos ? "" : out.out.substr(nl + 1);
-    // exit_status ends with its own newline, then our echo: skip empty lines.
-    while (!rest.empty() && rest[0] == '\n') rest.erase(0, 1);
-    std::string sha = rest.substr(0, rest.find('\n'));
-    int status = -1;
-    try {
-        if (!status_text.empty()) status = std::stoi(status_text);
-    } catch (const std::exception&) {
-        status = -1;  // half-written: treated as no status
+    JobResult result;
+    size_t start = 0;
+    while (start < out.out.size()) {
+        size_t nl = out.out.find('\n', start);
+        if (nl == std::string::npos) nl = out.out.size();
+        const std::string line = out.out.substr(start, nl - start);
+        start = nl + 1;
+        if (line.rfind("run=", 0) == 0) result.run_id = line.substr(4);
+        if (line.rfind("sha=", 0) == 0) result.sha256 = line.substr(4);
+        if (line.rfind("exit=", 0) == 0 && line.size() > 5) {
+            try {
+                result.exit_status = std::stoi(line.substr(5));
+            } catch (const std::exception&) {
+                result.exit_status.reset();  // half-written: treated as no status
+            }
+        }
     }
-    return {status, sha};
+    return result;
+}
+
+bool start_shutdown(Remote& remote, const std::string& remote_dir, const std::string& model,
+                    const std::string& run_id, const std::string& script) {
+    const JobPaths p(model);
+    const TaskFiles f = task_files(p, Task::shutdown);
+    // The script goes up only with the marker: a retry must not rewrite what may run.
+    // Like the user's login shell: bash when there is one (shutdown_cmds may use its syntax).
+    const std::string body =
+        "mlt_files_mine || mlt_foreign\n"
+        "if [ -e " +
+        shell_quote(p.shutdown_started) + " ]; then cat > /dev/null; echo again; else cat > " +
+        shell_quote(p.shutdown_sh) +
+        " || exit 1; fi\n"
+        "if command -v bash >/dev/null 2>&1; then mlt_sh=bash; else mlt_sh=sh; fi\n" +
+        launch_once(shell_quote(p.shutdown_started), shell_quote(p.shutdown_sh), f, "\"$mlt_sh\"");
+    RemoteOutput out = remote.run(run_command(remote_dir, model, run_id, body), script);
+    check_status(remote, "starting shutdown_cmds", out, model, run_id);
+    return out.out.find("again") == std::string::npos;
+}
+
+std::optional<int> read_shutdown_status(Remote& remote, const std::string& remote_dir,
+                                        const std::string& model) {
+    RemoteOutput out = remote.run(in_dir(
+        remote_dir, "cat " + shell_quote(JobPaths(model).shutdown_status) + " 2>/dev/null; true"));
+    if (out.exit_status != 0)
+        throw remote_failure(remote, "reading the shutdown status", out.exit_status, out.err);
+    try {
+        if (!out.out.empty()) return std::stoi(out.out);
+    } catch (const std::exception&) {
+        // half-written: not there yet
+    }
+    return std::nullopt;
 }
 
 }  // namespace mlt

@@ -11,19 +11,29 @@ namespace mlt {
 
 namespace {
 
-// One line per job:
-// job<TAB>model<TAB>pgid<TAB>alive<TAB>started<TAB>exit_status<TAB>now<TAB>locked.
-// Everything it reads comes from files mlt itself wrote; the model names were validated.
+// One line per job: job<TAB>model<TAB>pgid<TAB>alive<TAB>started<TAB>exit_status<TAB>now
+// <TAB>locked<TAB>run id<TAB>phase<TAB>clean. The run id comes from the lock while there is one,
+// else from the run_id file; started from the lock, else from the run's start marker. Everything it
+// reads comes from files mlt itself wrote; the model names were validated.
 constexpr const char* kStatusScript = R"sh(
 for d in $MLT_JOBS; do
   [ -d "$d" ] || continue
   m=${d%/}; m=${m##*/}
   pgid=$(cat "$d/pid" 2>/dev/null)
-  started=$(sed -n 's/^started=//p' "$d/lock" 2>/dev/null)
   ex=$(cat "$d/exit_status" 2>/dev/null)
-  alive=0; locked=0; [ -f "$d/lock" ] && locked=1
+  alive=0; locked=0; phase=; clean=
+  if [ -f "$d/lock" ]; then
+    locked=1
+    started=$(sed -n 's/^started=//p' "$d/lock" 2>/dev/null)
+    run=$(sed -n 's/^run=//p' "$d/lock" 2>/dev/null)
+    phase=$(sed -n 's/^phase=//p' "$d/lock" 2>/dev/null)
+    clean=$(sed -n 's/^clean=//p' "$d/lock" 2>/dev/null)
+  else
+    started=$(date -r "$d/started" +%s 2>/dev/null)
+    run=$(cat "$d/run_id" 2>/dev/null)
+  fi
   if [ -n "$pgid" ] && mlt_alive "$pgid"; then alive=1; fi
-  printf 'job\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$m" "$pgid" "$alive" "$started" "$ex" "$(date +%s)" "$locked"
+  printf 'job\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$m" "$pgid" "$alive" "$started" "$ex" "$(date +%s)" "$locked" "$run" "$phase" "$clean"
 done
 )sh";
 
@@ -96,28 +106,40 @@ std::vector<JobStatus> query_jobs(Remote& remote, const std::string& remote_dir,
     std::string line;
     while (std::getline(lines, line)) {
         auto f = split_tabs(line);
-        if (f.size() != 8 || f[0] != "job") continue;
+        if (f.size() != 11 || f[0] != "job") continue;
         JobStatus job;
         job.model = f[1];
         job.pgid = to_long(f[2]);
         job.started = to_long(f[4]);
         job.remote_now = to_long(f[6]);
         job.locked = f[7] == "1";
-        if (f[3] == "1") {
-            job.state = JobState::running;
-        } else if (!f[5].empty()) {
-            job.state = job.locked ? JobState::finished : JobState::collected;
-            job.exit_status = static_cast<int>(to_long(f[5]));
-        } else {
-            job.state = job.pgid ? JobState::lost : JobState::starting;
-        }
+        job.run_id = f[8];
+        job.phase = f[9];
+        job.clean = f[10] == "1";
+        if (!f[5].empty()) job.exit_status = static_cast<int>(to_long(f[5]));
+        job.state = job_state(job.locked, job.phase, job.pgid, f[3] == "1", !f[5].empty());
         result.push_back(std::move(job));
     }
     return result;
 }
 
+JobState job_state(bool locked, const std::string& phase, long pgid, bool alive,
+                   bool has_exit_status) {
+    // What the processes and files show wins over the phase a lock records: an mlt that was
+    // cut off or killed never wrote "finished".
+    if (alive) return JobState::running;
+    if (!locked) return has_exit_status ? JobState::collected : JobState::aborted;
+    if (has_exit_status) return phase == "collected" ? JobState::collected : JobState::finished;
+    if (pgid) return JobState::lost;
+    return phase == "uploading" ? JobState::uploading : JobState::starting;
+}
+
 const char* to_string(JobState state) {
     switch (state) {
+        case JobState::uploading:
+            return "uploading";
+        case JobState::aborted:
+            return "aborted";
         case JobState::starting:
             return "starting";
         case JobState::running:
@@ -137,17 +159,18 @@ std::string format_jobs(const std::vector<JobStatus>& jobs, const std::string& r
     if (jobs.empty()) return "no job in " + remote_dir + " on " + host + "\n";
     std::ostringstream out;
     char line[512];
-    std::snprintf(line, sizeof line, "%-24s %-9s %-8s %-19s %-9s %s\n", "MODEL", "STATE", "PGID",
-                  "STARTED", "ELAPSED", "EXIT");
+    std::snprintf(line, sizeof line, "%-24s %-9s %-16s %-8s %-19s %-9s %s\n", "MODEL", "STATE",
+                  "RUN", "PGID", "STARTED", "ELAPSED", "EXIT");
     out << line;
     for (const auto& j : jobs) {
         const std::string elapsed =
             j.state == JobState::running && j.started > 0 && j.remote_now > 0
                 ? format_duration(j.remote_now - j.started)
                 : "-";
-        std::snprintf(line, sizeof line, "%-24s %-9s %-8s %-19s %-9s %s\n", j.model.c_str(),
-                      to_string(j.state), j.pgid ? std::to_string(j.pgid).c_str() : "-",
-                      format_time(j.started).c_str(), elapsed.c_str(),
+        std::snprintf(line, sizeof line, "%-24s %-9s %-16s %-8s %-19s %-9s %s\n", j.model.c_str(),
+                      to_string(j.state), j.run_id.empty() ? "-" : j.run_id.c_str(),
+                      j.pgid ? std::to_string(j.pgid).c_str() : "-", format_time(j.started).c_str(),
+                      elapsed.c_str(),
                       j.exit_status ? std::to_string(*j.exit_status).c_str() : "-");
         out << line;
     }

@@ -28,7 +28,7 @@ int probe_callback(const char*, char*, size_t, int, int, void* userdata) {
 }  // namespace
 
 KeyPtr load_private_key(const std::string& path) {
-    struct stat st{};
+    struct stat st {};
     if (::stat(path.c_str(), &st) != 0)
         throw key_error("key file " + path + " not found: " + std::strerror(errno),
                         "check -i / key_filename, or create one with 'mlt ssh-keygen NAME'");
@@ -62,8 +62,8 @@ KeyPtr load_private_key(const std::string& path) {
         if (!passphrase)
             throw key_error("key file " + path + " is encrypted and no passphrase could be asked",
                             "run in a terminal, or set SSH_ASKPASS, or use ssh-agent");
-        int rc = ssh_pki_import_privkey_file(path.c_str(), passphrase->c_str(), nullptr, nullptr,
-                                             &raw);
+        int rc =
+            ssh_pki_import_privkey_file(path.c_str(), passphrase->c_str(), nullptr, nullptr, &raw);
         wipe(*passphrase);
         if (rc == SSH_OK) return KeyPtr(raw);
     }
@@ -88,16 +88,18 @@ constexpr const char* kDefaultKeys[] = {"id_ed25519", "id_ecdsa", "id_rsa"};
 
 Authenticator::Authenticator(KeyPtr explicit_key, std::string key_path,
                              std::optional<std::string> password, std::string ssh_dir)
-    : explicit_key_(std::move(explicit_key)), key_path_(std::move(key_path)),
-      password_(std::move(password)), ssh_dir_(std::move(ssh_dir)) {}
+    : explicit_key_(std::move(explicit_key)),
+      key_path_(std::move(key_path)),
+      password_(std::move(password)),
+      ssh_dir_(std::move(ssh_dir)) {}
 
 Authenticator::~Authenticator() {
     if (password_) wipe(*password_);
 }
 
 bool Authenticator::try_key(ssh_session s, Liveness& live, const KeyPtr& key) {
-    const int rc = auth_call(s, live, display_,
-                             [&] { return ssh_userauth_publickey(s, nullptr, key.get()); });
+    const int rc =
+        auth_call(s, live, display_, [&] { return ssh_userauth_publickey(s, nullptr, key.get()); });
     if (rc == SSH_AUTH_ERROR)
         throw Error(ErrorKind::disconnected, exit_code::kConnection,
                     "authentication to " + display_ + " failed: " + last_error(s),
@@ -116,7 +118,7 @@ bool Authenticator::try_default_keys(ssh_session s, Liveness& live,
                                      std::vector<std::string>& tried) {
     for (const char* name : kDefaultKeys) {
         const std::string path = ssh_dir_ + "/" + name;
-        struct stat st{};
+        struct stat st {};
         if (::stat(path.c_str(), &st) != 0) continue;
         // Offer the public half first, so that only a key the server takes is decrypted
         // (and its passphrase asked for), as ssh and libssh do.
@@ -159,8 +161,10 @@ bool Authenticator::try_kbdint(ssh_session s, Liveness& live, bool may_ask) {
             // once) answers it; anything else is asked, and cannot be replayed later.
             if (prompts == 1 && !echo && !password_ && may_ask)
                 password_ = prompt_secret(prompt ? prompt : "Password: ");
-            if (prompts == 1 && !echo) answer = password_;
-            else if (may_ask) answer = prompt_secret(prompt ? prompt : "Response: ");
+            if (prompts == 1 && !echo)
+                answer = password_;
+            else if (may_ask)
+                answer = prompt_secret(prompt ? prompt : "Response: ");
             if (!answer) return false;
             ssh_userauth_kbdint_setanswer(s, static_cast<unsigned>(i), answer->c_str());
             if (answer != password_) wipe(*answer);
@@ -240,8 +244,9 @@ void Authenticator::authenticate(ssh_session s, Liveness& live, const std::strin
         }
     }
     throw Error(ErrorKind::auth, exit_code::kConnection,
-                "authentication to " + display + " failed on reconnecting, although it worked "
-                "before in this run",
+                "authentication to " + display +
+                    " failed on reconnecting, although it worked "
+                    "before in this run",
                 "the remote's keys or password changed; run again");
 }
 

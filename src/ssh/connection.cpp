@@ -23,7 +23,9 @@ SessionConnection::SessionConnection(const ConnectSpec& spec)
 
 SessionConnection::~SessionConnection() = default;
 
-const std::string& SessionConnection::name() const { return connector_->display_name(); }
+const std::string& SessionConnection::name() const {
+    return connector_->display_name();
+}
 
 Remote& SessionConnection::remote() {
     if (!remote_) {

@@ -37,7 +37,7 @@ std::string random_token() {
 // at its end marker "\n<token>-<serial> <status>\n". A tail that may be the start of the
 // marker is held back until the next read tells; bytes after it belong to the next frame.
 class FrameStream {
-public:
+  public:
     // Starts the next frame, whose output goes to `sink` (may be empty: dropped).
     void start(std::string prefix, const OutputSink* sink) {
         prefix_ = std::move(prefix);
@@ -75,7 +75,7 @@ public:
     bool done() const { return done_; }
     int status() const { return status_; }
 
-private:
+  private:
     void emit(size_t n) {
         if (n == 0) return;
         if (sink_ && *sink_) (*sink_)(std::string_view(held_.data(), n));
@@ -143,7 +143,8 @@ ExecResult Session::shell(const std::string& command, std::string_view input,
             while (!out.done() || !err.done()) {
                 if (std::chrono::steady_clock::now() > deadline)
                     throw Error(ErrorKind::remote, exit_code::kConnection,
-                                "a command of mlt on " + impl_->display + " did not finish within " +
+                                "a command of mlt on " + impl_->display +
+                                    " did not finish within " +
                                     std::to_string(kFrameDeadline.count()) + " s",
                                 "look at the remote host (a hung disk or mount?); run with -v");
                 if (!read_turn(s, impl_->live, ch, buf, kPollMs, to_out, to_err, impl_->display))

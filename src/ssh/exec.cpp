@@ -67,9 +67,9 @@ int exit_status_of(ssh_session s, Liveness& live, ssh_channel ch, const std::str
     }
 }
 
-bool read_turn(ssh_session s, Liveness& live, ssh_channel ch, std::vector<char>& buf,
-               int wait_ms, const OutputSink& on_stdout, const OutputSink& on_stderr,
-               const std::string& display, size_t* got) {
+bool read_turn(ssh_session s, Liveness& live, ssh_channel ch, std::vector<char>& buf, int wait_ms,
+               const OutputSink& on_stdout, const OutputSink& on_stderr, const std::string& display,
+               size_t* got) {
     const auto size = static_cast<uint32_t>(buf.size());
     int n = wait_ms == 0 ? ssh_channel_read_nonblocking(ch, buf.data(), size, 0)
                          : ssh_channel_read_timeout(ch, buf.data(), size, 0, wait_ms);
@@ -119,10 +119,9 @@ void wait_for_server(ssh_session s, int timeout_ms) {
 // ends before it has read all its input (tar unable to start zstd), the rest is dropped: its
 // exit status and stderr say what happened, not a failed write.
 class ExecChannel {
-public:
+  public:
     ExecChannel(ssh_session s, Liveness& live, const std::string& display, const StreamJob& job)
-        : s_(s), live_(live), display_(display), job_(job),
-          sending_(static_cast<bool>(job.input)) {
+        : s_(s), live_(live), display_(display), job_(job), sending_(static_cast<bool>(job.input)) {
         channel_ = open_exec(s, live, job.command, display);
         if (sending_) {
             in_.resize(kInputChunk);
@@ -193,7 +192,7 @@ public:
         return got > 0;
     }
 
-private:
+  private:
     ssh_session s_;
     Liveness& live_;
     const std::string& display_;
@@ -218,8 +217,8 @@ ExecResult Session::exec(const std::string& command, const InputSource& input,
 std::vector<ExecResult> Session::exec_parallel(const std::vector<StreamJob>& jobs) {
     ssh_session s = impl_->session.get();
     std::vector<std::unique_ptr<ExecChannel>> channels(jobs.size());
-    size_t next = 0;              // the first job not started yet
-    size_t limit = jobs.size();   // how many channels the server lets run side by side
+    size_t next = 0;             // the first job not started yet
+    size_t limit = jobs.size();  // how many channels the server lets run side by side
     // Starts jobs while there is room. A server that refuses a channel beyond the ones
     // running (sshd's MaxSessions) sets the limit: the rest start as others end.
     // sshd frees a closed channel's slot a moment after the close arrives, so a channel
@@ -242,8 +241,8 @@ std::vector<ExecResult> Session::exec_parallel(const std::vector<StreamJob>& job
                     continue;
                 }
                 limit = running;
-                spdlog::debug("{} refused another channel; at most {} side by side",
-                              impl_->display, limit);
+                spdlog::debug("{} refused another channel; at most {} side by side", impl_->display,
+                              limit);
                 return;
             }
             ++next;

@@ -60,9 +60,9 @@ Error channel_error(ssh_session s, const std::string& what);
 // nothing came on either stream, the remote sent EOF or closed, and both are drained. Throws
 // when the connection is lost or silent, or a signal is pending. `got` (if given) receives
 // the number of bytes read.
-bool read_turn(ssh_session s, Liveness& live, ssh_channel ch, std::vector<char>& buf,
-               int wait_ms, const OutputSink& on_stdout, const OutputSink& on_stderr,
-               const std::string& display, size_t* got = nullptr);
+bool read_turn(ssh_session s, Liveness& live, ssh_channel ch, std::vector<char>& buf, int wait_ms,
+               const OutputSink& on_stdout, const OutputSink& on_stderr, const std::string& display,
+               size_t* got = nullptr);
 
 // Writes all of `data` to a channel's stdin, waiting (with liveness checks) for the remote
 // window.
@@ -96,7 +96,7 @@ KeyPtr load_private_key(const std::string& path);
 // password), so later sessions (reconnects) authenticate the same way without asking. Secrets
 // are wiped on destruction. Nothing is handed to libssh that it keeps (no callbacks).
 class Authenticator {
-public:
+  public:
     Authenticator(KeyPtr explicit_key, std::string key_path, std::optional<std::string> password,
                   std::string ssh_dir);
     ~Authenticator();
@@ -107,7 +107,7 @@ public:
     // fails during authentication.
     void authenticate(ssh_session s, Liveness& live, const std::string& display);
 
-private:
+  private:
     enum class Method { unknown, key, agent, password, kbdint };
     bool try_key(ssh_session s, Liveness& live, const KeyPtr& key);
     bool try_agent(ssh_session s, Liveness& live);
@@ -134,7 +134,7 @@ struct ControlShell {
     ssh_detail::ChannelPtr channel;  // null: not started (or dropped after an error)
     std::string token;               // random, so that no command output can fake a frame end
     uint64_t serial = 0;
-    bool unavailable = false;        // the server refused it: use exec channels instead
+    bool unavailable = false;  // the server refused it: use exec channels instead
 };
 
 struct Session::Impl {

@@ -1,7 +1,7 @@
 #include "mlt/ssh/session.h"
 
-#include <spdlog/spdlog.h>
 #include <pwd.h>
+#include <spdlog/spdlog.h>
 #include <sys/auxv.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -44,7 +44,7 @@ std::string local_user_name() {
 }
 
 bool file_exists(const std::string& path) {
-    struct stat st{};
+    struct stat st {};
     return ::stat(path.c_str(), &st) == 0;
 }
 
@@ -87,7 +87,9 @@ Session::Session(Session&&) noexcept = default;
 Session& Session::operator=(Session&&) noexcept = default;
 Session::~Session() = default;
 
-const std::string& Session::display_name() const { return impl_->display; }
+const std::string& Session::display_name() const {
+    return impl_->display;
+}
 
 namespace {
 
@@ -131,8 +133,9 @@ Resolved configure(ssh_session raw, const ConnectSpec& spec) {
     const std::string default_identity = get_option(raw, SSH_OPTIONS_IDENTITY);
     if (!spec.config_path.empty() && file_exists(spec.config_path)) {
         if (ssh_options_parse_config(raw, spec.config_path.c_str()) != SSH_OK)
-            throw config_error("cannot parse ssh config " + spec.config_path + ": " + last_error(raw),
-                               "fix the file or point config_path elsewhere");
+            throw config_error(
+                "cannot parse ssh config " + spec.config_path + ": " + last_error(raw),
+                "fix the file or point config_path elsewhere");
     }
 
     // What the config entry supplied, to layer it between command line and settings.
@@ -153,8 +156,8 @@ Resolved configure(ssh_session raw, const ConnectSpec& spec) {
              : config_port        ? static_cast<int>(config_port)
              : spec.fallback_port ? spec.fallback_port
                                   : 22;
-    r.identity = !spec.identity_file.empty()  ? expand_user(spec.identity_file)
-                 : !config_identity.empty()   ? expand_config_path(config_identity)
+    r.identity = !spec.identity_file.empty()            ? expand_user(spec.identity_file)
+                 : !config_identity.empty()             ? expand_config_path(config_identity)
                  : !spec.fallback_identity_file.empty() ? expand_user(spec.fallback_identity_file)
                                                         : std::string();
     r.known_hosts = !spec.known_hosts_path.empty() ? expand_user(spec.known_hosts_path)
@@ -223,7 +226,8 @@ struct Connector::Impl {
 Connector::Connector(const ConnectSpec& spec) : impl_(std::make_unique<Impl>()) {
     impl_->spec = spec;
     SessionPtr probe(ssh_new());
-    if (!probe) throw Error(ErrorKind::internal, exit_code::kConnection, "cannot create an ssh session");
+    if (!probe)
+        throw Error(ErrorKind::internal, exit_code::kConnection, "cannot create an ssh session");
     impl_->resolved = configure(probe.get(), spec);
     // The key is checked (and its passphrase asked) before any network traffic.
     KeyPtr key;
@@ -234,7 +238,9 @@ Connector::Connector(const ConnectSpec& spec) : impl_(std::make_unique<Impl>()) 
 
 Connector::~Connector() = default;
 
-const std::string& Connector::display_name() const { return impl_->resolved.display; }
+const std::string& Connector::display_name() const {
+    return impl_->resolved.display;
+}
 
 Session Connector::open() {
     auto impl = std::make_unique<Session::Impl>();
@@ -260,8 +266,9 @@ Session Connector::open() {
     const std::string fingerprint = server_fingerprint(raw, nullptr);
     if (!impl_->fingerprint.empty() && fingerprint != impl_->fingerprint)
         throw Error(ErrorKind::host_key, exit_code::kHostKey,
-                    "host key of " + r.host_port + " changed between two connections of this run (" +
-                        impl_->fingerprint + ", now " + fingerprint + ")",
+                    "host key of " + r.host_port +
+                        " changed between two connections of this run (" + impl_->fingerprint +
+                        ", now " + fingerprint + ")",
                     "someone may be in the middle; check the host before you go on");
     impl_->fingerprint = fingerprint;
     impl->fingerprint = fingerprint;

@@ -1,10 +1,13 @@
 #include "mlt/train/history.h"
 
+#include <fcntl.h>
 #include <spdlog/spdlog.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <sstream>
 
 #include "mlt/util/paths.h"
@@ -21,7 +24,9 @@ std::string field(const nlohmann::json& run, const char* key) {
     if (it->is_string()) return it->get<std::string>();
     if (it->is_array()) {
         std::string joined;
-        for (const auto& v : *it) joined += (joined.empty() ? "" : ",") + (v.is_string() ? v.get<std::string>() : v.dump());
+        for (const auto& v : *it)
+            joined +=
+                (joined.empty() ? "" : ",") + (v.is_string() ? v.get<std::string>() : v.dump());
         return joined;
     }
     return it->dump();
@@ -29,7 +34,9 @@ std::string field(const nlohmann::json& run, const char* key) {
 
 }  // namespace
 
-std::string history_path() { return mltk_dir() + "/ssh/history.jsonl"; }
+std::string history_path() {
+    return mltk_dir() + "/ssh/history.jsonl";
+}
 
 std::vector<nlohmann::json> read_history(const std::string& path, int* skipped) {
     std::vector<nlohmann::json> runs;
@@ -38,10 +45,30 @@ std::vector<nlohmann::json> read_history(const std::string& path, int* skipped) 
     while (std::getline(in, line)) {
         if (line.empty()) continue;
         auto run = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
-        if (run.is_object()) runs.push_back(std::move(run));
-        else if (skipped) ++*skipped;
+        if (run.is_object())
+            runs.push_back(std::move(run));
+        else if (skipped)
+            ++*skipped;
     }
     return runs;
+}
+
+std::vector<nlohmann::json> latest_per_run(const std::vector<nlohmann::json>& runs) {
+    std::vector<nlohmann::json> out;
+    std::map<std::string, size_t> where;  // run id -> index in out
+    for (const auto& run : runs) {
+        auto id = run.find("id");
+        if (id == run.end() || !id->is_string()) {
+            out.push_back(run);
+            continue;
+        }
+        auto [it, added] = where.emplace(id->get<std::string>(), out.size());
+        if (added)
+            out.push_back(run);
+        else
+            out[it->second] = run;
+    }
+    return out;
 }
 
 std::string format_history(const std::vector<nlohmann::json>& runs, size_t limit) {
@@ -54,8 +81,8 @@ std::string format_history(const std::vector<nlohmann::json>& runs, size_t limit
     out << line;
     for (size_t i = first; i < runs.size(); ++i) {
         const auto& r = runs[i];
-        std::snprintf(line, sizeof line, "%-14s %-20s %-20s %-10s %-5s %s\n", field(r, "id").c_str(),
-                      field(r, "model").c_str(), field(r, "start").c_str(),
+        std::snprintf(line, sizeof line, "%-14s %-20s %-20s %-10s %-5s %s\n",
+                      field(r, "id").c_str(), field(r, "model").c_str(), field(r, "start").c_str(),
                       field(r, "status").c_str(), field(r, "exit_status").c_str(),
                       field(r, "hosts").c_str());
         out << line;
@@ -67,15 +94,20 @@ void append_history(const nlohmann::json& run) {
     const std::string path = history_path();
     std::error_code ec;
     std::filesystem::create_directories(std::filesystem::path(path).parent_path(), ec);
-    std::ofstream out(path, std::ios::app);
-    out << run.dump() << "\n";
-    if (!out) spdlog::warn("cannot record the run in {}", path);
+    // One write(2) with O_APPEND: lines of two mlt processes never interleave.
+    const std::string line = run.dump() + "\n";
+    const int fd =
+        ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0644);
+    const bool ok =
+        fd >= 0 && ::write(fd, line.data(), line.size()) == static_cast<ssize_t>(line.size());
+    if (fd >= 0) ::close(fd);
+    if (!ok) spdlog::warn("cannot record the run in {}", path);
 }
 
 int run_jobs(bool json, bool all) {
     int skipped = 0;
     const std::string path = history_path();
-    auto runs = read_history(path, &skipped);
+    auto runs = latest_per_run(read_history(path, &skipped));
     if (skipped) spdlog::warn("{}: skipped {} line(s) that are not JSON objects", path, skipped);
     if (json) {
         nlohmann::json array = nlohmann::json::array();

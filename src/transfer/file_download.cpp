@@ -167,8 +167,14 @@ public:
         if (!keep) ::unlinkat(dir_fd_, name_.c_str(), 0);
     }
 
+    // Drops the bytes (a file that failed its check): no resume file is left.
+    void discard() {
+        fd_.reset();
+        if (!name_.empty()) ::unlinkat(dir_fd_, name_.c_str(), 0);
+    }
+
     bool resumed() const { return resumed_; }
-    // The SHA-256 of the whole file (after commit, when asked for at construction).
+    // The SHA-256 of the whole file (once all bytes are in, when asked for at construction).
     std::string digest() { return hash_ ? hash_->hex_digest() : std::string(); }
 
 private:
@@ -270,7 +276,8 @@ private:
 std::optional<uint64_t> download_file_if_present(Remote& remote, const std::string& remote_path,
                                                  const std::string& local_path,
                                                  TransferProgress* progress,
-                                                 std::string* sha256) {
+                                                 std::string* sha256,
+                                                 const std::string& expect_sha256) {
     std::filesystem::path target(local_path);
     std::filesystem::path dir = target.parent_path();
     if (dir.empty()) dir = ".";
@@ -281,7 +288,8 @@ std::optional<uint64_t> download_file_if_present(Remote& remote, const std::stri
     UniqueFd dir_fd = open_base(dir.string());
 
     for (int attempt = 0;; ++attempt) {
-        Fetch fetch(dir_fd.get(), leaf, local_path, progress, sha256 != nullptr);
+        Fetch fetch(dir_fd.get(), leaf, local_path, progress,
+                    sha256 != nullptr || !expect_sha256.empty());
         int64_t resume_mtime = 0;
         uint64_t offset = fetch.existing(resume_mtime);
         if (attempt > 0) offset = 0;  // the resume file is stale: replaced as soon as data comes
@@ -305,9 +313,18 @@ std::optional<uint64_t> download_file_if_present(Remote& remote, const std::stri
             throw remote_failure(remote, "reading " + remote_path, status, err);
         }
         if (fetch.resumed()) spdlog::info("resumed {} after {} bytes", local_path, offset);
+        const std::string digest = fetch.digest();
+        if (!expect_sha256.empty() && digest != expect_sha256) {
+            // Checked before the rename: the local file stays what it was.
+            fetch.discard();
+            throw Error(ErrorKind::remote, exit_code::kConnection,
+                        "the downloaded " + leaf + " does not match its remote sha256 (" + digest +
+                            " vs " + expect_sha256 + "); the local file was left as it was",
+                        "fetch it again with 'mlt ssh ... download MODEL'");
+        }
         const uint64_t size = fetch.commit(leaf);
         new_dirs.keep();
-        if (sha256) *sha256 = fetch.digest();
+        if (sha256) *sha256 = digest;
         return size;
     }
 }

@@ -1,6 +1,7 @@
 #include "mlt/util/interrupt.h"
 
 #include <csignal>
+#include <string>
 
 #include "mlt/util/error.h"
 
@@ -9,19 +10,28 @@ namespace mlt {
 namespace {
 
 volatile std::sig_atomic_t g_interrupts = 0;
-int g_acknowledged = 0;  // only touched outside the signal handler
+volatile std::sig_atomic_t g_leave = 0;
+int g_acknowledged = 0;  // only touched outside the signal handlers
+int g_deferred = 0;
 
-extern "C" void on_interrupt(int) { g_interrupts = g_interrupts + 1; }
+extern "C" void on_interrupt(int) {
+    g_interrupts = g_interrupts + 1;
+}
+extern "C" void on_leave(int sig) {
+    g_leave = sig;
+}
 
 }  // namespace
 
 void install_interrupt_handler() {
-    struct sigaction sa{};
-    sa.sa_handler = on_interrupt;
+    struct sigaction sa {};
     sigemptyset(&sa.sa_mask);
     sa.sa_flags = 0;  // no SA_RESTART: blocking calls return EINTR and the loops look again
+    sa.sa_handler = on_interrupt;
     sigaction(SIGINT, &sa, nullptr);
+    sa.sa_handler = on_leave;
     sigaction(SIGTERM, &sa, nullptr);
+    sigaction(SIGHUP, &sa, nullptr);
     std::signal(SIGPIPE, SIG_IGN);
 }
 
@@ -29,9 +39,27 @@ void acknowledge_interrupt() {
     if (g_acknowledged < g_interrupts) ++g_acknowledged;
 }
 
+bool interrupt_pending() {
+    return g_interrupts > g_acknowledged;
+}
+
+int leave_signal() {
+    return g_leave;
+}
+
 void throw_if_interrupted() {
-    if (g_interrupts > g_acknowledged)
+    if (g_deferred > 0) return;
+    if (const int sig = g_leave)
+        throw Error(ErrorKind::interrupted, 128 + sig, sig == SIGHUP ? "SIGHUP" : "SIGTERM");
+    if (interrupt_pending())
         throw Error(ErrorKind::interrupted, exit_code::kInterrupted, "interrupted");
+}
+
+InterruptDeferral::InterruptDeferral() {
+    ++g_deferred;
+}
+InterruptDeferral::~InterruptDeferral() {
+    --g_deferred;
 }
 
 }  // namespace mlt

@@ -37,8 +37,19 @@ bool group_alive(long pgid) {
     return false;
 }
 
+// Follows the job's log to its end, in segments of `seconds`, from `offset`.
+uint64_t follow_to_end(mlt::Remote& r, const std::string& dir, std::string& log,
+                       const std::string* run_id = nullptr, uint64_t offset = 0, int seconds = 1) {
+    for (;;) {
+        auto step = mlt::follow_log(r, dir, "m", mlt::Task::job, run_id, offset, seconds,
+                                    [&](std::string_view d) { log += d; });
+        offset = step.offset;
+        if (step.ended) return offset;
+    }
+}
+
 class JobProtocol : public ::testing::Test {
-protected:
+  protected:
     void SetUp() override {
         char tmpl[] = "/tmp/mlt-job-XXXXXX";
         ASSERT_NE(::mkdtemp(tmpl), nullptr);
@@ -51,20 +62,30 @@ protected:
         fs::remove_all(dir_);
     }
     std::string read(const std::string& rel) { return mlt::read_file(dir_ + "/" + rel); }
+    bool exists(const std::string& rel) { return fs::exists(dir_ + "/" + rel); }
 
-    // Starts a wrapper whose training command is `train_cmd`.
-    long start(mlt::test::LocalRemote& r, const std::string& train_cmd,
-               std::vector<std::pair<std::string, std::string>> env = {}) {
+    mlt::WrapperSpec wrapper(const std::string& run_id, const std::string& train_cmd) {
         mlt::WrapperSpec w;
         w.model = "m";
+        w.run_id = run_id;
         w.spec_file = "m.py";
         w.log_dir = dir_ + "/logs";
         w.archive = "m.mltk.zip";
-        w.environment = std::move(env);
         w.startup_cmds = {"echo startup-ran"};
         w.train_cmd = train_cmd;
-        EXPECT_TRUE(mlt::acquire_lock(r, dir_, "m", "tester"));
-        return mlt::start_job(r, dir_, "m", mlt::make_wrapper_script(w), train_cmd);
+        return w;
+    }
+    mlt::NewRun new_run(const mlt::WrapperSpec& w) {
+        return {w.run_id, "tester", mlt::make_wrapper_script(w), w.train_cmd, w.archive, false};
+    }
+    // Takes the lock for run `run_id` and starts its job.
+    long start(mlt::test::LocalRemote& r, const std::string& train_cmd,
+               std::vector<std::pair<std::string, std::string>> env = {},
+               const std::string& run_id = "run-1") {
+        mlt::WrapperSpec w = wrapper(run_id, train_cmd);
+        w.environment = std::move(env);
+        EXPECT_TRUE(mlt::acquire_run(r, dir_, "m", new_run(w)));
+        return mlt::start_job(r, dir_, "m", run_id);
     }
     std::string dir_;
 };
@@ -74,15 +95,50 @@ TEST_F(JobProtocol, ExactlyOneOfConcurrentLaunchesGetsTheLock) {
     for (int i = 0; i < 8; ++i)
         results.push_back(std::async(std::launch::async, [this, i] {
             mlt::test::LocalRemote r;
-            return mlt::acquire_lock(r, dir_, "m", "launcher " + std::to_string(i));
+            return mlt::acquire_run(r, dir_, "m",
+                                    new_run(wrapper("run-" + std::to_string(i), "true")));
         }));
     int winners = 0;
     for (auto& f : results) winners += f.get() ? 1 : 0;
     EXPECT_EQ(winners, 1);
-    EXPECT_NE(read(".mlt/m/lock").find("owner=launcher "), std::string::npos);
+    const std::string lock = read(".mlt/m/lock");
+    EXPECT_NE(lock.find("phase=uploading\n"), std::string::npos) << lock;
+    // The lock and the run_id file name the same (winning) run.
+    const std::string run = read(".mlt/m/run_id");
+    EXPECT_NE(lock.find("run=" + run), std::string::npos) << lock << run;
     mlt::test::LocalRemote r;
+    mlt::release_run(r, dir_, "m", "someone-else");  // not theirs: nothing happens
+    EXPECT_TRUE(exists(".mlt/m/lock"));
     mlt::release_lock(r, dir_, "m");
-    EXPECT_TRUE(mlt::acquire_lock(r, dir_, "m", "again"));
+    EXPECT_TRUE(mlt::acquire_run(r, dir_, "m", new_run(wrapper("again", "true"))));
+}
+
+TEST_F(JobProtocol, ANewRunMovesThePreviousRunAndItsArchiveAside) {
+    mlt::test::LocalRemote r;
+    start(r, "echo old > m.mltk.zip; echo old-run", {}, "old");
+    std::string log;
+    follow_to_end(r, dir_, log);
+    ASSERT_TRUE(exists(".mlt/m/sha256"));
+    mlt::release_run(r, dir_, "m", "old");
+
+    // The next run takes the lock: nothing of the old run is left beside it.
+    ASSERT_TRUE(mlt::acquire_run(r, dir_, "m", new_run(wrapper("new", "true"))));
+    for (const char* f : {"pid", "exit_status", "sha256", "started"})
+        EXPECT_FALSE(exists(std::string(".mlt/m/") + f)) << f;
+    EXPECT_FALSE(exists("m.mltk.zip")) << "the old archive would pass for the new run's";
+    EXPECT_EQ(read(".mlt/m/previous/m.mltk.zip"), "old\n");
+    EXPECT_EQ(read(".mlt/m/previous/run_id"), "old\n");
+    EXPECT_EQ(read(".mlt/m/run_id"), "new\n");
+    EXPECT_EQ(read(".mlt/m/console.log"), "");
+    const mlt::JobResult result = mlt::read_job_result(r, dir_, "m");
+    EXPECT_EQ(result.run_id, "new");
+    EXPECT_FALSE(result.exit_status);
+    EXPECT_TRUE(result.sha256.empty());
+    // A retry of the same run (its reply was lost) finds the lock its own and keeps previous/.
+    EXPECT_TRUE(mlt::acquire_run(r, dir_, "m", new_run(wrapper("new", "true"))));
+    EXPECT_EQ(read(".mlt/m/previous/run_id"), "old\n");
+    // Another run does not get it.
+    EXPECT_FALSE(mlt::acquire_run(r, dir_, "m", new_run(wrapper("third", "true"))));
 }
 
 TEST_F(JobProtocol, RunsStartupThenTrainingAndRecordsStatusAndLog) {
@@ -90,52 +146,151 @@ TEST_F(JobProtocol, RunsStartupThenTrainingAndRecordsStatusAndLog) {
     long pgid = start(r, "echo out; echo err >&2; exit 7");
     EXPECT_GT(pgid, 0);
     std::string log;
-    uint64_t offset = mlt::read_console(r, dir_, "m", 0, true, [&](std::string_view d) { log += d; });
+    const std::string run = "run-1";
+    uint64_t offset = follow_to_end(r, dir_, log, &run);
     EXPECT_EQ(offset, log.size());
     EXPECT_NE(log.find("startup-ran\n"), std::string::npos) << log;
     EXPECT_NE(log.find("out\n"), std::string::npos);
     EXPECT_NE(log.find("err\n"), std::string::npos);  // stderr lands in the console log too
-    auto [status, sha] = mlt::read_job_result(r, dir_, "m");
-    EXPECT_EQ(status, 7);
-    EXPECT_TRUE(sha.empty());
+    EXPECT_NE(log.find("job finished with exit status 7\n"), std::string::npos) << log;
+    EXPECT_EQ(log, read(".mlt/m/console.log"));  // the follow reached the end by itself
+    const mlt::JobResult result = mlt::read_job_result(r, dir_, "m");
+    EXPECT_EQ(result.exit_status, 7);
+    EXPECT_EQ(result.run_id, "run-1");
+    EXPECT_TRUE(result.sha256.empty());
+    EXPECT_NE(read(".mlt/m/lock").find("phase=running"), std::string::npos);
     EXPECT_TRUE(fs::is_directory(dir_ + "/logs"));  // MLT_LOG_DIR created
     // Reading again from the end gives nothing new: byte offsets, no repeats.
     std::string more;
-    mlt::read_console(r, dir_, "m", offset, false, [&](std::string_view d) { more += d; });
+    mlt::read_log(r, dir_, "m", mlt::Task::job, offset, [&](std::string_view d) { more += d; });
     EXPECT_EQ(more, "");
+}
+
+TEST_F(JobProtocol, AFollowSegmentEndsOnTimeAndTheNextContinuesAtTheOffset) {
+    mlt::test::LocalRemote r;
+    // Prints a line, waits for a gate file, prints another.
+    start(r, "echo first; while [ ! -f gate ]; do sleep 0.05; done; echo second");
+    std::string log;
+    auto step = mlt::follow_log(r, dir_, "m", mlt::Task::job, nullptr, 0, 1,
+                                [&](std::string_view d) { log += d; });
+    EXPECT_FALSE(step.ended);  // the job waits for the gate: the segment ran out of time
+    EXPECT_NE(log.find("first\n"), std::string::npos) << log;
+    std::ofstream(dir_ + "/gate").put('\n');
+    follow_to_end(r, dir_, log, nullptr, step.offset);
+    EXPECT_EQ(log, read(".mlt/m/console.log"));
+}
+
+TEST_F(JobProtocol, StartingTwiceStartsOneJob) {
+    mlt::test::LocalRemote r;
+    const long pgid = start(r, "echo launched >> launches.txt; sleep 1000");
+    // A retry after a lost reply, or a --resume of a run cut while starting.
+    EXPECT_EQ(mlt::start_job(r, dir_, "m", "run-1"), pgid);
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (!exists("launches.txt") && std::chrono::steady_clock::now() < deadline)
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    EXPECT_EQ(read("launches.txt"), "launched\n");
+    EXPECT_TRUE(mlt::stop_job(r, dir_, "m", 1, nullptr));
+}
+
+TEST_F(JobProtocol, AnotherRunsJobDirIsRefusedAsAConflict) {
+    mlt::test::LocalRemote r;
+    start(r, "sleep 1000", {}, "mine");
+    const std::string other = "other";
+    try {
+        mlt::follow_log(r, dir_, "m", mlt::Task::job, &other, 0, 1, [](std::string_view) {});
+        FAIL() << "followed another run's log";
+    } catch (const mlt::Error& e) {
+        EXPECT_EQ(e.code(), mlt::exit_code::kConflict) << e.what();
+    }
+    EXPECT_THROW(mlt::start_job(r, dir_, "m", other), mlt::Error);
+    EXPECT_THROW(mlt::stop_job(r, dir_, "m", 1, &other), mlt::Error);
+    EXPECT_THROW(mlt::set_run_phase(r, dir_, "m", other, mlt::RunPhase::finished), mlt::Error);
+    EXPECT_TRUE(group_alive(std::stol(read(".mlt/m/pid")))) << "the other run's stop hit it";
+    const std::string mine = "mine";
+    EXPECT_TRUE(mlt::stop_job(r, dir_, "m", 1, &mine));
+}
+
+TEST_F(JobProtocol, AJobWhoseDirWasTakenOverRecordsNothing) {
+    mlt::test::LocalRemote r;
+    start(r, "while [ ! -f gate ]; do sleep 0.05; done; echo late > m.mltk.zip", {}, "old");
+    // A newer run took the dir (as a --force does when a job could not be killed).
+    std::ofstream(dir_ + "/.mlt/m/run_id", std::ios::trunc) << "newer\n";
+    std::ofstream(dir_ + "/gate").put('\n');
+    const long pgid = std::stol(read(".mlt/m/pid"));
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (group_alive(pgid) && std::chrono::steady_clock::now() < deadline)
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    EXPECT_FALSE(group_alive(pgid));
+    EXPECT_FALSE(exists(".mlt/m/exit_status"));
+    EXPECT_FALSE(exists(".mlt/m/sha256"));
+}
+
+TEST_F(JobProtocol, StartupCdDoesNotLoseTheStatusOrTheArchiveHash) {
+    mlt::test::LocalRemote r;
+    mlt::WrapperSpec w = wrapper("run-1", "echo zip > \"$OLDPWD/m.mltk.zip\"; exit 3");
+    w.startup_cmds = {"mkdir -p elsewhere && cd elsewhere"};
+    ASSERT_TRUE(mlt::acquire_run(r, dir_, "m", new_run(w)));
+    mlt::start_job(r, dir_, "m", "run-1");
+    std::string log;
+    follow_to_end(r, dir_, log);
+    const mlt::JobResult result = mlt::read_job_result(r, dir_, "m");
+    EXPECT_EQ(result.exit_status, 3) << log;
+    EXPECT_EQ(result.sha256.size(), 64u) << log;
 }
 
 TEST_F(JobProtocol, FailingStartupStopsBeforeTraining) {
     mlt::test::LocalRemote r;
-    mlt::WrapperSpec w;
-    w.model = "m";
-    w.log_dir = dir_ + "/logs";
-    w.archive = "a.zip";
+    mlt::WrapperSpec w = wrapper("run-1", "echo training-ran");
     w.startup_cmds = {"false", "echo second-startup"};
-    w.train_cmd = "echo training-ran";
-    ASSERT_TRUE(mlt::acquire_lock(r, dir_, "m", "t"));
-    mlt::start_job(r, dir_, "m", mlt::make_wrapper_script(w), w.train_cmd);
+    ASSERT_TRUE(mlt::acquire_run(r, dir_, "m", new_run(w)));
+    mlt::start_job(r, dir_, "m", "run-1");
     std::string log;
-    mlt::read_console(r, dir_, "m", 0, true, [&](std::string_view d) { log += d; });
+    follow_to_end(r, dir_, log);
     EXPECT_EQ(log.find("second-startup\n"), std::string::npos) << log;
     EXPECT_EQ(log.find("training-ran\n"), std::string::npos) << log;
-    EXPECT_EQ(mlt::read_job_result(r, dir_, "m").first, 1);
+    EXPECT_EQ(mlt::read_job_result(r, dir_, "m").exit_status, 1);
 }
 
 TEST_F(JobProtocol, EnvironmentKeepsQuotesAndExpandsVariables) {
     mlt::test::LocalRemote r;
-    start(r, "printf '[%s][%s][%s]\\n' \"$A\" \"$B\" \"$MLT_MODEL\"",
+    start(r, "printf '[%s][%s][%s][%s]\\n' \"$A\" \"$B\" \"$MLT_MODEL\" \"$MLT_RUN_ID\"",
           {{"A", "two words \"quoted\" it's `x`"}, {"B", "$HOME/data"}});
     std::string log;
-    mlt::read_console(r, dir_, "m", 0, true, [&](std::string_view d) { log += d; });
+    follow_to_end(r, dir_, log);
     const std::string home = mlt::home_dir();
-    EXPECT_NE(log.find("[two words \"quoted\" it's `x`][" + home + "/data][m]"), std::string::npos) << log;
+    EXPECT_NE(log.find("[two words \"quoted\" it's `x`][" + home + "/data][m][run-1]"),
+              std::string::npos)
+        << log;
+}
+
+TEST_F(JobProtocol, ShutdownRunsOncePerRunAndRecordsTheLastFailure) {
+    mlt::test::LocalRemote r;
+    start(r, "true");
+    std::string log;
+    follow_to_end(r, dir_, log);
+    const std::string script =
+        mlt::make_shutdown_script("m", "run-1", {{"WHO", "$USER"}},
+                                  {"echo shut >> shut.txt", "exit 4", "echo after >> shut.txt"});
+    EXPECT_TRUE(mlt::start_shutdown(r, dir_, "m", "run-1", script));
+    EXPECT_FALSE(mlt::start_shutdown(r, dir_, "m", "run-1", script));  // a retry: not again
+    std::string out;
+    const std::string run = "run-1";
+    for (uint64_t offset = 0;;) {
+        auto step = mlt::follow_log(r, dir_, "m", mlt::Task::shutdown, &run, offset, 1,
+                                    [&](std::string_view d) { out += d; });
+        offset = step.offset;
+        if (step.ended) break;
+    }
+    EXPECT_EQ(read("shut.txt"), "shut\nafter\n");
+    EXPECT_NE(out.find("shutdown command failed: exit 4"), std::string::npos) << out;
+    EXPECT_EQ(mlt::read_shutdown_status(r, dir_, "m"), 4);
 }
 
 TEST_F(JobProtocol, StopKillsTheWholeProcessGroup) {
     mlt::test::LocalRemote r;
     // The training leaves a grandchild behind and ignores TERM itself: only KILL ends it.
-    long pgid = start(r, "sleep 1000 & echo $! > child.pid; trap '' TERM; while :; do sleep 0.1; done");
+    long pgid =
+        start(r, "sleep 1000 & echo $! > child.pid; trap '' TERM; while :; do sleep 0.1; done");
     auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
     while (!fs::exists(dir_ + "/child.pid") && std::chrono::steady_clock::now() < deadline)
         std::this_thread::sleep_for(std::chrono::milliseconds(20));
@@ -144,18 +299,20 @@ TEST_F(JobProtocol, StopKillsTheWholeProcessGroup) {
     ASSERT_EQ(jobs.size(), 1u);
     EXPECT_EQ(jobs[0].state, mlt::JobState::running);
     EXPECT_EQ(jobs[0].pgid, pgid);
+    EXPECT_EQ(jobs[0].run_id, "run-1");
+    EXPECT_EQ(jobs[0].phase, "running");
 
     EXPECT_TRUE(mlt::stop_job(r, dir_, "m", 1));
     EXPECT_FALSE(group_alive(pgid));  // the wrapper, the TERM-proof loop and the grandchild
-    EXPECT_EQ(mlt::read_job_result(r, dir_, "m").first, 137);  // recorded by the stopper
-    EXPECT_FALSE(mlt::stop_job(r, dir_, "m", 1));               // nothing left to stop
+    EXPECT_EQ(mlt::read_job_result(r, dir_, "m").exit_status, 137);  // recorded by the stopper
+    EXPECT_FALSE(mlt::stop_job(r, dir_, "m", 1));                    // nothing left to stop
 }
 
 TEST_F(JobProtocol, TermIsRecordedByTheWrapper) {
     mlt::test::LocalRemote r;
     start(r, "sleep 1000");
     EXPECT_TRUE(mlt::stop_job(r, dir_, "m", 5));
-    EXPECT_EQ(mlt::read_job_result(r, dir_, "m").first, 143);
+    EXPECT_EQ(mlt::read_job_result(r, dir_, "m").exit_status, 143);
 }
 
 TEST(JobPlaceholders, FilledQuotedAndUnknownKept) {

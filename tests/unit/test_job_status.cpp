@@ -26,23 +26,33 @@ private:
 };
 
 TEST(JobStatus, ParsesEveryState) {
+    // model pgid alive started exit now locked run phase clean
     FakeRemote remote({0,
-                       "job\tdone\t\t0\t100\t0\t500\t1\n"
-                       "job\tfailed\t77\t0\t100\t3\t500\t1\n"
-                       "job\trun\t42\t1\t100\t\t500\t1\n"
-                       "job\tgone\t43\t0\t100\t\t500\t1\n"
-                       "job\tnew\t\t0\t100\t\t500\t1\n"
-                       "job\told\t44\t0\t100\t0\t500\t0\n"
+                       "job\tdone\t\t0\t100\t0\t500\t1\tr1\tfinished\t\n"
+                       "job\tfailed\t77\t0\t100\t3\t500\t1\tr2\trunning\t\n"
+                       "job\trun\t42\t1\t100\t\t500\t1\tr3\tstarting\t\n"
+                       "job\tgone\t43\t0\t100\t\t500\t1\tr4\trunning\t\n"
+                       "job\tnew\t\t0\t100\t\t500\t1\tr5\tstarting\t\n"
+                       "job\told\t44\t0\t100\t0\t500\t0\tr6\t\t\n"
+                       "job\tup\t\t0\t100\t\t500\t1\tr7\tuploading\t1\n"
+                       "job\tcut\t\t0\t100\t\t500\t0\tr8\t\t\n"
+                       "job\tdone2\t45\t0\t100\t0\t500\t1\tr9\tcollected\t\n"
                        "garbage line\n",
                        ""});
     auto jobs = mlt::query_jobs(remote, "~/ws");
-    ASSERT_EQ(jobs.size(), 6u);
+    ASSERT_EQ(jobs.size(), 9u);
+    EXPECT_EQ(jobs[6].state, mlt::JobState::uploading);
+    EXPECT_TRUE(jobs[6].clean);
+    EXPECT_EQ(jobs[6].run_id, "r7");
+    EXPECT_EQ(jobs[7].state, mlt::JobState::aborted);
+    EXPECT_EQ(jobs[8].state, mlt::JobState::collected);
+    EXPECT_FALSE(jobs[0].clean);
     EXPECT_EQ(jobs[5].state, mlt::JobState::collected);
     EXPECT_EQ(jobs[0].state, mlt::JobState::finished);
     EXPECT_EQ(jobs[0].exit_status, 0);
     EXPECT_EQ(jobs[1].state, mlt::JobState::finished);
     EXPECT_EQ(jobs[1].exit_status, 3);
-    EXPECT_EQ(jobs[2].state, mlt::JobState::running);
+    EXPECT_EQ(jobs[2].state, mlt::JobState::running);  // alive wins over the lock's phase
     EXPECT_EQ(jobs[2].pgid, 42);
     EXPECT_EQ(jobs[2].started, 100);
     EXPECT_EQ(jobs[2].remote_now, 500);
@@ -79,8 +89,10 @@ TEST(JobStatus, FormatsNoJobAndTable) {
     j.pgid = 9;
     j.started = 1000;
     j.remote_now = 1000 + 3725;
+    j.run_id = "673f1c2a-9b3e01";
     const std::string table = mlt::format_jobs({j}, ".", "h");
     EXPECT_NE(table.find("running"), std::string::npos);
+    EXPECT_NE(table.find("673f1c2a-9b3e01"), std::string::npos) << table;
     EXPECT_NE(table.find("1h02m"), std::string::npos) << table;
 }
 

@@ -48,6 +48,7 @@ struct SshSettings {
     double price_per_hour = 0;
     std::string workspace;
     std::string compression = "zstd";  // none | gzip | zstd (validated when read)
+    int reconnect_timeout = 600;       // seconds to keep reconnecting; 0: off
 };
 
 // A problem that does not stop the run (unknown key); printed as a warning by the caller.
@@ -93,6 +94,14 @@ struct TransferSpec {
 // Parses and validates one entry; throws mlt::Error (config, exit 2) that quotes the entry
 // and says which rule it breaks.
 TransferSpec parse_transfer_spec(const std::string& entry, TransferDirection direction);
+
+// A remote path of the settings: absolute and `~` paths stand alone, others are relative to
+// `remote_dir`.
+std::string remote_path_in(const std::string& remote_dir, const std::string& path);
+
+// A local path of the settings: `~` expanded; absolute paths stand alone, others are under
+// `base`.
+std::string local_path_in(const std::string& base, const std::string& path);
 
 // The settings reference as Markdown, generated from the declaration table; docs/settings.md
 // is this text (a unit test keeps them equal).

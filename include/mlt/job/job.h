@@ -1,7 +1,9 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -13,12 +15,28 @@ namespace mlt {
 struct JobPaths {
     explicit JobPaths(const std::string& model);
     std::string dir;  // .mlt/<model>
-    std::string lock, run_sh, pid, cmd, console_log, exit_status, sha256;
+    std::string lock, run_id, run_sh, cmd, started, pid, console_log, exit_status, sha256;
+    std::string shutdown_sh, shutdown_started, shutdown_pid, shutdown_log, shutdown_status;
+    std::string previous;  // the run before this one: its state files and remote archive
 };
+
+// A detached remote task of a run: the training job, or the shutdown_cmds batch. Each has a
+// log, a pid file (its process group) and a status file written when it ends.
+enum class Task { job, shutdown };
+
+// Where a run stands, as the lock records it (`phase=`). Every phase is written by the mlt
+// that holds the lock; "finished" and "collected" only once it has seen them happen.
+enum class RunPhase { uploading, starting, running, finished, collected };
+
+// "uploading", "starting", ...
+const char* to_string(RunPhase phase);
+// The phase named `text`; nullopt for anything else.
+std::optional<RunPhase> parse_run_phase(std::string_view text);
 
 // What the wrapper script of a job does, in order.
 struct WrapperSpec {
     std::string model;
+    std::string run_id;     // recorded results are written only while the job dir is this run's
     std::string spec_file;  // uploaded spec, relative to the remote dir
     std::string log_dir;    // remote log dir (may start with ~)
     std::string archive;    // relative to the remote dir
@@ -37,8 +55,16 @@ struct WrapperSpec {
 
 // The POSIX sh wrapper for a job: records its process group, exports the variables, runs
 // startup and training with all output in the console log, then writes sha256 and
-// exit_status atomically.
+// exit_status atomically, by absolute paths (a `cd` in startup_cmds changes nothing), and only
+// while the job dir still belongs to its run.
 std::string make_wrapper_script(const WrapperSpec& spec);
+
+// The POSIX sh script of a run's shutdown_cmds: in the remote dir, with the settings'
+// environment, each command in turn; a failing one is reported in its log and the others
+// still run. Its status file gets the last failure's status (0 when all succeeded).
+std::string make_shutdown_script(const std::string& model, const std::string& run_id,
+                                 const std::vector<std::pair<std::string, std::string>>& env,
+                                 const std::vector<std::string>& commands);
 
 // `export K="V"` lines for settings environment entries (values expand `$VAR` remotely).
 std::string export_environment(const std::vector<std::pair<std::string, std::string>>& env);
@@ -48,35 +74,101 @@ std::string export_environment(const std::vector<std::pair<std::string, std::str
 std::string fill_placeholders(const std::string& command,
                               const std::vector<std::pair<std::string, std::string>>& values);
 
-// Creates `<dir>/lock` atomically holding `owner` and the start time. Returns false when a
-// lock exists (another job, running or uncollected). Throws on transport errors.
-bool acquire_lock(Remote& remote, const std::string& remote_dir, const std::string& model,
-                  const std::string& owner);
+// A new run, as it takes the lock.
+struct NewRun {
+    std::string run_id;
+    std::string owner;         // "user@host pid N", for people
+    std::string wrapper;       // run.sh (make_wrapper_script)
+    std::string command_text;  // cmd: the training command, for people
+    std::string archive;       // the model archive, relative to the remote dir
+    bool clean = false;        // recorded, so that a --resume of an upload also cleans
+};
 
-// Removes the lock (the other job files stay for inspection).
+// Takes the job lock for a new run in one round trip: creates `lock` atomically (O_EXCL)
+// holding owner, start time, run id and phase uploading; moves the previous run's state
+// files and the remote archive into `previous/`; records run_id, run.sh, cmd and an empty
+// console.log. Returns false (and changes nothing) when another run holds the lock. Calling
+// it again for the same run id (a retry after a lost link) completes what is missing and
+// returns true. Throws mlt::Error when the transport or a remote step fails.
+bool acquire_run(Remote& remote, const std::string& remote_dir, const std::string& model,
+                 const NewRun& run);
+
+// Records `phase` in the lock of run `run_id`. Throws mlt::Error (conflict, exit 3) when the
+// lock is no longer that run's (another mlt took it with --force).
+void set_run_phase(Remote& remote, const std::string& remote_dir, const std::string& model,
+                   const std::string& run_id, RunPhase phase);
+
+// Removes the lock if it is run `run_id`'s; nothing when it is gone already or another's.
+void release_run(Remote& remote, const std::string& remote_dir, const std::string& model,
+                 const std::string& run_id);
+
+// Removes the lock whoever holds it (`stop`); the other job files stay for inspection.
 void release_lock(Remote& remote, const std::string& remote_dir, const std::string& model);
 
-// Uploads the wrapper, clears the previous run's state and console log, starts the wrapper
-// detached in its own session, and waits (bounded) until it has recorded its process group.
-// Returns that id. Throws when it does not start.
+// Starts the job of run `run_id` from its recorded run.sh, detached in its own session, and
+// waits (bounded, 10 s) until it has recorded its process group; returns that id. At most
+// one start per run: a marker file created atomically makes a repeated call (a retry after a
+// lost link, a --resume) wait for the job already launched instead of launching another.
+// Records phase starting, then running. Throws mlt::Error when it does not start, (conflict)
+// when the job dir belongs to another run.
 long start_job(Remote& remote, const std::string& remote_dir, const std::string& model,
-               const std::string& script, const std::string& command_text);
+               const std::string& run_id);
 
 // Stops a job's process group: TERM, then KILL after `grace_s` seconds; records exit status
-// 143/137 when the wrapper could not. Returns true when something was running.
-bool stop_job(Remote& remote, const std::string& remote_dir, const std::string& model,
-              int grace_s);
+// 143/137 when the wrapper could not. Returns true when something was running. With a
+// `run_id`, only that run's job is stopped (mlt::Error conflict otherwise).
+bool stop_job(Remote& remote, const std::string& remote_dir, const std::string& model, int grace_s,
+              const std::string* run_id = nullptr);
 
-// Removes every file of a job (for --force on a finished job).
+// Removes every file of a job (for --force).
 void discard_job(Remote& remote, const std::string& remote_dir, const std::string& model);
 
-// Streams the console log from byte `offset` to `sink` until the job's wrapper has exited
-// (follow=true), or just what is there now (follow=false). Returns the new offset.
-uint64_t read_console(Remote& remote, const std::string& remote_dir, const std::string& model,
-                      uint64_t offset, bool follow, const OutputSink& sink);
+// What one bounded piece of a log follow saw.
+struct FollowStep {
+    uint64_t offset = 0;  // the new offset: what was there before plus what was received
+    bool ended = false;   // the task has ended and everything it wrote was sent
+};
 
-// The recorded exit status and archive sha256 of a finished job (-1 / empty if absent).
-std::pair<int, std::string> read_job_result(Remote& remote, const std::string& remote_dir,
-                                            const std::string& model);
+// Streams a task's log from byte `offset` to `sink` for at most about `seconds` (one remote
+// command), or until the task has ended and its log was sent to the end. Several calls make
+// a follow that leaves the connection free in between. With a `run_id`, the job dir must
+// still be that run's (mlt::Error conflict otherwise). Throws mlt::Error (remote) when the
+// task was never started.
+FollowStep follow_log(Remote& remote, const std::string& remote_dir, const std::string& model,
+                      Task task, const std::string* run_id, uint64_t offset, int seconds,
+                      const OutputSink& sink);
+
+// Sends what a task's log holds from byte `offset` now; returns the new offset. A missing
+// log reads as empty.
+uint64_t read_log(Remote& remote, const std::string& remote_dir, const std::string& model,
+                  Task task, uint64_t offset, const OutputSink& sink);
+
+// What a job left when it ended.
+struct JobResult {
+    std::string run_id;              // the run the job dir belongs to ("" for old layouts)
+    std::optional<int> exit_status;  // none while running, or when it was lost
+    std::string sha256;              // of the archive it wrote; empty: it wrote none
+};
+
+// Reads the job dir's run id, exit status and archive sha256 in one round trip.
+JobResult read_job_result(Remote& remote, const std::string& remote_dir, const std::string& model);
+
+// Starts the shutdown_cmds script of run `run_id` detached, at most once per run (a marker
+// created atomically; a repeated call after a lost link finds it). Returns true when this
+// call started it. Throws mlt::Error (conflict) when the job dir belongs to another run.
+bool start_shutdown(Remote& remote, const std::string& remote_dir, const std::string& model,
+                    const std::string& run_id, const std::string& script);
+
+// The status the shutdown script recorded; nullopt while it runs (or if it never ran).
+std::optional<int> read_shutdown_status(Remote& remote, const std::string& remote_dir,
+                                        const std::string& model);
+
+// Exit status of mlt's own job scripts when the job dir belongs to another run.
+constexpr int kForeignRunStatus = 79;
+
+// The error for a job dir that now belongs to another run than `run_id`; `err` is what the
+// remote script said (it names the other run).
+Error foreign_run(const Remote& remote, const std::string& model, const std::string& run_id,
+                  const std::string& err);
 
 }  // namespace mlt

@@ -11,11 +11,13 @@ namespace mlt {
 // The state of one model's job as its `.mlt/<model>/` directory shows it
 // (docs/remote-protocol.md).
 enum class JobState {
-    starting,  // lock taken, no process group recorded yet
-    running,   // the recorded process group is alive
-    finished,  // exit_status was written, results not collected yet (lock held)
-    collected, // finished and collected: the lock is released
-    lost,      // a process group was recorded, is gone, and left no exit status
+    uploading,  // lock taken by a new run that is still sending its files
+    starting,   // the run is starting its job; no process group recorded yet
+    running,    // the recorded process group is alive
+    finished,   // exit_status was written, results not collected yet (lock held)
+    collected,  // finished and collected (the lock is released, or only shutdown is left)
+    lost,       // a process group was recorded, is gone, and left no exit status
+    aborted,    // the lock was released before the run's job started (a failed upload)
 };
 
 struct JobStatus {
@@ -26,7 +28,15 @@ struct JobStatus {
     long remote_now = 0;             // remote clock when queried
     std::optional<int> exit_status;  // when finished
     bool locked = false;             // the job lock is held
+    std::string run_id;              // the run the job dir belongs to ("" for old layouts)
+    std::string phase;               // the phase the lock records ("" without a lock)
+    bool clean = false;              // the run was started with --clean
 };
+
+// The state a job's files show: lock, the phase it records, the recorded process group and
+// whether it is alive, and the exit status.
+JobState job_state(bool locked, const std::string& phase, long pgid, bool alive,
+                   bool has_exit_status);
 
 // Throws mlt::Error (usage) unless `name` is a valid model name: letters, digits, `.`, `_`,
 // `-`, not starting with `.` or `-` (it becomes a remote directory name).

@@ -16,7 +16,7 @@ class SessionRemote;
 // A link to one host that can be opened again after it was lost: what the run engine talks
 // to (unit tests give it a fake). Not thread-safe.
 class Connection {
-public:
+  public:
     virtual ~Connection() = default;
     // `user@host:port` (before the first open: the host as given), for messages.
     virtual const std::string& name() const = 0;
@@ -38,7 +38,7 @@ bool is_link_loss(const Error& error);
 // (or the password asked) once, in the constructor, before any network traffic, and kept in
 // memory until destruction (wiped then), so reconnect() never prompts.
 class SessionConnection : public Connection {
-public:
+  public:
     // Resolves `spec` (ssh config, key file, passphrase prompt): errors as Session::open's
     // local checks (exit 2). Does not connect.
     explicit SessionConnection(const ConnectSpec& spec);
@@ -50,7 +50,7 @@ public:
     Remote& remote() override;
     void reconnect() override;
 
-private:
+  private:
     std::unique_ptr<Connector> connector_;
     std::unique_ptr<Session> session_;
     std::unique_ptr<SessionRemote> remote_;

@@ -13,6 +13,11 @@ std::string history_path();
 // Lines that are not JSON objects are skipped and counted in `skipped`.
 std::vector<nlohmann::json> read_history(const std::string& path, int* skipped);
 
+// One record per run id: a run appends one when it starts and one when it ends (or is left,
+// or is collected by a --resume), and the newest stands for the run, in the place of the
+// run's first record. Records without an id stay as they are.
+std::vector<nlohmann::json> latest_per_run(const std::vector<nlohmann::json>& runs);
+
 // A table of the newest `limit` runs (all when 0), newest last.
 std::string format_history(const std::vector<nlohmann::json>& runs, size_t limit);
 

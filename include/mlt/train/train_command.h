@@ -1,5 +1,6 @@
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -17,6 +18,7 @@ struct TrainOptions {
     bool no_wait = false;
     bool verbose = false;
     std::string workspace;  // --workspace DIR (relative to the cwd); overrides ssh.workspace
+    std::optional<int> reconnect_timeout;  // --reconnect-timeout; overrides the setting
 };
 
 // The whole flow of PRODUCT.md section 3 for one node; returns the exit code (the

@@ -116,10 +116,13 @@ uint64_t download_file(Remote& remote, const std::string& remote_path,
 
 // download_file, with nullopt (and nothing written) when the remote file does not exist.
 // `sha256` (optional) receives the hex SHA-256 of the whole file, computed as it arrives.
+// With `expect_sha256`, a file whose hash differs never replaces the local one: its bytes are
+// dropped and mlt::Error (remote) is thrown.
 std::optional<uint64_t> download_file_if_present(Remote& remote, const std::string& remote_path,
                                                  const std::string& local_path,
                                                  TransferProgress* progress = nullptr,
-                                                 std::string* sha256 = nullptr);
+                                                 std::string* sha256 = nullptr,
+                                                 const std::string& expect_sha256 = {});
 
 // MLTK-style glob match of a `/`-separated relative path: `*` and `?` stay within one path
 // segment, `[...]` classes, `**` matches any number of segments (also none).

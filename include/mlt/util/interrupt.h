@@ -2,16 +2,35 @@
 
 namespace mlt {
 
-// Installs the SIGINT/SIGTERM handler that counts interrupts instead of dying, so a flow can
-// react to the first Ctrl+C (stop the remote job, still collect) and the second (leave now).
+// Installs the signal handlers of a flow that reacts to signals instead of dying: SIGINT
+// (Ctrl+C) is counted, so a flow can react to the first (stop the remote job, still collect)
+// and the second (leave now); SIGTERM and SIGHUP (a closed terminal, `timeout`, a CI cancel)
+// ask to leave at once. SIGPIPE is ignored.
 void install_interrupt_handler();
 
-// Marks one interrupt as handled (the flow reacted to it). Interrupts beyond the handled
-// ones are pending, also those that arrived before the flow could react.
+// Marks one Ctrl+C as handled (the flow reacted to it). Those beyond the handled ones are
+// pending, also those that arrived before the flow could react.
 void acknowledge_interrupt();
 
-// Throws mlt::Error (interrupted, exit 130) while an interrupt is pending. Every remote wait
-// calls it, so a pending Ctrl+C ends whatever runs.
+// True while a Ctrl+C is pending (not acknowledged).
+bool interrupt_pending();
+
+// SIGTERM or SIGHUP when one arrived, else 0.
+int leave_signal();
+
+// Throws mlt::Error (interrupted) while a signal is pending: exit 128+N for SIGTERM/SIGHUP,
+// 130 for a Ctrl+C. Every remote wait calls it, so a pending signal ends whatever runs,
+// except inside an InterruptDeferral.
 void throw_if_interrupted();
+
+// While one lives, throw_if_interrupted() does nothing: for a short, bounded remote step that
+// must not be cut in the middle (starting the job). Signals stay pending for afterwards.
+class InterruptDeferral {
+  public:
+    InterruptDeferral();
+    ~InterruptDeferral();
+    InterruptDeferral(const InterruptDeferral&) = delete;
+    InterruptDeferral& operator=(const InterruptDeferral&) = delete;
+};
 
 }  // namespace mlt

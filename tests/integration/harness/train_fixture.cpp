@@ -417,9 +417,17 @@ int TrainTest::job_exit_status(const std::string& model) const {
 }
 
 std::vector<JsonRecord> TrainTest::history() const {
+    // As `mlt jobs` reads it: a run appends a record when it starts and when it ends; the
+    // newest record of an id stands for the run, in the place of its first.
     std::vector<JsonRecord> runs;
+    std::map<std::string, std::size_t> where;
     for (const auto& line : split_lines(read_or_empty(history_path()))) {
-        if (!trim(line).empty()) runs.push_back(parse_json_record(line));
+        if (trim(line).empty()) continue;
+        JsonRecord record = parse_json_record(line);
+        const std::string id = record.count("id") ? record.at("id") : std::string();
+        auto [it, added] = where.emplace(id, runs.size());
+        if (added || id.empty()) runs.push_back(std::move(record));
+        else runs[it->second] = std::move(record);
     }
     return runs;
 }

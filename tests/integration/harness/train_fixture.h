@@ -109,7 +109,8 @@ class TrainTest : public SshTest {
     // Waits (bounded) until no process runs in the remote dir any more.
     ::testing::AssertionResult wait_no_remote_processes() const;
 
-    // The records of the local history, one per line, as parsed by parse_json_record.
+    // The runs of the local history (the newest record per run id, in the order the runs
+    // started), as parsed by parse_json_record.
     std::vector<JsonRecord> history() const;
     // "remote .mlt of <model>: <file>=<content>..." for assertion messages.
     std::string job_state(const std::string& model) const;

@@ -1,0 +1,586 @@
+// TrainRun: the phases of one run on one node, and what happens when the link drops, a
+// signal arrives, or a phase fails (docs/architecture.md, "Phases of a run").
+#include "mlt/train/train_run.h"
+
+#include <poll.h>
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <ctime>
+#include <filesystem>
+#include <random>
+
+#include "mlt/config/settings.h"
+#include "mlt/job/status.h"
+#include "mlt/train/history.h"
+#include "mlt/train/local_state.h"
+#include "mlt/transfer/progress.h"
+#include "mlt/util/interrupt.h"
+#include "mlt/util/paths.h"
+#include "mlt/util/shell.h"
+
+namespace fs = std::filesystem;
+
+namespace mlt {
+
+namespace {
+
+constexpr int kStopGraceSeconds = 10;
+// One remote follow command runs this long at most; in between, the connection is free for
+// other commands, and every wait has an end even on a link whose keepalives are off.
+constexpr int kFollowSegmentSeconds = 15;
+// Reconnect attempts come after 1, 2, 4, ... seconds, at most this far apart.
+constexpr double kMaxBackoffSeconds = 30;
+
+std::string iso_time(std::time_t t) {
+    char buf[32];
+    std::tm tm{};
+    gmtime_r(&t, &tm);
+    std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    return buf;
+}
+
+std::string seconds_text(double s) {
+    char buf[32];
+    if (s < 10)
+        std::snprintf(buf, sizeof buf, "%.1f s", s);
+    else
+        std::snprintf(buf, sizeof buf, "%.0f s", s);
+    return buf;
+}
+
+class SteadyClock : public RunClock {
+  public:
+    double now() override {
+        return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch())
+            .count();
+    }
+    void sleep(double seconds) override {
+        // poll() without descriptors: returns early with EINTR when a signal arrives.
+        ::poll(nullptr, 0, static_cast<int>(std::lround(seconds * 1000)));
+    }
+};
+
+Error conflict(std::string what, std::string hint) {
+    return Error(ErrorKind::conflict, exit_code::kConflict, std::move(what), std::move(hint));
+}
+
+}  // namespace
+
+const char* describe(Phase phase) {
+    switch (phase) {
+        case Phase::connect:
+            return "connecting";
+        case Phase::lock:
+            return "taking the job lock";
+        case Phase::clean:
+            return "cleaning";
+        case Phase::upload:
+            return "uploading";
+        case Phase::start:
+            return "starting the job";
+        case Phase::follow:
+            return "following the log";
+        case Phase::collect:
+            return "collecting the results";
+        case Phase::shutdown:
+            return "running shutdown_cmds";
+        case Phase::release:
+            return "releasing the job lock";
+        case Phase::done:
+            return "done";
+    }
+    return "?";
+}
+
+RunClock& real_clock() {
+    static SteadyClock clock;
+    return clock;
+}
+
+std::string new_run_id() {
+    std::random_device rd;
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%lx-%06x", static_cast<long>(std::time(nullptr)),
+                  static_cast<unsigned>(rd()) & 0xffffffu);
+    return buf;
+}
+
+TrainRun::TrainRun(Connection& connection, TrainPlan plan, Reporter& reporter, RunClock& clock)
+    : connection_(connection),
+      plan_(std::move(plan)),
+      reporter_(reporter),
+      clock_(clock),
+      console_(plan_.local_console, plan_.local_state_dir) {}
+
+int TrainRun::run() {
+    phase_ = Phase::connect;
+    try {
+        remote();  // the first connection: a refused one is the user's to fix, not retried
+    } catch (const Error& e) {
+        if (e.kind() == ErrorKind::interrupted) return e.code();
+        throw;
+    }
+    phase_ = Phase::lock;
+    while (phase_ != Phase::done) {
+        try {
+            step();
+        } catch (const Error& e) {
+            if (e.kind() == ErrorKind::interrupted) {
+                const int code = on_signal(e);
+                if (code >= 0) return code;
+            } else if (is_link_loss(e)) {
+                reconnect(e);
+            } else {
+                fail_cleanup(e);
+                throw;
+            }
+        }
+    }
+    if (detached_) {
+        record("detached", std::nullopt);
+        return exit_code::kOk;
+    }
+    const int code = interrupted_ ? exit_code::kInterrupted : exit_status_.value_or(1);
+    record(interrupted_ ? "stopped" : (code == 0 ? "success" : "failed"), exit_status_);
+    reporter_.notice(plan_.model + " finished with " +
+                     (exit_status_ ? "exit status " + std::to_string(*exit_status_)
+                                   : std::string("no exit status")) +
+                     "; console log: " + plan_.local_console);
+    return code;
+}
+
+void TrainRun::step() {
+    switch (phase_) {
+        case Phase::lock:
+            return take_lock();
+        case Phase::clean:
+            return clean();
+        case Phase::upload:
+            return upload();
+        case Phase::start:
+            return start();
+        case Phase::follow:
+            return follow();
+        case Phase::collect:
+            return collect();
+        case Phase::shutdown:
+            return shutdown();
+        case Phase::release:
+            return release();
+        case Phase::connect:
+        case Phase::done:
+            return;
+    }
+}
+
+void TrainRun::take_lock() {
+    const std::string& name = plan_.model;
+    if (plan_.resume) {
+        auto jobs = query_jobs(remote(), plan_.remote_dir, name);
+        if (jobs.empty() || !jobs.front().locked)
+            throw conflict("no job of " + name + " to resume on " + connection_.name(),
+                           "run without --resume");
+        return adopt(jobs.front());
+    }
+    if (run_id_.empty()) run_id_ = new_run_id();  // a retry after a lost link keeps it
+    WrapperSpec wrapper = plan_.wrapper;
+    wrapper.run_id = run_id_;
+    NewRun run{run_id_,           plan_.owner,   make_wrapper_script(wrapper),
+               wrapper.train_cmd, plan_.archive, plan_.clean};
+    if (!acquire_run(remote(), plan_.remote_dir, name, run)) {
+        auto jobs = query_jobs(remote(), plan_.remote_dir, name);
+        if (jobs.empty()) return;  // released in between: try again
+        const JobStatus& job = jobs.front();
+        const std::string other = job.run_id.empty() ? "" : " (run " + job.run_id + ")";
+        if (!plan_.force) {
+            switch (job.state) {
+                case JobState::running:
+                    throw conflict("model " + name + " already has a running job on " +
+                                       connection_.name() + other,
+                                   "--resume to reattach, or --force to stop it and start over");
+                case JobState::uploading:
+                case JobState::starting:
+                    throw conflict("model " + name + " has a run" + other + " on " +
+                                       connection_.name() + " whose upload or start did not finish",
+                                   "--resume to continue it, or --force to discard it");
+                default:
+                    throw conflict("model " + name + " has a finished job on " +
+                                       connection_.name() + other +
+                                       " whose results were not collected",
+                                   "--resume to collect them, or --force to discard them");
+            }
+        }
+        reporter_.notice(job.state == JobState::running
+                             ? "--force: stopping the running job of " + name + other
+                             : "--force: discarding the " + std::string(to_string(job.state)) +
+                                   " job of " + name + other);
+        stop_job(remote(), plan_.remote_dir, name, kStopGraceSeconds);
+        discard_job(remote(), plan_.remote_dir, name);
+        if (!acquire_run(remote(), plan_.remote_dir, name, run))
+            throw conflict("another mlt took the lock of " + name + " meanwhile",
+                           "see 'mlt ssh ... status " + name + "'");
+    }
+    lock_held_ = true;
+    started_iso_ = iso_time(std::time(nullptr));
+    record("running", std::nullopt);
+    phase_ = plan_.clean ? Phase::clean : Phase::upload;
+}
+
+void TrainRun::adopt(const JobStatus& job) {
+    run_id_ = job.run_id;
+    lock_held_ = true;
+    exit_status_ = job.exit_status;
+    started_iso_ = iso_time(job.started > 0 ? job.started : std::time(nullptr));
+    const std::string which = plan_.model + " (run " + (run_id_.empty() ? "-" : run_id_) + ")";
+    switch (job.state) {
+        case JobState::uploading:
+            reporter_.notice("continuing " + which + ": its upload did not finish");
+            phase_ = job.clean ? Phase::clean : Phase::upload;
+            return;
+        case JobState::starting:
+            reporter_.notice("continuing " + which + ": starting its job");
+            phase_ = Phase::start;
+            return;
+        case JobState::running:
+            reporter_.notice("reattaching to the running job of " + which);
+            break;
+        case JobState::collected:
+            job_may_run_ = true;
+            reporter_.notice("finishing " + which + ": its results were collected");
+            phase_ = Phase::shutdown;
+            return;
+        default:
+            reporter_.notice("collecting the finished job of " + which);
+            break;
+    }
+    job_may_run_ = true;
+    phase_ = Phase::follow;
+}
+
+void TrainRun::clean() {
+    std::error_code ec;
+    fs::remove_all(plan_.local_logs, ec);
+    fs::remove(plan_.local_archive, ec);
+    RemoteOutput out = remote().run("cd " + shell_quote_path(plan_.remote_dir) + " && rm -rf " +
+                                    shell_quote_path(plan_.remote_log_dir) + " && rm -f " +
+                                    shell_quote(plan_.archive));
+    if (out.exit_status != 0)
+        throw remote_failure(remote(), "removing the remote logs (--clean)", out.exit_status,
+                             out.err);
+    reporter_.notice("--clean: removed local and remote logs and archive of " + plan_.model);
+    phase_ = Phase::upload;
+}
+
+Compression TrainRun::compression() {
+    // The remote's compressor does not change with a reconnect: asked once per run, and only
+    // when a stream is about to go (a warm run asks nothing).
+    if (!compression_)
+        compression_ = usable_compression(
+            remote(), parse_compression(plan_.compression).value_or(Compression::none));
+    return *compression_;
+}
+
+void TrainRun::upload() {
+    const SyncResult sent = sync_up(remote(), plan_.uploads, [this] { return compression(); });
+    up_.files += sent.moved.files;
+    up_.bytes += sent.moved.bytes;
+    reporter_.notice("uploaded " + describe(sent));
+    phase_ = Phase::start;
+}
+
+void TrainRun::start() {
+    job_may_run_ = true;
+    long pgid = 0;
+    {
+        // One bounded round trip that must not be cut by a Ctrl+C: the job may be launched
+        // before the reply is read. The Ctrl+C is handled right after, with the job known.
+        InterruptDeferral hold;
+        pgid = start_job(remote(), plan_.remote_dir, plan_.model, run_id_);
+    }
+    reporter_.notice("started " + plan_.model + " on " + connection_.name() + " (run " + run_id_ +
+                     ", process group " + std::to_string(pgid) + ")");
+    console_.open(run_id_);  // a new run: the local copy starts empty
+    if (plan_.no_wait) {
+        reporter_.notice("not waiting; reattach with: " + plan_.resume_line);
+        detached_ = true;
+        phase_ = Phase::done;
+        return;
+    }
+    phase_ = Phase::follow;
+}
+
+void TrainRun::follow() {
+    if (stop_requested_ && !stop_done_) {
+        stop_job(remote(), plan_.remote_dir, plan_.model, kStopGraceSeconds, &run_id_);
+        stop_done_ = true;
+    }
+    uint64_t offset = console_.open(run_id_);
+    for (;;) {
+        const FollowStep s =
+            follow_log(remote(), plan_.remote_dir, plan_.model, Task::job, &run_id_, offset,
+                       kFollowSegmentSeconds, [&](std::string_view d) {
+                           console_.append(d);  // the record first
+                           reporter_.console(d);
+                       });
+        offset = s.offset;
+        if (s.ended) break;
+    }
+    phase_ = Phase::collect;
+}
+
+void TrainRun::collect() {
+    const JobResult result = read_job_result(remote(), plan_.remote_dir, plan_.model);
+    if (result.run_id != run_id_)
+        throw foreign_run(remote(), plan_.model, run_id_,
+                          "the job files are run '" + result.run_id + "''s");
+    exit_status_ = result.exit_status;
+    if (!exit_status_)
+        spdlog::warn(
+            "the job of {} (run {}) ended without recording an exit status (killed by "
+            "SIGKILL, or the host restarted)",
+            plan_.model, run_id_);
+    set_run_phase(remote(), plan_.remote_dir, plan_.model, run_id_, RunPhase::finished);
+    const TransferStats got = collect_results(
+        remote(), plan_, result, [this] { return compression(); }, reporter_);
+    down_.files += got.files;
+    down_.bytes += got.bytes;
+    set_run_phase(remote(), plan_.remote_dir, plan_.model, run_id_, RunPhase::collected);
+    phase_ = Phase::shutdown;
+}
+
+void TrainRun::shutdown() {
+    if (plan_.shutdown_cmds.empty()) {
+        phase_ = Phase::release;
+        return;
+    }
+    const bool sent_before = shutdown_sent_;
+    shutdown_sent_ = true;
+    const bool fresh = start_shutdown(
+        remote(), plan_.remote_dir, plan_.model, run_id_,
+        make_shutdown_script(plan_.model, run_id_, plan_.environment, plan_.shutdown_cmds));
+    if (!fresh && !sent_before) {
+        // Started by an earlier mlt of this run (a failure, or a cut before --resume): never
+        // twice. If it ended, its output was shown then.
+        if (auto status = read_shutdown_status(remote(), plan_.remote_dir, plan_.model)) {
+            reporter_.notice("shutdown_cmds of run " + run_id_ + " already ran (exit status " +
+                             std::to_string(*status) + ")");
+            phase_ = Phase::release;
+            return;
+        }
+    }
+    for (;;) {
+        const FollowStep s = follow_log(remote(), plan_.remote_dir, plan_.model, Task::shutdown,
+                                        &run_id_, shutdown_offset_, kFollowSegmentSeconds,
+                                        [&](std::string_view d) { reporter_.console(d); });
+        shutdown_offset_ = s.offset;
+        if (s.ended) break;
+    }
+    const auto status = read_shutdown_status(remote(), plan_.remote_dir, plan_.model);
+    if (!status || *status != 0)
+        spdlog::warn("shutdown_cmds of {} failed (exit status {}); the run's own status stands",
+                     plan_.model, status ? std::to_string(*status) : "none");
+    phase_ = Phase::release;
+}
+
+void TrainRun::release() {
+    release_run(remote(), plan_.remote_dir, plan_.model, run_id_);
+    lock_held_ = false;
+    phase_ = Phase::done;
+}
+
+void TrainRun::reconnect(const Error& cause) {
+    const std::string host = connection_.name();
+    const std::string during = describe(phase_);
+    spdlog::debug("link to {} lost while {}: {}", host, during, cause.what());
+    const double limit = plan_.reconnect_timeout_s;
+    const double began = clock_.now();
+    std::string last = cause.what();
+    double backoff = 1;
+    for (int attempt = 1;; ++attempt) {
+        const double elapsed = clock_.now() - began;
+        if (limit <= 0 || elapsed >= limit) {
+            const bool job_runs = job_may_run_ && phase_ <= Phase::follow && !stop_done_;
+            throw Error(ErrorKind::disconnected, exit_code::kConnection,
+                        "link to " + host + " lost while " + during +
+                            (limit > 0 ? " and not back after " + seconds_text(elapsed) : "") +
+                            " (" + last + ")",
+                        std::string(job_runs ? "the remote job keeps running; " : "") +
+                            "continue with: " + plan_.resume_line);
+        }
+        const double next = std::min({backoff, kMaxBackoffSeconds, limit - elapsed});
+        reporter_.alert("link to " + host + " lost while " + during + "; reconnecting (attempt " +
+                        std::to_string(attempt) + ", next in " + seconds_text(next) + ")");
+        try {
+            connection_.reconnect();
+            ++reconnects_;
+            reporter_.alert("link to " + host + " is back after " +
+                            seconds_text(clock_.now() - began) + "; continuing " + during);
+            return;
+        } catch (const Error& e) {
+            if (!is_link_loss(e)) throw;
+            last = e.what();
+            spdlog::debug("reconnect attempt {} failed: {}", attempt, last);
+        }
+        throw_if_interrupted();
+        clock_.sleep(std::min(next, limit - (clock_.now() - began)));
+        throw_if_interrupted();
+        backoff *= 2;
+    }
+}
+
+int TrainRun::on_signal(const Error& signal) {
+    if (signal.code() != exit_code::kInterrupted) return leave(signal);
+    acknowledge_interrupt();
+    if (interrupted_ || interrupt_pending()) return leave(signal);  // Ctrl+C twice
+    interrupted_ = true;
+    if (!job_may_run_) {
+        if (lock_held_) {
+            reporter_.alert("Ctrl+C: nothing was started; releasing the job lock");
+            try {
+                release_run(remote(), plan_.remote_dir, plan_.model, run_id_);
+                lock_held_ = false;
+            } catch (const Error& e) {
+                reporter_.alert(std::string("could not release the job lock (") + e.what() +
+                                "); continue the run with: " + plan_.resume_line +
+                                " or discard it with --force");
+            }
+        }
+        record("stopped", std::nullopt);
+        return exit_code::kInterrupted;
+    }
+    if (phase_ > Phase::follow) return leave(signal);  // the job has ended already
+    reporter_.alert(
+        "Ctrl+C: stopping the remote job, then collecting its results (Ctrl+C again "
+        "to leave now; the job then keeps running)");
+    stop_requested_ = true;
+    phase_ = Phase::follow;
+    return -1;
+}
+
+int TrainRun::leave(const Error& signal) {
+    const int code = signal.code();
+    const std::string why = code == exit_code::kInterrupted
+                                ? (interrupted_ ? "Ctrl+C again" : "Ctrl+C")
+                                : std::string(signal.what());
+    std::string state;
+    if (!lock_held_) {
+        state = "nothing remote was changed";
+    } else if (!job_may_run_) {
+        state = "the run of " + plan_.model + " is kept; continue it with: " + plan_.resume_line +
+                " (or discard it with --force)";
+    } else if (phase_ <= Phase::follow && !stop_done_) {
+        state = "the remote job of " + plan_.model + " is STILL RUNNING on " + connection_.name() +
+                "; stop it with: " + plan_.stop_line + "; reattach with: " + plan_.resume_line;
+    } else {
+        state = std::string(stop_done_ ? "the remote job was stopped; " : "the job has ended; ") +
+                "collect its results with: " + plan_.resume_line;
+    }
+    reporter_.alert(why + ": leaving now; " + state);
+    record("left", exit_status_);
+    return code;
+}
+
+void TrainRun::fail_cleanup(const Error& error) {
+    if (!lock_held_ || error.kind() == ErrorKind::conflict) return;
+    try {
+        if (!job_may_run_) {
+            // Failed before the job was started (an upload): nothing to collect, so the next
+            // run must not find a lock (exit 3).
+            release_run(remote(), plan_.remote_dir, plan_.model, run_id_);
+            lock_held_ = false;
+            record("failed", std::nullopt);
+            return;
+        }
+        // shutdown_cmds run after failures too; the lock stays so that --resume can collect
+        // again (and then does not run them a second time).
+        if (phase_ < Phase::shutdown) {
+            phase_ = Phase::shutdown;
+            shutdown();
+        }
+    } catch (const Error& e) {
+        spdlog::warn("after the error below, {} failed too: {}", describe(phase_), e.what());
+    }
+    record("failed", exit_status_);
+}
+
+void TrainRun::record(const std::string& status, std::optional<int> exit_status) {
+    if (run_id_.empty()) return;
+    nlohmann::json r = {{"id", run_id_},
+                        {"model", plan_.model},
+                        {"hosts", {connection_.name()}},
+                        {"remote_dir", plan_.remote_dir},
+                        {"start", started_iso_},
+                        {"status", status},
+                        {"bytes_up", up_.bytes},
+                        {"bytes_down", down_.bytes},
+                        {"reconnects", reconnects_},
+                        {"cost", nullptr}};
+    if (status != "running") r["end"] = iso_time(std::time(nullptr));
+    if (exit_status) r["exit_status"] = *exit_status;
+    append_history(r);
+}
+
+TransferStats collect_results(Remote& remote, const TrainPlan& plan, const JobResult& result,
+                              const CompressionChoice& compression, Reporter& reporter) {
+    TransferStats total;
+    const std::string remote_archive = remote_path_in(plan.remote_dir, plan.archive);
+    const std::string run = result.run_id.empty() ? "-" : result.run_id;
+    if (result.sha256.empty()) {
+        // The previous run's archive was moved aside when this run took the lock: whatever
+        // lies there now without a recorded hash is not a verified result of this run.
+        reporter.notice("no archive: run " + run + " of " + plan.model + " recorded none");
+    } else {
+        TransferProgress progress("archive", 1, 0);
+        const auto size = download_file_if_present(remote, remote_archive, plan.local_archive,
+                                                   &progress, nullptr, result.sha256);
+        progress.dismiss();
+        if (size) {
+            total.bytes += *size;
+            total.files += 1;
+            reporter.notice("archive: " + plan.local_archive);
+        } else {
+            spdlog::warn(
+                "run {} recorded an archive, but {} is gone from the remote; nothing "
+                "collected",
+                run, remote_archive);
+        }
+    }
+
+    // Only what is new or changed since the last pull (e.g. a --resume, or `download`).
+    const SyncResult logs = sync_down(remote, remote_path_in(plan.remote_dir, plan.remote_log_dir),
+                                      plan.local_logs, compression);
+    total.files += logs.moved.files;
+    total.bytes += logs.moved.bytes;
+    reporter.notice("logs: " + plan.local_logs + ": " + describe(logs));
+
+    std::vector<std::string> remote_files;
+    bool listed = false;
+    for (const auto& entry : plan.download_files) {
+        TransferSpec spec = parse_transfer_spec(entry, TransferDirection::download);
+        if (spec.is_glob) {
+            if (!listed) remote_files = list_remote_files(remote, plan.remote_dir);
+            listed = true;
+            std::vector<std::string> matched;
+            for (const auto& f : remote_files)
+                if (glob_match(spec.from, f)) matched.push_back(f);
+            if (matched.empty()) {
+                spdlog::warn("download_files: '{}' matches no remote file", entry);
+                continue;
+            }
+            auto s =
+                download(remote, plan.remote_dir, matched, plan.spec_dir, nullptr, compression());
+            total.files += s.files;
+            total.bytes += s.bytes;
+        } else {
+            total.bytes += download_file(remote, remote_path_in(plan.remote_dir, spec.from),
+                                         local_path_in(plan.spec_dir, spec.to));
+            total.files += 1;
+        }
+    }
+    return total;
+}
+
+}  // namespace mlt

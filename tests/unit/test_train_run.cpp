@@ -1,0 +1,398 @@
+// The run engine's phases against a fake link that fails at every step: the commands run in
+// a real local shell (LocalRemote), so the job protocol, the wrapper and the files are real;
+// only the link is simulated. Each scenario counts the remote calls of a clean run, then
+// drops the link at call 1, 2, ... N (before the command, after it ran but before its reply
+// came back, or halfway through its output) and checks that the run still ends with the
+// right result, every console byte once, one job and one shutdown.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <sstream>
+
+#include "local_remote.h"
+#include "mlt/job/job.h"
+#include "mlt/train/history.h"
+#include "mlt/train/train_run.h"
+#include "mlt/util/paths.h"
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// How the link fails at the chosen call.
+enum class Cut {
+    before,  // the command never reached the remote
+    after,   // it ran to its end; its reply was lost
+    midway,  // it ran; half of its output arrived
+    killed,  // the client died there (not a link error: it ends the run object)
+};
+
+// Thrown by the fake instead of a link error, to end a TrainRun as a kill -9 ends mlt.
+struct Killed {};
+
+class FlakyRemote : public mlt::Remote {
+  public:
+    const std::string& name() const override { return name_; }
+
+    mlt::RemoteOutput run(const std::string& command, std::string_view input) override {
+        mlt::RemoteOutput out;
+        out.exit_status = stream(
+            command, mlt::input_from(input), [&](std::string_view d) { out.out.append(d); },
+            [&](std::string_view d) { out.err.append(d); });
+        return out;
+    }
+
+    int stream(const std::string& command, const mlt::InputSource& input,
+               const mlt::OutputSink& on_stdout, const mlt::OutputSink& on_stderr) override {
+        if (!up) throw lost();
+        ++calls;
+        const bool cut_here = calls == cut_at;
+        if (cut_here && mode == Cut::killed) throw Killed{};
+        if (cut_here && mode == Cut::before) {
+            up = false;
+            throw lost();
+        }
+        if (cut_here && mode == Cut::midway) {
+            // The first half of what it prints arrives, then the link is gone.
+            std::string out;
+            local_.stream(
+                command, input, [&](std::string_view d) { out.append(d); }, on_stderr);
+            up = false;
+            if (on_stdout && !out.empty())
+                on_stdout(std::string_view(out).substr(0, out.size() / 2));
+            throw lost();
+        }
+        const int status = local_.stream(command, input, on_stdout, on_stderr);
+        if (cut_here) {
+            up = false;
+            throw lost();
+        }
+        return status;
+    }
+
+    static mlt::Error lost() {
+        return mlt::Error(mlt::ErrorKind::disconnected, mlt::exit_code::kConnection,
+                          "Socket error: disconnected");
+    }
+
+    int calls = 0;
+    int cut_at = 0;  // 0: never
+    Cut mode = Cut::before;
+    bool up = true;
+
+  private:
+    std::string name_ = "me@fake:22";
+    mlt::test::LocalRemote local_;
+};
+
+class FakeConnection : public mlt::Connection {
+  public:
+    explicit FakeConnection(FlakyRemote& remote) : remote_(remote) {}
+    const std::string& name() const override { return remote_.name(); }
+    mlt::Remote& remote() override { return remote_; }
+    void reconnect() override {
+        ++attempts;
+        if (failures_left > 0) {
+            --failures_left;
+            throw mlt::Error(mlt::ErrorKind::connect, mlt::exit_code::kConnection,
+                             "cannot connect: Connection refused");
+        }
+        if (!reachable)
+            throw mlt::Error(mlt::ErrorKind::timeout, mlt::exit_code::kConnection, "timed out");
+        remote_.up = true;
+    }
+    int attempts = 0;
+    int failures_left = 0;
+    bool reachable = true;
+
+  private:
+    FlakyRemote& remote_;
+};
+
+class FakeClock : public mlt::RunClock {
+  public:
+    double now() override { return now_; }
+    void sleep(double seconds) override {
+        slept.push_back(seconds);
+        now_ += seconds;
+    }
+    std::vector<double> slept;
+
+  private:
+    double now_ = 1000;
+};
+
+class CapturingReporter : public mlt::Reporter {
+  public:
+    void emit(mlt::Event event, std::string_view text) override {
+        if (event == mlt::Event::console) console.append(text);
+        if (event == mlt::Event::alert) alerts += std::string(text) + "\n";
+        if (event == mlt::Event::notice) notices += std::string(text) + "\n";
+    }
+    std::string console, alerts, notices;
+};
+
+// One run object over a fake link that fails at call `cut_at` (0: never) as `mode` says.
+struct Rig {
+    explicit Rig(mlt::TrainPlan plan, int cut_at = 0, Cut mode = Cut::before)
+        : connection(remote), run(connection, std::move(plan), rep, clock) {
+        remote.cut_at = cut_at;
+        remote.mode = mode;
+    }
+    FlakyRemote remote;
+    FakeConnection connection;
+    FakeClock clock;
+    CapturingReporter rep;
+    mlt::TrainRun run;
+};
+
+std::string slurp(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    std::ostringstream s;
+    s << in.rdbuf();
+    return s.str();
+}
+
+size_t count(const std::string& text, const std::string& needle) {
+    size_t n = 0;
+    for (size_t at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1))
+        ++n;
+    return n;
+}
+
+class TrainRunTest : public ::testing::Test {
+  protected:
+    void SetUp() override {
+        char tmpl[] = "/tmp/mlt-run-XXXXXX";
+        ASSERT_NE(::mkdtemp(tmpl), nullptr);
+        dir_ = tmpl;
+        fs::create_directories(dir_ + "/remote");
+        fs::create_directories(dir_ + "/project");
+        ::setenv("MLTK_CACHE_DIR", (dir_ + "/cache").c_str(), 1);
+        std::ofstream(dir_ + "/project/m.py") << "spec\n";
+    }
+    void TearDown() override {
+        mlt::test::LocalRemote r;
+        mlt::stop_job(r, remote_dir(), "m", 1);
+        fs::remove_all(dir_);
+        ::unsetenv("MLTK_CACHE_DIR");
+    }
+    std::string remote_dir() const { return dir_ + "/remote"; }
+
+    // A run whose job prints three lines, counts its launches, writes a log file and the
+    // archive; shutdown_cmds count their runs.
+    mlt::TrainPlan plan() const {
+        mlt::TrainPlan p;
+        p.model = "m";
+        p.remote_dir = remote_dir();
+        p.remote_log_dir = dir_ + "/remote-logs/m";
+        p.archive = "m.mltk.zip";
+        p.spec_dir = dir_ + "/project";
+        p.local_logs = dir_ + "/cache/models/m";
+        p.local_console = p.local_logs + "/mlt_ssh_train_m.log";
+        p.local_archive = dir_ + "/project/m.mltk.zip";
+        p.local_state_dir = dir_ + "/cache/ssh/models/m";
+        p.uploads[remote_dir()] = {{dir_ + "/project/m.py", "m.py"}};
+        p.wrapper.model = "m";
+        p.wrapper.spec_file = "m.py";
+        p.wrapper.log_dir = p.remote_log_dir;
+        p.wrapper.archive = p.archive;
+        p.wrapper.train_cmd =
+            "echo launched >> launches.txt; echo 'line one'; echo 'line two'; "
+            "echo \"log of $MLT_RUN_ID\" > \"$MLT_LOG_DIR/train.log\"; "
+            "echo \"weights of $MLT_RUN_ID\" > m.mltk.zip; echo 'line three'";
+        p.shutdown_cmds = {"echo shut >> shutdowns.txt"};
+        p.compression = "none";
+        p.reconnect_timeout_s = 600;
+        p.owner = "tester";
+        p.resume_line = "mlt ssh -h fake train m --resume";
+        p.stop_line = "mlt ssh -h fake stop m";
+        return p;
+    }
+
+    // Checks what a complete, successful run of `run_id` left behind.
+    void expect_complete(const std::string& run_id, const CapturingReporter& rep) {
+        const std::string local = slurp(dir_ + "/cache/models/m/mlt_ssh_train_m.log");
+        EXPECT_EQ(local, slurp(remote_dir() + "/.mlt/m/console.log"));
+        for (const char* line : {"line one\n", "line two\n", "line three\n"}) {
+            EXPECT_EQ(count(local, line), 1u) << line << "in the local copy:\n" << local;
+            EXPECT_EQ(count(rep.console, line), 1u) << line << "on the terminal:\n" << rep.console;
+        }
+        EXPECT_EQ(slurp(remote_dir() + "/launches.txt"), "launched\n") << "one job, started once";
+        EXPECT_EQ(slurp(remote_dir() + "/shutdowns.txt"), "shut\n") << "shutdown_cmds once";
+        EXPECT_EQ(slurp(dir_ + "/project/m.mltk.zip"), "weights of " + run_id + "\n");
+        EXPECT_EQ(slurp(dir_ + "/cache/models/m/train.log"), "log of " + run_id + "\n");
+        EXPECT_FALSE(fs::exists(remote_dir() + "/.mlt/m/lock")) << "the lock was not released";
+        int skipped = 0;
+        auto runs = mlt::latest_per_run(mlt::read_history(mlt::history_path(), &skipped));
+        ASSERT_FALSE(runs.empty());
+        EXPECT_EQ(runs.back()["id"], run_id);
+        EXPECT_EQ(runs.back()["status"], "success") << runs.back().dump();
+    }
+
+    // Empties the remote and local sides for the next scenario.
+    void reset() {
+        mlt::test::LocalRemote r;
+        mlt::stop_job(r, remote_dir(), "m", 1);
+        fs::remove_all(remote_dir());
+        fs::create_directories(remote_dir());
+        fs::remove_all(dir_ + "/cache");
+        fs::remove_all(dir_ + "/remote-logs");
+        fs::remove(dir_ + "/project/m.mltk.zip");
+    }
+
+    // The remote calls of a clean run of plan(); the run must succeed.
+    int count_calls() {
+        Rig rig(plan());
+        EXPECT_EQ(rig.run.run(), 0) << rig.rep.alerts;
+        reset();
+        return rig.remote.calls;
+    }
+
+    std::string dir_;
+};
+
+TEST_F(TrainRunTest, ACleanRunGoesThroughEveryPhase) {
+    Rig rig(plan());
+    EXPECT_EQ(rig.run.run(), 0) << rig.rep.alerts;
+    EXPECT_EQ(rig.run.phase(), mlt::Phase::done);
+    EXPECT_EQ(rig.run.reconnects(), 0);
+    expect_complete(rig.run.run_id(), rig.rep);
+    EXPECT_TRUE(rig.rep.alerts.empty()) << rig.rep.alerts;
+}
+
+class TrainRunCutTest : public TrainRunTest, public ::testing::WithParamInterface<Cut> {};
+
+TEST_P(TrainRunCutTest, ALinkLostAtAnyCallIsReconnectedAndTheRunCompletes) {
+    const int total = count_calls();
+    ASSERT_GT(total, 10) << "a run makes more remote calls than this";
+    for (int k = 1; k <= total; ++k) {
+        SCOPED_TRACE("link lost at remote call " + std::to_string(k) + " of " +
+                     std::to_string(total));
+        reset();
+        Rig rig(plan(), k, GetParam());
+        ASSERT_EQ(rig.run.run(), 0) << rig.rep.alerts << rig.rep.notices;
+        EXPECT_EQ(rig.run.reconnects(), 1);
+        EXPECT_EQ(rig.connection.attempts, 1);
+        EXPECT_NE(rig.rep.alerts.find("link to me@fake:22 lost while "), std::string::npos)
+            << rig.rep.alerts;
+        EXPECT_NE(rig.rep.alerts.find("reconnecting (attempt 1, next in 1.0 s)"), std::string::npos)
+            << rig.rep.alerts;
+        expect_complete(rig.run.run_id(), rig.rep);
+        if (HasFatalFailure()) return;
+    }
+}
+
+INSTANTIATE_TEST_SUITE_P(Modes, TrainRunCutTest,
+                         ::testing::Values(Cut::before, Cut::after, Cut::midway),
+                         [](const ::testing::TestParamInfo<Cut>& mode) {
+                             return std::string(mode.param == Cut::before ? "BeforeTheCommand"
+                                                : mode.param == Cut::after
+                                                    ? "AfterTheCommand"
+                                                    : "HalfwayThroughItsOutput");
+                         });
+
+TEST_F(TrainRunTest, AClientKilledAtAnyCallIsFinishedByResume) {
+    const int total = count_calls();
+    for (int k = 2; k <= total; ++k) {  // at call 1 nothing remote happened: no job to resume
+        SCOPED_TRACE("killed at remote call " + std::to_string(k) + " of " + std::to_string(total));
+        reset();
+        Rig first(plan(), k, Cut::killed);
+        EXPECT_THROW(first.run.run(), Killed);
+        if (!fs::exists(remote_dir() + "/.mlt/m/lock")) {
+            // Killed after the release: the run had finished.
+            EXPECT_GE(k, total - 1);
+            continue;
+        }
+        mlt::TrainPlan p = plan();
+        p.resume = true;
+        Rig second(p);
+        ASSERT_EQ(second.run.run(), 0) << second.rep.alerts << second.rep.notices;
+        EXPECT_EQ(second.run.run_id(), first.run.run_id()) << "--resume continued another run";
+        // Both processes printed to the same terminal.
+        CapturingReporter terminal;
+        terminal.console = first.rep.console + second.rep.console;
+        expect_complete(first.run.run_id(), terminal);
+        if (HasFatalFailure()) return;
+    }
+}
+
+TEST_F(TrainRunTest, ARunWithoutAnArchiveNeverReturnsThePreviousOne) {
+    {
+        Rig rig(plan());
+        ASSERT_EQ(rig.run.run(), 0);
+    }
+    const std::string first = slurp(dir_ + "/project/m.mltk.zip");
+    ASSERT_FALSE(first.empty());
+    mlt::TrainPlan p = plan();
+    p.wrapper.train_cmd = "echo 'no archive this time'; exit 5";
+    Rig rig(p);
+    EXPECT_EQ(rig.run.run(), 5);
+    EXPECT_EQ(slurp(dir_ + "/project/m.mltk.zip"), first) << "the local archive was replaced";
+    EXPECT_NE(rig.rep.notices.find("no archive"), std::string::npos) << rig.rep.notices;
+    EXPECT_TRUE(fs::exists(remote_dir() + "/.mlt/m/previous/m.mltk.zip"));
+}
+
+TEST_F(TrainRunTest, ReconnectsBackOffAndGiveUpAfterTheTimeoutWithTheResumeLine) {
+    mlt::TrainPlan p = plan();
+    p.reconnect_timeout_s = 100;
+    Rig rig(p, 8);
+    rig.connection.reachable = false;
+    try {
+        rig.run.run();
+        FAIL() << "the run went on without a link";
+    } catch (const mlt::Error& e) {
+        EXPECT_EQ(e.code(), mlt::exit_code::kConnection);
+        EXPECT_NE(std::string(e.what()).find("not back after"), std::string::npos) << e.what();
+        EXPECT_NE(e.hint().find("mlt ssh -h fake train m --resume"), std::string::npos) << e.hint();
+        EXPECT_EQ(e.hint().find("try again"), std::string::npos) << e.hint();
+    }
+    // 1, 2, 4, 8, 16, 30, 30, then what is left of the 100 s.
+    ASSERT_GE(rig.clock.slept.size(), 7u);
+    EXPECT_EQ(rig.clock.slept[0], 1);
+    EXPECT_EQ(rig.clock.slept[1], 2);
+    EXPECT_EQ(rig.clock.slept[4], 16);
+    EXPECT_EQ(rig.clock.slept[5], 30);
+    double total = 0;
+    for (double s : rig.clock.slept) total += s;
+    EXPECT_LE(total, 100.0);
+    EXPECT_NE(rig.rep.alerts.find("(attempt 3, next in 4.0 s)"), std::string::npos)
+        << rig.rep.alerts;
+}
+
+TEST_F(TrainRunTest, FailedAttemptsAreRetriedUntilTheLinkIsBack) {
+    Rig rig(plan(), 9);
+    rig.connection.failures_left = 3;
+    ASSERT_EQ(rig.run.run(), 0) << rig.rep.alerts;
+    EXPECT_EQ(rig.connection.attempts, 4);
+    EXPECT_EQ(rig.clock.slept, (std::vector<double>{1, 2, 4}));
+    EXPECT_NE(rig.rep.alerts.find("is back after 7.0 s"), std::string::npos) << rig.rep.alerts;
+    expect_complete(rig.run.run_id(), rig.rep);
+}
+
+TEST_F(TrainRunTest, WithReconnectingOffALostLinkEndsTheRunAtOnce) {
+    mlt::TrainPlan p = plan();
+    p.reconnect_timeout_s = 0;
+    Rig rig(p, 9);
+    EXPECT_THROW(rig.run.run(), mlt::Error);
+    EXPECT_EQ(rig.connection.attempts, 0);
+}
+
+TEST_F(TrainRunTest, ResumeWithoutAJobIsAConflict) {
+    mlt::TrainPlan p = plan();
+    p.resume = true;
+    Rig rig(p);
+    try {
+        rig.run.run();
+        FAIL() << "resumed nothing";
+    } catch (const mlt::Error& e) {
+        EXPECT_EQ(e.code(), mlt::exit_code::kConflict);
+    }
+    EXPECT_FALSE(fs::exists(remote_dir() + "/launches.txt"));
+}
+
+}  // namespace
