@@ -5,6 +5,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <random>
@@ -34,8 +35,10 @@ std::string random_token() {
 }
 
 // One output stream of the shell, read frame by frame: passes a command's bytes on and stops
-// at its end marker "\n<token>-<serial> <status>\n". A tail that may be the start of the
-// marker is held back until the next read tells; bytes after it belong to the next frame.
+// at its end marker "<token>-<serial> <status>\n". The token is 128 random bits, so the
+// marker needs no line of its own: output that does not end in a newline is followed by it
+// directly. A tail that may be the start of the marker is held back until the next read
+// tells; bytes after it belong to the next frame.
 class FrameStream {
   public:
     // Starts the next frame, whose output goes to `sink` (may be empty: dropped).
@@ -62,14 +65,12 @@ class FrameStream {
             held_.erase(0, end + 1);
             return;
         }
-        // Hold back only a tail that could begin the marker: the marker has one newline, its
-        // first byte, so that is a tail from the last newline that matches the marker so far.
-        // Anything else goes out now, which keeps a streamed log line live.
-        const size_t nl = held_.rfind('\n');
-        const size_t tail = nl == std::string::npos ? 0 : held_.size() - nl;
-        const bool may_be_marker =
-            tail > 0 && tail < prefix_.size() && held_.compare(nl, tail, prefix_, 0, tail) == 0;
-        emit(may_be_marker ? nl : held_.size());
+        // Hold back only a tail that could begin the marker (a few bytes ending in "m",
+        // "ml", "mlt-..."): anything else goes out now, a line's final newline included, so
+        // a streamed log line is complete on the terminal and in the local copy at once.
+        size_t tail = std::min(held_.size(), prefix_.size() - 1);
+        while (tail > 0 && held_.compare(held_.size() - tail, tail, prefix_, 0, tail) != 0) --tail;
+        emit(held_.size() - tail);
     }
 
     bool done() const { return done_; }
@@ -90,13 +91,13 @@ class FrameStream {
 };
 
 std::string marker_prefix(const ControlShell& shell, uint64_t serial) {
-    return "\n" + shell.token + "-" + std::to_string(serial) + " ";
+    return shell.token + "-" + std::to_string(serial) + " ";
 }
 
 // The commands that end a frame: the status on stdout, a marker on stderr.
 std::string frame_end(const ControlShell& shell, uint64_t serial) {
     const std::string mark = shell_quote(shell.token + "-" + std::to_string(serial));
-    return "printf '\\n%s %d\\n' " + mark + " \"$?\"; printf '\\n%s 0\\n' " + mark + " >&2\n";
+    return "printf '%s %d\\n' " + mark + " \"$?\"; printf '%s 0\\n' " + mark + " >&2\n";
 }
 
 }  // namespace

@@ -128,7 +128,8 @@ TEST_F(ControlShellTest, StreamedOutputArrivesWhileTheCommandRuns) {
     mlt::Session session = open();
     mlt::SessionRemote remote(session);
     // The command waits (bounded) for a file that the test creates only once it has seen the
-    // first line: output held back until the command ends would time out instead.
+    // first line, newline included: output held back until the command ends (or until more
+    // comes) would time out instead.
     const std::string flag = sshd().dir() + "/seen";
     const std::string cmd = "echo first; i=0; while [ ! -e " + mlt::shell_quote(flag) +
                             " ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i+1)); done; "
@@ -137,7 +138,7 @@ TEST_F(ControlShellTest, StreamedOutputArrivesWhileTheCommandRuns) {
     int status = remote.stream(cmd, nullptr,
                                [&](std::string_view d) {
                                    out.append(d);
-                                   if (out.find("first") != std::string::npos)
+                                   if (out.find("first\n") != std::string::npos)
                                        write_file(flag, "", 0644);
                                },
                                nullptr);
