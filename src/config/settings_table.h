@@ -1,6 +1,6 @@
 #pragma once
 
-// The declaration table of the `ssh:` settings (STYLE.md 7): one row per key drives parsing,
+// The declaration table of the `ssh:` settings (settings are declared once): one row per key drives parsing,
 // error messages, merging and docs/settings.md. Private to src/config/.
 
 #include <optional>

@@ -117,7 +117,7 @@ TEST_F(CliTest, WrongSettingTypeIsUsageError) {
     ProcessResult r = env_.run_mlt({"ssh", "-h", unreachable_host(), "status"});
     EXPECT_EQ(r.exit_code, kExitUsage) << describe(r);
     EXPECT_TRUE(is_one_error_line(r.err));
-    // "file, line and column" (PRODUCT.md 2): the bad value is on line 3.
+    // "file, line and column" (docs/settings.md): the bad value is on line 3.
     const std::size_t at = r.err.find(env_.settings_path());
     ASSERT_NE(at, std::string::npos) << describe(r);
     EXPECT_TRUE(has_text(r.err.substr(at), "3")) << "no line number";

@@ -191,7 +191,7 @@ TEST_F(HostKeyTest, CreatesHomeSshForDefaultKnownHosts) {
     EXPECT_TRUE(path_exists(default_known_hosts()) && openssh_knows_server(default_known_hosts()));
 }
 
-// Precedence (PRODUCT.md 2): the ~/.ssh/config entry of the -h alias beats settings/defaults.
+// Precedence (docs/settings.md): the ~/.ssh/config entry of the -h alias beats settings/defaults.
 TEST_F(HostKeyTest, SshConfigStrictYesRefusesUnknownHost) {
     const std::string known_hosts = custom_known_hosts();
     write_file(

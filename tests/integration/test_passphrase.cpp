@@ -86,7 +86,7 @@ TEST_F(PassphraseTest, WrongPassphraseIsKeyErrorBeforeConnecting) {
 
 TEST_F(PassphraseTest, NoTerminalNoAskpassFailsFastWithoutConnecting) {
     // Nothing can supply the passphrase: a key problem (exit 2) found before any remote
-    // action (PRODUCT.md 2 and 4), and no hang waiting for input.
+    // action (bad input: exit 2 before anything remote), and no hang waiting for input.
     const std::size_t log_offset = sshd().log_size();
     ProcessResult r = env().run_mlt(status_args());
     EXPECT_EQ(r.exit_code, kExitUsage) << describe(r);

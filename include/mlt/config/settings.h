@@ -25,7 +25,7 @@ struct ConnectionSettings {
     std::string key_filename;
 };
 
-// The `ssh:` section after precedence and merging (PRODUCT.md section 2).
+// The `ssh:` section after precedence and merging (docs/settings.md).
 struct SshSettings {
     std::string config_path = "~/.ssh/config";
     std::string remote_dir = ".";

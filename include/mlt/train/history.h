@@ -6,7 +6,7 @@
 
 namespace mlt {
 
-// `<mltk dir>/ssh/history.jsonl`: one JSON object per run (PRODUCT.md section 7).
+// `<mltk dir>/ssh/history.jsonl`: one JSON object per record of a run.
 std::string history_path();
 
 // Reads the runs recorded in `path`, oldest first; a missing file is an empty history.

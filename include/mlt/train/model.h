@@ -13,7 +13,7 @@ struct ModelRef {
     std::string spec_file;  // its file name
 };
 
-// Resolves a MODEL argument (PRODUCT.md section 1): a path to a spec file, or NAME resolved
+// Resolves a MODEL argument (docs/usage.md): a path to a spec file, or NAME resolved
 // as NAME.py in the current directory, then in `model_paths` and $MLTK_MODEL_PATHS; a
 // `-test` suffix uses spec NAME.py with model name NAME-test. Throws mlt::Error (usage)
 // listing the places searched.

@@ -25,8 +25,8 @@ struct Target {
     std::string remote_dir;
 };
 
-// Combines the command line with the settings into one Target per node (PRODUCT.md section
-// 2 precedence; the ssh config layer is applied later by Session::open). Throws mlt::Error
+// Combines the command line with the settings into one Target per node (command line over
+// settings; the ssh config layer is applied later by Session::open). Throws mlt::Error
 // (usage, exit 2) for a bad -h/-o value or when no host is known at all.
 std::vector<Target> resolve_targets(const SshCommandLine& cli, const SshSettings& settings);
 

@@ -21,7 +21,7 @@ struct TrainOptions {
     std::optional<int> reconnect_timeout;  // --reconnect-timeout; overrides the setting
 };
 
-// The whole flow of PRODUCT.md section 3 for one node; returns the exit code (the
+// The whole train flow for one node (docs/architecture.md); returns the exit code (the
 // training's own status when it failed).
 int run_train(const SshCommandLine& cli, const TrainOptions& options);
 

@@ -78,7 +78,7 @@ std::vector<RemoteFileInfo> stat_remote_files(Remote& remote, const std::string&
                                               const std::vector<std::string>& paths);
 
 // The items whose remote copy under `remote_base` is missing or differs in size or mtime
-// (PRODUCT.md 3.4: a file whose size and mtime match is not sent). One round trip.
+// (a file whose size and mtime match is not sent, as rsync does). One round trip.
 std::vector<UploadItem> changed_for_upload(Remote& remote, const std::string& remote_base,
                                            const std::vector<UploadItem>& items);
 

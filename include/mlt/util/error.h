@@ -5,7 +5,7 @@
 
 namespace mlt {
 
-// Process exit codes of PRODUCT.md section 4.
+// Process exit codes (docs/usage.md, "Exit status").
 namespace exit_code {
 constexpr int kOk = 0;
 constexpr int kUsage = 2;        // bad usage, settings, spec or key; nothing done remotely

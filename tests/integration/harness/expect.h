@@ -6,7 +6,7 @@
 
 namespace mlt_test {
 
-// Success when `err` is exactly one line starting with "mlt: error: " (PRODUCT.md 4: one
+// Success when `err` is exactly one line starting with "mlt: error: " (docs/usage.md, exit status: one
 // clear line, details only with -v); the failure message quotes `err`.
 ::testing::AssertionResult is_one_error_line(const std::string& err);
 
