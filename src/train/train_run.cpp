@@ -3,13 +3,16 @@
 #include "mlt/train/train_run.h"
 
 #include <poll.h>
+#include <unistd.h>
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <ctime>
+#include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <random>
 
 #include "mlt/config/settings.h"
@@ -152,7 +155,29 @@ int TrainRun::run() {
     return code;
 }
 
+namespace {
+
+// MLT_TEST_HOLD=<phase>:<file>, for the integration tests only: at the entry of that phase
+// mlt creates <file> and waits (at most 120 s) until it is gone, so that a test can cut the
+// link or kill mlt exactly there (the start phase is one round trip: nothing else shows
+// when it is under way). The faults themselves stay real.
+void hold_for_tests(Phase phase) {
+    static bool held = false;
+    const char* spec = std::getenv("MLT_TEST_HOLD");
+    if (held || !spec) return;
+    const std::string text = spec;
+    const size_t colon = text.find(':');
+    if (colon == std::string::npos || text.substr(0, colon) != describe(phase)) return;
+    held = true;
+    const std::string file = text.substr(colon + 1);
+    std::ofstream(file) << ::getpid() << "\n";
+    for (int i = 0; i < 12000 && fs::exists(file); ++i) ::poll(nullptr, 0, 10);
+}
+
+}  // namespace
+
 void TrainRun::step() {
+    hold_for_tests(phase_);
     switch (phase_) {
         case Phase::lock:
             return take_lock();
