@@ -11,15 +11,16 @@
 #include <string>
 
 namespace mlt_test {
-namespace {
 
-sockaddr_in loopback(int port) {
+sockaddr_in loopback_address(int port) {
     sockaddr_in addr{};
     addr.sin_family = AF_INET;
     addr.sin_port = htons(static_cast<uint16_t>(port));
     addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
     return addr;
 }
+
+namespace {
 
 int local_port_of(int fd) {
     sockaddr_in addr{};
@@ -32,7 +33,7 @@ int local_port_of(int fd) {
 int bind_any_port() {
     int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
     if (fd < 0) throw std::runtime_error(std::string("socket: ") + std::strerror(errno));
-    sockaddr_in addr = loopback(0);
+    sockaddr_in addr = loopback_address(0);
     if (bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
         close(fd);
         throw std::runtime_error(std::string("bind: ") + std::strerror(errno));
@@ -71,7 +72,7 @@ SilentListener::~SilentListener() {
 bool connect_loopback(int port, int* fd, int* local_port) {
     int s = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
     if (s < 0) return false;
-    sockaddr_in addr = loopback(port);
+    sockaddr_in addr = loopback_address(port);
     if (connect(s, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
         close(s);
         return false;

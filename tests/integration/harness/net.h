@@ -1,6 +1,11 @@
 #pragma once
 
+#include <netinet/in.h>
+
 namespace mlt_test {
+
+// The IPv4 address 127.0.0.1:port.
+sockaddr_in loopback_address(int port);
 
 // A TCP port on 127.0.0.1 that was free a moment ago (bound to port 0, then closed).
 // Throws std::runtime_error when no socket can be bound.
