@@ -94,6 +94,9 @@ TEST_F(TrainInterruptTest, CtrlCTwiceLeavesAtOnceAndResumeCollects) {
         << "ms: it waited for the stop\n"
         << describe(r);
     EXPECT_TRUE(has_text(r.err, "--resume")) << describe(r);
+    // Said plainly: the job may still be running, and how to stop it.
+    EXPECT_TRUE(has_text(r.err, "STILL RUNNING")) << describe(r);
+    EXPECT_TRUE(has_text(r.err, "stop slowstop")) << describe(r);
     // The remote state stays for --resume; nothing was collected or shut down.
     EXPECT_TRUE(path_exists(job_file("slowstop", "lock"))) << job_state("slowstop");
     EXPECT_TRUE(path_exists(job_file("slowstop", "console.log")));
@@ -136,6 +139,9 @@ TEST_F(TrainInterruptTest, CtrlCTwiceInQuickSuccessionAlsoLeaves) {
         << describe(r);
     EXPECT_TRUE(path_exists(job_file("slowstop", "lock"))) << describe(r) << job_state("slowstop");
     EXPECT_FALSE(path_exists(remote() + "/shutdown.log")) << "shut down although left";
+    // Nothing was stopped: the job runs on, and the user is told so.
+    EXPECT_TRUE(has_text(r.err, "STILL RUNNING")) << describe(r);
+    EXPECT_FALSE(group_members(job_pgid("slowstop")).empty()) << job_state("slowstop");
 }
 
 }  // namespace
