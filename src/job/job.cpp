@@ -31,8 +31,8 @@ mlt_files_mine() { [ "$(cat "$j/run_id" 2>/dev/null)" = "$r" ]; }
 mlt_phase() { mlt_mine && sed "s/^phase=.*/phase=$1/" "$j/lock" > "$j/lock.tmp" && mv -f "$j/lock.tmp" "$j/lock"; }
 mlt_foreign() {
   if [ ! -f "$j/lock" ]; then echo "its lock was released" >&2
-  elif ! mlt_mine; then echo "the lock is run '$(mlt_lock_run)''s" >&2
-  else echo "the job files are run '$(cat "$j/run_id" 2>/dev/null)''s" >&2; fi
+  elif ! mlt_mine; then echo "the lock belongs to run '$(mlt_lock_run)'" >&2
+  else echo "the job files belong to run '$(cat "$j/run_id" 2>/dev/null)'" >&2; fi
   exit 79
 }
 )sh";
@@ -235,9 +235,10 @@ std::string make_shutdown_script(const std::string& model, const std::string& ru
 bool acquire_run(Remote& remote, const std::string& remote_dir, const std::string& model,
                  const NewRun& run) {
     const JobPaths p(model);
+    // started= by the remote clock: `status` subtracts it from the remote's `date`.
     const std::string lock_text =
-        "owner=" + run.owner + "\nstarted=" + std::to_string(std::time(nullptr)) +
-        "\nrun=" + run.run_id + "\nphase=uploading\n" + (run.clean ? "clean=1\n" : "");
+        "printf 'owner=%s\\nstarted=%s\\nrun=%s\\nphase=uploading\\n%s' " + shell_quote(run.owner) +
+        " \"$(date +%s)\" \"$r\" " + (run.clean ? "'clean=1\n'" : "''");
     std::string moved;  // the previous run's files, as shell words
     for (const std::string* f : {&p.run_id, &p.run_sh, &p.cmd, &p.started, &p.pid, &p.console_log,
                                  &p.exit_status, &p.sha256, &p.shutdown_sh, &p.shutdown_started,
@@ -249,7 +250,7 @@ bool acquire_run(Remote& remote, const std::string& remote_dir, const std::strin
     // says the rest is done. A retry finds the lock its own and redoes only what is missing,
     // without emptying previous/ a second time.
     const std::string body =
-        "if (set -C; printf %s " + shell_quote(lock_text) +
+        "if (set -C; " + lock_text +
         " > \"$j/lock\") 2>/dev/null; then "
         "rm -rf \"$j/previous\" \"$j\"/*.tmp || exit 1\n"
         "elif ! mlt_mine; then echo held; exit 0\n"

@@ -128,7 +128,10 @@ JobState job_state(bool locked, const std::string& phase, long pgid, bool alive,
     // What the processes and files show wins over the phase a lock records: an mlt that was
     // cut off or killed never wrote "finished".
     if (alive) return JobState::running;
-    if (!locked) return has_exit_status ? JobState::collected : JobState::aborted;
+    if (!locked) {
+        if (has_exit_status) return JobState::collected;
+        return pgid ? JobState::lost : JobState::aborted;  // `stop` of a job that was gone
+    }
     if (has_exit_status) return phase == "collected" ? JobState::collected : JobState::finished;
     if (pgid) return JobState::lost;
     return phase == "uploading" ? JobState::uploading : JobState::starting;

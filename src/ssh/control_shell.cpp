@@ -21,9 +21,9 @@ using namespace ssh_detail;
 
 namespace {
 
-// mlt's own commands are short (the longest wait inside one, a stop, is about 16 s; a log
-// follow ends after 15 s): one that is still running after this long, on a link that
-// answers, is given up.
+// A command of mlt's that sends nothing for this long, on a link that answers, is given up:
+// the quiet ones are short (the longest wait inside one, a stop, is about 16 s; a log follow
+// ends after 15 s), and a long one (a pull of a big file) keeps sending.
 constexpr std::chrono::seconds kFrameDeadline{600};
 
 std::string random_token() {
@@ -131,7 +131,7 @@ ExecResult Session::shell(const std::string& command, std::string_view input,
     ssh_channel ch = sh.channel.get();
     try {
         write_all(s, impl_->live, ch, text.data(), text.size(), impl_->display);
-        const auto deadline = std::chrono::steady_clock::now() + kFrameDeadline;
+        auto deadline = std::chrono::steady_clock::now() + kFrameDeadline;
         std::vector<char> buf(kReadChunk);
         FrameStream out, err;
         for (const bool ready_frame : {true, false}) {
@@ -142,14 +142,17 @@ ExecResult Session::shell(const std::string& command, std::string_view input,
             const OutputSink to_out = [&](std::string_view d) { out.feed(d.data(), d.size()); };
             const OutputSink to_err = [&](std::string_view d) { err.feed(d.data(), d.size()); };
             while (!out.done() || !err.done()) {
-                if (std::chrono::steady_clock::now() > deadline)
+                const auto now = std::chrono::steady_clock::now();
+                if (now > deadline)
                     throw Error(ErrorKind::remote, exit_code::kConnection,
-                                "a command of mlt on " + impl_->display +
-                                    " did not finish within " +
+                                "a command of mlt on " + impl_->display + " sent nothing for " +
                                     std::to_string(kFrameDeadline.count()) + " s",
                                 "look at the remote host (a hung disk or mount?); run with -v");
-                if (!read_turn(s, impl_->live, ch, buf, kPollMs, to_out, to_err, impl_->display))
-                    continue;
+                size_t got = 0;
+                const bool drained = read_turn(s, impl_->live, ch, buf, kPollMs, to_out, to_err,
+                                               impl_->display, &got);
+                if (got > 0) deadline = now + kFrameDeadline;  // a long pull is no hang
+                if (!drained) continue;
                 if (ready_frame) {
                     // The login shell did not run `sh` (a ForceCommand, a restricted shell):
                     // nothing of ours ran, so plain exec channels take over.

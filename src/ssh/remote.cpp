@@ -81,9 +81,4 @@ std::vector<int> SessionRemote::stream_parallel(const std::vector<StreamJob>& jo
     return statuses;
 }
 
-int SessionRemote::stream_login(const std::string& command, const OutputSink& on_stdout,
-                                const OutputSink& on_stderr) {
-    return session_.exec(command, nullptr, on_stdout, on_stderr).exit_status;
-}
-
 }  // namespace mlt

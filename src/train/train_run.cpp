@@ -3,14 +3,14 @@
 #include "mlt/train/train_run.h"
 
 #include <poll.h>
-#include <unistd.h>
 #include <spdlog/spdlog.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <ctime>
 #include <cstdlib>
+#include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <random>
@@ -36,6 +36,8 @@ constexpr int kStopGraceSeconds = 10;
 constexpr int kFollowSegmentSeconds = 15;
 // Reconnect attempts come after 1, 2, 4, ... seconds, at most this far apart.
 constexpr double kMaxBackoffSeconds = 30;
+// How long a link lost while shutdown_cmds run is tried again (see reconnect()).
+constexpr double kShutdownReconnectS = 30;
 
 std::string iso_time(std::time_t t) {
     char buf[32];
@@ -119,6 +121,14 @@ TrainRun::TrainRun(Connection& connection, TrainPlan plan, Reporter& reporter, R
       console_(plan_.local_console, plan_.local_state_dir) {}
 
 int TrainRun::run() {
+    try {
+        return drive();
+    } catch (const Fatal& fatal) {
+        throw fatal.error;
+    }
+}
+
+int TrainRun::drive() {
     phase_ = Phase::connect;
     try {
         remote();  // the first connection: a refused one is the user's to fix, not retried
@@ -128,17 +138,29 @@ int TrainRun::run() {
     }
     phase_ = Phase::lock;
     while (phase_ != Phase::done) {
+        std::optional<Error> error;
         try {
             step();
         } catch (const Error& e) {
-            if (e.kind() == ErrorKind::interrupted) {
-                const int code = on_signal(e);
-                if (code >= 0) return code;
-            } else if (is_link_loss(e)) {
-                reconnect(e);
-            } else {
-                fail_cleanup(e);
-                throw;
+            error = e;
+        }
+        // Handling an error may raise the next one (a signal while reconnecting, a host key
+        // that changed): each goes through the same decisions.
+        while (error) {
+            const Error e = *error;
+            error.reset();
+            try {
+                if (e.kind() == ErrorKind::interrupted) {
+                    const int code = on_signal(e);
+                    if (code >= 0) return code;
+                } else if (is_link_loss(e)) {
+                    reconnect(e);
+                } else {
+                    fail_cleanup(e);
+                    throw Fatal{e};
+                }
+            } catch (const Error& next) {
+                error = next;
             }
         }
     }
@@ -215,7 +237,14 @@ void TrainRun::take_lock() {
     wrapper.run_id = run_id_;
     NewRun run{run_id_,           plan_.owner,   make_wrapper_script(wrapper),
                wrapper.train_cmd, plan_.archive, plan_.clean};
-    if (!acquire_run(remote(), plan_.remote_dir, name, run)) {
+    bool acquired = false;
+    {
+        // One round trip that a Ctrl+C must not cut: the lock may be taken remotely before
+        // the reply is read, and then only a lock known to be ours can be released.
+        InterruptDeferral hold;
+        acquired = acquire_run(remote(), plan_.remote_dir, name, run);
+    }
+    if (!acquired) {
         auto jobs = query_jobs(remote(), plan_.remote_dir, name);
         if (jobs.empty()) return;  // released in between: try again
         const JobStatus& job = jobs.front();
@@ -231,6 +260,12 @@ void TrainRun::take_lock() {
                     throw conflict("model " + name + " has a run" + other + " on " +
                                        connection_.name() + " whose upload or start did not finish",
                                    "--resume to continue it, or --force to discard it");
+                case JobState::collected:
+                    throw conflict("model " + name + " has a run" + other + " on " +
+                                       connection_.name() +
+                                       " whose results were collected but whose shutdown_cmds "
+                                       "and lock release did not finish",
+                                   "--resume to finish it, or --force to discard it");
                 default:
                     throw conflict("model " + name + " has a finished job on " +
                                        connection_.name() + other +
@@ -244,6 +279,7 @@ void TrainRun::take_lock() {
                                    " job of " + name + other);
         stop_job(remote(), plan_.remote_dir, name, kStopGraceSeconds);
         discard_job(remote(), plan_.remote_dir, name);
+        InterruptDeferral hold;
         if (!acquire_run(remote(), plan_.remote_dir, name, run))
             throw conflict("another mlt took the lock of " + name + " meanwhile",
                            "see 'mlt ssh ... status " + name + "'");
@@ -420,20 +456,35 @@ void TrainRun::reconnect(const Error& cause) {
     const std::string host = connection_.name();
     const std::string during = describe(phase_);
     spdlog::debug("link to {} lost while {}: {}", host, during, cause.what());
-    const double limit = plan_.reconnect_timeout_s;
+    // shutdown_cmds that power the host off (to stop a cloud bill) end the link for good:
+    // the results are home by then, so a short try is enough.
+    const bool shutting_down = phase_ == Phase::shutdown;
+    const double configured = plan_.reconnect_timeout_s;
+    const double limit = shutting_down ? std::min(configured, kShutdownReconnectS) : configured;
     const double began = clock_.now();
     std::string last = cause.what();
     double backoff = 1;
     for (int attempt = 1;; ++attempt) {
         const double elapsed = clock_.now() - began;
         if (limit <= 0 || elapsed >= limit) {
+            if (shutting_down) {
+                reporter_.alert("link to " + host + " lost while " + during +
+                                " and not back after " + seconds_text(elapsed) +
+                                " (a command that powers the host off ends it so); the results "
+                                "were collected; the job lock stays on the remote: " +
+                                plan_.resume_line + " releases it");
+                phase_ = Phase::done;
+                return;
+            }
             const bool job_runs = job_may_run_ && phase_ <= Phase::follow && !stop_done_;
-            throw Error(ErrorKind::disconnected, exit_code::kConnection,
-                        "link to " + host + " lost while " + during +
-                            (limit > 0 ? " and not back after " + seconds_text(elapsed) : "") +
-                            " (" + last + ")",
-                        std::string(job_runs ? "the remote job keeps running; " : "") +
-                            "continue with: " + plan_.resume_line);
+            record("link lost", exit_status_);
+            throw Fatal{
+                Error(ErrorKind::disconnected, exit_code::kConnection,
+                      "link to " + host + " lost while " + during +
+                          (limit > 0 ? " and not back after " + seconds_text(elapsed) : "") + " (" +
+                          last + ")",
+                      std::string(job_runs ? "the remote job keeps running; " : "") +
+                          "continue with: " + plan_.resume_line)};
         }
         const double next = std::min({backoff, kMaxBackoffSeconds, limit - elapsed});
         reporter_.alert("link to " + host + " lost while " + during + "; reconnecting (attempt " +
@@ -445,12 +496,23 @@ void TrainRun::reconnect(const Error& cause) {
                             seconds_text(clock_.now() - began) + "; continuing " + during);
             return;
         } catch (const Error& e) {
-            if (!is_link_loss(e)) throw;
+            if (e.kind() == ErrorKind::interrupted) throw;
+            if (!is_link_loss(e)) {
+                // A changed host key, refused credentials: trying again will not help, and the
+                // remote cannot be reached to clean anything up. The run stays as it is.
+                record("link lost", exit_status_);
+                throw Fatal{Error(e.kind(), e.code(), e.what(),
+                                  "the run is kept on the remote; once this is fixed, continue "
+                                  "with: " +
+                                      plan_.resume_line)};
+            }
             last = e.what();
             spdlog::debug("reconnect attempt {} failed: {}", attempt, last);
         }
         throw_if_interrupted();
-        clock_.sleep(std::min(next, limit - (clock_.now() - began)));
+        // An attempt can outlast the period (a connect timeout): never a negative wait.
+        const double left = limit - (clock_.now() - began);
+        if (left > 0) clock_.sleep(std::min(next, left));
         throw_if_interrupted();
         backoff *= 2;
     }
@@ -509,7 +571,12 @@ int TrainRun::leave(const Error& signal) {
 }
 
 void TrainRun::fail_cleanup(const Error& error) {
-    if (!lock_held_ || error.kind() == ErrorKind::conflict) return;
+    if (!lock_held_) return;
+    if (error.kind() == ErrorKind::conflict) {
+        // Another mlt took the run over (or stopped it): nothing remote is ours to touch.
+        record("taken over", exit_status_);
+        return;
+    }
     try {
         if (!job_may_run_) {
             // Failed before the job was started (an upload): nothing to collect, so the next

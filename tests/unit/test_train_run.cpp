@@ -9,7 +9,10 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <csignal>
 #include <fstream>
+#include <functional>
+#include <optional>
 #include <memory>
 #include <sstream>
 
@@ -17,6 +20,7 @@
 #include "mlt/job/job.h"
 #include "mlt/train/history.h"
 #include "mlt/train/train_run.h"
+#include "mlt/util/interrupt.h"
 #include "mlt/util/paths.h"
 
 namespace fs = std::filesystem;
@@ -50,7 +54,9 @@ class FlakyRemote : public mlt::Remote {
                const mlt::OutputSink& on_stdout, const mlt::OutputSink& on_stderr) override {
         if (!up) throw lost();
         ++calls;
-        const bool cut_here = calls == cut_at;
+        const bool cut_here =
+            calls == cut_at || (!cut_on.empty() && command.find(cut_on) != std::string::npos);
+        if (cut_here) cut_on.clear();
         if (cut_here && mode == Cut::killed) throw Killed{};
         if (cut_here && mode == Cut::before) {
             up = false;
@@ -80,7 +86,8 @@ class FlakyRemote : public mlt::Remote {
     }
 
     int calls = 0;
-    int cut_at = 0;  // 0: never
+    int cut_at = 0;      // 0: never
+    std::string cut_on;  // or: the first command containing this
     Cut mode = Cut::before;
     bool up = true;
 
@@ -96,6 +103,8 @@ class FakeConnection : public mlt::Connection {
     mlt::Remote& remote() override { return remote_; }
     void reconnect() override {
         ++attempts;
+        if (on_attempt) on_attempt();
+        if (refuse) throw *refuse;
         if (failures_left > 0) {
             --failures_left;
             throw mlt::Error(mlt::ErrorKind::connect, mlt::exit_code::kConnection,
@@ -108,6 +117,8 @@ class FakeConnection : public mlt::Connection {
     int attempts = 0;
     int failures_left = 0;
     bool reachable = true;
+    std::optional<mlt::Error> refuse;    // thrown by every attempt (a changed host key)
+    std::function<void()> on_attempt;    // runs at each attempt (a signal arriving)
 
   private:
     FlakyRemote& remote_;
@@ -380,6 +391,77 @@ TEST_F(TrainRunTest, WithReconnectingOffALostLinkEndsTheRunAtOnce) {
     Rig rig(p, 9);
     EXPECT_THROW(rig.run.run(), mlt::Error);
     EXPECT_EQ(rig.connection.attempts, 0);
+}
+
+TEST_F(TrainRunTest, AChangedHostKeyOnReconnectEndsTheRunAndKeepsIt) {
+    Rig rig(plan(), 9);
+    rig.connection.refuse = mlt::Error(mlt::ErrorKind::host_key, mlt::exit_code::kHostKey,
+                                       "host key of [h]:22 changed between two connections");
+    try {
+        rig.run.run();
+        FAIL() << "went on with another host key";
+    } catch (const mlt::Error& e) {
+        EXPECT_EQ(e.code(), mlt::exit_code::kHostKey);
+        EXPECT_NE(e.hint().find("mlt ssh -h fake train m --resume"), std::string::npos) << e.hint();
+    }
+    EXPECT_EQ(rig.connection.attempts, 1);
+    EXPECT_TRUE(fs::exists(remote_dir() + "/.mlt/m/lock")) << "the run must stay for --resume";
+    int skipped = 0;
+    auto runs = mlt::latest_per_run(mlt::read_history(mlt::history_path(), &skipped));
+    ASSERT_FALSE(runs.empty());
+    EXPECT_EQ(runs.back()["status"], "link lost");
+}
+
+TEST_F(TrainRunTest, AHostThatGoesAwayDuringShutdownEndsTheRunWithItsStatus) {
+    // shutdown_cmds that power the host off: the results are home, the run ends after a
+    // short try instead of the whole reconnect period.
+    Rig rig(plan());
+    rig.remote.cut_on = "mlt_sh=";  // starting shutdown_cmds
+    rig.remote.mode = Cut::after;
+    rig.connection.reachable = false;
+    EXPECT_EQ(rig.run.run(), 0) << rig.rep.alerts;
+    double waited = 0;
+    for (double s : rig.clock.slept) waited += s;
+    EXPECT_LE(waited, 30.0);
+    EXPECT_NE(rig.rep.alerts.find("the results were collected"), std::string::npos)
+        << rig.rep.alerts;
+    EXPECT_EQ(slurp(dir_ + "/project/m.mltk.zip").substr(0, 11), "weights of ");
+}
+
+// Signals are process-wide: these run in a child process of their own (a death test).
+TEST_F(TrainRunTest, SigtermWhileReconnectingLeavesTheJobRunning) {
+    EXPECT_EXIT(
+        {
+            mlt::install_interrupt_handler();
+            Rig rig(plan(), 0);
+            rig.remote.cut_on = "mlt_alive";  // the first log follow: the job runs
+            rig.remote.mode = Cut::before;
+            rig.connection.reachable = false;
+            rig.connection.on_attempt = [] { std::raise(SIGTERM); };
+            const int code = rig.run.run();
+            const bool said = rig.rep.alerts.find("STILL RUNNING") != std::string::npos &&
+                              rig.rep.alerts.find("--resume") != std::string::npos;
+            std::_Exit(said ? code : 1);
+        },
+        ::testing::ExitedWithCode(128 + SIGTERM), "");
+}
+
+TEST_F(TrainRunTest, CtrlCWhileReconnectingStopsTheJobOnceTheLinkIsBack) {
+    EXPECT_EXIT(
+        {
+            mlt::install_interrupt_handler();
+            Rig rig(plan(), 0);
+            rig.remote.cut_on = "mlt_alive";
+            rig.remote.mode = Cut::before;
+            rig.connection.failures_left = 1;
+            rig.connection.on_attempt = [&] {
+                if (rig.connection.attempts == 1) std::raise(SIGINT);
+            };
+            const int code = rig.run.run();
+            const bool stopped = rig.rep.alerts.find("stopping the remote job") != std::string::npos;
+            std::_Exit(stopped ? code : 1);
+        },
+        ::testing::ExitedWithCode(130), "");
 }
 
 TEST_F(TrainRunTest, ResumeWithoutAJobIsAConflict) {

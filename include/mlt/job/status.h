@@ -16,7 +16,7 @@ enum class JobState {
     running,    // the recorded process group is alive
     finished,   // exit_status was written, results not collected yet (lock held)
     collected,  // finished and collected (the lock is released, or only shutdown is left)
-    lost,       // a process group was recorded, is gone, and left no exit status
+    lost,       // a process group was recorded, is gone, and left no exit status (locked or not)
     aborted,    // the lock was released before the run's job started (a failed upload)
 };
 

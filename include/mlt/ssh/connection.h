@@ -35,11 +35,12 @@ class Connection {
 bool is_link_loss(const Error& error);
 
 // A Connection over real SSH sessions: the connect spec is resolved and the key decrypted
-// (or the password asked) once, in the constructor, before any network traffic, and kept in
-// memory until destruction (wiped then), so reconnect() never prompts.
+// once, in the constructor, before any network traffic; a password (or the passphrase of a
+// default key) is asked at the first authentication. What worked is kept in memory until
+// destruction (secrets wiped then), so reconnect() never prompts.
 class SessionConnection : public Connection {
   public:
-    // Resolves `spec` (ssh config, key file, passphrase prompt): errors as Session::open's
+    // Resolves `spec` (ssh config, key file, its passphrase prompt): errors as Session::open's
     // local checks (exit 2). Does not connect.
     explicit SessionConnection(const ConnectSpec& spec);
     ~SessionConnection() override;

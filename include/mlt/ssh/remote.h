@@ -51,12 +51,6 @@ public:
     // signal). Throws mlt::Error when the transport fails.
     virtual int stream(const std::string& command, const InputSource& input,
                        const OutputSink& on_stdout, const OutputSink& on_stderr) = 0;
-    // Like stream(), for the user's own commands (setup_cmds, shutdown_cmds): these run in
-    // the remote login shell, with what its rc files set up (conda, pyenv), as in MLTK.
-    virtual int stream_login(const std::string& command, const OutputSink& on_stdout,
-                             const OutputSink& on_stderr) {
-        return stream(command, nullptr, on_stdout, on_stderr);
-    }
     // Like stream() for several commands, run side by side where the transport can (an SSH
     // connection: one channel each, each with its own flow-control window); here, one after
     // another. Returns the exit statuses in the order of `jobs`.
@@ -74,8 +68,8 @@ Error remote_failure(const Remote& remote, const std::string& what, int exit_sta
                      const std::string& err, std::string hint = "run with -v for details");
 
 // A Remote over an open Session (which must outlive it). run() and stream() go through the
-// session's control shell; a stream() whose input is larger than kInlineInput, and
-// stream_login(), get an exec channel of their own.
+// session's control shell; a stream() whose input is larger than kInlineInput gets an exec
+// channel of its own.
 class SessionRemote : public Remote {
 public:
     explicit SessionRemote(Session& session) : session_(session) {}
@@ -83,8 +77,6 @@ public:
     RemoteOutput run(const std::string& command, std::string_view input = {}) override;
     int stream(const std::string& command, const InputSource& input, const OutputSink& on_stdout,
                const OutputSink& on_stderr) override;
-    int stream_login(const std::string& command, const OutputSink& on_stdout,
-                     const OutputSink& on_stderr) override;
     // One exec channel per job, all at once (a single job goes through stream()).
     std::vector<int> stream_parallel(const std::vector<StreamJob>& jobs) override;
 

@@ -87,6 +87,11 @@ class TrainRun {
     int reconnects() const { return reconnects_; }
 
   private:
+    // An error that ends the run: thrown past the error handling of drive().
+    struct Fatal {
+        Error error;
+    };
+    int drive();
     void step();
     void take_lock();
     void adopt(const JobStatus& job);
