@@ -488,7 +488,8 @@ void TrainRun::reconnect(const Error& cause) {
         }
         const double next = std::min({backoff, kMaxBackoffSeconds, limit - elapsed});
         reporter_.alert("link to " + host + " lost while " + during + "; reconnecting (attempt " +
-                        std::to_string(attempt) + ", next in " + seconds_text(next) + ")");
+                        std::to_string(attempt) + ", next in " +
+                        std::to_string(static_cast<long>(std::ceil(next))) + "s)");
         try {
             connection_.reconnect();
             ++reconnects_;
