@@ -66,16 +66,19 @@ TaskFiles task_files(const JobPaths& p, Task task) {
 }
 
 // Launches a task's script detached (its own session: it survives the connection) unless
-// its marker exists, then waits (bounded, 10 s) for its pid file and prints it. `launch`
-// is the marker file and the command run under setsid.
+// its marker exists, then waits (bounded, 10 s) for its pid file. The marker is created
+// atomically first; `fresh` runs after it and before the launch (writing the script, so a
+// second caller can never rewrite a script that runs), `again` when it existed already.
 std::string launch_once(const std::string& marker, const std::string& script, const TaskFiles& f,
-                        const std::string& shell) {
+                        const std::string& shell, const std::string& fresh = ":",
+                        const std::string& again = ":") {
     return "if [ ! -e " + marker +
            " ]; then command -v setsid >/dev/null || { echo 'setsid not found (util-linux)' >&2; "
            "exit 127; }; fi\n"
            "if (set -C; : > " +
-           marker + ") 2>/dev/null; then (setsid " + shell + " " + script + " >> " + f.log +
-           " 2>&1 < /dev/null &); fi\n"
+           marker + ") 2>/dev/null; then\n  " + fresh + "\n  (setsid " + shell + " " + script +
+           " >> " + f.log + " 2>&1 < /dev/null &)\nelse\n  " + again +
+           "\nfi\n"
            "i=0; while [ ! -s " +
            f.pid + " ] && [ ! -e " + f.status +
            " ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i+1)); done\n"
@@ -248,7 +251,8 @@ bool acquire_run(Remote& remote, const std::string& remote_dir, const std::strin
     // The lock first (O_EXCL through noclobber: of concurrent launches exactly one wins),
     // then the previous run aside, then this run's files; run_id last, so that its presence
     // says the rest is done. A retry finds the lock its own and redoes only what is missing,
-    // without emptying previous/ a second time.
+    // without emptying previous/ a second time: what previous/ holds already stays, and a
+    // file of that name still in the job dir is this run's own half-written one, removed.
     const std::string body =
         "if (set -C; " + lock_text +
         " > \"$j/lock\") 2>/dev/null; then "
@@ -259,7 +263,8 @@ bool acquire_run(Remote& remote, const std::string& remote_dir, const std::strin
         "  mkdir -p \"$j/previous\" || exit 1\n"
         "  for f in" +
         moved +
-        "; do if [ -e \"$f\" ]; then mv -f \"$f\" \"$j/previous/\" || exit 1; fi; done\n"
+        "; do if [ ! -e \"$f\" ]; then :; elif [ -e \"$j/previous/${f##*/}\" ]; then rm -f \"$f\"; "
+        "else mv -f \"$f\" \"$j/previous/\"; fi || exit 1; done\n"
         "  if [ -e " +
         a + " ]; then mv -f " + a +
         " \"$j/previous/\" || exit 1; fi\n"
@@ -304,9 +309,11 @@ long start_job(Remote& remote, const std::string& remote_dir, const std::string&
                const std::string& run_id) {
     const JobPaths p(model);
     const TaskFiles f = task_files(p, Task::job);
-    const std::string body = "mlt_files_mine || mlt_foreign\nmlt_phase starting\n" +
-                             launch_once(shell_quote(p.started), shell_quote(p.run_sh), f, "sh") +
-                             "mlt_phase running\ncat " + f.pid + "\n";
+    // Only while the run holds the lock: a `stop` meanwhile released it.
+    const std::string body =
+        "{ mlt_mine && mlt_files_mine; } || mlt_foreign\nmlt_phase starting\n" +
+        launch_once(shell_quote(p.started), shell_quote(p.run_sh), f, "sh") +
+        "mlt_phase running\ncat " + f.pid + "\n";
     RemoteOutput out = remote.run(run_command(remote_dir, model, run_id, body));
     long pgid = 0;
     try {
@@ -365,7 +372,8 @@ FollowStep follow_log(Remote& remote, const std::string& remote_dir, const std::
         "mlt_send() { n=$(wc -c < \"$l\" 2>/dev/null) || return 0; n=$((n)); "
         "if [ \"$n\" -gt \"$o\" ]; then tail -c +$((o+1)) \"$l\" | head -c $((n-o)); o=$n; fi; }\n"
         "i=0\n"
-        "while :; do\n"
+        "while :; do\n" +
+        std::string(run_id ? "  mlt_files_mine || mlt_foreign\n" : "") +
         "  mlt_send\n"
         "  if [ -e \"$s\" ] || [ -z \"$g\" ] || ! mlt_alive \"$g\"; then mlt_send; exit 0; fi\n"
         "  [ $i -lt " +
@@ -441,16 +449,15 @@ bool start_shutdown(Remote& remote, const std::string& remote_dir, const std::st
                     const std::string& run_id, const std::string& script) {
     const JobPaths p(model);
     const TaskFiles f = task_files(p, Task::shutdown);
-    // The script goes up only with the marker: a retry must not rewrite what may run.
-    // Like the user's login shell: bash when there is one (shutdown_cmds may use its syntax).
+    // The script goes up only by the caller that created the marker: no second caller (a
+    // retry, another machine's --resume) can rewrite a script that runs. Like the user's
+    // login shell: bash when there is one (shutdown_cmds may use its syntax).
     const std::string body =
         "mlt_files_mine || mlt_foreign\n"
-        "if [ -e " +
-        shell_quote(p.shutdown_started) + " ]; then cat > /dev/null; echo again; else cat > " +
-        shell_quote(p.shutdown_sh) +
-        " || exit 1; fi\n"
         "if command -v bash >/dev/null 2>&1; then mlt_sh=bash; else mlt_sh=sh; fi\n" +
-        launch_once(shell_quote(p.shutdown_started), shell_quote(p.shutdown_sh), f, "\"$mlt_sh\"");
+        launch_once(shell_quote(p.shutdown_started), shell_quote(p.shutdown_sh), f, "\"$mlt_sh\"",
+                    "cat > " + shell_quote(p.shutdown_sh) + " || exit 1",
+                    "cat > /dev/null; echo again");
     RemoteOutput out = remote.run(run_command(remote_dir, model, run_id, body), script);
     check_status(remote, "starting shutdown_cmds", out, model, run_id);
     return out.out.find("again") == std::string::npos;

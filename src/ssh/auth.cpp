@@ -77,7 +77,15 @@ namespace {
 template <typename Call>
 int auth_call(ssh_session s, Liveness& live, const std::string& display, Call call) {
     int rc;
-    while ((rc = call()) == SSH_AUTH_AGAIN) live.check(s, display);
+    while ((rc = call()) == SSH_AUTH_AGAIN) {
+        if (!ssh_is_connected(s)) break;
+        live.check(s, display);
+    }
+    // A link that dropped meanwhile is a lost link (try again later), not a refusal.
+    if (!ssh_is_connected(s))
+        throw Error(
+            ErrorKind::disconnected, exit_code::kConnection,
+            "lost the connection to " + display + " while authenticating: " + last_error(s));
     return rc;
 }
 
@@ -167,7 +175,7 @@ bool Authenticator::try_kbdint(ssh_session s, Liveness& live, bool may_ask) {
                 answer = prompt_secret(prompt ? prompt : "Response: ");
             if (!answer) return false;
             ssh_userauth_kbdint_setanswer(s, static_cast<unsigned>(i), answer->c_str());
-            if (answer != password_) wipe(*answer);
+            wipe(*answer);  // a copy: the kept password is password_ itself
         }
         rc = auth_call(s, live, display_, [&] { return ssh_userauth_kbdint(s, nullptr, nullptr); });
     }

@@ -7,6 +7,14 @@
 
 namespace mlt::ssh_detail {
 
+namespace {
+
+// With keepalives off, nothing arrives on a healthy but idle link either (a training that
+// prints nothing): this is long enough for any log follow segment or command of mlt's.
+constexpr std::chrono::seconds kSilentLimit{600};
+
+}  // namespace
+
 void Liveness::check(ssh_session s, const std::string& display) {
     using namespace std::chrono;
     const auto now = steady_clock::now();
@@ -16,7 +24,17 @@ void Liveness::check(ssh_session s, const std::string& display) {
         unanswered = 0;
         return;
     }
-    if (interval_s <= 0) return;
+    if (interval_s <= 0) {
+        // Keepalives off (ServerAliveInterval 0): a link silent for kSilentLimit is still
+        // given up, so that no wait lasts for ever.
+        if (now - last_rx > kSilentLimit)
+            throw Error(ErrorKind::timeout, exit_code::kConnection,
+                        "no answer from " + display + " for " +
+                            std::to_string(kSilentLimit.count()) +
+                            " s (keepalives are off): the link is down or stalled",
+                        "set ServerAliveInterval to notice a dead link sooner");
+        return;
+    }
     const auto interval = seconds(interval_s);
     if (now - std::max(last_rx, last_probe) < interval) return;
     if (unanswered >= count_max) {

@@ -11,6 +11,7 @@
 #include "internal.h"
 #include "mlt/config/ssh_config.h"
 #include "mlt/util/paths.h"
+#include "mlt/util/terminal.h"
 
 namespace mlt {
 
@@ -236,7 +237,9 @@ Connector::Connector(const ConnectSpec& spec) : impl_(std::make_unique<Impl>()) 
                                                   spec.password, home_dir() + "/.ssh");
 }
 
-Connector::~Connector() = default;
+Connector::~Connector() {
+    if (impl_ && impl_->spec.password) wipe(*impl_->spec.password);
+}
 
 const std::string& Connector::display_name() const {
     return impl_->resolved.display;

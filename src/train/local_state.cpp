@@ -88,7 +88,9 @@ uint64_t LocalConsole::open(const std::string& run_id) {
     make_dirs(state_dir_);
     make_dirs(std::filesystem::path(path_).parent_path().string());
     const std::string tag = state_dir_ + "/console_run";
-    const bool same_run = read_small(tag) == run_id && !run_id.empty();
+    // An old mlt's job has no run id: "" stands for it, so entering its follow again does
+    // not empty the copy each time.
+    const bool same_run = read_small(tag) == run_id;
     int flags = O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC;
     if (!same_run) flags |= O_TRUNC;
     fd_ = ::open(path_.c_str(), flags, 0644);

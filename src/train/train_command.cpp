@@ -261,10 +261,17 @@ int run_download(const SshCommandLine& cli, const std::string& model) {
     Session session = Session::open(c.target.connect);
     SessionRemote remote(session);
     const JobResult result = read_job_result(remote, c.target.remote_dir, c.model.name);
-    LocalConsole console(plan.local_console, plan.local_state_dir);
-    const uint64_t offset = console.open(result.run_id);
-    read_log(remote, c.target.remote_dir, c.model.name, Task::job, offset,
-             [&](std::string_view d) { console.append(d); });
+    if (result.run_id.empty()) {
+        // No job dir of a known run (a wrong host or remote dir, or an old mlt's job): the
+        // local copy of the last run's console log stays as it is.
+        reporter().notice("no run of " + c.model.name + " in " + c.target.remote_dir + " on " +
+                          remote.name() + "; the local console log is left as it is");
+    } else {
+        LocalConsole console(plan.local_console, plan.local_state_dir);
+        const uint64_t offset = console.open(result.run_id);
+        read_log(remote, c.target.remote_dir, c.model.name, Task::job, offset,
+                 [&](std::string_view d) { console.append(d); });
+    }
     std::optional<Compression> compression;
     collect_results(
         remote, plan, result,

@@ -156,8 +156,7 @@ int TrainRun::drive() {
                 } else if (is_link_loss(e)) {
                     reconnect(e);
                 } else {
-                    fail_cleanup(e);
-                    throw Fatal{e};
+                    throw Fatal{fail_cleanup(e)};
                 }
             } catch (const Error& next) {
                 error = next;
@@ -246,7 +245,8 @@ void TrainRun::take_lock() {
     }
     if (!acquired) {
         auto jobs = query_jobs(remote(), plan_.remote_dir, name);
-        if (jobs.empty()) return;  // released in between: try again
+        // Released in between (the holder just finished): try again.
+        if (jobs.empty() || !jobs.front().locked) return;
         const JobStatus& job = jobs.front();
         const std::string other = job.run_id.empty() ? "" : " (run " + job.run_id + ")";
         if (!plan_.force) {
@@ -571,13 +571,25 @@ int TrainRun::leave(const Error& signal) {
     return code;
 }
 
-void TrainRun::fail_cleanup(const Error& error) {
-    if (!lock_held_) return;
+Error TrainRun::fail_cleanup(const Error& error) {
+    if (!lock_held_) {
+        // The lock round trip itself failed after its O_EXCL step: a lock of this run may be
+        // there. Releasing it is scoped to this run id, so it is safe to try.
+        if (phase_ == Phase::lock && !plan_.resume && !run_id_.empty()) {
+            try {
+                release_run(remote(), plan_.remote_dir, plan_.model, run_id_);
+            } catch (const Error& e) {
+                spdlog::debug("releasing a lock this run may hold: {}", e.what());
+            }
+        }
+        return error;
+    }
     if (error.kind() == ErrorKind::conflict) {
         // Another mlt took the run over (or stopped it): nothing remote is ours to touch.
         record("taken over", exit_status_);
-        return;
+        return error;
     }
+    const bool job_ended = exit_status_.has_value() || stop_done_ || phase_ >= Phase::collect;
     try {
         if (!job_may_run_) {
             // Failed before the job was started (an upload): nothing to collect, so the next
@@ -585,7 +597,15 @@ void TrainRun::fail_cleanup(const Error& error) {
             release_run(remote(), plan_.remote_dir, plan_.model, run_id_);
             lock_held_ = false;
             record("failed", std::nullopt);
-            return;
+            return error;
+        }
+        if (!job_ended) {
+            // The job may still be training: shutdown_cmds (which may power the host off)
+            // must wait for its end, and the user must know it runs on.
+            record("failed", std::nullopt);
+            return Error(error.kind(), error.code(), error.what(),
+                         "the remote job of " + plan_.model + " is STILL RUNNING; reattach with: " +
+                             plan_.resume_line + ", or stop it with: " + plan_.stop_line);
         }
         // shutdown_cmds run after failures too; the lock stays so that --resume can collect
         // again (and then does not run them a second time).
@@ -597,6 +617,7 @@ void TrainRun::fail_cleanup(const Error& error) {
         spdlog::warn("after the error below, {} failed too: {}", describe(phase_), e.what());
     }
     record("failed", exit_status_);
+    return error;
 }
 
 void TrainRun::record(const std::string& status, std::optional<int> exit_status) {

@@ -155,6 +155,26 @@ TEST_F(TrainFaultTest, ACutWhileStartingStartsTheJobOnce) {
     expect_good_run(r.out);
 }
 
+TEST_F(TrainFaultTest, AReplyLostAfterTheJobWasLaunchedStartsItOnce) {
+    // Held at the start: nothing moves until the start command goes up. Its reply is the
+    // first byte down, and the relay swallows it: the job is launched, mlt does not know.
+    const std::string hold = sshd().dir() + "/hold";
+    env().set("MLT_TEST_HOLD", "starting the job:" + hold);
+    auto run = start_mlt({"ssh", "train", "m"});
+    ASSERT_TRUE(wait_held(hold)) << run->out() << run->err();
+    relay_->stall_after(Direction::down, 1);
+    ::unlink(hold.c_str());
+    ASSERT_TRUE(relay_->wait_fired(kTrainTimeout)) << run->out() << run->err();
+    ASSERT_TRUE(wait_console("m", "line 5/")) << "the start command did not run";
+    relay_->cut();
+    relay_->resume();
+    open_gate();
+    ProcessResult r = run->wait(kTrainTimeout);
+    ASSERT_EQ(r.exit_code, 0) << describe(r) << job_state("m");
+    EXPECT_TRUE(has_text(r.err, "lost while starting the job; reconnecting")) << describe(r);
+    expect_good_run(r.out);  // launches.txt: once
+}
+
 TEST_F(TrainFaultTest, ACutWhileFollowingContinuesAtTheExactByte) {
     auto run = start_mlt({"ssh", "train", "m"});
     ASSERT_TRUE(run->wait_for_output("line 3/", kTrainTimeout)) << run->out() << run->err();
@@ -186,7 +206,8 @@ TEST_F(TrainFaultTest, AFortyFiveSecondStallIsNoticedAndTheRunGoesOn) {
     const auto stalled = Clock::now();
     relay_->stall();
     // Noticed by the keepalives (default: 30 s of silence) while the link is still silent.
-    EXPECT_TRUE(run->wait_for_output("lost while following the log", std::chrono::seconds(40), true))
+    EXPECT_TRUE(
+        run->wait_for_output("lost while following the log", std::chrono::seconds(40), true))
         << run->err();
     // The fault lasts 45 s, whatever mlt does meanwhile.
     wait_until([] { return false; }, std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -260,11 +281,13 @@ TEST_F(TrainFaultTest, ASecondResumeOfARunFollowedHereIsRefused) {
     ProcessResult started = mlt({"ssh", "train", "m", "--no-wait"});
     ASSERT_EQ(started.exit_code, 0) << describe(started);
     auto first = start_mlt({"ssh", "train", "m", "--resume"});
-    ASSERT_TRUE(first->wait_for_output("reattaching", kTrainTimeout)) << first->out() << first->err();
+    ASSERT_TRUE(first->wait_for_output("reattaching", kTrainTimeout))
+        << first->out() << first->err();
     ProcessResult second = mlt({"ssh", "train", "m", "--resume"});
     EXPECT_EQ(second.exit_code, 3) << describe(second);
     EXPECT_TRUE(is_one_error_line(second.err));
-    EXPECT_TRUE(has_text(second.err, "another mlt on this machine is working on m")) << describe(second);
+    EXPECT_TRUE(has_text(second.err, "another mlt on this machine is working on m"))
+        << describe(second);
     open_gate();
     ProcessResult r = first->wait(kTrainTimeout);
     ASSERT_EQ(r.exit_code, 0) << describe(r);
@@ -282,7 +305,8 @@ TEST_F(TrainFaultTest, ARunWithoutAnArchiveNeverPresentsThePreviousOne) {
     EXPECT_EQ(r.exit_code, 4) << describe(r);
     EXPECT_TRUE(has_text(r.out, "no archive")) << describe(r);
     EXPECT_EQ(sha256_of(local_archive("m")), first_sha) << "the local archive was replaced";
-    EXPECT_FALSE(path_exists(remote() + "/m.mltk.zip")) << "the old remote archive was left in place";
+    EXPECT_FALSE(path_exists(remote() + "/m.mltk.zip"))
+        << "the old remote archive was left in place";
     EXPECT_EQ(sha256_of(job_file("m", "previous/m.mltk.zip")), first_sha);
     r = mlt({"ssh", "status", "m"});
     EXPECT_TRUE(has_text(r.out, trim(read_or_empty(job_file("m", "run_id"))))) << describe(r);

@@ -141,6 +141,40 @@ TEST_F(JobProtocol, ANewRunMovesThePreviousRunAndItsArchiveAside) {
     EXPECT_FALSE(mlt::acquire_run(r, dir_, "m", new_run(wrapper("third", "true"))));
 }
 
+TEST_F(JobProtocol, AFollowStopsAsSoonAsTheJobDirIsTakenOver) {
+    mlt::test::LocalRemote r;
+    start(r, "echo first; while [ ! -f gate ]; do sleep 0.05; done");
+    const std::string run = "run-1";
+    std::string log;
+    // A segment of 60 s: it must not run to its end once another run owns the dir.
+    auto follow = std::async(std::launch::async, [&] {
+        mlt::test::LocalRemote other_shell;
+        return mlt::follow_log(other_shell, dir_, "m", mlt::Task::job, &run, 0, 60,
+                               [&](std::string_view d) { log += d; });
+    });
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (read(".mlt/m/console.log").find("first") == std::string::npos &&
+           std::chrono::steady_clock::now() < deadline)
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    std::ofstream(dir_ + "/.mlt/m/run_id", std::ios::trunc) << "newer\n";
+    try {
+        follow.get();
+        FAIL() << "followed a log that is no longer this run's";
+    } catch (const mlt::Error& e) {
+        EXPECT_EQ(e.code(), mlt::exit_code::kConflict) << e.what();
+    }
+    std::ofstream(dir_ + "/gate").put('\n');
+}
+
+TEST_F(JobProtocol, NoStartOnceTheLockWasReleased) {
+    mlt::test::LocalRemote r;
+    mlt::WrapperSpec w = wrapper("run-1", "echo launched > launched.txt");
+    ASSERT_TRUE(mlt::acquire_run(r, dir_, "m", new_run(w)));
+    mlt::release_lock(r, dir_, "m");  // `mlt ssh ... stop m` while the run uploaded
+    EXPECT_THROW(mlt::start_job(r, dir_, "m", "run-1"), mlt::Error);
+    EXPECT_FALSE(exists(".mlt/m/started"));
+}
+
 TEST_F(JobProtocol, RunsStartupThenTrainingAndRecordsStatusAndLog) {
     mlt::test::LocalRemote r;
     long pgid = start(r, "echo out; echo err >&2; exit 7");

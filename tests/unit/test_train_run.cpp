@@ -7,13 +7,13 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <csignal>
 #include <cstdlib>
 #include <filesystem>
-#include <csignal>
 #include <fstream>
 #include <functional>
-#include <optional>
 #include <memory>
+#include <optional>
 #include <sstream>
 
 #include "local_remote.h"
@@ -57,6 +57,11 @@ class FlakyRemote : public mlt::Remote {
         const bool cut_here =
             calls == cut_at || (!cut_on.empty() && command.find(cut_on) != std::string::npos);
         if (cut_here) cut_on.clear();
+        if (!fail_on.empty() && command.find(fail_on) != std::string::npos) {
+            fail_on.clear();
+            if (on_stderr) on_stderr("tail: read error: Input/output error\n");
+            return 1;  // a remote failure, not a lost link
+        }
         if (cut_here && mode == Cut::killed) throw Killed{};
         if (cut_here && mode == Cut::before) {
             up = false;
@@ -86,8 +91,9 @@ class FlakyRemote : public mlt::Remote {
     }
 
     int calls = 0;
-    int cut_at = 0;      // 0: never
-    std::string cut_on;  // or: the first command containing this
+    int cut_at = 0;       // 0: never
+    std::string cut_on;   // or: the first command containing this
+    std::string fail_on;  // the first command containing this fails (exit 1) instead
     Cut mode = Cut::before;
     bool up = true;
 
@@ -103,6 +109,7 @@ class FakeConnection : public mlt::Connection {
     mlt::Remote& remote() override { return remote_; }
     void reconnect() override {
         ++attempts;
+        if (clock && attempt_seconds > 0) clock->sleep(attempt_seconds);  // a connect timeout
         if (on_attempt) on_attempt();
         if (refuse) throw *refuse;
         if (failures_left > 0) {
@@ -117,8 +124,10 @@ class FakeConnection : public mlt::Connection {
     int attempts = 0;
     int failures_left = 0;
     bool reachable = true;
-    std::optional<mlt::Error> refuse;    // thrown by every attempt (a changed host key)
-    std::function<void()> on_attempt;    // runs at each attempt (a signal arriving)
+    std::optional<mlt::Error> refuse;  // thrown by every attempt (a changed host key)
+    std::function<void()> on_attempt;  // runs at each attempt (a signal arriving)
+    mlt::RunClock* clock = nullptr;    // with attempt_seconds: each attempt takes that long
+    double attempt_seconds = 0;
 
   private:
     FlakyRemote& remote_;
@@ -371,8 +380,7 @@ TEST_F(TrainRunTest, ReconnectsBackOffAndGiveUpAfterTheTimeoutWithTheResumeLine)
     double total = 0;
     for (double s : rig.clock.slept) total += s;
     EXPECT_LE(total, 100.0);
-    EXPECT_NE(rig.rep.alerts.find("(attempt 3, next in 4s)"), std::string::npos)
-        << rig.rep.alerts;
+    EXPECT_NE(rig.rep.alerts.find("(attempt 3, next in 4s)"), std::string::npos) << rig.rep.alerts;
 }
 
 TEST_F(TrainRunTest, FailedAttemptsAreRetriedUntilTheLinkIsBack) {
@@ -458,10 +466,42 @@ TEST_F(TrainRunTest, CtrlCWhileReconnectingStopsTheJobOnceTheLinkIsBack) {
                 if (rig.connection.attempts == 1) std::raise(SIGINT);
             };
             const int code = rig.run.run();
-            const bool stopped = rig.rep.alerts.find("stopping the remote job") != std::string::npos;
+            const bool stopped =
+                rig.rep.alerts.find("stopping the remote job") != std::string::npos;
             std::_Exit(stopped ? code : 1);
         },
         ::testing::ExitedWithCode(130), "");
+}
+
+TEST_F(TrainRunTest, ARemoteErrorWhileTheJobRunsLeavesItAndItsShutdownAlone) {
+    mlt::TrainPlan p = plan();
+    p.wrapper.train_cmd = "echo 'line one'; sleep 1000";
+    Rig rig(p);
+    rig.remote.fail_on = "mlt_alive";  // the log follow fails (not the link)
+    try {
+        rig.run.run();
+        FAIL() << "went on after the follow failed";
+    } catch (const mlt::Error& e) {
+        EXPECT_NE(e.hint().find("STILL RUNNING"), std::string::npos) << e.hint();
+        EXPECT_NE(e.hint().find("mlt ssh -h fake stop m"), std::string::npos) << e.hint();
+    }
+    EXPECT_FALSE(fs::exists(remote_dir() + "/shutdowns.txt"))
+        << "shutdown_cmds ran while the training was still running";
+    EXPECT_TRUE(fs::exists(remote_dir() + "/.mlt/m/lock"));
+    mlt::test::LocalRemote r;
+    EXPECT_TRUE(mlt::stop_job(r, remote_dir(), "m", 1)) << "the job was not running any more";
+}
+
+TEST_F(TrainRunTest, AnAttemptThatOutlastsTheReconnectPeriodEndsTheRun) {
+    mlt::TrainPlan p = plan();
+    p.reconnect_timeout_s = 20;
+    Rig rig(p, 9);
+    rig.connection.reachable = false;
+    rig.connection.clock = &rig.clock;
+    rig.connection.attempt_seconds = 15;  // each attempt waits for its connect timeout
+    EXPECT_THROW(rig.run.run(), mlt::Error);
+    for (double s : rig.clock.slept) EXPECT_GE(s, 0.0);
+    EXPECT_EQ(rig.connection.attempts, 2);  // at 0 s and at 16 s; at 31 s the period is over
 }
 
 TEST_F(TrainRunTest, ResumeWithoutAJobIsAConflict) {

@@ -110,9 +110,10 @@ class TrainRun {
     // while the job runs: stop it, then collect).
     int on_signal(const Error& signal);
     int leave(const Error& signal);
-    // A phase failed for good: release a lock that guards nothing yet, or run shutdown_cmds
-    // for a job that ran; the error itself is the caller's to report.
-    void fail_cleanup(const Error& error);
+    // A phase failed for good: releases a lock that guards nothing yet, or runs
+    // shutdown_cmds for a job that has ended. Returns the error to report (with a hint that
+    // the job runs on, when it may).
+    Error fail_cleanup(const Error& error);
     // Appends this run's record to the local history (`mlt jobs` shows the newest per id).
     void record(const std::string& status, std::optional<int> exit_status);
     Compression compression();
