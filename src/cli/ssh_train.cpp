@@ -38,7 +38,9 @@ void add_ssh_job_commands(CLI::App& ssh, Action& action, const std::shared_ptr<S
         "Examples:\n"
         "  mlt ssh -h root@ssh4.example.net -p 35023 -i ~/.ssh/id_vast train my_model --clean\n"
         "  mlt ssh -h gpu train my_model --no-wait   # later: ... train my_model --resume\n"
-        "  mlt ssh -h gpu train my_model-test -- --epochs 2   # args after MODEL go to train_cmd");
+        "  mlt ssh -h gpu train my_model-test -- --epochs 2   # args after MODEL go to train_cmd\n"
+        "  mlt ssh -h gpu -o ServerAliveInterval=5 train my_model --reconnect-timeout 3600\n"
+        "      # a flaky link: a silent link noticed after 15 s, reconnect for up to an hour");
     train->callback([&action, &verbosity, cli, opts, train, positional] {
         opts->args = train->remaining();
         opts->args.insert(opts->args.end(), positional->begin(), positional->end());

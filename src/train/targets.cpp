@@ -40,19 +40,20 @@ void apply_ssh_option(const std::string& option, Target& t) {
     auto sep = option.find_first_of("= ");
     if (sep == std::string::npos || sep == 0)
         throw usage_error("-o " + option + ": expected Key=Value", "e.g. -o StrictHostKeyChecking=yes");
-    const std::string key = lower(option.substr(0, sep));
+    const std::string typed = option.substr(0, sep);  // for messages, as the user wrote it
+    const std::string key = lower(typed);
     const std::string value = option.substr(sep + 1);
     if (key == "stricthostkeychecking") t.connect.host_key_checking = parse_checking(value);
     else if (key == "userknownhostsfile") t.connect.known_hosts_path = value;
-    else if (key == "connecttimeout") t.connect.connect_timeout_s = parse_int_option(key, value, 1, 3600);
-    else if (key == "port") t.connect.port = parse_int_option(key, value, 1, 65535);
+    else if (key == "connecttimeout") t.connect.connect_timeout_s = parse_int_option(typed, value, 1, 3600);
+    else if (key == "port") t.connect.port = parse_int_option(typed, value, 1, 65535);
     else if (key == "user") t.connect.user = value;
     else if (key == "identityfile") t.connect.identity_file = value;
     else if (key == "ciphers") t.connect.ciphers = value;
     else if (key == "serveraliveinterval")
-        t.connect.alive_interval_s = parse_int_option(key, value, 0, 86400);
+        t.connect.alive_interval_s = parse_int_option(typed, value, 0, 86400);
     else if (key == "serveralivecountmax")
-        t.connect.alive_count_max = parse_int_option(key, value, 0, 1000);
+        t.connect.alive_count_max = parse_int_option(typed, value, 0, 1000);
     else
         throw usage_error("-o " + option + ": unsupported option",
                           "supported: StrictHostKeyChecking, UserKnownHostsFile, ConnectTimeout, "
