@@ -124,7 +124,8 @@ Error foreign_run(const Remote& remote, const std::string& model, const std::str
     return Error(ErrorKind::conflict, exit_code::kConflict,
                  "the job of " + model + " on " + remote.name() + " is no longer run '" + run_id +
                      "': " + other + " (another mlt took it over, or stopped it)",
-                 "see 'mlt ssh ... status " + model + "'");
+                 "see 'mlt ssh ... status " + model + "'; 'mlt ssh ... download " + model +
+                     "' pulls what its job left");
 }
 
 std::string export_environment(const std::vector<std::pair<std::string, std::string>>& env) {

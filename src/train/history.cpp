@@ -76,12 +76,12 @@ std::string format_history(const std::vector<nlohmann::json>& runs, size_t limit
     const size_t first = limit && runs.size() > limit ? runs.size() - limit : 0;
     std::ostringstream out;
     char line[1024];
-    std::snprintf(line, sizeof line, "%-14s %-20s %-20s %-10s %-5s %s\n", "ID", "MODEL", "START",
+    std::snprintf(line, sizeof line, "%-16s %-20s %-20s %-10s %-5s %s\n", "ID", "MODEL", "START",
                   "STATUS", "EXIT", "HOSTS");
     out << line;
     for (size_t i = first; i < runs.size(); ++i) {
         const auto& r = runs[i];
-        std::snprintf(line, sizeof line, "%-14s %-20s %-20s %-10s %-5s %s\n",
+        std::snprintf(line, sizeof line, "%-16s %-20s %-20s %-10s %-5s %s\n",
                       field(r, "id").c_str(), field(r, "model").c_str(), field(r, "start").c_str(),
                       field(r, "status").c_str(), field(r, "exit_status").c_str(),
                       field(r, "hosts").c_str());
