@@ -2,10 +2,6 @@
 // idempotent start, bounded log follows, stop, detached shutdown.
 #include "mlt/job/job.h"
 
-#include <spdlog/spdlog.h>
-
-#include <ctime>
-
 #include "alive.h"
 #include "mlt/util/error.h"
 #include "mlt/util/shell.h"
@@ -104,17 +100,10 @@ JobPaths::JobPaths(const std::string& model) : dir(".mlt/" + model) {
     shutdown_pid = dir + "/shutdown.pid";
     shutdown_log = dir + "/shutdown.log";
     shutdown_status = dir + "/shutdown.status";
-    previous = dir + "/previous";
 }
 
 const char* to_string(RunPhase phase) {
     return kPhases[static_cast<int>(phase)];
-}
-
-std::optional<RunPhase> parse_run_phase(std::string_view text) {
-    for (int i = 0; i < 5; ++i)
-        if (text == kPhases[i]) return static_cast<RunPhase>(i);
-    return std::nullopt;
 }
 
 Error foreign_run(const Remote& remote, const std::string& model, const std::string& run_id,
@@ -397,6 +386,17 @@ FollowStep follow_log(Remote& remote, const std::string& remote_dir, const std::
     if (status != 0) throw remote_failure(remote, "reading the console log", status, err);
     step.ended = true;
     return step;
+}
+
+void follow_to_end(Remote& remote, const std::string& remote_dir, const std::string& model,
+                   Task task, const std::string* run_id, uint64_t& offset, int seconds,
+                   const OutputSink& sink) {
+    for (;;) {
+        const FollowStep step =
+            follow_log(remote, remote_dir, model, task, run_id, offset, seconds, sink);
+        offset = step.offset;
+        if (step.ended) return;
+    }
 }
 
 uint64_t read_log(Remote& remote, const std::string& remote_dir, const std::string& model,

@@ -33,17 +33,6 @@ std::string read_small(const std::string& path) {
     return text;
 }
 
-// Replaces `path` with `text` (temp + rename; never through a symlink).
-void write_small(const std::string& path, const std::string& text) {
-    const std::string tmp = path + ".tmp";
-    ::unlink(tmp.c_str());
-    const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
-    bool ok = fd >= 0 && ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
-    if (fd >= 0) ok = ::close(fd) == 0 && ok;
-    if (!ok || ::rename(tmp.c_str(), path.c_str()) != 0)
-        throw io_error("cannot write " + path + ": " + std::strerror(errno));
-}
-
 }  // namespace
 
 std::string local_state_dir(const std::string& model) {
@@ -97,7 +86,7 @@ uint64_t LocalConsole::open(const std::string& run_id) {
     if (fd_ < 0) throw io_error("cannot write " + path_ + ": " + std::strerror(errno));
     // Tagged after the copy is emptied: a kill in between leaves an empty copy of no run,
     // which the next open empties again.
-    if (!same_run) write_small(tag, run_id + "\n");
+    if (!same_run) write_file_atomic(tag, run_id + "\n", 0644);
     struct stat st {};
     if (::fstat(fd_, &st) != 0)
         throw io_error("cannot read " + path_ + ": " + std::strerror(errno));

@@ -230,12 +230,9 @@ int run_logs(const SshCommandLine& cli, const std::string& model, bool follow) {
     const auto print = [](std::string_view d) { reporter().console(d); };
     try {
         uint64_t offset = read_log(remote, c.target.remote_dir, c.model.name, Task::job, 0, print);
-        while (follow) {
-            const FollowStep s = follow_log(remote, c.target.remote_dir, c.model.name, Task::job,
-                                            nullptr, offset, 15, print);
-            offset = s.offset;
-            follow = !s.ended;
-        }
+        if (follow)
+            follow_to_end(remote, c.target.remote_dir, c.model.name, Task::job, nullptr, offset,
+                          kFollowSegmentSeconds, print);
     } catch (const Error& e) {
         if (e.kind() != ErrorKind::interrupted) throw;
         return e.code();
@@ -272,16 +269,9 @@ int run_download(const SshCommandLine& cli, const std::string& model) {
         read_log(remote, c.target.remote_dir, c.model.name, Task::job, offset,
                  [&](std::string_view d) { console.append(d); });
     }
-    std::optional<Compression> compression;
-    collect_results(
-        remote, plan, result,
-        [&] {
-            if (!compression)
-                compression = usable_compression(
-                    remote, parse_compression(plan.compression).value_or(Compression::none));
-            return *compression;
-        },
-        reporter());
+    collect_results(remote, plan, result,
+                    checked_compression([&]() -> Remote& { return remote; }, plan.compression),
+                    reporter());
     return exit_code::kOk;
 }
 

@@ -31,9 +31,6 @@ namespace mlt {
 namespace {
 
 constexpr int kStopGraceSeconds = 10;
-// One remote follow command runs this long at most; in between, the connection is free for
-// other commands, and every wait has an end even on a link whose keepalives are off.
-constexpr int kFollowSegmentSeconds = 15;
 // Reconnect attempts come after 1, 2, 4, ... seconds, at most this far apart.
 constexpr double kMaxBackoffSeconds = 30;
 // How long a link lost while shutdown_cmds run is tried again (see reconnect()).
@@ -44,15 +41,6 @@ std::string iso_time(std::time_t t) {
     std::tm tm{};
     gmtime_r(&t, &tm);
     std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-    return buf;
-}
-
-std::string seconds_text(double s) {
-    char buf[32];
-    if (s < 10)
-        std::snprintf(buf, sizeof buf, "%.1f s", s);
-    else
-        std::snprintf(buf, sizeof buf, "%.0f s", s);
     return buf;
 }
 
@@ -118,7 +106,9 @@ TrainRun::TrainRun(Connection& connection, TrainPlan plan, Reporter& reporter, R
       plan_(std::move(plan)),
       reporter_(reporter),
       clock_(clock),
-      console_(plan_.local_console, plan_.local_state_dir) {}
+      console_(plan_.local_console, plan_.local_state_dir),
+      compression_(
+          checked_compression([this]() -> Remote& { return remote(); }, plan_.compression)) {}
 
 int TrainRun::run() {
     try {
@@ -335,17 +325,8 @@ void TrainRun::clean() {
     phase_ = Phase::upload;
 }
 
-Compression TrainRun::compression() {
-    // The remote's compressor does not change with a reconnect: asked once per run, and only
-    // when a stream is about to go (a warm run asks nothing).
-    if (!compression_)
-        compression_ = usable_compression(
-            remote(), parse_compression(plan_.compression).value_or(Compression::none));
-    return *compression_;
-}
-
 void TrainRun::upload() {
-    const SyncResult sent = sync_up(remote(), plan_.uploads, [this] { return compression(); });
+    const SyncResult sent = sync_up(remote(), plan_.uploads, compression_);
     up_.files += sent.moved.files;
     up_.bytes += sent.moved.bytes;
     reporter_.notice("uploaded " + describe(sent));
@@ -379,16 +360,11 @@ void TrainRun::follow() {
         stop_done_ = true;
     }
     uint64_t offset = console_.open(run_id_);
-    for (;;) {
-        const FollowStep s =
-            follow_log(remote(), plan_.remote_dir, plan_.model, Task::job, &run_id_, offset,
-                       kFollowSegmentSeconds, [&](std::string_view d) {
-                           console_.append(d);  // the record first
-                           reporter_.console(d);
-                       });
-        offset = s.offset;
-        if (s.ended) break;
-    }
+    follow_to_end(remote(), plan_.remote_dir, plan_.model, Task::job, &run_id_, offset,
+                  kFollowSegmentSeconds, [&](std::string_view d) {
+                      console_.append(d);  // the record first
+                      reporter_.console(d);
+                  });
     phase_ = Phase::collect;
 }
 
@@ -396,7 +372,7 @@ void TrainRun::collect() {
     const JobResult result = read_job_result(remote(), plan_.remote_dir, plan_.model);
     if (result.run_id != run_id_)
         throw foreign_run(remote(), plan_.model, run_id_,
-                          "the job files are run '" + result.run_id + "''s");
+                          "the job files belong to run '" + result.run_id + "'");
     exit_status_ = result.exit_status;
     if (!exit_status_)
         spdlog::warn(
@@ -404,8 +380,7 @@ void TrainRun::collect() {
             "SIGKILL, or the host restarted)",
             plan_.model, run_id_);
     set_run_phase(remote(), plan_.remote_dir, plan_.model, run_id_, RunPhase::finished);
-    const TransferStats got = collect_results(
-        remote(), plan_, result, [this] { return compression(); }, reporter_);
+    const TransferStats got = collect_results(remote(), plan_, result, compression_, reporter_);
     down_.files += got.files;
     down_.bytes += got.bytes;
     set_run_phase(remote(), plan_.remote_dir, plan_.model, run_id_, RunPhase::collected);
@@ -432,13 +407,9 @@ void TrainRun::shutdown() {
             return;
         }
     }
-    for (;;) {
-        const FollowStep s = follow_log(remote(), plan_.remote_dir, plan_.model, Task::shutdown,
-                                        &run_id_, shutdown_offset_, kFollowSegmentSeconds,
-                                        [&](std::string_view d) { reporter_.console(d); });
-        shutdown_offset_ = s.offset;
-        if (s.ended) break;
-    }
+    follow_to_end(remote(), plan_.remote_dir, plan_.model, Task::shutdown, &run_id_,
+                  shutdown_offset_, kFollowSegmentSeconds,
+                  [&](std::string_view d) { reporter_.console(d); });
     const auto status = read_shutdown_status(remote(), plan_.remote_dir, plan_.model);
     if (!status || *status != 0)
         spdlog::warn("shutdown_cmds of {} failed (exit status {}); the run's own status stands",
@@ -469,7 +440,7 @@ void TrainRun::reconnect(const Error& cause) {
         if (limit <= 0 || elapsed >= limit) {
             if (shutting_down) {
                 reporter_.alert("link to " + host + " lost while " + during +
-                                " and not back after " + seconds_text(elapsed) +
+                                " and not back after " + format_duration(elapsed) +
                                 " (a command that powers the host off ends it so); the results "
                                 "were collected; the job lock stays on the remote: " +
                                 plan_.resume_line + " releases it");
@@ -481,8 +452,8 @@ void TrainRun::reconnect(const Error& cause) {
             throw Fatal{
                 Error(ErrorKind::disconnected, exit_code::kConnection,
                       "link to " + host + " lost while " + during +
-                          (limit > 0 ? " and not back after " + seconds_text(elapsed) : "") + " (" +
-                          last + ")",
+                          (limit > 0 ? " and not back after " + format_duration(elapsed) : "") +
+                          " (" + last + ")",
                       std::string(job_runs ? "the remote job keeps running; " : "") +
                           "continue with: " + plan_.resume_line)};
         }
@@ -494,7 +465,7 @@ void TrainRun::reconnect(const Error& cause) {
             connection_.reconnect();
             ++reconnects_;
             reporter_.alert("link to " + host + " is back after " +
-                            seconds_text(clock_.now() - began) + "; continuing " + during);
+                            format_duration(clock_.now() - began) + "; continuing " + during);
             return;
         } catch (const Error& e) {
             if (e.kind() == ErrorKind::interrupted) throw;
@@ -548,6 +519,11 @@ int TrainRun::on_signal(const Error& signal) {
     return -1;
 }
 
+std::string TrainRun::still_running() const {
+    return "the remote job of " + plan_.model + " is STILL RUNNING on " + connection_.name() +
+           "; stop it with: " + plan_.stop_line + "; reattach with: " + plan_.resume_line;
+}
+
 int TrainRun::leave(const Error& signal) {
     const int code = signal.code();
     const std::string why = code == exit_code::kInterrupted
@@ -560,8 +536,7 @@ int TrainRun::leave(const Error& signal) {
         state = "the run of " + plan_.model + " is kept; continue it with: " + plan_.resume_line +
                 " (or discard it with --force)";
     } else if (phase_ <= Phase::follow && !stop_done_) {
-        state = "the remote job of " + plan_.model + " is STILL RUNNING on " + connection_.name() +
-                "; stop it with: " + plan_.stop_line + "; reattach with: " + plan_.resume_line;
+        state = still_running();
     } else {
         state = std::string(stop_done_ ? "the remote job was stopped; " : "the job has ended; ") +
                 "collect its results with: " + plan_.resume_line;
@@ -603,9 +578,7 @@ Error TrainRun::fail_cleanup(const Error& error) {
             // The job may still be training: shutdown_cmds (which may power the host off)
             // must wait for its end, and the user must know it runs on.
             record("failed", std::nullopt);
-            return Error(error.kind(), error.code(), error.what(),
-                         "the remote job of " + plan_.model + " is STILL RUNNING; reattach with: " +
-                             plan_.resume_line + ", or stop it with: " + plan_.stop_line);
+            return Error(error.kind(), error.code(), error.what(), still_running());
         }
         // shutdown_cmds run after failures too; the lock stays so that --resume can collect
         // again (and then does not run them a second time).

@@ -9,6 +9,8 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <memory>
+#include <optional>
 
 #include "mlt/transfer/progress.h"
 
@@ -62,7 +64,8 @@ void judge_compression(std::vector<PlannedFile>& files, Compression compression)
             small.push_back(file.item.local_path);
     }
     const bool small_compress = small_files_compress(small, compression);
-    if (!small_compress) spdlog::debug("the small files to upload do not compress; they go uncompressed");
+    if (!small_compress)
+        spdlog::debug("the small files to upload do not compress; they go uncompressed");
     for (auto& file : files)
         if (file.size < kSampledSize) file.compress = small_compress;
 }
@@ -83,9 +86,10 @@ std::vector<UploadStream> plan_upload_streams(const std::vector<PlannedFile>& fi
         std::clamp<uint64_t>(total / kBytesPerUploadStream, 1, kMaxUploadStreams));
     size_t n_packed = packed.empty() ? 0 : n, n_raw = raw.empty() ? 0 : n;
     if (!packed.empty() && !raw.empty()) {
-        const double share = total ? static_cast<double>(packed_bytes) / static_cast<double>(total) : 0.5;
-        n_packed = n < 2 ? 1
-                         : std::clamp<size_t>(static_cast<size_t>(std::lround(share * n)), 1, n - 1);
+        const double share =
+            total ? static_cast<double>(packed_bytes) / static_cast<double>(total) : 0.5;
+        n_packed =
+            n < 2 ? 1 : std::clamp<size_t>(static_cast<size_t>(std::lround(share * n)), 1, n - 1);
         n_raw = n < 2 ? 1 : n - n_packed;
     }
     std::vector<UploadStream> streams;
@@ -97,8 +101,8 @@ std::vector<UploadStream> plan_upload_streams(const std::vector<PlannedFile>& fi
         std::stable_sort(kind.begin(), kind.end(),
                          [&](size_t a, size_t b) { return files[a].size > files[b].size; });
         for (size_t i : kind) {
-            const size_t to = static_cast<size_t>(
-                std::min_element(load.begin(), load.end()) - load.begin());
+            const size_t to =
+                static_cast<size_t>(std::min_element(load.begin(), load.end()) - load.begin());
             bins[to].push_back(i);
             load[to] += files[i].size;
         }
@@ -117,12 +121,13 @@ std::vector<UploadStream> plan_upload_streams(const std::vector<PlannedFile>& fi
 
 std::string describe(const SyncResult& r) {
     std::string text = std::to_string(r.moved.files) + " file(s), " +
-                       std::to_string(r.moved.bytes) + " bytes (" +
-                       std::to_string(r.unchanged) + " unchanged)";
+                       std::to_string(r.moved.bytes) + " bytes (" + std::to_string(r.unchanged) +
+                       " unchanged)";
     if (r.moved.bytes > 0 && r.seconds > 0) {
-        text += " in " + format_duration(r.seconds) + ", " +
-                format_bytes(static_cast<uint64_t>(static_cast<double>(r.moved.bytes) / r.seconds)) +
-                "/s";
+        text +=
+            " in " + format_duration(r.seconds) + ", " +
+            format_bytes(static_cast<uint64_t>(static_cast<double>(r.moved.bytes) / r.seconds)) +
+            "/s";
     }
     return text;
 }
@@ -133,10 +138,20 @@ Compression usable_compression(Remote& remote, Compression wanted) {
     const RemoteOutput out =
         remote.run(std::string("command -v ") + program + " >/dev/null 2>&1 && echo yes");
     if (out.out.find("yes") != std::string::npos) return wanted;
-    spdlog::info("{} has no {}; transfers go uncompressed (install {} there, or set "
-                 "compression: none to skip this check)",
-                 remote.name(), program, program);
+    spdlog::info(
+        "{} has no {}; transfers go uncompressed (install {} there, or set "
+        "compression: none to skip this check)",
+        remote.name(), program, program);
     return Compression::none;
+}
+
+CompressionChoice checked_compression(std::function<Remote&()> remote, const std::string& wanted) {
+    auto known = std::make_shared<std::optional<Compression>>();
+    const Compression asked = parse_compression(wanted).value_or(Compression::none);
+    return [remote = std::move(remote), known, asked] {
+        if (!*known) *known = usable_compression(remote(), asked);
+        return **known;
+    };
 }
 
 SyncResult sync_up(Remote& remote, const std::map<std::string, std::vector<UploadItem>>& plan,
@@ -174,13 +189,13 @@ SyncResult sync_up(Remote& remote, const std::map<std::string, std::vector<Uploa
     return result;
 }
 
-SyncResult sync_down(Remote& remote, const std::string& remote_base,
-                     const std::string& local_base, Compression compression) {
+SyncResult sync_down(Remote& remote, const std::string& remote_base, const std::string& local_base,
+                     Compression compression) {
     return sync_down(remote, remote_base, local_base, [compression] { return compression; });
 }
 
-SyncResult sync_down(Remote& remote, const std::string& remote_base,
-                     const std::string& local_base, const CompressionChoice& choose) {
+SyncResult sync_down(Remote& remote, const std::string& remote_base, const std::string& local_base,
+                     const CompressionChoice& choose) {
     SyncResult result;
     const auto listing = list_remote_file_info(remote, remote_base);
     const auto changed = changed_for_download(listing, local_base);

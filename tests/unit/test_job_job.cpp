@@ -37,15 +37,12 @@ bool group_alive(long pgid) {
     return false;
 }
 
-// Follows the job's log to its end, in segments of `seconds`, from `offset`.
+// Follows the job's log to its end (mlt::follow_to_end) into `log`; returns the offset.
 uint64_t follow_to_end(mlt::Remote& r, const std::string& dir, std::string& log,
                        const std::string* run_id = nullptr, uint64_t offset = 0, int seconds = 1) {
-    for (;;) {
-        auto step = mlt::follow_log(r, dir, "m", mlt::Task::job, run_id, offset, seconds,
-                                    [&](std::string_view d) { log += d; });
-        offset = step.offset;
-        if (step.ended) return offset;
-    }
+    mlt::follow_to_end(r, dir, "m", mlt::Task::job, run_id, offset, seconds,
+                       [&](std::string_view d) { log += d; });
+    return offset;
 }
 
 class JobProtocol : public ::testing::Test {
@@ -309,12 +306,9 @@ TEST_F(JobProtocol, ShutdownRunsOncePerRunAndRecordsTheLastFailure) {
     EXPECT_FALSE(mlt::start_shutdown(r, dir_, "m", "run-1", script));  // a retry: not again
     std::string out;
     const std::string run = "run-1";
-    for (uint64_t offset = 0;;) {
-        auto step = mlt::follow_log(r, dir_, "m", mlt::Task::shutdown, &run, offset, 1,
-                                    [&](std::string_view d) { out += d; });
-        offset = step.offset;
-        if (step.ended) break;
-    }
+    uint64_t offset = 0;
+    mlt::follow_to_end(r, dir_, "m", mlt::Task::shutdown, &run, offset, 1,
+                       [&](std::string_view d) { out += d; });
     EXPECT_EQ(read("shut.txt"), "shut\nafter\n");
     EXPECT_NE(out.find("shutdown command failed: exit 4"), std::string::npos) << out;
     EXPECT_EQ(mlt::read_shutdown_status(r, dir_, "m"), 4);

@@ -17,7 +17,6 @@ struct JobPaths {
     std::string dir;  // .mlt/<model>
     std::string lock, run_id, run_sh, cmd, started, pid, console_log, exit_status, sha256;
     std::string shutdown_sh, shutdown_started, shutdown_pid, shutdown_log, shutdown_status;
-    std::string previous;  // the run before this one: its state files and remote archive
 };
 
 // A detached remote task of a run: the training job, or the shutdown_cmds batch. Each has a
@@ -30,8 +29,6 @@ enum class RunPhase { uploading, starting, running, finished, collected };
 
 // "uploading", "starting", ...
 const char* to_string(RunPhase phase);
-// The phase named `text`; nullopt for anything else.
-std::optional<RunPhase> parse_run_phase(std::string_view text);
 
 // What the wrapper script of a job does, in order.
 struct WrapperSpec {
@@ -123,6 +120,10 @@ bool stop_job(Remote& remote, const std::string& remote_dir, const std::string& 
 // Removes every file of a job (for --force).
 void discard_job(Remote& remote, const std::string& remote_dir, const std::string& model);
 
+// How long one follow_log command runs at most: in between, the connection is free for
+// other commands, and every wait has an end even on a link whose keepalives are off.
+constexpr int kFollowSegmentSeconds = 15;
+
 // What one bounded piece of a log follow saw.
 struct FollowStep {
     uint64_t offset = 0;  // the new offset: what was there before plus what was received
@@ -137,6 +138,13 @@ struct FollowStep {
 FollowStep follow_log(Remote& remote, const std::string& remote_dir, const std::string& model,
                       Task task, const std::string* run_id, uint64_t offset, int seconds,
                       const OutputSink& sink);
+
+// follow_log, segment after segment, until the task has ended and its log was sent to the
+// end. `offset` is updated after every segment, so a caller that catches a lost link knows
+// where to go on. Throws as follow_log.
+void follow_to_end(Remote& remote, const std::string& remote_dir, const std::string& model,
+                   Task task, const std::string* run_id, uint64_t& offset, int seconds,
+                   const OutputSink& sink);
 
 // Sends what a task's log holds from byte `offset` now; returns the new offset. A missing
 // log reads as empty.

@@ -116,7 +116,8 @@ class TrainRun {
     Error fail_cleanup(const Error& error);
     // Appends this run's record to the local history (`mlt jobs` shows the newest per id).
     void record(const std::string& status, std::optional<int> exit_status);
-    Compression compression();
+    // "the remote job of M is STILL RUNNING on H; stop it with: ...; reattach with: ...".
+    std::string still_running() const;
     Remote& remote() { return connection_.remote(); }
 
     Connection& connection_;
@@ -138,7 +139,7 @@ class TrainRun {
     uint64_t shutdown_offset_ = 0;
     TransferStats up_, down_;
     int reconnects_ = 0;
-    std::optional<Compression> compression_;
+    CompressionChoice compression_;  // the remote's compressor, asked once per run
 };
 
 // Pulls what a finished (or running, for `download`) job left: the archive when `result`

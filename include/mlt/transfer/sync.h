@@ -71,6 +71,11 @@ std::vector<UploadStream> plan_upload_streams(const std::vector<PlannedFile>& fi
 // train flow's one-time check of the remote (usable_compression).
 using CompressionChoice = std::function<Compression()>;
 
+// A CompressionChoice that, when first called, asks usable_compression of the Remote
+// `remote()` gives then, and keeps the answer (a reconnect does not change the remote's
+// programs). `wanted` is a settings word ("none", "gzip", "zstd"); anything else is none.
+CompressionChoice checked_compression(std::function<Remote&()> remote, const std::string& wanted);
+
 // Uploads, per remote base, the items whose remote copy is missing or differs (one listing
 // round trip, then the streams of plan_upload_streams side by side; files that
 // worth_compressing() rejects go uncompressed; `choose` is called only if something is to
@@ -84,11 +89,11 @@ SyncResult sync_up(Remote& remote, const std::map<std::string, std::vector<Uploa
 
 // Pulls the files under `remote_base` whose local copy under `local_base` is missing or
 // differs: files of kResumableSize or more one by one (resumable), the rest as one tar
-// stream (compressed as asked; `choose` is called only for that stream). A missing remote base pulls nothing. Nothing local is
-// deleted.
-SyncResult sync_down(Remote& remote, const std::string& remote_base,
-                     const std::string& local_base, const CompressionChoice& choose);
-SyncResult sync_down(Remote& remote, const std::string& remote_base,
-                     const std::string& local_base, Compression compression = Compression::none);
+// stream (compressed as asked; `choose` is called only for that stream). A missing remote base
+// pulls nothing. Nothing local is deleted.
+SyncResult sync_down(Remote& remote, const std::string& remote_base, const std::string& local_base,
+                     const CompressionChoice& choose);
+SyncResult sync_down(Remote& remote, const std::string& remote_base, const std::string& local_base,
+                     Compression compression = Compression::none);
 
 }  // namespace mlt
