@@ -27,6 +27,65 @@ std::string expand_user(std::string_view path) {
     return std::string(path);
 }
 
+namespace {
+
+bool is_name_start(char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
+}
+bool is_name_char(char c) {
+    return is_name_start(c) || (c >= '0' && c <= '9');
+}
+
+}  // namespace
+
+std::vector<PathPiece> split_variable_references(std::string_view path) {
+    std::vector<PathPiece> pieces;
+    const auto add_text = [&](std::string_view t) {
+        if (t.empty()) return;
+        if (pieces.empty() || pieces.back().variable)
+            pieces.push_back({std::string(t), false});
+        else
+            pieces.back().text += t;
+    };
+    size_t i = 0;
+    while (i < path.size()) {
+        const size_t dollar = path.find('$', i);
+        if (dollar == std::string_view::npos) {
+            add_text(path.substr(i));
+            break;
+        }
+        add_text(path.substr(i, dollar - i));
+        const bool braced = dollar + 1 < path.size() && path[dollar + 1] == '{';
+        size_t start = dollar + (braced ? 2 : 1);
+        size_t end = start;
+        if (end < path.size() && is_name_start(path[end]))
+            while (end < path.size() && is_name_char(path[end])) ++end;
+        const bool closed = !braced || (end < path.size() && path[end] == '}');
+        if (end == start || !closed) {
+            add_text("$");
+            i = dollar + 1;
+            continue;
+        }
+        pieces.push_back({std::string(path.substr(start, end - start)), true});
+        i = end + (braced ? 1 : 0);
+    }
+    return pieces;
+}
+
+std::string expand_env_vars(std::string_view path) {
+    std::string out;
+    for (const auto& piece : split_variable_references(path)) {
+        const char* value = piece.variable ? std::getenv(piece.text.c_str()) : nullptr;
+        if (!piece.variable)
+            out += piece.text;
+        else if (value)
+            out += value;
+        else
+            out += "${" + piece.text + "}";
+    }
+    return out;
+}
+
 std::string mltk_dir() {
     if (const char* d = std::getenv("MLTK_CACHE_DIR"); d && *d) return d;
     return home_dir() + "/.mltk";
@@ -44,7 +103,8 @@ void write_file_atomic(const std::string& path, std::string_view data, unsigned 
     while (ok && left > 0) {
         ssize_t n = ::write(fd, p, left);
         if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) ok = false;
+        if (n <= 0)
+            ok = false;
         else {
             p += n;
             left -= static_cast<size_t>(n);

@@ -1,14 +1,16 @@
 #include "mlt/util/shell.h"
 
+#include "mlt/util/paths.h"
+
 namespace mlt {
 
 namespace {
 
 // Characters that never need quoting in any position of a POSIX shell word.
 bool is_plain(char c) {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-           c == '_' || c == '-' || c == '.' || c == '/' || c == ',' || c == ':' || c == '@' ||
-           c == '+' || c == '%';
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+           c == '-' || c == '.' || c == '/' || c == ',' || c == ':' || c == '@' || c == '+' ||
+           c == '%';
 }
 
 }  // namespace
@@ -34,20 +36,30 @@ std::string shell_quote(std::string_view value) {
 }
 
 std::string shell_quote_path(std::string_view path) {
-    if (path == "~") return "\"$HOME\"";
-    if (path.substr(0, 2) == "~/") {
-        std::string_view rest = path.substr(2);
-        return rest.empty() ? std::string("\"$HOME\"/") : "\"$HOME\"/" + shell_quote(rest);
+    std::string out;
+    if (path == "~" || path.substr(0, 2) == "~/") {
+        out = "\"$HOME\"";
+        path.remove_prefix(1);
+        if (path.empty()) return out;
     }
-    return shell_quote(path);
+    // `$NAME` and `${NAME}` expand on the remote; everything else is literal.
+    for (const auto& piece : split_variable_references(path))
+        out += piece.variable ? "\"${" + piece.text + "}\"" : shell_quote(piece.text);
+    return out;
 }
 
 std::string shell_double_quote(std::string_view value) {
+    // MLTK writes `export NAME="value"` with the value as it is; the shell then expands `$`,
+    // backquotes and backslash escapes. The same here, except that the word always ends
+    // where it should: a bare `"` is escaped, and a trailing odd backslash doubled.
     std::string out = "\"";
+    size_t backslashes = 0;
     for (char c : value) {
-        if (c == '"' || c == '\\' || c == '`') out += '\\';
+        if (c == '"' && backslashes % 2 == 0) out += '\\';
         out += c;
+        backslashes = c == '\\' ? backslashes + 1 : 0;
     }
+    if (backslashes % 2 == 1) out += '\\';
     out += '"';
     return out;
 }

@@ -2,6 +2,7 @@
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace mlt {
 
@@ -11,6 +12,20 @@ std::string home_dir();
 
 // Expands a leading `~` or `~/` with home_dir(); other paths are returned unchanged.
 std::string expand_user(std::string_view path);
+
+// One piece of a path: plain text, or the name of a variable it refers to.
+struct PathPiece {
+    std::string text;  // the text, or the variable's name
+    bool variable = false;
+};
+
+// Splits `path` at `$NAME` and `${NAME}` (NAME: a letter or `_`, then letters, digits, `_`),
+// the references os.path.expandvars knows; every other `$` is plain text.
+std::vector<PathPiece> split_variable_references(std::string_view path);
+
+// Replaces `$NAME` / `${NAME}` by the local environment's value; an unset variable stays as
+// written (as MLTK's os.path.expandvars does).
+std::string expand_env_vars(std::string_view path);
 
 // The local mlt/MLTK directory: $MLTK_CACHE_DIR, else ~/.mltk.
 std::string mltk_dir();

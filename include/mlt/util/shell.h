@@ -11,12 +11,15 @@ namespace mlt {
 // command line in mlt.
 std::string shell_quote(std::string_view value);
 
-// Quotes a remote path like shell_quote, but keeps a leading `~` or `~/` meaning the remote
-// user's home: "~/a b" becomes "$HOME"/'a b'. `~user` forms are quoted literally.
+// Quotes a remote path of the settings like shell_quote, but keeps a leading `~` or `~/`
+// meaning the remote user's home ("~/a b" becomes "$HOME"/'a b') and lets `$NAME` and
+// `${NAME}` expand on the remote, as MLTK's paths do; `$(...)`, backquotes, globs and `~user`
+// stay literal.
 std::string shell_quote_path(std::string_view path);
 
-// Quotes a value in double quotes, so that `$VAR`, `${VAR}` and `$(...)` still expand (as
-// MLTK's `export K="v"` does) while `"`, `\` and backquotes are taken literally.
+// Puts a value in double quotes as MLTK's `export K="v"` does, so that `$VAR`, `${VAR}`,
+// `$(...)`, backquotes and backslash escapes act as they would there; a bare `"` is escaped
+// and a trailing lone backslash doubled, so the word always ends where it should.
 std::string shell_double_quote(std::string_view value);
 
 // A shell word that, given to `printf` as its only argument, prints exactly `bytes` (NULs
