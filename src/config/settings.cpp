@@ -1,10 +1,9 @@
 #include "mlt/config/settings.h"
 
-#include <cctype>
-
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cstdlib>
 #include <filesystem>
 #include <string>
@@ -23,6 +22,17 @@ std::optional<HostKeyChecking> parse_host_key_checking(std::string_view text) {
     if (word == "accept-new") return HostKeyChecking::accept_new;
     if (word == "no" || word == "false" || word == "off") return HostKeyChecking::no;
     return std::nullopt;
+}
+
+bool is_mltk_train_cmd(const std::string& train_cmd) {
+    size_t start = train_cmd.find_first_not_of(" \t");
+    if (start == std::string::npos) return false;
+    return train_cmd.compare(start, 10, "mltk train") == 0 &&
+           (train_cmd.size() == start + 10 || train_cmd[start + 10] == ' ');
+}
+
+bool effective_create_venv(const SshSettings& settings) {
+    return settings.create_venv.value_or(is_mltk_train_cmd(settings.train_cmd));
 }
 
 std::string default_user_settings_path() {

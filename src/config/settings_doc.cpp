@@ -43,9 +43,11 @@ From highest to lowest:
 - Scalars (strings, numbers, booleans, `host_key_checking`): the higher layer replaces the lower.
 - `environment`: merged per variable; the higher layer's value wins, and a variable keeps the
   position where it was first defined.
-- `upload_files`, `download_files`, `startup_cmds`, `shutdown_cmds`, `venv_packages`,
-  `model_paths`: the user list followed by the model list (the top-level `model_paths`
-  before `ssh.model_paths`).
+- `upload_files`, `download_files`, `startup_cmds`, `shutdown_cmds`, `model_paths`: the user
+  list followed by the model list (the top-level `model_paths` before `ssh.model_paths`), as
+  MLTK combines them.
+- `venv_packages`, `create_venv`: the higher layer replaces the lower; unset anywhere means
+  the default (which depends on `train_cmd`).
 - `connection`: the model's value replaces the user's as a whole.
 - `nodes`: per key.
 - A key without a value (`key:` or `key: null`) counts as not set.

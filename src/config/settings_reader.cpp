@@ -320,18 +320,20 @@ EnvironmentList FileReader::read_environment(const FieldDecl& field, const YAML:
                 throw config_error(where(item) + ": " + key +
                                        " entries must be NAME=VALUE strings, got " + describe(item),
                                    hint_for(field));
+            // As MLTK reads it: a bare NAME is NAME= (empty), and a value wrapped in matching
+            // quotes loses them (`TEST="a b"` exports `a b`).
             const std::string& s = item.Scalar();
             size_t eq = s.find('=');
-            if (eq == std::string::npos)
-                throw config_error(
-                    where(item) + ": " + key + " entry '" + s + "' must be NAME=VALUE",
-                    hint_for(field));
             std::string name = s.substr(0, eq);
             if (!is_shell_name(name))
                 throw config_error(where(item) + ": " + key + " entry '" + s + "': '" + name +
                                        "' is not a valid variable name",
                                    name_hint);
-            out.emplace_back(name, s.substr(eq + 1));
+            std::string value = eq == std::string::npos ? std::string() : s.substr(eq + 1);
+            if (value.size() >= 2 && (value.front() == '"' || value.front() == '\'') &&
+                value.back() == value.front())
+                value = value.substr(1, value.size() - 2);
+            out.emplace_back(name, value);
         }
         return out;
     }

@@ -13,6 +13,14 @@ void assign(Value&& value, SshSettings& settings) {
     settings.*Member = std::get<T>(std::move(value));
 }
 
+// Settings whose unset state means something (create_venv, venv_packages): the higher
+// layer replaces the lower one, and "not set anywhere" stays visible.
+template <auto Member>
+void assign_set(Value&& value, SshSettings& settings) {
+    using T = typename std::decay_t<decltype(settings.*Member)>::value_type;
+    settings.*Member = std::get<T>(std::move(value));
+}
+
 // List settings: the lower layer's entries first, then this layer's.
 template <auto Member>
 void append(Value&& value, SshSettings& settings) {
@@ -54,9 +62,8 @@ FieldDecl make(std::string_view name, SettingType type, std::string_view def,
     return f;
 }
 
-FieldDecl choice(std::string_view name, std::vector<std::string_view> choices,
-                 std::string_view def, std::string_view example, std::string_view doc,
-                 ApplyFn apply) {
+FieldDecl choice(std::string_view name, std::vector<std::string_view> choices, std::string_view def,
+                 std::string_view example, std::string_view doc, ApplyFn apply) {
     FieldDecl f = make(name, SettingType::choice, def, example, doc, apply);
     f.choices = std::move(choices);
     return f;
@@ -130,11 +137,16 @@ const std::vector<FieldDecl>& ssh_fields() {
         text("remote_dir", "`.`", "~/workspace",
              "remote working directory; relative to the login directory unless absolute or `~`",
              &assign<&S::remote_dir>, true),
-        flag("create_venv", "`false`", "true",
-             "create (once) and activate the Python venv `<remote_dir>/.venv` for every command",
-             &assign<&S::create_venv>),
-        list("venv_packages", "[silabs-mltk]", "packages pip-installed into a newly created venv",
-             &append<&S::venv_packages>),
+        flag("create_venv", "`true` when train_cmd is `mltk train ...`, else `false`", "true",
+             "create (once) and activate the Python venv `<remote_dir>/.venv` for the user's "
+             "commands, as MLTK does",
+             &assign_set<&S::create_venv>),
+        special("venv_packages", SettingType::string_list, "`wheel silabs-mltk`",
+                "[wheel, silabs-mltk]",
+                "packages pip-installed into a newly created venv; unset: `wheel silabs-mltk`, "
+                "pinned to the local MLTK's version when `python3 -c 'import mltk'` works here "
+                "(latest if that version does not install); `[]`: nothing",
+                &assign_set<&S::venv_packages>),
         special(
             "connection", SettingType::connection, "none",
             "{hostname: gpu.example.com, port: 22, username: root, key_filename: ~/.ssh/id_gpu}",
@@ -161,9 +173,11 @@ const std::vector<FieldDecl>& ssh_fields() {
              "training command; placeholders `{model}` `{spec}` `{log_dir}` `{archive}` "
              "`{remote_dir}`; train ARGS are appended",
              &assign<&S::train_cmd>, true),
-        text("remote_log_dir", "`~/.mltk/models/{model}`", "\"~/.mltk/models/{model}\"",
+        text("remote_log_dir", "where the remote MLTK puts it", "\"~/runs/{model}\"",
              "remote log dir collected into the local log dir; placeholders `{model}` "
-             "`{remote_dir}`",
+             "`{remote_dir}`. Unset: for `mltk train`, the remote MLTK's log dir of the model "
+             "(it honours the remote `MLTK_CACHE_DIR`); otherwise "
+             "`${MLTK_CACHE_DIR:-~/.mltk}/models/<model>` on the remote",
              &assign<&S::remote_log_dir>, true),
         list("model_paths", "[~/models]",
              "local directories searched for `MODEL.py` (after the current directory)",

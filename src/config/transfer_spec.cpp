@@ -8,8 +8,6 @@ namespace mlt {
 
 namespace {
 
-constexpr char kWildcards[] = "*?[";
-
 // `a | b` is almost certainly meant as `a|b`; a file name with leading or trailing blanks
 // is not worth the surprise.
 std::string trim(std::string_view s) {
@@ -50,7 +48,8 @@ TransferSpec parse_transfer_spec(const std::string& entry, TransferDirection dir
                 quoted + " is absolute; without '|' a path is a glob relative to " + base,
                 upload ? "write 'from|to' to name both sides, e.g. '~/data.csv|data.csv'"
                        : "write 'from|to' to name both sides, e.g. '/tmp/out.txt|out.txt'");
-        if (has_dotdot_component(glob))
+        // Uploads may reach above the spec dir, as in MLTK (the same path above the remote dir).
+        if (!upload && has_dotdot_component(glob))
             throw config_error(
                 quoted + " contains '..'; without '|' a path must stay inside " + base,
                 "write 'from|to' to name both sides");
@@ -63,10 +62,10 @@ TransferSpec parse_transfer_spec(const std::string& entry, TransferDirection dir
     std::string to = trim(std::string_view(entry).substr(bar + 1));
     if (from.empty() || to.empty())
         throw config_error(quoted + " has an empty side of '|'", "write 'from|to'");
-    // A wildcard would leave the destination of each match undefined (MLTK's rule).
-    if (from.find_first_of(kWildcards) != std::string::npos ||
-        to.find_first_of(kWildcards) != std::string::npos)
-        throw config_error(quoted + " uses a wildcard (* ? [) together with '|'",
+    // A `*` would leave the destination of each match undefined (MLTK's rule); `?` and `[`
+    // are plain characters of a file name here, as in MLTK.
+    if (from.find('*') != std::string::npos || to.find('*') != std::string::npos)
+        throw config_error(quoted + " uses the wildcard * together with '|'",
                            "use 'from|to' for one file or directory, or a glob without '|'");
     return TransferSpec{from, to, false};
 }

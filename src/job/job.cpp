@@ -100,6 +100,10 @@ JobPaths::JobPaths(const std::string& model) : dir(".mlt/" + model) {
     shutdown_pid = dir + "/shutdown.pid";
     shutdown_log = dir + "/shutdown.log";
     shutdown_status = dir + "/shutdown.status";
+    batch = dir + "/batch.sh";
+    shutdown_batch = dir + "/shutdown.batch.sh";
+    log_dir = dir + "/log_dir";
+    training = dir + "/training";
 }
 
 const char* to_string(RunPhase phase) {
@@ -117,114 +121,6 @@ Error foreign_run(const Remote& remote, const std::string& model, const std::str
                      "' pulls what its job left");
 }
 
-std::string export_environment(const std::vector<std::pair<std::string, std::string>>& env) {
-    std::string o;
-    for (const auto& [k, v] : env) o += "export " + k + "=" + shell_double_quote(v) + "\n";
-    return o;
-}
-
-std::string fill_placeholders(const std::string& command,
-                              const std::vector<std::pair<std::string, std::string>>& values) {
-    std::string out;
-    for (size_t i = 0; i < command.size();) {
-        bool replaced = false;
-        if (command[i] == '{') {
-            for (const auto& [key, value] : values) {
-                const std::string token = "{" + key + "}";
-                if (command.compare(i, token.size(), token) == 0) {
-                    out += shell_quote_path(value);
-                    i += token.size();
-                    replaced = true;
-                    break;
-                }
-            }
-        }
-        if (!replaced) out += command[i++];
-    }
-    return out;
-}
-
-std::string make_wrapper_script(const WrapperSpec& s) {
-    const JobPaths p(s.model);
-    std::string o;
-    o += "#!/bin/sh\n# mlt job wrapper for " + s.model + ", run " + s.run_id +
-         " (generated; docs/remote-protocol.md)\n";
-    // Absolute paths for mlt's own files: startup_cmds may `cd` anywhere.
-    o += "mlt_dir=$(pwd)\nmlt_job=\"$mlt_dir\"/" + shell_quote(p.dir) + "\n";
-    o += "mlt_run=" + shell_quote(s.run_id) + "\n";
-    // setsid made this shell a process-group leader: its pid is the group id to signal.
-    o += "echo $$ > \"$mlt_job/pid.tmp\" && mv -f \"$mlt_job/pid.tmp\" \"$mlt_job/pid\"\n";
-    // A job whose dir a newer run took over (a --force while it could not be killed) records
-    // nothing: its status and archive hash would be taken for the newer run's.
-    o += "mlt_finish() {\n"
-         "  mlt_status=$1\n"
-         "  [ \"$(cat \"$mlt_job/run_id\" 2>/dev/null)\" = \"$mlt_run\" ] || exit \"$mlt_status\"\n"
-         "  if [ -f \"$mlt_dir/$MLT_ARCHIVE\" ]; then\n"
-         "    sha256sum \"$mlt_dir/$MLT_ARCHIVE\" 2>/dev/null | cut -d' ' -f1 > "
-         "\"$mlt_job/sha256\"\n"
-         "  fi\n"
-         "  echo \"mlt: job finished with exit status $mlt_status\"\n"
-         "  printf '%s\\n' \"$mlt_status\" > \"$mlt_job/exit_status.tmp\" && "
-         "mv -f \"$mlt_job/exit_status.tmp\" \"$mlt_job/exit_status\"\n"
-         "  exit \"$mlt_status\"\n"
-         "}\n";
-    // A TERM to the group reaches the training command too; the shell waits for it, then
-    // records its status instead of dying without a word.
-    o += "trap 'mlt_stopped=1' TERM INT HUP\n";
-    o += "export MLT_MODEL=" + shell_quote(s.model) + "\n";
-    o += "export MLT_RUN_ID=" + shell_quote(s.run_id) + "\n";
-    o += "export MLT_SPEC=" + shell_quote(s.spec_file) + "\n";
-    o += "export MLT_LOG_DIR=" + shell_quote_path(s.log_dir) + "\n";
-    o += "export MLT_ARCHIVE=" + shell_quote(s.archive) + "\n";
-    if (s.clean) o += "export MLT_CLEAN=1\n";
-    if (s.verbose) o += "export MLT_VERBOSE=1\n";
-    for (const auto& [k, v] : s.fixed_environment) o += "export " + k + "=" + shell_quote(v) + "\n";
-    o += export_environment(s.environment);
-    o += "mkdir -p \"$MLT_LOG_DIR\" || mlt_finish 1\n";
-    if (s.create_venv) {
-        o += "if [ ! -f .venv/bin/activate ]; then\n"
-             "  echo 'mlt: creating .venv'\n"
-             "  python3 -m venv .venv || mlt_finish $?\n";
-        if (!s.venv_packages.empty())
-            o += "  .venv/bin/pip install " + shell_join(s.venv_packages) + " || mlt_finish $?\n";
-        o += "fi\n. .venv/bin/activate || mlt_finish $?\n";
-    }
-    for (const auto& cmd : s.startup_cmds) {
-        o += "echo " + shell_quote("mlt: startup: " + cmd) + "\n";
-        o += "{ " + cmd + "\n} || mlt_finish $?\n";
-    }
-    o += "echo " + shell_quote("mlt: training: " + s.train_cmd) + "\n";
-    // A subshell, so that an `exit` in train_cmd ends the training, not the wrapper. Startup
-    // commands run in the wrapper's shell so that `cd`, `export` and `source` carry over.
-    o += "(\n" + s.train_cmd;
-    for (const auto& a : s.train_args) o += " " + shell_quote(a);
-    o += "\n)\nmlt_finish $?\n";
-    return o;
-}
-
-std::string make_shutdown_script(const std::string& model, const std::string& run_id,
-                                 const std::vector<std::pair<std::string, std::string>>& env,
-                                 const std::vector<std::string>& commands) {
-    const JobPaths p(model);
-    std::string o = "#!/bin/sh\n# mlt shutdown_cmds of " + model + ", run " + run_id + "\n";
-    o += "mlt_job=\"$(pwd)\"/" + shell_quote(p.dir) + "\n";
-    o += "echo $$ > \"$mlt_job/shutdown.pid.tmp\" && mv -f \"$mlt_job/shutdown.pid.tmp\" "
-         "\"$mlt_job/shutdown.pid\"\n";
-    o += "mlt_status=0\n";
-    o += export_environment(env);
-    // Each command in a subshell of its own from the remote dir, as before: one failing
-    // command (or one that cd's away) does not keep the others from running.
-    for (const auto& cmd : commands) {
-        o += "echo " + shell_quote("mlt: shutdown: " + cmd) + "\n";
-        o += "( " + cmd + "\n)\nmlt_s=$?\nif [ $mlt_s -ne 0 ]; then mlt_status=$mlt_s; echo " +
-             shell_quote("mlt: shutdown command failed: " + cmd) +
-             " \"(exit status $mlt_s)\"; fi\n";
-    }
-    o += "printf '%s\\n' \"$mlt_status\" > \"$mlt_job/shutdown.status.tmp\" && "
-         "mv -f \"$mlt_job/shutdown.status.tmp\" \"$mlt_job/shutdown.status\"\n";
-    return o;
-}
-
 bool acquire_run(Remote& remote, const std::string& remote_dir, const std::string& model,
                  const NewRun& run) {
     const JobPaths p(model);
@@ -233,9 +129,10 @@ bool acquire_run(Remote& remote, const std::string& remote_dir, const std::strin
         "printf 'owner=%s\\nstarted=%s\\nrun=%s\\nphase=uploading\\n%s' " + shell_quote(run.owner) +
         " \"$(date +%s)\" \"$r\" " + (run.clean ? "'clean=1\n'" : "''");
     std::string moved;  // the previous run's files, as shell words
-    for (const std::string* f : {&p.run_id, &p.run_sh, &p.cmd, &p.started, &p.pid, &p.console_log,
-                                 &p.exit_status, &p.sha256, &p.shutdown_sh, &p.shutdown_started,
-                                 &p.shutdown_pid, &p.shutdown_log, &p.shutdown_status})
+    for (const std::string* f :
+         {&p.run_id, &p.run_sh, &p.cmd, &p.started, &p.pid, &p.console_log, &p.exit_status,
+          &p.sha256, &p.shutdown_sh, &p.shutdown_started, &p.shutdown_pid, &p.shutdown_log,
+          &p.shutdown_status, &p.batch, &p.shutdown_batch, &p.log_dir, &p.training})
         moved += " " + shell_quote(*f);
     const std::string a = shell_quote(run.archive);
     // The lock first (O_EXCL through noclobber: of concurrent launches exactly one wins),
@@ -420,10 +317,12 @@ uint64_t read_log(Remote& remote, const std::string& remote_dir, const std::stri
 JobResult read_job_result(Remote& remote, const std::string& remote_dir, const std::string& model) {
     const JobPaths p(model);
     // Three tagged lines: a half-written file cannot shift one value into another's place.
-    RemoteOutput out = remote.run(in_dir(
-        remote_dir, "printf 'run=%s\\nexit=%s\\nsha=%s\\n' \"$(cat " + shell_quote(p.run_id) +
-                        " 2>/dev/null)\" \"$(cat " + shell_quote(p.exit_status) +
-                        " 2>/dev/null)\" \"$(cat " + shell_quote(p.sha256) + " 2>/dev/null)\""));
+    RemoteOutput out =
+        remote.run(in_dir(remote_dir, "printf 'run=%s\\nexit=%s\\nsha=%s\\nlog=%s\\n' \"$(cat " +
+                                          shell_quote(p.run_id) + " 2>/dev/null)\" \"$(cat " +
+                                          shell_quote(p.exit_status) + " 2>/dev/null)\" \"$(cat " +
+                                          shell_quote(p.sha256) + " 2>/dev/null)\" \"$(cat " +
+                                          shell_quote(p.log_dir) + " 2>/dev/null)\""));
     if (out.exit_status != 0)
         throw remote_failure(remote, "reading the job result", out.exit_status, out.err);
     JobResult result;
@@ -435,6 +334,7 @@ JobResult read_job_result(Remote& remote, const std::string& remote_dir, const s
         start = nl + 1;
         if (line.rfind("run=", 0) == 0) result.run_id = line.substr(4);
         if (line.rfind("sha=", 0) == 0) result.sha256 = line.substr(4);
+        if (line.rfind("log=", 0) == 0) result.log_dir = line.substr(4);
         if (line.rfind("exit=", 0) == 0 && line.size() > 5) {
             try {
                 result.exit_status = std::stoi(line.substr(5));
@@ -451,12 +351,10 @@ bool start_shutdown(Remote& remote, const std::string& remote_dir, const std::st
     const JobPaths p(model);
     const TaskFiles f = task_files(p, Task::shutdown);
     // The script goes up only by the caller that created the marker: no second caller (a
-    // retry, another machine's --resume) can rewrite a script that runs. Like the user's
-    // login shell: bash when there is one (shutdown_cmds may use its syntax).
+    // retry, another machine's --resume) can rewrite a script that runs.
     const std::string body =
-        "mlt_files_mine || mlt_foreign\n"
-        "if command -v bash >/dev/null 2>&1; then mlt_sh=bash; else mlt_sh=sh; fi\n" +
-        launch_once(shell_quote(p.shutdown_started), shell_quote(p.shutdown_sh), f, "\"$mlt_sh\"",
+        "mlt_files_mine || mlt_foreign\n" +
+        launch_once(shell_quote(p.shutdown_started), shell_quote(p.shutdown_sh), f, "sh",
                     "cat > " + shell_quote(p.shutdown_sh) + " || exit 1",
                     "cat > /dev/null; echo again");
     RemoteOutput out = remote.run(run_command(remote_dir, model, run_id, body), script);

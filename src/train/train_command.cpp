@@ -61,15 +61,37 @@ RunContext prepare(const SshCommandLine& cli, const std::string& model_arg) {
     c.archive = name + ".mltk.zip";
     std::string log_dir = c.settings.remote_log_dir;
     // remote_log_dir placeholders are plain text substitutions: the result is one path.
+    // Empty: the job finds the log dir on the remote (the remote MLTK's).
     for (const auto& [key, value] : std::vector<std::pair<std::string, std::string>>{
              {"{model}", name}, {"{remote_dir}", c.target.remote_dir}})
         for (size_t at; (at = log_dir.find(key)) != std::string::npos;)
             log_dir.replace(at, key.size(), value);
     c.remote_log_dir = log_dir;
     c.local_logs = local_log_dir(name);
-    c.local_console = c.local_logs + "/mlt_ssh_train_" + name + ".log";
+    // MLTK's name for the console log of `mltk ssh train`.
+    c.local_console = c.local_logs + "/mltk_ssh_train_" + name + ".log";
     c.local_archive = c.model.spec_dir + "/" + c.archive;
     return c;
+}
+
+// --clean removes remote_log_dir: refused (exit 2, before any remote action) when the
+// settings name something that holds more than the model's logs.
+void check_clean_target(const RunContext& c) {
+    const std::string log_dir =
+        fs::path(remote_path_in(c.target.remote_dir, c.remote_log_dir)).lexically_normal().string();
+    std::string l = log_dir;
+    while (l.size() > 1 && l.back() == '/') l.pop_back();
+    std::string r = fs::path(c.target.remote_dir).lexically_normal().string();
+    while (r.size() > 1 && r.back() == '/') r.pop_back();
+    bool bad = l.empty() || l == "/" || l == "." || l == "~" || l == ".." ||
+               l.rfind("../", 0) == 0 || l == r || r.rfind(l + "/", 0) == 0;
+    for (const auto& part : fs::path(l)) bad = bad || part == ".mlt";
+    if (bad)
+        throw config_error("remote_log_dir '" + c.settings.remote_log_dir + "' is " + log_dir +
+                               " on the remote: --clean would remove more than the logs of " +
+                               c.model.name,
+                           "point remote_log_dir at a directory of this model's own, e.g. "
+                           "\"~/.mltk/models/{model}\", or leave it unset");
 }
 
 // The uploads, grouped by remote base directory, all checked locally before any remote
@@ -88,13 +110,28 @@ std::map<std::string, std::vector<UploadItem>> plan_uploads(const RunContext& c,
     for (const auto& entry : c.settings.upload_files) {
         TransferSpec spec = parse_transfer_spec(entry, TransferDirection::upload);
         if (spec.is_glob) {
-            auto items = expand_local_glob(c.model.spec_dir, spec.from);
+            // A glob may start above the spec dir (`../common/*.py`, as in MLTK): its files go
+            // to the same place above the remote dir.
+            std::string pattern = fs::path(spec.from).lexically_normal().generic_string();
+            std::string up;
+            while (pattern.rfind("../", 0) == 0) {
+                up += "../";
+                pattern.erase(0, 3);
+            }
+            if (pattern.empty() || pattern == ".." || pattern.find("/../") != std::string::npos)
+                throw config_error("upload_files: '" + entry + "' names no files below a directory",
+                                   "write a glob such as '../common/*.py'");
+            const std::string local_base = c.model.spec_dir + (up.empty() ? "" : "/" + up);
+            auto items = expand_local_glob(local_base, pattern);
             if (items.empty())
                 spdlog::warn("upload_files: '{}' matches no file in {}", entry, c.model.spec_dir);
-            in_dir.insert(in_dir.end(), items.begin(), items.end());
+            auto& target =
+                up.empty() ? in_dir : plan[c.target.remote_dir + "/" + up.substr(0, up.size() - 1)];
+            target.insert(target.end(), items.begin(), items.end());
             continue;
         }
-        const std::string from = local_path_in(c.model.spec_dir, spec.from);
+        // `$VAR` in a local path: the local environment's, as MLTK expands it.
+        const std::string from = local_path_in(c.model.spec_dir, expand_env_vars(spec.from));
         const std::string to = remote_path_in(c.target.remote_dir, spec.to);
         const std::string base = fs::path(to).parent_path().string();
         const std::string name = fs::path(to).filename().string();
@@ -148,25 +185,55 @@ std::string command_line(const SshCommandLine& cli, const std::string& command,
     return shell_join(words);
 }
 
+// The version of the MLTK installed here, as MLTK pins the remote one to it; empty when
+// there is none (or python3 does not answer within 10 s).
+std::string local_mltk_version() {
+    FILE* p =
+        ::popen("timeout 10 python3 -c 'import mltk; print(mltk.__version__)' 2>/dev/null", "r");
+    if (!p) return {};
+    std::string out;
+    char buf[128];
+    size_t n;
+    while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
+    if (::pclose(p) != 0) return {};
+    while (!out.empty() && (out.back() == '\n' || out.back() == ' ')) out.pop_back();
+    // A version is digits, dots and letters; anything else is not one.
+    const bool ok = !out.empty() && out.find_first_not_of(
+                                        "0123456789.abcdefghijklmnopqrstuvwxyz"
+                                        "ABCDEFGHIJKLMNOPQRSTUVWXYZ+-_") == std::string::npos;
+    return ok ? out : std::string();
+}
+
 WrapperSpec wrapper_for(const RunContext& c, const TrainOptions& o) {
     WrapperSpec w;
     w.model = c.model.name;
     w.spec_file = c.model.spec_file;
     w.log_dir = c.remote_log_dir;
     w.archive = c.archive;
+    w.mltk_train = is_mltk_train_cmd(c.settings.train_cmd);
     w.clean = o.clean;
     w.verbose = o.verbose;
     w.environment = c.settings.environment;
-    w.create_venv = c.settings.create_venv;
-    w.venv_packages = c.settings.venv_packages;
+    w.create_venv = effective_create_venv(c.settings);
+    if (c.settings.venv_packages) {
+        w.venv_packages = *c.settings.venv_packages;
+    } else if (w.create_venv) {
+        // MLTK installs its own version when it can, else the latest.
+        w.venv_packages = {"wheel", "silabs-mltk"};
+        if (const std::string version = local_mltk_version(); !version.empty()) {
+            w.venv_fallback_packages = w.venv_packages;
+            w.venv_packages.back() += "==" + version;
+        }
+    }
     w.startup_cmds = c.settings.startup_cmds;
-    w.train_cmd = fill_placeholders(c.settings.train_cmd, {{"model", c.model.name},
-                                                           {"spec", c.model.spec_file},
-                                                           {"log_dir", c.remote_log_dir},
-                                                           {"archive", c.archive},
-                                                           {"remote_dir", c.target.remote_dir}});
+    // Paths as the job sees them: absolute, set by the wrapper.
+    w.train_cmd = fill_placeholders(c.settings.train_cmd, {{"model", shell_quote(c.model.name)},
+                                                           {"spec", shell_quote(c.model.spec_file)},
+                                                           {"log_dir", "\"$MLT_LOG_DIR\""},
+                                                           {"archive", shell_quote(c.archive)},
+                                                           {"remote_dir", "\"$MLT_REMOTE_DIR\""}});
     // MLTK's own trainer takes these as flags; any other command reads MLT_CLEAN/MLT_VERBOSE.
-    if (c.settings.train_cmd.rfind("mltk train", 0) == 0) {
+    if (w.mltk_train) {
         if (o.clean) w.train_cmd += " --clean";
         if (o.verbose) w.train_cmd += " --verbose";
     }
@@ -187,6 +254,8 @@ TrainPlan plan_for(const RunContext& c, const SshCommandLine& cli, const std::st
     p.local_archive = c.local_archive;
     p.local_state_dir = local_state_dir(c.model.name);
     p.environment = c.settings.environment;
+    p.create_venv = effective_create_venv(c.settings);
+    p.mltk_train = is_mltk_train_cmd(c.settings.train_cmd);
     p.download_files = c.settings.download_files;
     p.shutdown_cmds = c.settings.shutdown_cmds;
     p.compression = c.settings.compression;
@@ -202,6 +271,7 @@ TrainPlan plan_for(const RunContext& c, const SshCommandLine& cli, const std::st
 int run_train(const SshCommandLine& cli, const TrainOptions& o) {
     install_interrupt_handler();
     RunContext c = prepare(cli, o.model);
+    if (o.clean && !c.remote_log_dir.empty()) check_clean_target(c);
     std::string workspace = o.workspace.empty() ? std::string() : expand_user(o.workspace);
     if (workspace.empty() && !c.settings.workspace.empty())
         workspace = local_path_in(c.model.spec_dir, c.settings.workspace);

@@ -315,13 +315,28 @@ void TrainRun::clean() {
     std::error_code ec;
     fs::remove_all(plan_.local_logs, ec);
     fs::remove(plan_.local_archive, ec);
-    RemoteOutput out = remote().run("cd " + shell_quote_path(plan_.remote_dir) + " && rm -rf " +
-                                    shell_quote_path(plan_.remote_log_dir) + " && rm -f " +
-                                    shell_quote(plan_.archive));
+    // A log dir the settings name goes now (prepare() checked it is the model's own); the
+    // one the remote MLTK names is cleaned by the job once it knows it.
+    std::string command =
+        "cd " + shell_quote_path(plan_.remote_dir) + " && rm -f " + shell_quote(plan_.archive);
+    if (!plan_.remote_log_dir.empty()) {
+        // Checked again where the truth is: never the remote dir or one above it, the home
+        // directory, or a dir that holds job state.
+        command += " && d=" + shell_quote_path(plan_.remote_log_dir) +
+                   " && if [ -d \"$d\" ]; then a=$(cd -- \"$d\" && pwd -P) && w=$(pwd -P) && "
+                   "h=$(cd && pwd -P) && [ \"$a\" != / ] && [ \"$a\" != \"$h\" ] && "
+                   "[ ! -e \"$d/.mlt\" ] && case \"$w/\" in \"$a\"/*) false ;; esac || "
+                   "{ echo \"refusing to remove $d: it holds more than this model's logs\" >&2; "
+                   "exit 1; }; rm -rf -- \"$d\"; fi";
+    }
+    RemoteOutput out = remote().run(command);
     if (out.exit_status != 0)
         throw remote_failure(remote(), "removing the remote logs (--clean)", out.exit_status,
                              out.err);
-    reporter_.notice("--clean: removed local and remote logs and archive of " + plan_.model);
+    reporter_.notice("--clean: removed the local logs and archive of " + plan_.model +
+                     (plan_.remote_log_dir.empty()
+                          ? "; the remote log dir is cleaned when the job starts"
+                          : ", and the remote ones"));
     phase_ = Phase::upload;
 }
 
@@ -360,11 +375,27 @@ void TrainRun::follow() {
         stop_done_ = true;
     }
     uint64_t offset = console_.open(run_id_);
-    follow_to_end(remote(), plan_.remote_dir, plan_.model, Task::job, &run_id_, offset,
-                  kFollowSegmentSeconds, [&](std::string_view d) {
-                      console_.append(d);  // the record first
-                      reporter_.console(d);
-                  });
+    const auto show = [&](std::string_view d) {
+        console_.append(d);  // the record first
+        reporter_.console(d);
+    };
+    if (plan_.resume && plan_.no_wait) {
+        // MLTK's poll: what is new in the console log now, and back at once while the job
+        // runs; a job that has ended is collected as usual.
+        const FollowStep step = follow_log(remote(), plan_.remote_dir, plan_.model, Task::job,
+                                           &run_id_, offset, 0, show);
+        if (!step.ended) {
+            reporter_.notice("the job of " + plan_.model + " (run " + run_id_ +
+                             ") is still running; look again with: " + plan_.resume_line +
+                             " --no-wait; or wait for it with: " + plan_.resume_line);
+            detached_ = true;
+            phase_ = Phase::done;
+            return;
+        }
+    } else {
+        follow_to_end(remote(), plan_.remote_dir, plan_.model, Task::job, &run_id_, offset,
+                      kFollowSegmentSeconds, show);
+    }
     phase_ = Phase::collect;
 }
 
@@ -394,9 +425,10 @@ void TrainRun::shutdown() {
     }
     const bool sent_before = shutdown_sent_;
     shutdown_sent_ = true;
-    const bool fresh = start_shutdown(
-        remote(), plan_.remote_dir, plan_.model, run_id_,
-        make_shutdown_script(plan_.model, run_id_, plan_.environment, plan_.shutdown_cmds));
+    const bool fresh =
+        start_shutdown(remote(), plan_.remote_dir, plan_.model, run_id_,
+                       make_shutdown_script({plan_.model, run_id_, plan_.environment,
+                                             plan_.create_venv, plan_.shutdown_cmds}));
     if (!fresh && !sent_before) {
         // Started by an earlier mlt of this run (a failure, or a cut before --resume): never
         // twice. If it ended, its output was shown then.
@@ -590,6 +622,13 @@ Error TrainRun::fail_cleanup(const Error& error) {
         spdlog::warn("after the error below, {} failed too: {}", describe(phase_), e.what());
     }
     record("failed", exit_status_);
+    if (error.kind() == ErrorKind::io) {
+        // A local write failed after the training ran (a full disk): not a usage error (2),
+        // and nothing on the remote is lost.
+        return Error(error.kind(), 1, error.what(),
+                     "the job's results stay on the remote; once fixed, collect them with: " +
+                         plan_.resume_line);
+    }
     return error;
 }
 
@@ -636,12 +675,30 @@ TransferStats collect_results(Remote& remote, const TrainPlan& plan, const JobRe
         }
     }
 
-    // Only what is new or changed since the last pull (e.g. a --resume, or `download`).
-    const SyncResult logs = sync_down(remote, remote_path_in(plan.remote_dir, plan.remote_log_dir),
-                                      plan.local_logs, compression);
-    total.files += logs.moved.files;
-    total.bytes += logs.moved.bytes;
-    reporter.notice("logs: " + plan.local_logs + ": " + describe(logs));
+    // The log dir the job recorded (it asked the remote MLTK); the named one of the settings
+    // when the job never got that far.
+    std::string log_dir = result.log_dir;
+    if (log_dir.empty() && !plan.remote_log_dir.empty())
+        log_dir = remote_path_in(plan.remote_dir, plan.remote_log_dir);
+    if (log_dir.empty()) {
+        reporter.notice("logs: none; the job of run " + run +
+                        " ended before it chose its log dir (see the console log)");
+    } else {
+        // Only what is new or changed since the last pull (e.g. a --resume, or `download`).
+        const SyncResult logs = sync_down(remote, log_dir, plan.local_logs, compression);
+        total.files += logs.moved.files;
+        total.bytes += logs.moved.bytes;
+        reporter.notice("logs: " + plan.local_logs + ": " + describe(logs));
+    }
+    if (plan.mltk_train && !result.log_dir.empty()) {
+        // MLTK's CLI log sits beside its models dir: <cache>/cli_logs/train.log.
+        const fs::path cache = fs::path(result.log_dir).parent_path().parent_path();
+        if (auto size = download_file_if_present(remote, (cache / "cli_logs/train.log").string(),
+                                                 plan.local_logs + "/train.log")) {
+            total.bytes += *size;
+            total.files += 1;
+        }
+    }
 
     std::vector<std::string> remote_files;
     bool listed = false;
@@ -661,10 +718,14 @@ TransferStats collect_results(Remote& remote, const TrainPlan& plan, const JobRe
                 download(remote, plan.remote_dir, matched, plan.spec_dir, nullptr, compression());
             total.files += s.files;
             total.bytes += s.bytes;
-        } else {
-            total.bytes += download_file(remote, remote_path_in(plan.remote_dir, spec.from),
-                                         local_path_in(plan.spec_dir, spec.to));
+        } else if (auto size = download_file_if_present(
+                       remote, remote_path_in(plan.remote_dir, spec.from),
+                       local_path_in(plan.spec_dir, expand_env_vars(spec.to)))) {
+            total.bytes += *size;
             total.files += 1;
+        } else {
+            // As in MLTK: a missing file is not the run's failure.
+            spdlog::warn("download_files: '{}' is not on the remote; nothing downloaded", entry);
         }
     }
     return total;

@@ -49,7 +49,7 @@ void TrainBasicTest::expect_collected_success(const std::string& model,
     EXPECT_TRUE(has_text(read_or_empty(logs + "/history.json"), "\"epoch\": 8"));
 
     // The console log: streamed to stdout and kept locally, every epoch exactly once.
-    const std::string console = read_or_empty(logs + "/mlt_ssh_train_" + model + ".log");
+    const std::string console = read_or_empty(logs + "/mltk_ssh_train_" + model + ".log");
     EXPECT_TRUE(each_epoch_once(console, kEpochs));
     EXPECT_TRUE(has_text(console, "training finished"));
     EXPECT_TRUE(each_epoch_once(r.out, kEpochs));
@@ -161,36 +161,62 @@ TEST_F(TrainBasicTest, FailingTrainingExitsWithItsStatusAndStillCollects) {
     EXPECT_TRUE(valid_zip(local_archive("logistic_model")));
 }
 
-
 TEST_F(TrainBasicTest, ACollectionFailureStillRunsShutdownAndKeepsTheJobForResume) {
     copy_example();
-    // The second download names a remote file that the training never writes.
+    // The download's local side cannot be written: its parent is a file.
+    write_file(project() + "/blocked", "a file, not a directory\n");
     write_model_settings("logistic_model",
                          "ssh:\n"
                          "  train_cmd: \"/usr/bin/python3 {spec}\"\n"
-                         "  download_files: [\"never-written.txt|got.txt\"]\n"
+                         "  download_files: [\"written.txt|blocked/got.txt\"]\n"
                          "  shutdown_cmds: [\"echo shutdown >> shutdown.log\"]\n");
     write_user_settings();
-    ProcessResult r = mlt({"ssh", "train", "logistic_model", "--", "--epochs", "2", "--sleep", "0"});
-    EXPECT_EQ(r.exit_code, 255) << describe(r);
-    EXPECT_TRUE(has_text(r.err, "never-written.txt")) << describe(r);
+    write_file(remote() + "/written.txt", "late\n");
+    ProcessResult r =
+        mlt({"ssh", "train", "logistic_model", "--", "--epochs", "2", "--sleep", "0"});
+    EXPECT_EQ(r.exit_code, 1) << describe(r);
+    EXPECT_TRUE(has_text(r.err, "blocked")) << describe(r);
+    EXPECT_TRUE(has_text(r.err, "--resume")) << describe(r);
     EXPECT_EQ(read_or_empty(remote() + "/shutdown.log"), "shutdown\n") << describe(r);
     // Not collected completely: the lock stays, and --resume tries again.
     EXPECT_TRUE(path_exists(job_file("logistic_model", "lock"))) << job_state("logistic_model");
-    EXPECT_FALSE(path_exists(project() + "/got.txt"));
-    write_file(remote() + "/never-written.txt", "late\n");
+    ::unlink((project() + "/blocked").c_str());
     r = mlt({"ssh", "train", "logistic_model", "--resume"});
     EXPECT_EQ(r.exit_code, 0) << describe(r);
-    EXPECT_EQ(read_or_empty(project() + "/got.txt"), "late\n");
+    EXPECT_EQ(read_or_empty(project() + "/blocked/got.txt"), "late\n");
     EXPECT_FALSE(path_exists(job_file("logistic_model", "lock"))) << job_state("logistic_model");
 }
 
+// As in MLTK: a download_files entry the remote does not have is a warning; the rest is
+// collected, shutdown_cmds run, the lock goes and the training's status is the run's.
+TEST_F(TrainBasicTest, AMissingDownloadIsAWarning) {
+    copy_example();
+    write_model_settings(
+        "logistic_model",
+        "ssh:\n"
+        "  train_cmd: \"/usr/bin/python3 {spec}\"\n"
+        "  download_files: [\"never-written.txt|got.txt\", \"here.txt|here.txt\"]\n"
+        "  shutdown_cmds: [\"echo shutdown >> shutdown.log\"]\n");
+    write_user_settings();
+    write_file(remote() + "/here.txt", "here\n");
+    ProcessResult r =
+        mlt({"ssh", "train", "logistic_model", "--", "--epochs", "2", "--sleep", "0"});
+    EXPECT_EQ(r.exit_code, 0) << describe(r);
+    EXPECT_TRUE(has_text(r.err, "never-written.txt")) << describe(r);
+    EXPECT_TRUE(contains_icase(r.err, "warning")) << describe(r);
+    EXPECT_EQ(read_or_empty(project() + "/here.txt"), "here\n");
+    EXPECT_FALSE(path_exists(project() + "/got.txt"));
+    EXPECT_TRUE(valid_zip(local_archive("logistic_model")));
+    EXPECT_EQ(read_or_empty(remote() + "/shutdown.log"), "shutdown\n") << describe(r);
+    EXPECT_FALSE(path_exists(job_file("logistic_model", "lock"))) << job_state("logistic_model");
+}
 
 TEST_F(TrainBasicTest, ASecondRunSendsOnlyWhatChanged) {
     copy_example();
     write_model_settings("logistic_model", kExampleSidecar);
     write_user_settings();
-    ProcessResult r = mlt({"ssh", "train", "logistic_model", "--", "--epochs", "1", "--sleep", "0"});
+    ProcessResult r =
+        mlt({"ssh", "train", "logistic_model", "--", "--epochs", "1", "--sleep", "0"});
     ASSERT_EQ(r.exit_code, 0) << describe(r);
     EXPECT_TRUE(has_text(r.out, "uploaded 1 file(s)")) << describe(r);
     // Nothing changed locally: the spec is not sent again (size and mtime match remotely).
@@ -203,9 +229,9 @@ TEST_F(TrainBasicTest, ASecondRunSendsOnlyWhatChanged) {
     r = mlt({"ssh", "train", "logistic_model", "--", "--epochs", "1", "--sleep", "0"});
     ASSERT_EQ(r.exit_code, 0) << describe(r);
     EXPECT_TRUE(has_text(r.out, "uploaded 1 file(s)")) << describe(r);
-    EXPECT_EQ(read_or_empty(remote() + "/logistic_model.py"), read_file(project() + "/logistic_model.py"));
+    EXPECT_EQ(read_or_empty(remote() + "/logistic_model.py"),
+              read_file(project() + "/logistic_model.py"));
 }
-
 
 TEST_F(TrainBasicTest, WorkspaceSyncHonoursIgnoreFilesAndNeverSendsSecrets) {
     copy_example();

@@ -210,6 +210,35 @@ TEST_F(TrainJobsTest, RunningAndUncollectedJobsAreRefusedWithExit3) {
     EXPECT_FALSE(path_exists(job_file("gated", "lock")));
 }
 
+// MLTK's poll: `--resume --no-wait` shows what is new and returns at once while the job
+// runs, and collects once it has ended.
+TEST_F(TrainJobsTest, ResumeNoWaitPollsThenCollects) {
+    shell_model("gated", gated_model("gated"));
+    ProcessResult r = mlt({"ssh", "train", "gated", "--no-wait"});
+    ASSERT_EQ(r.exit_code, 0) << describe(r);
+    ASSERT_TRUE(wait_console("gated", "gated before the gate"));
+
+    r = mlt({"ssh", "train", "gated", "--resume", "--no-wait"});
+    ASSERT_EQ(r.exit_code, 0) << describe(r);
+    EXPECT_TRUE(has_text(r.out, "gated before the gate")) << describe(r);
+    EXPECT_TRUE(contains_icase(r.out + r.err, "still running")) << describe(r);
+    EXPECT_TRUE(path_exists(job_file("gated", "lock"))) << "a poll released the lock";
+    EXPECT_FALSE(path_exists(local_archive("gated")));
+
+    r = mlt({"ssh", "train", "gated", "--resume", "--no-wait"});
+    ASSERT_EQ(r.exit_code, 0) << describe(r);
+    EXPECT_FALSE(has_text(r.out, "gated before the gate")) << "a line shown twice: " << describe(r);
+
+    open_gate();
+    ASSERT_TRUE(wait_job_finished("gated"));
+    r = mlt({"ssh", "train", "gated", "--resume", "--no-wait"});
+    ASSERT_EQ(r.exit_code, 0) << describe(r);
+    EXPECT_TRUE(has_text(r.out, "gated after the gate")) << describe(r);
+    EXPECT_TRUE(has_text(zip_listing(local_archive("gated")), "gated.w"));
+    EXPECT_EQ(read_or_empty(remote() + "/shutdown-gated.log"), "shutdown\n");
+    EXPECT_FALSE(path_exists(job_file("gated", "lock")));
+}
+
 TEST_F(TrainJobsTest, ResumeWithoutAJobIsRefusedWithExit3) {
     shell_model("quick", "echo 'should not run'\n");
     ProcessResult r = mlt({"ssh", "train", "quick", "--resume"});

@@ -5,7 +5,6 @@
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
-
 #include <unistd.h>
 
 #include <filesystem>
@@ -116,18 +115,19 @@ TEST_F(TrainSyncTest, ASecondWorkspaceRunUploadsNothingAndAThirdOnlyTheEdit) {
 }
 
 TEST_F(TrainSyncTest, TheLogDirPullOfAResumeFetchesOnlyNewAndChangedFiles) {
-    // The first collection fails on a download that does not exist yet; the log dir was
-    // pulled before it, and the lock stays for --resume.
+    // The first collection fails on a download whose local side cannot be written yet; the
+    // log dir was pulled before it, and the lock stays for --resume.
     write_shell_model("logged",
                       "set -e\n"
                       "mkdir -p \"$MLT_LOG_DIR/ckpt dir\"\n"
                       "printf 'metrics v1\\n' > \"$MLT_LOG_DIR/metrics.csv\"\n"
                       "printf 'c1' > \"$MLT_LOG_DIR/ckpt dir/c1.bin\"\n");
-    write_model_settings("logged",
-                         std::string(kShellSidecar) + "  download_files: [\"late.txt|got.txt\"]\n");
+    write_model_settings("logged", std::string(kShellSidecar) +
+                                       "  download_files: [\"late.txt|blocked/got.txt\"]\n");
     write_user_settings();
+    write_file(project() + "/blocked", "a file, not a directory\n");
     ProcessResult r = mlt({"ssh", "train", "logged"});
-    ASSERT_EQ(r.exit_code, 255) << describe(r) << job_state("logged");
+    ASSERT_EQ(r.exit_code, 1) << describe(r) << job_state("logged");
     const std::string logs = local_logs("logged");
     const std::string remote_logs = remote_logs_root() + "/logged";
     ASSERT_EQ(read_or_empty(logs + "/metrics.csv"), "metrics v1\n") << describe(r);
@@ -137,13 +137,14 @@ TEST_F(TrainSyncTest, TheLogDirPullOfAResumeFetchesOnlyNewAndChangedFiles) {
     append_file(remote_logs + "/ckpt dir/c1.bin", "+more");  // 7 bytes now
     write_file(remote_logs + "/new 'one'.txt", "new\n");     // 4 bytes
     write_file(remote() + "/late.txt", "late\n");            // 5 bytes
+    ::unlink((project() + "/blocked").c_str());
     r = mlt({"ssh", "train", "logged", "--resume"});
     ASSERT_EQ(r.exit_code, 0) << describe(r) << job_state("logged");
     EXPECT_EQ(read_or_empty(logs + "/metrics.csv"), "METRICS V1\n")
         << "an unchanged log file was fetched again";
     EXPECT_EQ(read_or_empty(logs + "/ckpt dir/c1.bin"), "c1+more");
     EXPECT_EQ(read_or_empty(logs + "/new 'one'.txt"), "new\n");
-    EXPECT_EQ(read_or_empty(project() + "/got.txt"), "late\n");
+    EXPECT_EQ(read_or_empty(project() + "/blocked/got.txt"), "late\n");
     auto runs = history();
     ASSERT_EQ(runs.size(), 1u) << read_or_empty(history_path());
     EXPECT_EQ(runs[0]["bytes_down"], "16") << read_or_empty(history_path());
@@ -152,7 +153,8 @@ TEST_F(TrainSyncTest, TheLogDirPullOfAResumeFetchesOnlyNewAndChangedFiles) {
 // A relative remote_log_dir is relative to the remote dir, where the job runs: the pull
 // must look there too, not in the login directory.
 TEST_F(TrainSyncTest, ARelativeRemoteLogDirIsPulledFromTheRemoteDir) {
-    write_shell_model("rel", "mkdir -p \"$MLT_LOG_DIR\" && echo 42 > \"$MLT_LOG_DIR/metric.txt\"\n");
+    write_shell_model("rel",
+                      "mkdir -p \"$MLT_LOG_DIR\" && echo 42 > \"$MLT_LOG_DIR/metric.txt\"\n");
     write_model_settings("rel", std::string(kShellSidecar) + "  remote_log_dir: \"out/{model}\"\n");
     write_user_settings();
     ProcessResult r = mlt({"ssh", "train", "rel"});
@@ -168,12 +170,15 @@ TEST_F(TrainSyncTest, ABigWorkspaceGoesInParallelStreams) {
     const std::string ws = workspace();
     Tree files;
     for (int i = 0; i < 3; ++i)
-        files.push_back({"data/weights" + std::to_string(i) + ".bin", mlt::test::noise_bytes(9 << 20, 7 + i)});
+        files.push_back(
+            {"data/weights" + std::to_string(i) + ".bin", mlt::test::noise_bytes(9 << 20, 7 + i)});
     std::string text;
-    for (int row = 0; text.size() < (9u << 20); ++row) text += "step," + std::to_string(row) + ",loss,0.5\n";
+    for (int row = 0; text.size() < (9u << 20); ++row)
+        text += "step," + std::to_string(row) + ",loss,0.5\n";
     files.push_back({"data/metrics.csv", text});
     for (int i = 0; i < 40; ++i)
-        files.push_back({"src/m" + std::to_string(i) + " 'q'.py", "print(" + std::to_string(i) + ")\n"});
+        files.push_back(
+            {"src/m" + std::to_string(i) + " 'q'.py", "print(" + std::to_string(i) + ")\n"});
     ProcessResult r = train_workspace("wide", files);
     ASSERT_EQ(r.exit_code, 0) << describe(r) << job_state("wide");
     EXPECT_TRUE(has_text(r.out, "uploaded 45 file(s)")) << describe(r);
@@ -214,7 +219,8 @@ class TrainSyncFewChannelsTest : public TrainSyncTest {
 TEST_F(TrainSyncFewChannelsTest, ParallelStreamsQueueWhenTheServerLimitsChannels) {
     Tree files;
     for (int i = 0; i < 3; ++i)
-        files.push_back({"w" + std::to_string(i) + ".bin", mlt::test::noise_bytes(9 << 20, 11 + i)});
+        files.push_back(
+            {"w" + std::to_string(i) + ".bin", mlt::test::noise_bytes(9 << 20, 11 + i)});
     ProcessResult r = train_workspace("narrow", files);
     ASSERT_EQ(r.exit_code, 0) << describe(r) << job_state("narrow");
     EXPECT_TRUE(has_text(r.err, "in 3 stream(s)")) << describe(r);

@@ -282,14 +282,18 @@ TEST_F(JobProtocol, FailingStartupStopsBeforeTraining) {
     EXPECT_EQ(mlt::read_job_result(r, dir_, "m").exit_status, 1);
 }
 
-TEST_F(JobProtocol, EnvironmentKeepsQuotesAndExpandsVariables) {
+// As MLTK's `export NAME="value"`: variables, command substitution and backquotes expand on
+// the remote, in the login shell's environment; quotes inside stay.
+TEST_F(JobProtocol, EnvironmentExpandsAsMltksExport) {
     mlt::test::LocalRemote r;
-    start(r, "printf '[%s][%s][%s][%s]\\n' \"$A\" \"$B\" \"$MLT_MODEL\" \"$MLT_RUN_ID\"",
-          {{"A", "two words \"quoted\" it's `x`"}, {"B", "$HOME/data"}});
+    start(r, "printf '[%s][%s][%s][%s][%s]\\n' \"$A\" \"$B\" \"$C\" \"$MLT_MODEL\" \"$MLT_RUN_ID\"",
+          {{"A", "two words \"quoted\" it's"},
+           {"B", "$HOME/data"},
+           {"C", "$(echo sub) `echo tick`"}});
     std::string log;
     follow_to_end(r, dir_, log);
     const std::string home = mlt::home_dir();
-    EXPECT_NE(log.find("[two words \"quoted\" it's `x`][" + home + "/data][m][run-1]"),
+    EXPECT_NE(log.find("[two words \"quoted\" it's][" + home + "/data][sub tick][m][run-1]"),
               std::string::npos)
         << log;
 }
@@ -300,8 +304,11 @@ TEST_F(JobProtocol, ShutdownRunsOncePerRunAndRecordsTheLastFailure) {
     std::string log;
     follow_to_end(r, dir_, log);
     const std::string script =
-        mlt::make_shutdown_script("m", "run-1", {{"WHO", "$USER"}},
-                                  {"echo shut >> shut.txt", "exit 4", "echo after >> shut.txt"});
+        mlt::make_shutdown_script({"m",
+                                   "run-1",
+                                   {{"WHO", "$USER"}},
+                                   false,
+                                   {"echo shut >> shut.txt", "false", "echo after >> shut.txt"}});
     EXPECT_TRUE(mlt::start_shutdown(r, dir_, "m", "run-1", script));
     EXPECT_FALSE(mlt::start_shutdown(r, dir_, "m", "run-1", script));  // a retry: not again
     std::string out;
@@ -310,8 +317,8 @@ TEST_F(JobProtocol, ShutdownRunsOncePerRunAndRecordsTheLastFailure) {
     mlt::follow_to_end(r, dir_, "m", mlt::Task::shutdown, &run, offset, 1,
                        [&](std::string_view d) { out += d; });
     EXPECT_EQ(read("shut.txt"), "shut\nafter\n");
-    EXPECT_NE(out.find("shutdown command failed: exit 4"), std::string::npos) << out;
-    EXPECT_EQ(mlt::read_shutdown_status(r, dir_, "m"), 4);
+    EXPECT_NE(out.find("shutdown command failed: false (exit status 1)"), std::string::npos) << out;
+    EXPECT_EQ(mlt::read_shutdown_status(r, dir_, "m"), 1);
 }
 
 TEST_F(JobProtocol, StopKillsTheWholeProcessGroup) {
@@ -344,9 +351,9 @@ TEST_F(JobProtocol, TermIsRecordedByTheWrapper) {
 }
 
 TEST(JobPlaceholders, FilledQuotedAndUnknownKept) {
-    EXPECT_EQ(mlt::fill_placeholders("mltk train {model} --x {nope} {log_dir}",
-                                     {{"model", "my model"}, {"log_dir", "~/logs/m"}}),
-              "mltk train 'my model' --x {nope} \"$HOME\"/logs/m");
+    EXPECT_EQ(mlt::fill_placeholders("mltk train {model} --x {nope} {log_dir}{model}",
+                                     {{"model", "'my model'"}, {"log_dir", "\"$MLT_LOG_DIR\""}}),
+              "mltk train 'my model' --x {nope} \"$MLT_LOG_DIR\"'my model'");
 }
 
 }  // namespace

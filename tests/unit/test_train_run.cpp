@@ -213,7 +213,7 @@ class TrainRunTest : public ::testing::Test {
         p.archive = "m.mltk.zip";
         p.spec_dir = dir_ + "/project";
         p.local_logs = dir_ + "/cache/models/m";
-        p.local_console = p.local_logs + "/mlt_ssh_train_m.log";
+        p.local_console = p.local_logs + "/mltk_ssh_train_m.log";
         p.local_archive = dir_ + "/project/m.mltk.zip";
         p.local_state_dir = dir_ + "/cache/ssh/models/m";
         p.uploads[remote_dir()] = {{dir_ + "/project/m.py", "m.py"}};
@@ -236,7 +236,7 @@ class TrainRunTest : public ::testing::Test {
 
     // Checks what a complete, successful run of `run_id` left behind.
     void expect_complete(const std::string& run_id, const CapturingReporter& rep) {
-        const std::string local = slurp(dir_ + "/cache/models/m/mlt_ssh_train_m.log");
+        const std::string local = slurp(dir_ + "/cache/models/m/mltk_ssh_train_m.log");
         EXPECT_EQ(local, slurp(remote_dir() + "/.mlt/m/console.log"));
         for (const char* line : {"line one\n", "line two\n", "line three\n"}) {
             EXPECT_EQ(count(local, line), 1u) << line << "in the local copy:\n" << local;
@@ -424,7 +424,7 @@ TEST_F(TrainRunTest, AHostThatGoesAwayDuringShutdownEndsTheRunWithItsStatus) {
     // shutdown_cmds that power the host off: the results are home, the run ends after a
     // short try instead of the whole reconnect period.
     Rig rig(plan());
-    rig.remote.cut_on = "mlt_sh=";  // starting shutdown_cmds
+    rig.remote.cut_on = "cat > .mlt/m/shutdown.sh";  // starting shutdown_cmds
     rig.remote.mode = Cut::after;
     rig.connection.reachable = false;
     EXPECT_EQ(rig.run.run(), 0) << rig.rep.alerts;

@@ -29,8 +29,10 @@ struct ConnectionSettings {
 struct SshSettings {
     std::string config_path = "~/.ssh/config";
     std::string remote_dir = ".";
-    bool create_venv = false;
-    std::vector<std::string> venv_packages;
+    // Unset: true when train_cmd is MLTK's `mltk train` (as in MLTK), else false.
+    std::optional<bool> create_venv;
+    // Unset: wheel and silabs-mltk (pinned to the local MLTK's version when there is one).
+    std::optional<std::vector<std::string>> venv_packages;
     std::vector<ConnectionSettings> connections;
     // In file order; a later layer's value replaces an earlier one in place.
     std::vector<std::pair<std::string, std::string>> environment;
@@ -39,7 +41,8 @@ struct SshSettings {
     std::vector<std::string> download_files;
     std::vector<std::string> shutdown_cmds;
     std::string train_cmd = "mltk train {model}";
-    std::string remote_log_dir = "~/.mltk/models/{model}";
+    // Empty: where the remote MLTK puts it (see docs/settings.md).
+    std::string remote_log_dir;
     std::vector<std::string> model_paths;
     double sync_every = 0;
     HostKeyChecking host_key_checking = HostKeyChecking::accept_new;
@@ -50,6 +53,12 @@ struct SshSettings {
     std::string compression = "zstd";  // none | gzip | zstd (validated when read)
     int reconnect_timeout = 600;       // seconds to keep reconnecting; 0: off
 };
+
+// Whether `train_cmd` runs MLTK's own trainer (`mltk train ...`).
+bool is_mltk_train_cmd(const std::string& train_cmd);
+
+// The create_venv in effect: the setting, else true exactly for MLTK's train_cmd.
+bool effective_create_venv(const SshSettings& settings);
 
 // A problem that does not stop the run (unknown key); printed as a warning by the caller.
 struct SettingsWarning {

@@ -17,6 +17,9 @@ struct JobPaths {
     std::string dir;  // .mlt/<model>
     std::string lock, run_id, run_sh, cmd, started, pid, console_log, exit_status, sha256;
     std::string shutdown_sh, shutdown_started, shutdown_pid, shutdown_log, shutdown_status;
+    std::string batch, shutdown_batch;  // the user's commands, written by the scripts
+    std::string log_dir;                // the absolute log dir, once the job knows it
+    std::string training;               // marker: the startup commands succeeded
 };
 
 // A detached remote task of a run: the training job, or the shutdown_cmds batch. Each has a
@@ -35,8 +38,11 @@ struct WrapperSpec {
     std::string model;
     std::string run_id;     // recorded results are written only while the job dir is this run's
     std::string spec_file;  // uploaded spec, relative to the remote dir
-    std::string log_dir;    // remote log dir (may start with ~)
-    std::string archive;    // relative to the remote dir
+    // Remote log dir the settings name (may start with ~); empty: found on the remote (the
+    // remote MLTK's for mltk_train, else ${MLTK_CACHE_DIR:-~/.mltk}/models/<model>).
+    std::string log_dir;
+    std::string archive;      // relative to the remote dir
+    bool mltk_train = false;  // train_cmd is MLTK's `mltk train`
     bool clean = false;
     bool verbose = false;
     // Exported in double quotes: `$VAR` in a value expands on the remote, as in MLTK.
@@ -44,32 +50,43 @@ struct WrapperSpec {
     // Exported literally (node variables).
     std::vector<std::pair<std::string, std::string>> fixed_environment;
     bool create_venv = false;
-    std::vector<std::string> venv_packages;
+    std::vector<std::string> venv_packages;           // pip-installed into a new venv
+    std::vector<std::string> venv_fallback_packages;  // tried when those fail (none: none)
     std::vector<std::string> startup_cmds;
     std::string train_cmd;                // a shell command line, placeholders already filled
     std::vector<std::string> train_args;  // appended quoted
 };
 
-// The POSIX sh wrapper for a job: records its process group, exports the variables, runs
-// startup and training with all output in the console log, then writes sha256 and
-// exit_status atomically, by absolute paths (a `cd` in startup_cmds changes nothing), and only
-// while the job dir still belongs to its run.
+// The POSIX sh wrapper for a job: records its process group, exports mlt's variables, then
+// runs the user's commands as ONE batch in `bash --login` (sh without bash): the settings'
+// environment, the venv, startup_cmds under `set -e`, the log dir (recorded in log_dir) and
+// train_cmd, all output in the console log. Then it writes sha256 and exit_status atomically,
+// by absolute paths (nothing the batch does changes them), and only while the job dir still
+// belongs to its run.
 std::string make_wrapper_script(const WrapperSpec& spec);
 
-// The POSIX sh script of a run's shutdown_cmds: in the remote dir, with the settings'
-// environment, each command in turn; a failing one is reported in its log and the others
-// still run. Its status file gets the last failure's status (0 when all succeeded).
-std::string make_shutdown_script(const std::string& model, const std::string& run_id,
-                                 const std::vector<std::pair<std::string, std::string>>& env,
-                                 const std::vector<std::string>& commands);
+// What a run's shutdown_cmds need.
+struct ShutdownSpec {
+    std::string model;
+    std::string run_id;
+    std::vector<std::pair<std::string, std::string>> environment;
+    bool create_venv = false;  // activate <remote_dir>/.venv when it exists
+    std::vector<std::string> commands;
+};
+
+// The POSIX sh script of a run's shutdown_cmds: one batch in `bash --login` in the remote
+// dir, with the settings' environment and the venv, each command in turn without `set -e`;
+// a failing one is reported in its log and the others still run. Its status file gets the
+// batch's status: the last failure's (0 when all succeeded).
+std::string make_shutdown_script(const ShutdownSpec& spec);
 
 // `export K="V"` lines for settings environment entries (values expand `$VAR` remotely).
 std::string export_environment(const std::vector<std::pair<std::string, std::string>>& env);
 
-// Fills `{model}`, `{spec}`, `{log_dir}`, `{archive}`, `{remote_dir}` in a settings command
-// with shell-quoted values. Unknown `{...}` stay as they are.
+// Replaces `{key}` in a settings command by the shell word given for key (the caller quotes
+// it). Unknown `{...}` stay as they are.
 std::string fill_placeholders(const std::string& command,
-                              const std::vector<std::pair<std::string, std::string>>& values);
+                              const std::vector<std::pair<std::string, std::string>>& words);
 
 // A new run, as it takes the lock.
 struct NewRun {
@@ -156,6 +173,7 @@ struct JobResult {
     std::string run_id;              // the run the job dir belongs to ("" for old layouts)
     std::optional<int> exit_status;  // none while running, or when it was lost
     std::string sha256;              // of the archive it wrote; empty: it wrote none
+    std::string log_dir;             // absolute remote log dir; empty: the job never got there
 };
 
 // Reads the job dir's run id, exit status and archive sha256 in one round trip.

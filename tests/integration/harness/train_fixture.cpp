@@ -288,7 +288,7 @@ std::string TrainTest::local_logs(const std::string& model) const {
 }
 
 std::string TrainTest::local_console(const std::string& model) const {
-    return local_logs(model) + "/mlt_ssh_train_" + model + ".log";
+    return local_logs(model) + "/mltk_ssh_train_" + model + ".log";
 }
 
 std::string TrainTest::local_archive(const std::string& model) const {
