@@ -1,12 +1,12 @@
 #include "mlt/config/settings.h"
 
-#include <cctype>
-
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cstdlib>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -37,20 +37,36 @@ std::string model_settings_path_for(const std::string& spec_path) {
     return (spec.parent_path() / stem).string() + ".ssh.yaml";
 }
 
+namespace {
+
+struct SourceFile {
+    std::string path;  // `~` expanded
+    std::string text;
+};
+
+// The contents of `path`, or nothing when the path is empty or the file does not exist.
+std::optional<SourceFile> read_if_present(const std::string& path, const char* expected) {
+    if (path.empty()) return std::nullopt;
+    std::string file = expand_user(path);
+    std::error_code ec;
+    auto status = std::filesystem::status(file, ec);
+    if (status.type() == std::filesystem::file_type::not_found) return std::nullopt;
+    if (ec) throw io_error("cannot read " + file + ": " + ec.message());
+    if (!std::filesystem::is_regular_file(status))
+        throw config_error(file + " is not a regular file", expected);
+    return SourceFile{file, read_file(file)};
+}
+
+}  // namespace
+
 SshSettings load_settings(const SettingsSources& sources, std::vector<SettingsWarning>* warnings) {
+    using namespace settings_detail;
+    const char* yaml_file = "the settings file must be a YAML file";
     SshSettings settings;
     // Lowest layer first: each file is applied on top of what the previous ones gave.
     for (const std::string* path : {&sources.user_settings_path, &sources.model_settings_path}) {
-        if (path->empty()) continue;
-        std::string file = expand_user(*path);
-        std::error_code ec;
-        auto status = std::filesystem::status(file, ec);
-        if (status.type() == std::filesystem::file_type::not_found) continue;
-        if (ec) throw io_error("cannot read " + file + ": " + ec.message());
-        if (!std::filesystem::is_regular_file(status))
-            throw config_error(file + " is not a regular file",
-                               "the settings file must be a YAML file");
-        settings_detail::apply_settings_file(file, read_file(file), settings, warnings);
+        if (auto f = read_if_present(*path, yaml_file))
+            apply_layer(read_settings_file(f->path, f->text, warnings), settings);
     }
     return settings;
 }
