@@ -13,6 +13,7 @@
 #include "mlt/util/error.h"
 #include "mlt/util/paths.h"
 #include "settings_reader.h"
+#include "spec_literals.h"
 
 namespace mlt {
 
@@ -62,12 +63,27 @@ std::optional<SourceFile> read_if_present(const std::string& path, const char* e
 SshSettings load_settings(const SettingsSources& sources, std::vector<SettingsWarning>* warnings) {
     using namespace settings_detail;
     const char* yaml_file = "the settings file must be a YAML file";
-    SshSettings settings;
-    // Lowest layer first: each file is applied on top of what the previous ones gave.
-    for (const std::string* path : {&sources.user_settings_path, &sources.model_settings_path}) {
-        if (auto f = read_if_present(*path, yaml_file))
-            apply_layer(read_settings_file(f->path, f->text, warnings), settings);
+    SettingsLayer user;
+    if (auto f = read_if_present(sources.user_settings_path, yaml_file))
+        user = read_settings_file(f->path, f->text, warnings);
+    // The sidecar is read before the spec because every key it sets replaces the spec's
+    // value as a whole (lists too); its warnings still come after the spec's.
+    SettingsLayer sidecar;
+    std::vector<SettingsWarning> sidecar_warnings;
+    if (auto f = read_if_present(sources.model_settings_path, yaml_file))
+        sidecar = read_settings_file(f->path, f->text, warnings ? &sidecar_warnings : nullptr);
+    SettingsLayer spec;
+    if (auto f = read_if_present(sources.spec_path, "the model specification must be a .py file")) {
+        std::string yaml = spec_literals_yaml(f->path, f->text, keys_of(sidecar), warnings);
+        // The YAML keeps the spec's line numbers, so messages name the spec.
+        spec = read_settings_file(f->path, yaml, warnings);
     }
+    if (warnings)
+        warnings->insert(warnings->end(), sidecar_warnings.begin(), sidecar_warnings.end());
+
+    // Lowest layer first: each is applied on top of what the previous ones gave.
+    SshSettings settings;
+    for (SettingsLayer* layer : {&user, &spec, &sidecar}) apply_layer(std::move(*layer), settings);
     return settings;
 }
 
