@@ -6,12 +6,14 @@
 #include <cctype>
 #include <cstdlib>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "mlt/util/error.h"
 #include "mlt/util/paths.h"
 #include "settings_reader.h"
+#include "spec_literals.h"
 
 namespace mlt {
 
@@ -47,21 +49,52 @@ std::string model_settings_path_for(const std::string& spec_path) {
     return (spec.parent_path() / stem).string() + ".ssh.yaml";
 }
 
+namespace {
+
+struct SourceFile {
+    std::string path;  // `~` expanded
+    std::string text;
+};
+
+// The contents of `path`, or nothing when the path is empty or the file does not exist.
+std::optional<SourceFile> read_if_present(const std::string& path, const char* expected) {
+    if (path.empty()) return std::nullopt;
+    std::string file = expand_user(path);
+    std::error_code ec;
+    auto status = std::filesystem::status(file, ec);
+    if (status.type() == std::filesystem::file_type::not_found) return std::nullopt;
+    if (ec) throw io_error("cannot read " + file + ": " + ec.message());
+    if (!std::filesystem::is_regular_file(status))
+        throw config_error(file + " is not a regular file", expected);
+    return SourceFile{file, read_file(file)};
+}
+
+}  // namespace
+
 SshSettings load_settings(const SettingsSources& sources, std::vector<SettingsWarning>* warnings) {
-    SshSettings settings;
-    // Lowest layer first: each file is applied on top of what the previous ones gave.
-    for (const std::string* path : {&sources.user_settings_path, &sources.model_settings_path}) {
-        if (path->empty()) continue;
-        std::string file = expand_user(*path);
-        std::error_code ec;
-        auto status = std::filesystem::status(file, ec);
-        if (status.type() == std::filesystem::file_type::not_found) continue;
-        if (ec) throw io_error("cannot read " + file + ": " + ec.message());
-        if (!std::filesystem::is_regular_file(status))
-            throw config_error(file + " is not a regular file",
-                               "the settings file must be a YAML file");
-        settings_detail::apply_settings_file(file, read_file(file), settings, warnings);
+    using namespace settings_detail;
+    const char* yaml_file = "the settings file must be a YAML file";
+    SettingsLayer user;
+    if (auto f = read_if_present(sources.user_settings_path, yaml_file))
+        user = read_settings_file(f->path, f->text, warnings);
+    // The sidecar is read before the spec because every key it sets replaces the spec's
+    // value as a whole (lists too); its warnings still come after the spec's.
+    SettingsLayer sidecar;
+    std::vector<SettingsWarning> sidecar_warnings;
+    if (auto f = read_if_present(sources.model_settings_path, yaml_file))
+        sidecar = read_settings_file(f->path, f->text, warnings ? &sidecar_warnings : nullptr);
+    SettingsLayer spec;
+    if (auto f = read_if_present(sources.spec_path, "the model specification must be a .py file")) {
+        std::string yaml = spec_literals_yaml(f->path, f->text, keys_of(sidecar), warnings);
+        // The YAML keeps the spec's line numbers, so messages name the spec.
+        spec = read_settings_file(f->path, yaml, warnings);
     }
+    if (warnings)
+        warnings->insert(warnings->end(), sidecar_warnings.begin(), sidecar_warnings.end());
+
+    // Lowest layer first: each is applied on top of what the previous ones gave.
+    SshSettings settings;
+    for (SettingsLayer* layer : {&user, &spec, &sidecar}) apply_layer(std::move(*layer), settings);
     return settings;
 }
 

@@ -16,7 +16,7 @@ constexpr char kIntro[] = R"(# Settings reference
 edit. Regenerate with: MLT_UPDATE_DOCS=1 <build>/tests/mlt_unit_tests --gtest_filter='SettingsDoc.*' -->
 
 `mlt ssh` reads the `ssh:` section of up to two YAML files, the same files and keys as
-`mltk ssh` of Silicon Labs' MLTK.
+`mltk ssh` of Silicon Labs' MLTK, and the SshMixin settings a model specification assigns.
 
 ## Files
 
@@ -25,6 +25,7 @@ edit. Regenerate with: MLT_UPDATE_DOCS=1 <build>/tests/mlt_unit_tests --gtest_fi
   keeps at the top level: it is read as if it were `ssh.model_paths`.
 - **Model settings**: `<spec stem>.ssh.yaml` next to the model specification, e.g.
   `models/my_model.ssh.yaml` for `models/my_model.py`. It has the same `ssh:` section.
+- **The model specification** itself, for MLTK's SshMixin settings (see below).
 
 A missing file, an empty file and an empty `ssh:` section are all fine.
 
@@ -35,8 +36,13 @@ From highest to lowest:
 1. the command line (`-h user@host:port/dir`, `-p`, `-i`, `--sync-every`, `--workspace`, ...)
 2. the `~/.ssh/config` entry of the `-h` alias (`HostName`, `Port`, `User`, `IdentityFile`)
 3. the model's `<spec stem>.ssh.yaml`
-4. the user settings file
-5. the defaults below
+4. the SshMixin settings in the model specification
+5. the user settings file
+6. the defaults below
+
+A key that `<spec stem>.ssh.yaml` sets takes the model specification's value out entirely,
+for lists too: the model's layer is the sidecar's value where it sets the key, else the
+specification's.
 
 ## Merge rules
 
@@ -44,7 +50,7 @@ From highest to lowest:
 - `environment`: merged per variable; the higher layer's value wins, and a variable keeps the
   position where it was first defined.
 - `upload_files`, `download_files`, `startup_cmds`, `shutdown_cmds`, `model_paths`: the user
-  list followed by the model list (the top-level `model_paths` before `ssh.model_paths`), as
+  list followed by the model's list (the top-level `model_paths` before `ssh.model_paths`), as
   MLTK combines them.
 - `venv_packages`, `create_venv`: the higher layer replaces the lower; unset anywhere means
   the default (which depends on `train_cmd`).
@@ -52,6 +58,31 @@ From highest to lowest:
 - `nodes`: per key.
 - A key without a value (`key:` or `key: null`) counts as not set.
 - A key given twice in one mapping: the later one wins, with a warning.
+
+## Settings in the model spec (MLTK's SshMixin)
+
+A model specification written for MLTK may set its SSH settings in Python:
+
+```python
+my_model.ssh_remote_dir = "workspace"
+my_model.ssh_create_venv = True
+my_model.ssh_environment = dict(CUDA_VISIBLE_DEVICES="-1")
+my_model.ssh_startup_cmds = ["pip3 install tf_keras"]
+```
+
+mlt reads these without running the specification (no Python needed): assignments
+`<name>.ssh_<key> = <value>` of the seven SshMixin keys `ssh_remote_dir`, `ssh_create_venv`,
+`ssh_environment`, `ssh_upload_files`, `ssh_download_files`, `ssh_startup_cmds` and
+`ssh_shutdown_cmds`, each read as the `ssh:` key without the prefix. A value must be a Python
+literal: strings (also `r''`, triple-quoted and adjacent ones joined), numbers, `True`,
+`False`, `None` (not set), lists, tuples, `{...}` dicts and `dict(NAME=...)`, spanning lines
+and with comments as Python allows. Of repeated assignments the last one counts. Types and
+path rules are checked as for the YAML files, and errors name the specification's file and
+line.
+
+A value that is not a literal (a variable, a call, an f-string, `+`, `%`, `+=`, ...) is
+ignored with a warning naming the line; set that key in `<spec stem>.ssh.yaml` instead, where
+it also takes precedence. An assignment to another `ssh_` attribute gives a warning.
 
 ## Path rules
 

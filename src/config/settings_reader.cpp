@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <optional>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -55,7 +56,7 @@ class FileReader {
     FileReader(std::string file, std::vector<SettingsWarning>* warnings)
         : file_(std::move(file)), warnings_(warnings) {}
 
-    void apply(const std::string& text, SshSettings& settings) const;
+    void load(const std::string& text, SettingsLayer& layer) const;
 
   private:
     std::string where(const YAML::Mark& mark) const {
@@ -81,7 +82,7 @@ class FileReader {
     Entries entries(const YAML::Node& map, const std::string& prefix) const;
     void warn_unknown(const YAML::Node& key, const std::string& prefix,
                       const std::vector<FieldDecl>& fields) const;
-    void read_section(const YAML::Node& section, SshSettings& settings) const;
+    void read_section(const YAML::Node& section, SettingsLayer& layer) const;
     Value read(const FieldDecl& field, const YAML::Node& node, const std::string& key) const;
     std::string read_scalar(const FieldDecl& field, const YAML::Node& node,
                             const std::string& key) const;
@@ -99,7 +100,7 @@ class FileReader {
     std::vector<SettingsWarning>* warnings_;
 };
 
-void FileReader::apply(const std::string& text, SshSettings& settings) const {
+void FileReader::load(const std::string& text, SettingsLayer& layer) const {
     YAML::Node root;
     try {
         root = YAML::Load(text);
@@ -128,14 +129,14 @@ void FileReader::apply(const std::string& text, SshSettings& settings) const {
     // MLTK keeps model_paths at the top level; it comes before ssh.model_paths in the list.
     if (top_model_paths && !top_model_paths->IsNull()) {
         const FieldDecl& field = *find_field(ssh_fields(), "model_paths");
-        field.apply(read(field, *top_model_paths, "model_paths"), settings);
+        layer.values.emplace_back(&field, read(field, *top_model_paths, "model_paths"));
     }
     if (!section || section->IsNull()) return;
     if (!section->IsMap())
         throw config_error(
             where(*section) + ": ssh must be a mapping of settings, got " + describe(*section),
             "write the settings indented below `ssh:`, e.g. `  remote_dir: ~/work`");
-    read_section(*section, settings);
+    read_section(*section, layer);
 }
 
 // Pairs in file order. Of a repeated key only the last is kept, as PyYAML (MLTK) does, and
@@ -193,7 +194,7 @@ void FileReader::warn_unknown(const YAML::Node& key, const std::string& prefix,
     warn(key, std::move(message));
 }
 
-void FileReader::read_section(const YAML::Node& section, SshSettings& settings) const {
+void FileReader::read_section(const YAML::Node& section, SettingsLayer& layer) const {
     for (const auto& [key, value] : entries(section, "ssh")) {
         const FieldDecl* field = find_field(ssh_fields(), key.Scalar());
         if (!field) {
@@ -202,7 +203,7 @@ void FileReader::read_section(const YAML::Node& section, SshSettings& settings) 
         }
         // `key:` with no value reads as "not set here", like an absent key.
         if (value.IsNull()) continue;
-        field->apply(read(*field, value, "ssh." + key.Scalar()), settings);
+        layer.values.emplace_back(field, read(*field, value, "ssh." + key.Scalar()));
     }
 }
 
@@ -401,9 +402,21 @@ NodesValue FileReader::read_nodes(const YAML::Node& node, const std::string& key
 
 }  // namespace
 
-void apply_settings_file(const std::string& file, const std::string& text, SshSettings& settings,
-                         std::vector<SettingsWarning>* warnings) {
-    FileReader(file, warnings).apply(text, settings);
+SettingsLayer read_settings_file(const std::string& file, const std::string& text,
+                                 std::vector<SettingsWarning>* warnings) {
+    SettingsLayer layer;
+    FileReader(file, warnings).load(text, layer);
+    return layer;
+}
+
+std::set<std::string> keys_of(const SettingsLayer& layer) {
+    std::set<std::string> keys;
+    for (const auto& [field, value] : layer.values) keys.emplace(field->name);
+    return keys;
+}
+
+void apply_layer(SettingsLayer&& layer, SshSettings& settings) {
+    for (auto& [field, value] : layer.values) field->apply(std::move(value), settings);
 }
 
 size_t edit_distance(std::string_view a, std::string_view b) {

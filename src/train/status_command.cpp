@@ -13,7 +13,10 @@ namespace mlt {
 SshSettings load_settings_for_command(const std::string& spec_path) {
     SettingsSources sources;
     sources.user_settings_path = default_user_settings_path();
-    if (!spec_path.empty()) sources.model_settings_path = model_settings_path_for(spec_path);
+    if (!spec_path.empty()) {
+        sources.model_settings_path = model_settings_path_for(spec_path);
+        sources.spec_path = spec_path;
+    }
     std::vector<SettingsWarning> warnings;
     SshSettings settings = load_settings(sources, &warnings);
     for (const auto& w : warnings)

@@ -66,7 +66,7 @@ class SettingsTest : public ::testing::Test {
 };
 
 TEST_F(SettingsTest, DefaultsWhenFilesAreMissingOrEmpty) {
-    SettingsSources sources{dir_ + "/nope.yaml", dir_ + "/nope.ssh.yaml"};
+    SettingsSources sources{dir_ + "/nope.yaml", dir_ + "/nope.ssh.yaml", dir_ + "/nope.py"};
     std::vector<SettingsWarning> warnings;
     for (const SshSettings& s :
          {load_settings(sources, &warnings), load(""), load("ssh:\n"), load("ssh: null\n# c\n")}) {

@@ -72,6 +72,7 @@ struct SettingsWarning {
 struct SettingsSources {
     std::string user_settings_path;   // see default_user_settings_path()
     std::string model_settings_path;  // `<spec dir>/<spec stem>.ssh.yaml`, may not exist
+    std::string spec_path;            // the model spec (.py), for its SshMixin literals
 };
 
 // $MLTK_USER_SETTINGS_PATH, else ~/.mltk/user_settings.yaml (MLTK's location).
@@ -80,10 +81,12 @@ std::string default_user_settings_path();
 // `<spec dir>/<spec stem>.ssh.yaml` for a model specification path.
 std::string model_settings_path_for(const std::string& spec_path);
 
-// Loads defaults < user settings < model settings (a leading `~` in either path is expanded).
-// A missing file is no error; an unreadable one throws mlt::Error (io). Malformed
+// Loads defaults < user settings < the spec's SshMixin literals < model settings, where a key
+// the model settings set leaves the spec's value out entirely (a leading `~` in any path is
+// expanded). A missing file is no error; an unreadable one throws mlt::Error (io). Malformed
 // YAML or a wrong type throws mlt::Error (config, exit 2) whose message names file, line and
-// column; unknown keys in `ssh:` are appended to `warnings`. Validates the path rules of
+// column (the spec's own line for its literals); unknown keys and SshMixin settings that are
+// not literals are appended to `warnings`. Validates the path rules of
 // upload_files/download_files (see parse_transfer_spec).
 SshSettings load_settings(const SettingsSources& sources, std::vector<SettingsWarning>* warnings);
 

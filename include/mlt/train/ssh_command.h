@@ -11,7 +11,7 @@ namespace mlt {
 
 // The options `mlt ssh` takes before its COMMAND.
 struct SshCommandLine {
-    std::vector<std::string> hosts;       // -h, repeatable
+    std::vector<std::string> hosts;        // -h, repeatable
     int port = 0;                          // -p
     std::string identity_file;             // -i
     std::optional<std::string> password;   // --password
@@ -30,8 +30,9 @@ struct Target {
 // (usage, exit 2) for a bad -h/-o value or when no host is known at all.
 std::vector<Target> resolve_targets(const SshCommandLine& cli, const SshSettings& settings);
 
-// Loads user settings, plus the sidecar `<stem>.ssh.yaml` of `spec_path` when given, and
-// prints their warnings. Throws mlt::Error (config, exit 2) on bad settings.
+// Loads user settings, plus the SshMixin literals of `spec_path` and its sidecar
+// `<stem>.ssh.yaml` when given, and prints their warnings. Throws mlt::Error (config, exit 2) on
+// bad settings.
 SshSettings load_settings_for_command(const std::string& spec_path);
 
 // `mlt ssh ... status [MODEL]`: prints the job table of every node; returns the exit code.
