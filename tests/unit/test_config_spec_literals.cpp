@@ -171,7 +171,7 @@ mltk_model.ssh_shutdown_cmds = ['echo "shutting down ..." > /tmp/f']
 )");
     EXPECT_TRUE(warnings_.empty());
     EXPECT_EQ(s.remote_dir, "workspace");
-    EXPECT_TRUE(s.create_venv);
+    EXPECT_EQ(s.create_venv, true);
     EXPECT_EQ(s.environment, (Env{{"TEST", "This is a test"}, {"CUDA_VISIBLE_DEVICES", "-1"}}));
     EXPECT_EQ(s.startup_cmds,
               (Strings{"pip3 install tf_keras", "echo $TEST > ./test_startup_cmd.txt"}));
@@ -248,7 +248,7 @@ TEST_F(SpecLiteralsTest, NoneMeansNotSetAndNullsSetNothing) {
                          "ssh:\n  remote_dir: ~/u\n  create_venv: true\n");
     EXPECT_TRUE(warnings_.empty());
     EXPECT_EQ(s.remote_dir, "~/u");
-    EXPECT_TRUE(s.create_venv);
+    EXPECT_EQ(s.create_venv, true);
 }
 
 TEST_F(SpecLiteralsTest, LastAssignmentWins) {
@@ -344,7 +344,7 @@ if True:
 )");
     EXPECT_TRUE(warnings_.empty());
     EXPECT_EQ(s.remote_dir, "two on a line");
-    EXPECT_FALSE(s.create_venv);
+    EXPECT_EQ(s.create_venv, false);
     EXPECT_TRUE(s.startup_cmds.empty());
     EXPECT_EQ(s.shutdown_cmds, (Strings{"indented"}));
 }
@@ -356,7 +356,7 @@ TEST_F(SpecLiteralsTest, TypeErrorsNameTheSpecLine) {
               "spec.py:2:20: ssh.remote_dir must be a non-empty string, got ''");
     EXPECT_EQ(error_of("m.ssh_upload_files = [\n    'ok.txt',\n    ('a', 'b'),\n]\n"),
               "spec.py:3:5: ssh.upload_files entries must be strings, got a list");
-    std::string e = error_of("m.ssh_upload_files = [\n    'ok.txt',\n    '../up.txt',\n]\n");
+    std::string e = error_of("m.ssh_download_files = [\n    'ok.txt',\n    '../up.txt',\n]\n");
     EXPECT_EQ(e.rfind("spec.py:3:5: ", 0), 0u) << e;
     e = error_of("m.ssh_environment = {'A': 1,\n  '1X': 2}\n");
     EXPECT_EQ(e.rfind("spec.py:2:3: ", 0), 0u) << e;
@@ -381,7 +381,7 @@ TEST_F(SpecLiteralsTest, SidecarWinsKeyByKeyOverSpecAndUser) {
     SshSettings s =
         load(spec, "ssh:\n  remote_dir: ~/side\n  startup_cmds: [m]\n  upload_files:\n", user);
     EXPECT_EQ(s.remote_dir, "~/side");
-    EXPECT_TRUE(s.create_venv);
+    EXPECT_EQ(s.create_venv, true);
     EXPECT_EQ(s.startup_cmds, (Strings{"u", "m"}));
     EXPECT_EQ(s.shutdown_cmds, (Strings{"u", "s"}));
     EXPECT_EQ(s.environment, (Env{{"A", "u"}, {"B", "s"}, {"C", "s"}}));
