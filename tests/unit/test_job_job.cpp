@@ -269,6 +269,71 @@ TEST_F(JobProtocol, StartupCdDoesNotLoseTheStatusOrTheArchiveHash) {
     EXPECT_EQ(result.sha256.size(), 64u) << log;
 }
 
+// MLTK's shell: one `bash --login` batch, so the login profile's variables, a `cd`, plain
+// variables and bash syntax carry from startup_cmds into the training; mlt's own records
+// do not depend on any of it.
+TEST_F(JobProtocol, UserCommandsRunAsOneLoginBatch) {
+    const std::string home = dir_ + "/home";
+    fs::create_directories(home);
+    mlt::write_file_atomic(home + "/.bash_profile", "export MLT_FROM_PROFILE=from-profile\ncd /\n",
+                           0644);
+    const char* old_home = std::getenv("HOME");
+    const std::string saved = old_home ? old_home : "";
+    ::setenv("HOME", home.c_str(), 1);
+    mlt::test::LocalRemote r;
+    mlt::WrapperSpec w =
+        wrapper("run-1",
+                "echo \"[$MLT_FROM_PROFILE][$X][$(basename \"$PWD\")][$MLT_LOG_DIR]\"; "
+                "printf zip > \"$MLT_REMOTE_DIR/m.mltk.zip\"; [[ $X == 42 ]] && exit 7");
+    w.startup_cmds = {"mkdir -p sub && cd sub", "X=42", "[[ -n $X ]] && echo bash-syntax-ok"};
+    ASSERT_TRUE(mlt::acquire_run(r, dir_, "m", new_run(w)));
+    mlt::start_job(r, dir_, "m", "run-1");
+    std::string log;
+    follow_to_end(r, dir_, log);
+    ::setenv("HOME", saved.c_str(), 1);
+    EXPECT_NE(log.find("bash-syntax-ok\n"), std::string::npos) << log;
+    EXPECT_NE(log.find("[from-profile][42][sub][" + dir_ + "/logs]"), std::string::npos) << log;
+    const mlt::JobResult result = mlt::read_job_result(r, dir_, "m");
+    EXPECT_EQ(result.exit_status, 7) << log;
+    EXPECT_EQ(result.sha256.size(), 64u) << log;
+    EXPECT_EQ(result.log_dir, dir_ + "/logs");
+}
+
+// Unset remote_log_dir with MLTK's train_cmd: the remote MLTK is asked; without one, MLTK's
+// default under MLTK_CACHE_DIR. Either way it is recorded for collection.
+TEST_F(JobProtocol, AnOpenLogDirIsAskedOfTheRemoteMltk) {
+    mlt::test::LocalRemote r;
+    const std::string fake = dir_ + "/fake";
+    fs::create_directories(fake + "/mltk");
+    mlt::write_file_atomic(fake + "/mltk/__init__.py", "", 0644);
+    mlt::write_file_atomic(fake + "/mltk/core.py",
+                           "class M:\n    log_dir = '/asked/' + 'of/mltk'\n"
+                           "def load_mltk_model(name):\n    assert name == 'm'\n    return M()\n",
+                           0644);
+    mlt::WrapperSpec w = wrapper("run-1", "echo \"dir=$MLT_LOG_DIR\"");
+    w.log_dir.clear();
+    w.mltk_train = true;
+    w.environment = {{"PYTHONPATH", fake}};
+    w.startup_cmds = {};
+    ASSERT_TRUE(mlt::acquire_run(r, dir_, "m", new_run(w)));
+    mlt::start_job(r, dir_, "m", "run-1");
+    std::string log;
+    follow_to_end(r, dir_, log);
+    EXPECT_EQ(mlt::read_job_result(r, dir_, "m").log_dir, "/asked/of/mltk") << log;
+
+    // No MLTK there: MLTK's default, under the remote MLTK_CACHE_DIR.
+    mlt::stop_job(r, dir_, "m", 1);
+    mlt::release_lock(r, dir_, "m");
+    w.run_id = "run-2";
+    w.environment = {{"MLTK_CACHE_DIR", dir_ + "/cache"}, {"PYTHONPATH", dir_ + "/none"}};
+    ASSERT_TRUE(mlt::acquire_run(r, dir_, "m", new_run(w)));
+    mlt::start_job(r, dir_, "m", "run-2");
+    log.clear();
+    follow_to_end(r, dir_, log);
+    EXPECT_EQ(mlt::read_job_result(r, dir_, "m").log_dir, dir_ + "/cache/models/m") << log;
+    EXPECT_TRUE(fs::is_directory(dir_ + "/cache/models/m"));
+}
+
 TEST_F(JobProtocol, FailingStartupStopsBeforeTraining) {
     mlt::test::LocalRemote r;
     mlt::WrapperSpec w = wrapper("run-1", "echo training-ran");
