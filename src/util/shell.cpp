@@ -37,10 +37,10 @@ std::string shell_quote(std::string_view value) {
 
 std::string shell_quote_path(std::string_view path) {
     std::string out;
-    if (path == "~" || path.substr(0, 2) == "~/") {
-        out = "\"$HOME\"";
-        path.remove_prefix(1);
-        if (path.empty()) return out;
+    if (path == "~") return "\"$HOME\"";
+    if (path.substr(0, 2) == "~/") {
+        out = "\"$HOME\"/";
+        path.remove_prefix(2);
     }
     // `$NAME` and `${NAME}` expand on the remote; everything else is literal.
     for (const auto& piece : split_variable_references(path))
