@@ -11,6 +11,7 @@
 #include <map>
 #include <optional>
 #include <set>
+#include <tuple>
 
 #include "mlt/job/job.h"
 #include "mlt/ssh/session.h"
@@ -185,6 +186,18 @@ std::string command_line(const SshCommandLine& cli, const std::string& command,
     return shell_join(words);
 }
 
+}  // namespace
+
+std::pair<std::vector<std::string>, std::vector<std::string>> default_venv_packages(
+    const std::string& local_mltk_version) {
+    // MLTK installs its own version when it can, else the latest.
+    const std::vector<std::string> latest{"wheel", "silabs-mltk"};
+    if (local_mltk_version.empty()) return {latest, {}};
+    return {{"wheel", "silabs-mltk==" + local_mltk_version}, latest};
+}
+
+namespace {
+
 // The version of the MLTK installed here, as MLTK pins the remote one to it; empty when
 // there is none (or python3 does not answer within 10 s).
 std::string local_mltk_version() {
@@ -218,12 +231,8 @@ WrapperSpec wrapper_for(const RunContext& c, const TrainOptions& o) {
     if (c.settings.venv_packages) {
         w.venv_packages = *c.settings.venv_packages;
     } else if (w.create_venv) {
-        // MLTK installs its own version when it can, else the latest.
-        w.venv_packages = {"wheel", "silabs-mltk"};
-        if (const std::string version = local_mltk_version(); !version.empty()) {
-            w.venv_fallback_packages = w.venv_packages;
-            w.venv_packages.back() += "==" + version;
-        }
+        std::tie(w.venv_packages, w.venv_fallback_packages) =
+            default_venv_packages(local_mltk_version());
     }
     w.startup_cmds = c.settings.startup_cmds;
     // Paths as the job sees them: absolute, set by the wrapper.

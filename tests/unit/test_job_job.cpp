@@ -9,10 +9,12 @@
 #include <future>
 #include <sstream>
 #include <thread>
+#include <tuple>
 
 #include "local_remote.h"
 #include "mlt/job/job.h"
 #include "mlt/job/status.h"
+#include "mlt/train/train_command.h"
 #include "mlt/util/paths.h"
 
 namespace fs = std::filesystem;
@@ -332,6 +334,41 @@ TEST_F(JobProtocol, AnOpenLogDirIsAskedOfTheRemoteMltk) {
     follow_to_end(r, dir_, log);
     EXPECT_EQ(mlt::read_job_result(r, dir_, "m").log_dir, dir_ + "/cache/models/m") << log;
     EXPECT_TRUE(fs::is_directory(dir_ + "/cache/models/m"));
+}
+
+// A new venv as MLTK makes one: created once, the pinned MLTK tried first, the latest when
+// the pinned one does not install, then activated for startup_cmds and the training. A fake
+// python3 (no network in tests) makes the venv and logs every pip call.
+TEST_F(JobProtocol, ANewVenvGetsMltkPinnedThenLatest) {
+    const std::string bin = dir_ + "/fakebin";
+    fs::create_directories(bin);
+    mlt::write_file_atomic(bin + "/python3",
+                           "#!/bin/sh\n"
+                           "[ \"$1\" = -m ] && [ \"$2\" = venv ] || exit 1\n"
+                           "mkdir -p \"$3/bin\"\n"
+                           "printf 'export MLT_IN_VENV=yes\\n' > \"$3/bin/activate\"\n"
+                           "printf '#!/bin/sh\\necho \"pip $*\" >> \"%s/pip.log\"\\n"
+                           "case \"$*\" in *==*) exit 1 ;; esac\\n' \"$3/..\" > \"$3/bin/pip\"\n"
+                           "chmod +x \"$3/bin/pip\"\n",
+                           0755);
+    mlt::test::LocalRemote r;
+    mlt::WrapperSpec w = wrapper("run-1", "echo \"venv=$MLT_IN_VENV\"");
+    w.create_venv = true;
+    std::tie(w.venv_packages, w.venv_fallback_packages) = mlt::default_venv_packages("0.20.0");
+    w.environment = {{"PATH", bin + ":$PATH"}};
+    ASSERT_TRUE(mlt::acquire_run(r, dir_, "m", new_run(w)));
+    mlt::start_job(r, dir_, "m", "run-1");
+    std::string log;
+    follow_to_end(r, dir_, log);
+    EXPECT_EQ(mlt::read_job_result(r, dir_, "m").exit_status, 0) << log;
+    EXPECT_NE(log.find("venv=yes"), std::string::npos) << log;
+    EXPECT_EQ(read("pip.log"),
+              "pip install wheel silabs-mltk==0.20.0\n"
+              "pip install --upgrade wheel silabs-mltk\n");
+    // Without a local MLTK: only the latest.
+    EXPECT_EQ(mlt::default_venv_packages("").first,
+              (std::vector<std::string>{"wheel", "silabs-mltk"}));
+    EXPECT_TRUE(mlt::default_venv_packages("").second.empty());
 }
 
 TEST_F(JobProtocol, FailingStartupStopsBeforeTraining) {

@@ -2,6 +2,7 @@
 
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "mlt/train/ssh_command.h"
@@ -30,6 +31,12 @@ int run_logs(const SshCommandLine& cli, const std::string& model, bool follow);
 
 // `stop MODEL`: stops the remote job's process group and releases its lock.
 int run_stop(const SshCommandLine& cli, const std::string& model);
+
+// The packages a new venv gets when venv_packages is not set, as MLTK installs them: wheel
+// and silabs-mltk pinned to `local_mltk_version`, then (the second list, tried when the first
+// fails) the latest; without a local version, only the latest.
+std::pair<std::vector<std::string>, std::vector<std::string>> default_venv_packages(
+    const std::string& local_mltk_version);
 
 // `download MODEL`: pulls archive, logs and download_files now; the job is left alone.
 int run_download(const SshCommandLine& cli, const std::string& model);
