@@ -27,13 +27,24 @@ std::vector<std::string> take_arguments(int argc, char** argv) {
     return args;
 }
 
+int report(const mlt::Error& e) {
+    spdlog::default_logger()->flush();
+    if (e.hint().empty())
+        std::fprintf(stderr, "mlt: error: %s\n", e.what());
+    else
+        std::fprintf(stderr, "mlt: error: %s (%s)\n", e.what(), e.hint().c_str());
+    return e.code();
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
     CLI::App app("mlt: train machine-learning models on remote machines over SSH", "mlt");
     app.set_version_flag("--version", std::string("mlt ") + MLT_VERSION);
-    // No require_subcommand: CLI11 would then report a missing command instead of naming the
-    // unknown option or command the user actually typed.
+    // No minimum: CLI11 would then report a missing command instead of naming the unknown
+    // option or command the user actually typed. At most one: a later word naming a command
+    // (mlt ssh train jobs) is an argument.
+    app.require_subcommand(0, 1);
     app.footer(
         "Examples:\n"
         "  mlt ssh -h root@ssh4.example.net -p 35023 -i ~/.ssh/id_vast status\n"
@@ -59,6 +70,8 @@ int main(int argc, char** argv) {
     } catch (const CLI::ParseError& e) {
         std::fprintf(stderr, "mlt: error: %s (run 'mlt --help' for usage)\n", e.what());
         return mlt::exit_code::kUsage;
+    } catch (const mlt::Error& e) {
+        return report(e);  // a command's own check of its arguments (train MODEL ARGS...)
     }
 
     std::string file_log;
@@ -79,10 +92,7 @@ int main(int argc, char** argv) {
         }
         return action();
     } catch (const mlt::Error& e) {
-        spdlog::default_logger()->flush();
-        if (e.hint().empty()) std::fprintf(stderr, "mlt: error: %s\n", e.what());
-        else std::fprintf(stderr, "mlt: error: %s (%s)\n", e.what(), e.hint().c_str());
-        return e.code();
+        return report(e);
     } catch (const std::exception& e) {
         std::fprintf(stderr, "mlt: error: internal: %s (please report this with the output of -v)\n",
                      e.what());

@@ -1,31 +1,91 @@
 // `mlt ssh [connection options] COMMAND ...`
+#include <cstdint>
 #include <memory>
+#include <utility>
 
 #include "mlt/cli/commands.h"
 #include "mlt/train/ssh_command.h"
 
 namespace mlt::cli {
 
-void add_ssh_command(CLI::App& app, Action& action, int& verbosity) {
-    auto* ssh = app.add_subcommand("ssh", "Train, inspect or stop a model on remote machines over SSH");
+namespace {
+
+// CLI11 shows a negated flag as `--no-clean{false}`; the value is no news to the reader.
+class HelpFormatter : public CLI::Formatter {
+  public:
+    explicit HelpFormatter(std::string usage_tail) : usage_tail_(std::move(usage_tail)) {}
+
+    std::string make_usage(const CLI::App* app, std::string name) const override {
+        std::string usage = CLI::Formatter::make_usage(app, std::move(name));
+        if (!usage_tail_.empty() && !usage.empty() && usage.back() == '\n')
+            usage.insert(usage.size() - 1, usage_tail_);
+        return usage;
+    }
+
+    std::string make_option_name(const CLI::Option* opt, bool is_positional) const override {
+        std::string name = CLI::Formatter::make_option_name(opt, is_positional);
+        for (const char* value : {"{false}", "{true}"})
+            for (std::size_t at; (at = name.find(value)) != std::string::npos;)
+                name.erase(at, std::string(value).size());
+        return name;
+    }
+
+  private:
+    std::string usage_tail_;
+};
+
+}  // namespace
+
+std::shared_ptr<CLI::Formatter> help_formatter(const std::string& usage_tail) {
+    return std::make_shared<HelpFormatter>(usage_tail);
+}
+
+void add_connection_options(CLI::App& app, SshCommandLine& cli, const std::string& group) {
+    app.add_option_function<std::vector<std::string>>(
+           "-h,--host",
+           [&cli](const std::vector<std::string>& hosts) {
+               cli.hosts.insert(cli.hosts.end(), hosts.begin(), hosts.end());
+           },
+           "Remote host; give it again for more nodes")
+        ->type_name("HOST")
+        ->allow_extra_args(false)  // one value per -h, so COMMAND is not taken for a host
+        ->group(group);
+    app.add_option("-p,--port", cli.port, "SSH port (beats a :port in HOST and the ssh config)")
+        ->check(CLI::Range(1, 65535))
+        ->group(group);
+    app.add_option("-i,--identity,--identity_file", cli.identity_file, "Private key file")
+        ->type_name("KEY")
+        ->group(group);
+    app.add_option_function<std::string>(
+           "--password", [&cli](const std::string& pw) { cli.password = pw; },
+           "Password for password/keyboard-interactive auth (prefer keys; asked on the terminal "
+           "when needed)")
+        ->type_name("PW")
+        ->group(group);
+}
+
+void add_verbose_flag(CLI::App& app, int& verbosity, const std::string& help) {
+    app.add_flag_function(
+        "-v,--verbose", [&verbosity](std::int64_t n) { verbosity += static_cast<int>(n); }, help);
+}
+
+void add_ssh_command(CLI::App& app, Action& action, int& verbosity, TrainRunner train) {
+    auto* ssh =
+        app.add_subcommand("ssh", "Train, inspect or stop a model on remote machines over SSH");
+    ssh->formatter(help_formatter());  // before the subcommands, which inherit it
+    // One COMMAND per call: a later word naming a command (train MODEL status) is an argument.
+    ssh->require_subcommand(0, 1);
     // `-h` is the host, as in MLTK; help stays reachable as --help.
     ssh->set_help_flag("--help", "Print this help and exit");
     ssh->footer(
         "HOST is [user@]host[:port][/remote_dir] or a Host alias of ~/.ssh/config.\n"
         "Examples:\n"
         "  mlt ssh -h root@ssh4.example.net -p 35023 -i ~/.ssh/id_vast status\n"
-        "  mlt ssh -h gpu-box/~/workspace -o StrictHostKeyChecking=yes status my_model");
+        "  mlt ssh -h gpu-box/~/workspace -o StrictHostKeyChecking=yes status my_model\n"
+        "  mlt ssh -h gpu --clean --force train my_model   # train's flags may come first, as in "
+        "MLTK");
     auto cli = std::make_shared<SshCommandLine>();
-    ssh->add_option("-h,--host", cli->hosts, "Remote host; give it again for more nodes")
-        ->type_name("HOST")
-        ->allow_extra_args(false);  // one value per -h, so COMMAND is not taken for a host
-    ssh->add_option("-p,--port", cli->port, "SSH port (overrides the host and ssh config)")
-        ->check(CLI::Range(1, 65535));
-    ssh->add_option("-i,--identity,--identity_file", cli->identity_file, "Private key file")->type_name("KEY");
-    ssh->add_option_function<std::string>(
-           "--password", [cli](const std::string& pw) { cli->password = pw; },
-           "Password for password/keyboard-interactive auth (prefer keys; asked on the terminal when needed)")
-        ->type_name("PW");
+    add_connection_options(*ssh, *cli, "Options");
     ssh->add_option("-o", cli->ssh_options,
                     "OpenSSH option: StrictHostKeyChecking, UserKnownHostsFile, ConnectTimeout, "
                     "Port, User, IdentityFile, Ciphers, ServerAliveInterval, ServerAliveCountMax")
@@ -33,16 +93,17 @@ void add_ssh_command(CLI::App& app, Action& action, int& verbosity) {
         ->allow_extra_args(false);
     ssh->add_option("-F", cli->ssh_config, "ssh client config file (default ~/.ssh/config)")
         ->type_name("FILE");
-    ssh->add_flag("-v,--verbose", verbosity, "More detail on stderr (-vv: libssh protocol trace)");
+    add_verbose_flag(*ssh, verbosity, "More detail on stderr (-vv: libssh protocol trace)");
 
     auto* status = ssh->add_subcommand("status", "Show the remote job(s): running/finished/none");
     status->set_help_flag("--help", "Print this help and exit");
     auto model = std::make_shared<std::string>();
     status->add_option("MODEL", *model, "Model name or spec path (default: all models)");
-    status->callback([&action, cli, model] {
+    status->callback([&action, ssh, cli, model] {
+        reject_train_flags(*ssh, "status");
         action = [cli, model] { return run_status(*cli, *model); };
     });
-    add_ssh_job_commands(*ssh, action, cli, verbosity);
+    add_ssh_job_commands(*ssh, action, cli, verbosity, std::move(train));
 }
 
 }  // namespace mlt::cli

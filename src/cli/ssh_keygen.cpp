@@ -12,14 +12,16 @@ void add_ssh_keygen_command(CLI::App& app, Action& action) {
     cmd->footer(
         "Examples:\n"
         "  mlt ssh-keygen vast                 # ~/.ssh/id_vast (Ed25519) and id_vast.pub\n"
-        "  mlt ssh-keygen lab -t rsa -l 4096 -o ./keys -C me@laptop");
+        "  mlt ssh-keygen lab -t rsa -l 4096 -o ./keys -C me@laptop\n"
+        "  mlt ssh-keygen utest --type rsa --length 2048 --output ./keys   # MLTK's spelling");
     auto req = std::make_shared<KeygenRequest>();
     cmd->add_option("NAME", req->name, "Key name: the files are id_NAME and id_NAME.pub")->required();
-    cmd->add_option("-t,--type", req->type, "Key type")
+    cmd->add_option("-t,--type", req->type, "Key type (default ed25519)")
         ->transform(CLI::CheckedTransformer(
             std::map<std::string, KeyType>{{"ed25519", KeyType::ed25519}, {"rsa", KeyType::rsa}},
             CLI::ignore_case))
-        ->default_str("ed25519");
+        ->default_str("ed25519")
+        ->option_text("ed25519|rsa");  // not CLI11's view of the enum's values
     cmd->add_option("-l,--length", req->bits, "RSA key size in bits (default 3072)")->type_name("BITS");
     cmd->add_option("-o,--output,--output-dir", req->directory, "Directory of the key files (default ~/.ssh)")
         ->type_name("DIR");

@@ -1,53 +1,120 @@
 // `mlt ssh ... train|logs|stop|download MODEL`
-#include <algorithm>
 #include <memory>
+#include <vector>
 
 #include "mlt/cli/commands.h"
+#include "mlt/train/train_arguments.h"
 #include "mlt/train/train_command.h"
 
 namespace mlt::cli {
 
-void add_ssh_job_commands(CLI::App& ssh, Action& action, const std::shared_ptr<SshCommandLine>& cli,
-                          int& verbosity) {
-    auto* train = ssh.add_subcommand("train", "Upload, train remotely, stream the log, collect the results");
-    train->set_help_flag("--help", "Print this help and exit");
-    // mlt's own flags are recognised anywhere (MLTK: `train my_model --clean`); everything
-    // else after MODEL goes to the training command.
-    train->allow_extras();
-    auto opts = std::make_shared<TrainOptions>();
-    train->add_option("MODEL", opts->model, "Model name or spec path (NAME, NAME-test, path/to/NAME.py)")
-        ->required();
-    auto positional = std::make_shared<std::vector<std::string>>();
-    train->add_option("ARGS", *positional, "Arguments for the training command (after MODEL; use -- before options)");
-    train->add_flag("--clean", opts->clean, "Delete local and remote logs and archive first");
-    train->add_flag("--force", opts->force, "Stop or discard an existing job of this model first");
-    train->add_flag("--resume", opts->resume, "Reattach to a running job, or collect a finished one");
-    train->add_flag("--no-wait", opts->no_wait, "Return once the job runs (collect later with --resume)");
-    train->add_option("--workspace", opts->workspace,
-                      "Sync this project directory to the remote dir first (honours .mltignore and "
-                      ".gitignore; never .git/, .env, id_*, *.pem, *.key)")
+namespace {
+
+// The flags `mlt ssh` takes before COMMAND only for train.
+constexpr const char* kTrainOnly[] = {"--clean", "--force", "--resume", "--no-wait"};
+
+// MLTK's `ssh` takes these before COMMAND as well as after MODEL; each has its --no- form
+// (for --no-wait: --wait), and the last one given wins.
+void add_job_flags(CLI::App& app, TrainOptions& o, const std::string& group) {
+    app.add_flag("--clean,!--no-clean", o.clean, "Delete local and remote logs and archive first")
+        ->group(group);
+    app.add_flag("--force,!--no-force", o.force,
+                 "Stop or discard an existing job of this model first")
+        ->group(group);
+    app.add_flag("--resume,!--no-resume", o.resume,
+                 "Reattach to a running job, or collect a finished one")
+        ->group(group);
+    app.add_flag("--no-wait,!--wait", o.no_wait,
+                 "Return once the job runs (collect later with --resume)")
+        ->group(group);
+}
+
+// Everything mlt itself takes after `train`: declared on the train subcommand (its --help and
+// the words before MODEL) and again on the parser of mlt's words after MODEL.
+void add_train_options(CLI::App& app, TrainOptions& o, SshCommandLine& cli, int& verbosity) {
+    add_job_flags(app, o, "Options");
+    app.add_option("--workspace", o.workspace,
+                   "Sync this project directory to the remote dir first (honours .mltignore and "
+                   ".gitignore; never .git/, .env, id_*, *.pem, *.key)")
         ->type_name("DIR");
-    train->add_option_function<int>(
-             "--reconnect-timeout", [opts](int s) { opts->reconnect_timeout = s; },
-             "Seconds to keep reconnecting after the link dropped (default: setting "
-             "reconnect_timeout, 600); 0: give up at once")
+    app.add_option_function<int>(
+           "--reconnect-timeout", [&o](int s) { o.reconnect_timeout = s; },
+           "Seconds to keep reconnecting after the link dropped (default: setting "
+           "reconnect_timeout, 600); 0: give up at once")
         ->type_name("S")
         ->check(CLI::Range(0, 604800));
-    train->add_flag("-v,--verbose", verbosity, "More detail; the training sees MLT_VERBOSE=1");
+    add_verbose_flag(app, verbosity, "More detail; the training sees MLT_VERBOSE=1");
+    add_connection_options(app, cli, "Connection options (as before train; not passed on)");
+}
+
+// The names and arity of the options `app` declares, for splitting the words after MODEL.
+std::vector<OwnOption> own_options(const CLI::App& app) {
+    std::vector<OwnOption> own;
+    for (const CLI::Option* opt : app.get_options()) {
+        if (!opt->nonpositional()) continue;
+        OwnOption o;
+        for (const auto& l : opt->get_lnames()) o.names.push_back("--" + l);
+        for (const auto& s : opt->get_snames()) o.names.push_back("-" + s);
+        o.takes_value = opt->get_items_expected_max() > 0;  // flags expect none
+        own.push_back(std::move(o));
+    }
+    return own;
+}
+
+}  // namespace
+
+void reject_train_flags(const CLI::App& ssh, const std::string& command) {
+    for (const char* name : kTrainOnly) {
+        const CLI::Option* opt = ssh.get_option_no_throw(name);
+        if (!opt || opt->count() == 0) continue;
+        std::string names;  // --clean/--no-clean
+        for (const auto& l : opt->get_lnames()) names += (names.empty() ? "--" : "/--") + l;
+        throw CLI::ValidationError(names, "only train takes it, not " + command);
+    }
+}
+
+void add_ssh_job_commands(CLI::App& ssh, Action& action, const std::shared_ptr<SshCommandLine>& cli,
+                          int& verbosity, TrainRunner run_training) {
+    auto opts = std::make_shared<TrainOptions>();
+    add_job_flags(ssh, *opts, "Options of train (also after MODEL)");
+
+    auto* train =
+        ssh.add_subcommand("train", "Upload, train remotely, stream the log, collect the results");
+    train->set_help_flag("--help", "Print this help and exit");
+    // MODEL and everything after it reach the callback as typed (CLI11 would separate the
+    // positional words from the unknown options and so reorder them); there mlt's own
+    // options are picked out and the rest goes, in its order, to the training command.
+    train->prefix_command();
+    train->allow_extras();
+    train->formatter(help_formatter(" MODEL [ARGS...]"));
+    add_train_options(*train, *opts, *cli, verbosity);
     train->footer(
+        "MODEL: a model name (NAME.py is looked for in model_paths, the current directory,\n"
+        "  MLTK_MODEL_PATHS), NAME-test for its test model, or a spec path (path/to/NAME.py).\n"
+        "ARGS: everything after MODEL that is not an option above goes, in its order, to the\n"
+        "  training command (train_cmd); after -- every word does. --test trains the test model\n"
+        "  NAME-test (and is passed on, as MLTK does). mlt's options may also stand after MODEL.\n"
         "Examples:\n"
         "  mlt ssh -h root@ssh4.example.net -p 35023 -i ~/.ssh/id_vast train my_model --clean\n"
+        "  mlt ssh train my_model -h gpu -p 2222 -i ~/.ssh/id_gpu --epochs 3 --weights best\n"
+        "  mlt ssh -h gpu --force train my_model --test   # test model my_model-test\n"
         "  mlt ssh -h gpu train my_model --no-wait   # later: ... train my_model --resume\n"
-        "  mlt ssh -h gpu train my_model-test -- --epochs 2   # args after MODEL go to train_cmd\n"
+        "  mlt ssh -h gpu train my_model -- -v --clean   # after --, words go to the training\n"
         "  mlt ssh -h gpu -o ServerAliveInterval=5 train my_model --reconnect-timeout 3600\n"
         "      # a flaky link: a silent link noticed after 15 s, reconnect for up to an hour");
-    train->callback([&action, &verbosity, cli, opts, train, positional] {
-        opts->args = train->remaining();
-        opts->args.insert(opts->args.end(), positional->begin(), positional->end());
-        // `--` only separates mlt's options from the training's; it is not passed on.
-        opts->args.erase(std::remove(opts->args.begin(), opts->args.end(), "--"), opts->args.end());
+    train->callback([&action, &verbosity, cli, opts, train, run_training] {
+        TrainArguments words = split_train_arguments(train->remaining(), own_options(*train));
+        // mlt's options after MODEL, parsed by the same declarations (and after those given
+        // before: the last one wins); --help among them shows train's help.
+        CLI::App after;
+        after.set_help_flag("--help");
+        add_train_options(after, *opts, *cli, verbosity);
+        std::vector<std::string> reversed(words.own.rbegin(), words.own.rend());
+        after.parse(reversed);
+        opts->model = words.model;
+        opts->args = words.passed;
         opts->verbose = verbosity > 0;
-        action = [cli, opts] { return run_train(*cli, *opts); };
+        action = [cli, opts, run_training] { return run_training(*cli, *opts); };
     });
 
     auto model_command = [&](const char* name, const char* help, auto run) {
@@ -55,18 +122,28 @@ void add_ssh_job_commands(CLI::App& ssh, Action& action, const std::shared_ptr<S
         cmd->set_help_flag("--help", "Print this help and exit");
         auto model = std::make_shared<std::string>();
         cmd->add_option("MODEL", *model, "Model name or spec path")->required();
+        auto test = std::make_shared<bool>(false);
+        cmd->add_flag("--test", *test, "The test model NAME-test (as train MODEL --test)");
         auto follow = std::make_shared<bool>(false);
-        if (std::string(name) == "logs") cmd->add_flag("-f,--follow", *follow, "Keep printing as the log grows");
-        cmd->callback([&action, cli, model, follow, run] {
-            action = [cli, model, follow, run] { return run(*cli, *model, *follow); };
+        if (std::string(name) == "logs")
+            cmd->add_flag("-f,--follow", *follow, "Keep printing as the log grows");
+        cmd->callback([&action, &ssh, cli, model, test, follow, run, name] {
+            reject_train_flags(ssh, name);
+            action = [cli, model, test, follow, run] { return run(*cli, *model, *test, *follow); };
         });
     };
     model_command("logs", "Print the remote console log (-f: follow it)",
-                  [](const SshCommandLine& c, const std::string& m, bool f) { return run_logs(c, m, f); });
+                  [](const SshCommandLine& c, const std::string& m, bool t, bool f) {
+                      return run_logs(c, m, t, f);
+                  });
     model_command("stop", "Stop the remote job (TERM, then KILL) and release its lock",
-                  [](const SshCommandLine& c, const std::string& m, bool) { return run_stop(c, m); });
+                  [](const SshCommandLine& c, const std::string& m, bool t, bool) {
+                      return run_stop(c, m, t);
+                  });
     model_command("download", "Pull archive, logs and download_files now; leave the job alone",
-                  [](const SshCommandLine& c, const std::string& m, bool) { return run_download(c, m); });
+                  [](const SshCommandLine& c, const std::string& m, bool t, bool) {
+                      return run_download(c, m, t);
+                  });
 }
 
 }  // namespace mlt::cli

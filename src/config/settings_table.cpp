@@ -180,7 +180,8 @@ const std::vector<FieldDecl>& ssh_fields() {
              "`${MLTK_CACHE_DIR:-~/.mltk}/models/<model>` on the remote",
              &assign<&S::remote_log_dir>, true),
         list("model_paths", "[~/models]",
-             "local directories searched for `MODEL.py` (after the current directory)",
+             "local directories searched, with their subdirectories, for `MODEL.py` (before the "
+             "current directory)",
              &append<&S::model_paths>),
         number("sync_every", "`0`", "600",
                "seconds between pulls of logs and checkpoints while training; 0: only at the end",

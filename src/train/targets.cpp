@@ -86,7 +86,8 @@ std::vector<Target> resolve_targets(const SshCommandLine& cli, const SshSettings
         Target t;
         t.connect.host = h.host;
         t.connect.user = h.user;
-        t.connect.port = h.port ? h.port : cli.port;
+        // As MLTK: -p beats the host's own :port (mlt ssh -h box:22 -p 2200 uses 2200).
+        t.connect.port = cli.port ? cli.port : h.port;
         t.connect.identity_file = cli.identity_file;
         if (i < settings.connections.size()) {
             const auto& c = settings.connections[i];

@@ -17,6 +17,7 @@
 #include "mlt/ssh/session.h"
 #include "mlt/train/local_state.h"
 #include "mlt/train/model.h"
+#include "mlt/train/train_arguments.h"
 #include "mlt/train/train_run.h"
 #include "mlt/transfer/sync.h"
 #include "mlt/transfer/transfer.h"
@@ -45,12 +46,12 @@ struct RunContext {
     std::string local_archive;
 };
 
-RunContext prepare(const SshCommandLine& cli, const std::string& model_arg) {
+RunContext prepare(const SshCommandLine& cli, const std::string& model_arg, bool test) {
     RunContext c;
     // model_paths come from the user settings; the model's own sidecar is read once the
     // spec is found.
     const SshSettings user = load_settings_for_command({});
-    c.model = resolve_model(model_arg, user.model_paths);
+    c.model = resolve_model(model_arg, user.model_paths, test);
     c.settings = load_settings_for_command(c.model.spec_path);
     auto targets = resolve_targets(cli, c.settings);
     if (targets.size() != 1)
@@ -251,7 +252,8 @@ WrapperSpec wrapper_for(const RunContext& c, const TrainOptions& o) {
 }
 
 // What collection and the run engine need to know of a model's files (no uploads, no job).
-TrainPlan plan_for(const RunContext& c, const SshCommandLine& cli, const std::string& model_arg) {
+TrainPlan plan_for(const RunContext& c, const SshCommandLine& cli, const std::string& model_arg,
+                   bool test) {
     TrainPlan p;
     p.model = c.model.name;
     p.remote_dir = c.target.remote_dir;
@@ -270,8 +272,13 @@ TrainPlan plan_for(const RunContext& c, const SshCommandLine& cli, const std::st
     p.compression = c.settings.compression;
     p.reconnect_timeout_s = c.settings.reconnect_timeout;
     p.owner = local_owner();
-    p.resume_line = command_line(cli, "train", model_arg, {"--resume"});
-    p.stop_line = command_line(cli, "stop", model_arg, {});
+    // MODEL as typed, so a spec path still finds its spec; --test keeps the test model.
+    std::vector<std::string> test_flag;
+    if (test) test_flag.push_back("--test");
+    std::vector<std::string> resume = test_flag;
+    resume.push_back("--resume");
+    p.resume_line = command_line(cli, "train", model_arg, resume);
+    p.stop_line = command_line(cli, "stop", model_arg, test_flag);
     return p;
 }
 
@@ -279,12 +286,13 @@ TrainPlan plan_for(const RunContext& c, const SshCommandLine& cli, const std::st
 
 int run_train(const SshCommandLine& cli, const TrainOptions& o) {
     install_interrupt_handler();
-    RunContext c = prepare(cli, o.model);
+    const bool test = wants_test_model(o.args);
+    RunContext c = prepare(cli, o.model, test);
     if (o.clean && !c.remote_log_dir.empty()) check_clean_target(c);
     std::string workspace = o.workspace.empty() ? std::string() : expand_user(o.workspace);
     if (workspace.empty() && !c.settings.workspace.empty())
         workspace = local_path_in(c.model.spec_dir, c.settings.workspace);
-    TrainPlan plan = plan_for(c, cli, o.model);
+    TrainPlan plan = plan_for(c, cli, o.model, test);
     plan.uploads = plan_uploads(c, workspace);  // local checks before any remote action
     plan.wrapper = wrapper_for(c, o);
     plan.clean = o.clean;
@@ -301,9 +309,9 @@ int run_train(const SshCommandLine& cli, const TrainOptions& o) {
     return run.run();
 }
 
-int run_logs(const SshCommandLine& cli, const std::string& model, bool follow) {
+int run_logs(const SshCommandLine& cli, const std::string& model, bool test, bool follow) {
     install_interrupt_handler();
-    RunContext c = prepare(cli, model);
+    RunContext c = prepare(cli, model, test);
     Session session = Session::open(c.target.connect);
     SessionRemote remote(session);
     const auto print = [](std::string_view d) { reporter().console(d); };
@@ -319,8 +327,8 @@ int run_logs(const SshCommandLine& cli, const std::string& model, bool follow) {
     return exit_code::kOk;
 }
 
-int run_stop(const SshCommandLine& cli, const std::string& model) {
-    RunContext c = prepare(cli, model);
+int run_stop(const SshCommandLine& cli, const std::string& model, bool test) {
+    RunContext c = prepare(cli, model, test);
     Session session = Session::open(c.target.connect);
     SessionRemote remote(session);
     const bool stopped = stop_job(remote, c.target.remote_dir, c.model.name, 10);
@@ -330,9 +338,9 @@ int run_stop(const SshCommandLine& cli, const std::string& model) {
     return exit_code::kOk;
 }
 
-int run_download(const SshCommandLine& cli, const std::string& model) {
-    RunContext c = prepare(cli, model);
-    const TrainPlan plan = plan_for(c, cli, model);
+int run_download(const SshCommandLine& cli, const std::string& model, bool test) {
+    RunContext c = prepare(cli, model, test);
+    const TrainPlan plan = plan_for(c, cli, model, test);
     LocalModelLock local_lock(plan.local_state_dir, plan.model);
     Session session = Session::open(c.target.connect);
     SessionRemote remote(session);

@@ -63,6 +63,16 @@ TEST_F(KeygenTest, RsaLengthOption) {
     expect_valid_pair(r, out_dir + "/id_big", "big", "RSA", 4096);
 }
 
+TEST_F(KeygenTest, MltkLongOptions) {
+    // `mltk ssh-keygen utest --output DIR`, with MLTK's other long forms.
+    const std::string out_dir = dir_.file("keys");
+    ProcessResult r = env_.run_mlt(
+        {"ssh-keygen", "utest", "--type", "rsa", "--length", "2048", "--output", out_dir});
+    expect_valid_pair(r, out_dir + "/id_utest", "utest", "RSA", 2048);
+    r = env_.run_mlt({"ssh-keygen", "--output=" + out_dir, "--type=ED25519", "edkey"});
+    expect_valid_pair(r, out_dir + "/id_edkey", "edkey", "ED25519", 256);
+}
+
 TEST_F(KeygenTest, CommentOption) {
     const std::string out_dir = dir_.file("keys");
     ProcessResult r = env_.run_mlt({"ssh-keygen", "named", "-C", "me@laptop", "-o", out_dir});

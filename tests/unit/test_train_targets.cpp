@@ -34,7 +34,7 @@ TEST(Targets, SettingsAloneGiveTheHost) {
 TEST(Targets, CommandLineWins) {
     mlt::SshCommandLine cli;
     cli.hosts = {"bob@cli-host:2222/data/run"};
-    cli.port = 3333;  // the host's own :port wins over -p
+    cli.port = 3333;  // -p wins over the host's own :port (MLTK's order)
     cli.identity_file = "/k";
     cli.ssh_options = {"StrictHostKeyChecking=accept-new", "UserKnownHostsFile /kh",
                        "ConnectTimeout=7"};
@@ -42,7 +42,7 @@ TEST(Targets, CommandLineWins) {
     ASSERT_EQ(t.size(), 1u);
     EXPECT_EQ(t[0].connect.host, "cli-host");
     EXPECT_EQ(t[0].connect.user, "bob");
-    EXPECT_EQ(t[0].connect.port, 2222);
+    EXPECT_EQ(t[0].connect.port, 3333);
     EXPECT_EQ(t[0].connect.identity_file, "/k");
     EXPECT_EQ(t[0].remote_dir, "data/run");  // MLTK: relative to the login dir
     EXPECT_EQ(t[0].connect.host_key_checking, mlt::HostKeyChecking::accept_new);
@@ -50,15 +50,20 @@ TEST(Targets, CommandLineWins) {
     EXPECT_EQ(t[0].connect.connect_timeout_s, 7);
 }
 
-TEST(Targets, DashPAppliesWhenTheHostHasNoPort) {
+TEST(Targets, DashPBeatsTheHostPort) {
     mlt::SshCommandLine cli;
     cli.hosts = {"a", "b:23"};
     cli.port = 3333;
     auto t = mlt::resolve_targets(cli, {});
     ASSERT_EQ(t.size(), 2u);
     EXPECT_EQ(t[0].connect.port, 3333);
-    EXPECT_EQ(t[1].connect.port, 23);
+    EXPECT_EQ(t[1].connect.port, 3333);
     EXPECT_EQ(t[0].remote_dir, ".");
+
+    cli.port = 0;  // without -p, the host's :port
+    t = mlt::resolve_targets(cli, {});
+    EXPECT_EQ(t[0].connect.port, 0);
+    EXPECT_EQ(t[1].connect.port, 23);
 }
 
 TEST(Targets, ErrorsAreUsageErrors) {

@@ -3,21 +3,38 @@
 #include <CLI/CLI.hpp>
 #include <functional>
 #include <memory>
+#include <string>
 
 #include "mlt/train/ssh_command.h"
+#include "mlt/train/train_command.h"
 
 namespace mlt::cli {
 
 // What a subcommand leaves for main to run after parsing: returns the exit code.
 using Action = std::function<int()>;
+// What `mlt ssh ... train` runs once parsed: run_train, or a test's stand-in.
+using TrainRunner = std::function<int(const SshCommandLine&, const TrainOptions&)>;
 
 // Each adds one subcommand with its options to `app`; when that subcommand is chosen, parsing
 // stores the work to do in `action`. Declared options only: the logic lives in the core.
-void add_ssh_command(CLI::App& app, Action& action, int& verbosity);
-// The job subcommands of `mlt ssh` (train, logs, stop, download), sharing its options.
-void add_ssh_job_commands(CLI::App& ssh, Action& action,
-                          const std::shared_ptr<SshCommandLine>& cli, int& verbosity);
+void add_ssh_command(CLI::App& app, Action& action, int& verbosity, TrainRunner train = run_train);
+// The job subcommands of `mlt ssh` (train, logs, stop, download), sharing its options, and
+// the options of train that `mlt ssh` also takes before COMMAND (as MLTK's `ssh` does).
+void add_ssh_job_commands(CLI::App& ssh, Action& action, const std::shared_ptr<SshCommandLine>& cli,
+                          int& verbosity, TrainRunner train);
 void add_ssh_keygen_command(CLI::App& app, Action& action);
 void add_jobs_command(CLI::App& app, Action& action);
+
+// -h, -p, -i/--identity_file, --password: declared on `mlt ssh` and again on train (MLTK takes
+// them after MODEL too); each writes `cli` (-h adds a host, the others: the last one wins).
+void add_connection_options(CLI::App& app, SshCommandLine& cli, const std::string& group);
+// -v/--verbose: each one raises `verbosity`, wherever it stands.
+void add_verbose_flag(CLI::App& app, int& verbosity, const std::string& help);
+// For the callback of an `mlt ssh` COMMAND other than train: throws CLI::ValidationError
+// when a train-only option (--clean, --force, --resume, --wait...) was given before it.
+void reject_train_flags(const CLI::App& ssh, const std::string& command);
+// The help layout of `mlt ssh` and its commands: flag pairs shown as `--clean, --no-clean`;
+// a non-empty `usage_tail` (" MODEL [ARGS...]") is added to the usage line.
+std::shared_ptr<CLI::Formatter> help_formatter(const std::string& usage_tail = {});
 
 }  // namespace mlt::cli

@@ -13,11 +13,24 @@ struct ModelRef {
     std::string spec_file;  // its file name
 };
 
-// Resolves a MODEL argument (docs/usage.md): a path to a spec file, or NAME resolved
-// as NAME.py in the current directory, then in `model_paths` and $MLTK_MODEL_PATHS; a
-// `-test` suffix uses spec NAME.py with model name NAME-test. Throws mlt::Error (usage)
-// listing the places searched.
-ModelRef resolve_model(const std::string& argument, const std::vector<std::string>& model_paths);
+// One place where NAME.py is looked for.
+struct ModelSearchDir {
+    std::string path;        // absolute
+    bool recursive = false;  // its subdirectories too
+};
+
+// Where a model NAME is looked for, in MLTK's order: each of `model_paths` (with its
+// subdirectories), then the current directory (only itself), then each `:`-separated entry
+// of $MLTK_MODEL_PATHS (with its subdirectories). Duplicates are dropped; an entry naming
+// the current directory is not searched recursively either (as MLTK). Never throws.
+std::vector<ModelSearchDir> model_search_dirs(const std::vector<std::string>& model_paths);
+
+// Resolves a MODEL argument (docs/usage.md): a path to a spec file, or NAME found as
+// NAME.py in model_search_dirs(). `NAME-test`, or `test` (MLTK's `--test`), trains the spec
+// NAME.py under the name NAME-test (never NAME-test-test). Throws mlt::Error (usage) for a
+// missing spec path, or for a NAME not found, listing the places searched.
+ModelRef resolve_model(const std::string& argument, const std::vector<std::string>& model_paths,
+                       bool test = false);
 
 // True when a MODEL argument is a spec path (has a `/` or ends in `.py`), not a name.
 bool is_spec_path(const std::string& argument);

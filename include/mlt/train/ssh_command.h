@@ -9,7 +9,8 @@
 
 namespace mlt {
 
-// The options `mlt ssh` takes before its COMMAND.
+// The connection options of `mlt ssh` (before COMMAND; train also takes -h/-p/-i/--password
+// after MODEL, as MLTK does).
 struct SshCommandLine {
     std::vector<std::string> hosts;        // -h, repeatable
     int port = 0;                          // -p

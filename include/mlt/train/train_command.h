@@ -12,7 +12,8 @@ namespace mlt {
 // The options of `mlt ssh ... train MODEL [ARGS...]`.
 struct TrainOptions {
     std::string model;
-    std::vector<std::string> args;  // passed through to the training command
+    std::vector<std::string> args;  // passed through to the training command, in order;
+                                    // `--test` among them trains the test model (as MLTK)
     bool clean = false;
     bool force = false;
     bool resume = false;
@@ -26,11 +27,12 @@ struct TrainOptions {
 // training's own status when it failed).
 int run_train(const SshCommandLine& cli, const TrainOptions& options);
 
-// `logs MODEL [-f]`: prints the remote console log (following it with -f).
-int run_logs(const SshCommandLine& cli, const std::string& model, bool follow);
+// `logs MODEL [--test] [-f]`: prints the remote console log (following it with -f). `test`:
+// the test model MODEL-test, as `train MODEL --test`.
+int run_logs(const SshCommandLine& cli, const std::string& model, bool test, bool follow);
 
-// `stop MODEL`: stops the remote job's process group and releases its lock.
-int run_stop(const SshCommandLine& cli, const std::string& model);
+// `stop MODEL [--test]`: stops the remote job's process group and releases its lock.
+int run_stop(const SshCommandLine& cli, const std::string& model, bool test);
 
 // The packages a new venv gets when venv_packages is not set, as MLTK installs them: wheel
 // and silabs-mltk pinned to `local_mltk_version`, then (the second list, tried when the first
@@ -38,7 +40,7 @@ int run_stop(const SshCommandLine& cli, const std::string& model);
 std::pair<std::vector<std::string>, std::vector<std::string>> default_venv_packages(
     const std::string& local_mltk_version);
 
-// `download MODEL`: pulls archive, logs and download_files now; the job is left alone.
-int run_download(const SshCommandLine& cli, const std::string& model);
+// `download MODEL [--test]`: pulls archive, logs and download_files now; the job is left alone.
+int run_download(const SshCommandLine& cli, const std::string& model, bool test);
 
 }  // namespace mlt

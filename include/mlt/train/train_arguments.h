@@ -1,0 +1,34 @@
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace mlt {
+
+// One option of mlt that may appear among the words after `train`: its names as typed
+// (`--clean`, `-h`) and whether it takes a value (`-h HOST`, `--workspace=DIR`).
+struct OwnOption {
+    std::vector<std::string> names;
+    bool takes_value = false;
+};
+
+// The words after `train`, split as MLTK's click command splits them.
+struct TrainArguments {
+    std::string model;                // the first word that is neither an option nor its value
+    std::vector<std::string> own;     // mlt's options, each with its value, in the order given
+    std::vector<std::string> passed;  // everything else, in the order given, for the training
+};
+
+// Splits `words` (everything after `train`): an option of `own_options` is mlt's wherever it
+// stands, with the next word as its value when it takes one and has no `=value`/`-pVALUE`;
+// the first other plain word is MODEL; all else goes to the training in its order. After
+// `--` (dropped) every word goes to the training (or is MODEL when none came yet).
+// Throws mlt::Error (usage) for an unknown option before MODEL (its value could not be told
+// from MODEL) and when there is no MODEL.
+TrainArguments split_train_arguments(const std::vector<std::string>& words,
+                                     const std::vector<OwnOption>& own_options);
+
+// True when the training arguments ask for MLTK's test model (`--test`).
+bool wants_test_model(const std::vector<std::string>& passed);
+
+}  // namespace mlt

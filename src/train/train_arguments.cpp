@@ -1,0 +1,66 @@
+#include "mlt/train/train_arguments.h"
+
+#include <algorithm>
+
+#include "mlt/util/error.h"
+
+namespace mlt {
+
+namespace {
+
+// The option of `own` a word names (`--name`, `--name=value`, `-x`, `-xVALUE`), or null.
+const OwnOption* find_own(const std::string& word, const std::vector<OwnOption>& own) {
+    if (word.size() < 2 || word[0] != '-') return nullptr;
+    const std::string name = word[1] == '-' ? word.substr(0, word.find('=')) : word.substr(0, 2);
+    for (const auto& o : own)
+        if (std::find(o.names.begin(), o.names.end(), name) != o.names.end()) return &o;
+    return nullptr;
+}
+
+// The value is in the word itself: `--name=value`, or `-xVALUE` for a short option.
+bool value_attached(const std::string& word) {
+    return word.rfind("--", 0) == 0 ? word.find('=') != std::string::npos : word.size() > 2;
+}
+
+bool looks_like_option(const std::string& word) {
+    return word.size() > 1 && word[0] == '-';
+}
+
+}  // namespace
+
+TrainArguments split_train_arguments(const std::vector<std::string>& words,
+                                     const std::vector<OwnOption>& own_options) {
+    TrainArguments out;
+    bool have_model = false;
+    bool after_separator = false;
+    for (std::size_t i = 0; i < words.size(); ++i) {
+        const std::string& word = words[i];
+        if (!after_separator && word == "--") {
+            after_separator = true;
+            continue;
+        }
+        const OwnOption* own = after_separator ? nullptr : find_own(word, own_options);
+        if (own) {
+            out.own.push_back(word);
+            // A missing value is left for the option parser to report.
+            if (own->takes_value && !value_attached(word) && i + 1 < words.size())
+                out.own.push_back(words[++i]);
+        } else if (!have_model && (after_separator || !looks_like_option(word))) {
+            out.model = word;
+            have_model = true;
+        } else if (!have_model) {
+            throw usage_error("unknown option " + word + " before MODEL",
+                              "options for the training go after MODEL: train MODEL " + word);
+        } else {
+            out.passed.push_back(word);
+        }
+    }
+    if (!have_model) throw usage_error("no model given", "mlt ssh ... train MODEL [ARGS...]");
+    return out;
+}
+
+bool wants_test_model(const std::vector<std::string>& passed) {
+    return std::find(passed.begin(), passed.end(), "--test") != passed.end();
+}
+
+}  // namespace mlt
