@@ -71,7 +71,8 @@ TransferSpec parse_transfer_spec(const std::string& entry, TransferDirection dir
 }
 
 std::string remote_path_in(const std::string& remote_dir, const std::string& path) {
-    if (!path.empty() && (path[0] == '/' || path[0] == '~')) return path;
+    // A path that starts with a variable (`$HOME/x`, `${WORK}/x`) names its own place.
+    if (!path.empty() && (path[0] == '/' || path[0] == '~' || path[0] == '$')) return path;
     return remote_dir + "/" + path;
 }
 

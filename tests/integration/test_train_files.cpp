@@ -4,6 +4,7 @@
 #include <pwd.h>
 #include <unistd.h>
 
+#include <filesystem>
 #include <string>
 
 #include "harness/expect.h"
@@ -138,6 +139,37 @@ TEST_F(TrainFilesTest, UploadAndDownloadGlobsAndAbsolutePairs) {
     EXPECT_EQ(read_or_empty(project() + "/results/uploaded.txt"), "./a.csv\n./b.csv\n");
     EXPECT_FALSE(path_exists(project() + "/results/skip.log"));
     EXPECT_FALSE(path_exists(local_out + ".tmp")) << "a temp file was left behind";
+}
+
+// MLTK's path expansion: `$VAR` in remote_dir and in a download's remote side expand on the
+// remote (its HOME), in an upload's local side and a download's local side here (the test's
+// HOME); an upload glob may climb above the spec dir, to the same place above the remote dir.
+TEST_F(TrainFilesTest, VariablesAndParentGlobsAsInMltk) {
+    const passwd* pw = getpwuid(geteuid());
+    ASSERT_NE(pw, nullptr);
+    const std::string remote_home = pw->pw_dir;  // sshd logs in as the test's own user
+    const std::string local_home = env().home();
+    ASSERT_NE(remote_home, local_home);
+    make_dir(remote() + "/ws", 0755);
+    const std::string rel =
+        std::filesystem::relative(remote() + "/ws", remote_home).generic_string();
+    make_dir(sshd().dir() + "/shared", 0755);
+    write_file(sshd().dir() + "/shared/common.py", "COMMON = 1\n");
+    write_file(local_home + "/in.txt", "from the local home\n");
+    write_shell_model("vars", "set -e\npwd > where.txt\necho out > out.txt\n");
+    write_model_settings("vars",
+                         std::string(kShellSidecar) + "  remote_dir: \"$HOME/" + rel +
+                             "\"\n"
+                             "  upload_files: [\"${HOME}/in.txt|in.txt\", \"../shared/*.py\"]\n"
+                             "  download_files: [\"$HOME/" +
+                             rel + "/out.txt|${HOME}/out-here.txt\"]\n");
+    write_user_settings();
+    ProcessResult r = mlt({"ssh", "train", "vars"});
+    ASSERT_EQ(r.exit_code, 0) << describe(r) << job_state("vars");
+    EXPECT_EQ(read_or_empty(remote() + "/ws/where.txt"), remote() + "/ws\n");
+    EXPECT_EQ(read_or_empty(remote() + "/ws/in.txt"), "from the local home\n");
+    EXPECT_EQ(read_or_empty(remote() + "/shared/common.py"), "COMMON = 1\n");
+    EXPECT_EQ(read_or_empty(local_home + "/out-here.txt"), "out\n") << describe(r);
 }
 
 }  // namespace

@@ -107,8 +107,8 @@ struct TransferSpec {
 // and says which rule it breaks.
 TransferSpec parse_transfer_spec(const std::string& entry, TransferDirection direction);
 
-// A remote path of the settings: absolute and `~` paths stand alone, others are relative to
-// `remote_dir`.
+// A remote path of the settings: absolute, `~` and `$VAR` paths stand alone (the variable
+// expands on the remote), others are relative to `remote_dir`.
 std::string remote_path_in(const std::string& remote_dir, const std::string& path);
 
 // A local path of the settings: `~` expanded; absolute paths stand alone, others are under
