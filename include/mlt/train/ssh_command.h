@@ -11,7 +11,7 @@ namespace mlt {
 
 // The options `mlt ssh` takes before its COMMAND.
 struct SshCommandLine {
-    std::vector<std::string> hosts;       // -h, repeatable
+    std::vector<std::string> hosts;        // -h, repeatable
     int port = 0;                          // -p
     std::string identity_file;             // -i
     std::optional<std::string> password;   // --password
@@ -31,8 +31,18 @@ struct Target {
 std::vector<Target> resolve_targets(const SshCommandLine& cli, const SshSettings& settings);
 
 // Loads user settings, plus the sidecar `<stem>.ssh.yaml` of `spec_path` when given, and
-// prints their warnings. Throws mlt::Error (config, exit 2) on bad settings.
-SshSettings load_settings_for_command(const std::string& spec_path);
+// prints their warnings, or appends them to `warnings` when given (for a caller that loads
+// the same file twice and must print each warning once). Throws mlt::Error (config, exit 2)
+// on bad settings.
+SshSettings load_settings_for_command(const std::string& spec_path,
+                                      std::vector<SettingsWarning>* warnings = nullptr);
+
+// Prints settings warnings as load_settings_for_command does.
+void print_settings_warnings(const std::vector<SettingsWarning>& warnings);
+
+// Overwrites the passwords and passphrases of `settings` (once they were copied into the
+// targets, which wipe theirs after use).
+void wipe_settings_secrets(SshSettings& settings);
 
 // `mlt ssh ... status [MODEL]`: prints the job table of every node; returns the exit code.
 int run_status(const SshCommandLine& cli, const std::string& model);
