@@ -1,5 +1,8 @@
 #include "mlt/config/host_spec.h"
 
+#include <arpa/inet.h>
+
+#include <cctype>
 #include <string>
 
 #include "mlt/util/error.h"
@@ -89,6 +92,38 @@ HostSpec parse_host_spec(std::string_view text) {
     // OpenSSH refuses these too: they would read as options to ssh or ProxyCommand.
     if (spec.host[0] == '-') fail(text, "host name may not start with '-'");
     return spec;
+}
+
+std::optional<std::string> host_name_problem(std::string_view name) {
+    if (name.empty()) return "it is empty";
+    const std::string text(name);
+    unsigned char addr[16];
+    if (::inet_pton(AF_INET, text.c_str(), addr) == 1 ||
+        ::inet_pton(AF_INET6, text.c_str(), addr) == 1)
+        return std::nullopt;
+    // A fully qualified name may end in a dot.
+    std::string_view rest = name.back() == '.' ? name.substr(0, name.size() - 1) : name;
+    if (rest.size() > 253) return "it is longer than 253 characters";
+    for (char c : rest) {
+        const auto u = static_cast<unsigned char>(c);
+        if (std::isalnum(u) || c == '-' || c == '.') continue;
+        if (c == '_') return "'_' is not allowed in host names";
+        if (c == ':') return "':' only appears in IPv6 addresses, and this is none";
+        if (u <= 0x20 || u >= 0x7f) return "it contains a blank, control or non-ASCII character";
+        return std::string("'") + c + "' is not allowed in host names";
+    }
+    while (true) {
+        const size_t dot = rest.find('.');
+        const std::string_view label = rest.substr(0, dot);
+        if (label.empty()) return "it has an empty label (two dots in a row, or a leading dot)";
+        if (label.size() > 63)
+            return "the part '" + std::string(label.substr(0, 20)) +
+                   "...' is longer than 63 characters";
+        if (label.front() == '-' || label.back() == '-')
+            return "the part '" + std::string(label) + "' starts or ends with '-'";
+        if (dot == std::string_view::npos) return std::nullopt;
+        rest = rest.substr(dot + 1);
+    }
 }
 
 std::string to_string(const HostSpec& spec) {

@@ -33,8 +33,12 @@ A missing file, an empty file and an empty `ssh:` section are all fine.
 
 From highest to lowest:
 
-1. the command line (`-h user@host:port/dir`, `-p`, `-i`, `--sync-every`, `--workspace`, ...)
-2. the `~/.ssh/config` entry of the `-h` alias (`HostName`, `Port`, `User`, `IdentityFile`)
+1. the command line (`-h user@host:port/dir`, `-p`, `-i`, `-o`, `--password`, `--sync-every`,
+   `--workspace`, ...)
+2. the ssh config (`config_path`, or `-F`) entry of the `-h` host, or of `connection.hostname`
+   when there is no `-h`: `HostName`, `Port`, `User`, `IdentityFile`, `ConnectTimeout`,
+   `StrictHostKeyChecking`, ... as `ssh` reads them (`Host` patterns match the name as
+   written, so an alias such as `vast_ai` works although `_` is no host name character)
 3. the model's `<spec stem>.ssh.yaml`
 4. the SshMixin settings in the model specification
 5. the user settings file
@@ -56,7 +60,8 @@ specification's.
   the default (which depends on `train_cmd`).
 - `connection`: the model's value replaces the user's as a whole.
 - `nodes`: per key.
-- A key without a value (`key:` or `key: null`) counts as not set.
+- A key without a value (`key:` or `key: null`) counts as not set; so does an empty string in
+  `connection` (MLTK's `key_filename: ''`).
 - A key given twice in one mapping: the later one wins, with a warning.
 
 ## Settings in the model spec (MLTK's SshMixin)
@@ -148,6 +153,11 @@ std::string settings_reference_markdown() {
                 add_row(out, "nodes." + std::string(sub.name), sub);
         }
     }
+    out += "\nMLTK hands `connection` to paramiko's `SSHClient.connect`; its other arguments (";
+    const auto& ignored = settings_detail::ignored_connection_keys();
+    for (size_t i = 0; i < ignored.size(); ++i)
+        out += (i ? ", `" : "`") + std::string(ignored[i]) + "`";
+    out += ") are accepted there and ignored, with one warning each.\n";
     out += kOutro;
     // Built from the same examples the error hints use, so a unit test that loads this
     // block also checks every hint.

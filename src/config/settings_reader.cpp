@@ -364,19 +364,40 @@ ConnectionSettings FileReader::read_connection(const YAML::Node& node,
         const std::string& name = k.Scalar();
         const FieldDecl* field = find_field(connection_fields(), name);
         if (!field) {
-            warn_unknown(k, key, connection_fields());
+            const auto& ignored = ignored_connection_keys();
+            if (std::find(ignored.begin(), ignored.end(), name) != ignored.end())
+                warn(k, key + "." + name + " is a paramiko option that mlt does not use (ignored)");
+            else
+                warn_unknown(k, key, connection_fields());
             continue;
         }
         if (v.IsNull()) continue;
+        // A password or passphrase never reaches a message: string keys take any scalar, and
+        // describe() names only the shape of a non-scalar.
         Value value = read(*field, v, key + "." + name);
-        if (name == "port")
+        if (name == "port") {
             out.port = std::get<int>(value);
-        else if (name == "hostname")
-            out.hostname = std::get<std::string>(value);
-        else if (name == "username")
-            out.username = std::get<std::string>(value);
-        else
-            out.key_filename = std::get<std::string>(value);
+        } else if (name == "timeout") {
+            out.timeout_s = static_cast<int>(std::ceil(std::get<double>(value)));
+        } else if (name == "look_for_keys") {
+            out.look_for_keys = std::get<bool>(value);
+        } else if (name == "allow_agent") {
+            out.allow_agent = std::get<bool>(value);
+        } else {
+            // An empty string is "not set", as MLTK's `key_filename: ''`.
+            std::string text = std::get<std::string>(std::move(value));
+            if (text.empty()) continue;
+            if (name == "hostname")
+                out.hostname = std::move(text);
+            else if (name == "username")
+                out.username = std::move(text);
+            else if (name == "key_filename")
+                out.key_filename = std::move(text);
+            else if (name == "password")
+                out.password = std::move(text);
+            else
+                out.passphrase = std::move(text);
+        }
     }
     return out;
 }

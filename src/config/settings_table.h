@@ -1,7 +1,7 @@
 #pragma once
 
-// The declaration table of the `ssh:` settings (settings are declared once): one row per key drives parsing,
-// error messages, merging and docs/settings.md. Private to src/config/.
+// The declaration table of the `ssh:` settings (settings are declared once): one row per key drives
+// parsing, error messages, merging and docs/settings.md. Private to src/config/.
 
 #include <optional>
 #include <string>
@@ -64,6 +64,10 @@ const std::vector<FieldDecl>& ssh_fields();
 
 // The keys of one `connection` mapping.
 const std::vector<FieldDecl>& connection_fields();
+
+// paramiko's other SSHClient.connect arguments: accepted in `connection` for MLTK's settings
+// files and ignored with a warning.
+const std::vector<std::string_view>& ignored_connection_keys();
 
 // The keys of the `nodes` mapping.
 const std::vector<FieldDecl>& nodes_fields();

@@ -27,7 +27,7 @@ int probe_callback(const char*, char*, size_t, int, int, void* userdata) {
 
 }  // namespace
 
-KeyPtr load_private_key(const std::string& path) {
+KeyPtr load_private_key(const std::string& path, const KeySecrets& secrets) {
     struct stat st {};
     if (::stat(path.c_str(), &st) != 0)
         throw key_error("key file " + path + " not found: " + std::strerror(errno),
@@ -54,6 +54,25 @@ KeyPtr load_private_key(const std::string& path) {
         throw key_error("key file " + path + " is not a private key libssh can read",
                         "use an OpenSSH or PEM private key (not the .pub file)");
 
+    const auto decrypt = [&](const std::string& secret) {
+        return ssh_pki_import_privkey_file(path.c_str(), secret.c_str(), nullptr, nullptr, &raw) ==
+               SSH_OK;
+    };
+    if (secrets.passphrase) {
+        if (decrypt(*secrets.passphrase)) return KeyPtr(raw);
+        throw key_error(
+            "the passphrase of the settings (ssh.connection.passphrase) does not "
+            "decrypt key " +
+                path,
+            "fix it, or remove it to be asked for the passphrase");
+    }
+    // paramiko decrypts keys with the password when no passphrase is given; MLTK settings
+    // may rely on that.
+    if (secrets.password && decrypt(*secrets.password)) {
+        spdlog::debug("key {} decrypted with the password", path);
+        return KeyPtr(raw);
+    }
+
     // A tty gets three tries as with ssh; askpass answers the same every time, so one.
     const bool askpass_only = !have_terminal();
     const int tries = askpass_only ? 1 : 3;
@@ -62,10 +81,9 @@ KeyPtr load_private_key(const std::string& path) {
         if (!passphrase)
             throw key_error("key file " + path + " is encrypted and no passphrase could be asked",
                             "run in a terminal, or set SSH_ASKPASS, or use ssh-agent");
-        int rc =
-            ssh_pki_import_privkey_file(path.c_str(), passphrase->c_str(), nullptr, nullptr, &raw);
+        const bool ok = decrypt(*passphrase);
         wipe(*passphrase);
-        if (rc == SSH_OK) return KeyPtr(raw);
+        if (ok) return KeyPtr(raw);
     }
     throw key_error("wrong passphrase for key " + path, "try again, or use ssh-agent");
 }
@@ -94,15 +112,17 @@ constexpr const char* kDefaultKeys[] = {"id_ed25519", "id_ecdsa", "id_rsa"};
 
 }  // namespace
 
-Authenticator::Authenticator(KeyPtr explicit_key, std::string key_path,
-                             std::optional<std::string> password, std::string ssh_dir)
+Authenticator::Authenticator(KeyPtr explicit_key, std::string key_path, AuthOptions options,
+                             std::string ssh_dir)
     : explicit_key_(std::move(explicit_key)),
       key_path_(std::move(key_path)),
-      password_(std::move(password)),
+      options_(std::move(options)),
       ssh_dir_(std::move(ssh_dir)) {}
 
 Authenticator::~Authenticator() {
-    if (password_) wipe(*password_);
+    if (options_.password) wipe(*options_.password);
+    if (options_.key_secrets.password) wipe(*options_.key_secrets.password);
+    if (options_.key_secrets.passphrase) wipe(*options_.key_secrets.passphrase);
 }
 
 bool Authenticator::try_key(ssh_session s, Liveness& live, const KeyPtr& key) {
@@ -116,6 +136,7 @@ bool Authenticator::try_key(ssh_session s, Liveness& live, const KeyPtr& key) {
 }
 
 bool Authenticator::try_agent(ssh_session s, Liveness& live) {
+    if (!options_.allow_agent) return false;
     const char* sock = std::getenv("SSH_AUTH_SOCK");
     if (!sock || !*sock) return false;
     return auth_call(s, live, display_, [&] { return ssh_userauth_agent(s, nullptr); }) ==
@@ -124,6 +145,7 @@ bool Authenticator::try_agent(ssh_session s, Liveness& live) {
 
 bool Authenticator::try_default_keys(ssh_session s, Liveness& live,
                                      std::vector<std::string>& tried) {
+    if (!options_.look_for_keys) return false;
     for (const char* name : kDefaultKeys) {
         const std::string path = ssh_dir_ + "/" + name;
         struct stat st {};
@@ -139,7 +161,7 @@ bool Authenticator::try_default_keys(ssh_session s, Liveness& live,
             if (rc != SSH_AUTH_SUCCESS) continue;
         }
         tried.push_back("publickey (" + path + ")");
-        KeyPtr key = load_private_key(path);
+        KeyPtr key = load_private_key(path, options_.key_secrets);
         if (try_key(s, live, key)) {
             used_key_ = std::move(key);
             used_key_path_ = path;
@@ -150,10 +172,11 @@ bool Authenticator::try_default_keys(ssh_session s, Liveness& live,
 }
 
 bool Authenticator::try_password(ssh_session s, Liveness& live, bool may_ask) {
-    if (!password_ && may_ask) password_ = prompt_secret(display_ + "'s password: ");
-    if (!password_) return false;
+    if (!options_.password && may_ask)
+        options_.password = prompt_secret(display_ + "'s password: ");
+    if (!options_.password) return false;
     return auth_call(s, live, display_, [&] {
-               return ssh_userauth_password(s, nullptr, password_->c_str());
+               return ssh_userauth_password(s, nullptr, options_.password->c_str());
            }) == SSH_AUTH_SUCCESS;
 }
 
@@ -167,22 +190,23 @@ bool Authenticator::try_kbdint(ssh_session s, Liveness& live, bool may_ask) {
             std::optional<std::string> answer;
             // The usual single hidden prompt is the password: --password (or the one asked
             // once) answers it; anything else is asked, and cannot be replayed later.
-            if (prompts == 1 && !echo && !password_ && may_ask)
-                password_ = prompt_secret(prompt ? prompt : "Password: ");
+            if (prompts == 1 && !echo && !options_.password && may_ask)
+                options_.password = prompt_secret(prompt ? prompt : "Password: ");
             if (prompts == 1 && !echo)
-                answer = password_;
+                answer = options_.password;
             else if (may_ask)
                 answer = prompt_secret(prompt ? prompt : "Response: ");
             if (!answer) return false;
             ssh_userauth_kbdint_setanswer(s, static_cast<unsigned>(i), answer->c_str());
-            wipe(*answer);  // a copy: the kept password is password_ itself
+            wipe(*answer);  // a copy: the kept password is options_.password itself
         }
         rc = auth_call(s, live, display_, [&] { return ssh_userauth_kbdint(s, nullptr, nullptr); });
     }
     return rc == SSH_AUTH_SUCCESS;
 }
 
-void Authenticator::authenticate(ssh_session s, Liveness& live, const std::string& display) {
+void Authenticator::authenticate(ssh_session s, Liveness& live, const std::string& display,
+                                 bool key_only) {
     display_ = display;
     int rc = auth_call(s, live, display, [&] { return ssh_userauth_none(s, nullptr); });
     if (rc == SSH_AUTH_SUCCESS) return;
@@ -200,10 +224,10 @@ void Authenticator::authenticate(ssh_session s, Liveness& live, const std::strin
             if (try_agent(s, live)) return;
             break;
         case Method::password:
-            if (try_password(s, live, false)) return;
+            if (!key_only && try_password(s, live, false)) return;
             break;
         case Method::kbdint:
-            if (try_kbdint(s, live, false)) return;
+            if (!key_only && try_kbdint(s, live, false)) return;
             break;
         case Method::unknown: {
             std::vector<std::string> tried;
@@ -215,8 +239,11 @@ void Authenticator::authenticate(ssh_session s, Liveness& live, const std::strin
                         method_ = Method::key;
                         return;
                     }
-                } else {
-                    tried.push_back("publickey (agent and default keys)");
+                } else if (options_.allow_agent || options_.look_for_keys) {
+                    tried.push_back(options_.allow_agent && options_.look_for_keys
+                                        ? "publickey (agent and default keys)"
+                                    : options_.allow_agent ? "publickey (agent)"
+                                                           : "publickey (default keys)");
                     if (try_agent(s, live)) {
                         method_ = Method::agent;
                         return;
@@ -227,14 +254,18 @@ void Authenticator::authenticate(ssh_session s, Liveness& live, const std::strin
                     }
                 }
             }
-            if ((methods & SSH_AUTH_METHOD_PASSWORD)) {
+            // After a changed host key was accepted (StrictHostKeyChecking no), as OpenSSH: a
+            // man in the middle must not learn a password.
+            const bool withheld =
+                key_only && (methods & (SSH_AUTH_METHOD_PASSWORD | SSH_AUTH_METHOD_INTERACTIVE));
+            if (!key_only && (methods & SSH_AUTH_METHOD_PASSWORD)) {
                 tried.push_back("password");
                 if (try_password(s, live, true)) {
                     method_ = Method::password;
                     return;
                 }
             }
-            if (methods & SSH_AUTH_METHOD_INTERACTIVE) {
+            if (!key_only && (methods & SSH_AUTH_METHOD_INTERACTIVE)) {
                 tried.push_back("keyboard-interactive");
                 if (try_kbdint(s, live, true)) {
                     method_ = Method::kbdint;
@@ -244,11 +275,15 @@ void Authenticator::authenticate(ssh_session s, Liveness& live, const std::strin
             std::string list;
             for (const auto& t : tried) list += (list.empty() ? "" : ", ") + t;
             if (list.empty()) list = "nothing the server offers";
+            if (withheld)
+                list += "; not password or keyboard-interactive, because the host key changed";
             throw Error(ErrorKind::auth, exit_code::kConnection,
                         "authentication to " + display + " failed; tried: " + list,
                         explicit_key_ ? "check that " + key_path_ +
                                             ".pub is in ~/.ssh/authorized_keys on the remote"
-                                      : "pass a key with -i KEY, or --password");
+                        : withheld ? "use a key (-i KEY), or remove the host's old key from "
+                                     "known_hosts if the new one is right"
+                                   : "pass a key with -i KEY, or --password");
         }
     }
     throw Error(ErrorKind::auth, exit_code::kConnection,

@@ -1,11 +1,26 @@
 // Host key verification with OpenSSH's StrictHostKeyChecking semantics.
 
+#include <pwd.h>
 #include <spdlog/spdlog.h>
+#include <unistd.h>
 
 #include <fstream>
 #include <sstream>
 
 #include "internal.h"
+#include "mlt/util/shell.h"
+
+namespace mlt {
+
+std::string known_hosts_removal_command(const std::string& host_port,
+                                        const std::string& known_hosts,
+                                        const std::string& openssh_default) {
+    std::string cmd = "ssh-keygen -R " + shell_quote(host_port);
+    if (known_hosts != openssh_default) cmd += " -f " + shell_quote(known_hosts);
+    return cmd;
+}
+
+}  // namespace mlt
 
 namespace mlt::ssh_detail {
 
@@ -71,29 +86,64 @@ std::string server_fingerprint(ssh_session s, std::string* key_type) {
     return text ? std::string(text.get()) : std::string("SHA256:?");
 }
 
-void verify_host_key(ssh_session s, HostKeyChecking mode, const std::string& known_hosts_path,
-                     const std::string& host_port) {
+namespace {
+
+// ssh-keygen's own default file: under the home of the password database, which is not
+// always $HOME (mlt's ~).
+std::string openssh_default_known_hosts() {
+    const passwd* pw = ::getpwuid(::getuid());
+    return pw && pw->pw_dir ? std::string(pw->pw_dir) + "/.ssh/known_hosts" : std::string();
+}
+
+std::string removal_command(const Resolved& r) {
+    return known_hosts_removal_command(r.host_port, r.known_hosts, openssh_default_known_hosts());
+}
+
+}  // namespace
+
+HostKeyVerdict verify_host_key(ssh_session s, const Resolved& r, bool first) {
+    const std::string& host_port = r.host_port;
+    const std::string& known_hosts_path = r.known_hosts;
     std::string key_type;
     const std::string fingerprint = server_fingerprint(s, &key_type);
     if (key_is_revoked(s, known_hosts_path))
-        throw host_key_error("host key of " + host_port + " (" + key_type + " " + fingerprint +
-                                 ") is marked @revoked in " + known_hosts_path,
-                             "the server uses a revoked key: do not connect; ask its administrator");
+        throw host_key_error(
+            "host key of " + host_port + " (" + key_type + " " + fingerprint +
+                ") is marked @revoked in " + known_hosts_path,
+            "the server uses a revoked key: do not connect; ask its administrator");
+    // On a reconnect the first connection's warning stands; the key is the same (Connector).
+    const auto warn = [first](const std::string& text) {
+        if (first)
+            spdlog::warn("{}", text);
+        else
+            spdlog::debug("{}", text);
+    };
     const ssh_known_hosts_e state = ssh_session_is_known_server(s);
     switch (state) {
         case SSH_KNOWN_HOSTS_OK:
             spdlog::debug("host key {} {} matches {}", key_type, fingerprint, known_hosts_path);
-            return;
+            return HostKeyVerdict::known;
         case SSH_KNOWN_HOSTS_CHANGED:
         case SSH_KNOWN_HOSTS_OTHER: {
             std::string where = known_hosts_path;
             auto lines = lines_for_host(known_hosts_path, host_port);
             if (!lines.empty()) where += ":" + std::to_string(lines.front());
+            if (r.checking == HostKeyChecking::no) {
+                // As OpenSSH: connect, but a man in the middle must not get a password.
+                warn("host key of " + host_port + " has CHANGED (now " + key_type + " " +
+                     fingerprint + "; " + where +
+                     " has another); connecting anyway as StrictHostKeyChecking is no, with key "
+                     "authentication only (no password or keyboard-interactive); " +
+                     known_hosts_path + " is left as it is");
+                return HostKeyVerdict::changed;
+            }
             throw host_key_error(
-                "host key for " + host_port + " has CHANGED (now " + key_type + " " +
-                    fingerprint + "); the old key is at " + where,
-                "if the host was really reinstalled, remove that line (ssh-keygen -R '" +
-                    host_port + "' -f " + known_hosts_path + ") and connect again");
+                "host key for " + host_port + " has CHANGED (now " + key_type + " " + fingerprint +
+                    "); the old key is at " + where,
+                "if the host was reinstalled or replaced, remove the old key and connect again: " +
+                    removal_command(r) +
+                    "; for cloud hosts that reuse addresses, host_key_checking: no (or -o "
+                    "StrictHostKeyChecking=no) accepts a changed key with a warning");
         }
         case SSH_KNOWN_HOSTS_UNKNOWN:
         case SSH_KNOWN_HOSTS_NOT_FOUND:
@@ -104,7 +154,7 @@ void verify_host_key(ssh_session s, HostKeyChecking mode, const std::string& kno
                                      known_hosts_path + ": " + last_error(s),
                                  "check that the file is readable and well formed");
     }
-    switch (mode) {
+    switch (r.checking) {
         case HostKeyChecking::yes:
             throw host_key_error("host key of " + host_port + " is unknown (" + key_type + " " +
                                      fingerprint + ") and host_key_checking is yes",
@@ -112,9 +162,9 @@ void verify_host_key(ssh_session s, HostKeyChecking mode, const std::string& kno
                                  "-o StrictHostKeyChecking=accept-new or to " +
                                      known_hosts_path);
         case HostKeyChecking::no:
-            spdlog::warn("host key of {} is not verified ({} {}); not recorded", host_port,
-                         key_type, fingerprint);
-            return;
+            warn("host key of " + host_port + " is not verified (" + key_type + " " + fingerprint +
+                 "); not recorded");
+            return HostKeyVerdict::unverified;
         case HostKeyChecking::accept_new:
             if (ssh_session_update_known_hosts(s) != SSH_OK)
                 throw host_key_error("cannot record the host key of " + host_port + " in " +
@@ -122,8 +172,9 @@ void verify_host_key(ssh_session s, HostKeyChecking mode, const std::string& kno
                                      "check that the file and its directory are writable");
             spdlog::warn("added host key of {} ({} {}) to {}", host_port, key_type, fingerprint,
                          known_hosts_path);
-            return;
+            return HostKeyVerdict::recorded;
     }
+    return HostKeyVerdict::known;
 }
 
 }  // namespace mlt::ssh_detail

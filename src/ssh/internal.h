@@ -16,6 +16,25 @@ namespace mlt::ssh_detail {
 // libssh's last error text for a session, never empty.
 std::string last_error(ssh_session s);
 
+// A connect spec after the ssh config was layered in: the same for every session opened
+// from one spec.
+struct Resolved {
+    std::string hostname;  // what libssh connects to (the HostName of an alias)
+    std::string user, identity, known_hosts, host_port, display;
+    int port = 22;
+    HostKeyChecking checking = HostKeyChecking::accept_new;
+    int alive_interval_s = 10;
+    int alive_count_max = 2;
+    int connect_timeout_s = 15;
+};
+
+// Sets up a fresh session from `spec` and returns what it resolved to: the ssh config entry
+// of spec.host read as OpenSSH does (Host patterns against the name as typed), libssh given
+// only its HostName, then the command line over the entry over the settings. Throws Error
+// (config, exit 2) for a name that is no valid host name (naming where it came from and what
+// to do), a config line libssh refuses, or a bad option.
+Resolved configure(ssh_session raw, const ConnectSpec& spec);
+
 // Reads wait up to this long for output before looking at the other stream and at EOF.
 constexpr int kPollMs = 50;
 // The read size. libssh 0.10 grows a channel's receive window to the size of the read it
@@ -78,34 +97,61 @@ ChannelPtr open_exec(ssh_session s, Liveness& live, const std::string& command,
 // server's close has arrived; -1 when it sent none (killed by a signal).
 int exit_status_of(ssh_session s, Liveness& live, ssh_channel ch, const std::string& display);
 
-// Checks the server's host key against `known_hosts_path` per `mode` and records a new key
-// when mode is accept-new. Throws Error (host_key, exit 4) on refusal.
-void verify_host_key(ssh_session s, HostKeyChecking mode, const std::string& known_hosts_path,
-                     const std::string& host_port);
+// What verify_host_key decided.
+enum class HostKeyVerdict {
+    known,       // matches known_hosts
+    recorded,    // was unknown, now recorded (accept-new)
+    unverified,  // unknown, accepted without recording (no)
+    changed,     // differs from known_hosts, accepted (no): key authentication only
+};
+
+// Checks the server's host key against r.known_hosts per r.checking, as OpenSSH's
+// StrictHostKeyChecking: a new key is recorded with accept-new; a changed one is accepted
+// only with `no` (known_hosts untouched; the caller must then allow key authentication only).
+// `first`: false on a reconnect, whose acceptance is logged at debug level only. Throws Error
+// (host_key, exit 4) on refusal; a changed key's message holds the ssh-keygen -R command that
+// removes the stale entry.
+HostKeyVerdict verify_host_key(ssh_session s, const Resolved& r, bool first);
 
 // "SHA256:..." of the server's host key; throws Error (host_key) when it cannot be read.
 std::string server_fingerprint(ssh_session s, std::string* key_type);
 
-// Loads a private key file, asking for its passphrase when it is encrypted. Throws Error
-// (key, exit 2) when the file is missing, unreadable, too open, or the passphrase is wrong.
-KeyPtr load_private_key(const std::string& path);
+// The secrets that may decrypt a key file before anybody is asked (ConnectSpec).
+struct KeySecrets {
+    std::optional<std::string> passphrase;  // the only one tried when set: no prompt
+    std::optional<std::string> password;    // tried silently first, as paramiko does
+};
+
+// Loads a private key file; when it is encrypted, tries `secrets`, else asks for the
+// passphrase. Throws Error (key, exit 2) when the file is missing, unreadable, too open, or
+// the passphrase is wrong (never naming it).
+KeyPtr load_private_key(const std::string& path, const KeySecrets& secrets = {});
+
+// How an Authenticator may authenticate (ConnectSpec).
+struct AuthOptions {
+    std::optional<std::string> password;
+    KeySecrets key_secrets;
+    bool look_for_keys = true;  // try ~/.ssh/id_* when there is no explicit key
+    bool allow_agent = true;    // try ssh-agent when there is no explicit key
+};
 
 // Authenticates sessions to one host, the first time with, in order: the explicit key (if
-// any), the agent and the default keys (when no explicit key), password and
-// keyboard-interactive, asking for what is needed. It keeps what worked (a decrypted key, the
-// password), so later sessions (reconnects) authenticate the same way without asking. Secrets
-// are wiped on destruction. Nothing is handed to libssh that it keeps (no callbacks).
+// any), the agent and the default keys (when no explicit key, as `options` allow), password
+// and keyboard-interactive, asking for what is needed. It keeps what worked (a decrypted key,
+// the password), so later sessions (reconnects) authenticate the same way without asking.
+// Secrets are wiped on destruction. Nothing is handed to libssh that it keeps (no callbacks).
 class Authenticator {
   public:
-    Authenticator(KeyPtr explicit_key, std::string key_path, std::optional<std::string> password,
+    Authenticator(KeyPtr explicit_key, std::string key_path, AuthOptions options,
                   std::string ssh_dir);
     ~Authenticator();
     Authenticator(const Authenticator&) = delete;
     Authenticator& operator=(const Authenticator&) = delete;
 
-    // Throws Error (auth, exit 255) listing the methods tried, (disconnected) when the link
-    // fails during authentication.
-    void authenticate(ssh_session s, Liveness& live, const std::string& display);
+    // `key_only`: password and keyboard-interactive are not used (the host key changed and was
+    // accepted anyway). Throws Error (auth, exit 255) listing the methods tried,
+    // (disconnected) when the link fails during authentication.
+    void authenticate(ssh_session s, Liveness& live, const std::string& display, bool key_only);
 
   private:
     enum class Method { unknown, key, agent, password, kbdint };
@@ -117,7 +163,7 @@ class Authenticator {
 
     KeyPtr explicit_key_;
     std::string key_path_;
-    std::optional<std::string> password_;
+    AuthOptions options_;
     std::string ssh_dir_;
     Method method_ = Method::unknown;  // what worked the first time
     KeyPtr used_key_;                  // a default key that worked, decrypted

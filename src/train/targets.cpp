@@ -39,17 +39,25 @@ HostKeyChecking parse_checking(const std::string& value) {
 void apply_ssh_option(const std::string& option, Target& t) {
     auto sep = option.find_first_of("= ");
     if (sep == std::string::npos || sep == 0)
-        throw usage_error("-o " + option + ": expected Key=Value", "e.g. -o StrictHostKeyChecking=yes");
+        throw usage_error("-o " + option + ": expected Key=Value",
+                          "e.g. -o StrictHostKeyChecking=yes");
     const std::string typed = option.substr(0, sep);  // for messages, as the user wrote it
     const std::string key = lower(typed);
     const std::string value = option.substr(sep + 1);
-    if (key == "stricthostkeychecking") t.connect.host_key_checking = parse_checking(value);
-    else if (key == "userknownhostsfile") t.connect.known_hosts_path = value;
-    else if (key == "connecttimeout") t.connect.connect_timeout_s = parse_int_option(typed, value, 1, 3600);
-    else if (key == "port") t.connect.port = parse_int_option(typed, value, 1, 65535);
-    else if (key == "user") t.connect.user = value;
-    else if (key == "identityfile") t.connect.identity_file = value;
-    else if (key == "ciphers") t.connect.ciphers = value;
+    if (key == "stricthostkeychecking")
+        t.connect.host_key_checking = parse_checking(value);
+    else if (key == "userknownhostsfile")
+        t.connect.known_hosts_path = value;
+    else if (key == "connecttimeout")
+        t.connect.connect_timeout_s = parse_int_option(typed, value, 1, 3600);
+    else if (key == "port")
+        t.connect.port = parse_int_option(typed, value, 1, 65535);
+    else if (key == "user")
+        t.connect.user = value;
+    else if (key == "identityfile")
+        t.connect.identity_file = value;
+    else if (key == "ciphers")
+        t.connect.ciphers = value;
     else if (key == "serveraliveinterval")
         t.connect.alive_interval_s = parse_int_option(typed, value, 0, 86400);
     else if (key == "serveralivecountmax")
@@ -68,6 +76,7 @@ std::vector<Target> resolve_targets(const SshCommandLine& cli, const SshSettings
         throw usage_error("cannot read ssh config " + cli.ssh_config, "check the -F path");
     std::vector<HostSpec> hosts;
     for (const auto& h : cli.hosts) hosts.push_back(parse_host_spec(h));
+    const bool from_settings = hosts.empty();
     if (hosts.empty()) {
         for (const auto& c : settings.connections) {
             if (c.hostname.empty()) continue;
@@ -85,19 +94,26 @@ std::vector<Target> resolve_targets(const SshCommandLine& cli, const SshSettings
         const HostSpec& h = hosts[i];
         Target t;
         t.connect.host = h.host;
+        t.connect.host_origin = from_settings ? "from ssh.connection.hostname" : "from -h";
         t.connect.user = h.user;
         // As MLTK: -p beats the host's own :port (mlt ssh -h box:22 -p 2200 uses 2200).
         t.connect.port = cli.port ? cli.port : h.port;
         t.connect.identity_file = cli.identity_file;
+        t.connect.password = cli.password;
         if (i < settings.connections.size()) {
             const auto& c = settings.connections[i];
             t.connect.fallback_user = c.username;
             t.connect.fallback_port = c.port;
             t.connect.fallback_identity_file = c.key_filename;
+            if (!t.connect.password) t.connect.password = c.password;
+            t.connect.passphrase = c.passphrase;
+            t.connect.fallback_connect_timeout_s = c.timeout_s;
+            t.connect.look_for_keys = c.look_for_keys.value_or(true);
+            t.connect.allow_agent = c.allow_agent.value_or(true);
         }
-        t.connect.config_path = expand_user(cli.ssh_config.empty() ? settings.config_path : cli.ssh_config);
+        t.connect.config_path =
+            expand_user(cli.ssh_config.empty() ? settings.config_path : cli.ssh_config);
         t.connect.fallback_host_key_checking = settings.host_key_checking;
-        t.connect.password = cli.password;
         for (const auto& o : cli.ssh_options) apply_ssh_option(o, t);
         t.remote_dir = h.remote_dir.empty() ? settings.remote_dir : h.remote_dir;
         if (t.remote_dir.empty()) t.remote_dir = ".";

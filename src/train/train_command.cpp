@@ -49,11 +49,20 @@ struct RunContext {
 RunContext prepare(const SshCommandLine& cli, const std::string& model_arg, bool test) {
     RunContext c;
     // model_paths come from the user settings; the model's own sidecar is read once the
-    // spec is found.
-    const SshSettings user = load_settings_for_command({});
-    c.model = resolve_model(model_arg, user.model_paths, test);
+    // spec is found. The user file is read twice then: its warnings are printed by the second
+    // reading, or by the first one when the model cannot be found.
+    std::vector<SettingsWarning> user_warnings;
+    SshSettings user = load_settings_for_command({}, &user_warnings);
+    wipe_settings_secrets(user);
+    try {
+        c.model = resolve_model(model_arg, user.model_paths, test);
+    } catch (...) {
+        print_settings_warnings(user_warnings);
+        throw;
+    }
     c.settings = load_settings_for_command(c.model.spec_path);
     auto targets = resolve_targets(cli, c.settings);
+    wipe_settings_secrets(c.settings);
     if (targets.size() != 1)
         throw usage_error("several nodes (-h given " + std::to_string(targets.size()) +
                               " times) are not supported yet",

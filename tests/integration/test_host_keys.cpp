@@ -125,8 +125,8 @@ TEST_F(HostKeyTest, HashedEntryIsTrusted) {
     EXPECT_TRUE(logged_in());
 }
 
-// Every policy refuses a key that differs from the recorded one (settings.h: "A changed key
-// is always refused"), pointing at the offending known_hosts line.
+// yes and accept-new (the default) refuse a key that differs from the recorded one,
+// pointing at the offending known_hosts line and at the command that removes it.
 class ChangedHostKeyTest : public HostKeyTest, public ::testing::WithParamInterface<std::string> {};
 
 TEST_P(ChangedHostKeyTest, IsRefusedNamingTheLine) {
@@ -140,13 +140,13 @@ TEST_P(ChangedHostKeyTest, IsRefusedNamingTheLine) {
     ProcessResult r = status_with(known_hosts, extra);
     EXPECT_EQ(r.exit_code, kExitHostKey) << describe(r);
     EXPECT_TRUE(has_text(r.err, known_hosts + ":3"));
+    EXPECT_TRUE(has_text(r.err, "ssh-keygen -R '" + host_pattern() + "' -f " + known_hosts));
     EXPECT_TRUE(is_one_error_line(r.err));
     EXPECT_EQ(read_file(known_hosts), content) << "known_hosts must not change";
     EXPECT_TRUE(lacks_text(sshd().log_text(), "Accepted publickey")) << "authenticated anyway";
 }
 
-INSTANTIATE_TEST_SUITE_P(Policies, ChangedHostKeyTest,
-                         ::testing::Values("", "yes", "accept-new", "no"),
+INSTANTIATE_TEST_SUITE_P(Policies, ChangedHostKeyTest, ::testing::Values("", "yes", "accept-new"),
                          [](const ::testing::TestParamInfo<std::string>& policy) {
                              if (policy.param.empty()) return std::string("default");
                              std::string name = policy.param;
@@ -155,6 +155,52 @@ INSTANTIATE_TEST_SUITE_P(Policies, ChangedHostKeyTest,
                              }
                              return name;
                          });
+
+// The command in the message is the exact one: run as printed, it removes the stale entry
+// and the next run records the new key. (For the default file it has no -f when $HOME is the
+// home of the password database, which a test's temporary HOME is not: unit tested.)
+TEST_F(HostKeyTest, ChangedKeyMessageHasTheCommandThatFixesIt) {
+    const std::string old_key = other_key_blob("k_old");
+    for (const bool default_file : {false, true}) {
+        SCOPED_TRACE(default_file ? "~/.ssh/known_hosts" : "custom known_hosts");
+        const std::string known_hosts = default_file ? default_known_hosts() : custom_known_hosts();
+        write_file(known_hosts, host_pattern() + " " + old_key + "\n");
+        ProcessResult r = status_with(default_file ? "" : known_hosts);
+        ASSERT_EQ(r.exit_code, kExitHostKey) << describe(r);
+        const std::size_t at = r.err.find("ssh-keygen -R ");
+        ASSERT_NE(at, std::string::npos) << describe(r);
+        const std::string command = r.err.substr(at, r.err.find(';', at) - at);
+        EXPECT_TRUE(has_text(command, "'" + host_pattern() + "'"));
+        ProcessResult fix = env().run({"/bin/sh", "-c", command});
+        ASSERT_EQ(fix.exit_code, 0) << command << "\n" << describe(fix);
+        EXPECT_FALSE(openssh_knows_server(known_hosts)) << read_file(known_hosts);
+        r = status_with(default_file ? "" : known_hosts);
+        EXPECT_EQ(r.exit_code, 0) << describe(r);
+        EXPECT_TRUE(has_text(read_file(known_hosts), sshd().host_key_type_and_blob()));
+    }
+}
+
+// OpenSSH's `StrictHostKeyChecking no`: a changed key is accepted with a warning, known_hosts
+// stays as it is; from settings or -o.
+TEST_F(HostKeyTest, NoAcceptsAChangedKeyWithAWarning) {
+    const std::string known_hosts = custom_known_hosts();
+    const std::string content = host_pattern() + " " + other_key_blob("k_old") + "\n";
+    write_file(known_hosts, content);
+    ProcessResult r = status_with(known_hosts, {"-o", "StrictHostKeyChecking=no"});
+    ASSERT_EQ(r.exit_code, 0) << describe(r) << sshd_log();
+    EXPECT_TRUE(contains_icase(r.out, "no job")) << describe(r);
+    EXPECT_TRUE(has_text(r.err, "has CHANGED")) << describe(r);
+    EXPECT_TRUE(has_text(r.err, sshd().host_key_fingerprint())) << describe(r);
+    EXPECT_TRUE(has_text(r.err, known_hosts + ":1")) << describe(r);
+    EXPECT_EQ(read_file(known_hosts), content) << "known_hosts must not change";
+    EXPECT_EQ(login_count(), 1u) << sshd_log();
+
+    env().write_settings("ssh:\n  host_key_checking: no\n");
+    r = status_with(known_hosts);
+    ASSERT_EQ(r.exit_code, 0) << describe(r) << sshd_log();
+    EXPECT_TRUE(has_text(r.err, "has CHANGED")) << describe(r);
+    EXPECT_EQ(read_file(known_hosts), content) << "known_hosts must not change";
+}
 
 TEST_F(HostKeyTest, NoConnectsToUnknownHostWithoutRecording) {
     const std::string known_hosts = custom_known_hosts();

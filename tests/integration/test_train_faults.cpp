@@ -16,6 +16,7 @@
 #include "harness/expect.h"
 #include "harness/fault_relay.h"
 #include "harness/files.h"
+#include "harness/openssh.h"
 #include "harness/train_fixture.h"
 
 namespace mlt_test {
@@ -183,6 +184,28 @@ TEST_F(TrainFaultTest, ACutWhileFollowingContinuesAtTheExactByte) {
     ProcessResult r = run->wait(kTrainTimeout);
     ASSERT_EQ(r.exit_code, 0) << describe(r) << job_state("m");
     EXPECT_TRUE(has_text(r.err, "lost while following the log; reconnecting")) << describe(r);
+    expect_good_run(r.out);
+}
+
+// host_key_checking: no with a changed key (a cloud host that reuses its address for a new
+// instance): the run works, and its reconnects are accepted because they present the key of
+// the first connection; the warning comes once, known_hosts stays as it was.
+TEST_F(TrainFaultTest, AChangedHostKeyAcceptedByNoSurvivesAReconnect) {
+    const std::string old_key = sshd().dir() + "/old_host_key";
+    make_ssh_key(old_key);
+    const std::string known = "[127.0.0.1]:" + std::to_string(relay_->port()) + " " +
+                              key_type_and_blob(read_file(old_key + ".pub")) + "\n";
+    write_file(default_known_hosts(), known);
+    append_file(env().settings_path(), "  host_key_checking: no\n");
+    auto run = start_mlt({"ssh", "train", "m"});
+    ASSERT_TRUE(run->wait_for_output("line 3/", kTrainTimeout)) << run->out() << run->err();
+    relay_->cut();
+    open_gate();
+    ProcessResult r = run->wait(kTrainTimeout);
+    ASSERT_EQ(r.exit_code, 0) << describe(r) << job_state("m");
+    EXPECT_TRUE(has_text(r.err, "lost while following the log; reconnecting")) << describe(r);
+    EXPECT_EQ(count_occurrences(r.err, "has CHANGED"), 1u) << describe(r);
+    EXPECT_EQ(read_file(default_known_hosts()), known);
     expect_good_run(r.out);
 }
 

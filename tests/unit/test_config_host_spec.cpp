@@ -112,3 +112,46 @@ TEST(HostSpec, RejectsInvalidSpecsNamingTheValue) {
 
 }  // namespace
 }  // namespace mlt
+
+namespace mlt {
+namespace {
+
+TEST(HostNameProblem, AcceptsHostNamesAndAddresses) {
+    for (const char* name : {"gpu", "gpu-1.example.com", "example.com.", "127.0.0.1", "::1",
+                             "fe80::1", "2001:db8::2", "1234", "a"}) {
+        EXPECT_EQ(host_name_problem(name), std::nullopt) << name;
+    }
+    EXPECT_EQ(host_name_problem(std::string(63, 'a') + ".com"), std::nullopt);
+}
+
+TEST(HostNameProblem, SaysWhatIsWrong) {
+    const struct {
+        std::string name;
+        std::string problem;
+    } cases[] = {
+        {"", "empty"},
+        {"vast_ai", "'_'"},
+        {"utest_host", "'_'"},
+        {"a..b", "empty label"},
+        {".a", "empty label"},
+        {"-a.com", "starts or ends with '-'"},
+        {"a-.com", "starts or ends with '-'"},
+        {std::string(64, 'a') + ".com", "longer than 63"},
+        {std::string(250, 'a').replace(60, 1, ".").replace(120, 1, ".").replace(180, 1, ".") +
+             ".example",
+         "longer than 253"},
+        {"h:22", "':'"},
+        {"h!", "'!'"},
+        {"h ost", "blank"},
+        {"h\xc3\xa9", "non-ASCII"},
+    };
+    for (const auto& c : cases) {
+        SCOPED_TRACE(c.name);
+        auto problem = host_name_problem(c.name);
+        ASSERT_TRUE(problem.has_value());
+        EXPECT_NE(problem->find(c.problem), std::string::npos) << *problem;
+    }
+}
+
+}  // namespace
+}  // namespace mlt

@@ -250,6 +250,50 @@ TEST_F(SettingsTest, UnknownKeysWarnWithLocationAndSuggestion) {
         "unknown setting ssh.nodes.master_adr (ignored); did you mean ssh.nodes.master_addr?");
 }
 
+// MLTK hands `connection` to paramiko: the keys with a meaning here are read, the others
+// warn once each, and an empty string is "not set" (MLTK's own test writes key_filename: '').
+TEST_F(SettingsTest, ConnectionTakesParamikoKeys) {
+    SshSettings s = load(
+        "ssh:\n  connection:\n    hostname: localhost\n    port: 22\n    key_filename: ''\n"
+        "    username: u\n    password: \"p w#1\"\n    passphrase: 1234\n    timeout: 2.5\n"
+        "    look_for_keys: false\n    allow_agent: no\n    compress: true\n"
+        "    banner_timeout: 30\n    disabled_algorithms: {pubkeys: [rsa-sha2-512]}\n");
+    ASSERT_EQ(s.connections.size(), 1u);
+    const ConnectionSettings& c = s.connections[0];
+    EXPECT_EQ(c.key_filename, "");
+    EXPECT_EQ(c.password, "p w#1");
+    EXPECT_EQ(c.passphrase, "1234");  // a number is kept as written
+    EXPECT_EQ(c.timeout_s, 3);        // rounded up
+    EXPECT_EQ(c.look_for_keys, false);
+    EXPECT_EQ(c.allow_agent, false);
+    ASSERT_EQ(warnings_.size(), 3u);
+    EXPECT_EQ(warnings_[0].line, 12);
+    EXPECT_EQ(warnings_[0].message,
+              "ssh.connection.compress is a paramiko option that mlt does not use (ignored)");
+    EXPECT_EQ(warnings_[1].message,
+              "ssh.connection.banner_timeout is a paramiko option that mlt does not use (ignored)");
+    EXPECT_EQ(warnings_[2].message,
+              "ssh.connection.disabled_algorithms is a paramiko option that mlt does not use "
+              "(ignored)");
+
+    s = load("ssh:\n  connection: {password: '', passphrase: '', hostname: ''}\n");
+    EXPECT_EQ(s.connections.at(0).password, std::nullopt);
+    EXPECT_EQ(s.connections.at(0).passphrase, std::nullopt);
+    EXPECT_EQ(s.connections.at(0).hostname, "");
+    EXPECT_EQ(s.connections.at(0).look_for_keys, std::nullopt);
+}
+
+TEST_F(SettingsTest, ConnectionSecretsNeverReachAMessage) {
+    auto [what, hint] = error_of("ssh:\n  connection:\n    password: [hunter2]\n");
+    EXPECT_EQ(what, "u:3:15: ssh.connection.password must be a string, got a list");
+    EXPECT_EQ(hint.find("hunter2"), std::string::npos) << hint;
+    load("ssh:\n  connection:\n    password: hunter2\n    password: hunter3\n");
+    ASSERT_EQ(warnings_.size(), 1u);
+    EXPECT_EQ(warnings_[0].message.find("hunter"), std::string::npos) << warnings_[0].message;
+    auto [what2, hint2] = error_of("ssh:\n  connection:\n    timeout: 0.5\n");
+    EXPECT_EQ(what2, "u:3:14: ssh.connection.timeout must be a number >= 1, got '0.5'");
+}
+
 TEST_F(SettingsTest, RepeatedKeyKeepsTheLastWithAWarning) {
     SshSettings s = load("ssh:\n  upload_files: [a]\n  upload_files: [b]\n");
     EXPECT_EQ(s.upload_files, (Strings{"b"}));

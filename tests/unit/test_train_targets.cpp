@@ -50,6 +50,38 @@ TEST(Targets, CommandLineWins) {
     EXPECT_EQ(t[0].connect.connect_timeout_s, 7);
 }
 
+TEST(Targets, ConnectionKeysOfTheSettings) {
+    mlt::SshSettings s = settings_with_connection();
+    s.connections[0].password = "pw";
+    s.connections[0].passphrase = "pp";
+    s.connections[0].timeout_s = 9;
+    s.connections[0].look_for_keys = false;
+    s.connections[0].allow_agent = false;
+    auto t = mlt::resolve_targets({}, s);
+    ASSERT_EQ(t.size(), 1u);
+    EXPECT_EQ(t[0].connect.host_origin, "from ssh.connection.hostname");
+    EXPECT_EQ(t[0].connect.password, "pw");
+    EXPECT_EQ(t[0].connect.passphrase, "pp");
+    EXPECT_EQ(t[0].connect.connect_timeout_s, std::nullopt);  // left for -o, the ssh config
+    EXPECT_EQ(t[0].connect.fallback_connect_timeout_s, 9);
+    EXPECT_FALSE(t[0].connect.look_for_keys);
+    EXPECT_FALSE(t[0].connect.allow_agent);
+
+    // --password and -o ConnectTimeout win; unset booleans mean true.
+    mlt::SshCommandLine cli;
+    cli.hosts = {"h"};
+    cli.password = "from-cli";
+    cli.ssh_options = {"ConnectTimeout=3"};
+    s.connections[0].look_for_keys.reset();
+    s.connections[0].allow_agent.reset();
+    t = mlt::resolve_targets(cli, s);
+    EXPECT_EQ(t[0].connect.host_origin, "from -h");
+    EXPECT_EQ(t[0].connect.password, "from-cli");
+    EXPECT_EQ(t[0].connect.connect_timeout_s, 3);
+    EXPECT_TRUE(t[0].connect.look_for_keys);
+    EXPECT_TRUE(t[0].connect.allow_agent);
+}
+
 TEST(Targets, DashPBeatsTheHostPort) {
     mlt::SshCommandLine cli;
     cli.hosts = {"a", "b:23"};

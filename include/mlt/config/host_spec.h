@@ -1,5 +1,6 @@
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -20,6 +21,12 @@ struct HostSpec {
 // empty host, port not in 1..65535, unbalanced brackets, spaces or control characters,
 // an empty user before `@`, a host or user starting with `-`, nothing after `/`.
 HostSpec parse_host_spec(std::string_view text);
+
+// Why `name` cannot be connected to as a host name, or nullopt when it can: it must be an IPv4
+// or IPv6 address, or a DNS name whose dot-separated labels are letters, digits and '-' (not
+// first or last), 1..63 characters each, 253 in all. libssh refuses other names outright (an
+// ssh config alias such as `vast_ai` is not a host name: its HostName is).
+std::optional<std::string> host_name_problem(std::string_view name);
 
 // The canonical text of a spec (inverse of parse_host_spec), used in messages.
 std::string to_string(const HostSpec& spec);

@@ -10,19 +10,26 @@
 namespace mlt {
 
 // OpenSSH StrictHostKeyChecking: yes refuses unknown hosts, accept-new records them,
-// no connects to unknown hosts without recording them. A changed key is always refused.
+// no connects to unknown hosts without recording them. A changed key is refused, except by
+// no, which accepts it with a warning and allows key authentication only.
 enum class HostKeyChecking { yes, accept_new, no };
 
 // Reads an OpenSSH StrictHostKeyChecking word: yes/true, accept-new, no/false/off (any case).
 // Returns nullopt for anything else.
 std::optional<HostKeyChecking> parse_host_key_checking(std::string_view text);
 
-// One entry of `connection` (a mapping, or a list of mappings for several nodes).
+// One entry of `connection` (a mapping, or a list of mappings for several nodes): MLTK's
+// keyword arguments of paramiko's SSHClient.connect. Empty strings count as not set.
 struct ConnectionSettings {
     std::string hostname;
     int port = 0;  // 0: not set
     std::string username;
     std::string key_filename;
+    std::optional<std::string> password;    // as --password; never logged
+    std::optional<std::string> passphrase;  // of encrypted key files; never logged
+    int timeout_s = 0;                      // connect timeout, rounded up; 0: not set
+    std::optional<bool> look_for_keys;      // false: ~/.ssh/id_* keys are not tried
+    std::optional<bool> allow_agent;        // false: ssh-agent is not used
 };
 
 // The `ssh:` section after precedence and merging (docs/settings.md).

@@ -1,15 +1,59 @@
 #pragma once
 
+#include <map>
 #include <optional>
 #include <string>
+#include <string_view>
+#include <vector>
 
 namespace mlt {
 
-// The value OpenSSH would take for `keyword` (case-insensitive) when connecting to `host`
-// with the client config at `path`: the first value found in a `Host` block whose patterns
-// match (`*`, `?`, `!negation`), or at top level. `Match` blocks and `Include` are not
-// evaluated. Returns nullopt when the file is missing or sets nothing. Used for the options
-// libssh parses but cannot report back (StrictHostKeyChecking).
+// One keyword line of an ssh client config that applies to a host, and where it was read.
+struct SshConfigValue {
+    std::vector<std::string> args;  // the words after the keyword, quotes removed; never empty
+    std::string raw;                // the text after the keyword as written (ProxyCommand)
+    std::string file;
+    int line = 0;   // 1-based
+    int order = 0;  // position among all lines read, across included files
+    // "file:line" for messages.
+    std::string where() const { return file + ":" + std::to_string(line); }
+};
+
+// What an OpenSSH client config says for one host, as `ssh HOST` reads it: `Host` patterns
+// are matched against the host as typed (the alias, not its HostName), and the first value of
+// a keyword wins (IdentityFile: every value is kept, in order).
+class SshConfigEntry {
+  public:
+    explicit SshConfigEntry(std::string host = {}) : host_(std::move(host)) {}
+
+    // The host as typed (the alias).
+    const std::string& host() const { return host_; }
+    // The first line of `keyword` (any case) that applies, or nullptr.
+    const SshConfigValue* first(std::string_view keyword) const;
+    // The first word of that line, or nullopt.
+    std::optional<std::string> value(std::string_view keyword) const;
+    // Every line of `keyword` that applies, in file order (empty when none).
+    std::vector<SshConfigValue> all(std::string_view keyword) const;
+    // The name to connect to: HostName with `%h` (the alias) and `%%` expanded, else the
+    // alias itself.
+    std::string hostname() const;
+
+    // Records a line for `keyword` (reader use).
+    void add(std::string keyword, SshConfigValue value);
+
+  private:
+    std::string host_;
+    std::map<std::string, std::vector<SshConfigValue>> values_;  // by lower-case keyword
+};
+
+// Reads the client config at `path` for `host` (see SshConfigEntry). `Include` is followed
+// (globs, `~`; relative paths are under ~/.ssh, as for a user config); `Match` blocks are
+// skipped (libssh evaluates those itself). A missing file gives an empty entry. Throws
+// mlt::Error (config, exit 2) for an Include nested deeper than 16 levels.
+SshConfigEntry read_ssh_config(const std::string& path, const std::string& host);
+
+// The first value of `keyword` for `host` in the config at `path` (read_ssh_config), or
+// nullopt when the file is missing or sets nothing.
 std::optional<std::string> ssh_config_lookup(const std::string& path, const std::string& host,
                                              const std::string& keyword);
 

@@ -13,10 +13,11 @@
 namespace mlt {
 
 // Everything needed to reach one host. Values come in three layers: the command line (the
-// plain fields), the ~/.ssh/config entry of `host` (read by the session layer), and the
+// plain fields), the ssh config entry of `host` (read by the session layer), and the
 // settings (the fallback_ fields). Higher layers win (docs/settings.md, "Precedence").
 struct ConnectSpec {
     std::string host;  // alias or hostname, as typed or from settings (never empty)
+    std::string host_origin = "from -h";  // where `host` came from, for messages
     std::string user;  // command line; empty: ssh config, then fallback_user, then local user
     int port = 0;      // command line; 0: ssh config, then fallback_port, then 22
     std::string identity_file;  // command line -i; empty: ssh config, then fallback, then auto
@@ -27,8 +28,18 @@ struct ConnectSpec {
     std::string known_hosts_path;  // -o UserKnownHostsFile; empty: ssh config, then default
     std::optional<HostKeyChecking> host_key_checking;  // -o; else ssh config, else fallback
     HostKeyChecking fallback_host_key_checking = HostKeyChecking::accept_new;
-    std::optional<std::string> password;  // --password; never logged
-    int connect_timeout_s = 15;
+    // --password, else the settings' connection.password; never logged. Also tried as the
+    // passphrase of an encrypted key when `passphrase` is not set (as paramiko does).
+    std::optional<std::string> password;
+    // The settings' connection.passphrase for encrypted keys; never logged. When set, it is
+    // the only one tried: no prompt.
+    std::optional<std::string> passphrase;
+    // Seconds for the TCP connect and the SSH handshake: -o ConnectTimeout, else the ssh
+    // config's, else fallback (settings' connection.timeout), else 15.
+    std::optional<int> connect_timeout_s;
+    int fallback_connect_timeout_s = 0;
+    bool look_for_keys = true;  // false: the default keys ~/.ssh/id_* are not tried
+    bool allow_agent = true;    // false: ssh-agent is not asked
     // -o Ciphers (OpenSSH syntax, +/-/^ allowed); empty: the ssh config's, else
     // preferred_ciphers().
     std::string ciphers;
@@ -43,6 +54,13 @@ struct ConnectSpec {
 // OpenSSH puts first for CPUs without them), else libssh's own order (empty).
 std::string preferred_ciphers();
 
+// The command that removes the entries of `host_port` (`host`, or `[host]:port` for ports
+// other than 22, as known_hosts names them) from `known_hosts`, quoted for a shell; `-f` only
+// when the file is not `openssh_default`, the one ssh-keygen uses by itself.
+std::string known_hosts_removal_command(const std::string& host_port,
+                                        const std::string& known_hosts,
+                                        const std::string& openssh_default);
+
 // What a finished remote command left behind.
 struct ExecResult {
     int exit_status = -1;  // -1: killed by a signal or no status sent
@@ -50,14 +68,16 @@ struct ExecResult {
 
 class Session;
 
-// One host's connect spec, resolved once: the ssh config layered in, the key file loaded and
-// decrypted (its passphrase asked), before any network traffic. Opens any number of
-// sessions to that host without asking anything again (a reconnect): the key, and a password
-// that was asked for, stay in memory until destruction, which wipes them. A later session
-// must present the same host key as the first. Not thread-safe.
+// One host's connect spec, resolved once: the ssh config layered in (libssh is only ever
+// given the HostName, never an alias it could refuse), the key file loaded and decrypted (its
+// passphrase asked), before any network traffic. Opens any number of sessions to that host
+// without asking anything again (a reconnect): the key, and a password that was asked for,
+// stay in memory until destruction, which wipes them. A later session must present the same
+// host key as the first. Not thread-safe.
 class Connector {
-public:
-    // Errors: 2 (bad key, config or option).
+  public:
+    // Errors: 2 (bad key, config or option; a host that is no valid host name and no alias
+    // with a HostName).
     explicit Connector(const ConnectSpec& spec);
     ~Connector();
     Connector(const Connector&) = delete;
@@ -69,7 +89,7 @@ public:
     // `user@host:port` for messages.
     const std::string& display_name() const;
 
-private:
+  private:
     struct Impl;
     std::unique_ptr<Impl> impl_;
 };
@@ -78,7 +98,7 @@ private:
 // destruction. All methods throw mlt::Error with the libssh error text on failure; a link
 // that stops answering (keepalives, see ConnectSpec) throws kind timeout.
 class Session {
-public:
+  public:
     // Resolves `spec` against the ssh config, validates the key file (prompting for its
     // passphrase) before any network traffic, connects, verifies the host key and
     // authenticates. Errors: 2 (bad key/config), 4 (host key), 255 (connect/auth).
@@ -113,7 +133,7 @@ public:
     ExecResult shell(const std::string& command, std::string_view input,
                      const OutputSink& on_stdout, const OutputSink& on_stderr);
 
-private:
+  private:
     friend class Connector;
     struct Impl;
     explicit Session(std::unique_ptr<Impl> impl);

@@ -32,9 +32,18 @@ struct Target {
 std::vector<Target> resolve_targets(const SshCommandLine& cli, const SshSettings& settings);
 
 // Loads user settings, plus the SshMixin literals of `spec_path` and its sidecar
-// `<stem>.ssh.yaml` when given, and prints their warnings. Throws mlt::Error (config, exit 2) on
-// bad settings.
-SshSettings load_settings_for_command(const std::string& spec_path);
+// `<stem>.ssh.yaml` when given, and prints their warnings, or appends them to `warnings` when given (for a caller that loads
+// the same file twice and must print each warning once). Throws mlt::Error (config, exit 2)
+// on bad settings.
+SshSettings load_settings_for_command(const std::string& spec_path,
+                                      std::vector<SettingsWarning>* warnings = nullptr);
+
+// Prints settings warnings as load_settings_for_command does.
+void print_settings_warnings(const std::vector<SettingsWarning>& warnings);
+
+// Overwrites the passwords and passphrases of `settings` (once they were copied into the
+// targets, which wipe theirs after use).
+void wipe_settings_secrets(SshSettings& settings);
 
 // `mlt ssh ... status [MODEL]`: prints the job table of every node; returns the exit code.
 int run_status(const SshCommandLine& cli, const std::string& model);
