@@ -25,7 +25,8 @@ void add_job_flags(CLI::App& app, TrainOptions& o, const std::string& group) {
                  "Reattach to a running job, or collect a finished one")
         ->group(group);
     app.add_flag("--no-wait,!--wait", o.no_wait,
-                 "Return once the job runs (collect later with --resume)")
+                 "Return once the job runs (collect later with --resume); with --resume: show what "
+                 "is new and return while it runs (MLTK's poll)")
         ->group(group);
 }
 
