@@ -45,9 +45,9 @@ std::string bookkeeping_prologue(const JobPaths& p, const std::string& run_id) {
 // Where the log dir is when the settings leave it open: the remote MLTK is asked, as MLTK
 // does, else MLTK's default under the remote MLTK_CACHE_DIR.
 std::string resolve_log_dir(const WrapperSpec& s) {
+    if (!s.log_dir.empty()) return "";
     const std::string fallback =
         "\"${MLTK_CACHE_DIR:-$HOME/.mltk}\"/models/" + shell_quote(s.model);
-    if (!s.log_dir.empty()) return "";
     std::string o;
     if (s.mltk_train) {
         // The same question MLTK's own `mltk ssh` asks, without a GPU (its import is slow).

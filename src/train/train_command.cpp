@@ -88,17 +88,19 @@ RunContext prepare(const SshCommandLine& cli, const std::string& model_arg, bool
 // --clean removes remote_log_dir: refused (exit 2, before any remote action) when the
 // settings name something that holds more than the model's logs.
 void check_clean_target(const RunContext& c) {
-    const std::string log_dir =
-        fs::path(remote_path_in(c.target.remote_dir, c.remote_log_dir)).lexically_normal().string();
-    std::string l = log_dir;
-    while (l.size() > 1 && l.back() == '/') l.pop_back();
-    std::string r = fs::path(c.target.remote_dir).lexically_normal().string();
-    while (r.size() > 1 && r.back() == '/') r.pop_back();
+    // Lexically normal, without a trailing slash, so that equal places compare equal.
+    const auto normal = [](const std::string& path) {
+        std::string n = fs::path(path).lexically_normal().string();
+        while (n.size() > 1 && n.back() == '/') n.pop_back();
+        return n;
+    };
+    const std::string l = normal(remote_path_in(c.target.remote_dir, c.remote_log_dir));
+    const std::string r = normal(c.target.remote_dir);
     bool bad = l.empty() || l == "/" || l == "." || l == "~" || l == ".." ||
                l.rfind("../", 0) == 0 || l == r || r.rfind(l + "/", 0) == 0;
     for (const auto& part : fs::path(l)) bad = bad || part == ".mlt";
     if (bad)
-        throw config_error("remote_log_dir '" + c.settings.remote_log_dir + "' is " + log_dir +
+        throw config_error("remote_log_dir '" + c.settings.remote_log_dir + "' is " + l +
                                " on the remote: --clean would remove more than the logs of " +
                                c.model.name,
                            "point remote_log_dir at a directory of this model's own, e.g. "
