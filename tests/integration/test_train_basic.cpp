@@ -211,6 +211,27 @@ TEST_F(TrainBasicTest, AMissingDownloadIsAWarning) {
     EXPECT_FALSE(path_exists(job_file("logistic_model", "lock"))) << job_state("logistic_model");
 }
 
+// --clean removes remote_log_dir: one that holds more than the model's logs is refused before
+// anything happens on the remote.
+TEST_F(TrainBasicTest, CleanRefusesALogDirThatHoldsMoreThanTheModelsLogs) {
+    copy_example();
+    write_user_settings();
+    write_file(remote() + "/keep.txt", "other models' files\n");
+    for (const std::string bad : {"{remote_dir}", ".", "~", "/", "..", "{remote_dir}/.mlt/x"}) {
+        SCOPED_TRACE(bad);
+        write_model_settings("logistic_model",
+                             "ssh:\n  train_cmd: \"/usr/bin/python3 {spec}\"\n"
+                             "  remote_log_dir: \"" +
+                                 bad + "\"\n");
+        ProcessResult r = mlt({"ssh", "train", "logistic_model", "--clean"});
+        EXPECT_EQ(r.exit_code, 2) << describe(r);
+        EXPECT_TRUE(is_one_error_line(r.err)) << describe(r);
+        EXPECT_TRUE(has_text(r.err, "remote_log_dir")) << describe(r);
+        EXPECT_FALSE(path_exists(job_file("logistic_model", "lock"))) << "it acted remotely";
+        EXPECT_EQ(read_or_empty(remote() + "/keep.txt"), "other models' files\n");
+    }
+}
+
 TEST_F(TrainBasicTest, ASecondRunSendsOnlyWhatChanged) {
     copy_example();
     write_model_settings("logistic_model", kExampleSidecar);
