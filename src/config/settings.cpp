@@ -38,7 +38,16 @@ bool effective_create_venv(const SshSettings& settings) {
 }
 
 std::string default_user_settings_path() {
-    if (const char* p = std::getenv("MLTK_USER_SETTINGS_PATH"); p && *p) return expand_user(p);
+    if (const char* p = std::getenv("MLTK_USER_SETTINGS_PATH"); p && *p) {
+        // Named on purpose: a typo must not quietly train with other settings.
+        std::string path = expand_user(p);
+        std::error_code ec;
+        if (!std::filesystem::exists(path, ec))
+            throw config_error("MLTK_USER_SETTINGS_PATH names " + path + ", which does not exist",
+                               "create the file, or unset MLTK_USER_SETTINGS_PATH to use "
+                               "~/.mltk/user_settings.yaml");
+        return path;
+    }
     // MLTK looks here regardless of MLTK_CACHE_DIR, so the same file keeps working.
     return home_dir() + "/.mltk/user_settings.yaml";
 }

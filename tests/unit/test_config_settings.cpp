@@ -477,8 +477,22 @@ TEST(SettingsPaths, DownloadGlobsStayInsideTheRemoteDir) {
 TEST(SettingsPaths, UserAndModelLocations) {
     const char* old = std::getenv("MLTK_USER_SETTINGS_PATH");
     std::optional<std::string> saved = old ? std::optional<std::string>(old) : std::nullopt;
-    setenv("MLTK_USER_SETTINGS_PATH", "/etc/mlt/u.yaml", 1);
-    EXPECT_EQ(default_user_settings_path(), "/etc/mlt/u.yaml");
+    // A file the variable names must exist: a typo must not train with other settings.
+    const std::string named = ::testing::TempDir() + "mlt_u_settings.yaml";
+    write_file_atomic(named, "ssh: {}\n", 0600);
+    setenv("MLTK_USER_SETTINGS_PATH", named.c_str(), 1);
+    EXPECT_EQ(default_user_settings_path(), named);
+    std::remove(named.c_str());
+    try {
+        default_user_settings_path();
+        ADD_FAILURE() << "a missing " << named << " was taken";
+    } catch (const Error& e) {
+        EXPECT_EQ(e.code(), exit_code::kUsage);
+        EXPECT_NE(std::string(e.what()).find("MLTK_USER_SETTINGS_PATH names " + named +
+                                             ", which does not exist"),
+                  std::string::npos)
+            << e.what();
+    }
     unsetenv("MLTK_USER_SETTINGS_PATH");
     EXPECT_EQ(default_user_settings_path(), home_dir() + "/.mltk/user_settings.yaml");
     if (saved) setenv("MLTK_USER_SETTINGS_PATH", saved->c_str(), 1);

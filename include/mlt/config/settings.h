@@ -82,7 +82,8 @@ struct SettingsSources {
     std::string spec_path;            // the model spec (.py), for its SshMixin literals
 };
 
-// $MLTK_USER_SETTINGS_PATH, else ~/.mltk/user_settings.yaml (MLTK's location).
+// $MLTK_USER_SETTINGS_PATH, else ~/.mltk/user_settings.yaml (MLTK's location). A file the
+// variable names must exist (config error otherwise); the default one may be missing.
 std::string default_user_settings_path();
 
 // `<spec dir>/<spec stem>.ssh.yaml` for a model specification path.

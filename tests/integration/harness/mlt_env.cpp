@@ -14,7 +14,6 @@ MltEnv::MltEnv(std::string home) : home_(std::move(home)) {
     make_dir(home_, 0755);
     make_dir(ssh_dir(), 0700);
     vars_["HOME"] = home_;
-    vars_["MLTK_USER_SETTINGS_PATH"] = settings_path();
     vars_["MLTK_CACHE_DIR"] = home_ + "/.mltk";
     vars_["LANG"] = "C";
     if (const char* path = std::getenv("PATH")) vars_["PATH"] = path;

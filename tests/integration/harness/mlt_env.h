@@ -15,8 +15,8 @@ constexpr std::chrono::seconds kMltTimeout{30};
 // The absolute path of the mlt binary under test (MLT_BINARY from CMake).
 std::string mlt_binary();
 
-// The environment mlt runs with in a test: HOME=<home>, MLTK_USER_SETTINGS_PATH=
-// <home>/.mltk/user_settings.yaml, MLTK_CACHE_DIR=<home>/.mltk, PATH of this process,
+// The environment mlt runs with in a test: HOME=<home> (so the settings file is
+// <home>/.mltk/user_settings.yaml), MLTK_CACHE_DIR=<home>/.mltk, PATH of this process,
 // LANG=C, and nothing else (so no SSH_AUTH_SOCK: no agent). Variables can be added.
 class MltEnv {
   public:
@@ -33,7 +33,8 @@ class MltEnv {
     const std::string& home() const { return home_; }
     // $HOME/.ssh (the constructor creates it, 0700).
     std::string ssh_dir() const { return home_ + "/.ssh"; }
-    // The settings file mlt reads (MLTK_USER_SETTINGS_PATH); not created.
+    // The settings file mlt reads: the default one under HOME (MLTK_USER_SETTINGS_PATH is not
+    // set, and must name an existing file when a test sets it); not created.
     std::string settings_path() const { return home_ + "/.mltk/user_settings.yaml"; }
     // Writes the settings file (creating $HOME/.mltk) with `yaml`.
     void write_settings(const std::string& yaml) const;
