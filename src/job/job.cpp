@@ -317,12 +317,13 @@ uint64_t read_log(Remote& remote, const std::string& remote_dir, const std::stri
 JobResult read_job_result(Remote& remote, const std::string& remote_dir, const std::string& model) {
     const JobPaths p(model);
     // Three tagged lines: a half-written file cannot shift one value into another's place.
-    RemoteOutput out =
-        remote.run(in_dir(remote_dir, "printf 'run=%s\\nexit=%s\\nsha=%s\\nlog=%s\\n' \"$(cat " +
-                                          shell_quote(p.run_id) + " 2>/dev/null)\" \"$(cat " +
-                                          shell_quote(p.exit_status) + " 2>/dev/null)\" \"$(cat " +
-                                          shell_quote(p.sha256) + " 2>/dev/null)\" \"$(cat " +
-                                          shell_quote(p.log_dir) + " 2>/dev/null)\""));
+    RemoteOutput out = remote.run(
+        in_dir(remote_dir, "printf 'run=%s\\nexit=%s\\nsha=%s\\nlog=%s\\ntrain=%s\\n' \"$(cat " +
+                               shell_quote(p.run_id) + " 2>/dev/null)\" \"$(cat " +
+                               shell_quote(p.exit_status) + " 2>/dev/null)\" \"$(cat " +
+                               shell_quote(p.sha256) + " 2>/dev/null)\" \"$(cat " +
+                               shell_quote(p.log_dir) + " 2>/dev/null)\" \"$([ -e " +
+                               shell_quote(p.training) + " ] && echo 1)\""));
     if (out.exit_status != 0)
         throw remote_failure(remote, "reading the job result", out.exit_status, out.err);
     JobResult result;
@@ -335,6 +336,7 @@ JobResult read_job_result(Remote& remote, const std::string& remote_dir, const s
         if (line.rfind("run=", 0) == 0) result.run_id = line.substr(4);
         if (line.rfind("sha=", 0) == 0) result.sha256 = line.substr(4);
         if (line.rfind("log=", 0) == 0) result.log_dir = line.substr(4);
+        if (line == "train=1") result.training_started = true;
         if (line.rfind("exit=", 0) == 0 && line.size() > 5) {
             try {
                 result.exit_status = std::stoi(line.substr(5));

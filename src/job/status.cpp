@@ -137,6 +137,31 @@ JobState job_state(bool locked, const std::string& phase, long pgid, bool alive,
     return phase == "uploading" ? JobState::uploading : JobState::starting;
 }
 
+namespace {
+
+// The signal that an exit status of 129..159 stands for ("SIGKILL"), or null.
+const char* killing_signal(int status) {
+    static const char* const kNames[] = {
+        nullptr,     "SIGHUP",  "SIGINT",    "SIGQUIT", "SIGILL",   "SIGTRAP", "SIGABRT", "SIGBUS",
+        "SIGFPE",    "SIGKILL", "SIGUSR1",   "SIGSEGV", "SIGUSR2",  "SIGPIPE", "SIGALRM", "SIGTERM",
+        "SIGSTKFLT", "SIGCHLD", "SIGCONT",   "SIGSTOP", "SIGTSTP",  "SIGTTIN", "SIGTTOU", "SIGURG",
+        "SIGXCPU",   "SIGXFSZ", "SIGVTALRM", "SIGPROF", "SIGWINCH", "SIGIO",   "SIGPWR",  "SIGSYS"};
+    const int signal = status - 128;
+    return signal >= 1 && signal <= 31 ? kNames[signal] : nullptr;
+}
+
+}  // namespace
+
+std::string describe_exit_status(int status) {
+    std::string text = "exit status " + std::to_string(status);
+    if (const char* signal = killing_signal(status)) {
+        text += std::string(" (killed by ") + signal;
+        if (status == 128 + 9) text += "; out of memory? see dmesg on the remote";
+        text += ")";
+    }
+    return text;
+}
+
 const char* to_string(JobState state) {
     switch (state) {
         case JobState::uploading:
@@ -170,11 +195,13 @@ std::string format_jobs(const std::vector<JobStatus>& jobs, const std::string& r
             j.state == JobState::running && j.started > 0 && j.remote_now > 0
                 ? format_duration(j.remote_now - j.started)
                 : "-";
+        std::string exit = j.exit_status ? std::to_string(*j.exit_status) : "-";
+        if (const char* signal = j.exit_status ? killing_signal(*j.exit_status) : nullptr)
+            exit += std::string(" (") + signal + ")";
         std::snprintf(line, sizeof line, "%-24s %-9s %-16s %-8s %-19s %-9s %s\n", j.model.c_str(),
                       to_string(j.state), j.run_id.empty() ? "-" : j.run_id.c_str(),
                       j.pgid ? std::to_string(j.pgid).c_str() : "-", format_time(j.started).c_str(),
-                      elapsed.c_str(),
-                      j.exit_status ? std::to_string(*j.exit_status).c_str() : "-");
+                      elapsed.c_str(), exit.c_str());
         out << line;
     }
     return out.str();

@@ -159,10 +159,13 @@ int TrainRun::drive() {
     }
     const int code = interrupted_ ? exit_code::kInterrupted : exit_status_.value_or(1);
     record(interrupted_ ? "stopped" : (code == 0 ? "success" : "failed"), exit_status_);
-    reporter_.notice(plan_.model + " finished with " +
-                     (exit_status_ ? "exit status " + std::to_string(*exit_status_)
-                                   : std::string("no exit status")) +
-                     "; console log: " + plan_.local_console);
+    reporter_.notice(
+        plan_.model +
+        (setup_failed_
+             ? " did not start training: its setup (environment, venv or startup_cmds) ended with "
+             : " finished with ") +
+        (exit_status_ ? describe_exit_status(*exit_status_) : std::string("no exit status")) +
+        "; console log: " + plan_.local_console);
     return code;
 }
 
@@ -405,6 +408,7 @@ void TrainRun::collect() {
         throw foreign_run(remote(), plan_.model, run_id_,
                           "the job files belong to run '" + result.run_id + "'");
     exit_status_ = result.exit_status;
+    if (exit_status_ && *exit_status_ != 0 && !result.training_started) setup_failed_ = true;
     if (!exit_status_)
         spdlog::warn(
             "the job of {} (run {}) ended without recording an exit status (killed by "

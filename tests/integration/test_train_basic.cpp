@@ -161,6 +161,49 @@ TEST_F(TrainBasicTest, FailingTrainingExitsWithItsStatusAndStillCollects) {
     EXPECT_TRUE(valid_zip(local_archive("logistic_model")));
 }
 
+// An environment value the remote shell refuses (`${X:?}`) ends the job's setup: the wrapper
+// still records the status, mlt says the training did not start and why, shutdown runs and
+// the lock goes.
+TEST_F(TrainBasicTest, ASetupFailureSaysTheTrainingDidNotStart) {
+    copy_example();
+    write_model_settings("logistic_model",
+                         "ssh:\n"
+                         "  train_cmd: \"/usr/bin/python3 {spec}\"\n"
+                         "  environment: [\"NEEDED=${MLT_TEST_UNSET_VAR:?is not set here}\"]\n"
+                         "  shutdown_cmds: [\"echo shutdown >> shutdown.log\"]\n");
+    write_user_settings();
+    ProcessResult r = mlt({"ssh", "train", "logistic_model", "--", "--epochs", "2"});
+    EXPECT_NE(r.exit_code, 0) << describe(r);
+    EXPECT_EQ(job_exit_status("logistic_model"), r.exit_code) << job_state("logistic_model");
+    const std::string console = read_or_empty(local_console("logistic_model"));
+    EXPECT_TRUE(has_text(console, "is not set here")) << console;
+    EXPECT_TRUE(has_text(console, "environment NEEDED: its value could not be expanded"))
+        << console;
+    EXPECT_TRUE(has_text(console, "the training did not start")) << console;
+    EXPECT_TRUE(lacks_text(console, "epoch 1/")) << console;
+    EXPECT_TRUE(has_text(r.out, "did not start training: its setup")) << describe(r);
+    EXPECT_EQ(read_or_empty(remote() + "/shutdown.log"), "shutdown\n") << describe(r);
+    EXPECT_FALSE(path_exists(job_file("logistic_model", "lock"))) << job_state("logistic_model");
+}
+
+// A training killed by a signal (as the out-of-memory killer does) is named as such.
+TEST_F(TrainBasicTest, ATrainingKilledByASignalSaysWhich) {
+    copy_example();
+    write_model_settings("logistic_model",
+                         "ssh:\n"
+                         "  train_cmd: \"sh -c 'echo before; kill -9 $$'\"\n");
+    write_user_settings();
+    ProcessResult r = mlt({"ssh", "train", "logistic_model"});
+    EXPECT_EQ(r.exit_code, 137) << describe(r);
+    EXPECT_TRUE(has_text(r.out, "exit status 137 (killed by SIGKILL")) << describe(r);
+    EXPECT_TRUE(has_text(read_or_empty(local_console("logistic_model")), "before"));
+    EXPECT_FALSE(path_exists(job_file("logistic_model", "lock"))) << job_state("logistic_model");
+    // `status` names the signal as well.
+    r = mlt({"ssh", "status", "logistic_model"});
+    EXPECT_EQ(r.exit_code, 0) << describe(r);
+    EXPECT_TRUE(has_text(r.out, "137 (SIGKILL)")) << describe(r);
+}
+
 TEST_F(TrainBasicTest, ACollectionFailureStillRunsShutdownAndKeepsTheJobForResume) {
     copy_example();
     // The download's local side cannot be written: its parent is a file.

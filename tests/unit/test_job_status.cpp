@@ -97,3 +97,16 @@ TEST(JobStatus, FormatsNoJobAndTable) {
 }
 
 }  // namespace
+
+TEST(DescribeExitStatus, NamesTheSignalOfAKilledProcess) {
+    EXPECT_EQ(mlt::describe_exit_status(0), "exit status 0");
+    EXPECT_EQ(mlt::describe_exit_status(3), "exit status 3");
+    EXPECT_EQ(mlt::describe_exit_status(128), "exit status 128");
+    EXPECT_EQ(mlt::describe_exit_status(137),
+              "exit status 137 (killed by SIGKILL; out of memory? see dmesg on the remote)");
+    EXPECT_EQ(mlt::describe_exit_status(143), "exit status 143 (killed by SIGTERM)");
+    EXPECT_EQ(mlt::describe_exit_status(139), "exit status 139 (killed by SIGSEGV)");
+    EXPECT_EQ(mlt::describe_exit_status(129), "exit status 129 (killed by SIGHUP)");
+    EXPECT_EQ(mlt::describe_exit_status(159), "exit status 159 (killed by SIGSYS)");
+    EXPECT_EQ(mlt::describe_exit_status(160), "exit status 160");
+}

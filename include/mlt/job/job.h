@@ -80,8 +80,11 @@ struct ShutdownSpec {
 // batch's status: the last failure's (0 when all succeeded).
 std::string make_shutdown_script(const ShutdownSpec& spec);
 
-// `export K="V"` lines for settings environment entries (values expand `$VAR` remotely).
-std::string export_environment(const std::vector<std::pair<std::string, std::string>>& env);
+// Exports settings environment entries as MLTK's `export K="V"` (values expand `$VAR`,
+// `$(...)` remotely). A value the shell cannot expand (`${X:?}`) is named on stderr, then
+// `on_failure` (a shell command: `exit 1`, or `:` to go on) runs.
+std::string export_environment(const std::vector<std::pair<std::string, std::string>>& env,
+                               const std::string& on_failure);
 
 // Replaces `{key}` in a settings command by the shell word given for key (the caller quotes
 // it). Unknown `{...}` stay as they are.
@@ -174,9 +177,11 @@ struct JobResult {
     std::optional<int> exit_status;  // none while running, or when it was lost
     std::string sha256;              // of the archive it wrote; empty: it wrote none
     std::string log_dir;             // absolute remote log dir; empty: the job never got there
+    bool training_started = false;   // the setup (environment, venv, startup_cmds) succeeded
 };
 
-// Reads the job dir's run id, exit status and archive sha256 in one round trip.
+// Reads the job dir's run id, exit status, archive sha256, log dir and whether the training
+// started, in one round trip.
 JobResult read_job_result(Remote& remote, const std::string& remote_dir, const std::string& model);
 
 // Starts the shutdown_cmds script of run `run_id` detached, at most once per run (a marker

@@ -47,6 +47,11 @@ void validate_model_name(const std::string& name);
 std::vector<JobStatus> query_jobs(Remote& remote, const std::string& remote_dir,
                                   const std::string& model = {});
 
+// An exit status as a sentence's end: "exit status 3", or for 129..159, as the remote shell
+// reports a process a signal killed, "exit status 137 (killed by SIGKILL)" (the signal
+// numbers of Linux, where the jobs run).
+std::string describe_exit_status(int status);
+
 // "running", "finished", ...
 const char* to_string(JobState state);
 

@@ -140,6 +140,7 @@ class TrainRun {
     bool detached_ = false;  // --no-wait returned after the start
     bool shutdown_sent_ = false;
     std::optional<int> exit_status_;
+    bool setup_failed_ = false;  // the job ended before its training started
     uint64_t shutdown_offset_ = 0;
     TransferStats up_, down_;
     int reconnects_ = 0;
