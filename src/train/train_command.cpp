@@ -107,6 +107,31 @@ void check_clean_target(const RunContext& c) {
                            "\"~/.mltk/models/{model}\", or leave it unset");
 }
 
+// The same for the local log dir (<MLTK_CACHE_DIR>/models/<model>): never `/`, the home
+// directory, a dir holding the spec, the workspace or the current dir, or mlt's own state.
+void check_local_clean_target(const RunContext& c, const std::string& workspace) {
+    std::error_code ec;
+    const auto real = [&](const std::string& path) {
+        return fs::weakly_canonical(fs::absolute(path, ec), ec).lexically_normal();
+    };
+    const fs::path logs = real(c.local_logs);
+    const auto holds = [&](const std::string& path) {
+        if (path.empty()) return false;
+        const fs::path inner = real(path);
+        const auto rel = inner.lexically_relative(logs);
+        return !rel.empty() && *rel.begin() != "..";
+    };
+    const bool bad = logs == logs.root_path() || holds(home_dir()) || holds(c.model.spec_dir) ||
+                     holds(workspace) || holds(fs::current_path(ec).string()) ||
+                     holds(mltk_dir() + "/ssh") || fs::exists(logs / ".mlt", ec) ||
+                     fs::exists(logs / ".git", ec);
+    if (bad)
+        throw config_error("the local log dir " + c.local_logs + " holds more than the logs of " +
+                               c.model.name + ": --clean would remove it",
+                           "set MLTK_CACHE_DIR to a directory of its own, or train without "
+                           "--clean");
+}
+
 // The uploads, grouped by remote base directory, all checked locally before any remote
 // action: a missing file is an error before anything is sent.
 std::map<std::string, std::vector<UploadItem>> plan_uploads(const RunContext& c,
@@ -303,6 +328,7 @@ int run_train(const SshCommandLine& cli, const TrainOptions& o) {
     std::string workspace = o.workspace.empty() ? std::string() : expand_user(o.workspace);
     if (workspace.empty() && !c.settings.workspace.empty())
         workspace = local_path_in(c.model.spec_dir, c.settings.workspace);
+    if (o.clean) check_local_clean_target(c, workspace);
     TrainPlan plan = plan_for(c, cli, o.model, test);
     plan.uploads = plan_uploads(c, workspace);  // local checks before any remote action
     plan.wrapper = wrapper_for(c, o);
