@@ -2,6 +2,8 @@
 #include <spdlog/spdlog.h>
 
 #include <CLI/CLI.hpp>
+#include <cerrno>
+#include <csignal>
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -11,6 +13,7 @@
 #include "mlt/util/error.h"
 #include "mlt/util/log.h"
 #include "mlt/util/paths.h"
+#include "mlt/util/text.h"
 
 namespace {
 
@@ -27,18 +30,38 @@ std::vector<std::string> take_arguments(int argc, char** argv) {
     return args;
 }
 
-int report(const mlt::Error& e) {
+// The one error line: whatever it quotes (a host name, remote stderr, a file name) is
+// escaped and bounded, so it stays one readable line.
+void print_error(const std::string& what, const std::string& hint) {
     spdlog::default_logger()->flush();
-    if (e.hint().empty())
-        std::fprintf(stderr, "mlt: error: %s\n", e.what());
+    constexpr size_t kMax = 1000;
+    if (hint.empty())
+        std::fprintf(stderr, "mlt: error: %s\n", mlt::printable(what, kMax).c_str());
     else
-        std::fprintf(stderr, "mlt: error: %s (%s)\n", e.what(), e.hint().c_str());
+        std::fprintf(stderr, "mlt: error: %s (%s)\n", mlt::printable(what, kMax).c_str(),
+                     mlt::printable(hint, kMax).c_str());
+}
+
+int report(const mlt::Error& e) {
+    print_error(e.what(), e.hint());
     return e.code();
+}
+
+// Output that could not be written (stdout closed early, as by `| head`) is said once on
+// stderr instead of passing unnoticed; the exit status stays the command's own.
+int finish(int code) {
+    if (std::fflush(stdout) != 0 || std::ferror(stdout))
+        std::fprintf(stderr, "mlt: warning: not all output was shown: standard output %s\n",
+                     errno == EPIPE ? "was closed (broken pipe)" : "could not be written");
+    return code;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
+    // A closed pipe (stdout into `| head`, a ProxyCommand that exited) is an error to
+    // report, never a silent death by SIGPIPE.
+    std::signal(SIGPIPE, SIG_IGN);
     CLI::App app("mlt: train machine-learning models on remote machines over SSH", "mlt");
     app.set_version_flag("--version", std::string("mlt ") + MLT_VERSION);
     // No minimum: CLI11 would then report a missing command instead of naming the unknown
@@ -68,7 +91,7 @@ int main(int argc, char** argv) {
     } catch (const CLI::CallForVersion& e) {
         return app.exit(e);
     } catch (const CLI::ParseError& e) {
-        std::fprintf(stderr, "mlt: error: %s (run 'mlt --help' for usage)\n", e.what());
+        print_error(e.what(), "run 'mlt --help' for usage");
         return mlt::exit_code::kUsage;
     } catch (const mlt::Error& e) {
         return report(e);  // a command's own check of its arguments (train MODEL ARGS...)
@@ -90,12 +113,12 @@ int main(int argc, char** argv) {
                          ssh ? "mlt ssh" : "mlt");
             return mlt::exit_code::kUsage;
         }
-        return action();
+        return finish(action());
     } catch (const mlt::Error& e) {
-        return report(e);
+        return finish(report(e));
     } catch (const std::exception& e) {
-        std::fprintf(stderr, "mlt: error: internal: %s (please report this with the output of -v)\n",
-                     e.what());
-        return 1;
+        print_error(std::string("internal: ") + e.what(),
+                    "please report this with the output of -v");
+        return finish(1);
     }
 }

@@ -5,6 +5,7 @@
 
 #include "mlt/cli/commands.h"
 #include "mlt/train/ssh_command.h"
+#include "mlt/util/text.h"
 
 namespace mlt::cli {
 
@@ -36,6 +37,20 @@ class HelpFormatter : public CLI::Formatter {
 
 }  // namespace
 
+CLI::Validator decimal_in(long long lo, long long hi) {
+    const std::string range = std::to_string(lo) + " to " + std::to_string(hi);
+    return CLI::Validator(
+        [lo, hi, range](std::string& text) -> std::string {
+            // Handed on as plain digits: CLI11 would read a leading 0 as octal.
+            if (const auto value = parse_decimal(text, lo, hi)) {
+                text = std::to_string(*value);
+                return {};
+            }
+            return "'" + printable(text, 40) + "' is not a decimal number from " + range;
+        },
+        "NUMBER in " + range);
+}
+
 std::shared_ptr<CLI::Formatter> help_formatter(const std::string& usage_tail) {
     return std::make_shared<HelpFormatter>(usage_tail);
 }
@@ -51,7 +66,7 @@ void add_connection_options(CLI::App& app, SshCommandLine& cli, const std::strin
         ->allow_extra_args(false)  // one value per -h, so COMMAND is not taken for a host
         ->group(group);
     app.add_option("-p,--port", cli.port, "SSH port (beats a :port in HOST and the ssh config)")
-        ->check(CLI::Range(1, 65535))
+        ->transform(decimal_in(1, 65535))
         ->group(group);
     app.add_option("-i,--identity,--identity_file", cli.identity_file, "Private key file")
         ->type_name("KEY")

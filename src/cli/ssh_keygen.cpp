@@ -22,7 +22,9 @@ void add_ssh_keygen_command(CLI::App& app, Action& action) {
             CLI::ignore_case))
         ->default_str("ed25519")
         ->option_text("ed25519|rsa");  // not CLI11's view of the enum's values
-    cmd->add_option("-l,--length", req->bits, "RSA key size in bits (default 3072)")->type_name("BITS");
+    cmd->add_option("-l,--length", req->bits, "RSA key size in bits (default 3072)")
+        ->type_name("BITS")
+        ->transform(decimal_in(0, 65536));  // the key size range is checked with the type
     cmd->add_option("-o,--output,--output-dir", req->directory, "Directory of the key files (default ~/.ssh)")
         ->type_name("DIR");
     cmd->add_option("-C,--comment", req->comment, "Comment of the public key (default NAME)");

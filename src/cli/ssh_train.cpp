@@ -43,7 +43,7 @@ void add_train_options(CLI::App& app, TrainOptions& o, SshCommandLine& cli, int&
            "Seconds to keep reconnecting after the link dropped (default: setting "
            "reconnect_timeout, 600); 0: give up at once")
         ->type_name("S")
-        ->check(CLI::Range(0, 604800));
+        ->transform(decimal_in(0, 604800));
     add_verbose_flag(app, verbosity, "More detail; the training sees MLT_VERBOSE=1");
     add_connection_options(app, cli, "Connection options (as before train; not passed on)");
 }

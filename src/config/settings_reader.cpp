@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <climits>
 #include <cmath>
 #include <cstdlib>
 #include <optional>
@@ -13,6 +14,7 @@
 #include <vector>
 
 #include "mlt/util/error.h"
+#include "mlt/util/text.h"
 #include "settings_table.h"
 
 namespace mlt::settings_detail {
@@ -267,14 +269,11 @@ std::string FileReader::read_scalar(const FieldDecl& field, const YAML::Node& no
 int FileReader::read_integer(const FieldDecl& field, const YAML::Node& node,
                              const std::string& key) const {
     const std::string s = read_scalar(field, node, key);
-    size_t digits_from = (!s.empty() && (s[0] == '-' || s[0] == '+')) ? 1 : 0;
-    bool ok = s.size() > digits_from && s.size() - digits_from <= 12 &&
-              std::all_of(s.begin() + static_cast<std::ptrdiff_t>(digits_from), s.end(),
-                          [](char c) { return c >= '0' && c <= '9'; });
-    long long value = ok ? std::strtoll(s.c_str(), nullptr, 10) : 0;
-    auto v = static_cast<double>(value);
-    if (!ok || v < field.min || v > field.max) type_error(node, key, field);
-    return static_cast<int>(value);
+    // Decimal only: YAML would read 0x8fb as hex and 010 as octal.
+    const long long hi = field.max == 0 ? INT_MAX : static_cast<long long>(field.max);
+    const auto value = parse_decimal(s, static_cast<long long>(field.min), hi);
+    if (!value) type_error(node, key, field);
+    return static_cast<int>(*value);
 }
 
 double FileReader::read_number(const FieldDecl& field, const YAML::Node& node,

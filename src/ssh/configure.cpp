@@ -21,6 +21,7 @@
 #include "mlt/config/ssh_config.h"
 #include "mlt/util/paths.h"
 #include "mlt/util/shell.h"
+#include "mlt/util/text.h"
 
 namespace mlt {
 
@@ -121,13 +122,7 @@ void set_host(ssh_session raw, const std::string& hostname, const ConnectSpec& s
 // An ssh config number within [lo, hi], or a config error naming the line.
 int config_number(const SshConfigValue& v, const char* keyword, int lo, int hi) {
     const std::string& word = v.args.front();
-    try {
-        size_t used = 0;
-        const int n = std::stoi(word, &used);
-        if (used == word.size() && n >= lo && n <= hi) return n;
-    } catch (const std::exception&) {
-        // reported below
-    }
+    if (const auto n = parse_decimal(word, lo, hi)) return static_cast<int>(*n);
     throw config_error(std::string(keyword) + " " + word + " at " + v.where() +
                            " is not a number from " + std::to_string(lo) + " to " +
                            std::to_string(hi),

@@ -144,10 +144,10 @@ ExecResult Session::shell(const std::string& command, std::string_view input,
             while (!out.done() || !err.done()) {
                 const auto now = std::chrono::steady_clock::now();
                 if (now > deadline)
-                    throw Error(ErrorKind::remote, exit_code::kConnection,
-                                "a command of mlt on " + impl_->display + " sent nothing for " +
-                                    std::to_string(kFrameDeadline.count()) + " s",
-                                "look at the remote host (a hung disk or mount?); run with -v");
+                    throw remote_error(
+                        "a command of mlt on " + impl_->display + " sent nothing for " +
+                            std::to_string(kFrameDeadline.count()) + " s",
+                        "look at the remote host (a hung disk or mount?); run with -v");
                 size_t got = 0;
                 const bool drained = read_turn(s, impl_->live, ch, buf, kPollMs, to_out, to_err,
                                                impl_->display, &got);

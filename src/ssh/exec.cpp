@@ -20,10 +20,10 @@ using namespace ssh_detail;
 namespace ssh_detail {
 
 Error channel_error(ssh_session s, const std::string& what) {
-    const bool connected = ssh_is_connected(s);
-    return Error(connected ? ErrorKind::remote : ErrorKind::disconnected, exit_code::kConnection,
-                 what + ": " + last_error(s),
-                 connected ? "run with -v for details" : "the connection was lost");
+    if (ssh_is_connected(s))
+        return remote_error(what + ": " + last_error(s), "run with -v for details");
+    return Error(ErrorKind::disconnected, exit_code::kConnection, what + ": " + last_error(s),
+                 "the connection was lost");
 }
 
 void write_all(ssh_session s, Liveness& live, ssh_channel ch, const char* data, size_t len,
@@ -262,10 +262,9 @@ std::vector<ExecResult> Session::exec_parallel(const std::vector<StreamJob>& job
         const auto now = std::chrono::steady_clock::now();
         if (sent || received) last_progress = now;
         if (now - last_progress > kNoProgressDeadline)
-            throw Error(ErrorKind::remote, exit_code::kConnection,
-                        "a remote command on " + impl_->display + " moved no data for " +
-                            std::to_string(kNoProgressDeadline.count()) + " s",
-                        "look at the remote host (a hung disk or mount?); run with -v");
+            throw remote_error("a remote command on " + impl_->display + " moved no data for " +
+                                   std::to_string(kNoProgressDeadline.count()) + " s",
+                               "look at the remote host (a hung disk or mount?); run with -v");
         for (size_t i = 0; i < next; ++i) {
             if (channels[i]->done()) continue;
             sent |= channels[i]->send();

@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "mlt/ssh/session.h"
+#include "mlt/util/text.h"
 
 namespace mlt {
 
@@ -15,20 +16,14 @@ Error remote_failure(const Remote& remote, const std::string& what, int exit_sta
                           (exit_status < 0 ? std::string("killed by a signal")
                                            : "exit " + std::to_string(exit_status)) +
                           ")";
-    const size_t begin = err.find_first_not_of(" \t\r\n");
-    if (begin != std::string::npos) {
-        // One line: the first thing the command said, and how much more there is (a tar
-        // that failed on every file says it once per file); the debug log (-v) has all of it.
-        const std::string text = err.substr(begin, err.find_last_not_of(" \t\r\n") - begin + 1);
-        const size_t eol = text.find('\n');
-        message += ": " + text.substr(0, eol);
-        if (eol != std::string::npos) {
-            const auto more = std::count(text.begin() + static_cast<std::ptrdiff_t>(eol), text.end(), '\n');
-            message += " (and " + std::to_string(more) + " more line" + (more == 1 ? "" : "s") + ")";
-            spdlog::debug("{} said:\n{}", what, text);
-        }
+    // The last lines the command said: a tar error comes after whatever a login banner or
+    // profile printed first. Bounded and escaped; the debug log (-v) has all of it.
+    const std::string said = last_lines(err);
+    if (!said.empty()) {
+        message += ": " + said;
+        spdlog::debug("{} said:\n{}", what, err);
     }
-    return Error(ErrorKind::remote, exit_code::kConnection, message, std::move(hint));
+    return remote_error(message, std::move(hint));
 }
 
 InputSource input_from(std::string_view data, InputSource then) {

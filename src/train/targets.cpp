@@ -7,6 +7,7 @@
 #include "mlt/train/ssh_command.h"
 #include "mlt/util/error.h"
 #include "mlt/util/paths.h"
+#include "mlt/util/text.h"
 
 namespace mlt {
 
@@ -19,14 +20,8 @@ std::string lower(std::string s) {
 }
 
 int parse_int_option(const std::string& name, const std::string& value, int lo, int hi) {
-    try {
-        size_t used = 0;
-        int v = std::stoi(value, &used);
-        if (used == value.size() && v >= lo && v <= hi) return v;
-    } catch (const std::exception&) {
-        // reported below with the option's name
-    }
-    throw usage_error("-o " + name + "=" + value + ": expected a number from " +
+    if (const auto v = parse_decimal(value, lo, hi)) return static_cast<int>(*v);
+    throw usage_error("-o " + name + "=" + value + ": expected a decimal number from " +
                       std::to_string(lo) + " to " + std::to_string(hi));
 }
 

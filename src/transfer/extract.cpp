@@ -112,17 +112,15 @@ public:
 private:
     Error damaged_stream() const {
         const char* detail = archive_error_string(a_);
-        return Error(ErrorKind::remote, exit_code::kConnection,
-                     "the tar stream from " + remote_.name() + " is damaged" +
-                         (detail ? std::string(": ") + detail : std::string()),
-                     "run with -v for details");
+        return remote_error("the tar stream from " + remote_.name() + " is damaged" +
+                                (detail ? std::string(": ") + detail : std::string()),
+                            "run with -v for details");
     }
 
     Error refuse(const std::string& name, const std::string& why) const {
-        return Error(ErrorKind::remote, exit_code::kConnection,
-                     "refusing to write '" + name + "' from " + remote_.name() + ": " + why,
-                     "the remote files may have been tampered with; nothing outside " +
-                         local_base_ + " was written");
+        return remote_error("refusing to write '" + name + "' from " + remote_.name() + ": " + why,
+                            "the remote files may have been tampered with; nothing outside " +
+                                local_base_ + " was written");
     }
 
     void extract_entry(archive_entry* entry, bool* damaged) {

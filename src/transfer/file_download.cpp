@@ -182,8 +182,7 @@ private:
         const size_t sp = header.find(' ');
         uint64_t size = 0;
         if (sp == std::string::npos || !parse_mtime(header.substr(sp + 1), remote_mtime_))
-            throw Error(ErrorKind::remote, exit_code::kConnection,
-                        "unexpected reply when reading " + shown_ + ": " + header);
+            throw remote_error("unexpected reply when reading " + shown_ + ": " + header);
         size = std::strtoull(header.c_str(), nullptr, 10);
         const bool tail = offset > 0 && offset <= size;
         if (tail && remote_mtime_ != resume_mtime) throw StartOver{};
@@ -317,10 +316,10 @@ std::optional<uint64_t> download_file_if_present(Remote& remote, const std::stri
         if (!expect_sha256.empty() && digest != expect_sha256) {
             // Checked before the rename: the local file stays what it was.
             fetch.discard();
-            throw Error(ErrorKind::remote, exit_code::kConnection,
-                        "the downloaded " + leaf + " does not match its remote sha256 (" + digest +
-                            " vs " + expect_sha256 + "); the local file was left as it was",
-                        "fetch it again with 'mlt ssh ... download MODEL'");
+            throw remote_error("the downloaded " + leaf + " does not match its remote sha256 (" +
+                                   digest + " vs " + expect_sha256 +
+                                   "); the local file was left as it was",
+                               "fetch it again with 'mlt ssh ... download MODEL'");
         }
         const uint64_t size = fetch.commit(leaf);
         new_dirs.keep();

@@ -53,9 +53,9 @@ static std::vector<RemoteFileInfo> parse_file_info(Remote& remote, const std::st
     if (out.exit_status != 0)
         throw remote_failure(remote, "listing " + remote_base, out.exit_status, out.err);
     auto bad_output = [&] {
-        return Error(ErrorKind::remote, exit_code::kConnection,
-                     "listing " + remote_base + " on " + remote.name() + " gave unexpected output",
-                     "the remote needs GNU find (findutils)");
+        return remote_error(
+            "listing " + remote_base + " on " + remote.name() + " gave unexpected output",
+            "the remote needs GNU find (findutils)");
     };
     std::vector<RemoteFileInfo> files;
     for_each_record(out.out, [&](std::string_view r) {

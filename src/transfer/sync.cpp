@@ -33,9 +33,8 @@ uint64_t local_size(const std::string& path) {
 // has `..` or passes through a local symlink: download_file itself follows directories.
 std::string checked_local_target(const std::string& local_base, const std::string& path) {
     auto refuse = [&](const std::string& why) {
-        return Error(ErrorKind::remote, exit_code::kConnection,
-                     "refusing remote file name '" + path + "' from the log dir: " + why,
-                     "check the remote log dir for odd names and links");
+        return remote_error("refusing remote file name '" + path + "' from the log dir: " + why,
+                            "check the remote log dir for odd names and links");
     };
     if (path.empty() || path[0] == '/') throw refuse("it is absolute");
     std::string so_far = local_base;

@@ -61,9 +61,8 @@ public:
                     ARCHIVE_OK) {
                     damaged_ = true;
                     const char* detail = archive_error_string(a.get());
-                    throw Error(ErrorKind::remote, exit_code::kConnection,
-                                "the tar stream from " + remote.name() + " is damaged" +
-                                    (detail ? std::string(": ") + detail : std::string()));
+                    throw remote_error("the tar stream from " + remote.name() + " is damaged" +
+                                       (detail ? std::string(": ") + detail : std::string()));
                 }
                 extract_tar(a.get(), base_fd, local_base, remote, stats_, progress, &damaged_);
             } catch (...) {

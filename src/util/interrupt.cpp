@@ -32,7 +32,6 @@ void install_interrupt_handler() {
     sa.sa_handler = on_leave;
     sigaction(SIGTERM, &sa, nullptr);
     sigaction(SIGHUP, &sa, nullptr);
-    std::signal(SIGPIPE, SIG_IGN);
 }
 
 void acknowledge_interrupt() {

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "mlt/util/reporter.h"
+#include "mlt/util/text.h"
 
 namespace mlt {
 
@@ -51,6 +52,13 @@ class ReporterSink : public spdlog::sinks::base_sink<std::mutex> {
         std::string_view line(formatted.data(), formatted.size());
         // The pattern formatter ends the line; the reporter decides how lines end.
         while (!line.empty() && (line.back() == '\n' || line.back() == '\r')) line.remove_suffix(1);
+        // Warnings and errors quote outside text (settings keys, remote names): one line,
+        // escaped and bounded. Debug output keeps its lines.
+        std::string shown;
+        if (msg.level >= spdlog::level::warn) {
+            shown = printable(line, 2000);
+            line = shown;
+        }
         // Looked up per message, not kept: set_reporter() after setup_logging() counts.
         reporter().emit(Event::log, line);
     }

@@ -157,6 +157,19 @@ TEST(CliSshTrain, BadValuesAreParseErrors) {
     EXPECT_THROW(parse({"ssh", "train", "m", "-p", "0"}), CLI::ParseError);
     EXPECT_THROW(parse({"ssh", "train", "m", "--reconnect-timeout", "x"}), CLI::ParseError);
     EXPECT_THROW(parse({"ssh", "train", "m", "--workspace"}), CLI::ParseError);
+    // Numbers are decimal only, before and after MODEL.
+    for (const char* bad : {"0x8fb", " 22", "+22", "22abc", "1e3"}) {
+        EXPECT_THROW(parse({"ssh", "-p", bad, "train", "m"}), CLI::ParseError) << bad;
+        EXPECT_THROW(parse({"ssh", "train", "m", "-p", bad}), CLI::ParseError) << bad;
+    }
+    EXPECT_THROW(parse({"ssh", "train", "m", "--reconnect-timeout", "0x10"}), CLI::ParseError);
+}
+
+TEST(CliSshTrain, LeadingZerosAreDecimalNotOctal) {
+    EXPECT_EQ(parse({"ssh", "-p", "010", "train", "m"}).cli.port, 10);
+    EXPECT_EQ(parse({"ssh", "train", "m", "-p", "0022"}).cli.port, 22);
+    EXPECT_EQ(parse({"ssh", "train", "m", "--reconnect-timeout", "010"}).train.reconnect_timeout,
+              10);
 }
 
 TEST(CliSshTrain, HelpAfterModelIsHelp) {

@@ -35,6 +35,11 @@ void add_verbose_flag(CLI::App& app, int& verbosity, const std::string& help);
 void reject_train_flags(const CLI::App& ssh, const std::string& command);
 // The help layout of `mlt ssh` and its commands: flag pairs shown as `--clean, --no-clean`;
 // a non-empty `usage_tail` (" MODEL [ARGS...]") is added to the usage line.
+// A transform for a numeric option: plain decimal within [lo, hi], handed on as plain
+// digits. CLI11 alone would take
+// `0x8fb` and `010` (octal) as numbers.
+CLI::Validator decimal_in(long long lo, long long hi);
+
 std::shared_ptr<CLI::Formatter> help_formatter(const std::string& usage_tail = {});
 
 }  // namespace mlt::cli

@@ -62,8 +62,9 @@ public:
     }
 };
 
-// The error for a remote command that failed: names `what`, the host and the exit status
-// (or the signal), and quotes the command's stderr (trimmed). One wording for every layer.
+// The error for a remote command that failed (exit 1): names `what`, the host and the exit
+// status (or the signal), and quotes the last lines of the command's stderr, bounded and
+// with control characters escaped (last_lines()). One wording for every layer.
 Error remote_failure(const Remote& remote, const std::string& what, int exit_status,
                      const std::string& err, std::string hint = "run with -v for details");
 

@@ -8,12 +8,13 @@ namespace mlt {
 // Process exit codes (docs/usage.md, "Exit status").
 namespace exit_code {
 constexpr int kOk = 0;
+constexpr int kRemote = 1;       // a remote command failed (the link itself was fine)
 constexpr int kUsage = 2;        // bad usage, settings, spec or key; nothing done remotely
 constexpr int kConflict = 3;     // job-state conflict (active or uncollected job)
 constexpr int kHostKey = 4;      // host key unknown/changed and not accepted
 constexpr int kLimit = 5;        // stopped by --max-hours / --max-cost
 constexpr int kInterrupted = 130;
-constexpr int kConnection = 255; // connection or authentication failure
+constexpr int kConnection = 255;  // connection or authentication failure, only
 }  // namespace exit_code
 
 // What went wrong, for callers that react to a kind rather than to an exit code.
@@ -55,6 +56,10 @@ inline Error usage_error(std::string what, std::string hint = {}) {
 }
 inline Error config_error(std::string what, std::string hint = {}) {
     return Error(ErrorKind::config, exit_code::kUsage, std::move(what), std::move(hint));
+}
+// A remote command ran and failed: exit 1 (the link itself was fine).
+inline Error remote_error(std::string what, std::string hint = {}) {
+    return Error(ErrorKind::remote, exit_code::kRemote, std::move(what), std::move(hint));
 }
 inline Error io_error(std::string what, std::string hint = {}) {
     return Error(ErrorKind::io, exit_code::kUsage, std::move(what), std::move(hint));

@@ -1,0 +1,29 @@
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace mlt {
+
+// Text from outside (remote stderr, file names, user input) made safe to print on one
+// terminal line: control characters, DEL, C1 controls and bytes that are not UTF-8 become
+// escapes (`\n`, `\t`, `\r`, `\xNN`); valid UTF-8 stays as it is. At most `max_bytes` of the
+// result are kept, cut at a character boundary, with ` ... (N more bytes)` added.
+std::string printable(std::string_view text, size_t max_bytes = 400);
+
+// The last `max_lines` non-blank lines of a command's output, each made printable() within
+// `max_line_bytes`, joined with ` | `; when earlier lines were left out, the result starts
+// with `... ` (a 200 KB login banner before a tar error leaves the error in view).
+std::string last_lines(std::string_view text, size_t max_lines = 3, size_t max_line_bytes = 200);
+
+}  // namespace mlt
+
+namespace mlt {
+
+// A whole decimal number within [lo, hi]: digits with an optional leading `-`, nothing else
+// (no blanks, `+`, `0x`, exponent or trailing text). nullopt otherwise.
+std::optional<long long> parse_decimal(std::string_view text, long long lo, long long hi);
+
+}  // namespace mlt

@@ -1,0 +1,118 @@
+#include "mlt/util/text.h"
+
+#include <cstdio>
+#include <vector>
+
+namespace mlt {
+
+namespace {
+
+// Length of the valid UTF-8 sequence at s[i] (overlongs, surrogates and code points above
+// U+10FFFF are invalid), or 0.
+size_t utf8_length(std::string_view s, size_t i, unsigned* code_point) {
+    const auto b = [&](size_t k) { return static_cast<unsigned char>(s[k]); };
+    const unsigned c = b(i);
+    size_t n;
+    unsigned cp, min;
+    if (c < 0x80) return *code_point = c, 1;
+    if ((c & 0xe0) == 0xc0)
+        n = 2, cp = c & 0x1f, min = 0x80;
+    else if ((c & 0xf0) == 0xe0)
+        n = 3, cp = c & 0x0f, min = 0x800;
+    else if ((c & 0xf8) == 0xf0)
+        n = 4, cp = c & 0x07, min = 0x10000;
+    else
+        return 0;
+    if (i + n > s.size()) return 0;
+    for (size_t k = 1; k < n; ++k) {
+        if ((b(i + k) & 0xc0) != 0x80) return 0;
+        cp = cp << 6 | (b(i + k) & 0x3f);
+    }
+    if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) return 0;
+    *code_point = cp;
+    return n;
+}
+
+std::string escaped(unsigned char c) {
+    switch (c) {
+        case '\n':
+            return "\\n";
+        case '\t':
+            return "\\t";
+        case '\r':
+            return "\\r";
+        default: {
+            char buf[8];
+            std::snprintf(buf, sizeof buf, "\\x%02x", c);
+            return buf;
+        }
+    }
+}
+
+}  // namespace
+
+std::string printable(std::string_view text, size_t max_bytes) {
+    std::string out;
+    size_t i = 0;
+    while (i < text.size()) {
+        unsigned cp = 0;
+        const size_t n = utf8_length(text, i, &cp);
+        const bool control = n == 0 || cp < 0x20 || cp == 0x7f || (cp >= 0x80 && cp <= 0x9f);
+        const std::string piece =
+            control ? escaped(static_cast<unsigned char>(text[i])) : std::string(text.substr(i, n));
+        if (out.size() + piece.size() > max_bytes) break;
+        out += piece;
+        i += control ? 1 : n;
+    }
+    if (i < text.size()) out += " ... (" + std::to_string(text.size() - i) + " more bytes)";
+    return out;
+}
+
+std::string last_lines(std::string_view text, size_t max_lines, size_t max_line_bytes) {
+    std::vector<std::string_view> lines;
+    bool earlier = false;
+    size_t end = text.size();
+    // From the end: only the lines kept are ever looked at, however long the text.
+    while (end > 0) {
+        const size_t nl = text.rfind('\n', end - 1);
+        const size_t begin = nl == std::string_view::npos ? 0 : nl + 1;
+        std::string_view line = text.substr(begin, end - begin);
+        while (!line.empty() && (line.back() == '\r' || line.back() == ' ' || line.back() == '\t'))
+            line.remove_suffix(1);
+        if (line.find_first_not_of(" \t") != std::string_view::npos) {
+            if (lines.size() == max_lines) {
+                earlier = true;
+                break;
+            }
+            lines.push_back(line.substr(line.find_first_not_of(" \t")));
+        }
+        end = nl == std::string_view::npos ? 0 : nl;
+    }
+    std::string out = earlier ? "... " : "";
+    for (size_t k = lines.size(); k-- > 0;) {
+        out += printable(lines[k], max_line_bytes);
+        if (k != 0) out += " | ";
+    }
+    return out;
+}
+
+}  // namespace mlt
+
+namespace mlt {
+
+std::optional<long long> parse_decimal(std::string_view text, long long lo, long long hi) {
+    const bool negative = !text.empty() && text[0] == '-';
+    const std::string_view digits = text.substr(negative ? 1 : 0);
+    // 18 digits cannot overflow a long long.
+    if (digits.empty() || digits.size() > 18) return std::nullopt;
+    long long value = 0;
+    for (char c : digits) {
+        if (c < '0' || c > '9') return std::nullopt;
+        value = value * 10 + (c - '0');
+    }
+    if (negative) value = -value;
+    if (value < lo || value > hi) return std::nullopt;
+    return value;
+}
+
+}  // namespace mlt
