@@ -120,6 +120,9 @@ std::map<std::string, std::vector<UploadItem>> plan_uploads(const RunContext& c,
                           " file(s)");
         in_dir.insert(in_dir.end(), items.begin(), items.end());
     }
+    // What the globs left out (workspace rules), named once for all entries. Relative to
+    // the spec dir, or the directory a `from|to` entry names.
+    std::vector<std::string> skipped;
     for (const auto& entry : c.settings.upload_files) {
         TransferSpec spec = parse_transfer_spec(entry, TransferDirection::upload);
         if (spec.is_glob) {
@@ -135,7 +138,9 @@ std::map<std::string, std::vector<UploadItem>> plan_uploads(const RunContext& c,
                 throw config_error("upload_files: '" + entry + "' names no files below a directory",
                                    "write a glob such as '../common/*.py'");
             const std::string local_base = c.model.spec_dir + (up.empty() ? "" : "/" + up);
-            auto items = expand_local_glob(local_base, pattern);
+            std::vector<std::string> left_out;
+            auto items = expand_local_glob(local_base, pattern, &left_out);
+            for (const auto& path : left_out) skipped.push_back(up + path);
             if (items.empty())
                 spdlog::warn("upload_files: '{}' matches no file in {}", entry, c.model.spec_dir);
             auto& target =
@@ -149,16 +154,30 @@ std::map<std::string, std::vector<UploadItem>> plan_uploads(const RunContext& c,
         const std::string base = fs::path(to).parent_path().string();
         const std::string name = fs::path(to).filename().string();
         if (fs::is_directory(from)) {
-            for (auto& item : expand_local_glob(from, "**")) {
+            std::vector<std::string> left_out;
+            for (auto& item : expand_local_glob(from, "**", &left_out)) {
                 item.remote_path = name + "/" + item.remote_path;
                 plan[base].push_back(item);
             }
+            for (const auto& path : left_out) skipped.push_back(from + "/" + path);
         } else if (fs::is_regular_file(from)) {
             plan[base].push_back({from, name});
         } else {
             throw config_error("upload_files: " + from + " (from '" + entry + "') not found",
                                "fix the path or remove the entry");
         }
+    }
+    if (!skipped.empty()) {
+        constexpr std::size_t kShown = 10;
+        std::string names;
+        for (std::size_t i = 0; i < skipped.size() && i < kShown; ++i)
+            names += (i ? ", " : "") + skipped[i];
+        if (skipped.size() > kShown)
+            names += ", and " + std::to_string(skipped.size() - kShown) + " more";
+        spdlog::warn(
+            "upload_files: not sending {} file(s) that look like secrets or link out of their "
+            "directory: {} (to send one, name it as 'from|to')",
+            skipped.size(), names);
     }
     // One remote path, one file: the first source wins (the spec, then the workspace, then
     // upload_files), so a spec inside the workspace is not sent twice.
