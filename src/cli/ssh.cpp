@@ -113,7 +113,10 @@ void add_ssh_command(CLI::App& app, Action& action, int& verbosity, TrainRunner 
     auto* status = ssh->add_subcommand("status", "Show the remote job(s): running/finished/none");
     status->set_help_flag("--help", "Print this help and exit");
     auto model = std::make_shared<std::string>();
-    status->add_option("MODEL", *model, "Model name or spec path (default: all models)");
+    status->add_option(
+        "MODEL", *model,
+        "Model name (its spec need not be on this machine) or spec path (default: all "
+        "models)");
     status->callback([&action, ssh, cli, model] {
         reject_train_flags(*ssh, "status");
         action = [cli, model] { return run_status(*cli, *model); };

@@ -95,6 +95,8 @@ void add_ssh_job_commands(CLI::App& ssh, Action& action, const std::shared_ptr<S
         "ARGS: everything after MODEL that is not an option above goes, in its order, to the\n"
         "  training command (train_cmd); after -- every word does. --test trains the test model\n"
         "  NAME-test (and is passed on, as MLTK does). mlt's options may also stand after MODEL.\n"
+        "  With --resume a NAME is enough on a machine without its spec (settings: the user\n"
+        "  file and the command line), unless the run must upload again.\n"
         "Examples:\n"
         "  mlt ssh -h root@ssh4.example.net -p 35023 -i ~/.ssh/id_vast train my_model --clean\n"
         "  mlt ssh train my_model -h gpu -p 2222 -i ~/.ssh/id_gpu --epochs 3 --weights best\n"
@@ -122,7 +124,9 @@ void add_ssh_job_commands(CLI::App& ssh, Action& action, const std::shared_ptr<S
         auto* cmd = ssh.add_subcommand(name, help);
         cmd->set_help_flag("--help", "Print this help and exit");
         auto model = std::make_shared<std::string>();
-        cmd->add_option("MODEL", *model, "Model name or spec path")->required();
+        cmd->add_option("MODEL", *model,
+                        "Model name (its spec need not be on this machine) or spec path")
+            ->required();
         auto test = std::make_shared<bool>(false);
         cmd->add_flag("--test", *test, "The test model NAME-test (as train MODEL --test)");
         auto follow = std::make_shared<bool>(false);

@@ -157,7 +157,8 @@ const std::vector<FieldDecl>& ssh_fields() {
                 "variables exported before every remote command: `[NAME=VALUE, ...]` or a mapping",
                 &merge_environment),
         list("upload_files", "[dataset/*.csv, \"~/patch.txt|./patch.txt\"]",
-             "files uploaded before training: globs relative to the spec dir, or `from|to`",
+             "files uploaded before training: globs relative to the spec dir (a wildcard "
+             "skips secrets and links out of the dir, as a workspace), or `from|to`",
              &append<&S::upload_files>, TransferDirection::upload),
         list(
             "startup_cmds", "[pip install wheel silabs-mltk]",

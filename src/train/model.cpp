@@ -160,7 +160,7 @@ std::vector<ModelSearchDir> model_search_dirs(const std::vector<std::string>& mo
 }
 
 ModelRef resolve_model(const std::string& argument, const std::vector<std::string>& model_paths,
-                       bool test) {
+                       bool test, bool spec_optional) {
     if (argument.empty()) throw usage_error("no model given", "mlt ssh ... train MODEL");
     if (is_spec_path(argument)) {
         fs::path path = expand_user(argument);
@@ -209,6 +209,11 @@ ModelRef resolve_model(const std::string& argument, const std::vector<std::strin
             spdlog::warn("model {}: using {}; also found {} (give the spec path to use another)",
                          name, m.paths.front(), join(others));
         return from_path(m.paths.front(), name);
+    }
+    if (spec_optional) {
+        ModelRef ref;
+        ref.name = name;
+        return ref;
     }
     throw usage_error(
         "model '" + argument + "' not found (looked for " + file + " in " + join(searched) + ")",

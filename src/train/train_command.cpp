@@ -12,6 +12,7 @@
 #include <optional>
 #include <set>
 #include <tuple>
+#include <utility>
 
 #include "mlt/job/job.h"
 #include "mlt/ssh/session.h"
@@ -44,30 +45,22 @@ struct RunContext {
     std::string local_logs;
     std::string local_console;
     std::string local_archive;
+    std::string local_dir;  // where the archive and download_files land: the spec's dir
 };
 
-RunContext prepare(const SshCommandLine& cli, const std::string& model_arg, bool test) {
+// `spec_optional`: a bare model NAME whose spec is not here is enough (resolve_model_settings);
+// the archive and download_files then land in the current directory.
+RunContext prepare(const SshCommandLine& cli, const std::string& model_arg, bool test,
+                   bool spec_optional) {
     RunContext c;
-    // model_paths come from the user settings; the model's own sidecar is read once the
-    // spec is found. The user file is read twice then: its warnings are printed by the second
-    // reading, or by the first one when the model cannot be found.
-    std::vector<SettingsWarning> user_warnings;
-    SshSettings user = load_settings_for_command({}, &user_warnings);
-    wipe_settings_secrets(user);
-    try {
-        c.model = resolve_model(model_arg, user.model_paths, test);
-    } catch (...) {
-        print_settings_warnings(user_warnings);
-        throw;
-    }
-    c.settings = load_settings_for_command(c.model.spec_path);
-    auto targets = resolve_targets(cli, c.settings);
-    wipe_settings_secrets(c.settings);
-    if (targets.size() != 1)
-        throw usage_error("several nodes (-h given " + std::to_string(targets.size()) +
+    ModelSettings m = resolve_model_settings(cli, model_arg, test, spec_optional);
+    c.model = std::move(m.model);
+    c.settings = std::move(m.settings);
+    if (m.targets.size() != 1)
+        throw usage_error("several nodes (-h given " + std::to_string(m.targets.size()) +
                               " times) are not supported yet",
                           "give one -h");
-    c.target = targets.front();
+    c.target = m.targets.front();
     const std::string& name = c.model.name;
     c.archive = name + ".mltk.zip";
     std::string log_dir = c.settings.remote_log_dir;
@@ -81,7 +74,9 @@ RunContext prepare(const SshCommandLine& cli, const std::string& model_arg, bool
     c.local_logs = local_log_dir(name);
     // MLTK's name for the console log of `mltk ssh train`.
     c.local_console = c.local_logs + "/mltk_ssh_train_" + name + ".log";
-    c.local_archive = c.model.spec_dir + "/" + c.archive;
+    std::error_code ec;
+    c.local_dir = c.model.spec_dir.empty() ? fs::current_path(ec).string() : c.model.spec_dir;
+    c.local_archive = c.local_dir + "/" + c.archive;
     return c;
 }
 
@@ -145,6 +140,9 @@ std::map<std::string, std::vector<UploadItem>> plan_uploads(const RunContext& c,
                           " file(s)");
         in_dir.insert(in_dir.end(), items.begin(), items.end());
     }
+    // What the globs left out (workspace rules), named once for all entries. Relative to
+    // the spec dir, or the directory a `from|to` entry names.
+    std::vector<std::string> skipped;
     for (const auto& entry : c.settings.upload_files) {
         TransferSpec spec = parse_transfer_spec(entry, TransferDirection::upload);
         if (spec.is_glob) {
@@ -160,7 +158,9 @@ std::map<std::string, std::vector<UploadItem>> plan_uploads(const RunContext& c,
                 throw config_error("upload_files: '" + entry + "' names no files below a directory",
                                    "write a glob such as '../common/*.py'");
             const std::string local_base = c.model.spec_dir + (up.empty() ? "" : "/" + up);
-            auto items = expand_local_glob(local_base, pattern);
+            std::vector<std::string> left_out;
+            auto items = expand_local_glob(local_base, pattern, &left_out);
+            for (const auto& path : left_out) skipped.push_back(up + path);
             if (items.empty())
                 spdlog::warn("upload_files: '{}' matches no file in {}", entry, c.model.spec_dir);
             auto& target =
@@ -174,16 +174,30 @@ std::map<std::string, std::vector<UploadItem>> plan_uploads(const RunContext& c,
         const std::string base = fs::path(to).parent_path().string();
         const std::string name = fs::path(to).filename().string();
         if (fs::is_directory(from)) {
-            for (auto& item : expand_local_glob(from, "**")) {
+            std::vector<std::string> left_out;
+            for (auto& item : expand_local_glob(from, "**", &left_out)) {
                 item.remote_path = name + "/" + item.remote_path;
                 plan[base].push_back(item);
             }
+            for (const auto& path : left_out) skipped.push_back(from + "/" + path);
         } else if (fs::is_regular_file(from)) {
             plan[base].push_back({from, name});
         } else {
             throw config_error("upload_files: " + from + " (from '" + entry + "') not found",
                                "fix the path or remove the entry");
         }
+    }
+    if (!skipped.empty()) {
+        constexpr std::size_t kShown = 10;
+        std::string names;
+        for (std::size_t i = 0; i < skipped.size() && i < kShown; ++i)
+            names += (i ? ", " : "") + skipped[i];
+        if (skipped.size() > kShown)
+            names += ", and " + std::to_string(skipped.size() - kShown) + " more";
+        spdlog::warn(
+            "upload_files: not sending {} file(s) that look like secrets or link out of their "
+            "directory: {} (to send one, name it as 'from|to')",
+            skipped.size(), names);
     }
     // One remote path, one file: the first source wins (the spec, then the workspace, then
     // upload_files), so a spec inside the workspace is not sent twice.
@@ -295,7 +309,8 @@ TrainPlan plan_for(const RunContext& c, const SshCommandLine& cli, const std::st
     p.remote_dir = c.target.remote_dir;
     p.remote_log_dir = c.remote_log_dir;
     p.archive = c.archive;
-    p.spec_dir = c.model.spec_dir;
+    p.spec_dir = c.local_dir;
+    p.spec_here = !c.model.spec_path.empty();
     p.local_logs = c.local_logs;
     p.local_console = c.local_console;
     p.local_archive = c.local_archive;
@@ -323,15 +338,19 @@ TrainPlan plan_for(const RunContext& c, const SshCommandLine& cli, const std::st
 int run_train(const SshCommandLine& cli, const TrainOptions& o) {
     install_interrupt_handler();
     const bool test = wants_test_model(o.args);
-    RunContext c = prepare(cli, o.model, test);
+    // --resume acts on the run the remote holds: a bare NAME is enough unless that run must
+    // upload again (TrainRun refuses it then).
+    RunContext c = prepare(cli, o.model, test, o.resume);
     if (o.clean && !c.remote_log_dir.empty()) check_clean_target(c);
-    std::string workspace = o.workspace.empty() ? std::string() : expand_user(o.workspace);
-    if (workspace.empty() && !c.settings.workspace.empty())
-        workspace = local_path_in(c.model.spec_dir, c.settings.workspace);
-    if (o.clean) check_local_clean_target(c, workspace);
     TrainPlan plan = plan_for(c, cli, o.model, test);
-    plan.uploads = plan_uploads(c, workspace);  // local checks before any remote action
-    plan.wrapper = wrapper_for(c, o);
+    if (plan.spec_here) {
+        std::string workspace = o.workspace.empty() ? std::string() : expand_user(o.workspace);
+        if (workspace.empty() && !c.settings.workspace.empty())
+            workspace = local_path_in(c.model.spec_dir, c.settings.workspace);
+        if (o.clean) check_local_clean_target(c, workspace);
+        plan.uploads = plan_uploads(c, workspace);  // local checks before any remote action
+        plan.wrapper = wrapper_for(c, o);
+    }
     plan.clean = o.clean;
     plan.force = o.force;
     plan.resume = o.resume;
@@ -348,7 +367,7 @@ int run_train(const SshCommandLine& cli, const TrainOptions& o) {
 
 int run_logs(const SshCommandLine& cli, const std::string& model, bool test, bool follow) {
     install_interrupt_handler();
-    RunContext c = prepare(cli, model, test);
+    RunContext c = prepare(cli, model, test, true);
     Session session = Session::open(c.target.connect);
     SessionRemote remote(session);
     const auto print = [](std::string_view d) { reporter().console(d); };
@@ -365,7 +384,7 @@ int run_logs(const SshCommandLine& cli, const std::string& model, bool test, boo
 }
 
 int run_stop(const SshCommandLine& cli, const std::string& model, bool test) {
-    RunContext c = prepare(cli, model, test);
+    RunContext c = prepare(cli, model, test, true);
     Session session = Session::open(c.target.connect);
     SessionRemote remote(session);
     const bool stopped = stop_job(remote, c.target.remote_dir, c.model.name, 10);
@@ -376,7 +395,7 @@ int run_stop(const SshCommandLine& cli, const std::string& model, bool test) {
 }
 
 int run_download(const SshCommandLine& cli, const std::string& model, bool test) {
-    RunContext c = prepare(cli, model, test);
+    RunContext c = prepare(cli, model, test, true);
     const TrainPlan plan = plan_for(c, cli, model, test);
     LocalModelLock local_lock(plan.local_state_dir, plan.model);
     Session session = Session::open(c.target.connect);

@@ -284,6 +284,14 @@ void TrainRun::take_lock() {
 }
 
 void TrainRun::adopt(const JobStatus& job) {
+    if (job.state == JobState::uploading && !plan_.spec_here)
+        // Refused before the run is adopted: the lock stays as it is, for a machine that has
+        // the spec.
+        throw usage_error("the run of " + plan_.model + " on " + connection_.name() +
+                              (job.run_id.empty() ? "" : " (run " + job.run_id + ")") +
+                              " was cut while uploading, and uploading again needs the model "
+                              "spec, which is not here",
+                          "run the same command where the spec is, or give the spec path");
     run_id_ = job.run_id;
     lock_held_ = true;
     exit_status_ = job.exit_status;

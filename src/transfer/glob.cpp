@@ -7,6 +7,7 @@
 #include <filesystem>
 
 #include "internal.h"
+#include "mlt/transfer/workspace.h"
 
 namespace mlt {
 
@@ -28,12 +29,13 @@ bool segment_match(const std::string& pattern, const std::string& segment) {
     return ::fnmatch(pattern.c_str(), segment.c_str(), FNM_NOESCAPE) == 0;
 }
 
-// Adds every file under `dir` (whose path relative to the base is `rel_dir`) that `keep`
+// Adds every file under `dir` (whose path relative to `base` is `rel_dir`) that `keep`
 // accepts. Directory symlinks are not entered; file symlinks count as files (upload reads
-// through them). `max_depth` < 0: no limit.
+// through them) unless they lead out of `base`. What `keep` accepts but is_secret_path
+// refuses, or links out of `base`, goes to `skipped` instead. `max_depth` < 0: no limit.
 template <typename Keep>
-void walk(const fs::path& dir, const fs::path& rel_dir, int max_depth, Keep keep,
-          std::vector<UploadItem>& items) {
+void walk(const fs::path& base, const fs::path& dir, const fs::path& rel_dir, int max_depth,
+          Keep keep, std::vector<UploadItem>& items, std::vector<std::string>& skipped) {
     std::error_code ec;
     fs::recursive_directory_iterator it(dir, fs::directory_options::none, ec);
     if (ec) throw io_error("cannot read " + dir.string() + ": " + ec.message());
@@ -58,7 +60,13 @@ void walk(const fs::path& dir, const fs::path& rel_dir, int max_depth, Keep keep
             continue;
         }
         const std::string rel_str = rel.generic_string();
-        if (keep(rel_str)) items.push_back(UploadItem{entry.path().string(), rel_str});
+        if (!keep(rel_str)) continue;
+        // The workspace's rules: a wildcard or a directory walk picks up what lies there, so
+        // what looks like a secret, or a link to elsewhere, is left for the user to name.
+        if (is_secret_path(rel_str, false) || links_outside(base.string(), entry.path().string()))
+            skipped.push_back(rel_str);
+        else
+            items.push_back(UploadItem{entry.path().string(), rel_str});
     }
 }
 
@@ -89,7 +97,8 @@ bool glob_match(const std::string& pattern, const std::string& path) {
     return p == pat.size();
 }
 
-std::vector<UploadItem> expand_local_glob(const std::string& base_dir, const std::string& pattern) {
+std::vector<UploadItem> expand_local_glob(const std::string& base_dir, const std::string& pattern,
+                                          std::vector<std::string>* skipped) {
     if (pattern.empty() || pattern[0] == '/' || has_dotdot(pattern))
         throw usage_error(
             "upload pattern '" + pattern + "' must be relative to " + base_dir + " without '..'",
@@ -128,21 +137,24 @@ std::vector<UploadItem> expand_local_glob(const std::string& base_dir, const std
     // base_dir itself may be a symlink: it is the user's choice, not the pattern's.
     if (literal == 0 && !fs::is_directory(start, ec)) return items;
 
+    std::vector<std::string> left_out;
     if (!wild) {
         walk(
-            start, rel, -1, [](const std::string&) { return true; }, items);
+            base_dir, start, rel, -1, [](const std::string&) { return true; }, items, left_out);
     } else {
         // Without `**`, nothing deeper than the pattern can match: skip those subtrees.
         const bool deep = std::find(parts.begin() + static_cast<std::ptrdiff_t>(literal),
                                     parts.end(), "**") != parts.end();
         const int max_depth = deep ? -1 : static_cast<int>(parts.size() - literal) - 1;
         walk(
-            start, rel, max_depth, [&](const std::string& p) { return glob_match(pattern, p); },
-            items);
+            base_dir, start, rel, max_depth,
+            [&](const std::string& p) { return glob_match(pattern, p); }, items, left_out);
     }
     std::sort(items.begin(), items.end(), [](const UploadItem& a, const UploadItem& b) {
         return a.remote_path < b.remote_path;
     });
+    std::sort(left_out.begin(), left_out.end());
+    if (skipped) skipped->insert(skipped->end(), left_out.begin(), left_out.end());
     return items;
 }
 

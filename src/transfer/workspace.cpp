@@ -27,15 +27,6 @@ std::string read_if_exists(const fs::path& path) {
     return text.str();
 }
 
-// True when the target of `link` lies inside `root`.
-bool inside(const fs::path& root, const fs::path& link) {
-    std::error_code ec;
-    const fs::path target = fs::canonical(link, ec);
-    if (ec) return false;
-    const std::string base = fs::canonical(root, ec).string() + "/";
-    return !ec && target.string().rfind(base, 0) == 0;
-}
-
 void walk(const fs::path& root, const std::string& rel, const IgnoreRules& rules,
           std::vector<UploadItem>& out) {
     std::error_code ec;
@@ -47,14 +38,16 @@ void walk(const fs::path& root, const std::string& rel, const IgnoreRules& rules
         if (is_never_synced(path, is_dir) || rules.ignored(path, is_dir)) continue;
         if (is_dir) {
             walk(root, path, rules, out);
-        } else if (entry.is_symlink(ec) && !inside(root, entry.path())) {
+        } else if (links_outside(root.string(), entry.path().string())) {
             // A link out of the workspace (say to ~/.ssh/id_rsa) would send that file.
             spdlog::warn("workspace: not sending {}: it links outside the workspace", path);
         } else if (entry.is_regular_file(ec)) {
             out.push_back({(root / path).string(), path});
         }
     }
-    if (ec) throw io_error("cannot read the workspace directory " + (root / rel).string() + ": " + ec.message());
+    if (ec)
+        throw io_error("cannot read the workspace directory " + (root / rel).string() + ": " +
+                       ec.message());
 }
 
 }  // namespace
@@ -94,30 +87,53 @@ bool IgnoreRules::ignored(const std::string& path, bool is_dir) const {
     const std::string name = basename_of(path);
     for (const auto& rule : rules_) {
         if (rule.dir_only && !is_dir) continue;
-        const bool match = rule.anchored ? glob_match(rule.pattern, path)
-                                         : glob_match(rule.pattern, name);
+        const bool match =
+            rule.anchored ? glob_match(rule.pattern, path) : glob_match(rule.pattern, name);
         if (match) result = !rule.negate;
     }
     return result;
 }
 
-bool is_never_synced(const std::string& path, bool is_dir) {
-    const std::string name = basename_of(path);
-    if (is_dir) return name == ".git" || name == ".mlt" || name == ".ssh";
+bool is_secret_path(const std::string& path, bool is_dir) {
+    // Every directory on the way, then the name itself.
+    std::size_t start = 0;
+    for (std::size_t slash; (slash = path.find('/', start)) != std::string::npos; start = slash + 1)
+        if (path.compare(start, slash - start, ".ssh") == 0) return true;
+    const std::string name = path.substr(start);
+    if (is_dir) return name == ".ssh";
     return name == ".env" || name.rfind(".env.", 0) == 0 || name.rfind("id_", 0) == 0 ||
            name == ".netrc" || glob_match("*.pem", name) || glob_match("*.key", name);
 }
 
+bool links_outside(const std::string& root, const std::string& path) {
+    std::error_code ec;
+    if (!fs::is_symlink(fs::symlink_status(path, ec))) return false;
+    const fs::path target = fs::canonical(path, ec);
+    if (ec) return true;
+    const std::string base = fs::canonical(root, ec).string();
+    if (ec) return true;
+    // The root itself may be `/`: its canonical form already ends in the separator.
+    return target.string().rfind(base.back() == '/' ? base : base + "/", 0) != 0;
+}
+
+bool is_never_synced(const std::string& path, bool is_dir) {
+    const std::string name = basename_of(path);
+    if (is_dir && (name == ".git" || name == ".mlt")) return true;
+    return is_secret_path(path, is_dir);
+}
+
 std::vector<UploadItem> collect_workspace(const std::string& root) {
     if (!fs::is_directory(root))
-        throw usage_error("workspace " + root + " is not a directory", "check --workspace / ssh.workspace");
+        throw usage_error("workspace " + root + " is not a directory",
+                          "check --workspace / ssh.workspace");
     IgnoreRules rules;
     rules.add(read_if_exists(fs::path(root) / ".gitignore"));
     rules.add(read_if_exists(fs::path(root) / ".mltignore"));  // later rules win
     std::vector<UploadItem> items;
     walk(fs::path(root), "", rules, items);
-    std::sort(items.begin(), items.end(),
-              [](const UploadItem& a, const UploadItem& b) { return a.remote_path < b.remote_path; });
+    std::sort(items.begin(), items.end(), [](const UploadItem& a, const UploadItem& b) {
+        return a.remote_path < b.remote_path;
+    });
     return items;
 }
 

@@ -141,6 +141,39 @@ TEST_F(TrainFilesTest, UploadAndDownloadGlobsAndAbsolutePairs) {
     EXPECT_FALSE(path_exists(local_out + ".tmp")) << "a temp file was left behind";
 }
 
+// upload_files globs follow the workspace's rules: no secrets, no links out of the spec dir,
+// named once; an entry that names a file sends it.
+TEST_F(TrainFilesTest, UploadGlobsSkipSecretsAndOutsideLinksButNamedFilesGo) {
+    make_dir(sshd().dir() + "/outside", 0755);
+    write_file(sshd().dir() + "/outside/secret.txt", "outside\n");
+    for (const char* name : {"id_rsa", "key.pem", ".env", "ok.txt"})
+        write_file(project() + "/" + name, std::string(name) + "\n");
+    ASSERT_EQ(::symlink((sshd().dir() + "/outside/secret.txt").c_str(),
+                        (project() + "/out_link").c_str()),
+              0);
+    ASSERT_EQ(::symlink("ok.txt", (project() + "/in_link").c_str()), 0);
+    write_shell_model("files", "echo trained\n");
+    write_model_settings(
+        "files", std::string(kShellSidecar) + "  upload_files: ['*', 'id_rsa|keys/id_rsa']\n");
+    write_user_settings();
+    ProcessResult r = mlt({"ssh", "train", "files"});
+    ASSERT_EQ(r.exit_code, 0) << describe(r) << job_state("files");
+
+    EXPECT_EQ(read_or_empty(remote() + "/ok.txt"), "ok.txt\n");
+    EXPECT_EQ(read_or_empty(remote() + "/in_link"), "ok.txt\n");
+    EXPECT_TRUE(path_exists(remote() + "/files.py"));
+    for (const char* name : {"id_rsa", "key.pem", ".env", "out_link"})
+        EXPECT_FALSE(path_exists(remote() + "/" + name)) << name << " was sent";
+    EXPECT_EQ(read_or_empty(remote() + "/keys/id_rsa"), "id_rsa\n");
+
+    const auto skipped = lines_starting(r.err, "mlt: warning: upload_files: not sending");
+    ASSERT_EQ(skipped.size(), 1u) << describe(r);
+    for (const char* name : {".env", "id_rsa", "key.pem", "out_link"})
+        EXPECT_TRUE(has_text(skipped.front(), name)) << skipped.front();
+    EXPECT_FALSE(has_text(skipped.front(), "ok.txt")) << skipped.front();
+    EXPECT_EQ(count_occurrences(r.err, "not sending"), 1u) << describe(r);
+}
+
 // MLTK's path expansion: `$VAR` in remote_dir and in a download's remote side expand on the
 // remote (its HOME), in an upload's local side and a download's local side here (the test's
 // HOME); an upload glob may climb above the spec dir, to the same place above the remote dir.

@@ -66,6 +66,23 @@ class TrainJobsTest : public TrainTest {
                                  stem + ".log\"]\n");
     }
     void open_gate() const { write_file(remote() + "/gate", ""); }
+    // Another machine: a local dir without the model specs; the same user settings and key.
+    std::string elsewhere() const { return sshd().dir() + "/elsewhere"; }
+    // Runs `mlt args...` in elsewhere() (as mlt() runs in the project dir).
+    ProcessResult mlt_elsewhere(const std::vector<std::string>& args) const {
+        make_dir(elsewhere(), 0755);
+        std::vector<std::string> argv = {
+            "/bin/sh", "-c", "cd \"$1\" && shift && exec \"$@\"", "sh", elsewhere(), mlt_binary()};
+        argv.insert(argv.end(), args.begin(), args.end());
+        return env().run(argv, kTrainTimeout);
+    }
+    // Success when stderr says once that the spec of `model` is not here.
+    static ::testing::AssertionResult noted_no_spec(const ProcessResult& r,
+                                                    const std::string& model) {
+        const std::string note = "mlt: note: model spec " + model + " not found here";
+        if (count_occurrences(r.err, note) == 1) return ::testing::AssertionSuccess();
+        return ::testing::AssertionFailure() << "not once '" << note << "'\n" << describe(r);
+    }
     // The `mlt ...` command that --no-wait output `out` tells the user to run later, as mlt
     // arguments; empty when there is none.
     static std::vector<std::string> resume_hint(const std::string& out) {
@@ -366,6 +383,120 @@ TEST_F(TrainJobsTest, StatusLogsAndDownloadLeaveTheJobAlone) {
     EXPECT_EQ(count_lines(console, "gated after the gate"), 1u) << console;
     r = mlt({"ssh", "status", "gated"});
     EXPECT_TRUE(has_text(r.out, "collected")) << describe(r);
+}
+
+// The job's state lives on the remote: a bare NAME acts on it from a machine without the
+// spec (settings from the user file and the command line).
+TEST_F(TrainJobsTest, JobCommandsByNameWorkWhereTheSpecIsNot) {
+    shell_model("gated", gated_model("gated"));
+    ProcessResult r = mlt({"ssh", "train", "gated", "--no-wait"});
+    ASSERT_EQ(r.exit_code, 0) << describe(r);
+    ASSERT_TRUE(wait_console("gated", "gated before the gate"));
+    const long pgid = job_pgid("gated");
+
+    r = mlt_elsewhere({"ssh", "status", "gated"});
+    ASSERT_EQ(r.exit_code, 0) << describe(r);
+    EXPECT_TRUE(noted_no_spec(r, "gated"));
+    EXPECT_TRUE(has_text(r.out, "running")) << describe(r);
+    EXPECT_TRUE(has_text(r.out, std::to_string(pgid))) << describe(r);
+
+    r = mlt_elsewhere({"ssh", "logs", "gated"});
+    ASSERT_EQ(r.exit_code, 0) << describe(r);
+    EXPECT_TRUE(noted_no_spec(r, "gated"));
+    EXPECT_EQ(r.out, read_or_empty(job_file("gated", "console.log")));
+
+    open_gate();
+    ASSERT_TRUE(wait_job_finished("gated"));
+    r = mlt_elsewhere({"ssh", "download", "gated"});
+    ASSERT_EQ(r.exit_code, 0) << describe(r);
+    EXPECT_TRUE(noted_no_spec(r, "gated"));
+    // The archive lands in the current directory, as there is no spec dir here.
+    const std::string archive = elsewhere() + "/gated.mltk.zip";
+    EXPECT_TRUE(valid_zip(archive)) << describe(r);
+    EXPECT_EQ(sha256_of(archive), trim(read_or_empty(job_file("gated", "sha256"))));
+    EXPECT_EQ(read_or_empty(local_logs("gated") + "/train.log"), "gated log\n");
+    EXPECT_TRUE(path_exists(job_file("gated", "lock"))) << "download collected the job";
+
+    r = mlt_elsewhere({"ssh", "train", "gated", "--resume"});
+    ASSERT_EQ(r.exit_code, 0) << describe(r) << job_state("gated");
+    EXPECT_TRUE(noted_no_spec(r, "gated"));
+    EXPECT_FALSE(path_exists(job_file("gated", "lock"))) << job_state("gated");
+    const std::string console = read_or_empty(local_console("gated"));
+    EXPECT_EQ(count_lines(console, "gated before the gate"), 1u) << console;
+    EXPECT_EQ(count_lines(console, "gated after the gate"), 1u) << console;
+    EXPECT_FALSE(path_exists(project() + "/gated.mltk.zip")) << "nothing lands by the spec";
+
+    // A path is a path: it must exist.
+    r = mlt_elsewhere({"ssh", "status", "models/gated.py"});
+    EXPECT_EQ(r.exit_code, 2) << describe(r);
+    EXPECT_TRUE(has_text(r.err, "models/gated.py not found")) << describe(r);
+}
+
+TEST_F(TrainJobsTest, StopByNameWorksWhereTheSpecIsNot) {
+    shell_model("blocker", kBlockingModel);
+    ProcessResult r = mlt({"ssh", "train", "blocker", "--no-wait"});
+    ASSERT_EQ(r.exit_code, 0) << describe(r);
+    ASSERT_TRUE(wait_console("blocker", "blocking"));
+    const long pgid = job_pgid("blocker");
+
+    r = mlt_elsewhere({"ssh", "stop", "blocker"});
+    ASSERT_EQ(r.exit_code, 0) << describe(r) << job_state("blocker");
+    EXPECT_TRUE(noted_no_spec(r, "blocker"));
+    EXPECT_TRUE(wait_group_gone(pgid));
+    EXPECT_TRUE(wait_pids_gone(remote() + "/pids.txt"));
+    EXPECT_FALSE(path_exists(job_file("blocker", "lock"))) << job_state("blocker");
+    EXPECT_EQ(job_exit_status("blocker"), 143) << job_state("blocker");
+}
+
+// A run cut while uploading needs its spec to upload again: refused in one line (exit 2),
+// the lock left for a machine that has it.
+TEST_F(TrainJobsTest, ResumeByNameOfARunCutWhileUploadingNeedsTheSpec) {
+    shell_model("gated", gated_model("gated"));
+    const std::string hold = sshd().dir() + "/hold";
+    env().set("MLT_TEST_HOLD", "uploading:" + hold);
+    auto first = start_mlt({"ssh", "train", "gated"});
+    ASSERT_TRUE(wait_until([&] { return path_exists(hold); }, kEffectTimeout))
+        << first->out() << first->err();
+    first->signal(SIGKILL);
+    first->wait(kEffectTimeout);
+    env().unset("MLT_TEST_HOLD");
+    ASSERT_TRUE(path_exists(job_file("gated", "lock")));
+    const std::string snapshot = state_snapshot("gated");
+
+    ProcessResult r = mlt_elsewhere({"ssh", "train", "gated", "--resume"});
+    EXPECT_EQ(r.exit_code, 2) << describe(r);
+    EXPECT_EQ(count_occurrences(r.err, "mlt: error: "), 1u) << describe(r);
+    EXPECT_TRUE(has_text(r.err, "was cut while uploading")) << describe(r);
+    EXPECT_TRUE(has_text(r.err, "spec, which is not here")) << describe(r);
+    EXPECT_EQ(state_snapshot("gated"), snapshot);
+    EXPECT_FALSE(path_exists(job_file("gated", "pid"))) << "a job was started";
+
+    // Where the spec is, the same command continues the run.
+    open_gate();
+    r = mlt({"ssh", "train", "gated", "--resume"});
+    ASSERT_EQ(r.exit_code, 0) << describe(r) << job_state("gated");
+    EXPECT_TRUE(has_text(r.out, "gated after the gate")) << describe(r);
+    EXPECT_FALSE(path_exists(job_file("gated", "lock")));
+}
+
+// status MODEL reads the model's sidecar as train does: a remote_dir set only there.
+TEST_F(TrainJobsTest, StatusHonoursTheModelsSidecar) {
+    const std::string own = remote() + "/own";
+    write_shell_model("gated", gated_model("gated"));
+    write_model_settings("gated",
+                         "ssh:\n  train_cmd: \"sh {spec}\"\n  remote_dir: \"" + own + "\"\n");
+    ProcessResult r = mlt({"ssh", "train", "gated", "--no-wait"});
+    ASSERT_EQ(r.exit_code, 0) << describe(r);
+    ASSERT_TRUE(wait_until([&] { return path_exists(own + "/.mlt/gated/pid"); }, kEffectTimeout));
+
+    r = mlt({"ssh", "status", "gated"});
+    ASSERT_EQ(r.exit_code, 0) << describe(r);
+    EXPECT_TRUE(has_text(r.out, "running")) << describe(r);
+    const std::string pgid = trim(read_or_empty(own + "/.mlt/gated/pid"));
+    EXPECT_TRUE(has_text(r.out, "gated")) << describe(r);
+    EXPECT_TRUE(has_text(r.out, pgid)) << describe(r);
+    EXPECT_FALSE(has_text(r.err, "note:")) << describe(r);
+    write_file(own + "/gate", "");
 }
 
 TEST_F(TrainJobsTest, TwoModelsSideBySideInOneRemoteDir) {

@@ -174,6 +174,23 @@ TEST_F(ModelLookupTest, TestSuffixAndTestFlagNameTheTestModel) {
     EXPECT_EQ(mlt::resolve_model("./m.py", {}, false).name, "m");
 }
 
+// The job commands act on a bare NAME whose spec is not here; a path must exist, and the
+// name rules hold either way.
+TEST_F(ModelLookupTest, SpecOptionalGivesTheNameOfAMissingSpec) {
+    mlt::ModelRef ref = mlt::resolve_model("gone", {path("paths")}, false, true);
+    EXPECT_EQ(ref.name, "gone");
+    EXPECT_TRUE(ref.spec_path.empty());
+    EXPECT_TRUE(ref.spec_dir.empty());
+    EXPECT_TRUE(ref.spec_file.empty());
+    EXPECT_EQ(mlt::resolve_model("gone-test", {}, false, true).name, "gone-test");
+    EXPECT_EQ(mlt::resolve_model("gone", {}, true, true).name, "gone-test");
+    touch("cwd/here.py");
+    EXPECT_EQ(mlt::resolve_model("here", {}, false, true).spec_path, path("cwd/here.py"));
+    for (const char* argument :
+         {"dir/gone.py", "gone.py", "./gone", "../gone", "a;b", "-x", "$(id)", ".hidden"})
+        EXPECT_THROW(mlt::resolve_model(argument, {}, false, true), mlt::Error) << argument;
+}
+
 TEST_F(ModelLookupTest, TestSuffixAlwaysMeansTheSpecWithoutIt) {
     // As MLTK: NAME-test is the test model of NAME.py, never a spec NAME-test.py.
     touch("cwd/solo-test.py");

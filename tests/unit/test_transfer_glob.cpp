@@ -68,7 +68,7 @@ TEST(GlobMatch, Table) {
 }
 
 class GlobExpand : public ::testing::Test {
-protected:
+  protected:
     void SetUp() override {
         for (const char* f : {"a.py", "x/y/a.py", "data/1.csv", "data/x/2.csv", "data/x/y.txt",
                               ".hidden/h.py", "sp ace/f g.txt"})
@@ -128,6 +128,45 @@ TEST_F(GlobExpand, NeverFollowsDirectorySymlinks) {
     }
     const auto all = remote_paths(".");
     EXPECT_EQ(all.size(), 8u);  // the 7 files and link_file.csv
+}
+
+// The workspace's rules for what a wildcard or a directory walk picks up: secrets stay, and
+// so do links out of the base dir; both are named. A name given literally is sent.
+TEST_F(GlobExpand, SecretsAndLinksOutAreSkippedAndNamedUnlessNamedLiterally) {
+    for (const char* f : {"keys/id_rsa", "keys/key.pem", "keys/.env", "keys/ok.txt",
+                          "keys/.ssh/config", "keys/sub/id_ed25519"})
+        write_file(base / f, f);
+    fs::create_symlink(outside / "secret.py", base / "keys/out_link");
+    fs::create_symlink("ok.txt", base / "keys/in_link");
+    const auto expand = [&](const std::string& pattern, V* skipped) {
+        V out;
+        for (const auto& item : mlt::expand_local_glob(base.path(), pattern, skipped))
+            out.push_back(item.remote_path);
+        return out;
+    };
+    const V refused{"keys/.env",    "keys/.ssh/config", "keys/id_rsa",
+                    "keys/key.pem", "keys/out_link",    "keys/sub/id_ed25519"};
+    for (const char* pattern : {"keys/**", "keys", "keys/"}) {
+        SCOPED_TRACE(pattern);
+        V skipped;
+        EXPECT_EQ(expand(pattern, &skipped), (V{"keys/in_link", "keys/ok.txt"}));
+        EXPECT_EQ(skipped, refused);
+    }
+    V skipped;
+    EXPECT_EQ(expand("keys/*", &skipped), (V{"keys/in_link", "keys/ok.txt"}));
+    EXPECT_EQ(skipped, (V{"keys/.env", "keys/id_rsa", "keys/key.pem", "keys/out_link"}));
+    // Without a list to name them in, they stay just the same.
+    EXPECT_EQ(expand("keys/**", nullptr), (V{"keys/in_link", "keys/ok.txt"}));
+    // What the pattern does not match is not named.
+    skipped.clear();
+    EXPECT_EQ(expand("keys/*.txt", &skipped), V{"keys/ok.txt"});
+    EXPECT_TRUE(skipped.empty());
+    // Named literally: sent.
+    for (const char* name : {"keys/id_rsa", "keys/key.pem", "keys/out_link"}) {
+        skipped.clear();
+        EXPECT_EQ(expand(name, &skipped), V{name});
+        EXPECT_TRUE(skipped.empty());
+    }
 }
 
 TEST_F(GlobExpand, EscapingPatternsAreErrors) {

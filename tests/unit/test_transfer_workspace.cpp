@@ -40,7 +40,7 @@ TEST(Workspace, IgnoresVcsSecretsAndIgnoredFiles) {
         mlt::write_file_atomic(root + f, "x", 0644);
     mlt::write_file_atomic(root + "/.gitignore", "*.pyc\nbuild/\n", 0644);
     mlt::write_file_atomic(root + "/.mltignore", "!data/keep.pyc\n", 0644);
-    fs::create_directory_symlink("/etc", root + "/etc-link");  // never followed
+    fs::create_directory_symlink("/etc", root + "/etc-link");     // never followed
     fs::create_symlink("/etc/hostname", root + "/outside-link");  // would leak a file
     fs::create_symlink("src/model.py", root + "/inside-link");    // fine: stays inside
 
@@ -49,9 +49,9 @@ TEST(Workspace, IgnoresVcsSecretsAndIgnoredFiles) {
         got.push_back(item.remote_path);
         EXPECT_EQ(item.local_path, (fs::path(root) / item.remote_path).string());
     }
-    EXPECT_EQ(got, (std::vector<std::string>{".gitignore", ".mltignore", "data/a.csv",
-                                             "data/keep.pyc", "inside-link",
-                                             "notes with space.txt", "src/model.py"}));
+    EXPECT_EQ(got,
+              (std::vector<std::string>{".gitignore", ".mltignore", "data/a.csv", "data/keep.pyc",
+                                        "inside-link", "notes with space.txt", "src/model.py"}));
     fs::remove_all(root);
 }
 
@@ -60,3 +60,37 @@ TEST(Workspace, MissingDirectoryIsAUsageError) {
 }
 
 }  // namespace
+
+TEST(Workspace, SecretPathsAreTheDenyList) {
+    for (const char* p : {".env", ".env.local", "id_rsa", "keys/id_ed25519", "cert.pem", "a/b.key",
+                          ".netrc", ".ssh/config", "x/.ssh/known_hosts"})
+        EXPECT_TRUE(mlt::is_secret_path(p, false)) << p;
+    EXPECT_TRUE(mlt::is_secret_path("x/.ssh", true));
+    for (const char* p : {"env", "my.env", "ids.txt", "pem", "key.txt", "ssh/config", ".sshx/a"})
+        EXPECT_FALSE(mlt::is_secret_path(p, false)) << p;
+    EXPECT_FALSE(mlt::is_secret_path("keys", true));
+    // The workspace adds version control and mlt's state to it.
+    EXPECT_TRUE(mlt::is_never_synced(".git", true));
+    EXPECT_TRUE(mlt::is_never_synced("id_rsa", false));
+    EXPECT_FALSE(mlt::is_secret_path(".git", true));
+}
+
+TEST(Workspace, LinksOutsideAreLinksWhoseTargetLeavesTheRoot) {
+    char tmpl[] = "/tmp/mlt-ws-XXXXXX";
+    ASSERT_NE(::mkdtemp(tmpl), nullptr);
+    const std::string root = tmpl;
+    fs::create_directories(root + "/in");
+    mlt::write_file_atomic(root + "/in/file", "x", 0644);
+    mlt::write_file_atomic(root + "/out", "x", 0644);
+    fs::create_symlink("file", root + "/in/inside");
+    fs::create_symlink("../out", root + "/in/outside");
+    fs::create_symlink("gone", root + "/in/dangling");
+    fs::create_symlink(root + "/in", root + "/in-link");  // a root given through a link
+    EXPECT_FALSE(mlt::links_outside(root + "/in", root + "/in/file"));  // not a link
+    EXPECT_FALSE(mlt::links_outside(root + "/in", root + "/in/inside"));
+    EXPECT_FALSE(mlt::links_outside(root + "/in-link", root + "/in-link/inside"));
+    EXPECT_TRUE(mlt::links_outside(root + "/in", root + "/in/outside"));
+    EXPECT_TRUE(mlt::links_outside(root + "/in", root + "/in/dangling"));
+    EXPECT_FALSE(mlt::links_outside(root, root + "/in/outside"));  // inside a wider root
+    fs::remove_all(root);
+}

@@ -8,8 +8,8 @@ namespace mlt {
 // A model to train: its name and its specification file.
 struct ModelRef {
     std::string name;       // e.g. my_model or my_model-test
-    std::string spec_path;  // absolute path of the .py spec
-    std::string spec_dir;   // its directory
+    std::string spec_path;  // absolute path of the .py spec; the three are empty when the spec
+    std::string spec_dir;   // is not here (resolve_model's spec_optional)
     std::string spec_file;  // its file name
 };
 
@@ -28,9 +28,11 @@ std::vector<ModelSearchDir> model_search_dirs(const std::vector<std::string>& mo
 // Resolves a MODEL argument (docs/usage.md): a path to a spec file, or NAME found as
 // NAME.py in model_search_dirs(). `NAME-test`, or `test` (MLTK's `--test`), trains the spec
 // NAME.py under the name NAME-test (never NAME-test-test). Throws mlt::Error (usage) for a
-// missing spec path, or for a NAME not found, listing the places searched.
+// missing spec path, or for a NAME not found, listing the places searched; with
+// `spec_optional`, a NAME not found gives a ModelRef with only `name` set (a spec path must
+// still exist). A name with shell metacharacters or path parts is an error either way.
 ModelRef resolve_model(const std::string& argument, const std::vector<std::string>& model_paths,
-                       bool test = false);
+                       bool test = false, bool spec_optional = false);
 
 // True when a MODEL argument is a spec path (has a `/` or ends in `.py`), not a name.
 bool is_spec_path(const std::string& argument);

@@ -6,6 +6,7 @@
 
 #include "mlt/config/settings.h"
 #include "mlt/ssh/session.h"
+#include "mlt/train/model.h"
 
 namespace mlt {
 
@@ -32,9 +33,9 @@ struct Target {
 std::vector<Target> resolve_targets(const SshCommandLine& cli, const SshSettings& settings);
 
 // Loads user settings, plus the SshMixin literals of `spec_path` and its sidecar
-// `<stem>.ssh.yaml` when given, and prints their warnings, or appends them to `warnings` when given (for a caller that loads
-// the same file twice and must print each warning once). Throws mlt::Error (config, exit 2)
-// on bad settings.
+// `<stem>.ssh.yaml` when given, and prints their warnings, or appends them to `warnings` when given
+// (for a caller that loads the same file twice and must print each warning once). Throws mlt::Error
+// (config, exit 2) on bad settings.
 SshSettings load_settings_for_command(const std::string& spec_path,
                                       std::vector<SettingsWarning>* warnings = nullptr);
 
@@ -44,6 +45,23 @@ void print_settings_warnings(const std::vector<SettingsWarning>& warnings);
 // Overwrites the passwords and passphrases of `settings` (once they were copied into the
 // targets, which wipe theirs after use).
 void wipe_settings_secrets(SshSettings& settings);
+
+// A model and its settings, as every job command reads them.
+struct ModelSettings {
+    ModelRef model;  // empty for status of all models; spec fields empty when not here
+    SshSettings settings;
+    std::vector<Target> targets;  // one per node
+};
+
+// The one way train, status, logs, stop and download read a model's settings: MODEL is
+// resolved (resolve_model); then defaults < user settings < the spec's SshMixin literals <
+// its sidecar `<stem>.ssh.yaml`, and the targets from the command line over those. An empty
+// MODEL: the user settings only. `spec_optional`: a bare NAME whose spec is not found here
+// is enough (one note on stderr says that the user settings and the command line are used).
+// Prints settings warnings once; wipes the settings' secrets (the targets keep theirs).
+// Throws mlt::Error (exit 2) as resolve_model, load_settings and resolve_targets do.
+ModelSettings resolve_model_settings(const SshCommandLine& cli, const std::string& model, bool test,
+                                     bool spec_optional);
 
 // `mlt ssh ... status [MODEL]`: prints the job table of every node; returns the exit code.
 int run_status(const SshCommandLine& cli, const std::string& model);

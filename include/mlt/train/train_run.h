@@ -29,6 +29,7 @@ struct TrainPlan {
     std::string local_console;  // local copy of the console log (MLTK's name)
     std::string local_archive;
     std::string local_state_dir;  // local_state_dir(model): which run the console copy is
+    bool spec_here = true;        // false: --resume by a NAME whose spec is not here; no uploads
     std::map<std::string, std::vector<UploadItem>> uploads;        // remote base -> files
     WrapperSpec wrapper;                                           // run_id is filled in by the run
     std::vector<std::pair<std::string, std::string>> environment;  // for shutdown_cmds

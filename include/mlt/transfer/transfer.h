@@ -131,9 +131,13 @@ bool glob_match(const std::string& pattern, const std::string& path);
 // The local files matching an upload glob (relative to `base_dir`), as UploadItems whose
 // remote_path is the path relative to base_dir, sorted. A pattern without wildcards that
 // names a directory gives all files under it; a glob matches files only (`*` also matches
-// names starting with a dot). Directory symlinks are never followed; file symlinks are
-// included. Nothing matching gives an empty list; an absolute pattern or one with `..`
-// throws mlt::Error (usage).
-std::vector<UploadItem> expand_local_glob(const std::string& base_dir, const std::string& pattern);
+// names starting with a dot). Directory symlinks are never followed. Files found by a
+// wildcard or under a named directory are left out when is_secret_path (workspace.h) says
+// so or when they link out of base_dir; their paths (relative to base_dir) are appended to
+// `skipped` when given. A pattern without wildcards naming a file (a file symlink too)
+// gives that file. Nothing matching gives an empty list; an absolute pattern or one with
+// `..` throws mlt::Error (usage).
+std::vector<UploadItem> expand_local_glob(const std::string& base_dir, const std::string& pattern,
+                                          std::vector<std::string>* skipped = nullptr);
 
 }  // namespace mlt

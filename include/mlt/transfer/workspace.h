@@ -12,13 +12,13 @@ namespace mlt {
 // matches a name at any depth; `*`, `?`, `[..]` and `**` as in glob_match. The last matching
 // rule decides.
 class IgnoreRules {
-public:
+  public:
     // Adds the rules of one file's text (e.g. .mltignore, .gitignore).
     void add(const std::string& text);
     // True when `path` (relative, `/`-separated) is ignored; `is_dir` for directories.
     bool ignored(const std::string& path, bool is_dir) const;
 
-private:
+  private:
     struct Rule {
         std::string pattern;
         bool negate = false;
@@ -28,9 +28,19 @@ private:
     std::vector<Rule> rules_;
 };
 
+// True for paths that usually hold secrets: anything in a `.ssh` directory, and files named
+// .env, .env.*, id_*, .netrc, *.pem or *.key (`path` relative, `/`-separated; `is_dir` when
+// it names a directory). Neither a workspace sync nor an upload_files wildcard sends them;
+// an upload_files entry that names such a file sends it.
+bool is_secret_path(const std::string& path, bool is_dir);
+
+// True when `path` is a symlink whose target (through every link) is not inside `root`, or
+// does not exist: a walk below `root` does not send it, as it would send a file from
+// elsewhere (say ~/.ssh/id_rsa). False for anything that is not a symlink.
+bool links_outside(const std::string& root, const std::string& path);
+
 // Never sent by a workspace sync, whatever the ignore files say: version control and mlt's
-// own state, and names that usually hold secrets (.env, id_*, *.pem, *.key, .netrc, .ssh/).
-// List such a file in upload_files to send it anyway.
+// own state, and is_secret_path. List such a file in upload_files to send it anyway.
 bool is_never_synced(const std::string& path, bool is_dir);
 
 // The files of a workspace directory to upload (remote_path relative to `root`), honouring

@@ -1,0 +1,69 @@
+// How every job command (train, status, logs, stop, download) reads a model's settings.
+#include <spdlog/spdlog.h>
+
+#include "mlt/train/ssh_command.h"
+#include "mlt/util/error.h"
+#include "mlt/util/terminal.h"
+
+namespace mlt {
+
+void print_settings_warnings(const std::vector<SettingsWarning>& warnings) {
+    for (const auto& w : warnings)
+        spdlog::warn("{}:{}:{}: {}", w.file, w.line, w.column, w.message);
+}
+
+SshSettings load_settings_for_command(const std::string& spec_path,
+                                      std::vector<SettingsWarning>* warnings) {
+    SettingsSources sources;
+    sources.user_settings_path = default_user_settings_path();
+    if (!spec_path.empty()) {
+        sources.model_settings_path = model_settings_path_for(spec_path);
+        sources.spec_path = spec_path;
+    }
+    std::vector<SettingsWarning> found;
+    SshSettings settings = load_settings(sources, &found);
+    if (warnings)
+        warnings->insert(warnings->end(), found.begin(), found.end());
+    else
+        print_settings_warnings(found);
+    return settings;
+}
+
+void wipe_settings_secrets(SshSettings& settings) {
+    for (auto& c : settings.connections) {
+        if (c.password) wipe(*c.password);
+        if (c.passphrase) wipe(*c.passphrase);
+    }
+}
+
+ModelSettings resolve_model_settings(const SshCommandLine& cli, const std::string& model, bool test,
+                                     bool spec_optional) {
+    ModelSettings m;
+    if (!model.empty()) {
+        // model_paths come from the user settings; the model's own sidecar is read once the
+        // spec is found. The user file is read twice then: its warnings are printed by the
+        // second reading, or by the first one when the model cannot be found.
+        std::vector<SettingsWarning> user_warnings;
+        SshSettings user = load_settings_for_command({}, &user_warnings);
+        wipe_settings_secrets(user);
+        try {
+            m.model = resolve_model(model, user.model_paths, test, spec_optional);
+        } catch (...) {
+            print_settings_warnings(user_warnings);
+            throw;
+        }
+        if (m.model.spec_path.empty()) {
+            // A job's state lives on the remote: a bare NAME is enough to act on it.
+            spdlog::info(
+                "note: model spec {} not found here; using settings from {} and the command "
+                "line",
+                model, default_user_settings_path());
+        }
+    }
+    m.settings = load_settings_for_command(m.model.spec_path);
+    m.targets = resolve_targets(cli, m.settings);
+    wipe_settings_secrets(m.settings);
+    return m;
+}
+
+}  // namespace mlt
