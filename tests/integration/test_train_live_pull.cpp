@@ -107,8 +107,9 @@ TEST_F(LivePullTest, NamesThatCannotBeCopiedAreSkippedAndMltsOwnNamesAreStoredAs
         "echo ok > ok.txt\n"
         "echo secret > secret.bin && chmod 000 secret.bin\n"
         "echo 'from the log dir' > mltk_ssh_train_odd.log\n"
-        "n=$(printf '%0250d' 0)\n"
-        "(for i in $(seq 17); do mkdir \"$n\" && cd \"$n\"; done; echo deep > deep.txt)\n"
+        // sh's cd gives up on a cwd past PATH_MAX; chdir(2) with a relative name does not.
+        "python3 -c \"import os\nfor i in range(17): os.mkdir('0' * 250); os.chdir('0' * 250)\n"
+        "open('deep.txt', 'w').write('deep')\"\n"
         "echo trained\n");
     write_model_settings("odd", kShellSidecar);
     write_user_settings();
