@@ -152,7 +152,11 @@ class Pull {
             bytes += info.size;
         }
 
-        if (!pending.empty()) {
+        if (pending.empty()) {
+            // A pull cut off earlier left its staging dir; nothing of it is needed now.
+            std::error_code ec;
+            std::filesystem::remove_all(local_base_ + "/" + kPullStaging, ec);
+        } else {
             base_ = open_base(local_base_);
             staging_ = open_staging(base_.get(), local_base_);
             const auto start = Steady::now();
@@ -169,8 +173,8 @@ class Pull {
             std::error_code ec;
             std::filesystem::remove_all(staging_, ec);  // what was not published
             result.seconds = std::chrono::duration<double>(Steady::now() - start).count();
-            for (const auto& path : vanished_) fetched_again.erase(path);
-            for (const auto& path : changing_) fetched_again.erase(path);
+            for (const auto* skipped : {&vanished_, &changing_, &unreadable_})
+                for (const auto& path : *skipped) fetched_again.erase(path);
             again_.assign(fetched_again.begin(), fetched_again.end());
         }
         report(unlisted);
@@ -210,7 +214,6 @@ class Pull {
             std::string aside = first + ".remote";
             while (own_.count(aside) || firsts_.count(aside)) aside += ".remote";
             local = aside + path.substr(first.size());
-            aside_.push_back(shown_name(path) + " as " + shown_name(local));
         }
         local_name_[path] = local;
         remote_name_[local] = path;
@@ -316,6 +319,7 @@ class Pull {
         if (::renameat(AT_FDCWD, staged(path).c_str(), dir.get(), parts.back().c_str()) != 0)
             throw io_error("cannot write " + local_base_ + "/" + local + ": " +
                            std::strerror(errno));
+        if (local != path) aside_.push_back(shown_name(path) + " as " + shown_name(local));
         return true;
     }
 

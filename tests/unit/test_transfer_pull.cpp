@@ -164,11 +164,16 @@ TEST(TransferPull, RemoteFilesNamedLikeMltsOwnAreStoredAside) {
     EXPECT_EQ(r.moved.files, 3u);
     EXPECT_NE(log.text().find("'" + console + "' as '" + console + ".remote'"), std::string::npos)
         << log.text();
-    // Stored aside, the copies compare equal next time: nothing moves.
+    // Stored aside, the copies compare equal next time: nothing moves, no warning again. A
+    // staging dir left by a pull cut off earlier goes.
+    write_file(local / (std::string(mlt::kPullStaging) + "/leftover"), "cut off");
+    CapturedLog again;
     EXPECT_EQ(mlt::sync_down(remote, remote_dir.path(), local.path(),
                              [] { return mlt::Compression::none; }, {console})
                   .moved.files,
               0u);
+    EXPECT_EQ(again.text(), "");
+    EXPECT_FALSE(fs::exists(local / mlt::kPullStaging));
 }
 
 // A remote path longer than PATH_MAX (17 names of 250 bytes) cannot be packed by tar nor
