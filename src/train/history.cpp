@@ -4,12 +4,14 @@
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <sstream>
 
+#include "mlt/train/local_state.h"
 #include "mlt/util/paths.h"
 
 namespace mlt {
@@ -98,9 +100,12 @@ void append_history(const nlohmann::json& run) {
     const std::string line = run.dump() + "\n";
     const int fd =
         ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0644);
-    const bool ok =
-        fd >= 0 && ::write(fd, line.data(), line.size()) == static_cast<ssize_t>(line.size());
-    if (fd >= 0) ::close(fd);
+    if (fd < 0) {
+        spdlog::warn("the run is not recorded: {}", own_file_error(path, errno).what());
+        return;
+    }
+    const bool ok = ::write(fd, line.data(), line.size()) == static_cast<ssize_t>(line.size());
+    ::close(fd);
     if (!ok) spdlog::warn("cannot record the run in {}", path);
 }
 

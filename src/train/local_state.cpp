@@ -35,6 +35,21 @@ std::string read_small(const std::string& path) {
 
 }  // namespace
 
+Error own_file_error(const std::string& path, int error) {
+    struct stat st;
+    if (::lstat(path.c_str(), &st) == 0 && S_ISLNK(st.st_mode))
+        return io_error(path +
+                            " is a symlink; mlt keeps its own files as plain files and "
+                            "never writes through a link",
+                        "remove the link; mlt creates the file again");
+    return io_error("cannot write " + path + ": " + std::strerror(error));
+}
+
+void check_own_file(const std::string& path) {
+    struct stat st;
+    if (::lstat(path.c_str(), &st) == 0 && S_ISLNK(st.st_mode)) throw own_file_error(path, ELOOP);
+}
+
 std::string local_state_dir(const std::string& model) {
     return mltk_dir() + "/ssh/models/" + model;
 }
@@ -43,7 +58,7 @@ LocalModelLock::LocalModelLock(const std::string& state_dir, const std::string& 
     make_dirs(state_dir);
     const std::string path = state_dir + "/lock";
     fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
-    if (fd_ < 0) throw io_error("cannot open " + path + ": " + std::strerror(errno));
+    if (fd_ < 0) throw own_file_error(path, errno);
     if (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
         const std::string holder = read_small(path);
         ::close(fd_);
@@ -83,10 +98,13 @@ uint64_t LocalConsole::open(const std::string& run_id) {
     int flags = O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC;
     if (!same_run) flags |= O_TRUNC;
     fd_ = ::open(path_.c_str(), flags, 0644);
-    if (fd_ < 0) throw io_error("cannot write " + path_ + ": " + std::strerror(errno));
+    if (fd_ < 0) throw own_file_error(path_, errno);
     // Tagged after the copy is emptied: a kill in between leaves an empty copy of no run,
     // which the next open empties again.
-    if (!same_run) write_file_atomic(tag, run_id + "\n", 0644);
+    if (!same_run) {
+        check_own_file(tag);
+        write_file_atomic(tag, run_id + "\n", 0644);
+    }
     struct stat st {};
     if (::fstat(fd_, &st) != 0)
         throw io_error("cannot read " + path_ + ": " + std::strerror(errno));

@@ -360,6 +360,8 @@ int run_train(const SshCommandLine& cli, const TrainOptions& o) {
     // Before any connection: a second mlt on this model's local files is refused, and the
     // key is decrypted (or the password asked) once for the whole run.
     LocalModelLock local_lock(plan.local_state_dir, plan.model);
+    check_own_file(plan.local_console);
+    check_own_file(plan.local_state_dir + "/console_run");
     SessionConnection connection(c.target.connect);
     TrainRun run(connection, std::move(plan), reporter(), real_clock());
     return run.run();

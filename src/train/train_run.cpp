@@ -697,7 +697,14 @@ TransferStats collect_results(Remote& remote, const TrainPlan& plan, const JobRe
                         " ended before it chose its log dir (see the console log)");
     } else {
         // Only what is new or changed since the last pull (e.g. a --resume, or `download`).
-        const SyncResult logs = sync_down(remote, log_dir, plan.local_logs, compression);
+        // The console copy (and MLTK's train.log, fetched below) are mlt's own: a remote
+        // file of the same name is stored aside instead of replacing them.
+        std::vector<std::string> own;
+        const fs::path console = fs::path(plan.local_console);
+        if (console.parent_path() == fs::path(plan.local_logs))
+            own.push_back(console.filename().string());
+        if (plan.mltk_train) own.push_back("train.log");
+        const SyncResult logs = sync_down(remote, log_dir, plan.local_logs, compression, own);
         total.files += logs.moved.files;
         total.bytes += logs.moved.bytes;
         reporter.notice("logs: " + plan.local_logs + ": " + describe(logs));

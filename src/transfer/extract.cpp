@@ -40,7 +40,7 @@ const char* type_name(mode_t type) {
 
 // A file being written under its temporary name; removed unless commit() succeeded.
 class PartFile {
-public:
+  public:
     PartFile(int dir_fd, std::string name, std::string shown)
         : dir_fd_(dir_fd),
           name_(std::move(name)),
@@ -72,7 +72,7 @@ public:
         committed_ = true;
     }
 
-private:
+  private:
     int dir_fd_;
     std::string name_;
     std::string part_;
@@ -82,7 +82,7 @@ private:
 };
 
 class Extractor {
-public:
+  public:
     Extractor(archive* a, int base_fd, const std::string& local_base, const Remote& remote,
               TransferStats& stats, TransferProgress* progress)
         : a_(a),
@@ -109,7 +109,7 @@ public:
         }
     }
 
-private:
+  private:
     Error damaged_stream() const {
         const char* detail = archive_error_string(a_);
         return remote_error("the tar stream from " + remote_.name() + " is damaged" +
@@ -152,37 +152,11 @@ private:
         write_file(entry, dir.get(), parts.back(), name, damaged);
     }
 
-    // Opens (creating as needed) the directory made of the first `count` components of an
-    // entry's name, never following a symlink. `last_mode` is the mode of the last one if
-    // it has to be created.
     UniqueFd open_dir(const std::vector<std::string>& parts, size_t count, const std::string& name,
                       mode_t last_mode) {
-        UniqueFd dir(::fcntl(base_fd_, F_DUPFD_CLOEXEC, 0));
-        if (!dir) throw io_error("cannot open " + local_base_ + ": " + std::strerror(errno));
-        for (size_t i = 0; i < count; ++i) {
-            const char* part = parts[i].c_str();
-            const int flags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC;
-            int fd = ::openat(dir.get(), part, flags);
-            if (fd < 0 && errno == ENOENT) {
-                const mode_t mode = i + 1 == count ? last_mode : 0755;
-                // EEXIST: created meanwhile; the openat below decides what it is.
-                if (::mkdirat(dir.get(), part, mode) != 0 && errno != EEXIST)
-                    throw io_error("cannot create " + shown(parts, i + 1) + ": " +
-                                   std::strerror(errno));
-                fd = ::openat(dir.get(), part, flags);
-            }
-            if (fd < 0) {
-                const int saved = errno;
-                struct stat st;
-                if (::fstatat(dir.get(), part, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
-                    S_ISLNK(st.st_mode))
-                    throw refuse(name, shown(parts, i + 1) + " is a symlink");
-                throw io_error("cannot create " + shown(parts, i + 1) + ": " +
-                               std::strerror(saved));
-            }
-            dir = UniqueFd(fd);
-        }
-        return dir;
+        return open_dirs(
+            base_fd_, parts, count, last_mode, local_base_,
+            [&](const std::string& where) { return refuse(name, where + " is a symlink"); });
     }
 
     void write_file(archive_entry* entry, int dir_fd, const std::string& leaf,
@@ -221,12 +195,6 @@ private:
         if (progress_) progress_->file_done();
     }
 
-    std::string shown(const std::vector<std::string>& parts, size_t count) const {
-        std::string s = local_base_;
-        for (size_t i = 0; i < count; ++i) s += "/" + parts[i];
-        return s;
-    }
-
     archive* a_;
     int base_fd_;
     const std::string& local_base_;
@@ -237,6 +205,39 @@ private:
 };
 
 }  // namespace
+
+UniqueFd open_dirs(int base_fd, const std::vector<std::string>& parts, size_t count,
+                   mode_t last_mode, const std::string& shown_base,
+                   const std::function<Error(const std::string&)>& on_symlink) {
+    auto shown = [&](size_t n) {
+        std::string s = shown_base;
+        for (size_t i = 0; i < n; ++i) s += "/" + parts[i];
+        return s;
+    };
+    UniqueFd dir(::fcntl(base_fd, F_DUPFD_CLOEXEC, 0));
+    if (!dir) throw io_error("cannot open " + shown_base + ": " + std::strerror(errno));
+    for (size_t i = 0; i < count; ++i) {
+        const char* part = parts[i].c_str();
+        const int flags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC;
+        int fd = ::openat(dir.get(), part, flags);
+        if (fd < 0 && errno == ENOENT) {
+            const mode_t mode = i + 1 == count ? last_mode : 0755;
+            // EEXIST: created meanwhile; the openat below decides what it is.
+            if (::mkdirat(dir.get(), part, mode) != 0 && errno != EEXIST)
+                throw io_error("cannot create " + shown(i + 1) + ": " + std::strerror(errno));
+            fd = ::openat(dir.get(), part, flags);
+        }
+        if (fd < 0) {
+            const int saved = errno;
+            struct stat st;
+            if (::fstatat(dir.get(), part, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(st.st_mode))
+                throw on_symlink(shown(i + 1));
+            throw io_error("cannot create " + shown(i + 1) + ": " + std::strerror(saved));
+        }
+        dir = UniqueFd(fd);
+    }
+    return dir;
+}
 
 void extract_tar(archive* a, int base_fd, const std::string& local_base, const Remote& remote,
                  TransferStats& stats, TransferProgress* progress, bool* damaged) {

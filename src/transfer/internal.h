@@ -4,10 +4,12 @@
 
 #include <archive.h>
 #include <archive_entry.h>
+#include <sys/types.h>
 
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -34,7 +36,7 @@ using EntryPtr = std::unique_ptr<archive_entry, EntryDeleter>;
 
 // Owns a file descriptor; closes it on destruction.
 class UniqueFd {
-public:
+  public:
     UniqueFd() = default;
     explicit UniqueFd(int fd) : fd_(fd) {}
     UniqueFd(UniqueFd&& other) noexcept : fd_(other.release()) {}
@@ -50,14 +52,14 @@ public:
     // Closes the descriptor (if any); returns close()'s result, 0 when there was none.
     int reset();
 
-private:
+  private:
     int fd_ = -1;
 };
 
 // A bounded byte pipe between one producer thread and one consumer thread: push() blocks
 // while `capacity` bytes are queued, so a fast network cannot outrun a slow disk.
 class ByteQueue {
-public:
+  public:
     explicit ByteQueue(size_t capacity) : capacity_(capacity) {}
     // Producer: queues a copy of `data`; returns false (dropping it) once the consumer
     // has stopped reading.
@@ -69,7 +71,7 @@ public:
     // Consumer: stops reading; wakes a waiting producer, later pushes are dropped.
     void stop();
 
-private:
+  private:
     std::mutex mutex_;
     std::condition_variable changed_;
     std::deque<std::string> chunks_;
@@ -112,11 +114,28 @@ const char* tar_compression_flag(Compression compression);
 // (shortened so it still fits NAME_MAX).
 std::string part_name(const std::string& name);
 
+// Opens (creating as needed) the directory made of the first `count` of `parts` under
+// `base_fd`, never following a symlink: a symlink on the way throws on_symlink(its path).
+// A directory created last gets `last_mode`, the others 0755. Other failures throw io errors
+// naming the path under `shown_base`.
+UniqueFd open_dirs(int base_fd, const std::vector<std::string>& parts, size_t count,
+                   mode_t last_mode, const std::string& shown_base,
+                   const std::function<Error(const std::string&)>& on_symlink);
+
 // Reads a tar stream from `a` (already opened) and writes its regular files and directories
 // under the directory `base_fd`, refusing unsafe names (see download()). `remote` names the
 // source in messages. Throws mlt::Error; sets `*damaged` when the stream itself was broken
 // (so the caller can prefer the remote command's own error). `progress` may be null.
 void extract_tar(archive* a, int base_fd, const std::string& local_base, const Remote& remote,
                  TransferStats& stats, TransferProgress* progress, bool* damaged);
+
+// download() with the entries' own failures left to the caller: with `entry_errors`, tar's
+// exit 1 (a file changed while read) and 2 (a file it could not stat or read) are not errors
+// when the stream itself is complete; tar's messages go to `*entry_errors` and the caller
+// checks what arrived. Without it, exactly download().
+TransferStats download_tar(Remote& remote, const std::string& remote_base,
+                           const std::vector<std::string>& remote_paths,
+                           const std::string& local_base, TransferProgress* progress,
+                           Compression compression, std::string* entry_errors);
 
 }  // namespace mlt::transfer_detail

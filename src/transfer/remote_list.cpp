@@ -1,6 +1,7 @@
 // Listing remote files in one round trip, NUL-separated so any name survives.
 
 #include <algorithm>
+#include <type_traits>
 
 #include "internal.h"
 #include "mlt/util/shell.h"
@@ -47,30 +48,76 @@ std::vector<std::string> list_remote_files(Remote& remote, const std::string& re
     return files;
 }
 
-// Parses `find -printf '%s %T@ %p\0'` output into sorted infos.
-static std::vector<RemoteFileInfo> parse_file_info(Remote& remote, const std::string& remote_base,
-                                            const RemoteOutput& out) {
-    if (out.exit_status != 0)
-        throw remote_failure(remote, "listing " + remote_base, out.exit_status, out.err);
+namespace {
+
+// What the info listings print per file (GNU find): readable or not, size, mtime, ctime,
+// inode, path. The path is last, so spaces in it are harmless. The formats travel in $F and
+// $G, so that they need no quoting inside `sh -c '...'`.
+constexpr char kInfoFormats[] = "F='r %s %T@ %C@ %i %p\\0' G='u %s %T@ %C@ %i %p\\0'; export F G; ";
+constexpr char kInfoPrint[] = "\\( -readable -printf \"$F\" -o -printf \"$G\" \\)";
+// The remote clock before anything is looked at, as a record of its own:
+// "@<seconds>.<nanoseconds>" (a date without %N: "@<seconds>.N" or so, read as the second).
+constexpr char kClock[] = "printf '@%s\\0' \"$(date +%s.%N)\"";
+
+// A find error about one entry (LC_ALL=C): it cannot be read, it went away while find walked
+// the tree, or its name is too long. The listing of the rest is complete.
+bool entry_error(std::string_view line) {
+    for (const char* end :
+         {": Permission denied", ": No such file or directory", ": File name too long"}) {
+        const std::string_view e(end);
+        if (line.size() > e.size() && line.substr(0, 6) == "find: " &&
+            line.substr(line.size() - e.size()) == e)
+            return true;
+    }
+    return false;
+}
+
+// Parses the records of kClock and kInfoPrint into sorted infos.
+std::vector<RemoteFileInfo> parse_file_info(Remote& remote, const std::string& remote_base,
+                                            const RemoteOutput& out, int64_t* clock_ns) {
     auto bad_output = [&] {
         return remote_error(
             "listing " + remote_base + " on " + remote.name() + " gave unexpected output",
             "the remote needs GNU find (findutils)");
     };
+    auto number = [&](std::string_view text, auto& value) {
+        if (text.empty()) throw bad_output();
+        value = 0;
+        for (char c : text) {
+            if (c < '0' || c > '9') throw bad_output();
+            value = value * 10 + static_cast<std::decay_t<decltype(value)>>(c - '0');
+        }
+    };
+    if (clock_ns) *clock_ns = 0;
     std::vector<RemoteFileInfo> files;
     for_each_record(out.out, [&](std::string_view r) {
-        // "<size> <mtime> <path>": the path is last, so spaces in it are harmless.
-        size_t s1 = r.find(' ');
-        size_t s2 = s1 == std::string_view::npos ? s1 : r.find(' ', s1 + 1);
-        RemoteFileInfo info;
-        if (s2 == std::string_view::npos ||
-            !parse_mtime(r.substr(s1 + 1, s2 - s1 - 1), info.mtime_ns))
-            throw bad_output();
-        for (char c : r.substr(0, s1)) {
-            if (c < '0' || c > '9') throw bad_output();
-            info.size = info.size * 10 + static_cast<uint64_t>(c - '0');
+        if (r[0] == '@') {
+            if (!clock_ns) return;
+            const std::string text = trim(r.substr(1));
+            if (!parse_mtime(text, *clock_ns)) {
+                int64_t seconds = 0;
+                number(std::string_view(text).substr(0, text.find('.')), seconds);
+                *clock_ns = seconds * 1000000000;
+            }
+            return;
         }
-        info.path = strip_dot_slash(r.substr(s2 + 1));
+        // "<r|u> <size> <mtime> <ctime> <inode> <path>"
+        std::string_view field[5];
+        size_t at = 0;
+        for (auto& f : field) {
+            const size_t sp = r.find(' ', at);
+            if (sp == std::string_view::npos) throw bad_output();
+            f = r.substr(at, sp - at);
+            at = sp + 1;
+        }
+        RemoteFileInfo info;
+        if (field[0] != "r" && field[0] != "u") throw bad_output();
+        info.readable = field[0] == "r";
+        number(field[1], info.size);
+        number(field[4], info.inode);
+        if (!parse_mtime(field[2], info.mtime_ns) || !parse_mtime(field[3], info.ctime_ns))
+            throw bad_output();
+        info.path = strip_dot_slash(r.substr(at));
         files.push_back(std::move(info));
     });
     std::sort(files.begin(), files.end(),
@@ -78,23 +125,51 @@ static std::vector<RemoteFileInfo> parse_file_info(Remote& remote, const std::st
     return files;
 }
 
-std::vector<RemoteFileInfo> list_remote_file_info(Remote& remote, const std::string& remote_base) {
-    return parse_file_info(remote, remote_base,
-                           remote.run(list_command(remote_base, "-printf '%s %T@ %p\\0'")));
+}  // namespace
+
+std::vector<RemoteFileInfo> list_remote_file_info(Remote& remote, const std::string& remote_base,
+                                                  int64_t* clock_ns,
+                                                  std::vector<std::string>* unlisted) {
+    const RemoteOutput out = remote.run("B=" + shell_quote_path(remote_base) + "; " + kInfoFormats +
+                                        "[ -d \"$B\" ] || exit 0; cd -- \"$B\" && " + kClock +
+                                        " && LC_ALL=C find . -type f " + kInfoPrint);
+    if (out.exit_status != 0) {
+        // Entries find could not read (an unreadable dir, one removed while it walked) are
+        // left out and named; anything else is the listing's failure.
+        std::vector<std::string> lines;
+        size_t start = 0;
+        while (start < out.err.size()) {
+            size_t end = out.err.find('\n', start);
+            if (end == std::string::npos) end = out.err.size();
+            if (end > start) lines.push_back(out.err.substr(start, end - start));
+            start = end + 1;
+        }
+        const bool listed = out.out.size() > 0 && out.out[0] == '@';
+        if (!listed || lines.empty() || !unlisted ||
+            !std::all_of(lines.begin(), lines.end(), entry_error))
+            throw remote_failure(remote, "listing " + remote_base, out.exit_status, out.err);
+        unlisted->insert(unlisted->end(), lines.begin(), lines.end());
+    }
+    return parse_file_info(remote, remote_base, out, clock_ns);
 }
 
 std::vector<RemoteFileInfo> stat_remote_files(Remote& remote, const std::string& remote_base,
-                                              const std::vector<std::string>& paths) {
+                                              const std::vector<std::string>& paths,
+                                              int64_t* clock_ns) {
+    if (clock_ns) *clock_ns = 0;
     if (paths.empty()) return {};
     // The names go NUL-separated on stdin, each as ./name so none reads as a find option;
     // missing ones are simply not printed. The input is drained even without a base dir.
     std::string input;
     for (const auto& p : paths) input += "./" + p + '\0';
-    const std::string command =
-        "B=" + shell_quote_path(remote_base) +
-        "; cd -- \"$B\" 2>/dev/null || { cat >/dev/null; exit 0; }; xargs -0 -r sh -c "
-        "'find \"$@\" -maxdepth 0 -type f -printf \"%s %T@ %p\\0\" 2>/dev/null; exit 0' sh";
-    return parse_file_info(remote, remote_base, remote.run(command, input));
+    const std::string command = "B=" + shell_quote_path(remote_base) + "; " + kInfoFormats +
+                                "cd -- \"$B\" 2>/dev/null || { cat >/dev/null; exit 0; }; " +
+                                kClock + "; xargs -0 -r sh -c 'find \"$@\" -maxdepth 0 -type f " +
+                                kInfoPrint + " 2>/dev/null; exit 0' sh";
+    const RemoteOutput out = remote.run(command, input);
+    if (out.exit_status != 0)
+        throw remote_failure(remote, "listing " + remote_base, out.exit_status, out.err);
+    return parse_file_info(remote, remote_base, out, clock_ns);
 }
 
 }  // namespace mlt

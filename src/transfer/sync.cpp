@@ -29,29 +29,6 @@ uint64_t local_size(const std::string& path) {
     return ::stat(path.c_str(), &st) == 0 ? static_cast<uint64_t>(st.st_size) : 0;
 }
 
-// local_base/path for a remote-listed path, refused (like a tar entry) when it is absolute,
-// has `..` or passes through a local symlink: download_file itself follows directories.
-std::string checked_local_target(const std::string& local_base, const std::string& path) {
-    auto refuse = [&](const std::string& why) {
-        return remote_error("refusing remote file name '" + path + "' from the log dir: " + why,
-                            "check the remote log dir for odd names and links");
-    };
-    if (path.empty() || path[0] == '/') throw refuse("it is absolute");
-    std::string so_far = local_base;
-    size_t start = 0;
-    for (;;) {
-        const size_t slash = path.find('/', start);
-        const std::string part = path.substr(start, slash - start);
-        if (part == ".." || part == "." || part.empty()) throw refuse("it has '..' or '.'");
-        so_far += "/" + part;
-        struct stat st;
-        if (::lstat(so_far.c_str(), &st) == 0 && S_ISLNK(st.st_mode))
-            throw refuse(so_far + " is a symlink");
-        if (slash == std::string::npos) return so_far;
-        start = slash + 1;
-    }
-}
-
 // Sets `compress` on each file: a big one by its own samples, the small ones together.
 void judge_compression(std::vector<PlannedFile>& files, Compression compression) {
     if (compression == Compression::none) return;
@@ -119,9 +96,10 @@ std::vector<UploadStream> plan_upload_streams(const std::vector<PlannedFile>& fi
 }
 
 std::string describe(const SyncResult& r) {
-    std::string text = std::to_string(r.moved.files) + " file(s), " +
-                       std::to_string(r.moved.bytes) + " bytes (" + std::to_string(r.unchanged) +
-                       " unchanged)";
+    std::string text =
+        std::to_string(r.moved.files) + " file(s), " + std::to_string(r.moved.bytes) + " bytes (" +
+        std::to_string(r.unchanged) + " unchanged" +
+        (r.skipped ? ", " + std::to_string(r.skipped) + " skipped" : std::string()) + ")";
     if (r.moved.bytes > 0 && r.seconds > 0) {
         text +=
             " in " + format_duration(r.seconds) + ", " +
@@ -190,40 +168,7 @@ SyncResult sync_up(Remote& remote, const std::map<std::string, std::vector<Uploa
 
 SyncResult sync_down(Remote& remote, const std::string& remote_base, const std::string& local_base,
                      Compression compression) {
-    return sync_down(remote, remote_base, local_base, [compression] { return compression; });
-}
-
-SyncResult sync_down(Remote& remote, const std::string& remote_base, const std::string& local_base,
-                     const CompressionChoice& choose) {
-    SyncResult result;
-    const auto listing = list_remote_file_info(remote, remote_base);
-    const auto changed = changed_for_download(listing, local_base);
-    result.unchanged = listing.size() - changed.size();
-    if (changed.empty()) return result;
-
-    std::map<std::string, uint64_t> sizes;
-    for (const auto& f : listing) sizes[f.path] = f.size;
-    std::vector<std::string> small, big;
-    uint64_t bytes = 0;
-    for (const auto& path : changed) {
-        (sizes[path] >= kResumableSize ? big : small).push_back(path);
-        bytes += sizes[path];
-    }
-    const auto start = Clock::now();
-    TransferProgress progress("download", changed.size(), bytes);
-    for (const auto& path : big) {
-        const std::string target = checked_local_target(local_base, path);
-        result.moved.bytes += download_file(remote, remote_base + "/" + path, target, &progress);
-        result.moved.files += 1;
-    }
-    if (!small.empty()) {
-        auto s = download(remote, remote_base, small, local_base, &progress, choose());
-        result.moved.files += s.files;
-        result.moved.bytes += s.bytes;
-    }
-    progress.dismiss();
-    result.seconds = seconds_since(start);
-    return result;
+    return sync_down(remote, remote_base, local_base, [compression] { return compression; }, {});
 }
 
 }  // namespace mlt

@@ -39,6 +39,8 @@ constexpr char kDownloadScript[] =
 // GNU tar's "some files differ" (a file changed while it was read, e.g. a log being
 // written): the archive is complete and valid, so it is a warning.
 constexpr int kTarChanged = 1;
+// GNU tar's "fatal error": also what it ends with after a file it could not read.
+constexpr int kTarEntryFailed = 2;
 
 // Thrown by the sink to abandon the channel once the reader has failed; download() then
 // reports the reader's error.
@@ -46,9 +48,9 @@ struct ReaderFailed {};
 
 // Runs extract_tar on its own thread over the bytes pushed into `queue`.
 class ReaderThread {
-public:
-    ReaderThread(ByteQueue& queue, int base_fd, const std::string& local_base,
-                 const Remote& remote, TransferProgress* progress)
+  public:
+    ReaderThread(ByteQueue& queue, int base_fd, const std::string& local_base, const Remote& remote,
+                 TransferProgress* progress)
         : queue_(queue) {
         thread_ = std::thread([this, base_fd, &local_base, &remote, progress] {
             try {
@@ -89,7 +91,7 @@ public:
     std::exception_ptr error() const { return error_; }
     const TransferStats& stats() const { return stats_; }
 
-private:
+  private:
     static la_ssize_t on_read(archive*, void* self, const void** data) {
         auto* reader = static_cast<ReaderThread*>(self);
         if (!reader->queue_.pop(reader->chunk_)) return 0;
@@ -123,14 +125,24 @@ std::string name_list(const std::vector<std::string>& remote_paths) {
 }  // namespace
 
 TransferStats download(Remote& remote, const std::string& remote_base,
-                       const std::vector<std::string>& remote_paths,
-                       const std::string& local_base, TransferProgress* progress,
-                       Compression compression) {
+                       const std::vector<std::string>& remote_paths, const std::string& local_base,
+                       TransferProgress* progress, Compression compression) {
+    return download_tar(remote, remote_base, remote_paths, local_base, progress, compression,
+                        nullptr);
+}
+
+namespace transfer_detail {
+
+TransferStats download_tar(Remote& remote, const std::string& remote_base,
+                           const std::vector<std::string>& remote_paths,
+                           const std::string& local_base, TransferProgress* progress,
+                           Compression compression, std::string* entry_errors) {
     if (remote_paths.empty()) return {};
     const std::string list = name_list(remote_paths);
     UniqueFd base = open_base(local_base);
-    const std::string command = "B=" + shell_quote_path(remote_base) + "; Z=" +
-                                shell_quote(tar_compression_flag(compression)) + "; " + kDownloadScript;
+    const std::string command = "B=" + shell_quote_path(remote_base) +
+                                "; Z=" + shell_quote(tar_compression_flag(compression)) + "; " +
+                                kDownloadScript;
 
     ByteQueue queue(kQueueBytes);
     ReaderThread reader(queue, base.get(), local_base, remote, progress);
@@ -154,16 +166,23 @@ TransferStats download(Remote& remote, const std::string& remote_base,
     // A refused entry or a local write error is ours to report; a damaged stream is most
     // likely the consequence of a remote failure, whose stderr says more.
     if (reader.error() && !reader.damaged()) std::rethrow_exception(reader.error());
-    if (status != 0 && status != kTarChanged)
+    // GNU tar ends with 2 after a file it could not stat or open (gone, unreadable) and
+    // still writes a complete archive of the rest: the caller checks each file itself.
+    const bool entry_failure = entry_errors && status == kTarEntryFailed && !reader.error();
+    if (status != 0 && status != kTarChanged && !entry_failure)
         throw remote_failure(remote, "packing " + remote_base + " for download", status, err);
     if (reader.error()) std::rethrow_exception(reader.error());
-    if (status == kTarChanged)
+    if (entry_errors) {
+        *entry_errors = trim(err);
+    } else if (status == kTarChanged) {
         spdlog::warn("files changed on {} while they were downloaded: {}", remote.name(),
                      trim(err));
+    }
     spdlog::debug("downloaded {} files, {} bytes from {}:{}", reader.stats().files,
                   reader.stats().bytes, remote.name(), remote_base);
     return reader.stats();
 }
 
+}  // namespace transfer_detail
 
 }  // namespace mlt

@@ -93,7 +93,10 @@ std::string mltk_dir() {
 
 void write_file_atomic(const std::string& path, std::string_view data, unsigned mode) {
     std::string tmp = path + ".mlt-tmp-" + std::to_string(getpid());
-    int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
+    // The name is predictable: whatever is there (a stale file, a planted symlink) is
+    // replaced, never written through.
+    ::unlink(tmp.c_str());
+    int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
     if (fd < 0) throw io_error("cannot write " + tmp + ": " + std::strerror(errno));
     // open() applies the umask; the caller's mode is the contract (0600 keys stay 0600,
     // and a 0644 public key is not narrowed by a strict umask).

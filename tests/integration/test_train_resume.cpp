@@ -1,5 +1,6 @@
 // A pull cut by kill -9 of the mlt client is continued, not restarted, by the next command:
-// the bytes already written stay in `.<name>.mlt-resume-<mtime>` next to the target. The
+// the bytes already written stay in `.<name>.mlt-resume-<mtime>` next to the target (for a
+// log dir pull: in its staging dir `.mlt-pull`). The
 // kill comes as soon as that file has bytes; the files are big enough (256 MiB over
 // loopback) that the pull is then far from done.
 #include <gtest/gtest.h>
@@ -94,7 +95,9 @@ TEST_F(TrainResumeTest, BigLogFilePullKilledMidwayIsResumedByDownload) {
                                  "echo small > \"$MLT_LOG_DIR/small.txt\"\n");
     write_model_settings("big", "ssh:\n  train_cmd: \"sh {spec}\"\n");
     write_user_settings();
-    const uint64_t kept = kill_during_pull({"ssh", "train", "big"}, local_logs("big"), "big.log");
+    // A log dir pull fetches into its staging dir first (see sync_down).
+    const std::string staging = local_logs("big") + "/.mlt-pull";
+    const uint64_t kept = kill_during_pull({"ssh", "train", "big"}, staging, "big.log");
     ASSERT_GT(kept, 0u);
 
     ProcessResult pulled = mlt({"ssh", "download", "big"});
@@ -106,6 +109,7 @@ TEST_F(TrainResumeTest, BigLogFilePullKilledMidwayIsResumedByDownload) {
     EXPECT_EQ(sha256_of(local_logs("big") + "/big.log"), sha256_of(remote_log));
     EXPECT_EQ(read_or_empty(local_logs("big") + "/small.txt"), "small\n");
     EXPECT_EQ(resume_file_size(local_logs("big"), "big.log"), 0u) << "a resume file was left";
+    EXPECT_FALSE(path_exists(staging)) << "the staging dir was left";
     EXPECT_TRUE(wait_no_remote_processes());
 }
 

@@ -25,10 +25,10 @@
 
 #include "local_remote.h"
 #include "mlt/transfer/progress.h"
-#include "mlt/util/reporter.h"
 #include "mlt/transfer/sync.h"
 #include "mlt/transfer/transfer.h"
 #include "mlt/util/error.h"
+#include "mlt/util/reporter.h"
 #include "transfer_fixtures.h"
 
 namespace {
@@ -558,9 +558,11 @@ TEST(TransferResume, SyncDownCutInsideABigFileContinuesInsideItNextTime) {
         EXPECT_THROW(mlt::sync_down(cutting, t.remote_dir.path(), t.local_dir.path()), mlt::Error);
         ASSERT_EQ(cutting.cuts, 1);
     }
-    const auto kept = resume_files(t.local_dir / "big");
+    // The pull stages files in .mlt-pull; a cut one stays there for the next pull.
+    const std::string staged_big = t.local_dir / (std::string(mlt::kPullStaging) + "/big");
+    const auto kept = resume_files(staged_big);
     ASSERT_EQ(kept.size(), 1u);
-    const uint64_t kept_bytes = fs::file_size(t.local_dir / ("big/" + kept[0]));
+    const uint64_t kept_bytes = fs::file_size(staged_big + "/" + kept[0]);
     ASSERT_GT(kept_bytes, 0u);
 
     CountingRemote counting(t.remote);
@@ -570,29 +572,31 @@ TEST(TransferResume, SyncDownCutInsideABigFileContinuesInsideItNextTime) {
         << "the big file was fetched whole again";
     t.expect_all_arrived();
     EXPECT_EQ(resume_files(t.local_dir / "big"), kNone);
+    EXPECT_FALSE(fs::exists(staged_big));
 }
 
-TEST(TransferResume, SyncDownRefusesToWriteThroughALocalSymlinkedDirectory) {
+// A local symlinked directory where remote files go is never written through: those files
+// are skipped and named, the rest arrives.
+TEST(TransferResume, SyncDownDoesNotWriteThroughALocalSymlinkedDirectory) {
     SyncTree t;
     TempDir elsewhere;
     // The remote big/ holds the big file; locally big is a link to another directory.
     fs::create_directory_symlink(elsewhere.path(), t.local_dir / "big");
-    try {
-        mlt::sync_down(t.remote, t.remote_dir.path(), t.local_dir.path());
-        FAIL() << "no error";
-    } catch (const mlt::Error& e) {
-        EXPECT_NE(std::string(e.what()).find("huge.bin"), std::string::npos) << e.what();
-        EXPECT_NE(std::string(e.what()).find("symlink"), std::string::npos) << e.what();
-    }
+    mlt::test::CapturedLog log;
+    const mlt::SyncResult r = mlt::sync_down(t.remote, t.remote_dir.path(), t.local_dir.path());
+    EXPECT_EQ(r.skipped, 1u);
+    EXPECT_EQ(r.moved.files, 3u);
+    EXPECT_NE(log.text().find("in the way 1: 'big/huge.bin'"), std::string::npos) << log.text();
     EXPECT_TRUE(fs::is_empty(elsewhere.path()));
     EXPECT_TRUE(fs::is_symlink(t.local_dir / "big"));
 }
 
-TEST(TransferResume, SyncDownRefusesASmallFileThroughALocalSymlinkedDirectory) {
+TEST(TransferResume, SyncDownDoesNotWriteASmallFileThroughALocalSymlinkedDirectory) {
     SyncTree t;
     TempDir elsewhere;
     fs::create_directory_symlink(elsewhere.path(), t.local_dir / "sub");
-    EXPECT_THROW(mlt::sync_down(t.remote, t.remote_dir.path(), t.local_dir.path()), mlt::Error);
+    const mlt::SyncResult r = mlt::sync_down(t.remote, t.remote_dir.path(), t.local_dir.path());
+    EXPECT_EQ(r.skipped, 2u);
     EXPECT_TRUE(fs::is_empty(elsewhere.path()));
 }
 

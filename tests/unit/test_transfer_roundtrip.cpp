@@ -24,6 +24,7 @@
 
 namespace {
 
+using mlt::test::CapturedLog;
 using mlt::test::LocalRemote;
 using mlt::test::slurp;
 using mlt::test::TempDir;
@@ -125,8 +126,7 @@ TEST(TransferRoundTrip, CompressedStreamsCarryTheSameTree) {
         auto items = make_items(src, files);
         mlt::TransferStats up = mlt::upload(remote, remote_dir.path(), items, nullptr, compression);
         EXPECT_EQ(up.files, files.size());
-        for (const auto& [rel, content] : files)
-            EXPECT_EQ(slurp(remote_dir / rel), content) << rel;
+        for (const auto& [rel, content] : files) EXPECT_EQ(slurp(remote_dir / rel), content) << rel;
         auto listed = mlt::list_remote_files(remote, remote_dir.path());
         mlt::TransferStats down =
             mlt::download(remote, remote_dir.path(), listed, back.path(), nullptr, compression);
@@ -138,10 +138,9 @@ TEST(TransferRoundTrip, CompressedStreamsCarryTheSameTree) {
         }
         // Nothing differs any more, in either direction.
         EXPECT_TRUE(mlt::changed_for_upload(remote, remote_dir.path(), items).empty());
-        EXPECT_TRUE(
-            mlt::changed_for_download(mlt::list_remote_file_info(remote, remote_dir.path()),
-                                      back.path())
-                .empty());
+        EXPECT_TRUE(mlt::changed_for_download(mlt::list_remote_file_info(remote, remote_dir.path()),
+                                              back.path())
+                        .empty());
     }
 }
 
@@ -216,8 +215,9 @@ TEST(TransferRoundTrip, SmallFilesAreJudgedTogether) {
     std::vector<mlt::UploadItem> items;
     for (const auto& path : random) items.push_back({path, path.substr(dir.path().size() + 1)});
     LocalRemote remote;
-    EXPECT_EQ(mlt::sync_up(remote, {{remote_dir.path(), items}}, mlt::Compression::zstd).moved.files,
-              items.size());
+    EXPECT_EQ(
+        mlt::sync_up(remote, {{remote_dir.path(), items}}, mlt::Compression::zstd).moved.files,
+        items.size());
     int zstd_streams = 0, plain_streams = 0;
     for (const auto& cmd : remote.commands) {
         if (cmd.find("tar -xf") == std::string::npos) continue;
@@ -243,7 +243,8 @@ TEST(TransferRoundTrip, SyncUpSendsWhatDoesNotCompressUncompressed) {
     auto count_streams = [](const LocalRemote& remote, const std::string& z) {
         int n = 0;
         for (const auto& cmd : remote.commands)
-            if (cmd.find("tar -xf") != std::string::npos && cmd.find("Z=" + z + ";") != std::string::npos)
+            if (cmd.find("tar -xf") != std::string::npos &&
+                cmd.find("Z=" + z + ";") != std::string::npos)
                 ++n;
         return n;
     };
@@ -260,8 +261,7 @@ TEST(TransferRoundTrip, SyncUpSendsWhatDoesNotCompressUncompressed) {
     EXPECT_EQ(asked, 1);
     EXPECT_EQ(count_streams(remote, "' --zstd'"), 1);
     EXPECT_EQ(count_streams(remote, "''"), 1);
-    for (const auto& [rel, content] : files)
-        EXPECT_TRUE(slurp(remote_dir / rel) == content) << rel;
+    for (const auto& [rel, content] : files) EXPECT_TRUE(slurp(remote_dir / rel) == content) << rel;
 
     // Nothing changed: no stream, no question.
     remote.commands.clear();
@@ -281,10 +281,10 @@ TEST(TransferRoundTrip, SyncUpSendsWhatDoesNotCompressUncompressed) {
     // compression: none sends everything in one stream, as before.
     TempDir plain_dir;
     remote.commands.clear();
-    EXPECT_EQ(mlt::sync_up(remote, {{plain_dir.path(), make_items(src, files)}},
-                           mlt::Compression::none)
-                  .moved.files,
-              files.size());
+    EXPECT_EQ(
+        mlt::sync_up(remote, {{plain_dir.path(), make_items(src, files)}}, mlt::Compression::none)
+            .moved.files,
+        files.size());
     EXPECT_EQ(count_streams(remote, "''"), 1);
     EXPECT_EQ(count_streams(remote, "' --zstd'"), 0);
 }
@@ -308,18 +308,19 @@ mlt::PlannedFile planned(const std::string& name, uint64_t mib, bool compress) {
 TEST(TransferPlanStreams, OneStreamPerEightMiBUpToFourBiggestFirstOrderKept) {
     using C = mlt::Compression;
     // Under 16 MiB: one stream, in the order given.
-    EXPECT_EQ(shape(mlt::plan_upload_streams({planned("a", 3, true), planned("b", 4, true)}, C::zstd)),
-              (decltype(shape({})){{{"a", "b"}, C::zstd}}));
+    EXPECT_EQ(
+        shape(mlt::plan_upload_streams({planned("a", 3, true), planned("b", 4, true)}, C::zstd)),
+        (decltype(shape({})){{{"a", "b"}, C::zstd}}));
     // 24 MiB: three streams; the biggest files spread first, each stream in input order.
     EXPECT_EQ(shape(mlt::plan_upload_streams({planned("a", 2, true), planned("b", 10, true),
                                               planned("c", 8, true), planned("d", 4, true)},
                                              C::zstd)),
               (decltype(shape({})){{{"b"}, C::zstd}, {{"c"}, C::zstd}, {{"a", "d"}, C::zstd}}));
     // Never more than four, and never more streams than files.
-    EXPECT_EQ(mlt::plan_upload_streams({planned("a", 100, false), planned("b", 1, false),
-                                        planned("c", 1, false), planned("d", 1, false),
-                                        planned("e", 1, false)},
-                                       C::none)
+    EXPECT_EQ(mlt::plan_upload_streams(
+                  {planned("a", 100, false), planned("b", 1, false), planned("c", 1, false),
+                   planned("d", 1, false), planned("e", 1, false)},
+                  C::none)
                   .size(),
               4u);
     EXPECT_EQ(mlt::plan_upload_streams({planned("a", 100, true)}, C::zstd).size(), 1u);
@@ -328,34 +329,18 @@ TEST(TransferPlanStreams, OneStreamPerEightMiBUpToFourBiggestFirstOrderKept) {
     EXPECT_EQ(shape(mlt::plan_upload_streams({planned("t", 16, true), planned("r1", 16, false),
                                               planned("r2", 16, false), planned("r3", 16, false)},
                                              C::zstd)),
-              (decltype(shape({})){{{"t"}, C::zstd}, {{"r1"}, C::none}, {{"r2"}, C::none},
-                                   {{"r3"}, C::none}}));
+              (decltype(shape({})){
+                  {{"t"}, C::zstd}, {{"r1"}, C::none}, {{"r2"}, C::none}, {{"r3"}, C::none}}));
     // A small upload of both kinds still needs a stream of each.
-    EXPECT_EQ(shape(mlt::plan_upload_streams({planned("t", 1, true), planned("r", 1, false)}, C::zstd)),
-              (decltype(shape({})){{{"t"}, C::zstd}, {{"r"}, C::none}}));
+    EXPECT_EQ(
+        shape(mlt::plan_upload_streams({planned("t", 1, true), planned("r", 1, false)}, C::zstd)),
+        (decltype(shape({})){{{"t"}, C::zstd}, {{"r"}, C::none}}));
     // With compression none, nothing is compressed whatever the sampling said.
     EXPECT_EQ(shape(mlt::plan_upload_streams({planned("t", 1, true)}, C::none)),
               (decltype(shape({})){{{"t"}, C::none}}));
     // Nothing to send: one empty stream (it still creates the remote base).
     EXPECT_EQ(shape(mlt::plan_upload_streams({}, C::zstd)), (decltype(shape({})){{{}, C::zstd}}));
 }
-
-// Replaces spdlog's default logger while alive, keeping what is logged.
-class CapturedLog {
-public:
-    CapturedLog()
-        : previous_(spdlog::default_logger()),
-          sink_(std::make_shared<spdlog::sinks::ostream_sink_mt>(text_)) {
-        spdlog::set_default_logger(std::make_shared<spdlog::logger>("captured", sink_));
-    }
-    ~CapturedLog() { spdlog::set_default_logger(previous_); }
-    std::string text() const { return text_.str(); }
-
-private:
-    std::ostringstream text_;
-    std::shared_ptr<spdlog::logger> previous_;
-    std::shared_ptr<spdlog::sinks::ostream_sink_mt> sink_;
-};
 
 // More than 10,000 files to send: sync_up says so before it starts (the thresholds and the
 // wording are tested with large_upload_summary; this is the wiring).
@@ -581,7 +566,7 @@ TEST(TransferRoundTrip, LongNameListsDoNotBlockTheDownload) {
 // A LocalRemote that runs `before` just before streaming, i.e. after upload() checked the
 // local files.
 class MeddlingRemote : public LocalRemote {
-public:
+  public:
     explicit MeddlingRemote(std::function<void()> before) : before_(std::move(before)) {}
     int stream(const std::string& command, const mlt::InputSource& input,
                const mlt::OutputSink& on_stdout, const mlt::OutputSink& on_stderr) override {
@@ -589,7 +574,7 @@ public:
         return LocalRemote::stream(command, input, on_stdout, on_stderr);
     }
 
-private:
+  private:
     std::function<void()> before_;
 };
 

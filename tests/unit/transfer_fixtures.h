@@ -4,6 +4,8 @@
 // the tests can build archives that no well-behaved tar would produce.
 
 #include <fcntl.h>
+#include <spdlog/sinks/ostream_sink.h>
+#include <spdlog/spdlog.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -12,6 +14,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -21,9 +24,26 @@
 
 namespace mlt::test {
 
+// Replaces spdlog's default logger while alive, keeping what is logged.
+class CapturedLog {
+  public:
+    CapturedLog()
+        : previous_(spdlog::default_logger()),
+          sink_(std::make_shared<spdlog::sinks::ostream_sink_mt>(text_)) {
+        spdlog::set_default_logger(std::make_shared<spdlog::logger>("captured", sink_));
+    }
+    ~CapturedLog() { spdlog::set_default_logger(previous_); }
+    std::string text() const { return text_.str(); }
+
+  private:
+    std::ostringstream text_;
+    std::shared_ptr<spdlog::logger> previous_;
+    std::shared_ptr<spdlog::sinks::ostream_sink_mt> sink_;
+};
+
 // A fresh directory under $TMPDIR (or /tmp), removed with everything in it.
 class TempDir {
-public:
+  public:
     TempDir() {
         const char* tmp = std::getenv("TMPDIR");
         std::string templ = std::string(tmp && *tmp ? tmp : "/tmp") + "/mlt-transfer-XXXXXX";
@@ -42,13 +62,13 @@ public:
     const std::string& path() const { return path_; }
     std::string operator/(const std::string& rel) const { return path_ + "/" + rel; }
 
-private:
+  private:
     std::string path_;
 };
 
 // Sets an environment variable for the lifetime of the object.
 class ScopedEnv {
-public:
+  public:
     ScopedEnv(const char* name, const std::string& value) : name_(name) {
         if (const char* old = std::getenv(name)) {
             old_ = old;
@@ -65,7 +85,7 @@ public:
     ScopedEnv(const ScopedEnv&) = delete;
     ScopedEnv& operator=(const ScopedEnv&) = delete;
 
-private:
+  private:
     const char* name_;
     std::string old_;
     bool had_ = false;
@@ -100,7 +120,7 @@ inline std::vector<std::string> part_files(const std::string& dir) {
 
 // A Remote whose stream() ignores stdin and serves fixed stdout/stderr/exit status.
 class CannedRemote : public Remote {
-public:
+  public:
     CannedRemote(std::string out, int exit_status = 0, std::string err = {})
         : out_(std::move(out)), err_(std::move(err)), exit_status_(exit_status) {}
     const std::string& name() const override { return name_; }
@@ -128,7 +148,7 @@ public:
     std::vector<std::string> commands;
     size_t delivered = 0;  // stdout bytes handed to the sink so far
 
-private:
+  private:
     std::string name_ = "canned";
     std::string out_;
     std::string err_;
@@ -137,7 +157,7 @@ private:
 
 // Builds a ustar archive entry by entry (names up to 100 bytes).
 class TarBuilder {
-public:
+  public:
     // Adds an entry; `type` is the ustar typeflag ('0' file, '1' hard link, '2' symlink,
     // '3' char device, '5' directory, '6' fifo). `declared_size` < 0 means content.size().
     TarBuilder& add(const std::string& name, char type, const std::string& content = {},
@@ -169,7 +189,7 @@ public:
     // The archive so far, without an end marker (a cut-off stream).
     const std::string& partial() const { return data_; }
 
-private:
+  private:
     // `width - 1` octal digits, zero-padded, then NUL.
     static void octal(char* field, size_t width, unsigned long value) {
         for (size_t i = width - 1; i-- > 0; value >>= 3)

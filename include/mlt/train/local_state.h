@@ -4,7 +4,17 @@
 #include <string>
 #include <string_view>
 
+#include "mlt/util/error.h"
+
 namespace mlt {
+
+// mlt's own local files (the console copy, its run tag, the local lock, the history) are
+// opened with O_NOFOLLOW and never written through a symlink: a symlink in their place is an
+// error that says so. own_file_error: the io error for `path`, which could not be opened
+// with errno `error`; check_own_file: throws it when `path` is a symlink (checked before
+// anything remote, so the run does not stop after its job started).
+Error own_file_error(const std::string& path, int error);
+void check_own_file(const std::string& path);
 
 // `<mltk dir>/ssh/models/<model>`: mlt's own bookkeeping of a model on this machine (the
 // local lock, which run the local console copy belongs to).

@@ -16,10 +16,12 @@ namespace mlt {
 struct SyncResult {
     TransferStats moved;
     uint64_t unchanged = 0;  // files whose other copy already matched (size and mtime)
+    uint64_t skipped = 0;    // remote files a pull left out (see sync_down)
     double seconds = 0;
 };
 
-// "3 file(s), 1,234 bytes (9 unchanged)", plus " in 1.2 s, 5.6 MiB/s" when bytes moved.
+// "3 file(s), 1,234 bytes (9 unchanged)" (", 2 skipped" inside the parentheses when a pull
+// left files out), plus " in 1.2 s, 5.6 MiB/s" when bytes moved.
 std::string describe(const SyncResult& result);
 
 // Remote files at least this big are pulled one by one with download_file, so that a pull
@@ -87,12 +89,27 @@ SyncResult sync_up(Remote& remote, const std::map<std::string, std::vector<Uploa
 SyncResult sync_up(Remote& remote, const std::map<std::string, std::vector<UploadItem>>& plan,
                    Compression compression = Compression::none);
 
+// The private dir in a pull's local base where files wait until they are checked.
+constexpr char kPullStaging[] = ".mlt-pull";
+
 // Pulls the files under `remote_base` whose local copy under `local_base` is missing or
-// differs: files of kResumableSize or more one by one (resumable), the rest as one tar
-// stream (compressed as asked; `choose` is called only for that stream). A missing remote base
-// pulls nothing. Nothing local is deleted.
+// differs, tolerating a remote that changes meanwhile (a training still writing): files of
+// kResumableSize or more one by one (resumable), the rest as one tar stream (compressed as
+// asked; `choose` is called only for that stream), all into `<local_base>/.mlt-pull` first.
+// One more round trip then checks each file on the remote; only a file whose inode, size,
+// mtime and ctime did not change since the listing is renamed into place, so a published
+// file is always one whole version of the remote one. Files that changed are fetched again
+// (at most 3 rounds in all; a file is read no earlier than 0.1 s after its ctime, 2 s on
+// file systems with whole-second times, so a round may first wait that long);
+// files that vanished, kept changing, cannot be read, have a path too long for this machine,
+// or have a local symlink or directory in their place are skipped, and one warning line
+// each (changes; what cannot be copied) names them. A remote file whose first path
+// component is in `own_names` (names directly in `local_base` that are mlt's own, e.g. the
+// console log copy) or is .mlt-pull is stored as `<name>.remote`, with one warning. A missing
+// remote base pulls nothing. Nothing local is deleted. Throws mlt::Error (remote) when the
+// listing or the tar stream fails as a whole, (io) for local write errors.
 SyncResult sync_down(Remote& remote, const std::string& remote_base, const std::string& local_base,
-                     const CompressionChoice& choose);
+                     const CompressionChoice& choose, const std::vector<std::string>& own_names);
 SyncResult sync_down(Remote& remote, const std::string& remote_base, const std::string& local_base,
                      Compression compression = Compression::none);
 

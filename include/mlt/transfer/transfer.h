@@ -61,21 +61,38 @@ TransferStats upload_streams(Remote& remote, const std::string& remote_base,
 // Throws mlt::Error (remote) with find's stderr when the listing fails.
 std::vector<std::string> list_remote_files(Remote& remote, const std::string& remote_base);
 
-// One remote regular file with what an incremental upload compares.
+// One remote regular file with what an incremental transfer compares, and what a pull checks
+// to know that the copy it got is one version of the file (see sync_down).
 struct RemoteFileInfo {
     std::string path;      // relative to the listed base, `/`-separated
     uint64_t size = 0;     // bytes
     int64_t mtime_ns = 0;  // modification time, nanoseconds since the epoch
+    int64_t ctime_ns = 0;  // status change time: set by every write, and never by a user
+    uint64_t inode = 0;
+    bool readable = true;  // the remote user may read it (find -readable)
+
+    // Same inode, size, mtime and ctime: nothing wrote to the file between the two looks.
+    bool same_version(const RemoteFileInfo& other) const {
+        return inode == other.inode && size == other.size && mtime_ns == other.mtime_ns &&
+               ctime_ns == other.ctime_ns;
+    }
 };
 
-// Like list_remote_files, with sizes and mtimes (GNU find -printf); upload() keeps mtimes to
-// the nanosecond, so an unchanged file compares equal. Same errors as list_remote_files.
-std::vector<RemoteFileInfo> list_remote_file_info(Remote& remote, const std::string& remote_base);
+// Like list_remote_files, with sizes, mtimes, ctimes, inodes and readability (GNU find
+// -printf); upload() keeps mtimes to the nanosecond, so an unchanged file compares equal.
+// `clock_ns` (optional) receives the remote clock (`date`, nanoseconds since the epoch) read
+// just before the files were looked at; 0 for a missing base. Same errors as list_remote_files,
+// except that with `unlisted`, entries find could not read (a dir without permission, one removed
+// while it walked the tree, a name too long) are left out and their find messages appended there.
+std::vector<RemoteFileInfo> list_remote_file_info(Remote& remote, const std::string& remote_base,
+                                                  int64_t* clock_ns = nullptr,
+                                                  std::vector<std::string>* unlisted = nullptr);
 
-// Sizes and mtimes of just `paths` (relative to `remote_base`) in one round trip; paths that
-// are missing or not regular files are left out. A missing base gives an empty list.
+// The same for just `paths` (relative to `remote_base`) in one round trip; paths that are
+// missing or not regular files are left out. A missing base gives an empty list.
 std::vector<RemoteFileInfo> stat_remote_files(Remote& remote, const std::string& remote_base,
-                                              const std::vector<std::string>& paths);
+                                              const std::vector<std::string>& paths,
+                                              int64_t* clock_ns = nullptr);
 
 // The items whose remote copy under `remote_base` is missing or differs in size or mtime
 // (a file whose size and mtime match is not sent, as rsync does). One round trip.
@@ -108,8 +125,8 @@ TransferStats download(Remote& remote, const std::string& remote_base,
 // `local_path`, renamed into place when complete. A transfer
 // cut off (lost link, Ctrl+C, a full disk) leaves that file; the next call fetches only the
 // rest if the remote file's mtime is unchanged and it has not shrunk, else starts over.
-// `progress` (optional) counts the bytes (those kept from before too) and the file. Throws mlt::Error
-// (remote, with the remote stderr) when it is missing remotely, (io) when it cannot be
+// `progress` (optional) counts the bytes (those kept from before too) and the file. Throws
+// mlt::Error (remote, with the remote stderr) when it is missing remotely, (io) when it cannot be
 // written.
 uint64_t download_file(Remote& remote, const std::string& remote_path,
                        const std::string& local_path, TransferProgress* progress = nullptr);

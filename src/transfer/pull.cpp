@@ -1,0 +1,370 @@
+// sync_down(): pulling a remote dir that a live training may still be writing.
+//
+// The files come into a private staging dir (`<local_base>/.mlt-pull`) and are published
+// (renamed into place) only after a second look at the remote shows that nothing wrote to
+// them while they were read: same inode, size, mtime and ctime. ctime cannot be set by a
+// user and every write sets it, but only as fine as the file system's clock stamps it, so a
+// file is read no earlier than 0.1 s after its ctime (on whole-second file systems: from the
+// second after next); a file written just before the pull makes it wait that long first.
+// Files that changed are fetched again, at
+// most kRounds times in all; files that vanished are skipped; the rest of the pull completes
+// either way and one line says what happened.
+
+#include <fcntl.h>
+#include <limits.h>
+#include <spdlog/spdlog.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <filesystem>
+#include <map>
+#include <set>
+#include <thread>
+
+#include "internal.h"
+#include "mlt/transfer/progress.h"
+#include "mlt/transfer/sync.h"
+#include "mlt/util/interrupt.h"
+
+namespace mlt {
+
+using namespace transfer_detail;
+
+namespace {
+
+constexpr int kRounds = 3;
+// A ctime this far ahead of the remote clock (a file server whose clock runs ahead) is not
+// waited for any longer.
+constexpr int64_t kMaxClockWait = 5000000000;
+// How long after its ctime a file on a file system with sub-second timestamps may be read.
+constexpr int64_t kFineSettle = 100000000;
+// Names longer than this are shortened in messages.
+constexpr size_t kShownName = 120;
+
+std::string shown_name(const std::string& path) {
+    if (path.size() <= kShownName) return "'" + path + "'";
+    return "'" + path.substr(0, kShownName - 40) + "..." + path.substr(path.size() - 37) + "'";
+}
+
+std::string name_list(const std::vector<std::string>& paths) {
+    constexpr size_t kShown = 10;
+    std::string text;
+    for (size_t i = 0; i < paths.size() && i < kShown; ++i)
+        text += (i ? ", " : "") + shown_name(paths[i]);
+    if (paths.size() > kShown) text += " and " + std::to_string(paths.size() - kShown) + " more";
+    return text;
+}
+
+// "<what> <n> file(s): names" parts of one warning line, joined with "; ".
+struct Report {
+    std::vector<std::string> parts;
+    void add(const std::string& what, const std::vector<std::string>& paths) {
+        if (!paths.empty())
+            parts.push_back(what + " " + std::to_string(paths.size()) + ": " + name_list(paths));
+    }
+    std::string text() const {
+        std::string t;
+        for (const auto& p : parts) t += (t.empty() ? "" : "; ") + p;
+        return t;
+    }
+};
+
+using Steady = std::chrono::steady_clock;
+
+int64_t floor_seconds(int64_t ns) {
+    return ns >= 0 ? ns / 1000000000 : -((-ns + 999999999) / 1000000000);
+}
+
+// The earliest remote time at which a file with this ctime may be read: a later write is
+// then sure to set another ctime. File systems with sub-second timestamps stamp with a clock
+// that lags by at most a tick (a few ms); the others (whole seconds) need the next second
+// over.
+int64_t readable_from(int64_t ctime_ns) {
+    if (ctime_ns % 1000000000 != 0) return ctime_ns + kFineSettle;
+    return (floor_seconds(ctime_ns) + 2) * 1000000000;
+}
+
+// Waits until the remote clock, which read `clock_ns` at some moment before `seen`, is
+// surely at `ready_ns` (both clocks run at the same rate). A Ctrl+C ends the wait.
+void wait_for_remote_clock(Steady::time_point seen, int64_t clock_ns, int64_t ready_ns) {
+    const auto deadline = seen + std::chrono::nanoseconds(ready_ns - clock_ns);
+    while (Steady::now() < deadline) {
+        throw_if_interrupted();
+        std::this_thread::sleep_for(
+            std::min<Steady::duration>(deadline - Steady::now(), std::chrono::milliseconds(50)));
+    }
+    throw_if_interrupted();
+}
+
+// `<local_base>/.mlt-pull`, a directory of mlt's own: anything else under that name (a file,
+// a symlink) is removed first, never followed.
+std::string open_staging(int base_fd, const std::string& local_base) {
+    const std::string path = local_base + "/" + kPullStaging;
+    struct stat st;
+    if (::fstatat(base_fd, kPullStaging, &st, AT_SYMLINK_NOFOLLOW) == 0 && !S_ISDIR(st.st_mode))
+        ::unlinkat(base_fd, kPullStaging, 0);
+    if (::mkdirat(base_fd, kPullStaging, 0700) != 0 && errno != EEXIST)
+        throw io_error("cannot create " + path + ": " + std::strerror(errno));
+    UniqueFd fd(::openat(base_fd, kPullStaging, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+    if (!fd) throw io_error("cannot open " + path + ": " + std::strerror(errno));
+    return path;
+}
+
+// The first component of a relative path.
+std::string first_part(const std::string& path) {
+    return path.substr(0, path.find('/'));
+}
+
+class Pull {
+  public:
+    Pull(Remote& remote, const std::string& remote_base, const std::string& local_base,
+         const std::vector<std::string>& own_names)
+        : remote_(remote), remote_base_(remote_base), local_base_(local_base) {
+        own_.insert(own_names.begin(), own_names.end());
+        own_.insert(kPullStaging);
+    }
+
+    SyncResult run(const CompressionChoice& choose) {
+        SyncResult result;
+        std::vector<std::string> unlisted;
+        int64_t clock = 0;
+        const auto listing = list_remote_file_info(remote_, remote_base_, &clock, &unlisted);
+        seen_ = Steady::now();
+        std::vector<RemoteFileInfo> local_view;  // the listing under the local names
+        std::map<std::string, RemoteFileInfo> listed;
+        for (const auto& info : checked(listing)) {
+            RemoteFileInfo local = info;
+            local.path = local_name(info.path);
+            local_view.push_back(local);
+            listed[info.path] = info;
+        }
+        const auto changed = changed_for_download(local_view, local_base_);
+        result.unchanged = local_view.size() - changed.size();
+        std::map<std::string, RemoteFileInfo> pending;
+        uint64_t bytes = 0;
+        for (const auto& local : changed) {
+            const RemoteFileInfo& info = listed[remote_name_[local]];
+            pending[info.path] = info;
+            bytes += info.size;
+        }
+
+        if (pending.empty()) {
+            // A pull cut off earlier left its staging dir; nothing of it is needed now.
+            std::error_code ec;
+            std::filesystem::remove_all(local_base_ + "/" + kPullStaging, ec);
+        } else {
+            base_ = open_base(local_base_);
+            staging_ = open_staging(base_.get(), local_base_);
+            const auto start = Steady::now();
+            TransferProgress progress("download", pending.size(), bytes);
+            std::set<std::string> fetched_again;
+            for (int round = 0; round < kRounds && !pending.empty(); ++round) {
+                if (round > 0)
+                    for (const auto& [path, info] : pending) fetched_again.insert(path);
+                fetch(pending, clock, choose, progress);
+                pending = verify(pending, clock, result.moved);
+            }
+            progress.dismiss();
+            for (const auto& [path, info] : pending) changing_.push_back(path);
+            std::error_code ec;
+            std::filesystem::remove_all(staging_, ec);  // what was not published
+            result.seconds = std::chrono::duration<double>(Steady::now() - start).count();
+            for (const auto* skipped : {&vanished_, &changing_, &unreadable_})
+                for (const auto& path : *skipped) fetched_again.erase(path);
+            again_.assign(fetched_again.begin(), fetched_again.end());
+        }
+        report(unlisted);
+        result.skipped = vanished_.size() + changing_.size() + unreadable_.size() +
+                         too_long_.size() + in_the_way_.size() + unlisted.size();
+        return result;
+    }
+
+  private:
+    // The listed files that can be copied here: readable, and with a local path that fits
+    // PATH_MAX (with the staging dir's name) and a remote one tar can open.
+    std::vector<RemoteFileInfo> checked(const std::vector<RemoteFileInfo>& listing) {
+        for (const auto& info : listing) firsts_.insert(first_part(info.path));
+        std::vector<RemoteFileInfo> ok;
+        for (const auto& info : listing) {
+            const std::string local = local_name(info.path);
+            const size_t longest = std::max(local.size(), info.path.size());
+            if (local_base_.size() + std::strlen(kPullStaging) + longest + 3 >= PATH_MAX ||
+                info.path.size() + 3 >= PATH_MAX)
+                too_long_.push_back(info.path);
+            else if (!info.readable)
+                unreadable_.push_back(info.path);
+            else
+                ok.push_back(info);
+        }
+        return ok;
+    }
+
+    // The local path of a remote one: a first component that is one of mlt's own names gets
+    // ".remote" (again, until it is no name of the listing either).
+    std::string local_name(const std::string& path) {
+        auto known = local_name_.find(path);
+        if (known != local_name_.end()) return known->second;
+        std::string local = path;
+        const std::string first = first_part(path);
+        if (own_.count(first)) {
+            std::string aside = first + ".remote";
+            while (own_.count(aside) || firsts_.count(aside)) aside += ".remote";
+            local = aside + path.substr(first.size());
+        }
+        local_name_[path] = local;
+        remote_name_[local] = path;
+        return local;
+    }
+
+    std::string staged(const std::string& path) const { return staging_ + "/" + path; }
+
+    // Fetches the pending files into the staging dir: the big ones one by one (resumable),
+    // the rest as one tar stream; not before each one may be read (readable_from).
+    void fetch(const std::map<std::string, RemoteFileInfo>& pending, int64_t clock,
+               const CompressionChoice& choose, TransferProgress& progress) {
+        int64_t ready = 0;
+        for (const auto& [path, info] : pending)
+            ready = std::max(ready, readable_from(info.ctime_ns));
+        if (ready > clock)
+            wait_for_remote_clock(seen_, clock, std::min(ready, clock + kMaxClockWait));
+        std::vector<std::string> small;
+        for (const auto& [path, info] : pending) {
+            ::unlink(staged(path).c_str());  // only what arrives in this round counts
+            if (info.size < kResumableSize) {
+                small.push_back(path);
+                continue;
+            }
+            try {
+                download_file_if_present(remote_, remote_base_ + "/" + path, staged(path),
+                                         &progress);
+            } catch (const Error& e) {
+                // The file could not be read this time (e.g. its mode changed): the check
+                // below decides. A lost link is another kind and goes up.
+                if (e.kind() != ErrorKind::remote) throw;
+                spdlog::debug("pulling {}: {}", path, e.what());
+            }
+        }
+        if (small.empty()) return;
+        std::string tar_messages;
+        download_tar(remote_, remote_base_, small, staging_, &progress, choose(), &tar_messages);
+        if (!tar_messages.empty()) spdlog::debug("tar on {}: {}", remote_.name(), tar_messages);
+    }
+
+    // Publishes what arrived whole and unchanged; returns what is to be fetched again (with
+    // what the remote shows now) and sets `clock` to the remote clock of this look.
+    std::map<std::string, RemoteFileInfo> verify(
+        const std::map<std::string, RemoteFileInfo>& pending, int64_t& clock,
+        TransferStats& moved) {
+        std::vector<std::string> paths;
+        for (const auto& [path, info] : pending) paths.push_back(path);
+        std::map<std::string, RemoteFileInfo> now;
+        for (auto& info : stat_remote_files(remote_, remote_base_, paths, &clock))
+            now[info.path] = info;
+        seen_ = Steady::now();
+        std::map<std::string, RemoteFileInfo> again;
+        for (const auto& [path, listed] : pending) {
+            auto it = now.find(path);
+            if (it == now.end()) {
+                vanished_.push_back(path);
+            } else if (!it->second.readable) {
+                unreadable_.push_back(path);
+            } else if (it->second.same_version(listed) && arrived_whole(path, listed)) {
+                if (publish(path)) {
+                    moved.files += 1;
+                    moved.bytes += listed.size;
+                }
+            } else {
+                again[path] = it->second;
+            }
+        }
+        return again;
+    }
+
+    bool arrived_whole(const std::string& path, const RemoteFileInfo& listed) const {
+        struct stat st;
+        return ::lstat(staged(path).c_str(), &st) == 0 && S_ISREG(st.st_mode) &&
+               static_cast<uint64_t>(st.st_size) == listed.size &&
+               static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec ==
+                   listed.mtime_ns;
+    }
+
+    // Renames the staged copy of `path` into its local place, never through a symlink. A
+    // symlink or a directory in the way is reported and left as it is.
+    bool publish(const std::string& path) {
+        const std::string local = local_name(path);
+        const std::vector<std::string> parts = split_path(local);
+        bool link = false;
+        UniqueFd dir;
+        try {
+            dir = open_dirs(base_.get(), parts, parts.size() - 1, 0755, local_base_,
+                            [&](const std::string& where) {
+                                link = true;
+                                return io_error(where + " is a symlink");
+                            });
+        } catch (const Error&) {
+            if (!link) throw;
+            in_the_way_.push_back(local);
+            return false;
+        }
+        struct stat st;
+        if (::fstatat(dir.get(), parts.back().c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+            (S_ISLNK(st.st_mode) || S_ISDIR(st.st_mode))) {
+            in_the_way_.push_back(local);
+            return false;
+        }
+        if (::renameat(AT_FDCWD, staged(path).c_str(), dir.get(), parts.back().c_str()) != 0)
+            throw io_error("cannot write " + local_base_ + "/" + local + ": " +
+                           std::strerror(errno));
+        if (local != path) aside_.push_back(shown_name(path) + " as " + shown_name(local));
+        return true;
+    }
+
+    void report(const std::vector<std::string>& unlisted) {
+        const std::string where = remote_.name() + ":" + remote_base_;
+        Report live;
+        live.add("fetched again (changed while read)", again_);
+        live.add("skipped (vanished)", vanished_);
+        live.add("skipped (kept changing)", changing_);
+        if (!live.parts.empty())
+            spdlog::warn("pulling {} while it changed: {}", where, live.text());
+        Report cannot;
+        cannot.add("unreadable", unreadable_);
+        cannot.add("path too long here", too_long_);
+        cannot.add("a local symlink or directory in the way", in_the_way_);
+        if (!cannot.parts.empty() || !unlisted.empty()) {
+            std::string text = cannot.text();
+            for (const auto& line : unlisted) text += (text.empty() ? "" : "; ") + line;
+            spdlog::warn("skipped files of {} that cannot be copied here: {}", where, text);
+        }
+        if (!aside_.empty()) {
+            std::string text;
+            for (const auto& a : aside_) text += (text.empty() ? "" : ", ") + a;
+            spdlog::warn("{} has files named like mlt's own local files; stored {}", where, text);
+        }
+    }
+
+    Remote& remote_;
+    const std::string& remote_base_;
+    const std::string& local_base_;
+    std::set<std::string> own_;     // names directly in local_base that are mlt's
+    std::set<std::string> firsts_;  // first components of the listing
+    std::map<std::string, std::string> local_name_, remote_name_;
+    UniqueFd base_;
+    std::string staging_;
+    Steady::time_point seen_;  // when the last look at the remote (and its clock) came back
+    std::vector<std::string> again_, vanished_, changing_, unreadable_, too_long_, in_the_way_,
+        aside_;
+};
+
+}  // namespace
+
+SyncResult sync_down(Remote& remote, const std::string& remote_base, const std::string& local_base,
+                     const CompressionChoice& choose, const std::vector<std::string>& own_names) {
+    return Pull(remote, remote_base, local_base, own_names).run(choose);
+}
+
+}  // namespace mlt

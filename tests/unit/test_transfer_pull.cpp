@@ -1,0 +1,225 @@
+// sync_down against a remote that changes while it is pulled: files removed or rewritten
+// between the listing and the packing, or while they are read, names that cannot be copied
+// here, and remote files named like mlt's own. The remote is this machine (LocalRemote);
+// the changes are made by hooks at exactly the moment that matters.
+
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <functional>
+#include <string>
+
+#include "local_remote.h"
+#include "mlt/transfer/sync.h"
+#include "mlt/util/shell.h"
+#include "transfer_fixtures.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+using mlt::test::CapturedLog;
+using mlt::test::LocalRemote;
+using mlt::test::slurp;
+using mlt::test::TempDir;
+using mlt::test::write_file;
+
+// A LocalRemote that, for the first command containing `marker`, runs `before` ahead of it
+// and `during` when its first output arrives. Without root, or with `drop_read_override`
+// as root, commands run as a user who cannot read a file of mode 000.
+class HookedRemote : public LocalRemote {
+  public:
+    std::string marker;
+    std::function<void()> before, during;
+    bool drop_read_override = false;
+    bool fired = false;
+
+    int stream(const std::string& command, const mlt::InputSource& input,
+               const mlt::OutputSink& on_stdout, const mlt::OutputSink& on_stderr) override {
+        std::string run = command;
+        if (drop_read_override && ::geteuid() == 0)
+            run = "exec setpriv --bounding-set -dac_override,-dac_read_search -- sh -c " +
+                  mlt::shell_quote(command);
+        if (fired || marker.empty() || command.find(marker) == std::string::npos)
+            return LocalRemote::stream(run, input, on_stdout, on_stderr);
+        fired = true;
+        if (before) before();
+        bool started = false;
+        return LocalRemote::stream(
+            run, input,
+            [&](std::string_view d) {
+                if (!started && during) during();
+                started = true;
+                on_stdout(d);
+            },
+            on_stderr);
+    }
+};
+
+// Rewrites `path` in place (truncate, then write) with `size` bytes of `byte`, as
+// torch.save does.
+void rewrite_in_place(const std::string& path, size_t size, char byte) {
+    const int fd = ::open(path.c_str(), O_WRONLY | O_TRUNC);
+    ASSERT_GE(fd, 0);
+    const std::string chunk(1 << 20, byte);
+    for (size_t done = 0; done < size;) {
+        const size_t n = std::min(chunk.size(), size - done);
+        ASSERT_EQ(::write(fd, chunk.data(), n), static_cast<ssize_t>(n));
+        done += n;
+    }
+    ::close(fd);
+}
+
+// True when `content` is `size` bytes, all `byte`.
+::testing::AssertionResult all_bytes(const std::string& content, size_t size, char byte) {
+    if (content.size() != size)
+        return ::testing::AssertionFailure() << "size " << content.size() << ", not " << size;
+    const size_t other = content.find_first_not_of(byte);
+    if (other != std::string::npos)
+        return ::testing::AssertionFailure()
+               << "byte " << other << " is '" << content[other] << "', not '" << byte << "'";
+    return ::testing::AssertionSuccess();
+}
+
+TEST(TransferPull, AFileRemovedBetweenListingAndPackingIsSkippedAndTheRestArrives) {
+    TempDir remote_dir, local;
+    write_file(remote_dir / "a.txt", "a");
+    write_file(remote_dir / "checkpoint-1.bin", "old checkpoint");
+    write_file(remote_dir / "z.txt", "z");
+    HookedRemote remote;
+    remote.marker = "tar -cf";
+    remote.before = [&] { fs::remove(remote_dir / "checkpoint-1.bin"); };
+    CapturedLog log;
+    const mlt::SyncResult r = mlt::sync_down(remote, remote_dir.path(), local.path());
+    EXPECT_TRUE(remote.fired);
+    EXPECT_EQ(slurp(local / "a.txt"), "a");
+    EXPECT_EQ(slurp(local / "z.txt"), "z");
+    EXPECT_FALSE(fs::exists(local / "checkpoint-1.bin"));
+    EXPECT_EQ(r.moved.files, 2u);
+    EXPECT_EQ(r.skipped, 1u);
+    EXPECT_NE(log.text().find("skipped (vanished) 1: 'checkpoint-1.bin'"), std::string::npos)
+        << log.text();
+    EXPECT_FALSE(fs::exists(local / mlt::kPullStaging));
+}
+
+// A big file goes by itself (cat); rewritten while it is read, the copy is torn. It is
+// fetched again and only the whole second version is published.
+TEST(TransferPull, ABigFileRewrittenWhileItIsReadArrivesAsOneWholeVersion) {
+    TempDir remote_dir, local;
+    const size_t size = mlt::kResumableSize + 3 * 1024 * 1024;
+    const std::string path = remote_dir / "model.ckpt";
+    write_file(path, std::string(size, '1'));
+    HookedRemote remote;
+    remote.marker = "find -L";
+    remote.during = [&] { rewrite_in_place(path, size, '2'); };
+    CapturedLog log;
+    const mlt::SyncResult r = mlt::sync_down(remote, remote_dir.path(), local.path());
+    EXPECT_TRUE(remote.fired);
+    EXPECT_TRUE(all_bytes(slurp(local / "model.ckpt"), size, '2'));
+    EXPECT_EQ(r.moved.files, 1u);
+    EXPECT_NE(log.text().find("fetched again (changed while read) 1: 'model.ckpt'"),
+              std::string::npos)
+        << log.text();
+}
+
+// The same for a file in the tar stream (tar says "file changed as we read it").
+TEST(TransferPull, ASmallFileRewrittenWhileItIsPackedArrivesAsOneWholeVersion) {
+    TempDir remote_dir, local;
+    const size_t size = 8 * 1024 * 1024;
+    const std::string path = remote_dir / "events.bin";
+    write_file(path, std::string(size, 'a'));
+    write_file(remote_dir / "other.txt", "other");
+    HookedRemote remote;
+    remote.marker = "tar -cf";
+    remote.during = [&] { rewrite_in_place(path, size, 'b'); };
+    CapturedLog log;
+    mlt::sync_down(remote, remote_dir.path(), local.path());
+    EXPECT_TRUE(remote.fired);
+    EXPECT_TRUE(all_bytes(slurp(local / "events.bin"), size, 'b'));
+    EXPECT_EQ(slurp(local / "other.txt"), "other");
+    EXPECT_NE(log.text().find("'events.bin'"), std::string::npos) << log.text();
+}
+
+// mlt's own files in the local log dir (the console copy) and its staging dir are never
+// replaced by remote files of the same name: those are stored aside.
+TEST(TransferPull, RemoteFilesNamedLikeMltsOwnAreStoredAside) {
+    TempDir remote_dir, local;
+    const std::string console = "mltk_ssh_train_m.log";
+    write_file(remote_dir / console, "remote file");
+    fs::create_directories(remote_dir / mlt::kPullStaging);
+    write_file(remote_dir / (std::string(mlt::kPullStaging) + "/x"), "x");
+    write_file(remote_dir / "plain.txt", "plain");
+    write_file(local / console, "the console copy");
+    LocalRemote remote;
+    CapturedLog log;
+    const mlt::SyncResult r = mlt::sync_down(remote, remote_dir.path(), local.path(),
+                                             [] { return mlt::Compression::none; }, {console});
+    EXPECT_EQ(slurp(local / console), "the console copy");
+    EXPECT_EQ(slurp(local / (console + ".remote")), "remote file");
+    EXPECT_EQ(slurp(local / (std::string(mlt::kPullStaging) + ".remote/x")), "x");
+    EXPECT_EQ(slurp(local / "plain.txt"), "plain");
+    EXPECT_EQ(r.moved.files, 3u);
+    EXPECT_NE(log.text().find("'" + console + "' as '" + console + ".remote'"), std::string::npos)
+        << log.text();
+    // Stored aside, the copies compare equal next time: nothing moves, no warning again. A
+    // staging dir left by a pull cut off earlier goes.
+    write_file(local / (std::string(mlt::kPullStaging) + "/leftover"), "cut off");
+    CapturedLog again;
+    EXPECT_EQ(mlt::sync_down(remote, remote_dir.path(), local.path(),
+                             [] { return mlt::Compression::none; }, {console})
+                  .moved.files,
+              0u);
+    EXPECT_EQ(again.text(), "");
+    EXPECT_FALSE(fs::exists(local / mlt::kPullStaging));
+}
+
+// A remote path longer than PATH_MAX (17 names of 250 bytes) cannot be packed by tar nor
+// stored here: it is skipped and named; the rest arrives.
+TEST(TransferPull, APathTooLongForThisMachineIsSkippedAndNamed) {
+    TempDir remote_dir, local;
+    write_file(remote_dir / "ok.txt", "ok");
+    const std::string name(250, 'd');
+    int dir = ::open(remote_dir.path().c_str(), O_RDONLY | O_DIRECTORY);
+    ASSERT_GE(dir, 0);
+    for (int i = 0; i < 17; ++i) {
+        ASSERT_EQ(::mkdirat(dir, name.c_str(), 0755), 0);
+        const int next = ::openat(dir, name.c_str(), O_RDONLY | O_DIRECTORY);
+        ::close(dir);
+        dir = next;
+        ASSERT_GE(dir, 0);
+    }
+    const int fd = ::openat(dir, "deep.txt", O_WRONLY | O_CREAT, 0644);
+    ASSERT_GE(fd, 0);
+    ::close(fd);
+    ::close(dir);
+    LocalRemote remote;
+    CapturedLog log;
+    const mlt::SyncResult r = mlt::sync_down(remote, remote_dir.path(), local.path());
+    EXPECT_EQ(slurp(local / "ok.txt"), "ok");
+    EXPECT_EQ(r.skipped, 1u);
+    EXPECT_NE(log.text().find("path too long here 1: 'ddd"), std::string::npos) << log.text();
+    EXPECT_NE(log.text().find("deep.txt'"), std::string::npos) << log.text();
+    // TempDir's remove_all cannot take paths this long; rm can.
+    EXPECT_EQ(std::system(("rm -rf " + mlt::shell_quote(remote_dir / name)).c_str()), 0);
+}
+
+// A file the remote user cannot read is skipped and named; the rest arrives.
+TEST(TransferPull, AnUnreadableRemoteFileIsSkippedAndNamed) {
+    TempDir remote_dir, local;
+    write_file(remote_dir / "ok.txt", "ok");
+    write_file(remote_dir / "secret.bin", "secret");
+    ASSERT_EQ(::chmod((remote_dir / "secret.bin").c_str(), 0), 0);
+    HookedRemote remote;
+    remote.drop_read_override = true;
+    CapturedLog log;
+    const mlt::SyncResult r = mlt::sync_down(remote, remote_dir.path(), local.path());
+    EXPECT_EQ(slurp(local / "ok.txt"), "ok");
+    EXPECT_FALSE(fs::exists(local / "secret.bin"));
+    EXPECT_EQ(r.skipped, 1u);
+    EXPECT_NE(log.text().find("unreadable 1: 'secret.bin'"), std::string::npos) << log.text();
+}
+
+}  // namespace
