@@ -93,6 +93,19 @@ TEST_F(ProxyTest, ProxyJumpGoesThroughTheJumpHost) {
     EXPECT_TRUE(logged_in());
 }
 
+// Two hops (the jump sshd twice): ssh logs in to the last one through the first.
+TEST_F(ProxyTest, ProxyJumpWithTwoHops) {
+    write_config(jump_entry() + target_entry("    ProxyJump jump_box,jump_box\n"));
+    ProcessResult r = status("gpu_box");
+    ASSERT_EQ(r.exit_code, 0) << describe(r) << jump_log();
+    EXPECT_EQ(forwardings(), 1u) << jump_log();
+    EXPECT_EQ(count_occurrences(jump().log_text(),
+                                "target 127.0.0.1 port " + std::to_string(jump().port())),
+              1u)
+        << "the hop to the second jump\n"
+        << jump_log();
+}
+
 TEST_F(ProxyTest, ProxyCommandWithOpenSshTokens) {
     const std::string record = sshd().dir() + "/proxy_tokens";
     // %n %h %p %r as ssh expands them; the command itself goes through the jump host.
