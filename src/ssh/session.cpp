@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
+#include <csignal>
 #include <cstdlib>
 #include <optional>
 
@@ -85,9 +86,13 @@ Connector::Connector(const ConnectSpec& spec) : impl_(std::make_unique<Impl>()) 
     for (const auto& w : impl_->resolved.config_warnings) spdlog::warn("{}", w);
     for (const auto& u : impl_->resolved.unused_config)
         spdlog::debug("ssh config: {} is not used by mlt", u);
-    if (!impl_->resolved.proxy_command.empty())
+    if (!impl_->resolved.proxy_command.empty()) {
         spdlog::debug("connecting through {}: {}", impl_->resolved.proxy_origin,
                       impl_->resolved.proxy_command);
+        // libssh write()s to a proxy's socket (no MSG_NOSIGNAL): a proxy that ended would
+        // kill mlt with SIGPIPE (exit 141) instead of giving the connect error.
+        std::signal(SIGPIPE, SIG_IGN);
+    }
     AuthOptions options;
     options.password = spec.password;
     options.key_secrets.password = spec.password;

@@ -186,6 +186,17 @@ TEST_F(ProxyTest, FailingProxyCommandIsOneClearLine) {
     EXPECT_TRUE(has_text(r.err, "sh -c 'exit 3'")) << "the command to try by hand";
 }
 
+// A command that sends a server banner and ends: libssh then writes into the closed socket,
+// which killed mlt with SIGPIPE (exit 141) in about half of the runs.
+TEST_F(ProxyTest, ProxyCommandThatEndsEarlyIsNoCrash) {
+    write_config(target_entry("    ProxyCommand printf 'SSH-2.0-OpenSSH_9.2\\r\\n'\n"));
+    for (int run = 0; run < 8; ++run) {
+        ProcessResult r = status("gpu_box");
+        ASSERT_EQ(r.exit_code, kExitConnection) << "run " << run << "\n" << describe(r);
+        EXPECT_TRUE(is_one_error_line(r.err));
+    }
+}
+
 // The pid of the `ssh -W` that mlt started for the jump to the target, or 0.
 long jump_ssh_pid(int target_port) {
     const std::string wanted =
