@@ -103,7 +103,8 @@ void add_ssh_command(CLI::App& app, Action& action, int& verbosity, TrainRunner 
     add_connection_options(*ssh, *cli, "Options");
     ssh->add_option("-o", cli->ssh_options,
                     "OpenSSH option: StrictHostKeyChecking, UserKnownHostsFile, ConnectTimeout, "
-                    "Port, User, IdentityFile, Ciphers, ServerAliveInterval, ServerAliveCountMax")
+                    "Port, User, IdentityFile, Ciphers, ServerAliveInterval, ServerAliveCountMax, "
+                    "ProxyCommand, ProxyJump")
         ->type_name("Key=Value")
         ->allow_extra_args(false);
     ssh->add_option("-F", cli->ssh_config, "ssh client config file (default ~/.ssh/config)")

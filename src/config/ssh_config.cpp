@@ -2,9 +2,12 @@
 
 #include <fnmatch.h>
 #include <glob.h>
+#include <pwd.h>
 #include <strings.h>
+#include <unistd.h>
 
 #include <cctype>
+#include <cstdlib>
 #include <fstream>
 
 #include "mlt/util/error.h"
@@ -90,14 +93,54 @@ std::vector<std::string> include_paths(const std::string& arg) {
     return paths;
 }
 
+// OpenSSH's match_pattern_list: comma-separated patterns, a matching `!pattern` vetoes.
+bool pattern_list_matches(const std::string& list, const std::string& value, bool fold_case) {
+    bool matched = false;
+    size_t start = 0;
+    while (start <= list.size()) {
+        size_t comma = list.find(',', start);
+        if (comma == std::string::npos) comma = list.size();
+        std::string p = list.substr(start, comma - start);
+        start = comma + 1;
+        if (p.empty()) continue;
+        const bool negated = p[0] == '!';
+        if (negated) p.erase(0, 1);
+        if (::fnmatch(p.c_str(), value.c_str(), fold_case ? FNM_CASEFOLD : 0) == 0) {
+            if (negated) return false;
+            matched = true;
+        }
+    }
+    return matched;
+}
+
+std::string local_user() {
+    if (const passwd* pw = ::getpwuid(::getuid()); pw && pw->pw_name) return pw->pw_name;
+    if (const char* u = std::getenv("USER")) return u;
+    return {};
+}
+
+// Match criteria OpenSSH knows that mlt does not evaluate (they need a command run, the
+// network addresses of the connection, or tags).
+bool is_unevaluated_criterion(const std::string& c) {
+    static const char* const kNames[] = {"exec",    "address",     "localaddress", "localport",
+                                         "rdomain", "tagged",      "version",      "sessiontype",
+                                         "command", "localnetwork"};
+    for (const char* n : kNames)
+        if (c == n) return true;
+    return false;
+}
+
 class Reader {
   public:
-    explicit Reader(SshConfigEntry& out) : out_(out) {}
+    Reader(SshConfigEntry& out, std::string user) : out_(out), user_(std::move(user)) {}
+
+    // Whether some `Match final` asked for a second pass.
+    bool wants_final_pass() const { return wants_final_; }
 
     // Reads one file; `active` is true until a Host or Match line says otherwise. As in ssh,
     // an Include is read only where it applies, and does not change whether the lines after
-    // it apply.
-    void read(const std::string& path, int depth) {
+    // it apply. `final_pass`: the second reading that `Match final` asks for.
+    void read(const std::string& path, int depth, bool final_pass) {
         std::ifstream in(path);
         if (!in) return;
         bool active = true;  // lines before the first Host apply to every host
@@ -107,35 +150,84 @@ class Reader {
             const auto words = words_of(line, &raw);
             if (words.empty()) continue;
             const std::string keyword = lower(words[0]);
+            const std::string where = path + ":" + std::to_string(n);
             if (keyword == "host") {
                 active = host_matches(words, out_.host());
             } else if (keyword == "match") {
-                active = false;  // not evaluated: libssh decides those for the options it reads
+                active = match_applies(words, where, final_pass);
             } else if (!active || words.size() < 2) {
                 continue;
             } else if (keyword == "include") {
                 if (depth >= kMaxIncludeDepth)
                     throw config_error("Include nested deeper than " +
-                                           std::to_string(kMaxIncludeDepth) + " levels at " + path +
-                                           ":" + std::to_string(n),
+                                           std::to_string(kMaxIncludeDepth) + " levels at " + where,
                                        "an included file probably includes itself");
                 for (size_t w = 1; w < words.size(); ++w)
-                    for (const auto& file : include_paths(words[w])) read(file, depth + 1);
+                    for (const auto& file : include_paths(words[w]))
+                        read(file, depth + 1, final_pass);
             } else {
                 SshConfigValue v;
                 v.args.assign(words.begin() + 1, words.end());
                 v.raw = std::move(raw);
                 v.file = path;
                 v.line = n;
-                v.order = ++order_;
-                out_.add(keyword, std::move(v));
+                v.order = order_ + 1;
+                if (out_.add(keyword, std::move(v))) ++order_;
             }
         }
     }
 
   private:
+    // Evaluates a `Match` line as OpenSSH's match_cfg_line does: every criterion must hold.
+    bool match_applies(const std::vector<std::string>& words, const std::string& where,
+                       bool final_pass) {
+        if (words.size() < 2)
+            throw config_error("Match without criteria at " + where,
+                               "write e.g. `Match host NAME` or `Match all`");
+        bool result = true;
+        for (size_t i = 1; i < words.size(); ++i) {
+            std::string criterion = lower(words[i]);
+            const bool negated = !criterion.empty() && criterion[0] == '!';
+            if (negated) criterion.erase(0, 1);
+            if (criterion == "all") {
+                continue;
+            } else if (criterion == "canonical" || criterion == "final") {
+                if (criterion == "final") wants_final_ = true;
+                if (final_pass == negated) result = false;
+                continue;
+            }
+            if (i + 1 >= words.size())
+                throw config_error("Match " + criterion + " without a value at " + where,
+                                   "write `Match " + criterion + " PATTERN[,PATTERN...]`");
+            const std::string& arg = words[++i];
+            bool hit = false;
+            if (criterion == "host") {
+                hit = pattern_list_matches(arg, out_.hostname(), true);
+            } else if (criterion == "originalhost") {
+                hit = pattern_list_matches(arg, out_.host(), true);
+            } else if (criterion == "user") {
+                const std::string user =
+                    !user_.empty() ? user_ : out_.value("User").value_or(local_user());
+                hit = pattern_list_matches(arg, user, false);
+            } else if (criterion == "localuser") {
+                hit = pattern_list_matches(arg, local_user(), false);
+            } else if (is_unevaluated_criterion(criterion)) {
+                out_.warn("Match " + criterion + " at " + where +
+                          " is not evaluated by mlt: the lines of that block are not used");
+                return false;
+            } else {
+                throw config_error("unknown Match criterion '" + words[i - 1] + "' at " + where,
+                                   "ssh does not know it either: fix that line");
+            }
+            if (hit == negated) result = false;
+        }
+        return result;
+    }
+
     SshConfigEntry& out_;
+    std::string user_;
     int order_ = 0;
+    bool wants_final_ = false;
 };
 
 }  // namespace
@@ -180,13 +272,35 @@ std::string SshConfigEntry::hostname() const {
     return out;
 }
 
-void SshConfigEntry::add(std::string keyword, SshConfigValue value) {
-    values_[lower(keyword)].push_back(std::move(value));
+std::vector<std::pair<std::string, const SshConfigValue*>> SshConfigEntry::keywords() const {
+    std::vector<std::pair<std::string, const SshConfigValue*>> out;
+    for (const auto& [keyword, values] : values_)
+        if (!values.empty()) out.emplace_back(keyword, &values.front());
+    return out;
 }
 
-SshConfigEntry read_ssh_config(const std::string& path, const std::string& host) {
+bool SshConfigEntry::add(std::string keyword, SshConfigValue value) {
+    auto& values = values_[lower(keyword)];
+    for (const auto& v : values)
+        if (v.file == value.file && v.line == value.line) return false;
+    values.push_back(std::move(value));
+    return true;
+}
+
+void SshConfigEntry::warn(std::string text) {
+    for (const auto& w : warnings_)
+        if (w == text) return;
+    warnings_.push_back(std::move(text));
+}
+
+SshConfigEntry read_ssh_config(const std::string& path, const std::string& host,
+                               const std::string& user) {
     SshConfigEntry entry(host);
-    Reader(entry).read(path, 0);
+    Reader reader(entry, user);
+    reader.read(path, 0, false);
+    // As ssh: a `Match final` reads the whole file again, where `final` and `canonical`
+    // hold; the first value of a keyword still wins.
+    if (reader.wants_final_pass()) reader.read(path, 0, true);
     return entry;
 }
 

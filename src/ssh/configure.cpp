@@ -4,12 +4,13 @@
 // Why not leave the config to libssh: libssh matches `Host` patterns against the name given
 // as SSH_OPTIONS_HOST, and that option only takes valid host names, so an alias such as
 // `vast_ai` can never reach its own `Host` block there (ssh_options_set fails with no error
-// text). libssh is therefore given the HostName from the start, still parses the file for
-// what mlt does not read (Match blocks, GSSAPI, ...), and the alias entry's values are set
-// over whatever that parse found.
+// text); its `Match originalhost` sees the HostName, an unknown `Match` criterion fails the
+// connect, and a ProxyJump it cannot parse too. So mlt's reader is the only one: libssh is
+// given the HostName and every option mlt reads from the entry, and never parses the file.
 
 #include <pwd.h>
 #include <spdlog/spdlog.h>
+#include <strings.h>
 #include <sys/auxv.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -20,7 +21,6 @@
 #include "mlt/config/host_spec.h"
 #include "mlt/config/ssh_config.h"
 #include "mlt/util/paths.h"
-#include "mlt/util/shell.h"
 #include "mlt/util/text.h"
 
 namespace mlt {
@@ -51,14 +51,6 @@ namespace ssh_detail {
 
 namespace {
 
-// Reads back a string option; empty when libssh has none.
-std::string get_option(ssh_session s, ssh_options_e which) {
-    char* value = nullptr;
-    if (ssh_options_get(s, which, &value) != SSH_OK || value == nullptr) return {};
-    CString owned(value);
-    return owned.get();
-}
-
 // Expands `~` and OpenSSH's `%d` (home) in a path from the ssh config. libssh expands `~`
 // from the password database, not $HOME, which would escape a test's temporary home.
 std::string expand_config_path(const std::string& path) {
@@ -77,9 +69,13 @@ bool file_exists(const std::string& path) {
     return ::stat(path.c_str(), &st) == 0;
 }
 
-void set_option(ssh_session s, ssh_options_e which, const void* value, const char* name) {
+// Sets an option whose value mlt chose itself (a failure is a bug, not the user's input);
+// `shown_value` names it in the message.
+void set_option(ssh_session s, ssh_options_e which, const void* value, const char* name,
+                const std::string& shown_value) {
     if (ssh_options_set(s, which, value) != SSH_OK)
-        throw config_error(std::string("cannot set ssh option ") + name + ": " + last_error(s));
+        throw config_error(std::string("cannot set ssh option ") + name + " to '" + shown_value +
+                           "': " + last_error(s));
 }
 
 // A name for messages: whole unless absurdly long.
@@ -129,34 +125,6 @@ int config_number(const SshConfigValue& v, const char* keyword, int lo, int hi) 
                        "fix the ssh config");
 }
 
-// The ProxyCommand that stands for `ProxyJump` (as libssh builds it): ssh to the first hop,
-// which forwards to the target (%h and %p are libssh's tokens), and passes any further hops
-// on with -J. The hops are read by the `ssh` program, which knows aliases of any spelling.
-std::string proxy_jump_command(const SshConfigValue& v, const std::string& config_path) {
-    std::string hops = v.args.front();
-    if (hops == "none") return "none";
-    std::string rest;
-    if (size_t comma = hops.find(','); comma != std::string::npos) {
-        rest = hops.substr(comma + 1);
-        hops.resize(comma);
-    }
-    if (hops.rfind("ssh://", 0) == 0) hops = hops.substr(6);
-    HostSpec hop;
-    try {
-        hop = parse_host_spec(hops);
-    } catch (const Error& e) {
-        throw config_error("ProxyJump " + v.args.front() + " at " + v.where() + ": " + e.what(),
-                           "write ProxyJump [user@]host[:port][,...]");
-    }
-    std::vector<std::string> words{"ssh"};
-    if (!config_path.empty() && config_path != home_dir() + "/.ssh/config")
-        words.insert(words.end(), {"-F", config_path});
-    if (!hop.user.empty()) words.insert(words.end(), {"-l", hop.user});
-    if (hop.port) words.insert(words.end(), {"-p", std::to_string(hop.port)});
-    if (!rest.empty()) words.insert(words.end(), {"-J", rest});
-    return shell_join(words) + " -W '[%h]:%p' " + shell_quote(hop.host);
-}
-
 // Config keywords libssh honours that are handed on as they are written.
 struct Forwarded {
     const char* keyword;
@@ -175,35 +143,109 @@ constexpr Forwarded kForwarded[] = {
     {"GlobalKnownHostsFile", SSH_OPTIONS_GLOBAL_KNOWNHOSTS, SSH_OPTIONS_GLOBAL_KNOWNHOSTS},
 };
 
+// Config keywords that are yes/no switches of libssh.
+struct Switch {
+    const char* keyword;
+    ssh_options_e option;
+};
+constexpr Switch kSwitches[] = {
+    {"PubkeyAuthentication", SSH_OPTIONS_PUBKEY_AUTH},
+    {"PasswordAuthentication", SSH_OPTIONS_PASSWORD_AUTH},
+    {"KbdInteractiveAuthentication", SSH_OPTIONS_KBDINT_AUTH},
+    {"GSSAPIAuthentication", SSH_OPTIONS_GSSAPI_AUTH},
+};
+
+// The keywords mlt reads itself (besides kForwarded and kSwitches); any other one is named
+// with -v.
+constexpr const char* kRead[] = {"HostName",
+                                 "Port",
+                                 "User",
+                                 "IdentityFile",
+                                 "UserKnownHostsFile",
+                                 "StrictHostKeyChecking",
+                                 "ConnectTimeout",
+                                 "Ciphers",
+                                 "ServerAliveInterval",
+                                 "ServerAliveCountMax",
+                                 "ProxyCommand",
+                                 "ProxyJump",
+                                 "Compression",
+                                 "IdentityAgent"};
+
+bool is_read_keyword(const std::string& keyword) {
+    const auto same = [&](const char* k) { return ::strcasecmp(k, keyword.c_str()) == 0; };
+    for (const char* k : kRead)
+        if (same(k)) return true;
+    for (const Forwarded& f : kForwarded)
+        if (same(f.keyword)) return true;
+    for (const Switch& w : kSwitches)
+        if (same(w.keyword)) return true;
+    return false;
+}
+
 void set_config_option(ssh_session raw, const SshConfigValue& v, const char* keyword,
-                       ssh_options_e option, const std::string& value) {
-    if (ssh_options_set(raw, option, value.c_str()) != SSH_OK)
-        throw config_error(std::string(keyword) + " " + shown(value) + " at " + v.where() +
+                       ssh_options_e option, const void* value, const std::string& shown_value) {
+    if (ssh_options_set(raw, option, value) != SSH_OK)
+        throw config_error(std::string(keyword) + " " + shown(shown_value) + " at " + v.where() +
                                " is refused by libssh: " + last_error(raw),
                            "fix or remove that line of the ssh config");
 }
 
+void set_config_option(ssh_session raw, const SshConfigValue& v, const char* keyword,
+                       ssh_options_e option, const std::string& value) {
+    set_config_option(raw, v, keyword, option, value.c_str(), value);
+}
+
 // The alias entry's values of the keywords libssh reads but mlt does not otherwise handle.
-void forward_config(ssh_session raw, const SshConfigEntry& entry, const std::string& config_path) {
+void forward_config(ssh_session raw, const SshConfigEntry& entry) {
     for (const Forwarded& f : kForwarded) {
         if (const SshConfigValue* v = entry.first(f.keyword)) {
             set_config_option(raw, *v, f.keyword, f.option, v->args.front());
             if (f.also != f.option) set_config_option(raw, *v, f.keyword, f.also, v->args.front());
         }
     }
+    for (const Switch& w : kSwitches) {
+        if (const SshConfigValue* v = entry.first(w.keyword)) {
+            int on = ::strcasecmp(v->args.front().c_str(), "no") != 0;
+            set_config_option(raw, *v, w.keyword, w.option, &on, v->args.front());
+        }
+    }
     if (const SshConfigValue* v = entry.first("Compression")) {
         const bool on = v->args.front() == "yes";
         set_config_option(raw, *v, "Compression", SSH_OPTIONS_COMPRESSION, on ? "yes" : "no");
     }
-    // ProxyCommand and ProxyJump exclude each other: the first one in the file wins.
-    const SshConfigValue* command = entry.first("ProxyCommand");
-    const SshConfigValue* jump = entry.first("ProxyJump");
-    if (command && (!jump || command->order < jump->order)) {
-        set_config_option(raw, *command, "ProxyCommand", SSH_OPTIONS_PROXYCOMMAND, command->raw);
-    } else if (jump) {
-        set_config_option(raw, *jump, "ProxyJump", SSH_OPTIONS_PROXYCOMMAND,
-                          proxy_jump_command(*jump, config_path));
+    if (const SshConfigValue* v = entry.first("IdentityAgent")) {
+        const std::string& agent = v->args.front();
+        // "SSH_AUTH_SOCK" (the default) and "none" are OpenSSH words, not paths.
+        if (agent != "SSH_AUTH_SOCK" && agent != "none")
+            set_config_option(raw, *v, "IdentityAgent", SSH_OPTIONS_IDENTITY_AGENT,
+                              expand_config_path(agent));
     }
+}
+
+// The proxy of `r` from -o, else from the entry (ProxyCommand and ProxyJump exclude each
+// other: the first one in the file wins); "none" means a direct connection.
+void resolve_proxy(Resolved& r, const ConnectSpec& spec, const SshConfigEntry& entry) {
+    std::string keyword = spec.proxy_keyword;
+    std::string value = spec.proxy_value;
+    std::string origin = "-o " + keyword + "=" + shown(value);
+    if (keyword.empty()) {
+        const SshConfigValue* command = entry.first("ProxyCommand");
+        const SshConfigValue* jump = entry.first("ProxyJump");
+        const SshConfigValue* v =
+            command && (!jump || command->order < jump->order) ? command : jump;
+        if (!v) return;
+        keyword = v == command ? "ProxyCommand" : "ProxyJump";
+        value = v == command ? v->raw : v->args.front();
+        origin = keyword + " at " + v->where();
+    }
+    if (value == "none") return;
+    const ProxyTokens tokens{r.hostname, r.port, r.user, spec.host};
+    r.proxy_origin = origin;
+    r.proxy_is_jump = keyword == "ProxyJump";
+    r.proxy_command =
+        r.proxy_is_jump ? proxy_jump_command(value, origin, tokens, spec.config_path, &r.jump_host)
+                        : expand_proxy_tokens(value, tokens, origin);
 }
 
 }  // namespace
@@ -211,59 +253,42 @@ void forward_config(ssh_session raw, const SshConfigEntry& entry, const std::str
 Resolved configure(ssh_session raw, const ConnectSpec& spec) {
     Resolved r;
     const bool have_config = !spec.config_path.empty() && file_exists(spec.config_path);
-    const SshConfigEntry entry =
-        have_config ? read_ssh_config(spec.config_path, spec.host) : SshConfigEntry(spec.host);
+    const SshConfigEntry entry = have_config
+                                     ? read_ssh_config(spec.config_path, spec.host, spec.user)
+                                     : SshConfigEntry(spec.host);
     r.hostname = entry.hostname();
     set_host(raw, r.hostname, spec, entry, have_config);
     const std::string ssh_dir = home_dir() + "/.ssh";
-    set_option(raw, SSH_OPTIONS_SSH_DIR, ssh_dir.c_str(), "ssh dir");
+    set_option(raw, SSH_OPTIONS_SSH_DIR, ssh_dir.c_str(), "ssh dir", ssh_dir);
     if (spdlog::should_log(spdlog::level::trace)) {
         int verbosity = SSH_LOG_PROTOCOL;
         ssh_options_set(raw, SSH_OPTIONS_LOG_VERBOSITY, &verbosity);
     }
-    const std::string default_identity = get_option(raw, SSH_OPTIONS_IDENTITY);
-    if (have_config && ssh_options_parse_config(raw, spec.config_path.c_str()) != SSH_OK) {
-        const char* e = ssh_get_error(raw);
-        throw config_error("cannot parse ssh config " + spec.config_path + ": " +
-                               (e && *e ? std::string(e)
-                                        : "libssh refused a line of it (e.g. a ProxyJump host it "
-                                          "cannot parse, or a Match it does not know)"),
-                           "fix that line; mlt -vv shows how libssh reads the file");
-    }
-    // libssh would otherwise read ~/.ssh/config and /etc/ssh/ssh_config at ssh_connect when
-    // nothing was parsed, over the options set below.
+    // libssh would otherwise read ~/.ssh/config and /etc/ssh/ssh_config at ssh_connect.
     int process_config = 0;
-    set_option(raw, SSH_OPTIONS_PROCESS_CONFIG, &process_config, "process config");
-    // The parse matched `Host` lines against the HostName and may have set another one.
-    set_host(raw, r.hostname, spec, entry, have_config);
+    set_option(raw, SSH_OPTIONS_PROCESS_CONFIG, &process_config, "process config", "0");
+    r.config_warnings = entry.warnings();
+    for (const auto& [keyword, v] : entry.keywords())
+        if (!is_read_keyword(keyword)) r.unused_config.push_back(v->where() + " " + keyword);
 
-    // What the parse found beyond the alias entry (Match blocks): below the entry itself.
-    const std::string parsed_user = get_option(raw, SSH_OPTIONS_USER);
-    std::string parsed_identity = get_option(raw, SSH_OPTIONS_IDENTITY);
-    if (parsed_identity == default_identity) parsed_identity.clear();
-    unsigned int parsed_port = 0;
-    ssh_options_get_port(raw, &parsed_port);
-    if (parsed_port == 22) parsed_port = 0;  // libssh reports 22 when nothing set it
-    const std::string parsed_known_hosts = get_option(raw, SSH_OPTIONS_KNOWNHOSTS);
-
-    const auto config_user = entry.value("User").value_or(parsed_user);
+    const auto config_user = entry.value("User").value_or("");
     r.user = !spec.user.empty()            ? spec.user
              : !config_user.empty()        ? config_user
              : !spec.fallback_user.empty() ? spec.fallback_user
                                            : local_user_name();
-    int config_port = static_cast<int>(parsed_port);
+    int config_port = 0;
     if (const SshConfigValue* v = entry.first("Port"))
         config_port = config_number(*v, "Port", 1, 65535);
     r.port = spec.port            ? spec.port
              : config_port        ? config_port
              : spec.fallback_port ? spec.fallback_port
                                   : 22;
-    const auto config_identity = entry.value("IdentityFile").value_or(parsed_identity);
+    const auto config_identity = entry.value("IdentityFile").value_or("");
     r.identity = !spec.identity_file.empty()            ? expand_user(spec.identity_file)
                  : !config_identity.empty()             ? expand_config_path(config_identity)
                  : !spec.fallback_identity_file.empty() ? expand_user(spec.fallback_identity_file)
                                                         : std::string();
-    const auto config_known_hosts = entry.value("UserKnownHostsFile").value_or(parsed_known_hosts);
+    const auto config_known_hosts = entry.value("UserKnownHostsFile").value_or("");
     r.known_hosts = !spec.known_hosts_path.empty() ? expand_user(spec.known_hosts_path)
                     : !config_known_hosts.empty()  ? expand_config_path(config_known_hosts)
                                                    : ssh_dir + "/known_hosts";
@@ -296,14 +321,15 @@ Resolved configure(ssh_session raw, const ConnectSpec& spec) {
     r.connect_timeout_s =
         config_or(spec.connect_timeout_s, "ConnectTimeout", 1, 86400).value_or(fallback_timeout);
 
-    set_option(raw, SSH_OPTIONS_USER, r.user.c_str(), "user");
-    set_option(raw, SSH_OPTIONS_PORT, &r.port, "port");
-    set_option(raw, SSH_OPTIONS_KNOWNHOSTS, r.known_hosts.c_str(), "known hosts");
+    set_option(raw, SSH_OPTIONS_USER, r.user.c_str(), "user", r.user);
+    set_option(raw, SSH_OPTIONS_PORT, &r.port, "port", std::to_string(r.port));
+    set_option(raw, SSH_OPTIONS_KNOWNHOSTS, r.known_hosts.c_str(), "known hosts", r.known_hosts);
     // We check host keys ourselves; this keeps a config's `StrictHostKeyChecking no` from
     // silently turning an unknown key into an accepted one inside libssh.
     int strict = 1;
-    set_option(raw, SSH_OPTIONS_STRICTHOSTKEYCHECK, &strict, "strict host key checking");
-    forward_config(raw, entry, spec.config_path);
+    set_option(raw, SSH_OPTIONS_STRICTHOSTKEYCHECK, &strict, "strict host key checking", "1");
+    forward_config(raw, entry);
+    resolve_proxy(r, spec, entry);
     // Ciphers: -o, then the ssh config's, then mlt's order.
     std::string ciphers = spec.ciphers;
     std::string ciphers_from = "-o Ciphers";
@@ -323,9 +349,9 @@ Resolved configure(ssh_session raw, const ConnectSpec& spec) {
                                "name ciphers that libssh knows, e.g. aes128-gcm@openssh.com");
     }
     int nodelay = 1;
-    set_option(raw, SSH_OPTIONS_NODELAY, &nodelay, "nodelay");
+    set_option(raw, SSH_OPTIONS_NODELAY, &nodelay, "nodelay", "1");
     long timeout = r.connect_timeout_s;
-    set_option(raw, SSH_OPTIONS_TIMEOUT, &timeout, "timeout");
+    set_option(raw, SSH_OPTIONS_TIMEOUT, &timeout, "timeout", std::to_string(timeout));
     r.host_port = r.port == 22 ? r.hostname : "[" + r.hostname + "]:" + std::to_string(r.port);
     r.display = r.user + "@" + r.hostname + ":" + std::to_string(r.port);
     return r;

@@ -26,7 +26,46 @@ struct Resolved {
     int alive_interval_s = 10;
     int alive_count_max = 2;
     int connect_timeout_s = 15;
+    // The proxy: the command to run, OpenSSH's tokens expanded (empty: a direct connection),
+    // where it came from ("ProxyJump gpu_jump at FILE:LINE", "-o ProxyCommand=..."), and for a
+    // ProxyJump the hop `ssh -W` logs in to.
+    std::string proxy_command, proxy_origin, jump_host;
+    bool proxy_is_jump = false;
+    // What the ssh config says that mlt does not do, for the caller to show once.
+    std::vector<std::string> config_warnings;
+    // The config lines of keywords mlt does not use ("FILE:LINE Keyword"), for -v.
+    std::vector<std::string> unused_config;
 };
+
+// The values OpenSSH's %-tokens stand for in a ProxyCommand.
+struct ProxyTokens {
+    std::string hostname;  // %h: the HostName
+    int port = 22;         // %p
+    std::string user;      // %r: the remote user
+    std::string alias;     // %n: the host as typed
+};
+
+// `command` with %h %p %r %n and %% replaced. Throws Error (config, exit 2) naming `origin`
+// for another token, or for a value that is not safe unquoted in a shell command.
+std::string expand_proxy_tokens(const std::string& command, const ProxyTokens& t,
+                                const std::string& origin);
+
+// The `ssh -W` command that makes a ProxyJump `hops` ([user@]host[:port][,...]) to `target`,
+// as OpenSSH builds it (the last hop is logged in to, the ones before are its -J); -F
+// `config_path` unless it is the file ssh reads by itself. `jump_host` receives the last hop.
+// Throws Error (config, exit 2) naming `origin` for a hop that is no [user@]host[:port].
+std::string proxy_jump_command(const std::string& hops, const std::string& origin,
+                               const ProxyTokens& target, const std::string& config_path,
+                               std::string* jump_host);
+
+// SSH_OPTIONS_PROXYCOMMAND for `command`: its stderr appended to `stderr_path` (none when
+// empty), every `%` doubled against libssh's own token expansion.
+std::string libssh_proxy_command(const std::string& command, const std::string& stderr_path);
+
+// The error for a connect through r's proxy that failed: for a ProxyJump, what `ssh` wrote
+// (`ssh_stderr`) decides: host key refused (exit 4), login refused or unreachable (255).
+Error proxy_failure(const Resolved& r, const std::string& ssh_stderr,
+                    const std::string& libssh_error);
 
 // Sets up a fresh session from `spec` and returns what it resolved to: the ssh config entry
 // of spec.host read as OpenSSH does (Host patterns against the name as typed), libssh given

@@ -1,6 +1,10 @@
 #include "mlt/ssh/session.h"
 
 #include <spdlog/spdlog.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <optional>
 
 #include "internal.h"
 #include "mlt/util/paths.h"
@@ -15,6 +19,35 @@ namespace {
 Error connect_error(std::string what, std::string hint = {}) {
     return Error(ErrorKind::connect, exit_code::kConnection, std::move(what), std::move(hint));
 }
+
+// A private file (0600) that receives a ProxyJump's `ssh` stderr while it connects; removed
+// on destruction (the running ssh keeps writing to its open descriptor, into nothing).
+class StderrFile {
+  public:
+    StderrFile() {
+        const char* tmp = std::getenv("TMPDIR");
+        path_ = std::string(tmp && *tmp ? tmp : "/tmp") + "/mlt-proxy-XXXXXX";
+        const int fd = ::mkstemp(path_.data());
+        if (fd < 0)
+            throw io_error("cannot create a temporary file in " + path_.substr(0, path_.rfind('/')),
+                           "check TMPDIR");
+        ::close(fd);
+    }
+    ~StderrFile() { ::unlink(path_.c_str()); }
+    StderrFile(const StderrFile&) = delete;
+    StderrFile& operator=(const StderrFile&) = delete;
+    const std::string& path() const { return path_; }
+    std::string text() const {
+        try {
+            return read_file(path_);
+        } catch (const Error&) {
+            return {};  // nothing to tell: the caller falls back to libssh's error
+        }
+    }
+
+  private:
+    std::string path_;
+};
 
 }  // namespace
 
@@ -49,6 +82,15 @@ Connector::Connector(const ConnectSpec& spec) : impl_(std::make_unique<Impl>()) 
     if (!probe)
         throw Error(ErrorKind::internal, exit_code::kConnection, "cannot create an ssh session");
     impl_->resolved = configure(probe.get(), spec);
+    for (const auto& w : impl_->resolved.config_warnings) spdlog::warn("{}", w);
+    for (const auto& u : impl_->resolved.unused_config)
+        spdlog::debug("ssh config: {} is not used by mlt", u);
+    if (!impl_->resolved.proxy_command.empty()) {
+        spdlog::debug("connecting through {}: {}", impl_->resolved.proxy_origin,
+                      impl_->resolved.proxy_command);
+        // libssh write()s to a proxy's socket (no MSG_NOSIGNAL): main() ignores SIGPIPE, so
+        // a proxy that ended gives the connect error, not a silent exit 141.
+    }
     AuthOptions options;
     options.password = spec.password;
     options.key_secrets.password = spec.password;
@@ -89,10 +131,26 @@ Session Connector::open() {
                   impl_->spec.host, impl_->spec.config_path.empty() ? "-" : impl_->spec.config_path,
                   r.known_hosts, r.identity.empty() ? "auto" : r.identity);
 
-    if (ssh_connect(raw) != SSH_OK)
+    std::optional<StderrFile> proxy_stderr;
+    if (!r.proxy_command.empty()) {
+        if (r.proxy_is_jump) proxy_stderr.emplace();
+        const std::string command =
+            libssh_proxy_command(r.proxy_command, proxy_stderr ? proxy_stderr->path() : "");
+        if (ssh_options_set(raw, SSH_OPTIONS_PROXYCOMMAND, command.c_str()) != SSH_OK)
+            throw config_error("libssh refused the " + r.proxy_origin + " (" + command +
+                               "): " + last_error(raw));
+    }
+    if (ssh_connect(raw) != SSH_OK) {
+        if (!r.proxy_command.empty())
+            throw proxy_failure(r, proxy_stderr ? proxy_stderr->text() : "", last_error(raw));
         throw connect_error("cannot connect to " + r.hostname + " port " + std::to_string(r.port) +
                                 ": " + last_error(raw),
                             "check the host and port, and that sshd runs there");
+    }
+    if (proxy_stderr) {
+        const std::string said = proxy_stderr->text();
+        if (!said.empty()) spdlog::debug("ssh for the jump said: {}", said);
+    }
     // A reconnect must reach the server of the first connection, whatever known_hosts says
     // (checked first, so that nothing is recorded for another key).
     const std::string fingerprint = server_fingerprint(raw, nullptr);

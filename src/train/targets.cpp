@@ -57,11 +57,17 @@ void apply_ssh_option(const std::string& option, Target& t) {
         t.connect.alive_interval_s = parse_int_option(typed, value, 0, 86400);
     else if (key == "serveralivecountmax")
         t.connect.alive_count_max = parse_int_option(typed, value, 0, 1000);
-    else
+    else if (key == "proxycommand" || key == "proxyjump") {
+        if (value.empty()) throw usage_error("-o " + typed + "=: no value", "use none for none");
+        if (t.connect.proxy_keyword.empty()) {  // as ssh, the first one given wins
+            t.connect.proxy_keyword = key == "proxyjump" ? "ProxyJump" : "ProxyCommand";
+            t.connect.proxy_value = value;
+        }
+    } else
         throw usage_error("-o " + option + ": unsupported option",
                           "supported: StrictHostKeyChecking, UserKnownHostsFile, ConnectTimeout, "
                           "Port, User, IdentityFile, Ciphers, ServerAliveInterval, "
-                          "ServerAliveCountMax");
+                          "ServerAliveCountMax, ProxyCommand, ProxyJump");
 }
 
 }  // namespace

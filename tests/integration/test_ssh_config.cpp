@@ -114,5 +114,14 @@ TEST_F(SshConfigTest, OverlongHostIsAClearError) {
     EXPECT_TRUE(has_text(r.err, "253")) << "the limit it breaks";
 }
 
+// A value libssh refuses is named with its keyword and line, before any connection.
+TEST_F(SshConfigTest, RefusedConfigValueNamesItsLine) {
+    write_config(ssh_config_entry("gpu_box", sshd().port(), custom_known_hosts(),
+                                  "    KexAlgorithms no-such-kex\n"));
+    const std::size_t log_offset = sshd().log_size();
+    ProcessResult r = env().run_mlt({"ssh", "-F", config_path(), "-h", "gpu_box", "status"});
+    expect_clear_refusal(r, "KexAlgorithms no-such-kex at " + config_path() + ":7", log_offset);
+}
+
 }  // namespace
 }  // namespace mlt_test

@@ -1,4 +1,5 @@
 #include <gtest/gtest.h>
+#include <pwd.h>
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -140,10 +141,106 @@ TEST_F(SshConfigRead, IncludeIsFollowedWhereItApplies) {
     EXPECT_EQ(mlt::read_ssh_config(path, "other").hostname(), "10.9.9.9");
 }
 
-TEST_F(SshConfigRead, MatchBlocksAreSkipped) {
+// `Match` as OpenSSH's match_cfg_line: host sees the HostName found so far, originalhost the
+// alias, user the command line's user, else the User so far; every criterion must hold.
+TEST_F(SshConfigRead, MatchIsEvaluatedAsSshDoes) {
+    const std::string path = write(".ssh/config",
+                                   "Host gpu\n"
+                                   "    HostName gpu.example.com\n"
+                                   "Match host *.example.com !originalhost other\n"
+                                   "    Port 2200\n"
+                                   "Match originalhost gpu user alice\n"
+                                   "    IdentityFile ~/.ssh/id_alice\n"
+                                   "Match originalhost gpu !user alice\n"
+                                   "    IdentityFile ~/.ssh/id_other\n"
+                                   "Match host gpu\n"
+                                   "    Compression yes\n"
+                                   "Match all\n"
+                                   "    User bob\n");
+    const mlt::SshConfigEntry e = mlt::read_ssh_config(path, "gpu", "alice");
+    EXPECT_EQ(e.value("Port"), "2200");
+    EXPECT_EQ(e.value("IdentityFile"), "~/.ssh/id_alice");
+    EXPECT_EQ(e.value("Compression"), std::nullopt) << "host is the HostName, not the alias";
+    EXPECT_EQ(e.value("User"), "bob");
+    EXPECT_TRUE(e.warnings().empty());
+
+    // Without a user from the command line, `user` sees the local user.
+    const passwd* me = ::getpwuid(::getuid());
+    ASSERT_NE(me, nullptr);
+    EXPECT_EQ(mlt::read_ssh_config(path, "gpu").value("IdentityFile"),
+              std::string(me->pw_name) == "alice" ? "~/.ssh/id_alice" : "~/.ssh/id_other");
+    const std::string local =
+        write(".ssh/local", "Match localuser " + std::string(me->pw_name) + "\n    Port 2203\n");
+    EXPECT_EQ(mlt::read_ssh_config(local, "gpu", "someone_else").value("Port"), "2203");
+    // `Match host` on a name given as it is.
+    EXPECT_EQ(mlt::read_ssh_config(path, "other").value("Port"), std::nullopt);
+    EXPECT_EQ(mlt::read_ssh_config(path, "a.example.com").value("Port"), "2200");
+}
+
+TEST_F(SshConfigRead, MatchUserSeesTheUserFoundSoFar) {
+    const std::string path = write(".ssh/config",
+                                   "Host gpu\n    User carol\n"
+                                   "Match user carol\n    Port 2201\n");
+    EXPECT_EQ(mlt::read_ssh_config(path, "gpu").value("Port"), "2201");
+    EXPECT_EQ(mlt::read_ssh_config(path, "gpu", "dave").value("Port"), std::nullopt);
+}
+
+// `Match final` asks for a second reading in which `final` (and `canonical`) hold; the
+// values of the first reading still come first.
+TEST_F(SshConfigRead, MatchFinalReadsTheFileAgain) {
+    const std::string path = write(".ssh/config",
+                                   "Match final host real.example.com\n"
+                                   "    Port 2202\n"
+                                   "Match canonical\n"
+                                   "    User canon\n"
+                                   "Host gpu\n"
+                                   "    HostName real.example.com\n"
+                                   "    IdentityFile ~/.ssh/id_gpu\n"
+                                   "Match !final\n"
+                                   "    User first\n");
+    const mlt::SshConfigEntry e = mlt::read_ssh_config(path, "gpu");
+    EXPECT_EQ(e.value("Port"), "2202");
+    EXPECT_EQ(e.value("User"), "first");
+    EXPECT_EQ(e.all("IdentityFile").size(), 1u) << "a line read twice counts once";
+    EXPECT_EQ(mlt::read_ssh_config(path, "gpu_nofinal").value("Port"), std::nullopt);
+}
+
+// `Match exec` and the network criteria are not evaluated: the block is skipped, with one
+// warning naming the line, also when negated.
+TEST_F(SshConfigRead, UnevaluatedMatchIsSkippedWithAWarning) {
+    const std::string path = write(".ssh/config",
+                                   "Match exec \"true\"\n    Port 1\n"
+                                   "Match !exec \"false\"\n    Port 2\n"
+                                   "Match localport 22\n    Port 3\n"
+                                   "Match final\n");
+    const mlt::SshConfigEntry e = mlt::read_ssh_config(path, "gpu");
+    EXPECT_EQ(e.value("Port"), std::nullopt);
+    ASSERT_EQ(e.warnings().size(), 3u);  // once each, though the file is read twice
+    EXPECT_NE(e.warnings()[0].find("Match exec at " + path + ":1"), std::string::npos)
+        << e.warnings()[0];
+    EXPECT_NE(e.warnings()[2].find("localport"), std::string::npos) << e.warnings()[2];
+}
+
+TEST_F(SshConfigRead, BadMatchLinesAreConfigErrors) {
+    for (const char* line : {"Match\n", "Match host\n", "Match hots gpu\n"}) {
+        const std::string path = write(".ssh/config", std::string("# x\n") + line);
+        try {
+            mlt::read_ssh_config(path, "gpu");
+            ADD_FAILURE() << "no error for " << line;
+        } catch (const mlt::Error& e) {
+            EXPECT_EQ(e.code(), mlt::exit_code::kUsage);
+            EXPECT_NE(std::string(e.what()).find(path + ":2"), std::string::npos) << e.what();
+        }
+    }
+}
+
+// An Include inside a Match block is read only when the block applies.
+TEST_F(SshConfigRead, IncludeInsideMatchIsConditional) {
+    write(".ssh/conf.d/a.conf", "User included\n");
     const std::string path =
-        write(".ssh/config", "Match host gpu\n    User matched\nHost gpu\n    User hosted\n");
-    EXPECT_EQ(mlt::read_ssh_config(path, "gpu").value("User"), "hosted");
+        write(".ssh/config", "Match originalhost gpu\n    Include conf.d/*.conf\n");
+    EXPECT_EQ(mlt::read_ssh_config(path, "gpu").value("User"), "included");
+    EXPECT_EQ(mlt::read_ssh_config(path, "cpu").value("User"), std::nullopt);
 }
 
 TEST_F(SshConfigRead, SelfIncludeIsAnError) {

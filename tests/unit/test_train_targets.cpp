@@ -50,6 +50,21 @@ TEST(Targets, CommandLineWins) {
     EXPECT_EQ(t[0].connect.connect_timeout_s, 7);
 }
 
+// As ssh: of -o ProxyJump and -o ProxyCommand, the first one given wins.
+TEST(Targets, FirstProxyOptionWins) {
+    mlt::SshCommandLine cli;
+    cli.hosts = {"gpu"};
+    cli.ssh_options = {"proxyjump=jump1,jump2", "ProxyCommand=nc %h %p", "ProxyJump=other"};
+    auto t = mlt::resolve_targets(cli, settings_with_connection());
+    ASSERT_EQ(t.size(), 1u);
+    EXPECT_EQ(t[0].connect.proxy_keyword, "ProxyJump");
+    EXPECT_EQ(t[0].connect.proxy_value, "jump1,jump2");
+    cli.ssh_options = {"ProxyCommand nc %h %p", "ProxyJump=other"};
+    t = mlt::resolve_targets(cli, settings_with_connection());
+    EXPECT_EQ(t[0].connect.proxy_keyword, "ProxyCommand");
+    EXPECT_EQ(t[0].connect.proxy_value, "nc %h %p");
+}
+
 TEST(Targets, ConnectionKeysOfTheSettings) {
     mlt::SshSettings s = settings_with_connection();
     s.connections[0].password = "pw";

@@ -38,19 +38,37 @@ class SshConfigEntry {
     // alias itself.
     std::string hostname() const;
 
-    // Records a line for `keyword` (reader use).
-    void add(std::string keyword, SshConfigValue value);
+    // The lower-case keywords that have a value, each with its first line.
+    std::vector<std::pair<std::string, const SshConfigValue*>> keywords() const;
+    // What the reader could not do as ssh would (a `Match exec` it skipped, ...), one
+    // sentence each naming the file and line; for the caller to show.
+    const std::vector<std::string>& warnings() const { return warnings_; }
+
+    // Records a line for `keyword` (reader use); false when that very line is already there.
+    bool add(std::string keyword, SshConfigValue value);
+    // Records a warning once (reader use).
+    void warn(std::string text);
 
   private:
     std::string host_;
     std::map<std::string, std::vector<SshConfigValue>> values_;  // by lower-case keyword
+    std::vector<std::string> warnings_;
 };
 
-// Reads the client config at `path` for `host` (see SshConfigEntry). `Include` is followed
-// (globs, `~`; relative paths are under ~/.ssh, as for a user config); `Match` blocks are
-// skipped (libssh evaluates those itself). A missing file gives an empty entry. Throws
-// mlt::Error (config, exit 2) for an Include nested deeper than 16 levels.
-SshConfigEntry read_ssh_config(const std::string& path, const std::string& host);
+// Reads the client config at `path` for `host` (see SshConfigEntry), as ssh does:
+// - `Include` is followed where it applies (globs, `~`; relative paths are under ~/.ssh, as
+//   for a user config), nested at most 16 deep;
+// - `Match` lines are evaluated: `all`, `host` (against the HostName found so far, else
+//   `host`), `originalhost` (the alias), `user` (`user` when given, else the User found so far,
+//   else the local user), `localuser`, `final` and `canonical` (true in a second pass that
+//   `final` asks for), each negatable with `!`, patterns comma-separated. `exec`, `address`,
+//   `localaddress`, `localport`, `rdomain`, `tagged`, `version`, `sessiontype` and `command`
+//   are not evaluated: the block is skipped, with a warning.
+// A missing file gives an empty entry. Throws mlt::Error (config, exit 2) naming the file and
+// line for an Include nested too deep, a Match criterion ssh does not know either, or one
+// without its argument.
+SshConfigEntry read_ssh_config(const std::string& path, const std::string& host,
+                               const std::string& user = {});
 
 // The first value of `keyword` for `host` in the config at `path` (read_ssh_config), or
 // nullopt when the file is missing or sets nothing.

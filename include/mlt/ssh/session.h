@@ -47,6 +47,9 @@ struct ConnectSpec {
     // (a silent link is declared dead after interval x (count + 1) = 30 s). 0 turns it off.
     std::optional<int> alive_interval_s;
     std::optional<int> alive_count_max;
+    // -o ProxyCommand=CMD or -o ProxyJump=HOPS (the first given; "none": direct), over the ssh
+    // config's; empty keyword: the ssh config's.
+    std::string proxy_keyword, proxy_value;
 };
 
 // mlt's cipher order when neither -o Ciphers nor the ssh config names one: AES-GCM first on
