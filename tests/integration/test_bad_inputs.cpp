@@ -357,6 +357,10 @@ std::vector<BadInput> catalogue() {
         BadInput("LogsModelSemicolon", {"ssh", "logs", "a;b"}, u, {"invalid model name 'a;b'"}));
     c.push_back(BadInput("StopModelBackquotes", {"ssh", "stop", "`reboot`"}, u,
                          {"invalid model name '`reboot`'"}));
+    c.push_back(
+        BadInput("KeygenNameEscapeSequence", {"ssh-keygen", "a\x1b[2Jb"}, u, {"invalid key name"}));
+    c.push_back(BadInput("KeygenNameTooLong", {"ssh-keygen", std::string(300, 'k')}, u,
+                         {"key name of 300 bytes is too long"}));
     c.push_back(BadInput("KeygenNameWithSlash", {"ssh-keygen", "../../etc/x"}, u,
                          {"invalid key name '../../etc/x'"}));
 
