@@ -636,19 +636,23 @@ TEST_F(BadInputControlTest, LeadingZerosAreDecimalEverywhere) {
     const std::string user_host = sshd().user() + "@127.0.0.1";
     const std::string key = sshd().client_key_path();
     const std::string dir = "/" + sshd().remote_dir();
+    // The first failure ends the test, so that a wrong port costs one connect, not four.
     const std::vector<std::vector<std::string>> runs = {
-        {"ssh", "-h", user_host + dir, "-i", key, "-p", port, "status"},
+        {"ssh", "status"},  // the settings below
         {"ssh", "-h", user_host + dir, "-i", key, "-o", "Port=" + port, "status"},
         {"ssh", "-h", user_host + ":" + port + dir, "-i", key, "status"},
-        {"ssh", "status"},  // with the settings below
+        {"ssh", "-h", user_host + dir, "-i", key, "-p", port, "status"},
     };
     env().write_settings(fill(kSettingsHead) + "  connection: {hostname: 127.0.0.1, port: " + port +
                          ", username: " + sshd().user() + ", key_filename: \"" + key + "\"}\n");
     for (const auto& args : runs) {
+        const std::string form = args.size() > 2
+                                     ? args[args.size() - 3] + " " + args[args.size() - 2]
+                                     : "settings port: " + port;
         const std::size_t log_offset = sshd().log_size();
         ProcessResult r = run_in_project(args);
-        EXPECT_EQ(r.exit_code, 0) << args[2] << " " << args[args.size() - 2] << "\n" << describe(r);
-        EXPECT_EQ(sshd().connections_since(log_offset).size(), 1u) << describe(r);
+        ASSERT_EQ(r.exit_code, 0) << form << "\n" << describe(r);
+        EXPECT_EQ(sshd().connections_since(log_offset).size(), 1u) << form << "\n" << describe(r);
     }
 }
 
