@@ -2,6 +2,7 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -23,11 +24,24 @@ bool exists(const std::string& path) {
     return ::lstat(path.c_str(), &st) == 0;
 }
 
+// The name goes into two file names (id_<name>, id_<name>.pub) and their temporary names,
+// which all must fit the file system's 255 bytes.
+constexpr std::size_t kMaxNameBytes = 100;
+
+bool blank_or_control(char c) {
+    const auto u = static_cast<unsigned char>(c);
+    return u <= 0x20 || u == 0x7f;
+}
+
 void validate(const KeygenRequest& r) {
     if (r.name.empty() || r.name.find('/') != std::string::npos || r.name[0] == '.' ||
-        r.name.find_first_of(" \t\n\r") != std::string::npos)
+        std::any_of(r.name.begin(), r.name.end(), blank_or_control))
         throw usage_error("invalid key name '" + r.name + "'",
                           "use a plain name such as 'vast'; the key becomes id_<name>");
+    if (r.name.size() > kMaxNameBytes)
+        throw usage_error("key name of " + std::to_string(r.name.size()) + " bytes is too long",
+                          "use a plain name of at most " + std::to_string(kMaxNameBytes) +
+                              " bytes such as 'vast'; the key becomes id_<name>");
     if (r.type == KeyType::ed25519 && r.bits != 0)
         throw usage_error("-l applies to rsa keys only", "drop -l, or add -t rsa");
     if (r.type == KeyType::rsa && r.bits != 0 && (r.bits < 2048 || r.bits > 16384))

@@ -4,6 +4,7 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <string>
 
 #include "mlt/ssh/keygen.h"
 #include "mlt/util/error.h"
@@ -114,6 +115,10 @@ TEST_F(KeygenTest, BadRequestsAreUsageErrors) {
     expect_usage(r);
     r.name = ".hidden";
     expect_usage(r);
+    r.name = "a\x1b[2Jb";  // a control character in a file name
+    expect_usage(r);
+    r.name = "a b";
+    expect_usage(r);
     r.name = "ok";
     r.bits = 4096;  // ed25519 has no size
     expect_usage(r);
@@ -121,6 +126,27 @@ TEST_F(KeygenTest, BadRequestsAreUsageErrors) {
     r.bits = 1024;  // too weak
     expect_usage(r);
     EXPECT_TRUE(fs::is_empty(dir_));
+}
+
+// id_<name>.pub and its temporary name must fit the 255 bytes of a file name: a longer name is
+// refused as such before anything is written, not by a failing write.
+TEST_F(KeygenTest, OverlongNameIsRefusedUpFront) {
+    mlt::KeygenRequest r;
+    r.directory = dir_;
+    r.name = std::string(101, 'k');
+    try {
+        mlt::generate_key(r);
+        ADD_FAILURE() << "no error";
+    } catch (const mlt::Error& e) {
+        EXPECT_EQ(e.kind(), mlt::ErrorKind::usage) << e.what();
+        EXPECT_NE(std::string(e.what()).find("key name of 101 bytes is too long"),
+                  std::string::npos)
+            << e.what();
+    }
+    EXPECT_TRUE(fs::is_empty(dir_));
+    r.name = std::string(100, 'k');
+    mlt::generate_key(r);
+    EXPECT_TRUE(fs::exists(dir_ + "/id_" + r.name + ".pub"));
 }
 
 TEST_F(KeygenTest, DefaultDirectoryIsHomeSsh) {
