@@ -687,6 +687,18 @@ TransferStats collect_results(Remote& remote, const TrainPlan& plan, const JobRe
         }
     }
 
+    // MLTK's CLI log sits beside its models dir: <cache>/cli_logs/train.log, kept locally as
+    // train.log. Fetched first: when it exists, it is the local train.log.
+    bool have_cli_log = false;
+    if (plan.mltk_train && !result.log_dir.empty()) {
+        const fs::path cache = fs::path(result.log_dir).parent_path().parent_path();
+        if (auto size = download_file_if_present(remote, (cache / "cli_logs/train.log").string(),
+                                                 plan.local_logs + "/train.log")) {
+            total.bytes += *size;
+            total.files += 1;
+            have_cli_log = true;
+        }
+    }
     // The log dir the job recorded (it asked the remote MLTK); the named one of the settings
     // when the job never got that far.
     std::string log_dir = result.log_dir;
@@ -697,26 +709,17 @@ TransferStats collect_results(Remote& remote, const TrainPlan& plan, const JobRe
                         " ended before it chose its log dir (see the console log)");
     } else {
         // Only what is new or changed since the last pull (e.g. a --resume, or `download`).
-        // The console copy (and MLTK's train.log, fetched below) are mlt's own: a remote
+        // The console copy (and MLTK's train.log, fetched above) are mlt's own: a remote
         // file of the same name is stored aside instead of replacing them.
         std::vector<std::string> own;
         const fs::path console = fs::path(plan.local_console);
         if (console.parent_path() == fs::path(plan.local_logs))
             own.push_back(console.filename().string());
-        if (plan.mltk_train) own.push_back("train.log");
+        if (have_cli_log) own.push_back("train.log");
         const SyncResult logs = sync_down(remote, log_dir, plan.local_logs, compression, own);
         total.files += logs.moved.files;
         total.bytes += logs.moved.bytes;
         reporter.notice("logs: " + plan.local_logs + ": " + describe(logs));
-    }
-    if (plan.mltk_train && !result.log_dir.empty()) {
-        // MLTK's CLI log sits beside its models dir: <cache>/cli_logs/train.log.
-        const fs::path cache = fs::path(result.log_dir).parent_path().parent_path();
-        if (auto size = download_file_if_present(remote, (cache / "cli_logs/train.log").string(),
-                                                 plan.local_logs + "/train.log")) {
-            total.bytes += *size;
-            total.files += 1;
-        }
     }
 
     std::vector<std::string> remote_files;

@@ -25,9 +25,10 @@ namespace {
 // bounded whatever the file sizes.
 constexpr size_t kReadChunk = 1024 * 1024;
 
-// The remote side of an upload. tar's stderr goes to a temporary file and only its head
+// The remote side of an upload. tar's stderr goes to a temporary file and only its tail
 // (64 KiB) is printed at the end: a tar that warns once per file (disk full, clock skew)
-// can say megabytes, all of which would be collected for an error that quotes one line.
+// can say megabytes, all of which would be collected for an error that quotes its last
+// lines.
 // (The script dates from when exec channels sent all of stdin before reading any output,
 // when a full stderr could also block tar.) When the base cannot be created the input is
 // drained, so the exit status and message arrive rather than a cut-off stream.
@@ -36,7 +37,7 @@ constexpr char kUploadScript[] =
     " e=$(mktemp 2>/dev/null) || e=/dev/null;"
     " tar -xf - $Z --no-same-owner --warning=no-timestamp --warning=no-unknown-keyword 2>\"$e\";"
     " s=$?;"
-    " if [ \"$e\" != /dev/null ]; then head -c 65536 \"$e\" >&2; rm -f \"$e\"; fi;"
+    " if [ \"$e\" != /dev/null ]; then tail -c 65536 \"$e\" >&2; rm -f \"$e\"; fi;"
     " exit $s;"
     " else s=$?; cat >/dev/null; exit $s; fi";
 

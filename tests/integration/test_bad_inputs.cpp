@@ -303,8 +303,8 @@ std::vector<BadInput> catalogue() {
              {"PortHex", "Port=0x16"}}) {
         c.push_back(BadInput("Option" + name, ssh_then({"-o", option}), u, {"-o " + option}));
     }
-    c.push_back(BadInput("OptionUnsupported", ssh_then({"-o", "ProxyCommand=touch /tmp/x"}), u,
-                         {"-o ProxyCommand=touch /tmp/x: unsupported option"}));
+    c.push_back(BadInput("OptionUnsupported", ssh_then({"-o", "LocalForward=8080 h:80"}), u,
+                         {"-o LocalForward=8080 h:80: unsupported option"}));
     c.push_back(BadInput("OptionWithoutValue", ssh_then({"-o", "StrictHostKeyChecking"}), u,
                          {"expected Key=Value"}));
     c.push_back(BadInput("OptionStrictMaybe", ssh_then({"-o", "StrictHostKeyChecking=maybe"}), u,
@@ -616,7 +616,7 @@ TEST_F(BadInputControlTest, SettingsWarningsAreOneLineEach) {
     for (const char* text :
          {"unknown setting ssh.remmote_dir (ignored); did you mean ssh.remote_dir?",
           "unknown setting ssh.evil\\nkey\\x1b[2J (ignored)", "unknown setting ssh.kkkkk",
-          "bytes)...kkkkk", "kkkkk (ignored)", "duplicate setting ssh.sync_every"}) {
+          "kkkkk (ignored)", "duplicate setting ssh.sync_every"}) {
         std::size_t n = 0;
         for (const auto& line : lines) n += line.find(text) != std::string::npos ? 1 : 0;
         EXPECT_EQ(n, 1u) << "lines with '" << text << "':\n" << r.err;
