@@ -2,12 +2,14 @@
 // settings are found, and what a finished (or failed) run leaves behind.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <string>
 
 #include "harness/expect.h"
 #include "harness/files.h"
+#include "harness/process.h"
 #include "harness/train_fixture.h"
 
 namespace mlt_test {
@@ -227,6 +229,45 @@ TEST_F(TrainBasicTest, ACollectionFailureStillRunsShutdownAndKeepsTheJobForResum
     r = mlt({"ssh", "train", "logistic_model", "--resume"});
     EXPECT_EQ(r.exit_code, 0) << describe(r);
     EXPECT_EQ(read_or_empty(project() + "/blocked/got.txt"), "late\n");
+    EXPECT_FALSE(path_exists(job_file("logistic_model", "lock"))) << job_state("logistic_model");
+}
+
+// A real full disk where the results land (a 1 MiB tmpfs): the training ran, so the run
+// exits 1 (not 2, "nothing was done remotely"), says the results stay on the remote and how
+// to collect them, and keeps the job; --resume collects once there is room.
+TEST_F(TrainBasicTest, AFullLocalDiskAfterTheTrainingKeepsTheJobForResume) {
+    copy_example();
+    const std::string small = project() + "/results";
+    make_dir(small, 0755);
+    ProcessResult m = run_process({"/bin/mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", small},
+                                  {}, std::chrono::seconds(30));
+    ASSERT_EQ(m.exit_code, 0) << "the test needs to mount a tmpfs (root): " << describe(m);
+    struct Unmount {
+        std::string dir;
+        ~Unmount() { run_process({"/bin/umount", "-l", dir}, {}, std::chrono::seconds(30)); }
+    } unmount{small};
+    write_model_settings("logistic_model",
+                         "ssh:\n"
+                         "  train_cmd: \"head -c 3000000 /dev/urandom > big.bin && "
+                         "/usr/bin/python3 {spec}\"\n"
+                         "  download_files: [\"big.bin|results/big.bin\"]\n");
+    write_user_settings();
+    ProcessResult r =
+        mlt({"ssh", "train", "logistic_model", "--", "--epochs", "2", "--sleep", "0"});
+    EXPECT_EQ(r.exit_code, 1) << describe(r);
+    EXPECT_TRUE(is_one_error_line(r.err)) << describe(r);
+    EXPECT_TRUE(contains_icase(r.err, "no space left")) << describe(r);
+    EXPECT_TRUE(has_text(r.err, "stay on the remote")) << describe(r);
+    EXPECT_TRUE(has_text(r.err, "--resume")) << describe(r);
+    EXPECT_TRUE(lacks_text(r.err, "nothing was done remotely")) << describe(r);
+    // Nothing torn is left where the result belongs.
+    EXPECT_FALSE(path_exists(small + "/big.bin"));
+    EXPECT_TRUE(path_exists(job_file("logistic_model", "lock"))) << job_state("logistic_model");
+
+    ASSERT_EQ(run_process({"/bin/umount", small}, {}, std::chrono::seconds(30)).exit_code, 0);
+    r = mlt({"ssh", "train", "logistic_model", "--resume"});
+    EXPECT_EQ(r.exit_code, 0) << describe(r);
+    EXPECT_EQ(sha256_of(small + "/big.bin"), sha256_of(remote() + "/big.bin"));
     EXPECT_FALSE(path_exists(job_file("logistic_model", "lock"))) << job_state("logistic_model");
 }
 

@@ -4,11 +4,14 @@
 #include <signal.h>
 
 #include <algorithm>
+#include <chrono>
 #include <string>
 #include <vector>
 
 #include "harness/expect.h"
 #include "harness/files.h"
+#include "harness/mlt_env.h"
+#include "harness/process.h"
 #include "harness/train_fixture.h"
 
 namespace mlt_test {
@@ -497,6 +500,29 @@ TEST_F(TrainJobsTest, StatusHonoursTheModelsSidecar) {
     EXPECT_TRUE(has_text(r.out, pgid)) << describe(r);
     EXPECT_FALSE(has_text(r.err, "note:")) << describe(r);
     write_file(own + "/gate", "");
+}
+
+// `mlt ssh status | head -0`: output into a pipe nobody reads. mlt is not killed by
+// SIGPIPE; it ends with its own status and says once that output was lost.
+TEST_F(TrainJobsTest, AClosedStdoutIsSaidNotADeathBySigpipe) {
+    write_shell_model("gated", gated_model("gated"));
+    // The read end is closed before mlt starts, so its first write meets a broken pipe;
+    // subprocess restores the default SIGPIPE action in the child.
+    const std::string runner =
+        "import os, subprocess, sys\n"
+        "r, w = os.pipe()\n"
+        "os.close(r)\n"
+        "p = subprocess.run(sys.argv[1:], stdout=w, cwd=os.environ['MLT_TEST_CWD'])\n"
+        "print('mlt-exit', p.returncode, file=sys.stderr)\n";
+    std::vector<std::string> vars = env().vars();
+    vars.push_back("MLT_TEST_CWD=" + project());
+    ProcessResult r = run_process({"/usr/bin/python3", "-c", runner, mlt_binary(), "ssh", "status"},
+                                  vars, std::chrono::seconds(60));
+    EXPECT_TRUE(has_text(r.err, "mlt-exit 0")) << describe(r);
+    EXPECT_TRUE(has_text(r.err,
+                         "mlt: warning: not all output was shown: standard output was "
+                         "closed (broken pipe)"))
+        << describe(r);
 }
 
 TEST_F(TrainJobsTest, TwoModelsSideBySideInOneRemoteDir) {
