@@ -91,8 +91,8 @@ void check_clean_target(const RunContext& c) {
     };
     const std::string l = normal(remote_path_in(c.target.remote_dir, c.remote_log_dir));
     const std::string r = normal(c.target.remote_dir);
-    bool bad = l.empty() || l == "/" || l == "." || l == "~" || l == ".." ||
-               l.rfind("../", 0) == 0 || l == r || r.rfind(l + "/", 0) == 0;
+    bool bad = l.empty() || l == "/" || l == "." || l == "~" || l == "$HOME" || l == "${HOME}" ||
+               l == ".." || l.rfind("../", 0) == 0 || l == r || r.rfind(l + "/", 0) == 0;
     for (const auto& part : fs::path(l)) bad = bad || part == ".mlt";
     if (bad)
         throw config_error("remote_log_dir '" + c.settings.remote_log_dir + "' is " + l +

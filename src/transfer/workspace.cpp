@@ -40,7 +40,10 @@ void walk(const fs::path& root, const std::string& rel, const IgnoreRules& rules
             walk(root, path, rules, out);
         } else if (links_outside(root.string(), entry.path().string())) {
             // A link out of the workspace (say to ~/.ssh/id_rsa) would send that file.
-            spdlog::warn("workspace: not sending {}: it links outside the workspace", path);
+            spdlog::warn(
+                "workspace: not sending {}: it links outside the workspace or to a "
+                "secret",
+                path);
         } else if (entry.is_regular_file(ec)) {
             out.push_back({(root / path).string(), path});
         }
@@ -113,7 +116,9 @@ bool links_outside(const std::string& root, const std::string& path) {
     const std::string base = fs::canonical(root, ec).string();
     if (ec) return true;
     // The root itself may be `/`: its canonical form already ends in the separator.
-    return target.string().rfind(base.back() == '/' ? base : base + "/", 0) != 0;
+    const std::string prefix = base.back() == '/' ? base : base + "/";
+    if (target.string().rfind(prefix, 0) != 0) return true;
+    return is_secret_path(target.string().substr(prefix.size()), fs::is_directory(target, ec));
 }
 
 bool is_never_synced(const std::string& path, bool is_dir) {

@@ -301,7 +301,8 @@ TEST_F(TrainBasicTest, CleanRefusesALogDirThatHoldsMoreThanTheModelsLogs) {
     copy_example();
     write_user_settings();
     write_file(remote() + "/keep.txt", "other models' files\n");
-    for (const std::string bad : {"{remote_dir}", ".", "~", "/", "..", "{remote_dir}/.mlt/x"}) {
+    for (const std::string bad :
+         {"{remote_dir}", ".", "~", "~/", "$HOME", "${HOME}/", "/", "..", "{remote_dir}/.mlt/x"}) {
         SCOPED_TRACE(bad);
         write_model_settings("logistic_model",
                              "ssh:\n  train_cmd: \"/usr/bin/python3 {spec}\"\n"
@@ -314,6 +315,24 @@ TEST_F(TrainBasicTest, CleanRefusesALogDirThatHoldsMoreThanTheModelsLogs) {
         EXPECT_FALSE(path_exists(job_file("logistic_model", "lock"))) << "it acted remotely";
         EXPECT_EQ(read_or_empty(remote() + "/keep.txt"), "other models' files\n");
     }
+}
+
+// The same guard for the local log dir: a spec kept inside <MLTK_CACHE_DIR>/models/<model>
+// would go with the logs.
+TEST_F(TrainBasicTest, CleanRefusesALocalLogDirThatHoldsTheSpec) {
+    copy_example();
+    write_user_settings();
+    const std::string dir = env().home() + "/.mltk/models/logistic_model";
+    make_dir(env().home() + "/.mltk/models", 0755);
+    make_dir(dir, 0755);
+    const std::string spec = dir + "/logistic_model.py";
+    write_file(spec, read_or_empty(project() + "/logistic_model.py"));
+    ProcessResult r = mlt({"ssh", "train", spec, "--clean"});
+    EXPECT_EQ(r.exit_code, 2) << describe(r);
+    EXPECT_TRUE(is_one_error_line(r.err)) << describe(r);
+    EXPECT_TRUE(has_text(r.err, "local log dir")) << describe(r);
+    EXPECT_TRUE(path_exists(spec)) << "--clean removed the spec";
+    EXPECT_FALSE(path_exists(job_file("logistic_model", "lock"))) << "it acted remotely";
 }
 
 TEST_F(TrainBasicTest, ASecondRunSendsOnlyWhatChanged) {

@@ -92,5 +92,13 @@ TEST(Workspace, LinksOutsideAreLinksWhoseTargetLeavesTheRoot) {
     EXPECT_TRUE(mlt::links_outside(root + "/in", root + "/in/outside"));
     EXPECT_TRUE(mlt::links_outside(root + "/in", root + "/in/dangling"));
     EXPECT_FALSE(mlt::links_outside(root, root + "/in/outside"));  // inside a wider root
+    // A link inside to a secret would send it under another name.
+    mlt::write_file_atomic(root + "/in/id_rsa", "PRIVATE", 0600);
+    fs::create_directories(root + "/in/.ssh");
+    mlt::write_file_atomic(root + "/in/.ssh/config", "Host x", 0600);
+    fs::create_symlink("id_rsa", root + "/in/notes");
+    fs::create_symlink(".ssh/config", root + "/in/settings");
+    EXPECT_TRUE(mlt::links_outside(root + "/in", root + "/in/notes"));
+    EXPECT_TRUE(mlt::links_outside(root + "/in", root + "/in/settings"));
     fs::remove_all(root);
 }

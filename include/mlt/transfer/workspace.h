@@ -34,9 +34,10 @@ class IgnoreRules {
 // an upload_files entry that names such a file sends it.
 bool is_secret_path(const std::string& path, bool is_dir);
 
-// True when `path` is a symlink whose target (through every link) is not inside `root`, or
-// does not exist: a walk below `root` does not send it, as it would send a file from
-// elsewhere (say ~/.ssh/id_rsa). False for anything that is not a symlink.
+// True when `path` is a symlink whose target (through every link) is not inside `root`,
+// does not exist, or is a secret by is_secret_path(): a walk below `root` does not send it,
+// as it would send a file from elsewhere (say ~/.ssh/id_rsa) or one the deny-list refuses
+// under another name (notes -> id_rsa). False for anything that is not a symlink.
 bool links_outside(const std::string& root, const std::string& path);
 
 // Never sent by a workspace sync, whatever the ignore files say: version control and mlt's
