@@ -3,19 +3,11 @@
 #include "mlt/config/settings.h"
 #include "mlt/util/error.h"
 #include "mlt/util/paths.h"
+#include "mlt/util/text.h"
 
 namespace mlt {
 
 namespace {
-
-// `a | b` is almost certainly meant as `a|b`; a file name with leading or trailing blanks
-// is not worth the surprise.
-std::string trim(std::string_view s) {
-    size_t begin = s.find_first_not_of(" \t");
-    if (begin == std::string_view::npos) return {};
-    size_t end = s.find_last_not_of(" \t");
-    return std::string(s.substr(begin, end - begin + 1));
-}
 
 bool has_dotdot_component(std::string_view path) {
     size_t start = 0;
@@ -39,6 +31,8 @@ TransferSpec parse_transfer_spec(const std::string& entry, TransferDirection dir
 
     size_t bar = entry.find('|');
     if (bar == std::string::npos) {
+        // `a | b` is almost certainly meant as `a|b`; a file name with leading or trailing
+        // blanks is not worth the surprise.
         std::string glob = trim(entry);
         if (glob.empty()) throw config_error(key + " has an empty entry", "remove it");
         // Without `|` the same relative path is used on both sides, so an absolute path or

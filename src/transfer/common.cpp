@@ -90,13 +90,6 @@ void ByteQueue::stop() {
     changed_.notify_all();
 }
 
-std::string trim(std::string_view s) {
-    size_t begin = s.find_first_not_of(" \t\r\n");
-    if (begin == std::string_view::npos) return {};
-    size_t end = s.find_last_not_of(" \t\r\n");
-    return std::string(s.substr(begin, end - begin + 1));
-}
-
 std::vector<std::string> split_path(std::string_view path) {
     std::vector<std::string> parts;
     size_t start = 0;

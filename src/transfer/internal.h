@@ -18,6 +18,7 @@
 
 #include "mlt/transfer/transfer.h"
 #include "mlt/util/error.h"
+#include "mlt/util/text.h"
 
 namespace mlt::transfer_detail {
 
@@ -80,9 +81,6 @@ class ByteQueue {
     bool closed_ = false;
     bool stopped_ = false;
 };
-
-// `s` without leading and trailing whitespace.
-std::string trim(std::string_view s);
 
 // The `/`-separated components of a relative path, without empty and `.` components.
 std::vector<std::string> split_path(std::string_view path);

@@ -100,6 +100,13 @@ std::string last_lines(std::string_view text, size_t max_lines, size_t max_line_
 
 namespace mlt {
 
+std::string trim(std::string_view s) {
+    const size_t begin = s.find_first_not_of(" \t\r\n");
+    if (begin == std::string_view::npos) return {};
+    const size_t end = s.find_last_not_of(" \t\r\n");
+    return std::string(s.substr(begin, end - begin + 1));
+}
+
 std::optional<long long> parse_decimal(std::string_view text, long long lo, long long hi) {
     const bool negative = !text.empty() && text[0] == '-';
     const std::string_view digits = text.substr(negative ? 1 : 0);

@@ -22,6 +22,9 @@ std::string last_lines(std::string_view text, size_t max_lines = 3, size_t max_l
 
 namespace mlt {
 
+// `s` without leading and trailing blanks (spaces, tabs, CR, LF).
+std::string trim(std::string_view s);
+
 // A whole decimal number within [lo, hi]: digits with an optional leading `-`, nothing else
 // (no blanks, `+`, `0x`, exponent or trailing text). nullopt otherwise.
 std::optional<long long> parse_decimal(std::string_view text, long long lo, long long hi);
