@@ -37,6 +37,10 @@ fi
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 
+# The tar target extracts every input into a scratch directory under $TMPDIR: in memory it
+# runs about four times as many inputs as on a disk.
+if [ -z "${TMPDIR:-}" ] && [ -d /dev/shm ] && [ -w /dev/shm ]; then export TMPDIR=/dev/shm; fi
+
 run_one() {
   local t=$1 dir="$build/fuzz"
   mkdir -p "$dir/corpus/$t" "$dir/artifacts/$t" "$dir/logs"
