@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Installs what building, testing (sanitizers and fuzzing too) and the demo need, from Debian's packages.
+# Installs what building, testing (sanitizers and fuzzing too) and the demo need, from
+# Debian's packages.
 # Does nothing when everything is already there; uses sudo when not root.
 set -euo pipefail
 
