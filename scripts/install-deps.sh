@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Installs what building, testing and the demo need, from Debian's packages.
+# Installs what building, testing (sanitizers and fuzzing too) and the demo need, from
+# Debian's packages.
 # Does nothing when everything is already there; uses sudo when not root.
 set -euo pipefail
 
@@ -8,6 +9,9 @@ packages=(
   libssh-dev libssl-dev libcli11-dev libyaml-cpp-dev libspdlog-dev libarchive-dev nlohmann-json3-dev
   libgtest-dev libgmock-dev
   openssh-server openssh-client python3 procps zstd
+  # the sanitizer build and the fuzz targets: clang, its sanitizer and libFuzzer runtimes,
+  # llvm-symbolizer for readable stack traces
+  clang libclang-rt-14-dev llvm
 )
 
 missing=()

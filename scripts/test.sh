@@ -1,10 +1,60 @@
 #!/usr/bin/env bash
-# The README's test command: installs the dependencies, builds with warnings as errors and
-# runs every unit and integration test (the integration tests start their own sshd).
+# The README's test command, run by CI. Stages:
+#   1. install the dependencies (scripts/install-deps.sh)
+#   2. build with gcc, warnings as errors, into ${MLT_BUILD_DIR:-build}; run every unit and
+#      integration test (the integration tests start their own sshd)
+#   3. build with clang, AddressSanitizer + UndefinedBehaviorSanitizer and the libFuzzer
+#      targets, into ${MLT_ASAN_BUILD_DIR:-build-asan}; run the whole suite again there, with
+#      each fuzz target replaying its seed corpus; any sanitizer report fails the stage
+#   4. fuzz every target for ${MLT_FUZZ_SECONDS:-45} s (scripts/fuzz.sh)
+# MLT_TEST_SANITIZE=0 stops after stage 2.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${MLT_BUILD_DIR:-$root/build}
-"$root/scripts/install-deps.sh"
-MLT_BUILD_DIR=$build "$root/scripts/build.sh" -DMLT_WERROR=ON
-cd "$build"
-ctest --output-on-failure --parallel "$(nproc)" --timeout 300
+asan_build=${MLT_ASAN_BUILD_DIR:-$root/build-asan}
+jobs=$(nproc)
+
+timings=()
+# The wall time of each stage, also when one failed.
+trap 'echo "== test.sh: stage times"; printf "%s\n" "${timings[@]}"' EXIT
+stage() {
+  local name=$1 start=$SECONDS
+  shift
+  echo "== test.sh: $name"
+  local status=0
+  "$@" || status=$?
+  local note=""
+  [ "$status" -eq 0 ] || note=" (failed, exit $status)"
+  timings+=("$(printf '%-26s %5d s%s' "$name" $((SECONDS - start)) "$note")")
+  return "$status"
+}
+
+# Sanitizer reports go to files, one per process (mlt runs as a child of the tests): a report
+# fails the stage even when the process's exit status alone would not have failed its test.
+sanitizer_tests() {
+  local reports=$asan_build/sanitizer-reports status=0
+  rm -rf "$reports" && mkdir -p "$reports"
+  export ASAN_OPTIONS="detect_leaks=1:halt_on_error=1:log_path=$reports/asan"
+  export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:log_path=$reports/ubsan"
+  (cd "$asan_build" && ctest --output-on-failure --parallel "$jobs" --timeout 300) || status=$?
+  unset ASAN_OPTIONS UBSAN_OPTIONS
+  if [ -n "$(ls -A "$reports")" ]; then
+    echo "test.sh: sanitizer reports:" >&2
+    for f in "$reports"/*; do echo "--- $f" >&2; cat "$f" >&2; done
+    status=1
+  fi
+  return "$status"
+}
+
+stage "install dependencies" "$root/scripts/install-deps.sh"
+stage "gcc build" env MLT_BUILD_DIR="$build" "$root/scripts/build.sh" -DMLT_WERROR=ON
+stage "gcc tests" bash -c "cd '$build' && ctest --output-on-failure --parallel $jobs --timeout 300"
+if [ "${MLT_TEST_SANITIZE:-1}" != 0 ]; then
+  source "$root/scripts/lib/asan-cmake-args.sh"
+  stage "asan+ubsan build" env MLT_BUILD_DIR="$asan_build" "$root/scripts/build.sh" \
+    -DMLT_WERROR=ON "${asan_cmake_args[@]}"
+  stage "asan+ubsan tests, replay" sanitizer_tests
+  stage "fuzz" env MLT_ASAN_BUILD_DIR="$asan_build" MLT_FUZZ_NO_BUILD=1 \
+    "$root/scripts/fuzz.sh" "${MLT_FUZZ_SECONDS:-45}"
+fi
+echo "== test.sh: passed"

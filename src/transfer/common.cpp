@@ -120,10 +120,13 @@ bool parse_mtime(std::string_view text, int64_t& ns) {
     bool negative = !whole.empty() && whole[0] == '-';
     if (negative) whole.remove_prefix(1);
     if (whole.empty()) return false;
+    // Seconds past this (the year 2262) would overflow the nanoseconds.
+    constexpr int64_t kMaxSeconds = (INT64_MAX - 999999999) / 1000000000;
     int64_t sec = 0;
     for (char c : whole) {
         if (c < '0' || c > '9') return false;
         sec = sec * 10 + (c - '0');
+        if (sec > kMaxSeconds) return false;
     }
     int64_t nsec = 0;
     for (size_t i = 0; i < 9; ++i) {

@@ -89,7 +89,7 @@ std::vector<std::string> split_path(std::string_view path);
 bool has_dotdot(std::string_view path);
 
 // "1700000000.123456789" (GNU find's %T@; any number of fraction digits) in nanoseconds;
-// false when it is not such a number.
+// false when it is not such a number or does not fit (seconds past the year 2262).
 bool parse_mtime(std::string_view text, int64_t& ns);
 
 // Adds the upload compressor for `compression` to a libarchive writer: gzip or zstd at

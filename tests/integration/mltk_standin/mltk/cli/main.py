@@ -43,7 +43,9 @@ def hold_if_asked():
     hold = os.environ.get('MLTK_STANDIN_HOLD')
     if not hold:
         return True
-    write(hold + '.waiting', f'{os.getpid()}\n')
+    # Renamed into place: a test that sees the file must never read it half written.
+    write(hold + '.waiting.part', f'{os.getpid()}\n')
+    os.replace(hold + '.waiting.part', hold + '.waiting')
     say(f'waiting for {hold}')
     deadline = time.monotonic() + HOLD_TIMEOUT_SECONDS
     while not os.path.exists(hold):

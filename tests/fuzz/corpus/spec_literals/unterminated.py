@@ -1,0 +1,2 @@
+m.ssh_remote_dir = "unterminated
+m.ssh_environment = {"a": 

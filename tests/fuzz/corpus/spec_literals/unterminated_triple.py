@@ -1,0 +1,2 @@
+m.ssh_remote_dir = """never
+closed

@@ -1,0 +1,47 @@
+// libFuzzer target: remote listings (find -print0 and find -printf '%s %T@ %p\0' output) as
+// list_remote_files, list_remote_file_info and stat_remote_files parse them.
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "fake_remote.h"
+#include "mlt/transfer/transfer.h"
+#include "mlt/util/error.h"
+
+namespace {
+
+void require(bool ok, const char* what) {
+    if (ok) return;
+    std::fprintf(stderr, "remote listing: %s\n", what);
+    std::abort();
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+    const std::string_view output(reinterpret_cast<const char*>(data), size);
+    mlt_fuzz::FakeRemote remote(output);
+
+    const std::vector<std::string> names = mlt::list_remote_files(remote, "work");
+    require(std::is_sorted(names.begin(), names.end()), "names not sorted");
+    for (const auto& n : names) require(n.substr(0, 2) != "./", "a name kept its './'");
+
+    for (int call = 0; call < 2; ++call) {
+        try {
+            const std::vector<mlt::RemoteFileInfo> infos =
+                call == 0 ? mlt::list_remote_file_info(remote, "work")
+                          : mlt::stat_remote_files(remote, "work", {"a", "b/c"});
+            require(std::is_sorted(infos.begin(), infos.end(),
+                                   [](const auto& a, const auto& b) { return a.path < b.path; }),
+                    "infos not sorted");
+        } catch (const mlt::Error&) {
+            // "gave unexpected output": the documented refusal.
+        }
+    }
+    return 0;
+}

@@ -1,0 +1,66 @@
+// The parsing of remote listings, fed canned `find` output (tests/fuzz/ fuzzes the same code).
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "mlt/transfer/transfer.h"
+#include "mlt/util/error.h"
+
+namespace mlt {
+namespace {
+
+// A Remote whose every command prints `out` and exits 0.
+class CannedRemote : public Remote {
+  public:
+    explicit CannedRemote(std::string out) : out_(std::move(out)) {}
+    const std::string& name() const override { return name_; }
+    RemoteOutput run(const std::string&, std::string_view) override { return {0, out_, ""}; }
+    int stream(const std::string&, const InputSource&, const OutputSink&,
+               const OutputSink&) override {
+        return 0;
+    }
+
+  private:
+    std::string name_ = "u@h:22";
+    std::string out_;
+};
+
+// The infos of `find -printf '%s %T@ %p\0'` output made of `records`.
+std::vector<RemoteFileInfo> infos_of(const std::vector<std::string>& records) {
+    std::string listing;
+    for (const auto& r : records) listing += r + '\0';
+    CannedRemote remote(listing);
+    return list_remote_file_info(remote, "w");
+}
+
+TEST(TransferRemoteList, ParsesSizesMtimesAndNames) {
+    auto infos = infos_of({"5 1700000000.25 ./b c", "0 -2.5 ./a"});
+    ASSERT_EQ(infos.size(), 2u);
+    EXPECT_EQ(infos[0].path, "a");
+    EXPECT_EQ(infos[0].size, 0u);
+    EXPECT_EQ(infos[0].mtime_ns, -1500000000);
+    EXPECT_EQ(infos[1].path, "b c");
+    EXPECT_EQ(infos[1].size, 5u);
+    EXPECT_EQ(infos[1].mtime_ns, 1700000000250000000);
+}
+
+// Found by the remote_list fuzz target: the nanoseconds of a huge mtime overflowed int64_t
+// (undefined behaviour) and came out as some other time instead of a refused listing.
+TEST(TransferRemoteList, AnMtimeBeyondTheYear2262IsUnexpectedOutput) {
+    EXPECT_EQ(infos_of({"1 9223372035.999999999 ./last"})[0].mtime_ns, 9223372035999999999);
+    for (const char* mtime : {"9223372036.0", "99999999999999999999.5", "-9223372036.5"}) {
+        SCOPED_TRACE(mtime);
+        try {
+            infos_of({std::string("3 ") + mtime + " ./a"});
+            ADD_FAILURE() << "accepted";
+        } catch (const Error& e) {
+            EXPECT_NE(std::string(e.what()).find("gave unexpected output"), std::string::npos)
+                << e.what();
+        }
+    }
+}
+
+}  // namespace
+}  // namespace mlt
