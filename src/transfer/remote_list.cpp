@@ -81,7 +81,8 @@ std::vector<RemoteFileInfo> parse_file_info(Remote& remote, const std::string& r
             "the remote needs GNU find (findutils)");
     };
     auto number = [&](std::string_view text, auto& value) {
-        if (text.empty()) throw bad_output();
+        // 18 digits at most: more would wrap (no file or inode number is that large).
+        if (text.empty() || text.size() > 18) throw bad_output();
         value = 0;
         for (char c : text) {
             if (c < '0' || c > '9') throw bad_output();

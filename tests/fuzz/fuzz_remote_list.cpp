@@ -1,5 +1,6 @@
-// libFuzzer target: remote listings (find -print0 and find -printf '%s %T@ %p\0' output) as
-// list_remote_files, list_remote_file_info and stat_remote_files parse them.
+// libFuzzer target: remote listings (find -print0 output, and the clock record plus
+// "<r|u> <size> <mtime> <ctime> <inode> <path>" records) as list_remote_files,
+// list_remote_file_info and stat_remote_files parse them.
 
 #include <algorithm>
 #include <cstdint>
@@ -33,9 +34,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
 
     for (int call = 0; call < 2; ++call) {
         try {
+            int64_t clock_ns = 0;
             const std::vector<mlt::RemoteFileInfo> infos =
-                call == 0 ? mlt::list_remote_file_info(remote, "work")
-                          : mlt::stat_remote_files(remote, "work", {"a", "b/c"});
+                call == 0 ? mlt::list_remote_file_info(remote, "work", &clock_ns)
+                          : mlt::stat_remote_files(remote, "work", {"a", "b/c"}, &clock_ns);
             require(std::is_sorted(infos.begin(), infos.end(),
                                    [](const auto& a, const auto& b) { return a.path < b.path; }),
                     "infos not sorted");

@@ -27,7 +27,7 @@ class CannedRemote : public Remote {
     std::string out_;
 };
 
-// The infos of `find -printf '%s %T@ %p\0'` output made of `records`.
+// The infos of a listing made of `records` ("<r|u> <size> <mtime> <ctime> <inode> <path>").
 std::vector<RemoteFileInfo> infos_of(const std::vector<std::string>& records) {
     std::string listing;
     for (const auto& r : records) listing += r + '\0';
@@ -36,24 +36,40 @@ std::vector<RemoteFileInfo> infos_of(const std::vector<std::string>& records) {
 }
 
 TEST(TransferRemoteList, ParsesSizesMtimesAndNames) {
-    auto infos = infos_of({"5 1700000000.25 ./b c", "0 -2.5 ./a"});
+    auto infos = infos_of({"r 5 1700000000.25 1700000001.5 42 ./b c", "u 0 -2.5 -2.5 7 ./a"});
     ASSERT_EQ(infos.size(), 2u);
     EXPECT_EQ(infos[0].path, "a");
     EXPECT_EQ(infos[0].size, 0u);
     EXPECT_EQ(infos[0].mtime_ns, -1500000000);
+    EXPECT_FALSE(infos[0].readable);
+    EXPECT_EQ(infos[0].inode, 7u);
     EXPECT_EQ(infos[1].path, "b c");
     EXPECT_EQ(infos[1].size, 5u);
     EXPECT_EQ(infos[1].mtime_ns, 1700000000250000000);
+    EXPECT_EQ(infos[1].ctime_ns, 1700000001500000000);
+    EXPECT_TRUE(infos[1].readable);
+}
+
+// Found by the remote_list fuzz target: a size of 20 digits wrapped around silently.
+TEST(TransferRemoteList, AnAbsurdSizeIsUnexpectedOutput) {
+    EXPECT_EQ(infos_of({"r 999999999999999999 1.0 1.0 1 ./big"})[0].size, 999999999999999999u);
+    try {
+        infos_of({"r 18446744073709551617 1.0 1.0 1 ./a"});
+        ADD_FAILURE() << "accepted";
+    } catch (const Error& e) {
+        EXPECT_NE(std::string(e.what()).find("gave unexpected output"), std::string::npos)
+            << e.what();
+    }
 }
 
 // Found by the remote_list fuzz target: the nanoseconds of a huge mtime overflowed int64_t
 // (undefined behaviour) and came out as some other time instead of a refused listing.
 TEST(TransferRemoteList, AnMtimeBeyondTheYear2262IsUnexpectedOutput) {
-    EXPECT_EQ(infos_of({"1 9223372035.999999999 ./last"})[0].mtime_ns, 9223372035999999999);
+    EXPECT_EQ(infos_of({"r 1 9223372035.999999999 1.0 1 ./last"})[0].mtime_ns, 9223372035999999999);
     for (const char* mtime : {"9223372036.0", "99999999999999999999.5", "-9223372036.5"}) {
         SCOPED_TRACE(mtime);
         try {
-            infos_of({std::string("3 ") + mtime + " ./a"});
+            infos_of({std::string("r 3 ") + mtime + " 1.0 1 ./a"});
             ADD_FAILURE() << "accepted";
         } catch (const Error& e) {
             EXPECT_NE(std::string(e.what()).find("gave unexpected output"), std::string::npos)
