@@ -1,6 +1,7 @@
 // Listing remote files in one round trip, NUL-separated so any name survives.
 
 #include <algorithm>
+#include <cstdint>
 #include <type_traits>
 
 #include "internal.h"
@@ -98,6 +99,7 @@ std::vector<RemoteFileInfo> parse_file_info(Remote& remote, const std::string& r
             if (!parse_mtime(text, *clock_ns)) {
                 int64_t seconds = 0;
                 number(std::string_view(text).substr(0, text.find('.')), seconds);
+                if (seconds > INT64_MAX / 1000000000) throw bad_output();  // past 2262
                 *clock_ns = seconds * 1000000000;
             }
             return;

@@ -50,6 +50,23 @@ TEST(TransferRemoteList, ParsesSizesMtimesAndNames) {
     EXPECT_TRUE(infos[1].readable);
 }
 
+// Found by the remote_list fuzz target: a clock record without nanoseconds (`date` lacking
+// %N) and with a huge second count overflowed int64_t (undefined behaviour).
+TEST(TransferRemoteList, AHugeClockIsUnexpectedOutput) {
+    CannedRemote coarse(std::string("@1700000000.N", 13) + '\0' + "r 1 1.0 1.0 1 ./a" + '\0');
+    int64_t clock_ns = 0;
+    EXPECT_EQ(list_remote_file_info(coarse, "w", &clock_ns).size(), 1u);
+    EXPECT_EQ(clock_ns, 1700000000000000000);
+    CannedRemote huge(std::string("@179543945439457.63 1 ./a") + '\0');
+    try {
+        list_remote_file_info(huge, "w", &clock_ns);
+        ADD_FAILURE() << "accepted";
+    } catch (const Error& e) {
+        EXPECT_NE(std::string(e.what()).find("gave unexpected output"), std::string::npos)
+            << e.what();
+    }
+}
+
 // Found by the remote_list fuzz target: a size of 20 digits wrapped around silently.
 TEST(TransferRemoteList, AnAbsurdSizeIsUnexpectedOutput) {
     EXPECT_EQ(infos_of({"r 999999999999999999 1.0 1.0 1 ./big"})[0].size, 999999999999999999u);
