@@ -283,7 +283,8 @@ double FileReader::read_number(const FieldDecl& field, const YAML::Node& node,
     bool ok = !s.empty() && s.find_first_not_of("0123456789.eE+-") == std::string::npos;
     char* end = nullptr;
     double value = ok ? std::strtod(s.c_str(), &end) : 0;
-    ok = ok && end == s.c_str() + s.size() && std::isfinite(value) && value >= field.min;
+    ok = ok && end == s.c_str() + s.size() && std::isfinite(value) && value >= field.min &&
+         value <= field.max;
     if (!ok) type_error(node, key, field);
     return value;
 }

@@ -100,9 +100,10 @@ FieldDecl integer(std::string_view name, std::string_view def, std::string_view 
 }
 
 FieldDecl number(std::string_view name, std::string_view def, std::string_view example,
-                 std::string_view doc, double min, ApplyFn apply) {
+                 std::string_view doc, double min, double max, ApplyFn apply) {
     FieldDecl f = make(name, SettingType::number, def, example, doc, apply);
     f.min = min;
+    f.max = max;
     return f;
 }
 
@@ -186,7 +187,7 @@ const std::vector<FieldDecl>& ssh_fields() {
              &append<&S::model_paths>),
         number("sync_every", "`0`", "600",
                "seconds between pulls of logs and checkpoints while training; 0: only at the end",
-               0, &assign<&S::sync_every>),
+               0, 604800, &assign<&S::sync_every>),
         special("host_key_checking", SettingType::host_key_checking, "`accept-new`", "accept-new",
                 "unknown host keys: `yes` refuses, `accept-new` records, `no` accepts without "
                 "recording; a changed key: `no` accepts it with a warning (then only key "
@@ -201,7 +202,7 @@ const std::vector<FieldDecl>& ssh_fields() {
                 "rendezvous of a multi-node run (`MASTER_ADDR`, `MASTER_PORT`)", &merge_nodes),
         number("price_per_hour", "`0.0`", "0.45",
                "USD per hour of one node, for the cost shown in the history and `--max-cost`", 0,
-               &assign<&S::price_per_hour>),
+               1000000, &assign<&S::price_per_hour>),
         text("workspace", "none", "~/src/my_project",
              "local directory uploaded incrementally before training (as `--workspace`)",
              &assign<&S::workspace>),
@@ -232,7 +233,7 @@ const std::vector<FieldDecl>& connection_fields() {
         number("timeout", "`15`", "30",
                "seconds to wait for the connection and the SSH greeting (rounded up); "
                "`-o ConnectTimeout` and the ssh config's `ConnectTimeout` win",
-               1, nullptr),
+               1, 86400, nullptr),
         flag("look_for_keys", "`true`", "false",
              "`false`: do not try the default keys `~/.ssh/id_ed25519`, `id_ecdsa`, `id_rsa`",
              nullptr),
@@ -283,7 +284,7 @@ std::string type_name(const FieldDecl& field) {
         case SettingType::integer:
             return "integer (" + bound_text(field.min) + ".." + bound_text(field.max) + ")";
         case SettingType::number:
-            return "number (>= " + bound_text(field.min) + ")";
+            return "number (" + bound_text(field.min) + ".." + bound_text(field.max) + ")";
         case SettingType::string_list:
             return "list of strings";
         case SettingType::environment:
@@ -309,7 +310,7 @@ std::string type_description(const FieldDecl& field) {
         case SettingType::integer:
             return "an integer from " + bound_text(field.min) + " to " + bound_text(field.max);
         case SettingType::number:
-            return "a number >= " + bound_text(field.min);
+            return "a number from " + bound_text(field.min) + " to " + bound_text(field.max);
         case SettingType::string_list:
             return "a list of strings";
         case SettingType::environment:

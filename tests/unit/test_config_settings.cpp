@@ -155,14 +155,19 @@ TEST_F(SettingsTest, TypeErrorsNameFileLineColumnAndHint) {
          "`port: 22`"},
         {"ssh:\n  connection:\n    port: 22.5\n",
          "u:3:11: ssh.connection.port must be an integer from 1 to 65535, got '22.5'", ""},
-        {"ssh:\n  sync_every: -1\n", "u:2:15: ssh.sync_every must be a number >= 0, got '-1'",
-         "`sync_every: 600`"},
-        {"ssh:\n  sync_every: 0x10\n", "u:2:15: ssh.sync_every must be a number >= 0, got '0x10'",
-         ""},
-        {"ssh:\n  sync_every: .inf\n", "u:2:15: ssh.sync_every must be a number >= 0, got '.inf'",
-         ""},
+        {"ssh:\n  sync_every: -1\n",
+         "u:2:15: ssh.sync_every must be a number from 0 to 604800, got '-1'", "`sync_every: 600`"},
+        {"ssh:\n  sync_every: 0x10\n",
+         "u:2:15: ssh.sync_every must be a number from 0 to 604800, got '0x10'", ""},
+        {"ssh:\n  sync_every: .inf\n",
+         "u:2:15: ssh.sync_every must be a number from 0 to 604800, got '.inf'", ""},
+        // Above the bound: 1e300 seconds once overflowed the int it is rounded into (fuzzer find).
+        {"ssh:\n  connection:\n    timeout: 1e300\n",
+         "u:3:14: ssh.connection.timeout must be a number from 1 to 86400, got '1e300'", ""},
+        {"ssh:\n  sync_every: 604801\n",
+         "u:2:15: ssh.sync_every must be a number from 0 to 604800, got '604801'", ""},
         {"ssh:\n  price_per_hour: cheap\n",
-         "u:2:19: ssh.price_per_hour must be a number >= 0, got 'cheap'", ""},
+         "u:2:19: ssh.price_per_hour must be a number from 0 to 1000000, got 'cheap'", ""},
         {"ssh:\n  remote_dir: [a, b]\n",
          "u:2:15: ssh.remote_dir must be a non-empty string, got a list", "`remote_dir: "},
         {"ssh:\n  remote_dir: ''\n", "u:2:15: ssh.remote_dir must be a non-empty string, got ''",
@@ -291,7 +296,7 @@ TEST_F(SettingsTest, ConnectionSecretsNeverReachAMessage) {
     ASSERT_EQ(warnings_.size(), 1u);
     EXPECT_EQ(warnings_[0].message.find("hunter"), std::string::npos) << warnings_[0].message;
     auto [what2, hint2] = error_of("ssh:\n  connection:\n    timeout: 0.5\n");
-    EXPECT_EQ(what2, "u:3:14: ssh.connection.timeout must be a number >= 1, got '0.5'");
+    EXPECT_EQ(what2, "u:3:14: ssh.connection.timeout must be a number from 1 to 86400, got '0.5'");
 }
 
 TEST_F(SettingsTest, RepeatedKeyKeepsTheLastWithAWarning) {
@@ -405,7 +410,7 @@ TEST_F(SettingsTest, NumberBounds) {
     EXPECT_EQ(error_of("ssh:\n  nodes: {master_port: 65536}\n").first,
               "u:2:24: ssh.nodes.master_port must be an integer from 1 to 65535, got '65536'");
     EXPECT_EQ(error_of("ssh:\n  price_per_hour: -0.1\n").first,
-              "u:2:19: ssh.price_per_hour must be a number >= 0, got '-0.1'");
+              "u:2:19: ssh.price_per_hour must be a number from 0 to 1000000, got '-0.1'");
 }
 
 TEST_F(SettingsTest, TransferEntriesAreValidatedWithTheirLocation) {
