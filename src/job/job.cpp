@@ -2,9 +2,12 @@
 // idempotent start, bounded log follows, stop, detached shutdown.
 #include "mlt/job/job.h"
 
+#include <climits>
+
 #include "alive.h"
 #include "mlt/util/error.h"
 #include "mlt/util/shell.h"
+#include "mlt/util/text.h"
 
 namespace mlt {
 
@@ -202,12 +205,8 @@ long start_job(Remote& remote, const std::string& remote_dir, const std::string&
         launch_once(shell_quote(p.started), shell_quote(p.run_sh), f, "sh") +
         "mlt_phase running\ncat " + f.pid + "\n";
     RemoteOutput out = remote.run(run_command(remote_dir, model, run_id, body));
-    long pgid = 0;
-    try {
-        pgid = out.out.empty() ? 0 : std::stol(out.out);
-    } catch (const std::exception&) {
-        pgid = 0;  // reported below
-    }
+    // Anything but a process group id is reported below.
+    const long pgid = static_cast<long>(parse_decimal(trim(out.out), 1, INT_MAX).value_or(0));
     if (out.exit_status == 0 && pgid <= 0) out.exit_status = 1;
     check_status(remote, "starting the job", out, model, run_id);
     return pgid;
@@ -337,12 +336,13 @@ JobResult read_job_result(Remote& remote, const std::string& remote_dir, const s
         if (line.rfind("sha=", 0) == 0) result.sha256 = line.substr(4);
         if (line.rfind("log=", 0) == 0) result.log_dir = line.substr(4);
         if (line == "train=1") result.training_started = true;
-        if (line.rfind("exit=", 0) == 0 && line.size() > 5) {
-            try {
-                result.exit_status = std::stoi(line.substr(5));
-            } catch (const std::exception&) {
-                result.exit_status.reset();  // half-written: treated as no status
-            }
+        if (line.rfind("exit=", 0) == 0) {
+            // Half-written or foreign: treated as no status.
+            const auto status = parse_decimal(std::string_view(line).substr(5), 0, INT_MAX);
+            if (status)
+                result.exit_status = static_cast<int>(*status);
+            else
+                result.exit_status.reset();
         }
     }
     return result;
@@ -370,12 +370,10 @@ std::optional<int> read_shutdown_status(Remote& remote, const std::string& remot
         remote_dir, "cat " + shell_quote(JobPaths(model).shutdown_status) + " 2>/dev/null; true"));
     if (out.exit_status != 0)
         throw remote_failure(remote, "reading the shutdown status", out.exit_status, out.err);
-    try {
-        if (!out.out.empty()) return std::stoi(out.out);
-    } catch (const std::exception&) {
-        // half-written: not there yet
-    }
-    return std::nullopt;
+    // Half-written: not there yet.
+    const auto status = parse_decimal(trim(out.out), 0, INT_MAX);
+    if (!status) return std::nullopt;
+    return static_cast<int>(*status);
 }
 
 }  // namespace mlt

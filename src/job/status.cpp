@@ -1,11 +1,13 @@
 #include "mlt/job/status.h"
 
+#include <climits>
 #include <ctime>
 #include <sstream>
 
 #include "alive.h"
 #include "mlt/util/error.h"
 #include "mlt/util/shell.h"
+#include "mlt/util/text.h"
 
 namespace mlt {
 
@@ -38,11 +40,8 @@ done
 )sh";
 
 long to_long(const std::string& s) {
-    try {
-        return s.empty() ? 0 : std::stol(s);
-    } catch (const std::exception&) {
-        return 0;  // a half-written file reads as "unknown", never as an error
-    }
+    // A half-written file reads as "unknown", never as an error.
+    return static_cast<long>(parse_decimal(trim(s), 0, LONG_MAX).value_or(0));
 }
 
 std::vector<std::string> split_tabs(const std::string& line) {
@@ -116,8 +115,11 @@ std::vector<JobStatus> query_jobs(Remote& remote, const std::string& remote_dir,
         job.run_id = f[8];
         job.phase = f[9];
         job.clean = f[10] == "1";
-        if (!f[5].empty()) job.exit_status = static_cast<int>(to_long(f[5]));
-        job.state = job_state(job.locked, job.phase, job.pgid, f[3] == "1", !f[5].empty());
+        // A half-written or foreign status file counts as no status, never as 0.
+        if (const auto status = parse_decimal(trim(f[5]), 0, INT_MAX))
+            job.exit_status = static_cast<int>(*status);
+        job.state =
+            job_state(job.locked, job.phase, job.pgid, f[3] == "1", job.exit_status.has_value());
         result.push_back(std::move(job));
     }
     return result;

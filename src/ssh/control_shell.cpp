@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <climits>
 #include <cstdlib>
 #include <random>
 #include <vector>
@@ -14,6 +15,7 @@
 #include "internal.h"
 #include "mlt/util/interrupt.h"
 #include "mlt/util/shell.h"
+#include "mlt/util/text.h"
 
 namespace mlt {
 
@@ -60,7 +62,8 @@ class FrameStream {
             emit(at);
             const size_t end = held_.find('\n', prefix_.size());
             if (end == std::string::npos) return;  // the status is still on its way
-            status_ = std::atoi(held_.c_str() + prefix_.size());
+            const std::string_view text(held_.data() + prefix_.size(), end - prefix_.size());
+            status_ = static_cast<int>(parse_decimal(trim(text), 0, 255).value_or(-1));
             done_ = true;
             held_.erase(0, end + 1);
             return;

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <climits>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -25,6 +26,7 @@
 #include "mlt/transfer/progress.h"
 #include "mlt/util/sha256.h"
 #include "mlt/util/shell.h"
+#include "mlt/util/text.h"
 
 namespace mlt {
 
@@ -180,10 +182,12 @@ public:
 private:
     void start(const std::string& header, uint64_t offset, int64_t resume_mtime) {
         const size_t sp = header.find(' ');
-        uint64_t size = 0;
-        if (sp == std::string::npos || !parse_mtime(header.substr(sp + 1), remote_mtime_))
+        const auto listed = sp == std::string::npos
+                                ? std::nullopt
+                                : parse_decimal(header.substr(0, sp), 0, LLONG_MAX);
+        if (!listed || !parse_mtime(header.substr(sp + 1), remote_mtime_))
             throw remote_error("unexpected reply when reading " + shown_ + ": " + header);
-        size = std::strtoull(header.c_str(), nullptr, 10);
+        const auto size = static_cast<uint64_t>(*listed);
         const bool tail = offset > 0 && offset <= size;
         if (tail && remote_mtime_ != resume_mtime) throw StartOver{};
         if (tail) {

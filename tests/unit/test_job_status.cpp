@@ -62,6 +62,25 @@ TEST(JobStatus, ParsesEveryState) {
     EXPECT_EQ(remote.last_command.rfind("cd \"$HOME\"/ws ", 0), 0u) << remote.last_command;
 }
 
+TEST(JobStatus, AStatusThatIsNotANumberIsNoStatus) {
+    // A half-written or foreign exit_status file once read as 0 (success) or wrapped: it must
+    // leave the job without a status, and a garbled pid or time reads as unknown.
+    FakeRemote remote({0,
+                       "job\tjunk\t42x\t0\t1e3\tok\t500\t1\tr1\trunning\t\n"
+                       "job\thuge\t\t0\t100\t99999999999999999999\t500\t1\tr2\trunning\t\n"
+                       "job\tsigned\t-5\t0\t100\t-1\t500\t1\tr3\trunning\t\n",
+                       ""});
+    auto jobs = mlt::query_jobs(remote, "~/ws");
+    ASSERT_EQ(jobs.size(), 3u);
+    for (const auto& job : jobs) {
+        EXPECT_FALSE(job.exit_status.has_value()) << job.model;
+        EXPECT_EQ(job.pgid, 0) << job.model;
+        EXPECT_NE(job.state, mlt::JobState::finished) << job.model;
+    }
+    EXPECT_EQ(jobs[0].started, 0);
+    EXPECT_EQ(jobs[0].state, mlt::JobState::starting);
+}
+
 TEST(JobStatus, OneModelOnly) {
     FakeRemote remote({0, "", ""});
     EXPECT_TRUE(mlt::query_jobs(remote, "/w s", "my_model").empty());
