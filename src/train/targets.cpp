@@ -75,15 +75,23 @@ void apply_ssh_option(const std::string& option, Target& t) {
 std::vector<Target> resolve_targets(const SshCommandLine& cli, const SshSettings& settings) {
     if (!cli.ssh_config.empty() && ::access(expand_user(cli.ssh_config).c_str(), R_OK) != 0)
         throw usage_error("cannot read ssh config " + cli.ssh_config, "check the -F path");
+    // Each host with the index of the connection entry whose user, key and secrets it takes:
+    // the i-th -h pairs with the i-th entry; from the settings, an entry without a hostname is
+    // skipped, and the next host still takes its own entry's password, never its neighbour's.
     std::vector<HostSpec> hosts;
-    for (const auto& h : cli.hosts) hosts.push_back(parse_host_spec(h));
+    std::vector<size_t> entry;
+    for (const auto& h : cli.hosts) {
+        hosts.push_back(parse_host_spec(h));
+        entry.push_back(hosts.size() - 1);
+    }
     const bool from_settings = hosts.empty();
     if (hosts.empty()) {
-        for (const auto& c : settings.connections) {
-            if (c.hostname.empty()) continue;
+        for (size_t i = 0; i < settings.connections.size(); ++i) {
+            if (settings.connections[i].hostname.empty()) continue;
             HostSpec spec;
-            spec.host = c.hostname;
+            spec.host = settings.connections[i].hostname;
             hosts.push_back(spec);
+            entry.push_back(i);
         }
     }
     if (hosts.empty())
@@ -101,8 +109,8 @@ std::vector<Target> resolve_targets(const SshCommandLine& cli, const SshSettings
         t.connect.port = cli.port ? cli.port : h.port;
         t.connect.identity_file = cli.identity_file;
         t.connect.password = cli.password;
-        if (i < settings.connections.size()) {
-            const auto& c = settings.connections[i];
+        if (entry[i] < settings.connections.size()) {
+            const auto& c = settings.connections[entry[i]];
             t.connect.fallback_user = c.username;
             t.connect.fallback_port = c.port;
             t.connect.fallback_identity_file = c.key_filename;

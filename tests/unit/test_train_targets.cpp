@@ -65,6 +65,27 @@ TEST(Targets, FirstProxyOptionWins) {
     EXPECT_EQ(t[0].connect.proxy_value, "nc %h %p");
 }
 
+// A connection entry without a hostname is skipped; the hosts after it keep their own entry's
+// user, key and password (they once took the skipped entry's, and sent its password along).
+TEST(Targets, AnEntryWithoutHostnameDoesNotShiftTheSecrets) {
+    mlt::SshSettings s;
+    mlt::ConnectionSettings blank;
+    blank.username = "blank-user";
+    blank.password = "blank-secret";
+    mlt::ConnectionSettings gpu;
+    gpu.hostname = "gpu";
+    gpu.username = "gpu-user";
+    gpu.password = "gpu-secret";
+    gpu.key_filename = "~/.ssh/id_gpu";
+    s.connections = {blank, gpu};
+    auto t = mlt::resolve_targets({}, s);
+    ASSERT_EQ(t.size(), 1u);
+    EXPECT_EQ(t[0].connect.host, "gpu");
+    EXPECT_EQ(t[0].connect.fallback_user, "gpu-user");
+    EXPECT_EQ(t[0].connect.password, "gpu-secret");
+    EXPECT_EQ(t[0].connect.fallback_identity_file, "~/.ssh/id_gpu");
+}
+
 TEST(Targets, ConnectionKeysOfTheSettings) {
     mlt::SshSettings s = settings_with_connection();
     s.connections[0].password = "pw";
