@@ -51,6 +51,14 @@ CLI::Validator decimal_in(long long lo, long long hi) {
         "NUMBER in " + range);
 }
 
+CLI::Validator non_empty(const std::string& what, const std::string& hint) {
+    return CLI::Validator(
+        [what, hint](std::string& text) -> std::string {
+            return text.empty() ? "empty " + what + "; " + hint : "";
+        },
+        "");
+}
+
 std::shared_ptr<CLI::Formatter> help_formatter(const std::string& usage_tail) {
     return std::make_shared<HelpFormatter>(usage_tail);
 }
@@ -69,6 +77,7 @@ void add_connection_options(CLI::App& app, SshCommandLine& cli, const std::strin
         ->transform(decimal_in(1, 65535))
         ->group(group);
     app.add_option("-i,--identity,--identity_file", cli.identity_file, "Private key file")
+        ->check(non_empty("key file", "give the key or leave -i out"))
         ->type_name("KEY")
         ->group(group);
     app.add_option_function<std::string>(
@@ -108,16 +117,19 @@ void add_ssh_command(CLI::App& app, Action& action, int& verbosity, TrainRunner 
         ->type_name("Key=Value")
         ->allow_extra_args(false);
     ssh->add_option("-F", cli->ssh_config, "ssh client config file (default ~/.ssh/config)")
+        ->check(non_empty("ssh config path", "give the file or leave -F out"))
         ->type_name("FILE");
     add_verbose_flag(*ssh, verbosity, "More detail on stderr (-vv: libssh protocol trace)");
 
     auto* status = ssh->add_subcommand("status", "Show the remote job(s): running/finished/none");
     status->set_help_flag("--help", "Print this help and exit");
     auto model = std::make_shared<std::string>();
-    status->add_option(
-        "MODEL", *model,
-        "Model name (its spec need not be on this machine) or spec path (default: all "
-        "models)");
+    status
+        ->add_option("MODEL", *model,
+                     "Model name (its spec need not be on this machine) or spec path (default: all "
+                     "models)")
+        ->check(non_empty("model name",
+                          "give the model's name or spec path, or leave it out for all models"));
     status->callback([&action, ssh, cli, model] {
         reject_train_flags(*ssh, "status");
         action = [cli, model] { return run_status(*cli, *model); };

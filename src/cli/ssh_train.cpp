@@ -37,6 +37,7 @@ void add_train_options(CLI::App& app, TrainOptions& o, SshCommandLine& cli, int&
     app.add_option("--workspace", o.workspace,
                    "Sync this project directory to the remote dir first (honours .mltignore and "
                    ".gitignore; never .git/, .env, id_*, *.pem, *.key)")
+        ->check(non_empty("workspace path", "give the project directory or leave --workspace out"))
         ->type_name("DIR");
     app.add_option_function<int>(
            "--reconnect-timeout", [&o](int s) { o.reconnect_timeout = s; },
@@ -126,6 +127,7 @@ void add_ssh_job_commands(CLI::App& ssh, Action& action, const std::shared_ptr<S
         auto model = std::make_shared<std::string>();
         cmd->add_option("MODEL", *model,
                         "Model name (its spec need not be on this machine) or spec path")
+            ->check(non_empty("model name", "give the model's name or spec path"))
             ->required();
         auto test = std::make_shared<bool>(false);
         cmd->add_flag("--test", *test, "The test model NAME-test (as train MODEL --test)");

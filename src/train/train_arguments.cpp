@@ -56,6 +56,8 @@ TrainArguments split_train_arguments(const std::vector<std::string>& words,
         }
     }
     if (!have_model) throw usage_error("no model given", "mlt ssh ... train MODEL [ARGS...]");
+    if (out.model.empty())
+        throw usage_error("empty model name", "give the model's name or spec path: train MODEL");
     return out;
 }
 

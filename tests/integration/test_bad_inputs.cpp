@@ -334,6 +334,19 @@ std::vector<BadInput> catalogue() {
                          {"workspace @HOME@/nowhere is not a directory"}));
     c.push_back(BadInput("SshConfigMissing", ssh_then({"-F", "@HOME@/no_config"}), u,
                          {"cannot read ssh config @HOME@/no_config"}));
+    // An empty value (a script's unset "$VAR") once meant "not given", and `train ''`,
+    // `stop ''` went on to the remote.
+    c.push_back(BadInput("KeyPathEmpty", ssh_then({"-i", ""}), u, {"--identity: empty key file"}));
+    c.push_back(BadInput("SshConfigEmpty", ssh_then({"-F", ""}), u, {"-F: empty ssh config path"}));
+    c.push_back(BadInput("WorkspaceEmpty", train_with({"--workspace", ""}), u,
+                         {"--workspace: empty workspace path"}));
+    for (const auto& [name, command] : std::vector<std::pair<std::string, std::string>>{
+             {"Status", "status"}, {"Logs", "logs"}, {"Stop", "stop"}, {"Download", "download"}})
+        c.push_back(
+            BadInput("ModelEmpty" + name, {"ssh", command, ""}, u, {"MODEL: empty model name"}));
+    c.push_back(BadInput("ModelEmptyTrain", {"ssh", "train", ""}, u, {"empty model name"}));
+    c.push_back(BadInput("ModelEmptyTrainResume", {"ssh", "train", "", "--resume"}, u,
+                         {"empty model name"}));
 
     // --- model names ---
     for (const auto& [name, model] : std::vector<std::pair<std::string, std::string>>{

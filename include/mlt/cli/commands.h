@@ -33,13 +33,16 @@ void add_verbose_flag(CLI::App& app, int& verbosity, const std::string& help);
 // For the callback of an `mlt ssh` COMMAND other than train: throws CLI::ValidationError
 // when a train-only option (--clean, --force, --resume, --wait...) was given before it.
 void reject_train_flags(const CLI::App& ssh, const std::string& command);
-// The help layout of `mlt ssh` and its commands: flag pairs shown as `--clean, --no-clean`;
-// a non-empty `usage_tail` (" MODEL [ARGS...]") is added to the usage line.
 // A transform for a numeric option: plain decimal within [lo, hi], handed on as plain
-// digits. CLI11 alone would take
-// `0x8fb` and `010` (octal) as numbers.
+// digits. CLI11 alone would take `0x8fb` and `010` (octal) as numbers.
 CLI::Validator decimal_in(long long lo, long long hi);
 
+// A check for a path or name that may not be empty: `-i "$KEY"` with KEY unset would
+// otherwise mean "no key given", and `stop ''` would reach the remote.
+CLI::Validator non_empty(const std::string& what, const std::string& hint);
+
+// The help layout of `mlt ssh` and its commands: flag pairs shown as `--clean, --no-clean`;
+// a non-empty `usage_tail` (" MODEL [ARGS...]") is added to the usage line.
 std::shared_ptr<CLI::Formatter> help_formatter(const std::string& usage_tail = {});
 
 }  // namespace mlt::cli
