@@ -44,7 +44,7 @@ void apply_ssh_option(const std::string& option, Target& t) {
     else if (key == "userknownhostsfile")
         t.connect.known_hosts_path = value;
     else if (key == "connecttimeout")
-        t.connect.connect_timeout_s = parse_int_option(typed, value, 1, 3600);
+        t.connect.connect_timeout_s = parse_int_option(typed, value, 1, 86400);
     else if (key == "port")
         t.connect.port = parse_int_option(typed, value, 1, 65535);
     else if (key == "user")
