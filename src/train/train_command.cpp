@@ -28,6 +28,7 @@
 #include "mlt/util/paths.h"
 #include "mlt/util/reporter.h"
 #include "mlt/util/shell.h"
+#include "mlt/util/text.h"
 
 namespace fs = std::filesystem;
 
@@ -188,16 +189,10 @@ std::map<std::string, std::vector<UploadItem>> plan_uploads(const RunContext& c,
         }
     }
     if (!skipped.empty()) {
-        constexpr std::size_t kShown = 10;
-        std::string names;
-        for (std::size_t i = 0; i < skipped.size() && i < kShown; ++i)
-            names += (i ? ", " : "") + skipped[i];
-        if (skipped.size() > kShown)
-            names += ", and " + std::to_string(skipped.size() - kShown) + " more";
         spdlog::warn(
             "upload_files: not sending {} file(s) that look like secrets or link out of their "
             "directory: {} (to send one, name it as 'from|to')",
-            skipped.size(), names);
+            skipped.size(), names_in_brief(skipped));
     }
     // One remote path, one file: the first source wins (the spec, then the workspace, then
     // upload_files), so a spec inside the workspace is not sent twice.

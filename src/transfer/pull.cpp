@@ -29,6 +29,7 @@
 #include "mlt/transfer/progress.h"
 #include "mlt/transfer/sync.h"
 #include "mlt/util/interrupt.h"
+#include "mlt/util/text.h"
 
 namespace mlt {
 
@@ -50,13 +51,10 @@ std::string shown_name(const std::string& path) {
     return "'" + path.substr(0, kShownName - 40) + "..." + path.substr(path.size() - 37) + "'";
 }
 
-std::string name_list(const std::vector<std::string>& paths) {
-    constexpr size_t kShown = 10;
-    std::string text;
-    for (size_t i = 0; i < paths.size() && i < kShown; ++i)
-        text += (i ? ", " : "") + shown_name(paths[i]);
-    if (paths.size() > kShown) text += " and " + std::to_string(paths.size() - kShown) + " more";
-    return text;
+std::string shown_names(const std::vector<std::string>& paths) {
+    std::vector<std::string> shown;
+    for (const auto& path : paths) shown.push_back(shown_name(path));
+    return names_in_brief(shown);
 }
 
 // "<what> <n> file(s): names" parts of one warning line, joined with "; ".
@@ -64,7 +62,7 @@ struct Report {
     std::vector<std::string> parts;
     void add(const std::string& what, const std::vector<std::string>& paths) {
         if (!paths.empty())
-            parts.push_back(what + " " + std::to_string(paths.size()) + ": " + name_list(paths));
+            parts.push_back(what + " " + std::to_string(paths.size()) + ": " + shown_names(paths));
     }
     std::string text() const {
         std::string t;

@@ -96,9 +96,12 @@ std::string last_lines(std::string_view text, size_t max_lines, size_t max_line_
     return out;
 }
 
-}  // namespace mlt
-
-namespace mlt {
+std::string names_in_brief(const std::vector<std::string>& names, size_t shown) {
+    std::string text;
+    for (size_t i = 0; i < names.size() && i < shown; ++i) text += (i ? ", " : "") + names[i];
+    if (names.size() > shown) text += " and " + std::to_string(names.size() - shown) + " more";
+    return text;
+}
 
 std::string trim(std::string_view s) {
     const size_t begin = s.find_first_not_of(" \t\r\n");

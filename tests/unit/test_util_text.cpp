@@ -63,6 +63,13 @@ TEST(LastLines, BoundsEachLine) {
     EXPECT_EQ(shown, std::string(20, 'x') + " ... (9980 more bytes)");
 }
 
+TEST(NamesInBrief, NamesTheFirstFewThenCountsTheRest) {
+    EXPECT_EQ(mlt::names_in_brief({}), "");
+    EXPECT_EQ(mlt::names_in_brief({"a"}), "a");
+    EXPECT_EQ(mlt::names_in_brief({"a", "b", "c"}, 3), "a, b, c");
+    EXPECT_EQ(mlt::names_in_brief({"a", "b", "c", "d", "e"}, 2), "a, b and 3 more");
+}
+
 TEST(ParseDecimal, OnlyPlainDecimalWithinRange) {
     using mlt::parse_decimal;
     EXPECT_EQ(parse_decimal("22", 1, 65535), 22);

@@ -4,6 +4,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace mlt {
 
@@ -18,9 +19,9 @@ std::string printable(std::string_view text, size_t max_bytes = 400);
 // with `... ` (a 200 KB login banner before a tar error leaves the error in view).
 std::string last_lines(std::string_view text, size_t max_lines = 3, size_t max_line_bytes = 200);
 
-}  // namespace mlt
-
-namespace mlt {
+// The first `shown` of `names` joined with ", ", then ` and N more` for the rest: a warning
+// about many files stays one line.
+std::string names_in_brief(const std::vector<std::string>& names, size_t shown = 10);
 
 // `s` without leading and trailing blanks (spaces, tabs, CR, LF).
 std::string trim(std::string_view s);
