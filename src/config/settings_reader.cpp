@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <cctype>
-#include <climits>
 #include <cmath>
 #include <cstdlib>
 #include <optional>
@@ -270,8 +269,8 @@ int FileReader::read_integer(const FieldDecl& field, const YAML::Node& node,
                              const std::string& key) const {
     const std::string s = read_scalar(field, node, key);
     // Decimal only: YAML would read 0x8fb as hex and 010 as octal.
-    const long long hi = field.max == 0 ? INT_MAX : static_cast<long long>(field.max);
-    const auto value = parse_decimal(s, static_cast<long long>(field.min), hi);
+    const auto value =
+        parse_decimal(s, static_cast<long long>(field.min), static_cast<long long>(field.max));
     if (!value) type_error(node, key, field);
     return static_cast<int>(*value);
 }

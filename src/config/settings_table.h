@@ -52,7 +52,7 @@ struct FieldDecl {
     std::string_view example;                   // YAML flow text: error hints and the docs example
     std::string_view doc;                       // one line
     double min = 0;                             // integer/number lower bound
-    double max = 0;                             // upper bound of an integer or number; 0: none
+    double max = 0;                             // integer/number upper bound (each has one)
     bool non_empty = false;                     // string may not be ""
     std::optional<TransferDirection> transfer;  // list entries follow MLTK's path rules
     std::vector<std::string_view> choices;      // choice: the accepted words
