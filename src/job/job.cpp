@@ -5,6 +5,7 @@
 #include <climits>
 
 #include "alive.h"
+#include "mlt/job/status.h"
 #include "mlt/util/error.h"
 #include "mlt/util/shell.h"
 #include "mlt/util/text.h"
@@ -336,14 +337,8 @@ JobResult read_job_result(Remote& remote, const std::string& remote_dir, const s
         if (line.rfind("sha=", 0) == 0) result.sha256 = line.substr(4);
         if (line.rfind("log=", 0) == 0) result.log_dir = line.substr(4);
         if (line == "train=1") result.training_started = true;
-        if (line.rfind("exit=", 0) == 0) {
-            // Half-written or foreign: treated as no status.
-            const auto status = parse_decimal(std::string_view(line).substr(5), 0, INT_MAX);
-            if (status)
-                result.exit_status = static_cast<int>(*status);
-            else
-                result.exit_status.reset();
-        }
+        if (line.rfind("exit=", 0) == 0)
+            result.exit_status = recorded_status(std::string_view(line).substr(5));
     }
     return result;
 }
@@ -370,10 +365,7 @@ std::optional<int> read_shutdown_status(Remote& remote, const std::string& remot
         remote_dir, "cat " + shell_quote(JobPaths(model).shutdown_status) + " 2>/dev/null; true"));
     if (out.exit_status != 0)
         throw remote_failure(remote, "reading the shutdown status", out.exit_status, out.err);
-    // Half-written: not there yet.
-    const auto status = parse_decimal(trim(out.out), 0, INT_MAX);
-    if (!status) return std::nullopt;
-    return static_cast<int>(*status);
+    return recorded_status(trim(out.out));  // half-written: not there yet
 }
 
 }  // namespace mlt

@@ -115,9 +115,7 @@ std::vector<JobStatus> query_jobs(Remote& remote, const std::string& remote_dir,
         job.run_id = f[8];
         job.phase = f[9];
         job.clean = f[10] == "1";
-        // A half-written or foreign status file counts as no status, never as 0.
-        if (const auto status = parse_decimal(trim(f[5]), 0, INT_MAX))
-            job.exit_status = static_cast<int>(*status);
+        job.exit_status = recorded_status(trim(f[5]));
         job.state =
             job_state(job.locked, job.phase, job.pgid, f[3] == "1", job.exit_status.has_value());
         result.push_back(std::move(job));
@@ -153,6 +151,12 @@ const char* killing_signal(int status) {
 }
 
 }  // namespace
+
+std::optional<int> recorded_status(std::string_view text) {
+    const auto status = parse_decimal(text, 0, INT_MAX);
+    if (!status) return std::nullopt;
+    return static_cast<int>(*status);
+}
 
 std::string describe_exit_status(int status) {
     std::string text = "exit status " + std::to_string(status);

@@ -2,6 +2,7 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "mlt/ssh/remote.h"
@@ -51,6 +52,10 @@ std::vector<JobStatus> query_jobs(Remote& remote, const std::string& remote_dir,
 // reports a process a signal killed, "exit status 137 (killed by SIGKILL)" (the signal
 // numbers of Linux, where the jobs run).
 std::string describe_exit_status(int status);
+
+// An exit status as a job file records it: a plain decimal 0..INT_MAX, else nullopt (a
+// half-written or foreign file is no status, never 0).
+std::optional<int> recorded_status(std::string_view text);
 
 // "running", "finished", ...
 const char* to_string(JobState state);
