@@ -1,6 +1,5 @@
 #include "mlt/config/ssh_config.h"
 
-#include <fnmatch.h>
 #include <glob.h>
 #include <pwd.h>
 #include <strings.h>
@@ -12,6 +11,7 @@
 
 #include "mlt/util/error.h"
 #include "mlt/util/paths.h"
+#include "mlt/util/text.h"
 
 namespace mlt {
 
@@ -72,7 +72,7 @@ bool host_matches(const std::vector<std::string>& patterns, const std::string& h
         const std::string& p = patterns[i];
         const bool negated = !p.empty() && p[0] == '!';
         const char* pattern = p.c_str() + (negated ? 1 : 0);
-        if (::fnmatch(pattern, host.c_str(), FNM_CASEFOLD) == 0) {
+        if (wildcard_match(pattern, host, true)) {
             if (negated) return false;
             matched = true;
         }
@@ -91,26 +91,6 @@ std::vector<std::string> include_paths(const std::string& arg) {
     }
     ::globfree(&g);
     return paths;
-}
-
-// OpenSSH's match_pattern_list: comma-separated patterns, a matching `!pattern` vetoes.
-bool pattern_list_matches(const std::string& list, const std::string& value, bool fold_case) {
-    bool matched = false;
-    size_t start = 0;
-    while (start <= list.size()) {
-        size_t comma = list.find(',', start);
-        if (comma == std::string::npos) comma = list.size();
-        std::string p = list.substr(start, comma - start);
-        start = comma + 1;
-        if (p.empty()) continue;
-        const bool negated = p[0] == '!';
-        if (negated) p.erase(0, 1);
-        if (::fnmatch(p.c_str(), value.c_str(), fold_case ? FNM_CASEFOLD : 0) == 0) {
-            if (negated) return false;
-            matched = true;
-        }
-    }
-    return matched;
 }
 
 std::string local_user() {
@@ -202,15 +182,15 @@ class Reader {
             const std::string& arg = words[++i];
             bool hit = false;
             if (criterion == "host") {
-                hit = pattern_list_matches(arg, out_.hostname(), true);
+                hit = match_pattern_list(arg, out_.hostname(), true);
             } else if (criterion == "originalhost") {
-                hit = pattern_list_matches(arg, out_.host(), true);
+                hit = match_pattern_list(arg, out_.host(), true);
             } else if (criterion == "user") {
                 const std::string user =
                     !user_.empty() ? user_ : out_.value("User").value_or(local_user());
-                hit = pattern_list_matches(arg, user, false);
+                hit = match_pattern_list(arg, user, false);
             } else if (criterion == "localuser") {
-                hit = pattern_list_matches(arg, local_user(), false);
+                hit = match_pattern_list(arg, local_user(), false);
             } else if (is_unevaluated_criterion(criterion)) {
                 out_.warn("Match " + criterion + " at " + where +
                           " is not evaluated by mlt: the lines of that block are not used");
@@ -231,6 +211,25 @@ class Reader {
 };
 
 }  // namespace
+
+bool match_pattern_list(const std::string& list, const std::string& value, bool fold_case) {
+    bool matched = false;
+    size_t start = 0;
+    while (start <= list.size()) {
+        size_t comma = list.find(',', start);
+        if (comma == std::string::npos) comma = list.size();
+        std::string p = list.substr(start, comma - start);
+        start = comma + 1;
+        if (p.empty()) continue;
+        const bool negated = p[0] == '!';
+        if (negated) p.erase(0, 1);
+        if (wildcard_match(p, value, fold_case)) {
+            if (negated) return false;
+            matched = true;
+        }
+    }
+    return matched;
+}
 
 const SshConfigValue* SshConfigEntry::first(std::string_view keyword) const {
     auto it = values_.find(lower(keyword));

@@ -2,12 +2,15 @@
 
 #include <pwd.h>
 #include <spdlog/spdlog.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
+#include <cstring>
 #include <fstream>
-#include <sstream>
 
 #include "internal.h"
+#include "known_hosts.h"
 #include "mlt/util/shell.h"
 
 namespace mlt {
@@ -30,42 +33,35 @@ Error host_key_error(std::string what, std::string hint) {
     return Error(ErrorKind::host_key, exit_code::kHostKey, std::move(what), std::move(hint));
 }
 
-// 1-based numbers of the known_hosts lines that name `host_port` (plain or hashed), so a
-// changed key can be pointed at precisely.
-std::vector<int> lines_for_host(const std::string& path, const std::string& host_port) {
-    std::vector<int> found;
-    std::ifstream in(path);
-    std::string line;
-    for (int n = 1; std::getline(in, line); ++n) {
-        if (line.empty() || line[0] == '#') continue;
-        ssh_knownhosts_entry* raw = nullptr;
-        if (ssh_known_hosts_parse_line(host_port.c_str(), line.c_str(), &raw) == SSH_OK) {
-            KnownHostsEntryPtr entry(raw);
-            found.push_back(n);
-        }
-    }
-    return found;
+// The server's key, for comparing with known_hosts lines.
+KeyPtr server_key(ssh_session s) {
+    ssh_key raw = nullptr;
+    if (ssh_get_server_publickey(s, &raw) != SSH_OK || raw == nullptr)
+        throw host_key_error("cannot read the server's host key: " + last_error(s),
+                             "retry; if it persists, run with -v");
+    return KeyPtr(raw);
 }
 
-// True when a `@revoked` line of known_hosts holds the server's key. libssh 0.10 does not
-// read these markers; OpenSSH refuses such a key whatever else the file says. The host
-// patterns of the line are not consulted: a revoked key is refused for every host.
-bool key_is_revoked(ssh_session s, const std::string& path) {
-    ssh_key raw = nullptr;
-    if (ssh_get_server_publickey(s, &raw) != SSH_OK) return false;
-    KeyPtr key(raw);
-    char* b64_raw = nullptr;
-    if (ssh_pki_export_pubkey_base64(key.get(), &b64_raw) != SSH_OK) return false;
-    CString b64(b64_raw);
+// known_hosts read for the server (known_hosts.h). A missing file is a file without lines; one
+// that exists but cannot be read is refused, since a check that read nothing would call every
+// host new.
+KnownHostsCheck read_known_hosts(ssh_session s, const std::string& path,
+                                 const std::string& host_port) {
+    KeyPtr key = server_key(s);
     std::ifstream in(path);
-    std::string line;
-    while (std::getline(in, line)) {
-        std::istringstream words(line);
-        std::string marker, hosts, type, blob;
-        if (words >> marker >> hosts >> type >> blob && marker == "@revoked" && blob == b64.get())
-            return true;
+    if (!in) {
+        const int err = errno;
+        struct stat st {};
+        if (::stat(path.c_str(), &st) != 0 && errno == ENOENT) return {};
+        throw host_key_error("cannot read " + path + " to check the host key of " + host_port +
+                                 ": " + std::strerror(err),
+                             "check that the file is readable");
     }
-    return false;
+    KnownHostsCheck check = check_known_hosts(in, host_port, key.get());
+    if (in.bad())
+        throw host_key_error("cannot read " + path + " to check the host key of " + host_port,
+                             "check that the file is a readable known_hosts file");
+    return check;
 }
 
 }  // namespace
@@ -106,10 +102,12 @@ HostKeyVerdict verify_host_key(ssh_session s, const Resolved& r, bool first) {
     const std::string& known_hosts_path = r.known_hosts;
     std::string key_type;
     const std::string fingerprint = server_fingerprint(s, &key_type);
-    if (key_is_revoked(s, known_hosts_path))
+    const KnownHostsCheck check = read_known_hosts(s, known_hosts_path, host_port);
+    if (check.revoked_line != 0)
         throw host_key_error(
             "host key of " + host_port + " (" + key_type + " " + fingerprint +
-                ") is marked @revoked in " + known_hosts_path,
+                ") is marked @revoked in " + known_hosts_path + ":" +
+                std::to_string(check.revoked_line),
             "the server uses a revoked key: do not connect; ask its administrator");
     // On a reconnect the first connection's warning stands; the key is the same (Connector).
     const auto warn = [first](const std::string& text) {
@@ -118,16 +116,17 @@ HostKeyVerdict verify_host_key(ssh_session s, const Resolved& r, bool first) {
         else
             spdlog::debug("{}", text);
     };
-    const ssh_known_hosts_e state = ssh_session_is_known_server(s);
-    switch (state) {
-        case SSH_KNOWN_HOSTS_OK:
-            spdlog::debug("host key {} {} matches {}", key_type, fingerprint, known_hosts_path);
+    for (const UnreadableLine& bad : check.unreadable)
+        warn("known_hosts line " + known_hosts_path + ":" + std::to_string(bad.line) + " for " +
+             host_port + " cannot be read (" + bad.why + "); skipped, as ssh skips it");
+    switch (check.match) {
+        case KnownHostsMatch::known:
+            spdlog::debug("host key {} {} matches {}:{}", key_type, fingerprint, known_hosts_path,
+                          check.line);
             return HostKeyVerdict::known;
-        case SSH_KNOWN_HOSTS_CHANGED:
-        case SSH_KNOWN_HOSTS_OTHER: {
-            std::string where = known_hosts_path;
-            auto lines = lines_for_host(known_hosts_path, host_port);
-            if (!lines.empty()) where += ":" + std::to_string(lines.front());
+        case KnownHostsMatch::changed:
+        case KnownHostsMatch::other: {
+            const std::string where = known_hosts_path + ":" + std::to_string(check.line);
             if (r.checking == HostKeyChecking::no) {
                 // As OpenSSH: connect, but a man in the middle must not get a password.
                 warn("host key of " + host_port + " has CHANGED (now " + key_type + " " +
@@ -145,14 +144,8 @@ HostKeyVerdict verify_host_key(ssh_session s, const Resolved& r, bool first) {
                     "; for cloud hosts that reuse addresses, host_key_checking: no (or -o "
                     "StrictHostKeyChecking=no) accepts a changed key with a warning");
         }
-        case SSH_KNOWN_HOSTS_UNKNOWN:
-        case SSH_KNOWN_HOSTS_NOT_FOUND:
+        case KnownHostsMatch::unknown:
             break;
-        case SSH_KNOWN_HOSTS_ERROR:
-        default:
-            throw host_key_error("cannot check the host key of " + host_port + " against " +
-                                     known_hosts_path + ": " + last_error(s),
-                                 "check that the file is readable and well formed");
     }
     switch (r.checking) {
         case HostKeyChecking::yes:

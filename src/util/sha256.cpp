@@ -5,7 +5,9 @@
 #include "mlt/util/sha256.h"
 
 #include <openssl/evp.h>
+#include <openssl/hmac.h>
 
+#include <cctype>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -15,7 +17,9 @@
 
 namespace mlt {
 
-void Sha256::CtxDeleter::operator()(evp_md_ctx_st* ctx) const { EVP_MD_CTX_free(ctx); }
+void Sha256::CtxDeleter::operator()(evp_md_ctx_st* ctx) const {
+    EVP_MD_CTX_free(ctx);
+}
 
 Sha256::Sha256() : ctx_(EVP_MD_CTX_new()) {
     if (!ctx_ || EVP_DigestInit_ex(ctx_.get(), EVP_sha256(), nullptr) != 1) throw std::bad_alloc();
@@ -50,6 +54,32 @@ std::string sha256_file(const std::string& path) {
     std::fclose(f);
     if (failed) throw io_error("cannot read " + path);
     return hash.hex_digest();
+}
+
+std::string hmac_sha1(std::string_view key, std::string_view data) {
+    unsigned char out[EVP_MAX_MD_SIZE];
+    unsigned int len = 0;
+    if (!HMAC(EVP_sha1(), key.data(), static_cast<int>(key.size()),
+              reinterpret_cast<const unsigned char*>(data.data()), data.size(), out, &len))
+        throw std::bad_alloc();
+    return std::string(reinterpret_cast<const char*>(out), len);
+}
+
+std::optional<std::string> base64_decode(std::string_view text) {
+    if (text.empty() || text.size() % 4 != 0 || text.size() > (1u << 20)) return std::nullopt;
+    for (char c : text) {
+        if (!std::isalnum(static_cast<unsigned char>(c)) && c != '+' && c != '/' && c != '=')
+            return std::nullopt;
+    }
+    const size_t pad = text.back() == '=' ? (text[text.size() - 2] == '=' ? 2 : 1) : 0;
+    if (text.find('=') < text.size() - pad) return std::nullopt;  // '=' only at the end
+    std::string out(text.size() / 4 * 3, '\0');
+    const int n = EVP_DecodeBlock(reinterpret_cast<unsigned char*>(out.data()),
+                                  reinterpret_cast<const unsigned char*>(text.data()),
+                                  static_cast<int>(text.size()));
+    if (n < 0 || static_cast<size_t>(n) < pad) return std::nullopt;
+    out.resize(static_cast<size_t>(n) - pad);
+    return out;
 }
 
 }  // namespace mlt

@@ -1,5 +1,6 @@
 #include "mlt/util/text.h"
 
+#include <cctype>
 #include <cstdio>
 #include <vector>
 
@@ -123,6 +124,33 @@ std::optional<long long> parse_decimal(std::string_view text, long long lo, long
     if (negative) value = -value;
     if (value < lo || value > hi) return std::nullopt;
     return value;
+}
+
+bool wildcard_match(std::string_view pattern, std::string_view text, bool fold_case) {
+    const auto same = [fold_case](char a, char b) {
+        if (!fold_case) return a == b;
+        return std::tolower(static_cast<unsigned char>(a)) ==
+               std::tolower(static_cast<unsigned char>(b));
+    };
+    // Iterative, with one backtrack point (the last `*`): linear in practice, never recursive,
+    // so a hostile pattern of many `*` cannot exhaust the stack.
+    size_t p = 0, t = 0, star = std::string_view::npos, resume = 0;
+    while (t < text.size()) {
+        if (p < pattern.size() && pattern[p] == '*') {
+            star = p++;
+            resume = t;
+        } else if (p < pattern.size() && (pattern[p] == '?' || same(pattern[p], text[t]))) {
+            ++p;
+            ++t;
+        } else if (star != std::string_view::npos) {
+            p = star + 1;
+            t = ++resume;
+        } else {
+            return false;
+        }
+    }
+    while (p < pattern.size() && pattern[p] == '*') ++p;
+    return p == pattern.size();
 }
 
 }  // namespace mlt

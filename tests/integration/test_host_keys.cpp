@@ -1,7 +1,10 @@
 // Host key verification against known_hosts: yes / accept-new (default) / no.
 #include <gtest/gtest.h>
 
+#include <functional>
+#include <ostream>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "harness/expect.h"
@@ -290,6 +293,169 @@ TEST_F(HostKeyTest, RevokedKeyIsRefused) {
     EXPECT_EQ(r.exit_code, kExitHostKey) << describe(r);
     EXPECT_EQ(read_file(known_hosts), revoked);
     EXPECT_EQ(login_count(), 0u) << sshd_log();
+}
+
+// A known_hosts line about the server that cannot be read (truncated, an unknown key type, no
+// key, a hashed line cut short; or a `*` line) must not hide the valid line that holds the
+// server's OLD key: libssh stops at the first unreadable line and reads the host as unknown,
+// so accept-new recorded the new key and connected. OpenSSH skips such a line and refuses.
+struct BrokenLine {
+    std::string name;
+    // The line, from the host pattern as known_hosts writes it ("[127.0.0.1]:PORT"), the
+    // plain line of a valid key for the server, and that line hashed by ssh-keygen -H.
+    std::function<std::string(const std::string& pattern, const std::string& valid,
+                              const std::string& hashed)>
+        make;
+};
+
+void PrintTo(const BrokenLine& line, std::ostream* os) {
+    *os << line.name;
+}
+
+std::string first_words(const std::string& line, int words) {
+    std::size_t at = 0;
+    for (int i = 0; i < words && at != std::string::npos; ++i) {
+        at = line.find(' ', at == 0 ? 0 : at + 1);
+    }
+    return at == std::string::npos ? line : line.substr(0, at);
+}
+
+std::vector<BrokenLine> broken_lines() {
+    return {
+        {"truncated_key", [](const std::string&, const std::string& valid,
+                             const std::string&) { return valid.substr(0, valid.size() - 30); }},
+        {"unknown_key_type",
+         [](const std::string& pattern, const std::string& valid, const std::string&) {
+             return pattern + " ssh-mlt-unknown@example.com " + valid.substr(valid.rfind(' ') + 1);
+         }},
+        {"no_key", [](const std::string& pattern, const std::string&,
+                      const std::string&) { return pattern + " ssh-ed25519"; }},
+        {"star_pattern_truncated",
+         [](const std::string&, const std::string& valid, const std::string&) {
+             return "* ssh-ed25519 " + valid.substr(valid.rfind(' ') + 1, 20);
+         }},
+        {"hashed_truncated", [](const std::string&, const std::string&,
+                                const std::string& hashed) { return first_words(hashed, 2); }},
+        {"hashed_host_only", [](const std::string&, const std::string&,
+                                const std::string& hashed) { return first_words(hashed, 1); }},
+    };
+}
+
+class BrokenKnownHostsLineTest
+    : public HostKeyTest,
+      public ::testing::WithParamInterface<std::tuple<BrokenLine, bool>> {
+  protected:
+    // `line` hashed as ssh-keygen -H writes it.
+    std::string hashed(const std::string& line) {
+        const std::string path = sshd().dir() + "/to_hash";
+        write_file(path, line + "\n");
+        ProcessResult r =
+            run_process({"ssh-keygen", "-H", "-f", path}, tool_environment(), kToolTimeout);
+        EXPECT_EQ(r.exit_code, 0) << describe(r);
+        std::string text = read_file(path);
+        while (!text.empty() && text.back() == '\n') text.pop_back();
+        EXPECT_EQ(text.rfind("|1|", 0), 0u) << text;
+        return text;
+    }
+    // The broken line of this case, made from a line that holds the server's current key.
+    std::string broken() {
+        const std::string current = sshd().known_hosts_line();
+        return std::get<0>(GetParam()).make(host_pattern(), current, hashed(current));
+    }
+    bool old_key_hashed() const { return std::get<1>(GetParam()); }
+};
+
+TEST_P(BrokenKnownHostsLineTest, DoesNotHideAChangedKey) {
+    const std::string known_hosts = custom_known_hosts();
+    std::string old_line = host_pattern() + " " + other_key_blob("k_old");
+    if (old_key_hashed()) old_line = hashed(old_line);
+    const std::string bad = broken();
+    for (const bool broken_first : {true, false}) {
+        SCOPED_TRACE(broken_first ? "broken line first" : "broken line after the old key");
+        const std::string content = "# test hosts\n" +
+                                    (broken_first ? bad + "\n" + old_line : old_line + "\n" + bad) +
+                                    "\n";
+        write_file(known_hosts, content);
+        ProcessResult r = status_with(known_hosts);
+        EXPECT_EQ(r.exit_code, kExitHostKey) << describe(r) << content;
+        EXPECT_TRUE(has_text(r.err, "CHANGED")) << describe(r);
+        EXPECT_TRUE(has_text(r.err, known_hosts + (broken_first ? ":3" : ":2")))
+            << "the old key's line is named\n"
+            << describe(r);
+        EXPECT_TRUE(has_text(r.err, known_hosts + (broken_first ? ":2" : ":3")))
+            << "the unreadable line is named in a warning\n"
+            << describe(r);
+        EXPECT_EQ(read_file(known_hosts), content) << "known_hosts must not change";
+        EXPECT_EQ(login_count(), 0u) << sshd_log();
+        // OpenSSH decides the same on the same file.
+        ProcessResult ssh = env().run(sshd().openssh_argv(sshd().client_key_path(), known_hosts));
+        EXPECT_EQ(ssh.exit_code, 255) << "OpenSSH accepts this file?\n" << describe(ssh);
+        EXPECT_EQ(read_file(known_hosts), content);
+    }
+}
+
+// StrictHostKeyChecking yes: the server's valid line counts whatever unreadable line follows.
+TEST_P(BrokenKnownHostsLineTest, DoesNotHideTheValidKeyUnderYes) {
+    const std::string known_hosts = custom_known_hosts();
+    std::string valid = sshd().known_hosts_line();
+    if (old_key_hashed()) valid = hashed(valid);
+    const std::string content = valid + "\n" + broken() + "\n";
+    write_file(known_hosts, content);
+    ProcessResult r = status_with(known_hosts, {"-o", "StrictHostKeyChecking=yes"});
+    EXPECT_EQ(r.exit_code, 0) << describe(r) << content;
+    EXPECT_TRUE(logged_in());
+    EXPECT_EQ(read_file(known_hosts), content);
+}
+
+// accept-new with only an unreadable line for the server records the key once, not on every
+// connection.
+TEST_P(BrokenKnownHostsLineTest, AcceptNewRecordsTheKeyOnce) {
+    if (old_key_hashed()) return;  // the hashed old line plays no part here: one run suffices
+    const std::string known_hosts = custom_known_hosts();
+    const std::string content = broken() + "\n";
+    write_file(known_hosts, content);
+    ProcessResult first = status_with(known_hosts);
+    ASSERT_EQ(first.exit_code, 0) << describe(first);
+    const std::string recorded = read_file(known_hosts);
+    EXPECT_TRUE(has_text(recorded, sshd().host_key_type_and_blob())) << recorded;
+    for (int i = 0; i < 2; ++i) {
+        ProcessResult again = status_with(known_hosts);
+        ASSERT_EQ(again.exit_code, 0) << describe(again);
+        EXPECT_EQ(read_file(known_hosts), recorded) << "the key was recorded again";
+    }
+}
+
+INSTANTIATE_TEST_SUITE_P(Lines, BrokenKnownHostsLineTest,
+                         ::testing::Combine(::testing::ValuesIn(broken_lines()), ::testing::Bool()),
+                         [](const ::testing::TestParamInfo<std::tuple<BrokenLine, bool>>& p) {
+                             return std::get<0>(p.param).name +
+                                    (std::get<1>(p.param) ? "_old_key_hashed" : "_old_key_plain");
+                         });
+
+// A `*` line with another valid key covers the server too: OpenSSH reads it as a changed key.
+TEST_F(HostKeyTest, AStarLineWithAnotherKeyIsAChangedKey) {
+    const std::string known_hosts = custom_known_hosts();
+    const std::string content = "* " + other_key_blob("k_star") + "\n";
+    write_file(known_hosts, content);
+    ProcessResult r = status_with(known_hosts);
+    EXPECT_EQ(r.exit_code, kExitHostKey) << describe(r);
+    EXPECT_TRUE(has_text(r.err, known_hosts + ":1")) << describe(r);
+    EXPECT_EQ(read_file(known_hosts), content);
+    ProcessResult ssh = env().run(sshd().openssh_argv(sshd().client_key_path(), known_hosts));
+    EXPECT_EQ(ssh.exit_code, 255) << describe(ssh);
+}
+
+// A line for the server under a pattern list with a negation, as OpenSSH reads it.
+TEST_F(HostKeyTest, PatternListsAndNegationsAreReadAsOpenSshReadsThem) {
+    const std::string known_hosts = custom_known_hosts();
+    const std::string blob = sshd().host_key_type_and_blob();
+    write_file(known_hosts,
+               "other.example,[127.0.0.*]:" + std::to_string(sshd().port()) + " " + blob + "\n");
+    ProcessResult r = status_with(known_hosts, {"-o", "StrictHostKeyChecking=yes"});
+    EXPECT_EQ(r.exit_code, 0) << describe(r);
+    write_file(known_hosts, "*,!" + host_pattern() + " " + blob + "\n");
+    r = status_with(known_hosts, {"-o", "StrictHostKeyChecking=yes"});
+    EXPECT_EQ(r.exit_code, kExitHostKey) << "a negated pattern excludes the host\n" << describe(r);
 }
 
 }  // namespace

@@ -1,5 +1,8 @@
 #include <gtest/gtest.h>
 
+#include <optional>
+#include <string>
+
 #include "mlt/util/sha256.h"
 
 namespace {
@@ -25,6 +28,28 @@ TEST(Sha256, ChunkingDoesNotMatter) {
     mlt::Sha256 h;
     for (size_t i = 0; i < data.size(); i += 13) h.update(data.substr(i, 13));
     EXPECT_EQ(h.hex_digest(), sha(data));
+}
+
+TEST(Hmac, Rfc2202Sha1Vectors) {
+    const std::string hex = [] {
+        std::string out;
+        for (unsigned char c : mlt::hmac_sha1("Jefe", "what do ya want for nothing?")) {
+            static const char* digits = "0123456789abcdef";
+            out += digits[c >> 4];
+            out += digits[c & 15];
+        }
+        return out;
+    }();
+    EXPECT_EQ(hex, "effcdf6ae5eb2fa2d27416d5f184df9c259a7c79");
+}
+
+TEST(Base64Decode, ValidAndInvalid) {
+    EXPECT_EQ(mlt::base64_decode("aGVsbG8="), std::optional<std::string>("hello"));
+    EXPECT_EQ(mlt::base64_decode("aGVsbG8h"), std::optional<std::string>("hello!"));
+    EXPECT_EQ(mlt::base64_decode("aGk="), std::optional<std::string>("hi"));
+    EXPECT_EQ(mlt::base64_decode("aA=="), std::optional<std::string>("h"));
+    for (const char* bad : {"", "aGk", "aG=k", "a===", "aGVs bG8=", "aGVs\nbG8="})
+        EXPECT_EQ(mlt::base64_decode(bad), std::nullopt) << bad;
 }
 
 }  // namespace

@@ -106,3 +106,21 @@ TEST(RemoteFailure, QuotesTheLastLinesBoundedAndEscaped) {
     EXPECT_EQ(what.find('\x1b'), std::string::npos);
     EXPECT_LT(what.size(), 1000u);
 }
+
+TEST(WildcardMatch, StarAndQuestionMarkOnly) {
+    using mlt::wildcard_match;
+    EXPECT_TRUE(wildcard_match("*", "", false));
+    EXPECT_TRUE(wildcard_match("gpu*", "gpu-7", false));
+    EXPECT_TRUE(wildcard_match("*.example.*", "a.example.com", false));
+    EXPECT_TRUE(wildcard_match("h?st", "host", false));
+    EXPECT_FALSE(wildcard_match("h?st", "hst", false));
+    EXPECT_FALSE(wildcard_match("gpu*", "cpu-7", false));
+    EXPECT_TRUE(wildcard_match("[h]:22", "[h]:22", false)) << "[ is a plain character";
+    EXPECT_FALSE(wildcard_match("[h]:22", "h:22", false));
+    EXPECT_FALSE(wildcard_match("GPU", "gpu", false));
+    EXPECT_TRUE(wildcard_match("GPU", "gpu", true));
+    EXPECT_TRUE(wildcard_match("a*b*c", "axxbyybzc", false));
+    EXPECT_FALSE(wildcard_match("a*b*c", "axxbyybz", false));
+    // Many stars against a long text stay fast (no exponential backtracking).
+    EXPECT_FALSE(wildcard_match(std::string(200, '*') + "b", std::string(5000, 'a'), false));
+}

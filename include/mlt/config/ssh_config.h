@@ -55,6 +55,11 @@ class SshConfigEntry {
     std::vector<std::string> warnings_;
 };
 
+// OpenSSH's match_pattern_list: `value` matches some of the comma-separated wildcard patterns
+// of `list` (`*`, `?`; util/text.h wildcard_match) and no negated `!pattern`. Host patterns of
+// the config and of known_hosts are read this way.
+bool match_pattern_list(const std::string& list, const std::string& value, bool fold_case);
+
 // Reads the client config at `path` for `host` (see SshConfigEntry), as ssh does:
 // - `Include` is followed where it applies (globs, `~`; relative paths are under ~/.ssh, as
 //   for a user config), nested at most 16 deep;

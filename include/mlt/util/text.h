@@ -30,4 +30,8 @@ std::string trim(std::string_view s);
 // (no blanks, `+`, `0x`, exponent or trailing text). nullopt otherwise.
 std::optional<long long> parse_decimal(std::string_view text, long long lo, long long hi);
 
+// OpenSSH's match_pattern: `*` stands for any run of characters and `?` for one; every other
+// character (`[` included) stands for itself. With `fold_case`, ASCII letters match either case.
+bool wildcard_match(std::string_view pattern, std::string_view text, bool fold_case);
+
 }  // namespace mlt
