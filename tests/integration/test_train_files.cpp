@@ -1,7 +1,6 @@
 // What reaches the training and what comes back: the console log (stdout and stderr),
 // environment values, upload_files and download_files.
 #include <gtest/gtest.h>
-#include <pwd.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -40,9 +39,7 @@ TEST_F(TrainFilesTest, StderrOfTheTrainingIsInTheConsoleLog) {
 }
 
 TEST_F(TrainFilesTest, EnvironmentValuesArriveExactlyAndExpandHome) {
-    const passwd* pw = getpwuid(geteuid());
-    ASSERT_NE(pw, nullptr);
-    const std::string remote_home = pw->pw_dir;  // sshd logs in as the test's own user
+    const std::string remote_home = sshd().remote_home();  // HOME of the server's sessions
     write_shell_model("envtest",
                       "printf '[%s]\\n' \"$SPACES\" \"$QUOTES\" \"$AT_HOME\" \"$FROM_MODEL\" "
                       "\"$OVERRIDDEN\"\n");
@@ -178,9 +175,7 @@ TEST_F(TrainFilesTest, UploadGlobsSkipSecretsAndOutsideLinksButNamedFilesGo) {
 // remote (its HOME), in an upload's local side and a download's local side here (the test's
 // HOME); an upload glob may climb above the spec dir, to the same place above the remote dir.
 TEST_F(TrainFilesTest, VariablesAndParentGlobsAsInMltk) {
-    const passwd* pw = getpwuid(geteuid());
-    ASSERT_NE(pw, nullptr);
-    const std::string remote_home = pw->pw_dir;  // sshd logs in as the test's own user
+    const std::string remote_home = sshd().remote_home();  // HOME of the server's sessions
     const std::string local_home = env().home();
     ASSERT_NE(remote_home, local_home);
     make_dir(remote() + "/ws", 0755);

@@ -59,6 +59,7 @@ TestSshd::TestSshd(std::string extra_config)
     make_dir(home(), 0755);
     make_dir(home() + "/.ssh", 0700);
     make_dir(remote_dir(), 0755);
+    make_dir(remote_home(), 0755);
     make_ssh_key(dir_.file("ssh_host_ed25519_key"), "ed25519", "", "mlt-test-host");
     make_ssh_key(client_key_path(), "ed25519", "", "mlt-test-client");
     write_file(authorized_keys_path(), "", 0600);
@@ -97,6 +98,7 @@ std::string TestSshd::config_text() const {
     cfg += "MaxSessions 20\n";
     cfg += "Subsystem sftp internal-sftp\n";
     cfg += "LogLevel VERBOSE\n";
+    cfg += "SetEnv HOME=" + remote_home() + "\n";
     return cfg;
 }
 

@@ -42,6 +42,12 @@ class TestSshd {
     const std::string& user() const { return user_; }
     // A fresh home directory for the client side, with an empty .ssh (0700).
     std::string home() const { return dir_.file("home"); }
+    // The remote side's home: sshd sets HOME to it (SetEnv) for every session, so that the
+    // login shells of the jobs read a login profile the tests control (none, unless a test
+    // writes one), never the real account's (~/.profile with pyenv: ~1 s per login, and a
+    // lock that a killed login can leave behind). The login's working directory stays the
+    // account's home from the password database (sshd's chdir).
+    std::string remote_home() const { return dir_.file("remote-home"); }
     // An empty directory, usable as the remote working directory.
     std::string remote_dir() const { return dir_.file("remote"); }
     // The authorized_keys file sshd reads.
