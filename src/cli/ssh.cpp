@@ -86,6 +86,22 @@ void add_connection_options(CLI::App& app, SshCommandLine& cli, const std::strin
            "when needed)")
         ->type_name("PW")
         ->group(group);
+    // Appended, not assigned: -o before train and -o after MODEL all count, in their order.
+    app.add_option_function<std::vector<std::string>>(
+           "-o",
+           [&cli](const std::vector<std::string>& options) {
+               cli.ssh_options.insert(cli.ssh_options.end(), options.begin(), options.end());
+           },
+           "OpenSSH option: StrictHostKeyChecking, UserKnownHostsFile, ConnectTimeout, Port, "
+           "User, IdentityFile, Ciphers, ServerAliveInterval, ServerAliveCountMax, "
+           "ProxyCommand, ProxyJump")
+        ->type_name("Key=Value")
+        ->allow_extra_args(false)
+        ->group(group);
+    app.add_option("-F", cli.ssh_config, "ssh client config file (default ~/.ssh/config)")
+        ->check(non_empty("ssh config path", "give the file or leave -F out"))
+        ->type_name("FILE")
+        ->group(group);
 }
 
 void add_verbose_flag(CLI::App& app, int& verbosity, const std::string& help) {
@@ -110,15 +126,6 @@ void add_ssh_command(CLI::App& app, Action& action, int& verbosity, TrainRunner 
         "MLTK");
     auto cli = std::make_shared<SshCommandLine>();
     add_connection_options(*ssh, *cli, "Options");
-    ssh->add_option("-o", cli->ssh_options,
-                    "OpenSSH option: StrictHostKeyChecking, UserKnownHostsFile, ConnectTimeout, "
-                    "Port, User, IdentityFile, Ciphers, ServerAliveInterval, ServerAliveCountMax, "
-                    "ProxyCommand, ProxyJump")
-        ->type_name("Key=Value")
-        ->allow_extra_args(false);
-    ssh->add_option("-F", cli->ssh_config, "ssh client config file (default ~/.ssh/config)")
-        ->check(non_empty("ssh config path", "give the file or leave -F out"))
-        ->type_name("FILE");
     add_verbose_flag(*ssh, verbosity, "More detail on stderr (-vv: libssh protocol trace)");
 
     auto* status = ssh->add_subcommand("status", "Show the remote job(s): running/finished/none");

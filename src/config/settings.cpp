@@ -80,6 +80,22 @@ std::optional<SourceFile> read_if_present(const std::string& path, const char* e
 
 }  // namespace
 
+bool settings_file_holds_secret(const std::string& path) {
+    try {
+        const auto f = read_if_present(path, "");
+        if (!f) return false;
+        for (const auto& [field, value] : settings_detail::read_settings_file(f->path, f->text,
+                                                                               nullptr).values) {
+            if (const auto* list = std::get_if<std::vector<ConnectionSettings>>(&value))
+                for (const auto& c : *list)
+                    if (c.password || c.passphrase) return true;
+        }
+        return false;
+    } catch (const Error&) {
+        return true;
+    }
+}
+
 SshSettings load_settings(const SettingsSources& sources, std::vector<SettingsWarning>* warnings) {
     using namespace settings_detail;
     const char* yaml_file = "the settings file must be a YAML file";

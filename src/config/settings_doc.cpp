@@ -104,8 +104,27 @@ it also takes precedence. An assignment to another `ssh_` attribute gives a warn
 ## Errors and warnings
 
 Malformed YAML, a value of the wrong type or a broken path rule stops `mlt` before anything
-happens remotely (exit status 2) with `file:line:column` of the culprit. An unknown key inside
-`ssh:` only gives a warning naming the file, line and key.
+happens remotely (exit status 2) with `file:line:column` of the culprit; so does a NUL
+character (`"\0"`) anywhere in a value. An unknown key inside `ssh:` only gives a warning
+naming the file, line and key; so does a second YAML document (after a `---` line), which is
+not read.
+
+YAML merge keys work as in MLTK's PyYAML: `<<: *base` (or `<<: [*a, *b]`, the earlier one
+winning) takes the keys of the mapping marked `&base`, and keys written beside it win:
+
+```
+gpu: &gpu {hostname: gpu.example.com, port: 2222, username: root}
+ssh:
+  connection: {<<: *gpu, port: 2200}
+```
+
+`environment` may not set mlt's own `MLT_*` variables (`MLT_MODEL`, `MLT_LOG_DIR`,
+`MLT_ARCHIVE`, `MLT_SPEC`, ...): the job wrapper sets them, and they say which logs and
+archive mlt pulls. Such an entry is left out with a warning naming the key and the file.
+
+A wildcard or directory of `upload_files` (and a workspace) never sends the model's own
+`<stem>.ssh.yaml` when it sets `connection.password` or `connection.passphrase`; an entry that
+names the file sends it.
 
 ## Keys
 

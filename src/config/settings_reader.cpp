@@ -80,7 +80,11 @@ class FileReader {
                            hint_for(field));
     }
 
-    Entries entries(const YAML::Node& map, const std::string& prefix) const;
+    void reject_nul(const YAML::Node& node, int depth = 0) const;
+    void merged(const YAML::Node& value, const std::string& prefix, Entries& out,
+                int depth) const;
+    Entries entries(const YAML::Node& map, const std::string& prefix, int depth = 0) const;
+    void check_depth(const YAML::Node& node, int depth) const;
     void warn_unknown(const YAML::Node& key, const std::string& prefix,
                       const std::vector<FieldDecl>& fields) const;
     void read_section(const YAML::Node& section, SettingsLayer& layer) const;
@@ -92,6 +96,8 @@ class FileReader {
                        const std::string& key) const;
     std::vector<std::string> read_list(const FieldDecl& field, const YAML::Node& node,
                                        const std::string& key) const;
+    bool reserved_name(const YAML::Node& node, const std::string& key,
+                       const std::string& name) const;
     EnvironmentList read_environment(const FieldDecl& field, const YAML::Node& node,
                                      const std::string& key) const;
     ConnectionSettings read_connection(const YAML::Node& node, const std::string& key) const;
@@ -102,15 +108,21 @@ class FileReader {
 };
 
 void FileReader::load(const std::string& text, SettingsLayer& layer) const {
-    YAML::Node root;
+    std::vector<YAML::Node> documents;
     try {
-        root = YAML::Load(text);
+        documents = YAML::LoadAll(text);
     } catch (const YAML::Exception& e) {
         throw config_error(where(e.mark) + ": malformed YAML: " + e.msg,
                            "fix the YAML syntax at that place (indent with spaces, quote values "
                            "that contain ': ' or start with '{', '[', '*' or '&')");
     }
-    if (root.IsNull()) return;  // an empty file sets nothing
+    if (documents.empty()) return;  // an empty file sets nothing
+    // MLTK's PyYAML refuses a second document; mlt reads the first and says so.
+    if (documents.size() > 1)
+        warn(documents[1], "a second YAML document (after ---) is ignored; only the first is read");
+    const YAML::Node& root = documents.front();
+    reject_nul(root);
+    if (root.IsNull()) return;
     if (!root.IsMap())
         throw config_error(
             where(root) + ": a settings file must be a mapping, got " + describe(root),
@@ -140,22 +152,82 @@ void FileReader::load(const std::string& text, SettingsLayer& layer) const {
     read_section(*section, layer);
 }
 
-// Pairs in file order. Of a repeated key only the last is kept, as PyYAML (MLTK) does, and
-// the earlier one gets a warning so the surprise is visible.
-Entries FileReader::entries(const YAML::Node& map, const std::string& prefix) const {
+// An alias inside its own anchor makes a tree without end; no settings file nests this deep.
+void FileReader::check_depth(const YAML::Node& node, int depth) const {
+    constexpr int kMaxDepth = 64;
+    if (depth > kMaxDepth)
+        throw config_error(where(node) + ": nested more than " + std::to_string(kMaxDepth) +
+                               " levels deep (an alias inside its own anchor?)",
+                           "give the settings without such a loop");
+}
+
+// A NUL cannot pass through a remote shell or a C string: refused wherever it stands (YAML
+// writes it as "\0" in a quoted string).
+void FileReader::reject_nul(const YAML::Node& node, int depth) const {
+    check_depth(node, depth);
+    if (node.IsScalar() && node.Scalar().find('\0') != std::string::npos)
+        throw config_error(where(node) + ": a NUL character (\\0) in a value",
+                           "remove it; no setting can hold one");
+    if (node.IsSequence())
+        for (const auto& item : node) reject_nul(item, depth + 1);
+    if (node.IsMap())
+        for (const auto& it : node) {
+            reject_nul(it.first, depth + 1);
+            reject_nul(it.second, depth + 1);
+        }
+}
+
+// The pairs a YAML merge key (`<<: *base` or `<<: [*a, *b]`) brings, as PyYAML merges them:
+// of a list, an earlier mapping wins over a later one (so it comes later in `out`).
+void FileReader::merged(const YAML::Node& value, const std::string& prefix, Entries& out,
+                        int depth) const {
+    check_depth(value, depth);
+    if (value.IsMap()) {
+        const Entries inner = entries(value, prefix, depth + 1);
+        out.insert(out.end(), inner.begin(), inner.end());
+        return;
+    }
+    if (value.IsSequence() &&
+        std::all_of(value.begin(), value.end(), [](const YAML::Node& n) { return n.IsMap(); })) {
+        for (size_t i = value.size(); i-- > 0;) merged(value[i], prefix, out, depth + 1);
+        return;
+    }
+    throw config_error(where(value) + ": " + prefix + ": the merge key << needs a mapping or a "
+                                                      "list of mappings, got " + describe(value),
+                       "write `<<: *anchor` with `&anchor` on a mapping");
+}
+
+// Pairs in file order, the pairs of merge keys (<<) first. Of a repeated key only the last is
+// kept, as PyYAML (MLTK) does, and the earlier one gets a warning so the surprise is visible;
+// a key written here over a merged one is what merging is for, so that one says nothing.
+Entries FileReader::entries(const YAML::Node& map, const std::string& prefix, int depth) const {
+    Entries base;
     Entries all;
     for (const auto& it : map) {
         if (!it.first.IsScalar())
             throw config_error(
                 where(it.first) + ": " + prefix + " keys must be names, got " + describe(it.first),
                 "write `name: value`");
-        all.emplace_back(it.first, it.second);
+        if (it.first.Scalar() == "<<" && it.first.Tag() != "!")
+            merged(it.second, prefix, base, depth + 1);
+        else
+            all.emplace_back(it.first, it.second);
     }
     Entries kept;
+    auto named = [](const std::string& name) {
+        return [&name](const auto& e) { return e.first.Scalar() == name; };
+    };
+    for (size_t i = 0; i < base.size(); ++i) {
+        const std::string& name = base[i].first.Scalar();
+        if (std::find_if(base.begin() + static_cast<std::ptrdiff_t>(i) + 1, base.end(),
+                         named(name)) == base.end() &&
+            std::find_if(all.begin(), all.end(), named(name)) == all.end())
+            kept.push_back(base[i]);
+    }
     for (size_t i = 0; i < all.size(); ++i) {
         const std::string& name = all[i].first.Scalar();
         auto later = std::find_if(all.begin() + static_cast<std::ptrdiff_t>(i) + 1, all.end(),
-                                  [&](const auto& e) { return e.first.Scalar() == name; });
+                                  named(name));
         if (later == all.end())
             kept.push_back(all[i]);
         else
@@ -309,6 +381,15 @@ std::vector<std::string> FileReader::read_list(const FieldDecl& field, const YAM
     return out;
 }
 
+// MLT_* are the job wrapper's own variables (MLT_LOG_DIR says where the logs to pull are):
+// the settings may not replace them. True (after a warning) for such a name.
+bool FileReader::reserved_name(const YAML::Node& node, const std::string& key,
+                               const std::string& name) const {
+    if (name.rfind("MLT_", 0) != 0) return false;
+    warn(node, key + " sets " + name + ", one of mlt's own MLT_ variables (ignored; mlt sets it)");
+    return true;
+}
+
 EnvironmentList FileReader::read_environment(const FieldDecl& field, const YAML::Node& node,
                                              const std::string& key) const {
     const std::string name_hint =
@@ -329,6 +410,7 @@ EnvironmentList FileReader::read_environment(const FieldDecl& field, const YAML:
                 throw config_error(where(item) + ": " + key + " entry '" + s + "': '" + name +
                                        "' is not a valid variable name",
                                    name_hint);
+            if (reserved_name(item, key, name)) continue;
             std::string value = eq == std::string::npos ? std::string() : s.substr(eq + 1);
             if (value.size() >= 2 && (value.front() == '"' || value.front() == '\'') &&
                 value.back() == value.front())
@@ -343,6 +425,7 @@ EnvironmentList FileReader::read_environment(const FieldDecl& field, const YAML:
         if (!is_shell_name(name))
             throw config_error(
                 where(k) + ": " + key + ": '" + name + "' is not a valid variable name", name_hint);
+        if (reserved_name(k, key, name)) continue;
         // Numbers and booleans are kept as written: `DEBUG: 1` exports DEBUG=1.
         if (v.IsNull())
             out.emplace_back(name, "");

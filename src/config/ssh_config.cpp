@@ -3,6 +3,7 @@
 #include <glob.h>
 #include <pwd.h>
 #include <strings.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cctype>
@@ -121,6 +122,9 @@ class Reader {
     // an Include is read only where it applies, and does not change whether the lines after
     // it apply. `final_pass`: the second reading that `Match final` asks for.
     void read(const std::string& path, int depth, bool final_pass) {
+        // An Include of a FIFO or device would block or never end: only plain files are read.
+        struct stat st {};
+        if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return;
         std::ifstream in(path);
         if (!in) return;
         bool active = true;  // lines before the first Host apply to every host
@@ -306,6 +310,22 @@ SshConfigEntry read_ssh_config(const std::string& path, const std::string& host,
 std::optional<std::string> ssh_config_lookup(const std::string& path, const std::string& host,
                                              const std::string& keyword) {
     return read_ssh_config(path, host).value(keyword);
+}
+
+void check_ssh_config_file(const std::string& typed) {
+    const std::string path = expand_user(typed);
+    const std::string hint = "give -F a readable ssh client config file (text), or leave it out";
+    struct stat st {};
+    if (::stat(path.c_str(), &st) != 0 || ::access(path.c_str(), R_OK) != 0)
+        throw usage_error("cannot read ssh config " + typed, "check the -F path");
+    if (!S_ISREG(st.st_mode))
+        throw usage_error("ssh config " + typed + " is not a regular file" +
+                              (S_ISDIR(st.st_mode)    ? " (a directory)"
+                               : S_ISFIFO(st.st_mode) ? " (a FIFO)"
+                                                      : ""),
+                          hint);
+    if (read_file(path).find('\0') != std::string::npos)
+        throw usage_error("ssh config " + typed + " is not a text file (it has NUL bytes)", hint);
 }
 
 }  // namespace mlt

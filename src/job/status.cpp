@@ -78,7 +78,13 @@ std::string format_time(long epoch) {
 }  // namespace
 
 void validate_model_name(const std::string& name) {
-    bool ok = !name.empty() && name.size() <= 200 && name[0] != '.' && name[0] != '-';
+    constexpr std::size_t kMaxName = 200;
+    if (name.size() > kMaxName)
+        throw usage_error("invalid model name: " + std::to_string(name.size()) +
+                              " characters, more than the " + std::to_string(kMaxName) +
+                              " allowed",
+                          "use a shorter name (it names a remote directory)");
+    bool ok = !name.empty() && name[0] != '.' && name[0] != '-';
     for (char c : name)
         ok = ok && ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
                     c == '.' || c == '_' || c == '-');

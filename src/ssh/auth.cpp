@@ -9,6 +9,7 @@
 
 #include "internal.h"
 #include "mlt/util/terminal.h"
+#include "mlt/util/text.h"
 
 namespace mlt::ssh_detail {
 
@@ -23,6 +24,20 @@ Error key_error(std::string what, std::string hint) {
 int probe_callback(const char*, char*, size_t, int, int, void* userdata) {
     *static_cast<bool*>(userdata) = true;
     return -1;
+}
+
+// What to do when a passphrase or password could not be asked (no terminal), as far as
+// SSH_ASKPASS goes: set it, or it is set and gave nothing.
+std::string no_prompt_hint() {
+    const char* askpass = std::getenv("SSH_ASKPASS");
+    if (!askpass || !*askpass) return "run in a terminal, or set SSH_ASKPASS, or use ssh-agent";
+    const char* require = std::getenv("SSH_ASKPASS_REQUIRE");
+    if (require && std::strcmp(require, "never") == 0)
+        return "SSH_ASKPASS_REQUIRE=never keeps SSH_ASKPASS from being asked; run in a terminal, "
+               "or use ssh-agent";
+    return "SSH_ASKPASS (" + printable(askpass, 80) +
+           ") gave no answer; check that it runs and prints the secret, or run in a terminal, or "
+           "use ssh-agent";
 }
 
 }  // namespace
@@ -80,7 +95,7 @@ KeyPtr load_private_key(const std::string& path, const KeySecrets& secrets) {
         auto passphrase = prompt_secret("Enter passphrase for key '" + path + "': ");
         if (!passphrase)
             throw key_error("key file " + path + " is encrypted and no passphrase could be asked",
-                            "run in a terminal, or set SSH_ASKPASS, or use ssh-agent");
+                            no_prompt_hint());
         const bool ok = decrypt(*passphrase);
         wipe(*passphrase);
         if (ok) return KeyPtr(raw);
@@ -277,12 +292,18 @@ void Authenticator::authenticate(ssh_session s, Liveness& live, const std::strin
             if (list.empty()) list = "nothing the server offers";
             if (withheld)
                 list += "; not password or keyboard-interactive, because the host key changed";
+            // A password the server would take, but none given and none could be asked.
+            const bool unasked = !key_only && !options_.password && !have_terminal() &&
+                                 (methods & (SSH_AUTH_METHOD_PASSWORD | SSH_AUTH_METHOD_INTERACTIVE));
             throw Error(ErrorKind::auth, exit_code::kConnection,
                         "authentication to " + display + " failed; tried: " + list,
                         explicit_key_ ? "check that " + key_path_ +
                                             ".pub is in ~/.ssh/authorized_keys on the remote"
                         : withheld ? "use a key (-i KEY), or remove the host's old key from "
                                      "known_hosts if the new one is right"
+                        : unasked  ? "pass a key with -i KEY, or --password; no password could "
+                                     "be asked: " +
+                                        no_prompt_hint()
                                    : "pass a key with -i KEY, or --password");
         }
     }

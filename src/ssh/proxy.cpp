@@ -64,6 +64,20 @@ std::string last_ssh_line(const std::string& text) {
     return last.size() <= 300 ? last : last.substr(0, 297) + "...";
 }
 
+// The `ssh` command line that logs in to the jump host `jump` ([user@]host[:port]) as ssh
+// takes it: ssh reads no :port in a host name, so the port goes to -p.
+std::string jump_login(const std::string& jump) {
+    try {
+        const HostSpec hop = parse_host_spec(jump);
+        std::vector<std::string> words{"ssh"};
+        if (hop.port) words.insert(words.end(), {"-p", std::to_string(hop.port)});
+        words.push_back(hop.user.empty() ? hop.host : hop.user + "@" + hop.host);
+        return shell_join(words);
+    } catch (const Error&) {
+        return "ssh " + jump;  // not reached: proxy_jump_command parsed it before
+    }
+}
+
 bool contains(const std::string& text, const char* needle) {
     return text.find(needle) != std::string::npos;
 }
@@ -169,28 +183,29 @@ Error proxy_failure(const Resolved& r, const std::string& ssh_stderr,
                      "run it by hand to see why: " + r.proxy_command);
     const std::string said = last_ssh_line(ssh_stderr);
     const std::string jump = r.jump_host;
+    const std::string login = jump_login(jump);
     if (contains(ssh_stderr, "REMOTE HOST IDENTIFICATION HAS CHANGED"))
         return Error(ErrorKind::host_key, exit_code::kHostKey,
                      "host key of jump host " + jump + " has CHANGED; ssh refused it (" +
                          r.proxy_origin + ")",
-                     "someone may be in the middle; check with `ssh " + jump +
+                     "someone may be in the middle; check with `" + login +
                          "`, and if the key changed legitimately remove the old one with "
                          "ssh-keygen -R");
     if (contains(ssh_stderr, "Host key verification failed"))
         return Error(ErrorKind::host_key, exit_code::kHostKey,
                      "host key of jump host " + jump + " is not known; ssh refused it (" +
                          r.proxy_origin + ")",
-                     "connect once with `ssh " + jump +
+                     "connect once with `" + login +
                          "` to check and record its key, or set StrictHostKeyChecking "
                          "accept-new for it in the ssh config");
     if (contains(ssh_stderr, "Permission denied"))
         return Error(ErrorKind::auth, exit_code::kConnection,
                      "jump host " + jump + " refused the login (" + r.proxy_origin + "): " + said,
-                     "check that `ssh " + jump + "` logs in from this machine");
+                     "check that `" + login + "` logs in from this machine");
     return Error(ErrorKind::connect, exit_code::kConnection,
                  "cannot reach " + target + " through jump host " + jump + " (" + r.proxy_origin +
                      "): " + (said.empty() ? libssh_error : said),
-                 "check that `ssh " + jump + "` logs in from this machine");
+                 "check that `" + login + "` logs in from this machine");
 }
 
 }  // namespace mlt::ssh_detail

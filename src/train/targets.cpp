@@ -1,9 +1,8 @@
-#include <unistd.h>
-
 #include <algorithm>
 #include <cctype>
 
 #include "mlt/config/host_spec.h"
+#include "mlt/config/ssh_config.h"
 #include "mlt/train/ssh_command.h"
 #include "mlt/util/error.h"
 #include "mlt/util/paths.h"
@@ -73,8 +72,7 @@ void apply_ssh_option(const std::string& option, Target& t) {
 }  // namespace
 
 std::vector<Target> resolve_targets(const SshCommandLine& cli, const SshSettings& settings) {
-    if (!cli.ssh_config.empty() && ::access(expand_user(cli.ssh_config).c_str(), R_OK) != 0)
-        throw usage_error("cannot read ssh config " + cli.ssh_config, "check the -F path");
+    if (!cli.ssh_config.empty()) check_ssh_config_file(cli.ssh_config);
     // Each host with the index of the connection entry whose user, key and secrets it takes:
     // the i-th -h pairs with the i-th entry; from the settings, an entry without a hostname is
     // skipped, and the next host still takes its own entry's password, never its neighbour's.

@@ -57,10 +57,15 @@ RunContext prepare(const SshCommandLine& cli, const std::string& model_arg, bool
     ModelSettings m = resolve_model_settings(cli, model_arg, test, spec_optional);
     c.model = std::move(m.model);
     c.settings = std::move(m.settings);
-    if (m.targets.size() != 1)
+    if (m.targets.size() != 1 && !cli.hosts.empty())
         throw usage_error("several nodes (-h given " + std::to_string(m.targets.size()) +
                               " times) are not supported yet",
                           "give one -h");
+    if (m.targets.size() != 1)
+        throw usage_error("the settings' ssh.connection lists " +
+                              std::to_string(m.targets.size()) +
+                              " connections; training on several nodes is not supported yet",
+                          "keep one entry in ssh.connection, or pick the host with -h");
     c.target = m.targets.front();
     const std::string& name = c.model.name;
     c.archive = name + ".mltk.zip";
@@ -135,15 +140,33 @@ std::map<std::string, std::vector<UploadItem>> plan_uploads(const RunContext& c,
     std::map<std::string, std::vector<UploadItem>> plan;
     auto& in_dir = plan[c.target.remote_dir];
     in_dir.push_back({c.model.spec_path, c.model.spec_file});
+    // What the globs left out (workspace rules), named once for all entries. Relative to
+    // the spec dir, or the directory a `from|to` entry names.
+    std::vector<std::string> skipped;
+    // The model's sidecar settings with a password in them go only where an entry names
+    // them: never with a workspace, a glob or a directory.
+    const std::string sidecar = model_settings_path_for(c.model.spec_path);
+    const bool secret_sidecar =
+        !c.model.spec_path.empty() && settings_file_holds_secret(sidecar);
+    const auto without_sidecar = [&](std::vector<UploadItem> items, const std::string& shown_base) {
+        if (!secret_sidecar) return items;
+        std::error_code ec;
+        for (auto it = items.begin(); it != items.end();) {
+            if (!fs::equivalent(it->local_path, sidecar, ec)) {
+                ++it;
+                continue;
+            }
+            skipped.push_back(shown_base + it->remote_path);
+            it = items.erase(it);
+        }
+        return items;
+    };
     if (!workspace.empty()) {
-        auto items = collect_workspace(workspace);
+        auto items = without_sidecar(collect_workspace(workspace), workspace + "/");
         reporter().notice("workspace " + workspace + ": " + std::to_string(items.size()) +
                           " file(s)");
         in_dir.insert(in_dir.end(), items.begin(), items.end());
     }
-    // What the globs left out (workspace rules), named once for all entries. Relative to
-    // the spec dir, or the directory a `from|to` entry names.
-    std::vector<std::string> skipped;
     for (const auto& entry : c.settings.upload_files) {
         TransferSpec spec = parse_transfer_spec(entry, TransferDirection::upload);
         if (spec.is_glob) {
@@ -160,7 +183,7 @@ std::map<std::string, std::vector<UploadItem>> plan_uploads(const RunContext& c,
                                    "write a glob such as '../common/*.py'");
             const std::string local_base = c.model.spec_dir + (up.empty() ? "" : "/" + up);
             std::vector<std::string> left_out;
-            auto items = expand_local_glob(local_base, pattern, &left_out);
+            auto items = without_sidecar(expand_local_glob(local_base, pattern, &left_out), up);
             for (const auto& path : left_out) skipped.push_back(up + path);
             if (items.empty())
                 spdlog::warn("upload_files: '{}' matches no file in {}", entry, c.model.spec_dir);
@@ -176,7 +199,7 @@ std::map<std::string, std::vector<UploadItem>> plan_uploads(const RunContext& c,
         const std::string name = fs::path(to).filename().string();
         if (fs::is_directory(from)) {
             std::vector<std::string> left_out;
-            for (auto& item : expand_local_glob(from, "**", &left_out)) {
+            for (auto& item : without_sidecar(expand_local_glob(from, "**", &left_out), from + "/")) {
                 item.remote_path = name + "/" + item.remote_path;
                 plan[base].push_back(item);
             }

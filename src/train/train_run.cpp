@@ -493,13 +493,18 @@ void TrainRun::reconnect(const Error& cause) {
             }
             const bool job_runs = job_may_run_ && phase_ <= Phase::follow && !stop_done_;
             record("link lost", exit_status_);
-            throw Fatal{
-                Error(ErrorKind::disconnected, exit_code::kConnection,
-                      "link to " + host + " lost while " + during +
-                          (limit > 0 ? " and not back after " + format_duration(elapsed) : "") +
-                          " (" + last + ")",
-                      std::string(job_runs ? "the remote job keeps running; " : "") +
-                          "continue with: " + plan_.resume_line)};
+            // Which limit ended it: the last attempt may outlast it by a connect timeout.
+            const std::string gave_up =
+                limit > 0 ? "; gave up reconnecting after " + format_duration(elapsed) +
+                                " (reconnect timeout " +
+                                std::to_string(std::lround(limit)) + " s)"
+                          : "; not reconnecting (reconnect timeout 0)";
+            throw Fatal{Error(ErrorKind::disconnected, exit_code::kConnection,
+                              "link to " + host + " lost while " + during + gave_up + " (" +
+                                  last + ")",
+                              std::string(job_runs ? "the remote job keeps running; " : "") +
+                                  "continue with: " + plan_.resume_line +
+                                  " (--reconnect-timeout S waits longer)")};
         }
         const double next = std::min({backoff, kMaxBackoffSeconds, limit - elapsed});
         reporter_.alert("link to " + host + " lost while " + during + "; reconnecting (attempt " +

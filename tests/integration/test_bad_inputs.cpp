@@ -222,6 +222,17 @@ std::vector<BadInput> catalogue() {
                          {"ssh.environment entry '1A=b'", "not a valid variable name"})
                     .with_settings(kSettings + "  environment: ['1A=b']\n"));
 
+    c.push_back(BadInput("SettingsNulInValue", kStatus, u,
+                         {"@SETTINGS@:6:20: a NUL character (\\0) in a value"})
+                    .with_settings(kSettings + "  environment: {A: \"x\\0y\"}\n"));
+    // Several connections are several nodes, which train does not do yet: the message says so.
+    c.push_back(BadInput("SettingsConnectionList", kTrain, u,
+                         {"ssh.connection lists 2 connections", "pick the host with -h"})
+                    .with_settings(kSettingsHead +
+                                   "  connection:\n"
+                                   "    - {hostname: 127.0.0.1, port: @PORT@, username: @USER@}\n"
+                                   "    - {hostname: 127.0.0.2, port: @PORT@, username: @USER@}\n"));
+
     // --- paths in the settings ---
     c.push_back(BadInput("SettingsUploadAbsolute", kTrain, u,
                          {"upload_files entry '/etc/passwd' is absolute"})
@@ -243,6 +254,9 @@ std::vector<BadInput> catalogue() {
     c.push_back(
         BadInput("SidecarSshIsList", kTrain, u, {"@PROJECT@/m.ssh.yaml:2:3: ssh must be a mapping"})
             .with_sidecar("ssh:\n  - a\n"));
+    c.push_back(BadInput("SidecarNulInValue", kTrain, u,
+                         {"@PROJECT@/m.ssh.yaml:2:14: a NUL character"})
+                    .with_sidecar("ssh:\n  train_cmd: \"sh {spec}\\0; id\"\n"));
     c.push_back(
         BadInput("SidecarCleanRemoteLogDirHome", train_with({"--clean"}), u, {"remote_log_dir '~'"})
             .with_sidecar("ssh:\n  remote_log_dir: '~'\n"));
@@ -334,6 +348,22 @@ std::vector<BadInput> catalogue() {
                          {"workspace @HOME@/nowhere is not a directory"}));
     c.push_back(BadInput("SshConfigMissing", ssh_then({"-F", "@HOME@/no_config"}), u,
                          {"cannot read ssh config @HOME@/no_config"}));
+    // -o and -F after MODEL are mlt's (as -h -p -i are), not words for the training.
+    c.push_back(BadInput("OptionAfterModel", train_with({"-o", "LocalForward=8080 h:80"}), u,
+                         {"-o LocalForward=8080 h:80: unsupported option"}));
+    c.push_back(BadInput("SshConfigAfterModel", train_with({"--epochs", "1", "-F", "@HOME@/no"}),
+                         u, {"cannot read ssh config @HOME@/no"}));
+    // Reading a FIFO would wait for a writer for ever; a directory or binary file was ignored.
+    c.push_back(
+        BadInput("SshConfigFifo", ssh_then({"-F", "@HOME@/fifo"}), u,
+                 {"ssh config @HOME@/fifo is not a regular file (a FIFO)"})
+            .with_prepare([](const Fill& fill) { ::mkfifo(fill("@HOME@/fifo").c_str(), 0600); }));
+    c.push_back(BadInput("SshConfigDirectory", ssh_then({"-F", "@HOME@/.ssh"}), u,
+                         {"ssh config @HOME@/.ssh is not a regular file (a directory)"}));
+    c.push_back(BadInput("SshConfigBinary", ssh_then({"-F", "@HOME@/binary"}), u,
+                         {"ssh config @HOME@/binary is not a text file"})
+                    .with_prepare(file("@HOME@/binary",
+                                      "\x7f" "ELF" + std::string(4, '\0') + "Host *\n")));
     // An empty value (a script's unset "$VAR") once meant "not given", and `train ''`,
     // `stop ''` went on to the remote.
     c.push_back(BadInput("KeyPathEmpty", ssh_then({"-i", ""}), u, {"--identity: empty key file"}));
@@ -359,6 +389,8 @@ std::vector<BadInput> catalogue() {
         c.push_back(
             BadInput("ModelName" + name, {"ssh", "train", model}, u, {"invalid model name"}));
     }
+    c.push_back(BadInput("ModelNameTooLong", {"ssh", "train", std::string(201, 'm')}, u,
+                         {"invalid model name: 201 characters, more than the 200 allowed"}));
     c.push_back(BadInput("ModelPathEscapes", {"ssh", "train", "../x"}, u,
                          {"model specification ../x not found"}));
     c.push_back(
@@ -401,6 +433,13 @@ std::vector<BadInput> catalogue() {
                                    "username: @USER@, key_filename: \"@HOME@/gone\"}\n"));
     c.push_back(BadInput("KeyEncryptedWithoutTerminal", ssh_then({"-i", "@HOME@/enc"}), u,
                          {"key file @HOME@/enc is encrypted and no passphrase could be asked"})
+                    .with_prepare([](const Fill& fill) {
+                        make_ssh_key(fill("@HOME@/enc"), "ed25519", "right horse");
+                    }));
+    // The hint follows SSH_ASKPASS: set, it is the one that gave no answer.
+    c.push_back(BadInput("KeyEncryptedAskpassFails", ssh_then({"-i", "@HOME@/enc"}), u,
+                         {"no passphrase could be asked", "SSH_ASKPASS (/bin/false) gave no answer"})
+                    .with_env("SSH_ASKPASS", "/bin/false")
                     .with_prepare([](const Fill& fill) {
                         make_ssh_key(fill("@HOME@/enc"), "ed25519", "right horse");
                     }));

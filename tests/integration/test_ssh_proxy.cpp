@@ -153,6 +153,18 @@ TEST_F(ProxyTest, UnreachableJumpHostIsOneClearLine) {
     EXPECT_TRUE(sshd().connections_since(log_offset).empty()) << sshd_log();
 }
 
+// The hint is a command ssh takes: `ssh -p PORT user@host`; ssh reads no host:port.
+TEST_F(ProxyTest, JumpHostHintIsACommandSshTakes) {
+    const ClosedPort closed;
+    const std::string port = std::to_string(closed.port());
+    write_config(target_entry("    ProxyJump " + sshd().user() + "@127.0.0.1:" + port + "\n"));
+    ProcessResult r = status("gpu_box");
+    EXPECT_EQ(r.exit_code, kExitConnection) << describe(r);
+    EXPECT_TRUE(is_one_error_line(r.err));
+    EXPECT_TRUE(has_text(r.err, "check that `ssh -p " + port + " " + sshd().user() +
+                                    "@127.0.0.1` logs in from this machine"));
+}
+
 TEST_F(ProxyTest, ChangedJumpHostKeyIsRefused) {
     ProcessResult r = status_with_foreign_key(jump_known_hosts(), jump().port());
     EXPECT_TRUE(has_text(r.err, "jump host jump_box has CHANGED"));

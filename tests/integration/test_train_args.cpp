@@ -19,6 +19,7 @@ using Words = std::vector<std::string>;
 const char* const kEchoModel =
     "for a in \"$@\"; do printf 'arg[%s]\\n' \"$a\"; done\n"
     "printf 'model[%s] clean[%s] verbose[%s]\\n' \"$MLT_MODEL\" \"$MLT_CLEAN\" \"$MLT_VERBOSE\"\n"
+    "printf 'logdir[%s] archive[%s]\\n' \"$MLT_LOG_DIR\" \"$MLT_ARCHIVE\"\n"
     "echo archive > \"$MLT_ARCHIVE\"\n";
 // As `mltk train {model} ARGS...`: the model name first, then the train ARGS.
 const char* const kEchoSidecar = "ssh:\n  train_cmd: \"sh {spec} {model}\"\n";
@@ -73,14 +74,43 @@ TEST_F(TrainArgsTest, ConnectionOptionsAfterTheModelAreMltsOwn) {
     // Nothing about the connection in the settings; the -h port is closed: only -p works.
     env().write_settings(base_settings(false));
     ClosedPort closed;
+    const std::string config = env().ssh_dir() + "/empty_config";
+    write_file(config, "", 0600);
     const std::string host =
         sshd().user() + "@127.0.0.1:" + std::to_string(closed.port()) + "/" + sshd().remote_dir();
     ProcessResult r =
         mlt({"ssh", "train", "echo", "-h", host, "--epochs", "2", "-p",
-             std::to_string(sshd().port()), "-i", sshd().client_key_path(), "--weights", "w"});
+             std::to_string(sshd().port()), "-i", sshd().client_key_path(), "--weights", "w",
+             "-o", "ConnectTimeout=30", "-F", config});
     ASSERT_EQ(r.exit_code, 0) << describe(r) << job_state("echo");
     EXPECT_TRUE(logged_in());
     EXPECT_EQ(args_seen("echo"), (Words{"echo", "--epochs", "2", "--weights", "w"})) << describe(r);
+}
+
+// MLT_* are mlt's: the settings' environment cannot move the log dir mlt pulls (it once
+// pulled the remote's /etc/ssh) or the archive; one warning names the key and the file.
+TEST_F(TrainArgsTest, EnvironmentCannotReplaceMltsOwnVariables) {
+    // Stand-ins for /etc/ssh and a file to overwrite, inside the test's own directory.
+    const std::string foreign = sshd().dir() + "/foreign";
+    make_dir(foreign, 0755);
+    write_file(foreign + "/sshd_config", "not the logs\n");
+    write_user_settings();
+    write_model_settings("echo", std::string(kEchoSidecar) + "  environment: {MLT_LOG_DIR: \"" +
+                                     foreign + "\", MLT_MODEL: other, MLT_ARCHIVE: \"" + foreign +
+                                     "/archive\", KEPT: yes}\n");
+    ProcessResult r = mlt({"ssh", "train", "echo"});
+    ASSERT_EQ(r.exit_code, 0) << describe(r) << job_state("echo");
+    EXPECT_EQ(env_seen("echo"), "model[echo] clean[] verbose[]");
+    const auto seen = lines_starting(read_or_empty(local_console("echo")), "logdir[");
+    ASSERT_EQ(seen.size(), 1u) << read_or_empty(local_console("echo"));
+    EXPECT_EQ(seen.front(), "logdir[" + remote_logs_root() + "/echo] archive[echo.mltk.zip]");
+    EXPECT_FALSE(path_exists(local_logs("echo") + "/sshd_config")) << "pulled the foreign dir";
+    EXPECT_FALSE(path_exists(foreign + "/archive"));
+    const auto warnings = lines_starting(r.err, "mlt: warning: " + project() + "/echo.ssh.yaml:");
+    ASSERT_EQ(warnings.size(), 3u) << describe(r);
+    for (const char* key : {"MLT_LOG_DIR", "MLT_MODEL", "MLT_ARCHIVE"})
+        EXPECT_EQ(count_occurrences(r.err, "sets " + std::string(key) + ", one of mlt's own"), 1u)
+            << describe(r);
 }
 
 TEST_F(TrainArgsTest, TestFlagTrainsTheTestModel) {

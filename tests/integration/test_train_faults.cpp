@@ -187,6 +187,29 @@ TEST_F(TrainFaultTest, ACutWhileFollowingContinuesAtTheExactByte) {
     expect_good_run(r.out);
 }
 
+// The link gone for good (the relay takes connections and forwards nothing, so each attempt
+// lasts its connect timeout): mlt gives up after --reconnect-timeout plus at most the attempt
+// under way, and its line says which timeout ended it.
+TEST_F(TrainFaultTest, ALinkGoneForGoodGivesUpAfterTheReconnectTimeoutAndSaysSo) {
+    auto run =
+        start_mlt({"ssh", "-o", "ConnectTimeout=2", "train", "m", "--reconnect-timeout", "3"});
+    ASSERT_TRUE(run->wait_for_output("line 3/", kTrainTimeout)) << run->out() << run->err();
+    relay_->stall();
+    relay_->cut();
+    ProcessResult r = run->wait(kTrainTimeout);
+    open_gate();  // the job, left running, may end
+    EXPECT_EQ(r.exit_code, 255) << describe(r);
+    const auto errors = lines_starting(r.err, "mlt: error: ");
+    ASSERT_EQ(errors.size(), 1u) << describe(r);
+    EXPECT_TRUE(has_text(errors.front(), "lost while following the log; gave up reconnecting after"))
+        << errors.front();
+    EXPECT_TRUE(has_text(errors.front(), "(reconnect timeout 3 s)")) << errors.front();
+    EXPECT_TRUE(has_text(errors.front(), "the remote job keeps running")) << errors.front();
+    // Backing off 1 s, then 2 s: a third attempt would start after the 3 s.
+    EXPECT_TRUE(has_text(r.err, "reconnecting (attempt 1,")) << describe(r);
+    EXPECT_TRUE(lacks_text(r.err, "reconnecting (attempt 3,")) << describe(r);
+}
+
 // host_key_checking: no with a changed key (a cloud host that reuses its address for a new
 // instance): the run works, and its reconnects are accepted because they present the key of
 // the first connection; the warning comes once, known_hosts stays as it was.

@@ -171,6 +171,32 @@ TEST_F(TrainFilesTest, UploadGlobsSkipSecretsAndOutsideLinksButNamedFilesGo) {
     EXPECT_EQ(count_occurrences(r.err, "not sending"), 1u) << describe(r);
 }
 
+// The model's sidecar settings may hold the connection password: a glob never sends them
+// (the warning names them); without a secret in them they go as any file.
+TEST_F(TrainFilesTest, AGlobNeverSendsASidecarThatHoldsAPassword) {
+    write_file(project() + "/ok.txt", "ok\n");
+    write_shell_model("files", "echo trained\n");
+    const std::string connection = "  connection: {hostname: 127.0.0.1, port: " +
+                                   std::to_string(sshd().port()) + ", username: " +
+                                   sshd().user() + ", key_filename: \"" +
+                                   sshd().client_key_path() + "\", password: hunter2}\n";
+    write_model_settings("files", std::string(kShellSidecar) + "  upload_files: ['**']\n" +
+                                      connection);
+    write_user_settings();
+    ProcessResult r = mlt({"ssh", "train", "files"});
+    ASSERT_EQ(r.exit_code, 0) << describe(r) << job_state("files");
+    EXPECT_EQ(read_or_empty(remote() + "/ok.txt"), "ok\n");
+    EXPECT_FALSE(path_exists(remote() + "/files.ssh.yaml")) << "the password was sent";
+    const auto skipped = lines_starting(r.err, "mlt: warning: upload_files: not sending");
+    ASSERT_EQ(skipped.size(), 1u) << describe(r);
+    EXPECT_TRUE(has_text(skipped.front(), "files.ssh.yaml")) << skipped.front();
+
+    write_model_settings("files", std::string(kShellSidecar) + "  upload_files: ['**']\n");
+    r = mlt({"ssh", "train", "files"});
+    ASSERT_EQ(r.exit_code, 0) << describe(r) << job_state("files");
+    EXPECT_TRUE(path_exists(remote() + "/files.ssh.yaml")) << describe(r);
+}
+
 // MLTK's path expansion: `$VAR` in remote_dir and in a download's remote side expand on the
 // remote (its HOME), in an upload's local side and a download's local side here (the test's
 // HOME); an upload glob may climb above the spec dir, to the same place above the remote dir.

@@ -570,5 +570,76 @@ TEST_F(SettingsTest, EnvironmentListIsReadAsMltkReadsIt) {
                                   {"X", "=y"}}));
 }
 
+// YAML merge keys, as MLTK's PyYAML reads them: the keys written beside `<<` win, of a list
+// the earlier mapping wins, and neither is a "duplicate".
+TEST_F(SettingsTest, MergeKeysWorkInSettingsAndSidecars) {
+    SshSettings s = load(R"(base: &base
+  remote_dir: ~/base_ws
+  train_cmd: mltk train {model}
+conn: &conn {hostname: gpu, port: 2222}
+ssh:
+  <<: *base
+  train_cmd: sh {spec}
+  connection: {<<: *conn, port: 2200}
+)");
+    EXPECT_TRUE(warnings_.empty()) << warnings_.front().message;
+    EXPECT_EQ(s.remote_dir, "~/base_ws");
+    EXPECT_EQ(s.train_cmd, "sh {spec}");
+    ASSERT_EQ(s.connections.size(), 1u);
+    EXPECT_EQ(s.connections[0].hostname, "gpu");
+    EXPECT_EQ(s.connections[0].port, 2200);
+
+    s = load("ssh: {remote_dir: user}\n",
+             "a: &a {remote_dir: from_a}\nb: &b {remote_dir: from_b, train_cmd: b}\n"
+             "ssh:\n  <<: [*a, *b]\n");
+    EXPECT_TRUE(warnings_.empty()) << warnings_.front().message;
+    EXPECT_EQ(s.remote_dir, "from_a");
+    EXPECT_EQ(s.train_cmd, "b");
+
+    auto [what, hint] = error_of("ssh:\n  <<: 5\n");
+    EXPECT_EQ(what, "u:2:7: ssh: the merge key << needs a mapping or a list of mappings, got '5'");
+    auto [loop, loop_hint] = error_of("a: &a\n  <<: *a\nssh:\n  <<: *a\n");
+    EXPECT_NE(loop.find("nested more than 64 levels"), std::string::npos) << loop;
+}
+
+TEST_F(SettingsTest, NulInAValueIsAnErrorWithItsPlace) {
+    auto [what, hint] = error_of("ssh:\n  remote_dir: ok\n  train_cmd: \"sh\\0 {spec}\"\n");
+    EXPECT_EQ(what, "u:3:14: a NUL character (\\0) in a value");
+    auto [in_env, env_hint] = error_of("ssh:\n  environment: {A: \"x\\0\"}\n");
+    EXPECT_EQ(in_env.rfind("u:2:20: a NUL character", 0), 0u) << in_env;
+    auto [in_key, key_hint] = error_of("ssh:\n  \"remote\\0dir\": x\n");
+    EXPECT_EQ(in_key.rfind("u:2:3: a NUL character", 0), 0u) << in_key;
+}
+
+TEST_F(SettingsTest, ASecondDocumentIsAWarning) {
+    SshSettings s = load("ssh:\n  remote_dir: first\n---\nssh:\n  remote_dir: second\n");
+    EXPECT_EQ(s.remote_dir, "first");
+    ASSERT_EQ(warnings_.size(), 1u);
+    EXPECT_EQ(warnings_[0].file, dir_ + "/user.yaml");
+    EXPECT_EQ(warnings_[0].line, 4);
+    EXPECT_EQ(warnings_[0].message,
+              "a second YAML document (after ---) is ignored; only the first is read");
+}
+
+// MLT_* are the job wrapper's: a setting that names one is ignored with a warning naming the
+// key and the file (environment: {MLT_LOG_DIR: /etc/ssh} once made mlt pull /etc/ssh).
+TEST_F(SettingsTest, EnvironmentMayNotSetMltsOwnVariables) {
+    SshSettings s = load("ssh:\n  environment: {MLT_LOG_DIR: /etc/ssh, A: 1, MLT_MODEL: x}\n",
+                         "ssh:\n  environment: [B=2, MLT_ARCHIVE=/etc/shadow]\n");
+    EXPECT_EQ(s.environment, (Env{{"A", "1"}, {"B", "2"}}));
+    ASSERT_EQ(warnings_.size(), 3u);
+    EXPECT_EQ(warnings_[0].file, dir_ + "/user.yaml");
+    EXPECT_EQ(warnings_[0].line, 2);
+    EXPECT_EQ(warnings_[0].column, 17);
+    EXPECT_EQ(warnings_[0].message,
+              "ssh.environment sets MLT_LOG_DIR, one of mlt's own MLT_ variables (ignored; mlt "
+              "sets it)");
+    EXPECT_NE(warnings_[1].message.find("MLT_MODEL"), std::string::npos);
+    EXPECT_EQ(warnings_[2].file, dir_ + "/model.ssh.yaml");
+    EXPECT_NE(warnings_[2].message.find("sets MLT_ARCHIVE"), std::string::npos);
+    s = load("ssh:\n  environment: {A: 1}\n");
+    EXPECT_EQ(s.environment, (Env{{"A", "1"}}));
+}
+
 }  // namespace
 }  // namespace mlt

@@ -89,6 +89,10 @@ std::string default_user_settings_path();
 // `<spec dir>/<spec stem>.ssh.yaml` for a model specification path.
 std::string model_settings_path_for(const std::string& spec_path);
 
+// Whether the settings file at `path` (a sidecar) sets a connection password or passphrase;
+// false when it does not exist. One that cannot be read counts as holding one.
+bool settings_file_holds_secret(const std::string& path);
+
 // Loads defaults < user settings < the spec's SshMixin literals < model settings, where a key
 // the model settings set leaves the spec's value out entirely (a leading `~` in any path is
 // expanded). A missing file is no error; an unreadable one throws mlt::Error (io). Malformed

@@ -80,4 +80,9 @@ SshConfigEntry read_ssh_config(const std::string& path, const std::string& host,
 std::optional<std::string> ssh_config_lookup(const std::string& path, const std::string& host,
                                              const std::string& keyword);
 
+// Refuses (usage error, exit 2) an ssh config named with -F that cannot be read as one: a
+// missing or unreadable file, a directory, a FIFO or device (reading one could hang), or a
+// file with NUL bytes (not a text config). `typed` is the path as given.
+void check_ssh_config_file(const std::string& typed);
+
 }  // namespace mlt
