@@ -171,8 +171,12 @@ std::string make_wrapper_script(const WrapperSpec& s) {
     o += "mlt_finish() {\n"
          "  mlt_status=$1\n"
          "  [ \"$(cat \"$mlt_job/run_id\" 2>/dev/null)\" = \"$mlt_run\" ] || exit \"$mlt_status\"\n"
-         "  if [ -f \"$mlt_dir/$MLT_ARCHIVE\" ]; then\n"
-         "    sha256sum \"$mlt_dir/$MLT_ARCHIVE\" 2>/dev/null | cut -d' ' -f1 > "
+         "  if [ -L \"$mlt_dir/$MLT_ARCHIVE\" ]; then\n"
+         "    echo \"mlt: $MLT_ARCHIVE is a symlink; it is not collected\"\n"
+         "  elif [ -f \"$mlt_dir/$MLT_ARCHIVE\" ]; then\n"
+         // From stdin: with a backslash or a newline in the path, sha256sum would escape its
+         // line, and the hash would start with a backslash.
+         "    sha256sum < \"$mlt_dir/$MLT_ARCHIVE\" 2>/dev/null | cut -d' ' -f1 > "
          "\"$mlt_job/sha256\"\n"
          "  fi\n"
          "  echo \"mlt: job finished with exit status $mlt_status\"\n"

@@ -61,6 +61,14 @@ TrainArguments split_train_arguments(const std::vector<std::string>& words,
     return out;
 }
 
+void check_job_flags(bool resume, bool force) {
+    if (!resume || !force) return;
+    throw usage_error(
+        "--resume and --force contradict each other: --resume continues the run on the remote, "
+        "--force discards it",
+        "give one of them (--resume collects what the run left; --force starts over)");
+}
+
 bool wants_test_model(const std::vector<std::string>& passed) {
     return std::find(passed.begin(), passed.end(), "--test") != passed.end();
 }

@@ -355,6 +355,10 @@ TrainPlan plan_for(const RunContext& c, const SshCommandLine& cli, const std::st
 
 int run_train(const SshCommandLine& cli, const TrainOptions& o) {
     install_interrupt_handler();
+    check_job_flags(o.resume, o.force);
+    // MLTK's own suite passes --clean with --resume: accepted, but never silently dropped.
+    if (o.resume && o.clean)
+        spdlog::warn("--clean is ignored with --resume: the run's logs and archive are kept");
     const bool test = wants_test_model(o.args);
     // --resume acts on the run the remote holds: a bare NAME is enough unless that run must
     // upload again (TrainRun refuses it then).

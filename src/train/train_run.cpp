@@ -15,13 +15,11 @@
 #include <fstream>
 #include <random>
 
-#include "mlt/config/settings.h"
 #include "mlt/job/status.h"
 #include "mlt/train/history.h"
 #include "mlt/train/local_state.h"
 #include "mlt/transfer/progress.h"
 #include "mlt/util/interrupt.h"
-#include "mlt/util/paths.h"
 #include "mlt/util/shell.h"
 
 namespace fs = std::filesystem;
@@ -664,98 +662,6 @@ void TrainRun::record(const std::string& status, std::optional<int> exit_status)
     if (status != "running") r["end"] = iso_time(std::time(nullptr));
     if (exit_status) r["exit_status"] = *exit_status;
     append_history(r);
-}
-
-TransferStats collect_results(Remote& remote, const TrainPlan& plan, const JobResult& result,
-                              const CompressionChoice& compression, Reporter& reporter) {
-    TransferStats total;
-    const std::string remote_archive = remote_path_in(plan.remote_dir, plan.archive);
-    const std::string run = result.run_id.empty() ? "-" : result.run_id;
-    if (result.sha256.empty()) {
-        // The previous run's archive was moved aside when this run took the lock: whatever
-        // lies there now without a recorded hash is not a verified result of this run.
-        reporter.notice("no archive: run " + run + " of " + plan.model + " recorded none");
-    } else {
-        TransferProgress progress("archive", 1, 0);
-        const auto size = download_file_if_present(remote, remote_archive, plan.local_archive,
-                                                   &progress, nullptr, result.sha256);
-        progress.dismiss();
-        if (size) {
-            total.bytes += *size;
-            total.files += 1;
-            reporter.notice("archive: " + plan.local_archive);
-        } else {
-            spdlog::warn(
-                "run {} recorded an archive, but {} is gone from the remote; nothing "
-                "collected",
-                run, remote_archive);
-        }
-    }
-
-    // MLTK's CLI log sits beside its models dir: <cache>/cli_logs/train.log, kept locally as
-    // train.log. Fetched first: when it exists, it is the local train.log.
-    bool have_cli_log = false;
-    if (plan.mltk_train && !result.log_dir.empty()) {
-        const fs::path cache = fs::path(result.log_dir).parent_path().parent_path();
-        if (auto size = download_file_if_present(remote, (cache / "cli_logs/train.log").string(),
-                                                 plan.local_logs + "/train.log")) {
-            total.bytes += *size;
-            total.files += 1;
-            have_cli_log = true;
-        }
-    }
-    // The log dir the job recorded (it asked the remote MLTK); the named one of the settings
-    // when the job never got that far.
-    std::string log_dir = result.log_dir;
-    if (log_dir.empty() && !plan.remote_log_dir.empty())
-        log_dir = remote_path_in(plan.remote_dir, plan.remote_log_dir);
-    if (log_dir.empty()) {
-        reporter.notice("logs: none; the job of run " + run +
-                        " ended before it chose its log dir (see the console log)");
-    } else {
-        // Only what is new or changed since the last pull (e.g. a --resume, or `download`).
-        // The console copy (and MLTK's train.log, fetched above) are mlt's own: a remote
-        // file of the same name is stored aside instead of replacing them.
-        std::vector<std::string> own;
-        const fs::path console = fs::path(plan.local_console);
-        if (console.parent_path() == fs::path(plan.local_logs))
-            own.push_back(console.filename().string());
-        if (have_cli_log) own.push_back("train.log");
-        const SyncResult logs = sync_down(remote, log_dir, plan.local_logs, compression, own);
-        total.files += logs.moved.files;
-        total.bytes += logs.moved.bytes;
-        reporter.notice("logs: " + plan.local_logs + ": " + describe(logs));
-    }
-
-    std::vector<std::string> remote_files;
-    bool listed = false;
-    for (const auto& entry : plan.download_files) {
-        TransferSpec spec = parse_transfer_spec(entry, TransferDirection::download);
-        if (spec.is_glob) {
-            if (!listed) remote_files = list_remote_files(remote, plan.remote_dir);
-            listed = true;
-            std::vector<std::string> matched;
-            for (const auto& f : remote_files)
-                if (glob_match(spec.from, f)) matched.push_back(f);
-            if (matched.empty()) {
-                spdlog::warn("download_files: '{}' matches no remote file", entry);
-                continue;
-            }
-            auto s =
-                download(remote, plan.remote_dir, matched, plan.spec_dir, nullptr, compression());
-            total.files += s.files;
-            total.bytes += s.bytes;
-        } else if (auto size = download_file_if_present(
-                       remote, remote_path_in(plan.remote_dir, spec.from),
-                       local_path_in(plan.spec_dir, expand_env_vars(spec.to)))) {
-            total.bytes += *size;
-            total.files += 1;
-        } else {
-            // As in MLTK: a missing file is not the run's failure.
-            spdlog::warn("download_files: '{}' is not on the remote; nothing downloaded", entry);
-        }
-    }
-    return total;
 }
 
 }  // namespace mlt

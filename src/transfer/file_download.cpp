@@ -19,7 +19,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
-#include <memory>
 #include <vector>
 
 #include "internal.h"
@@ -34,18 +33,24 @@ using namespace transfer_detail;
 
 namespace {
 
-// Exit status of the remote script for "no such regular file".
+// Exit statuses of the remote script for "no such regular file", "a symlink (not
+// followed)" and "a directory".
 constexpr int kMissing = 3;
+constexpr int kSymlink = 4;
+constexpr int kDirectory = 5;
 
 // Prints "<size> <mtime>" (GNU find), then the file from byte OFF+1 when OFF is within it,
-// else all of it. A relative path gets "./" so that find cannot take it for an option. A
-// symlink counts as the file it points to (-L), as for cat: download_files may name one.
-std::string fetch_command(const std::string& remote_path, uint64_t offset) {
+// else all of it. A relative path gets "./" so that find cannot take it for an option. With
+// `follow`, a symlink counts as the file it points to (-L), as for cat: download_files may
+// name one; without, it is not read at all (a file the job wrote: never what it points to).
+std::string fetch_command(const std::string& remote_path, uint64_t offset, bool follow) {
     const std::string off = std::to_string(offset);
-    return "f=" + shell_quote_path(remote_path) +
-           "; case $f in /*) ;; *) f=./$f ;; esac; "
-           "i=$(find -L \"$f\" -maxdepth 0 -type f -printf '%s %T@' 2>/dev/null); "
-           "[ -n \"$i\" ] || { echo \"no such regular file: $f\" >&2; exit " +
+    return "f=" + shell_quote_path(remote_path) + "; case $f in /*) ;; *) f=./$f ;; esac; " +
+           (follow ? std::string("i=$(find -L")
+                   : "[ -L \"$f\" ] && exit " + std::to_string(kSymlink) + "; i=$(find") +
+           " \"$f\" -maxdepth 0 -type f -printf '%s %T@' 2>/dev/null); "
+           "[ -n \"$i\" ] || { [ -d \"$f\" ] && exit " +
+           std::to_string(kDirectory) + "; echo \"no such regular file: $f\" >&2; exit " +
            std::to_string(kMissing) + "; }; echo \"$i\"; s=${i%% *}; if [ " + off +
            " -gt 0 ] && [ " + off + " -le \"$s\" ]; then exec tail -c +" +
            std::to_string(offset + 1) + " -- \"$f\"; else exec cat -- \"$f\"; fi";
@@ -91,13 +96,12 @@ timespec to_timespec(int64_t ns) {
 struct StartOver {};
 
 class Fetch {
-public:
-    Fetch(int dir_fd, const std::string& leaf, std::string shown, TransferProgress* progress,
-          bool hash)
-        : dir_fd_(dir_fd), prefix_(resume_prefix(leaf)), shown_(std::move(shown)),
-          progress_(progress) {
-        if (hash) hash_ = std::make_unique<Sha256>();
-    }
+  public:
+    Fetch(int dir_fd, const std::string& leaf, std::string shown, TransferProgress* progress)
+        : dir_fd_(dir_fd),
+          prefix_(resume_prefix(leaf)),
+          shown_(std::move(shown)),
+          progress_(progress) {}
 
     // Finds the resume file of an earlier attempt: returns its size (0: none) and sets
     // `mtime` to the remote mtime in its name. Other resume files of this name (and
@@ -149,12 +153,21 @@ public:
         write(d);
     }
 
-    // Renames the complete file into place with the remote mtime.
-    uint64_t commit(const std::string& leaf) {
+    // Closes the complete file with the remote mtime; returns the SHA-256 of what now lies
+    // under the temporary name (read back from the disk, not the bytes as they came) when
+    // asked, else "".
+    std::string finish(bool hash) {
         if (!fd_) open_fresh();  // an empty remote file sends no bytes at all
         const timespec times[2] = {{0, UTIME_NOW}, to_timespec(remote_mtime_)};
         ::futimens(fd_.get(), times);  // best effort: a wrong mtime only costs a resend
-        if (fd_.reset() != 0 || ::renameat(dir_fd_, name_.c_str(), dir_fd_, leaf.c_str()) != 0)
+        if (fd_.reset() != 0)
+            throw io_error("cannot write " + shown_ + ": " + std::strerror(errno));
+        return hash ? hash_file() : std::string();
+    }
+
+    // Renames the finished file into place.
+    uint64_t commit(const std::string& leaf) {
+        if (::renameat(dir_fd_, name_.c_str(), dir_fd_, leaf.c_str()) != 0)
             throw io_error("cannot write " + shown_ + ": " + std::strerror(errno));
         if (progress_) progress_->file_done();
         return received_;
@@ -176,10 +189,8 @@ public:
     }
 
     bool resumed() const { return resumed_; }
-    // The SHA-256 of the whole file (once all bytes are in, when asked for at construction).
-    std::string digest() { return hash_ ? hash_->hex_digest() : std::string(); }
 
-private:
+  private:
     void start(const std::string& header, uint64_t offset, int64_t resume_mtime) {
         const size_t sp = header.find(' ');
         const auto listed = sp == std::string::npos
@@ -191,15 +202,14 @@ private:
         const bool tail = offset > 0 && offset <= size;
         if (tail && remote_mtime_ != resume_mtime) throw StartOver{};
         if (tail) {
-            fd_ = UniqueFd(::openat(dir_fd_, name_.c_str(),
-                                    O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC));
+            fd_ = UniqueFd(
+                ::openat(dir_fd_, name_.c_str(), O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC));
             struct stat st;
             if (!fd_ || ::fstat(fd_.get(), &st) != 0 || !S_ISREG(st.st_mode) ||
                 static_cast<uint64_t>(st.st_size) != offset)
                 throw StartOver{};
             resumed_ = true;
             received_ = offset;
-            if (hash_) hash_kept_bytes(offset);
         } else {
             open_fresh();
         }
@@ -219,22 +229,22 @@ private:
     void write(std::string_view d) {
         write_all(fd_.get(), d.data(), d.size(), shown_);
         received_ += d.size();
-        if (hash_) hash_->update(d);
         if (progress_) progress_->add_bytes(d.size());
     }
 
-    // A resumed file's hash starts with the bytes kept from before.
-    void hash_kept_bytes(uint64_t count) {
+    // The SHA-256 of the file under the temporary name, the one the rename puts in place.
+    std::string hash_file() const {
         UniqueFd in(::openat(dir_fd_, name_.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
+        if (!in) throw io_error("cannot read " + shown_ + ": " + std::strerror(errno));
+        Sha256 hash;
         std::vector<char> buf(1 << 20);
-        while (in && count > 0) {
-            const ssize_t n = ::read(in.get(), buf.data(), std::min<uint64_t>(buf.size(), count));
+        for (;;) {
+            const ssize_t n = ::read(in.get(), buf.data(), buf.size());
             if (n < 0 && errno == EINTR) continue;
-            if (n <= 0) break;
-            hash_->update(buf.data(), static_cast<size_t>(n));
-            count -= static_cast<uint64_t>(n);
+            if (n < 0) throw io_error("cannot read " + shown_ + ": " + std::strerror(errno));
+            if (n == 0) return hash.hex_digest();
+            hash.update(buf.data(), static_cast<size_t>(n));
         }
-        if (count > 0) throw StartOver{};  // the kept bytes cannot be read back: fetch anew
     }
 
     int dir_fd_;
@@ -242,7 +252,6 @@ private:
     std::string name_;  // the resume file in use (or found)
     std::string shown_;
     TransferProgress* progress_;
-    std::unique_ptr<Sha256> hash_;
     std::string header_;
     bool header_done_ = false;
     bool resumed_ = false;
@@ -255,7 +264,7 @@ private:
 // last). Removed again, if still empty, when nothing lands in them: a missing remote file
 // leaves no trace locally.
 class NewDirs {
-public:
+  public:
     explicit NewDirs(std::filesystem::path dir) {
         std::error_code ec;
         for (; !dir.empty() && !std::filesystem::exists(dir, ec); dir = dir.parent_path()) {
@@ -270,17 +279,14 @@ public:
     NewDirs& operator=(const NewDirs&) = delete;
     void keep() { made_.clear(); }
 
-private:
+  private:
     std::vector<std::filesystem::path> made_;
 };
 
 }  // namespace
 
-std::optional<uint64_t> download_file_if_present(Remote& remote, const std::string& remote_path,
-                                                 const std::string& local_path,
-                                                 TransferProgress* progress,
-                                                 std::string* sha256,
-                                                 const std::string& expect_sha256) {
+FetchResult fetch_file(Remote& remote, const std::string& remote_path,
+                       const std::string& local_path, const FetchOptions& options) {
     std::filesystem::path target(local_path);
     std::filesystem::path dir = target.parent_path();
     if (dir.empty()) dir = ".";
@@ -291,8 +297,7 @@ std::optional<uint64_t> download_file_if_present(Remote& remote, const std::stri
     UniqueFd dir_fd = open_base(dir.string());
 
     for (int attempt = 0;; ++attempt) {
-        Fetch fetch(dir_fd.get(), leaf, local_path, progress,
-                    sha256 != nullptr || !expect_sha256.empty());
+        Fetch fetch(dir_fd.get(), leaf, local_path, options.progress);
         int64_t resume_mtime = 0;
         uint64_t offset = fetch.existing(resume_mtime);
         if (attempt > 0) offset = 0;  // the resume file is stale: replaced as soon as data comes
@@ -300,7 +305,7 @@ std::optional<uint64_t> download_file_if_present(Remote& remote, const std::stri
         int status = -1;
         try {
             status = remote.stream(
-                fetch_command(remote_path, offset), {},
+                fetch_command(remote_path, offset, options.follow_links), {},
                 [&](std::string_view d) { fetch.feed(d, offset, resume_mtime); },
                 [&](std::string_view d) { err.append(d); });
         } catch (const StartOver&) {
@@ -310,26 +315,39 @@ std::optional<uint64_t> download_file_if_present(Remote& remote, const std::stri
             fetch.keep_for_resume();
             throw;
         }
-        if (status == kMissing) return std::nullopt;
+        if (status == kMissing) return {RemoteEntry::missing, 0};
+        if (status == kSymlink) return {RemoteEntry::symlink, 0};
+        if (status == kDirectory) return {RemoteEntry::directory, 0};
         if (status != 0) {
             fetch.keep_for_resume();
             throw remote_failure(remote, "reading " + remote_path, status, err);
         }
         if (fetch.resumed()) spdlog::info("resumed {} after {} bytes", local_path, offset);
-        const std::string digest = fetch.digest();
-        if (!expect_sha256.empty() && digest != expect_sha256) {
-            // Checked before the rename: the local file stays what it was.
+        const std::string& expect = options.expect_sha256;
+        const std::string digest = fetch.finish(!expect.empty());
+        if (digest != expect) {
+            // Checked on the very file the rename would put in place: the local file stays
+            // what it was.
             fetch.discard();
             throw remote_error("the downloaded " + leaf + " does not match its remote sha256 (" +
-                                   digest + " vs " + expect_sha256 +
+                                   digest + " vs " + expect +
                                    "); the local file was left as it was",
                                "fetch it again with 'mlt ssh ... download MODEL'");
         }
         const uint64_t size = fetch.commit(leaf);
         new_dirs.keep();
-        if (sha256) *sha256 = digest;
-        return size;
+        return {RemoteEntry::file, size};
     }
+}
+
+std::optional<uint64_t> download_file_if_present(Remote& remote, const std::string& remote_path,
+                                                 const std::string& local_path,
+                                                 TransferProgress* progress) {
+    FetchOptions options;
+    options.progress = progress;
+    const FetchResult got = fetch_file(remote, remote_path, local_path, options);
+    if (got.found != RemoteEntry::file) return std::nullopt;
+    return got.size;
 }
 
 uint64_t download_file(Remote& remote, const std::string& remote_path,

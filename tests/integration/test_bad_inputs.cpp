@@ -377,6 +377,13 @@ std::vector<BadInput> catalogue() {
     c.push_back(BadInput("ModelEmptyTrain", {"ssh", "train", ""}, u, {"empty model name"}));
     c.push_back(BadInput("ModelEmptyTrainResume", {"ssh", "train", "", "--resume"}, u,
                          {"empty model name"}));
+    // --resume continues the run the remote holds; --force discards it: asked together,
+    // neither may win silently.
+    c.push_back(BadInput("ResumeWithForce", train_with({"--resume", "--force"}), u,
+                         {"--resume and --force contradict each other"}));
+    c.push_back(BadInput("ResumeWithForceBeforeTrain",
+                         ssh_then({"--force"}, {"train", "m", "--resume"}), u,
+                         {"--resume and --force contradict each other"}));
 
     // --- model names ---
     for (const auto& [name, model] : std::vector<std::pair<std::string, std::string>>{

@@ -4,11 +4,13 @@
 // the archive equal to what the remote recorded, each console line exactly once on the
 // terminal and in the local copy, one job and one shutdown, and never an earlier run's
 // archive.
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <unistd.h>
 
 #include <chrono>
+#include <filesystem>
 #include <memory>
 #include <string>
 #include <vector>
@@ -244,6 +246,45 @@ TEST_F(TrainFaultTest, ACutWhileCollectingResumesThePull) {
     EXPECT_TRUE(has_text(r.err, "lost while collecting the results; reconnecting")) << describe(r);
     EXPECT_TRUE(has_text(r.err, "resumed " + local_archive("m") + " after")) << describe(r);
     expect_good_run(r.out);
+}
+
+// The temporary local copy of the archive is changed while it arrives (another process, a
+// bad disk): the hash is checked on the file the rename would put in place, not on the bytes
+// as they came, so the damaged copy never becomes the archive; --resume then collects it.
+TEST_F(TrainFaultTest, AnArchiveDamagedLocallyWhileArrivingIsNotPutInPlace) {
+    auto run = start_mlt({"ssh", "train", "m"});
+    ASSERT_TRUE(run->wait_for_output("line 5/", kTrainTimeout)) << run->out() << run->err();
+    relay_->set_rate(kBig / 8);  // the archive takes about 8 s to arrive
+    open_gate();
+    const std::string prefix = ".m.mltk.zip.mlt-resume-";
+    std::string partial;
+    ASSERT_TRUE(wait_until(
+        [&] {
+            std::error_code ec;
+            for (const auto& e : std::filesystem::directory_iterator(project(), ec)) {
+                const std::string name = e.path().filename().string();
+                if (name.compare(0, prefix.size(), prefix) == 0 && e.file_size(ec) >= 4096)
+                    partial = e.path().string();
+            }
+            return !partial.empty();
+        },
+        kTrainTimeout))
+        << run->out() << run->err();
+    const int fd = ::open(partial.c_str(), O_WRONLY | O_CLOEXEC);
+    ASSERT_GE(fd, 0) << partial;
+    const ssize_t wrote = ::pwrite(fd, "DAMAGED!", 8, 0);
+    ::close(fd);
+    ASSERT_EQ(wrote, 8) << partial;
+    relay_->set_rate(0);
+    ProcessResult r = run->wait(kTrainTimeout);
+    EXPECT_EQ(r.exit_code, 1) << describe(r) << job_state("m");
+    EXPECT_TRUE(has_text(r.err, "the downloaded m.mltk.zip does not match its remote sha256"))
+        << describe(r);
+    EXPECT_FALSE(path_exists(local_archive("m"))) << describe(r);
+
+    ProcessResult resumed = mlt({"ssh", "train", "m", "--resume"});
+    ASSERT_EQ(resumed.exit_code, 0) << describe(resumed) << job_state("m");
+    EXPECT_EQ(sha256_of(local_archive("m")), trim(read_or_empty(job_file("m", "sha256"))));
 }
 
 TEST_F(TrainFaultTest, AFortyFiveSecondStallIsNoticedAndTheRunGoesOn) {

@@ -144,5 +144,40 @@ TEST_F(TrainInterruptTest, CtrlCTwiceInQuickSuccessionAlsoLeaves) {
     EXPECT_FALSE(group_members(job_pgid("slowstop")).empty()) << job_state("slowstop");
 }
 
+TEST_F(TrainInterruptTest, CtrlCTwiceWhileAJobThatIgnoresTermIsStoppedLeavesAtOnce) {
+    // The job ignores TERM, so the stop would take its whole grace period and then KILL; logs
+    // are pulled while it trains (sync_every). The second Ctrl+C must not wait for any of it.
+    write_shell_model("stubborn",
+                      "trap '' TERM\n"
+                      "echo 'model running'\n"
+                      "i=0; while [ $i -lt 1200 ]; do echo $i > \"$MLT_LOG_DIR/step.txt\"; "
+                      "sleep 0.05; i=$((i+1)); done\n");
+    write_model_settings("stubborn", "ssh:\n  train_cmd: \"sh {spec}\"\n  sync_every: 1\n");
+    write_user_settings();
+    ProcessResult r;
+    long pgid = 0;
+    {
+        auto run = start_mlt({"ssh", "train", "stubborn"});
+        ASSERT_TRUE(run->wait_for_output("model running", kEffectTimeout))
+            << run->out() << run->err() << job_state("stubborn");
+        pgid = job_pgid("stubborn");
+        run->signal(SIGINT);
+        ASSERT_TRUE(run->wait_for_output("stopping the remote job", kEffectTimeout, true))
+            << run->out() << run->err();
+        run->signal(SIGINT);
+        r = run->wait(kTrainTimeout);
+    }
+    EXPECT_EQ(r.exit_code, kExitInterrupted) << describe(r);
+    // Left before the stop could end the job: it still runs (it ignores TERM).
+    EXPECT_FALSE(group_members(pgid).empty()) << describe(r) << job_state("stubborn");
+    EXPECT_TRUE(has_text(r.err, "mlt: Ctrl+C again: leaving now; the remote job of stubborn is "
+                                "STILL RUNNING on "))
+        << describe(r);
+    EXPECT_TRUE(path_exists(job_file("stubborn", "lock"))) << job_state("stubborn");
+    ProcessResult stopped = mlt({"ssh", "stop", "stubborn"});
+    EXPECT_EQ(stopped.exit_code, 0) << describe(stopped);
+    EXPECT_TRUE(wait_group_gone(pgid));
+}
+
 }  // namespace
 }  // namespace mlt_test

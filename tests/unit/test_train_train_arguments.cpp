@@ -98,4 +98,18 @@ TEST(TrainArguments, TestFlagIsPassedOnAndRecognised) {
     EXPECT_FALSE(mlt::wants_test_model({"--testing", "test", "-test"}));
 }
 
+TEST(TrainArguments, ResumeContradictsForce) {
+    EXPECT_NO_THROW(mlt::check_job_flags(true, false));
+    EXPECT_NO_THROW(mlt::check_job_flags(false, true));
+    try {
+        mlt::check_job_flags(true, true);
+        FAIL() << "no error for --resume with --force";
+    } catch (const mlt::Error& e) {
+        EXPECT_EQ(e.kind(), mlt::ErrorKind::usage);
+        EXPECT_EQ(e.code(), 2);
+        EXPECT_NE(std::string(e.what()).find("--resume and --force"), std::string::npos)
+            << e.what();
+    }
+}
+
 }  // namespace

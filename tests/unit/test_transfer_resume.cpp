@@ -29,6 +29,7 @@
 #include "mlt/transfer/transfer.h"
 #include "mlt/util/error.h"
 #include "mlt/util/reporter.h"
+#include "mlt/util/sha256.h"
 #include "transfer_fixtures.h"
 
 namespace {
@@ -445,6 +446,43 @@ TEST(TransferResume, AMissingRemoteFileWritesNothing) {
                                             local_dir / "new/sub/there.zip"),
               3u);
     EXPECT_EQ(slurp(local_dir / "new/sub/there.zip"), "zip");
+}
+
+TEST(TransferResume, FetchFileTellsDirectoriesAndUnfollowedSymlinksApart) {
+    TempDir remote_dir, local_dir;
+    LocalRemote remote;
+    write_file(remote_dir / "target.zip", "private");
+    fs::create_symlink(remote_dir / "target.zip", remote_dir / "link.zip");
+    fs::create_directories(remote_dir / "a dir");
+    mlt::FetchOptions no_links;
+    no_links.follow_links = false;
+    auto got = mlt::fetch_file(remote, remote_dir / "link.zip", local_dir / "out.zip", no_links);
+    EXPECT_EQ(got.found, mlt::RemoteEntry::symlink);
+    EXPECT_TRUE(fs::is_empty(local_dir.path()));
+    got = mlt::fetch_file(remote, remote_dir / "a dir", local_dir / "out.zip");
+    EXPECT_EQ(got.found, mlt::RemoteEntry::directory);
+    EXPECT_TRUE(fs::is_empty(local_dir.path()));
+    // Followed by default (download_files may name a link).
+    got = mlt::fetch_file(remote, remote_dir / "link.zip", local_dir / "out.zip");
+    EXPECT_EQ(got.found, mlt::RemoteEntry::file);
+    EXPECT_EQ(got.size, 7u);
+    EXPECT_EQ(slurp(local_dir / "out.zip"), "private");
+}
+
+TEST(TransferResume, AFileThatFailsItsHashLeavesTheLocalOneAsItWas) {
+    TempDir remote_dir, local_dir;
+    LocalRemote remote;
+    write_file(remote_dir / "a.zip", "new bytes");
+    write_file(local_dir / "a.zip", "old bytes");
+    mlt::FetchOptions check;
+    check.expect_sha256 = std::string(64, '0');
+    EXPECT_THROW(mlt::fetch_file(remote, remote_dir / "a.zip", local_dir / "a.zip", check),
+                 mlt::Error);
+    EXPECT_EQ(slurp(local_dir / "a.zip"), "old bytes");
+    EXPECT_TRUE(resume_files(local_dir.path()).empty());
+    check.expect_sha256 = mlt::sha256_file(remote_dir / "a.zip");
+    EXPECT_EQ(mlt::fetch_file(remote, remote_dir / "a.zip", local_dir / "a.zip", check).size, 9u);
+    EXPECT_EQ(slurp(local_dir / "a.zip"), "new bytes");
 }
 
 TEST(TransferResume, AnEmptyRemoteFileArrivesEmptyWithItsMtime) {

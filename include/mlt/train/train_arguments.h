@@ -28,6 +28,10 @@ struct TrainArguments {
 TrainArguments split_train_arguments(const std::vector<std::string>& words,
                                      const std::vector<OwnOption>& own_options);
 
+// Refuses --resume together with --force (mlt::Error usage): --resume continues the run the
+// remote holds, --force discards it.
+void check_job_flags(bool resume, bool force);
+
 // True when the training arguments ask for MLTK's test model (`--test`).
 bool wants_test_model(const std::vector<std::string>& passed);
 

@@ -149,8 +149,9 @@ class TrainRun {
 };
 
 // Pulls what a finished (or running, for `download`) job left: the archive when `result`
-// names its sha256 (checked before it replaces the local one; never another run's), the
-// remote log dir into the local one, and download_files. Returns what moved.
+// names its sha256 (checked before it replaces the local one; never another run's, never
+// through a remote symlink), the remote log dir into the local one, and download_files (a
+// `from|to` pair naming a remote directory copies the directory). Returns what moved.
 TransferStats collect_results(Remote& remote, const TrainPlan& plan, const JobResult& result,
                               const CompressionChoice& compression, Reporter& reporter);
 

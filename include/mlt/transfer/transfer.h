@@ -131,15 +131,34 @@ TransferStats download(Remote& remote, const std::string& remote_base,
 uint64_t download_file(Remote& remote, const std::string& remote_path,
                        const std::string& local_path, TransferProgress* progress = nullptr);
 
-// download_file, with nullopt (and nothing written) when the remote file does not exist.
-// `sha256` (optional) receives the hex SHA-256 of the whole file, computed as it arrives.
-// With `expect_sha256`, a file whose hash differs never replaces the local one: its bytes are
-// dropped and mlt::Error (remote) is thrown.
+// download_file, with nullopt (and nothing written) when there is no remote file (nothing
+// there, or a directory).
 std::optional<uint64_t> download_file_if_present(Remote& remote, const std::string& remote_path,
                                                  const std::string& local_path,
-                                                 TransferProgress* progress = nullptr,
-                                                 std::string* sha256 = nullptr,
-                                                 const std::string& expect_sha256 = {});
+                                                 TransferProgress* progress = nullptr);
+
+// What fetch_file found at the remote path.
+enum class RemoteEntry { file, missing, directory, symlink };
+
+struct FetchResult {
+    RemoteEntry found = RemoteEntry::missing;
+    uint64_t size = 0;  // of the file fetched (found == file)
+};
+
+struct FetchOptions {
+    TransferProgress* progress = nullptr;  // counts the bytes and the file
+    // When set: the SHA-256 the local copy must have. It is read back from the finished
+    // temporary file, the one the rename puts in place; a copy that differs is dropped, the
+    // local file stays as it was, and mlt::Error (remote) is thrown.
+    std::string expect_sha256;
+    // False: a remote symlink is not read (found == symlink), for files the job wrote.
+    bool follow_links = true;
+};
+
+// download_file, reporting instead of fetching when the remote path is missing, a directory,
+// or (without options.follow_links) a symlink; then nothing is written.
+FetchResult fetch_file(Remote& remote, const std::string& remote_path,
+                       const std::string& local_path, const FetchOptions& options = {});
 
 // MLTK-style glob match of a `/`-separated relative path: `*` and `?` stay within one path
 // segment, `[...]` classes, `**` matches any number of segments (also none).

@@ -1,0 +1,150 @@
+// collect_results(): what a job left on the remote comes home: its archive (checked against
+// the sha256 the job recorded), its log dir, and download_files.
+#include <spdlog/spdlog.h>
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "mlt/config/settings.h"
+#include "mlt/train/train_run.h"
+#include "mlt/transfer/progress.h"
+#include "mlt/transfer/transfer.h"
+#include "mlt/util/paths.h"
+
+namespace fs = std::filesystem;
+
+namespace mlt {
+
+namespace {
+
+void add(TransferStats& total, const TransferStats& more) {
+    total.files += more.files;
+    total.bytes += more.bytes;
+}
+
+// The archive, only when this run's job recorded its sha256, and never through a remote
+// symlink (the job may have left one pointing anywhere).
+void collect_archive(Remote& remote, const TrainPlan& plan, const JobResult& result,
+                     Reporter& reporter, TransferStats& total) {
+    const std::string run = result.run_id.empty() ? "-" : result.run_id;
+    if (result.sha256.empty()) {
+        // The previous run's archive was moved aside when this run took the lock: whatever
+        // lies there now without a recorded hash is not a verified result of this run.
+        reporter.notice("no archive: run " + run + " of " + plan.model + " recorded none");
+        return;
+    }
+    const std::string remote_archive = remote_path_in(plan.remote_dir, plan.archive);
+    TransferProgress progress("archive", 1, 0);
+    FetchOptions options;
+    options.progress = &progress;
+    options.expect_sha256 = result.sha256;
+    options.follow_links = false;
+    const FetchResult got = fetch_file(remote, remote_archive, plan.local_archive, options);
+    progress.dismiss();
+    if (got.found == RemoteEntry::file) {
+        add(total, {1, got.size});
+        reporter.notice("archive: " + plan.local_archive);
+    } else if (got.found == RemoteEntry::symlink) {
+        spdlog::warn(
+            "{} on the remote is a symlink; not collected (mlt never follows a link "
+            "the job left)",
+            remote_archive);
+    } else {
+        spdlog::warn(
+            "run {} recorded an archive, but {} is gone from the remote; nothing collected", run,
+            remote_archive);
+    }
+}
+
+// The remote log dir into the local one, MLTK's CLI log beside it.
+void collect_logs(Remote& remote, const TrainPlan& plan, const JobResult& result,
+                  const CompressionChoice& compression, Reporter& reporter, TransferStats& total) {
+    const std::string run = result.run_id.empty() ? "-" : result.run_id;
+    // MLTK's CLI log sits beside its models dir: <cache>/cli_logs/train.log, kept locally as
+    // train.log. Fetched first: when it exists, it is the local train.log.
+    bool have_cli_log = false;
+    if (plan.mltk_train && !result.log_dir.empty()) {
+        const fs::path cache = fs::path(result.log_dir).parent_path().parent_path();
+        if (auto size = download_file_if_present(remote, (cache / "cli_logs/train.log").string(),
+                                                 plan.local_logs + "/train.log")) {
+            add(total, {1, *size});
+            have_cli_log = true;
+        }
+    }
+    // The log dir the job recorded (it asked the remote MLTK); the named one of the settings
+    // when the job never got that far.
+    std::string log_dir = result.log_dir;
+    if (log_dir.empty() && !plan.remote_log_dir.empty())
+        log_dir = remote_path_in(plan.remote_dir, plan.remote_log_dir);
+    if (log_dir.empty()) {
+        reporter.notice("logs: none; the job of run " + run +
+                        " ended before it chose its log dir (see the console log)");
+        return;
+    }
+    // Only what is new or changed since the last pull (e.g. a --resume, or `download`).
+    // The console copy (and MLTK's train.log, fetched above) are mlt's own: a remote
+    // file of the same name is stored aside instead of replacing them.
+    std::vector<std::string> own;
+    const fs::path console = fs::path(plan.local_console);
+    if (console.parent_path() == fs::path(plan.local_logs))
+        own.push_back(console.filename().string());
+    if (have_cli_log) own.push_back("train.log");
+    const SyncResult logs = sync_down(remote, log_dir, plan.local_logs, compression, own);
+    add(total, logs.moved);
+    reporter.notice("logs: " + plan.local_logs + ": " + describe(logs));
+}
+
+// One `from|to` pair of download_files: a file, or a directory copied as a whole.
+void collect_pair(Remote& remote, const TrainPlan& plan, const std::string& entry,
+                  const TransferSpec& spec, const CompressionChoice& compression,
+                  TransferStats& total) {
+    const std::string from = remote_path_in(plan.remote_dir, spec.from);
+    const std::string to = local_path_in(plan.spec_dir, expand_env_vars(spec.to));
+    const FetchResult got = fetch_file(remote, from, to);
+    if (got.found == RemoteEntry::file) {
+        add(total, {1, got.size});
+    } else if (got.found == RemoteEntry::directory) {
+        add(total, sync_down(remote, from, to, compression, {}).moved);
+    } else {
+        // As in MLTK: a missing file is not the run's failure.
+        spdlog::warn("download_files: '{}' is not on the remote; nothing downloaded", entry);
+    }
+}
+
+void collect_download_files(Remote& remote, const TrainPlan& plan,
+                            const CompressionChoice& compression, TransferStats& total) {
+    std::vector<std::string> remote_files;
+    bool listed = false;
+    for (const auto& entry : plan.download_files) {
+        const TransferSpec spec = parse_transfer_spec(entry, TransferDirection::download);
+        if (!spec.is_glob) {
+            collect_pair(remote, plan, entry, spec, compression, total);
+            continue;
+        }
+        if (!listed) remote_files = list_remote_files(remote, plan.remote_dir);
+        listed = true;
+        std::vector<std::string> matched;
+        for (const auto& f : remote_files)
+            if (glob_match(spec.from, f)) matched.push_back(f);
+        if (matched.empty()) {
+            spdlog::warn("download_files: '{}' matches no remote file", entry);
+            continue;
+        }
+        add(total,
+            download(remote, plan.remote_dir, matched, plan.spec_dir, nullptr, compression()));
+    }
+}
+
+}  // namespace
+
+TransferStats collect_results(Remote& remote, const TrainPlan& plan, const JobResult& result,
+                              const CompressionChoice& compression, Reporter& reporter) {
+    TransferStats total;
+    collect_archive(remote, plan, result, reporter, total);
+    collect_logs(remote, plan, result, compression, reporter, total);
+    collect_download_files(remote, plan, compression, total);
+    return total;
+}
+
+}  // namespace mlt

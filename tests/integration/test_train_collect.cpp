@@ -1,0 +1,118 @@
+// What collection brings back, and what it refuses: a download_files pair naming a remote
+// directory, a remote dir whose name sha256sum would escape, and an archive that is a
+// symlink (left by the job, or put there before the collection).
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <string>
+
+#include "harness/expect.h"
+#include "harness/files.h"
+#include "harness/train_fixture.h"
+
+namespace mlt_test {
+namespace {
+
+using TrainCollectTest = TrainTest;
+
+const char* const kShellSidecar = "ssh:\n  train_cmd: \"sh {spec}\"\n";
+
+bool is_hex_sha256(const std::string& text) {
+    return text.size() == 64 && text.find_first_not_of("0123456789abcdef") == std::string::npos;
+}
+
+TEST_F(TrainCollectTest, ADownloadFilesPairNamingADirectoryCopiesTheDirectory) {
+    write_shell_model("dirs",
+                      "set -e\n"
+                      "mkdir -p results/sub 'results/with space'\n"
+                      "echo top > results/top.txt\n"
+                      "echo deep > results/sub/deep.txt\n"
+                      "echo spaced > 'results/with space/s.txt'\n");
+    write_model_settings("dirs", std::string(kShellSidecar) +
+                                     "  download_files: [\"results|got_dir\", \"results/sub|" +
+                                     sshd().dir() + "/abs_dir\"]\n");
+    write_user_settings();
+    ProcessResult r = mlt({"ssh", "train", "dirs"});
+    ASSERT_EQ(r.exit_code, 0) << describe(r) << job_state("dirs");
+    EXPECT_FALSE(has_text(r.err, "is not on the remote")) << describe(r);
+    EXPECT_EQ(read_or_empty(project() + "/got_dir/top.txt"), "top\n") << describe(r);
+    EXPECT_EQ(read_or_empty(project() + "/got_dir/sub/deep.txt"), "deep\n");
+    EXPECT_EQ(read_or_empty(project() + "/got_dir/with space/s.txt"), "spaced\n");
+    EXPECT_EQ(read_or_empty(sshd().dir() + "/abs_dir/deep.txt"), "deep\n") << describe(r);
+    // A missing one is still a warning, not the run's failure.
+    write_model_settings(
+        "dirs", std::string(kShellSidecar) + "  download_files: [\"nothing_here|got_nothing\"]\n");
+    ProcessResult again = mlt({"ssh", "train", "dirs"});
+    ASSERT_EQ(again.exit_code, 0) << describe(again);
+    EXPECT_TRUE(has_text(again.err, "'nothing_here|got_nothing' is not on the remote"))
+        << describe(again);
+    EXPECT_FALSE(path_exists(project() + "/got_nothing"));
+}
+
+// sha256sum escapes its output line when the file name holds a backslash or a newline
+// ("\<hash>  <name>"): the recorded hash must be the bare hash all the same.
+TEST_F(TrainCollectTest, ARemoteDirWithABackslashAndANewlineCollectsTheArchive) {
+    const std::string odd_dir = remote() + "/odd \\ dir\nhere";
+    write_shell_model("odd", "printf 'the archive' > \"$MLT_ARCHIVE\"\n");
+    // YAML double quotes: \\ is a backslash, \n a newline.
+    write_model_settings("odd", std::string(kShellSidecar) + "  remote_dir: \"" + remote() +
+                                    "/odd \\\\ dir\\nhere\"\n");
+    write_user_settings();
+    ProcessResult r = mlt({"ssh", "train", "odd"});
+    ASSERT_EQ(r.exit_code, 0) << describe(r);
+    const std::string recorded = trim(read_or_empty(odd_dir + "/.mlt/odd/sha256"));
+    EXPECT_TRUE(is_hex_sha256(recorded)) << "recorded: " << recorded;
+    EXPECT_EQ(read_or_empty(local_archive("odd")), "the archive") << describe(r);
+    EXPECT_EQ(sha256_of(local_archive("odd")), recorded);
+}
+
+// The training leaves <model>.mltk.zip as a symlink to a file it may not hand out: the job
+// records no hash for it and mlt fetches nothing through it, says so, and collects the rest.
+TEST_F(TrainCollectTest, AnArchiveTheJobLeftAsASymlinkIsNotCollectedButTheRestIs) {
+    write_file(sshd().dir() + "/private.txt", "not for the archive\n");
+    write_shell_model("linked",
+                      "echo result > result.txt\n"
+                      "ln -s '" +
+                          sshd().dir() + "/private.txt' \"$MLT_ARCHIVE\"\n");
+    write_model_settings("linked",
+                         std::string(kShellSidecar) + "  download_files: [\"result.txt\"]\n");
+    write_user_settings();
+    ProcessResult r = mlt({"ssh", "train", "linked"});
+    ASSERT_EQ(r.exit_code, 0) << describe(r) << job_state("linked");
+    EXPECT_FALSE(path_exists(local_archive("linked"))) << describe(r);
+    EXPECT_EQ(read_or_empty(job_file("linked", "sha256")), "") << job_state("linked");
+    EXPECT_EQ(count_occurrences(r.out + r.err, "linked.mltk.zip is a symlink"), 1u) << describe(r);
+    EXPECT_EQ(read_or_empty(project() + "/result.txt"), "result\n") << describe(r);
+    EXPECT_TRUE(path_exists(local_logs("linked"))) << describe(r);
+}
+
+// The job wrote and hashed a real archive; before mlt collects it, it is replaced by a
+// symlink to a file with the same bytes: collection does not follow it either.
+TEST_F(TrainCollectTest, AnArchiveReplacedByASymlinkBeforeCollectionIsNotFollowed) {
+    write_shell_model("swapped",
+                      "echo result > result.txt\n"
+                      "printf 'archive bytes' > \"$MLT_ARCHIVE\"\n");
+    write_model_settings("swapped",
+                         std::string(kShellSidecar) + "  download_files: [\"result.txt\"]\n");
+    write_user_settings();
+    const std::string hold = sshd().dir() + "/hold";
+    env().set("MLT_TEST_HOLD", "collecting the results:" + hold);
+    auto run = start_mlt({"ssh", "train", "swapped"});
+    ASSERT_TRUE(wait_until([&] { return path_exists(hold); }, kEffectTimeout))
+        << run->out() << run->err();
+    const std::string archive = remote() + "/swapped.mltk.zip";
+    const std::string elsewhere = sshd().dir() + "/elsewhere.zip";
+    ASSERT_EQ(::rename(archive.c_str(), elsewhere.c_str()), 0);
+    ASSERT_EQ(::symlink(elsewhere.c_str(), archive.c_str()), 0);
+    ::unlink(hold.c_str());
+    ProcessResult r = run->wait(kTrainTimeout);
+    ASSERT_EQ(r.exit_code, 0) << describe(r) << job_state("swapped");
+    EXPECT_FALSE(path_exists(local_archive("swapped"))) << describe(r);
+    EXPECT_TRUE(has_text(r.err, "swapped.mltk.zip on the remote is a symlink; not collected"))
+        << describe(r);
+    EXPECT_EQ(read_or_empty(project() + "/result.txt"), "result\n") << describe(r);
+}
+
+}  // namespace
+}  // namespace mlt_test
