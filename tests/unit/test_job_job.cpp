@@ -108,7 +108,7 @@ TEST_F(JobProtocol, ExactlyOneOfConcurrentLaunchesGetsTheLock) {
     mlt::test::LocalRemote r;
     mlt::release_run(r, dir_, "m", "someone-else");  // not theirs: nothing happens
     EXPECT_TRUE(exists(".mlt/m/lock"));
-    mlt::release_lock(r, dir_, "m");
+    EXPECT_EQ(mlt::stop_and_release(r, dir_, "m", 1), mlt::StopOutcome::none);
     EXPECT_TRUE(mlt::acquire_run(r, dir_, "m", new_run(wrapper("again", "true"))));
 }
 
@@ -169,7 +169,8 @@ TEST_F(JobProtocol, NoStartOnceTheLockWasReleased) {
     mlt::test::LocalRemote r;
     mlt::WrapperSpec w = wrapper("run-1", "echo launched > launched.txt");
     ASSERT_TRUE(mlt::acquire_run(r, dir_, "m", new_run(w)));
-    mlt::release_lock(r, dir_, "m");  // `mlt ssh ... stop m` while the run uploaded
+    // `mlt ssh ... stop m` while the run uploaded
+    EXPECT_EQ(mlt::stop_and_release(r, dir_, "m", 1), mlt::StopOutcome::none);
     EXPECT_THROW(mlt::start_job(r, dir_, "m", "run-1"), mlt::Error);
     EXPECT_FALSE(exists(".mlt/m/started"));
 }
@@ -324,8 +325,7 @@ TEST_F(JobProtocol, AnOpenLogDirIsAskedOfTheRemoteMltk) {
     EXPECT_EQ(mlt::read_job_result(r, dir_, "m").log_dir, "/asked/of/mltk") << log;
 
     // No MLTK there: MLTK's default, under the remote MLTK_CACHE_DIR.
-    mlt::stop_job(r, dir_, "m", 1);
-    mlt::release_lock(r, dir_, "m");
+    mlt::release_run(r, dir_, "m", "run-1");
     w.run_id = "run-2";
     w.environment = {{"MLTK_CACHE_DIR", dir_ + "/cache"}, {"PYTHONPATH", dir_ + "/none"}};
     ASSERT_TRUE(mlt::acquire_run(r, dir_, "m", new_run(w)));
