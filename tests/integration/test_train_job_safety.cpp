@@ -292,6 +292,8 @@ TEST_F(TrainJobSafetyTest, AFullRemoteDiskDuringTheRunIsNamedAndTheResultsAreCol
     EXPECT_TRUE(lacks_text(r.err, "SIGKILL")) << describe(r);
     EXPECT_TRUE(valid_zip(local_archive("filler"))) << describe(r);
     EXPECT_EQ(read_or_empty(local_logs("filler") + "/train.log"), "filler log\n") << describe(r);
+    // The training's own words on the full disk reached the console log.
+    EXPECT_TRUE(has_text(read_or_empty(local_console("filler")), "No space left")) << describe(r);
 }
 
 }  // namespace
