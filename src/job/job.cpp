@@ -161,7 +161,7 @@ bool acquire_run(Remote& remote, const std::string& remote_dir, const std::strin
         std::string(job_detail::kAliveFunction) +
         "if mlt_mine; then :\n"
         "elif mlt_job_alive \"$(cat \"$j/pid\" 2>/dev/null)\" \"$(cat \"$j/run_id\" "
-        "2>/dev/null)\"; then echo held; exit 0\n"
+        "2>/dev/null)\" \"$j\"; then echo held; exit 0\n"
         "else\n"
         "  t=\"$j/lock.new.$$\"\n"
         "  if ! (" +
@@ -241,7 +241,7 @@ std::string stop_script(int grace_s, bool scoped, bool release) {
     const auto wait_up_to = [](int seconds) {
         return "  t=$(($(date +%s) + " + std::to_string(seconds) +
                "))\n"
-               "  while mlt_job_alive \"$g\" \"$o\" && [ \"$(date +%s)\" -le \"$t\" ]; do sleep "
+               "  while mlt_job_alive \"$g\" \"$o\" \"$j\" && [ \"$(date +%s)\" -le \"$t\" ]; do sleep "
                "0.1; done\n";
     };
     return std::string(scoped ? "mlt_files_mine || mlt_foreign\n" : "") +
@@ -250,16 +250,16 @@ std::string stop_script(int grace_s, bool scoped, bool release) {
            (release ? "if [ -n \"$h\" ] && mlt_mine; then rm -f \"$j/lock\"; fi; " : "") +
            "true; }\n" + job_detail::kAliveFunction +
            "g=$(cat \"$j/pid\" 2>/dev/null); o=$(cat \"$j/run_id\" 2>/dev/null)\n"
-           "if ! mlt_job_alive \"$g\" \"$o\"; then\n"
+           "if ! mlt_job_alive \"$g\" \"$o\" \"$j\"; then\n"
            "  if [ -e \"$j/exit_status\" ] && [ -f \"$j/lock\" ] && "
            "[ \"$(sed -n 's/^phase=//p' \"$j/lock\")\" != collected ]; then echo finished; exit 0; "
            "fi\n"
            "  mlt_release; echo none; exit 0\n"
            "fi\n"
-           "s=143; mlt_signal TERM \"$g\" \"$o\"\n" +
+           "s=143; mlt_signal TERM \"$g\" \"$o\" \"$j\"\n" +
            wait_up_to(grace_s) +
-           "if mlt_job_alive \"$g\" \"$o\"; then\n"
-           "  s=137; mlt_signal KILL \"$g\" \"$o\"\n" +
+           "if mlt_job_alive \"$g\" \"$o\" \"$j\"; then\n"
+           "  s=137; mlt_signal KILL \"$g\" \"$o\" \"$j\"\n" +
            wait_up_to(5) +
            "fi\n"
            "printf '%s\\n' \"$s\" > \"$j/stopped\"\n"

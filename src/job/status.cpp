@@ -34,7 +34,7 @@ for d in $MLT_JOBS; do
     started=$(date -r "$d/started" +%s 2>/dev/null)
     run=$(cat "$d/run_id" 2>/dev/null)
   fi
-  if mlt_job_alive "$pgid" "$(cat "$d/run_id" 2>/dev/null)"; then alive=1; fi
+  if mlt_job_alive "$pgid" "$(cat "$d/run_id" 2>/dev/null)" "$d"; then alive=1; fi
   printf 'job\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$m" "$pgid" "$alive" "$started" "$ex" "$(date +%s)" "$locked" "$run" "$phase" "$clean"
 done
 )sh";
