@@ -35,6 +35,8 @@ mlt_foreign() {
   else echo "the job files belong to run '$(cat "$j/run_id" 2>/dev/null)'" >&2; fi
   exit 79
 }
+mlt_full() { [ "$(df -Pk . 2>/dev/null | awk 'NR == 2 { print $4 }')" = 0 ]; }
+mlt_nospace() { if mlt_full; then echo "no space left on device in $(pwd)" >&2; exit 78; fi; }
 )sh";
 
 // `cd DIR && j=.mlt/MODEL && r=RUN` and the functions above: the start of every command
@@ -50,6 +52,11 @@ std::string run_command(const std::string& remote_dir, const std::string& model,
 void check_status(const Remote& remote, const std::string& what, const RemoteOutput& out,
                   const std::string& model, const std::string& run_id) {
     if (out.exit_status == kForeignRunStatus) throw foreign_run(remote, model, run_id, out.err);
+    if (out.exit_status == kNoSpaceStatus)
+        throw Error(ErrorKind::remote, exit_code::kRemote,
+                    "no space left on the remote: " + what + " of " + model + " on " +
+                        remote.name() + " failed (" + trim(out.err) + ")",
+                    "free space on the remote (df -h there), then run again");
     if (out.exit_status != 0) throw remote_failure(remote, what, out.exit_status, out.err);
 }
 
@@ -79,9 +86,9 @@ std::string launch_once(const std::string& marker, const std::string& script, co
            marker + ") 2>/dev/null; then\n  " + fresh + "\n  (setsid " + shell + " " + script +
            " >> " + f.log + " 2>&1 < /dev/null &)\nelse\n  " + again +
            "\nfi\n"
-           "i=0; while [ ! -s " +
+           "t=$(($(date +%s) + 10)); while [ ! -s " +
            f.pid + " ] && [ ! -e " + f.status +
-           " ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i+1)); done\n"
+           " ] && [ \"$(date +%s)\" -le \"$t\" ]; do sleep 0.05; done\n"
            "[ -s " +
            f.pid +
            " ] || { echo 'it did not record its process group within 10 s' >&2; exit 1; }\n";
@@ -108,6 +115,8 @@ JobPaths::JobPaths(const std::string& model) : dir(".mlt/" + model) {
     shutdown_batch = dir + "/shutdown.batch.sh";
     log_dir = dir + "/log_dir";
     training = dir + "/training";
+    stopped = dir + "/stopped";
+    disk_full = dir + "/disk_full";
 }
 
 const char* to_string(RunPhase phase) {
@@ -135,7 +144,7 @@ bool acquire_run(Remote& remote, const std::string& remote_dir, const std::strin
     std::string moved;  // the previous run's files, as shell words
     for (const std::string* f :
          {&p.run_id, &p.run_sh, &p.cmd, &p.started, &p.pid, &p.console_log, &p.exit_status,
-          &p.sha256, &p.shutdown_sh, &p.shutdown_started, &p.shutdown_pid, &p.shutdown_log,
+          &p.sha256, &p.stopped, &p.disk_full, &p.shutdown_sh, &p.shutdown_started, &p.shutdown_pid, &p.shutdown_log,
           &p.shutdown_status, &p.batch, &p.shutdown_batch, &p.log_dir, &p.training})
         moved += " " + shell_quote(*f);
     const std::string a = shell_quote(run.archive);
@@ -144,11 +153,24 @@ bool acquire_run(Remote& remote, const std::string& remote_dir, const std::strin
     // says the rest is done. A retry finds the lock its own and redoes only what is missing,
     // without emptying previous/ a second time: what previous/ holds already stays, and a
     // file of that name still in the job dir is this run's own half-written one, removed.
+    // The lock is written whole under a name of its own, then linked into place (atomic,
+    // fails when one exists): a full disk leaves no empty lock behind. A job of the previous
+    // run that still lives (its group, or a process of its run that left the group) keeps
+    // the model, lock or no lock.
     const std::string body =
-        "if (set -C; " + lock_text +
-        " > \"$j/lock\") 2>/dev/null; then "
-        "rm -rf \"$j/previous\" \"$j\"/*.tmp || exit 1\n"
-        "elif ! mlt_mine; then echo held; exit 0\n"
+        std::string(job_detail::kAliveFunction) +
+        "if mlt_mine; then :\n"
+        "elif mlt_job_alive \"$(cat \"$j/pid\" 2>/dev/null)\" \"$(cat \"$j/run_id\" "
+        "2>/dev/null)\" \"$j\"; then echo held; exit 0\n"
+        "else\n"
+        "  t=\"$j/lock.new.$$\"\n"
+        "  if ! (" +
+        lock_text +
+        " > \"$t\") 2>/dev/null; then rm -f \"$t\"; mlt_nospace; echo \"cannot write $t\" >&2; "
+        "exit 1; fi\n"
+        "  if ln \"$t\" \"$j/lock\" 2>/dev/null; then rm -f \"$t\"; rm -rf \"$j/previous\" "
+        "\"$j\"/*.tmp || exit 1\n"
+        "  else rm -f \"$t\"; mlt_mine || { echo held; exit 0; }; fi\n"
         "fi\n"
         "if ! mlt_files_mine; then\n"
         "  mkdir -p \"$j/previous\" || exit 1\n"
@@ -164,7 +186,7 @@ bool acquire_run(Remote& remote, const std::string& remote_dir, const std::strin
         "&& printf '%s\\n' " +
         shell_quote(run.command_text) +
         " > \"$j/cmd\" && printf '%s\\n' \"$r\" > \"$j/run_id.tmp\" && mv -f \"$j/run_id.tmp\" "
-        "\"$j/run_id\" || exit 1\n"
+        "\"$j/run_id\" || { mlt_nospace; exit 1; }\n"
         "fi\n"
         "echo acquired\n";
     const std::string command =
@@ -190,12 +212,6 @@ void release_run(Remote& remote, const std::string& remote_dir, const std::strin
     check_status(remote, "releasing the job lock", out, model, run_id);
 }
 
-void release_lock(Remote& remote, const std::string& remote_dir, const std::string& model) {
-    RemoteOutput out = remote.run(in_dir(remote_dir, "rm -f " + shell_quote(JobPaths(model).lock)));
-    if (out.exit_status != 0)
-        throw remote_failure(remote, "releasing the job lock", out.exit_status, out.err);
-}
-
 long start_job(Remote& remote, const std::string& remote_dir, const std::string& model,
                const std::string& run_id) {
     const JobPaths p(model);
@@ -213,29 +229,64 @@ long start_job(Remote& remote, const std::string& remote_dir, const std::string&
     return pgid;
 }
 
+namespace {
+
+// The stop: TERM to the group and to every process of the run, wait (until a deadline) for
+// them to go, then KILL. A wrapper killed by KILL cannot record its status, so the stopper
+// does; `stopped` says that mlt's stop ended the job, and with which status. Prints
+// "stopped", "finished" (it had ended, its results are not collected) or "none". With
+// `release`, the lock is removed in the same command, and only if it still names the run
+// that held it when the stop began, never a finished job's (--resume collects it).
+std::string stop_script(int grace_s, bool scoped, bool release) {
+    const auto wait_up_to = [](int seconds) {
+        return "  t=$(($(date +%s) + " + std::to_string(seconds) +
+               "))\n"
+               "  while mlt_job_alive \"$g\" \"$o\" \"$j\" && [ \"$(date +%s)\" -le \"$t\" ]; do sleep "
+               "0.1; done\n";
+    };
+    return std::string(scoped ? "mlt_files_mine || mlt_foreign\n" : "") +
+           (release ? "h=; if [ -f \"$j/lock\" ]; then h=1; r=$(mlt_lock_run); fi\n" : "") +
+           "mlt_release() { " +
+           (release ? "if [ -n \"$h\" ] && mlt_mine; then rm -f \"$j/lock\"; fi; " : "") +
+           "true; }\n" + job_detail::kAliveFunction +
+           "g=$(cat \"$j/pid\" 2>/dev/null); o=$(cat \"$j/run_id\" 2>/dev/null)\n"
+           "if ! mlt_job_alive \"$g\" \"$o\" \"$j\"; then\n"
+           "  if [ -e \"$j/exit_status\" ] && [ -f \"$j/lock\" ] && "
+           "[ \"$(sed -n 's/^phase=//p' \"$j/lock\")\" != collected ]; then echo finished; exit 0; "
+           "fi\n"
+           "  mlt_release; echo none; exit 0\n"
+           "fi\n"
+           "s=143; mlt_signal TERM \"$g\" \"$o\" \"$j\"\n" +
+           wait_up_to(grace_s) +
+           "if mlt_job_alive \"$g\" \"$o\" \"$j\"; then\n"
+           "  s=137; mlt_signal KILL \"$g\" \"$o\" \"$j\"\n" +
+           wait_up_to(5) +
+           "fi\n"
+           "printf '%s\\n' \"$s\" > \"$j/stopped\"\n"
+           "[ -f \"$j/exit_status\" ] || { printf '%s\\n' \"$s\" > \"$j/exit_status.tmp\" && "
+           "mv -f \"$j/exit_status.tmp\" \"$j/exit_status\"; }\n"
+           "mlt_release; echo stopped\n";
+}
+
+}  // namespace
+
 bool stop_job(Remote& remote, const std::string& remote_dir, const std::string& model, int grace_s,
               const std::string* run_id) {
-    const JobPaths p(model);
-    const std::string pid = shell_quote(p.pid);
-    const std::string es = shell_quote(p.exit_status);
-    // TERM the whole group, wait (bounded) for it to go, then KILL. A wrapper killed by
-    // KILL cannot record its status, so the stopper does.
-    const std::string body =
-        std::string(run_id ? "mlt_files_mine || mlt_foreign\n" : "") + job_detail::kAliveFunction +
-        "g=$(cat " + pid +
-        " 2>/dev/null); [ -n \"$g\" ] && mlt_alive \"$g\" || { echo none; exit 0; }; "
-        "kill -s TERM -- \"-$g\" 2>/dev/null; i=0; while mlt_alive \"$g\" && [ $i -lt " +
-        std::to_string(grace_s * 10) +
-        " ]; do sleep 0.1; i=$((i+1)); done; "
-        "if mlt_alive \"$g\"; then kill -s KILL -- \"-$g\" 2>/dev/null; s=137; i=0; "
-        "while mlt_alive \"$g\" && [ $i -lt 50 ]; do sleep 0.1; i=$((i+1)); done; "
-        "else s=143; fi; [ -f " +
-        es + " ] || { printf '%s\\n' $s > " + es + ".tmp && mv -f " + es + ".tmp " + es +
-        "; }; echo stopped\n";
     const std::string rid = run_id ? *run_id : std::string();
-    RemoteOutput out = remote.run(run_command(remote_dir, model, rid, body));
+    RemoteOutput out = remote.run(
+        run_command(remote_dir, model, rid, stop_script(grace_s, run_id != nullptr, false)));
     check_status(remote, "stopping the job", out, model, rid);
     return out.out.find("stopped") != std::string::npos;
+}
+
+StopOutcome stop_and_release(Remote& remote, const std::string& remote_dir,
+                             const std::string& model, int grace_s) {
+    RemoteOutput out =
+        remote.run(run_command(remote_dir, model, "", stop_script(grace_s, false, true)));
+    check_status(remote, "stopping the job", out, model, "");
+    if (out.out.find("stopped") != std::string::npos) return StopOutcome::stopped;
+    if (out.out.find("finished") != std::string::npos) return StopOutcome::finished;
+    return StopOutcome::none;
 }
 
 void discard_job(Remote& remote, const std::string& remote_dir, const std::string& model) {
@@ -316,14 +367,18 @@ uint64_t read_log(Remote& remote, const std::string& remote_dir, const std::stri
 
 JobResult read_job_result(Remote& remote, const std::string& remote_dir, const std::string& model) {
     const JobPaths p(model);
-    // Three tagged lines: a half-written file cannot shift one value into another's place.
+    // Tagged lines: a half-written file cannot shift one value into another's place.
     RemoteOutput out = remote.run(
-        in_dir(remote_dir, "printf 'run=%s\\nexit=%s\\nsha=%s\\nlog=%s\\ntrain=%s\\n' \"$(cat " +
+        in_dir(remote_dir, "printf 'run=%s\\nexit=%s\\nsha=%s\\nlog=%s\\ntrain=%s\\nstopped=%s\\nfull=%s\\n' \"$(cat " +
                                shell_quote(p.run_id) + " 2>/dev/null)\" \"$(cat " +
                                shell_quote(p.exit_status) + " 2>/dev/null)\" \"$(cat " +
                                shell_quote(p.sha256) + " 2>/dev/null)\" \"$(cat " +
                                shell_quote(p.log_dir) + " 2>/dev/null)\" \"$([ -e " +
-                               shell_quote(p.training) + " ] && echo 1)\""));
+                               shell_quote(p.training) + " ] && echo 1)\" \"$(cat " +
+                               shell_quote(p.stopped) + " 2>/dev/null)\" \"$({ [ -e " +
+                               shell_quote(p.disk_full) +
+                               " ] || [ \"$(df -Pk . 2>/dev/null | awk 'NR == 2 { print $4 }')\" "
+                               "= 0 ]; } && echo 1)\""));
     if (out.exit_status != 0)
         throw remote_failure(remote, "reading the job result", out.exit_status, out.err);
     JobResult result;
@@ -337,6 +392,9 @@ JobResult read_job_result(Remote& remote, const std::string& remote_dir, const s
         if (line.rfind("sha=", 0) == 0) result.sha256 = line.substr(4);
         if (line.rfind("log=", 0) == 0) result.log_dir = line.substr(4);
         if (line == "train=1") result.training_started = true;
+        if (line == "full=1") result.disk_full = true;
+        if (line.rfind("stopped=", 0) == 0)
+            result.stopped_with = recorded_status(std::string_view(line).substr(8));
         if (line.rfind("exit=", 0) == 0)
             result.exit_status = recorded_status(std::string_view(line).substr(5));
     }

@@ -166,18 +166,28 @@ std::string make_wrapper_script(const WrapperSpec& s) {
     o += bookkeeping_prologue(p, s.run_id);
     // setsid made this shell a process-group leader: its pid is the group id to signal.
     o += "echo $$ > \"$mlt_job/pid.tmp\" && mv -f \"$mlt_job/pid.tmp\" \"$mlt_job/pid\"\n";
+    // Room for the last records, should the training fill the disk: freed as the job ends.
+    o += "head -c 65536 /dev/zero > \"$mlt_job/reserve\" 2>/dev/null || rm -f "
+         "\"$mlt_job/reserve\"\n";
     // A job whose dir a newer run took over (a --force while it could not be killed) records
-    // nothing: its status and archive hash would be taken for the newer run's.
+    // nothing: its status and archive hash would be taken for the newer run's. A full disk
+    // is recorded (in the reserve's room) for mlt to name. The archive counts only when this
+    // run wrote it: a file (not a symlink) changed after the start marker.
     o += "mlt_finish() {\n"
          "  mlt_status=$1\n"
          "  [ \"$(cat \"$mlt_job/run_id\" 2>/dev/null)\" = \"$mlt_run\" ] || exit \"$mlt_status\"\n"
-         "  if [ -L \"$mlt_dir/$MLT_ARCHIVE\" ]; then\n"
+         "  mlt_full=; (printf x > \"$mlt_job/space.tmp\") 2>/dev/null || mlt_full=1\n"
+         "  rm -f \"$mlt_job/space.tmp\" \"$mlt_job/reserve\"\n"
+         "  [ -z \"$mlt_full\" ] || : > \"$mlt_job/disk_full\"\n"
+         "  mlt_a=\"$mlt_dir/$MLT_ARCHIVE\"\n"
+         "  if [ -L \"$mlt_a\" ]; then\n"
          "    echo \"mlt: $MLT_ARCHIVE is a symlink; it is not collected\"\n"
-         "  elif [ -f \"$mlt_dir/$MLT_ARCHIVE\" ]; then\n"
+         // Only an archive this run wrote: changed after `started`.
+         "  elif [ -f \"$mlt_a\" ] && [ -n \"$(find \"$mlt_a\" -prune -newer "
+         "\"$mlt_job/started\" 2>/dev/null)\" ]; then\n"
          // From stdin: with a backslash or a newline in the path, sha256sum would escape its
          // line, and the hash would start with a backslash.
-         "    sha256sum < \"$mlt_dir/$MLT_ARCHIVE\" 2>/dev/null | cut -d' ' -f1 > "
-         "\"$mlt_job/sha256\"\n"
+         "    sha256sum < \"$mlt_a\" 2>/dev/null | cut -d' ' -f1 > \"$mlt_job/sha256\"\n"
          "  fi\n"
          "  echo \"mlt: job finished with exit status $mlt_status\"\n"
          "  printf '%s\\n' \"$mlt_status\" > \"$mlt_job/exit_status.tmp\" && "

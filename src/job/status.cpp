@@ -34,7 +34,7 @@ for d in $MLT_JOBS; do
     started=$(date -r "$d/started" +%s 2>/dev/null)
     run=$(cat "$d/run_id" 2>/dev/null)
   fi
-  if [ -n "$pgid" ] && mlt_alive "$pgid"; then alive=1; fi
+  if mlt_job_alive "$pgid" "$(cat "$d/run_id" 2>/dev/null)" "$d"; then alive=1; fi
   printf 'job\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$m" "$pgid" "$alive" "$started" "$ex" "$(date +%s)" "$locked" "$run" "$phase" "$clean"
 done
 )sh";
@@ -164,11 +164,14 @@ std::optional<int> recorded_status(std::string_view text) {
     return static_cast<int>(*status);
 }
 
-std::string describe_exit_status(int status) {
+std::string describe_exit_status(int status, bool by_mlt_stop) {
     std::string text = "exit status " + std::to_string(status);
     if (const char* signal = killing_signal(status)) {
         text += std::string(" (killed by ") + signal;
-        if (status == 128 + 9) text += "; out of memory? see dmesg on the remote";
+        if (by_mlt_stop)
+            text += ", sent by mlt's stop";
+        else if (status == 128 + 9)
+            text += "; out of memory? see dmesg on the remote";
         text += ")";
     }
     return text;

@@ -411,10 +411,20 @@ int run_stop(const SshCommandLine& cli, const std::string& model, bool test) {
     RunContext c = prepare(cli, model, test, true);
     Session session = Session::open(c.target.connect);
     SessionRemote remote(session);
-    const bool stopped = stop_job(remote, c.target.remote_dir, c.model.name, 10);
-    release_lock(remote, c.target.remote_dir, c.model.name);
-    reporter().notice(stopped ? "stopped the job of " + c.model.name
-                              : "no running job of " + c.model.name + "; lock released");
+    switch (stop_and_release(remote, c.target.remote_dir, c.model.name, 10)) {
+        case StopOutcome::stopped:
+            reporter().notice("stopped the job of " + c.model.name);
+            break;
+        case StopOutcome::finished:
+            reporter().notice("the job of " + c.model.name +
+                              " had finished already, and its results were not collected; "
+                              "'train " +
+                              c.model.name + " --resume' collects them");
+            break;
+        case StopOutcome::none:
+            reporter().notice("no running job of " + c.model.name + "; lock released");
+            break;
+    }
     return exit_code::kOk;
 }
 

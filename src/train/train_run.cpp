@@ -162,7 +162,8 @@ int TrainRun::drive() {
         (setup_failed_
              ? " did not start training: its setup (environment, venv or startup_cmds) ended with "
              : " finished with ") +
-        (exit_status_ ? describe_exit_status(*exit_status_) : std::string("no exit status")) +
+        (exit_status_ ? describe_exit_status(*exit_status_, stopped_by_mlt_)
+                      : std::string("no exit status")) +
         "; console log: " + plan_.local_console);
     return code;
 }
@@ -236,8 +237,10 @@ void TrainRun::take_lock() {
     }
     if (!acquired) {
         auto jobs = query_jobs(remote(), plan_.remote_dir, name);
-        // Released in between (the holder just finished): try again.
-        if (jobs.empty() || !jobs.front().locked) return;
+        // Released in between (the holder just finished): try again. A job that lives on
+        // without its lock still keeps the model.
+        if (jobs.empty() || (!jobs.front().locked && jobs.front().state != JobState::running))
+            return;
         const JobStatus& job = jobs.front();
         const std::string other = job.run_id.empty() ? "" : " (run " + job.run_id + ")";
         if (!plan_.force) {
@@ -415,7 +418,13 @@ void TrainRun::collect() {
                           "the job files belong to run '" + result.run_id + "'");
     exit_status_ = result.exit_status;
     if (exit_status_ && *exit_status_ != 0 && !result.training_started) setup_failed_ = true;
-    if (!exit_status_)
+    stopped_by_mlt_ = result.stopped_with.has_value() && result.stopped_with == exit_status_;
+    if (result.disk_full)
+        spdlog::warn(
+            "no space left on the remote: the disk of {} on {} is full; what the job of {} "
+            "(run {}) wrote last may be missing (free space there)",
+            plan_.remote_dir, connection_.name(), plan_.model, run_id_);
+    else if (!exit_status_)
         spdlog::warn(
             "the job of {} (run {}) ended without recording an exit status (killed by "
             "SIGKILL, or the host restarted)",

@@ -409,6 +409,11 @@ std::vector<BadInput> catalogue() {
         BadInput("LogsModelSemicolon", {"ssh", "logs", "a;b"}, u, {"invalid model name 'a;b'"}));
     c.push_back(BadInput("StopModelBackquotes", {"ssh", "stop", "`reboot`"}, u,
                          {"invalid model name '`reboot`'"}));
+    // A stop acts on the job dir by name: never a glob or a dir above it.
+    c.push_back(
+        BadInput("StopModelGlob", {"ssh", "stop", "*"}, u, {"invalid model name '*'"}));
+    c.push_back(
+        BadInput("StopModelDotDot", {"ssh", "stop", ".."}, u, {"invalid model name '..'"}));
     c.push_back(
         BadInput("KeygenNameEscapeSequence", {"ssh-keygen", "a\x1b[2Jb"}, u, {"invalid key name"}));
     c.push_back(BadInput("KeygenNameTooLong", {"ssh-keygen", std::string(300, 'k')}, u,

@@ -22,7 +22,6 @@ namespace fs = std::filesystem;
 const std::map<std::string, std::string>& allowed() {
     static const std::map<std::string, std::string> kAllowed = {
         // The WHAT of the generic row `WHAT on U@H:P failed (exit N): LAST LINES`.
-        {"releasing the job lock", "a WHAT of the generic remote-command row"},
         {"discarding the old job", "a WHAT of the generic remote-command row"},
         {"reading the job result", "a WHAT of the generic remote-command row"},
         {"reading the shutdown status", "a WHAT of the generic remote-command row"},

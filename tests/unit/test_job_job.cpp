@@ -108,7 +108,7 @@ TEST_F(JobProtocol, ExactlyOneOfConcurrentLaunchesGetsTheLock) {
     mlt::test::LocalRemote r;
     mlt::release_run(r, dir_, "m", "someone-else");  // not theirs: nothing happens
     EXPECT_TRUE(exists(".mlt/m/lock"));
-    mlt::release_lock(r, dir_, "m");
+    EXPECT_EQ(mlt::stop_and_release(r, dir_, "m", 1), mlt::StopOutcome::none);
     EXPECT_TRUE(mlt::acquire_run(r, dir_, "m", new_run(wrapper("again", "true"))));
 }
 
@@ -169,7 +169,8 @@ TEST_F(JobProtocol, NoStartOnceTheLockWasReleased) {
     mlt::test::LocalRemote r;
     mlt::WrapperSpec w = wrapper("run-1", "echo launched > launched.txt");
     ASSERT_TRUE(mlt::acquire_run(r, dir_, "m", new_run(w)));
-    mlt::release_lock(r, dir_, "m");  // `mlt ssh ... stop m` while the run uploaded
+    // `mlt ssh ... stop m` while the run uploaded
+    EXPECT_EQ(mlt::stop_and_release(r, dir_, "m", 1), mlt::StopOutcome::none);
     EXPECT_THROW(mlt::start_job(r, dir_, "m", "run-1"), mlt::Error);
     EXPECT_FALSE(exists(".mlt/m/started"));
 }
@@ -324,8 +325,7 @@ TEST_F(JobProtocol, AnOpenLogDirIsAskedOfTheRemoteMltk) {
     EXPECT_EQ(mlt::read_job_result(r, dir_, "m").log_dir, "/asked/of/mltk") << log;
 
     // No MLTK there: MLTK's default, under the remote MLTK_CACHE_DIR.
-    mlt::stop_job(r, dir_, "m", 1);
-    mlt::release_lock(r, dir_, "m");
+    mlt::release_run(r, dir_, "m", "run-1");
     w.run_id = "run-2";
     w.environment = {{"MLTK_CACHE_DIR", dir_ + "/cache"}, {"PYTHONPATH", dir_ + "/none"}};
     ASSERT_TRUE(mlt::acquire_run(r, dir_, "m", new_run(w)));
@@ -443,6 +443,37 @@ TEST_F(JobProtocol, StopKillsTheWholeProcessGroup) {
     EXPECT_FALSE(group_alive(pgid));  // the wrapper, the TERM-proof loop and the grandchild
     EXPECT_EQ(mlt::read_job_result(r, dir_, "m").exit_status, 137);  // recorded by the stopper
     EXPECT_FALSE(mlt::stop_job(r, dir_, "m", 1));                    // nothing left to stop
+}
+
+// A process that left the job's group (setsid) is still the job's: it keeps the model from a
+// new run (lock or no lock), `status` shows it running, and a stop ends it and records so.
+TEST_F(JobProtocol, AProcessThatLeftTheGroupIsStillTheJob) {
+    mlt::test::LocalRemote r;
+    start(r, "setsid sh -c 'echo $$ > escaped.pid; exec sleep 1000' < /dev/null > /dev/null 2>&1 &");
+    std::string log;
+    follow_to_end(r, dir_, log);  // the wrapper has ended
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (read("escaped.pid").empty() && std::chrono::steady_clock::now() < deadline)
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    const long escaped = std::strtol(read("escaped.pid").c_str(), nullptr, 10);
+    ASSERT_GT(escaped, 1) << log;
+    mlt::release_run(r, dir_, "m", "run-1");
+
+    EXPECT_FALSE(mlt::acquire_run(r, dir_, "m", new_run(wrapper("run-2", "true"))));
+    EXPECT_FALSE(exists(".mlt/m/lock"));
+    auto jobs = mlt::query_jobs(r, dir_, "m");
+    ASSERT_EQ(jobs.size(), 1u);
+    EXPECT_EQ(jobs[0].state, mlt::JobState::running);
+
+    EXPECT_EQ(mlt::stop_and_release(r, dir_, "m", 1), mlt::StopOutcome::stopped);
+    std::ifstream stat("/proc/" + std::to_string(escaped) + "/stat");
+    std::string line;
+    std::getline(stat, line);  // gone, or a zombie (state Z after the ')')
+    const auto close = line.rfind(')');
+    EXPECT_TRUE(close == std::string::npos || line.compare(close + 2, 1, "Z") == 0)
+        << "it survived the stop: " << line;
+    EXPECT_EQ(mlt::read_job_result(r, dir_, "m").stopped_with, 143);
+    EXPECT_TRUE(mlt::acquire_run(r, dir_, "m", new_run(wrapper("run-2", "true"))));
 }
 
 TEST_F(JobProtocol, TermIsRecordedByTheWrapper) {

@@ -124,6 +124,11 @@ TEST(DescribeExitStatus, NamesTheSignalOfAKilledProcess) {
     EXPECT_EQ(mlt::describe_exit_status(137),
               "exit status 137 (killed by SIGKILL; out of memory? see dmesg on the remote)");
     EXPECT_EQ(mlt::describe_exit_status(143), "exit status 143 (killed by SIGTERM)");
+    // mlt's own stop sent the signal: no guess at its cause.
+    EXPECT_EQ(mlt::describe_exit_status(137, true),
+              "exit status 137 (killed by SIGKILL, sent by mlt's stop)");
+    EXPECT_EQ(mlt::describe_exit_status(143, true),
+              "exit status 143 (killed by SIGTERM, sent by mlt's stop)");
     EXPECT_EQ(mlt::describe_exit_status(139), "exit status 139 (killed by SIGSEGV)");
     EXPECT_EQ(mlt::describe_exit_status(129), "exit status 129 (killed by SIGHUP)");
     EXPECT_EQ(mlt::describe_exit_status(159), "exit status 159 (killed by SIGSYS)");

@@ -445,7 +445,7 @@ TEST_F(TrainRunTest, SigtermWhileReconnectingLeavesTheJobRunning) {
         {
             mlt::install_interrupt_handler();
             Rig rig(plan(), 0);
-            rig.remote.cut_on = "mlt_alive";  // the first log follow: the job runs
+            rig.remote.cut_on = "mlt_send()";  // the first log follow: the job runs
             rig.remote.mode = Cut::before;
             rig.connection.reachable = false;
             rig.connection.on_attempt = [] { std::raise(SIGTERM); };
@@ -462,7 +462,7 @@ TEST_F(TrainRunTest, CtrlCWhileReconnectingStopsTheJobOnceTheLinkIsBack) {
         {
             mlt::install_interrupt_handler();
             Rig rig(plan(), 0);
-            rig.remote.cut_on = "mlt_alive";
+            rig.remote.cut_on = "mlt_send()";
             rig.remote.mode = Cut::before;
             rig.connection.failures_left = 1;
             rig.connection.on_attempt = [&] {
@@ -480,7 +480,7 @@ TEST_F(TrainRunTest, ARemoteErrorWhileTheJobRunsLeavesItAndItsShutdownAlone) {
     mlt::TrainPlan p = plan();
     p.wrapper.train_cmd = "echo 'line one'; sleep 1000";
     Rig rig(p);
-    rig.remote.fail_on = "mlt_alive";  // the log follow fails (not the link)
+    rig.remote.fail_on = "mlt_send()";  // the log follow fails (not the link)
     try {
         rig.run.run();
         FAIL() << "went on after the follow failed";

@@ -20,6 +20,8 @@ struct JobPaths {
     std::string batch, shutdown_batch;  // the user's commands, written by the scripts
     std::string log_dir;                // the absolute log dir, once the job knows it
     std::string training;               // marker: the startup commands succeeded
+    std::string stopped;                // mlt's stop ended the job: the status it recorded
+    std::string disk_full;              // marker: the wrapper found the remote disk full
 };
 
 // A detached remote task of a run: the training job, or the shutdown_cmds batch. Each has a
@@ -119,9 +121,6 @@ void set_run_phase(Remote& remote, const std::string& remote_dir, const std::str
 void release_run(Remote& remote, const std::string& remote_dir, const std::string& model,
                  const std::string& run_id);
 
-// Removes the lock whoever holds it (`stop`); the other job files stay for inspection.
-void release_lock(Remote& remote, const std::string& remote_dir, const std::string& model);
-
 // Starts the job of run `run_id` from its recorded run.sh, detached in its own session, and
 // waits (bounded, 10 s) until it has recorded its process group; returns that id. At most
 // one start per run: a marker file created atomically makes a repeated call (a retry after a
@@ -131,11 +130,26 @@ void release_lock(Remote& remote, const std::string& remote_dir, const std::stri
 long start_job(Remote& remote, const std::string& remote_dir, const std::string& model,
                const std::string& run_id);
 
-// Stops a job's process group: TERM, then KILL after `grace_s` seconds; records exit status
-// 143/137 when the wrapper could not. Returns true when something was running. With a
+// Stops a job: TERM to its process group and to every process that carries its run id
+// (MLT_RUN_ID in /proc/*/environ), then KILL after `grace_s` seconds; records exit status
+// 143/137 when the wrapper could not, and in `stopped` that mlt's stop ended it. Returns true when something was running. With a
 // `run_id`, only that run's job is stopped (mlt::Error conflict otherwise).
 bool stop_job(Remote& remote, const std::string& remote_dir, const std::string& model, int grace_s,
               const std::string* run_id = nullptr);
+
+// What `stop` found.
+enum class StopOutcome {
+    none,      // nothing of the job was running
+    stopped,   // it ran and was stopped
+    finished,  // it had ended, and its results were not collected: the lock stays
+};
+
+// `stop`: stops the job as stop_job does (every process of it: its group, and those that
+// carry its run id in their environment), then, in the same remote command, removes the lock
+// only if it still names the run that held it when the stop began; a finished job whose
+// results were not collected keeps its lock, for --resume.
+StopOutcome stop_and_release(Remote& remote, const std::string& remote_dir,
+                             const std::string& model, int grace_s);
 
 // Removes every file of a job (for --force).
 void discard_job(Remote& remote, const std::string& remote_dir, const std::string& model);
@@ -178,10 +192,12 @@ struct JobResult {
     std::string sha256;              // of the archive it wrote; empty: it wrote none
     std::string log_dir;             // absolute remote log dir; empty: the job never got there
     bool training_started = false;   // the setup (environment, venv, startup_cmds) succeeded
+    std::optional<int> stopped_with;  // mlt's stop ended the job, with this status (143, 137)
+    bool disk_full = false;           // the remote disk was full when the job ended, or is now
 };
 
-// Reads the job dir's run id, exit status, archive sha256, log dir and whether the training
-// started, in one round trip.
+// Reads the job dir's run id, exit status, archive sha256, log dir, whether the training
+// started, whether mlt's stop ended it and whether the remote disk is full, in one round trip.
 JobResult read_job_result(Remote& remote, const std::string& remote_dir, const std::string& model);
 
 // Starts the shutdown_cmds script of run `run_id` detached, at most once per run (a marker
@@ -196,6 +212,8 @@ std::optional<int> read_shutdown_status(Remote& remote, const std::string& remot
 
 // Exit status of mlt's own job scripts when the job dir belongs to another run.
 constexpr int kForeignRunStatus = 79;
+// Exit status of mlt's own job scripts when a write failed on a full remote disk.
+constexpr int kNoSpaceStatus = 78;
 
 // The error for a job dir that now belongs to another run than `run_id`; `err` is what the
 // remote script said (it names the other run).

@@ -50,8 +50,9 @@ std::vector<JobStatus> query_jobs(Remote& remote, const std::string& remote_dir,
 
 // An exit status as a sentence's end: "exit status 3", or for 129..159, as the remote shell
 // reports a process a signal killed, "exit status 137 (killed by SIGKILL)" (the signal
-// numbers of Linux, where the jobs run).
-std::string describe_exit_status(int status);
+// numbers of Linux, where the jobs run). A SIGKILL gets the hint "out of memory? see dmesg",
+// unless `by_mlt_stop`: mlt's own stop sent it ("sent by mlt's stop").
+std::string describe_exit_status(int status, bool by_mlt_stop = false);
 
 // An exit status as a job file records it: a plain decimal 0..INT_MAX, else nullopt (a
 // half-written or foreign file is no status, never 0).

@@ -142,6 +142,7 @@ class TrainRun {
     bool shutdown_sent_ = false;
     std::optional<int> exit_status_;
     bool setup_failed_ = false;  // the job ended before its training started
+    bool stopped_by_mlt_ = false;  // mlt's stop (a Ctrl+C) sent the signal that ended it
     uint64_t shutdown_offset_ = 0;
     TransferStats up_, down_;
     int reconnects_ = 0;
