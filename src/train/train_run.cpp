@@ -383,6 +383,7 @@ void TrainRun::start() {
 
 void TrainRun::follow() {
     if (stop_requested_ && !stop_done_) {
+        stop_sent_ = true;
         stop_job(remote(), plan_.remote_dir, plan_.model, kStopGraceSeconds, &run_id_);
         stop_done_ = true;
     }
@@ -569,7 +570,7 @@ int TrainRun::on_signal(const Error& signal) {
     if (phase_ > Phase::follow) return leave(signal);  // the job has ended already
     reporter_.alert(
         "Ctrl+C: stopping the remote job, then collecting its results (Ctrl+C again "
-        "to leave now; the job then keeps running)");
+        "to leave now, without collecting)");
     stop_requested_ = true;
     phase_ = Phase::follow;
     return -1;
@@ -591,6 +592,13 @@ int TrainRun::leave(const Error& signal) {
     } else if (!job_may_run_) {
         state = "the run of " + plan_.model + " is kept; continue it with: " + plan_.resume_line +
                 " (or discard it with --force)";
+    } else if (phase_ <= Phase::follow && !stop_done_ && stop_sent_) {
+        // The stop runs on the remote by itself once sent: the job is not "still running"
+        // for long, whatever mlt does now.
+        state = "the stop of the remote job of " + plan_.model + " was sent (TERM, then KILL after " +
+                std::to_string(kStopGraceSeconds) + " s) and goes on without mlt; if the job still " +
+                "runs, stop it with: " + plan_.stop_line + "; collect its results with: " +
+                plan_.resume_line;
     } else if (phase_ <= Phase::follow && !stop_done_) {
         state = still_running();
     } else {

@@ -136,6 +136,7 @@ class TrainRun {
     bool lock_held_ = false;       // the lock is this run's (taken or adopted)
     bool job_may_run_ = false;     // the start was sent: a job may exist
     bool stop_requested_ = false;  // Ctrl+C once: stop the job, then collect
+    bool stop_sent_ = false;  // the stop command went out: it ends the job without mlt
     bool stop_done_ = false;
     bool interrupted_ = false;
     bool detached_ = false;  // --no-wait returned after the start
