@@ -28,6 +28,17 @@ namespace {
 // ends after 15 s), and a long one (a pull of a big file) keeps sending.
 constexpr std::chrono::seconds kFrameDeadline{600};
 
+// How much of what a login printed before mlt's first frame is kept (its end) for an error.
+constexpr size_t kLoginKeep = 16 * 1024;
+
+// An OutputSink that keeps the last kLoginKeep bytes of both streams, in arrival order.
+OutputSink keep_tail(std::string& kept) {
+    return [&kept](std::string_view d) {
+        kept.append(d);
+        if (kept.size() > kLoginKeep) kept.erase(0, kept.size() - kLoginKeep);
+    };
+}
+
 std::string random_token() {
     std::random_device rd;
     std::string token = "mlt-";
@@ -103,11 +114,37 @@ std::string frame_end(const ControlShell& shell, uint64_t serial) {
     return "printf '%s %d\\n' " + mark + " \"$?\"; printf '%s 0\\n' " + mark + " >&2\n";
 }
 
+// A server that runs no `sh` may still run other commands (a ForceCommand that picks the
+// ones it allows). An account that runs none (nologin as its shell or as the ForceCommand)
+// would fail every command with the server's words on stdout, where they would pass for the
+// command's own output (a console log): one probe tells the two apart, and the error for the
+// second quotes what the server said (`login_said`: what it printed for the shell). The
+// probe's output is computed by a shell, so a server that echoes the command does not pass.
+void require_commands(Session& session, const std::string& token, const std::string& login_said) {
+    std::string said;
+    const OutputSink keep = keep_tail(said);
+    const int status =
+        session.exec("printf '%s-%s\\n' " + shell_quote(token) + " ok", input_from({}), keep, keep)
+            .exit_status;
+    if (said.find(token + "-ok\n") != std::string::npos) return;
+    if (trim(said).empty()) said = login_said;
+    if (!said.empty()) spdlog::debug("the login on {} said:\n{}", session.display_name(), said);
+    std::string what = "the account on " + session.display_name() + " runs no commands (" +
+                       exit_text(status) + ")";
+    const std::string quoted = last_lines(said);
+    if (!quoted.empty()) what += ": " + quoted;
+    throw remote_error(
+        what,
+        "its login shell or sshd's ForceCommand is not a shell, e.g. /usr/sbin/nologin; "
+        "mlt needs a POSIX shell there: ask the host's admin");
+}
+
 }  // namespace
 
 ExecResult Session::shell(const std::string& command, std::string_view input,
                           const OutputSink& on_stdout, const OutputSink& on_stderr) {
     ControlShell& sh = impl_->shell;
+    if (sh.refusal) throw *sh.refusal;
     if (sh.unavailable) return exec(command, input_from(input), on_stdout, on_stderr);
     ssh_session s = impl_->session.get();
     const bool starting = !sh.channel;
@@ -117,7 +154,8 @@ ExecResult Session::shell(const std::string& command, std::string_view input,
         sh.channel = open_exec(s, impl_->live, "exec sh", impl_->display);
         sh.token = random_token();
         sh.serial = 0;
-        // Frame 0 says the shell is ours; whatever the login shell printed before is dropped.
+        // Frame 0 says the shell is ours; whatever the login shell printed before is not
+        // output (it is kept for the error when frame 0 never comes).
         text = "true\n" + frame_end(sh, 0);
     }
     const uint64_t serial = ++sh.serial;
@@ -137,11 +175,13 @@ ExecResult Session::shell(const std::string& command, std::string_view input,
         auto deadline = std::chrono::steady_clock::now() + kFrameDeadline;
         std::vector<char> buf(kReadChunk);
         FrameStream out, err;
+        std::string login_said;
+        const OutputSink keep_login = keep_tail(login_said);
         for (const bool ready_frame : {true, false}) {
             if (ready_frame && !starting) continue;
             const uint64_t n = ready_frame ? 0 : serial;
-            out.start(marker_prefix(sh, n), ready_frame ? nullptr : &on_stdout);
-            err.start(marker_prefix(sh, n), ready_frame ? nullptr : &on_stderr);
+            out.start(marker_prefix(sh, n), ready_frame ? &keep_login : &on_stdout);
+            err.start(marker_prefix(sh, n), ready_frame ? &keep_login : &on_stderr);
             const OutputSink to_out = [&](std::string_view d) { out.feed(d.data(), d.size()); };
             const OutputSink to_err = [&](std::string_view d) { err.feed(d.data(), d.size()); };
             while (!out.done() || !err.done()) {
@@ -162,6 +202,12 @@ ExecResult Session::shell(const std::string& command, std::string_view input,
                     spdlog::debug("no control shell on {}; using exec channels", impl_->display);
                     sh.channel.reset();
                     sh.unavailable = true;
+                    try {
+                        require_commands(*this, sh.token, login_said);
+                    } catch (const Error& e) {
+                        if (e.kind() == ErrorKind::remote) sh.refusal = e;
+                        throw;
+                    }
                     return shell(command, input, on_stdout, on_stderr);
                 }
                 // sh itself ended, e.g. on a syntax error; report it as exec would.
@@ -170,6 +216,8 @@ ExecResult Session::shell(const std::string& command, std::string_view input,
                 sh.channel.reset();
                 return result;
             }
+            if (ready_frame && !trim(login_said).empty())
+                spdlog::debug("the login on {} printed first:\n{}", impl_->display, login_said);
             if (!ready_frame) {
                 ExecResult result;
                 result.exit_status = out.status();

@@ -220,6 +220,8 @@ struct ControlShell {
     std::string token;               // random, so that no command output can fake a frame end
     uint64_t serial = 0;
     bool unavailable = false;  // the server refused it: use exec channels instead
+    // Set when the account runs no commands at all (nologin): every later command fails so.
+    std::optional<Error> refusal;
 };
 
 struct Session::Impl {

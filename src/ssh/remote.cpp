@@ -10,12 +10,14 @@
 
 namespace mlt {
 
+std::string exit_text(int exit_status) {
+    return exit_status < 0 ? "killed by a signal" : "exit " + std::to_string(exit_status);
+}
+
 Error remote_failure(const Remote& remote, const std::string& what, int exit_status,
                      const std::string& err, std::string hint) {
-    std::string message = what + " on " + remote.name() + " failed (" +
-                          (exit_status < 0 ? std::string("killed by a signal")
-                                           : "exit " + std::to_string(exit_status)) +
-                          ")";
+    std::string message =
+        what + " on " + remote.name() + " failed (" + exit_text(exit_status) + ")";
     // The last lines the command said: a tar error comes after whatever a login banner or
     // profile printed first. Bounded and escaped; the debug log (-v) has all of it.
     const std::string said = last_lines(err);

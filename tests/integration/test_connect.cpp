@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <filesystem>
 #include <string>
 
 #include "harness/expect.h"
@@ -9,6 +10,7 @@
 #include "harness/net.h"
 #include "harness/openssh.h"
 #include "harness/ssh_test.h"
+#include "harness/train_fixture.h"
 
 namespace mlt_test {
 namespace {
@@ -17,6 +19,7 @@ using ConnectTest = SshTest;
 
 constexpr int kExitUsage = 2;
 constexpr int kExitConnection = 255;
+constexpr int kExitRemoteFailed = 1;
 
 TEST_F(ConnectTest, StatusOnEmptyRemoteDirReportsNoJob) {
     ProcessResult r = run_status();
@@ -320,6 +323,47 @@ TEST_F(ConnectTest, MissingConfigFileIsUsageErrorWithoutConnecting) {
     EXPECT_TRUE(is_one_error_line(r.err));
     EXPECT_TRUE(has_text(r.err, "no_such_config"));
     EXPECT_TRUE(sshd().connections_since(log_offset).empty()) << sshd_log();
+}
+
+// An account that runs no commands: sshd's ForceCommand (or the account's login shell) is
+// nologin, which prints its line on stdout and exits 1. The login itself succeeds, so this
+// is a remote command that ran and failed (exit 1, not 255), and the error quotes the
+// server's own line instead of only guessing at a missing shell.
+class NologinTest : public TrainTest {
+  protected:
+    std::string sshd_extra_config() const override { return "ForceCommand /usr/sbin/nologin\n"; }
+
+    static constexpr const char* kServerLine = "This account is currently not available.";
+
+    void expect_refused(const ProcessResult& r) const {
+        EXPECT_EQ(r.exit_code, kExitRemoteFailed) << describe(r) << sshd_log();
+        EXPECT_TRUE(is_one_error_line(r.err));
+        EXPECT_TRUE(has_text(r.err, kServerLine));
+        EXPECT_TRUE(has_text(r.err, host()));
+        // The line is the server's refusal, not a job's output.
+        EXPECT_TRUE(lacks_text(r.out, kServerLine));
+    }
+};
+
+TEST_F(NologinTest, EveryCommandQuotesTheServersLine) {
+    ASSERT_TRUE(std::filesystem::exists("/usr/sbin/nologin"));
+    write_user_settings();
+    write_shell_model("nl", "echo trained\n");
+
+    {
+        SCOPED_TRACE("status");
+        expect_refused(mlt({"ssh", "status"}));
+        EXPECT_TRUE(logged_in()) << sshd_log();
+    }
+    {
+        SCOPED_TRACE("logs");
+        expect_refused(mlt({"ssh", "logs", "nl"}));
+    }
+    SCOPED_TRACE("train");
+    const ProcessResult r = mlt({"ssh", "train", "nl"});
+    expect_refused(r);
+    // Nothing was uploaded: the remote dir is as the harness made it.
+    EXPECT_TRUE(std::filesystem::is_empty(remote())) << describe(r);
 }
 
 }  // namespace

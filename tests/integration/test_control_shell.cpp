@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <string>
 
+#include "harness/expect.h"
 #include "harness/files.h"
 #include "harness/ssh_test.h"
 #include "mlt/ssh/remote.h"
@@ -166,6 +167,25 @@ TEST_F(ControlShellTest, AServerThatRefusesTheShellGetsExecChannels) {
     EXPECT_EQ(r.exit_status, 5);
     EXPECT_EQ(r.out, "via exec\n");
     EXPECT_EQ(remote.run("cat", std::string("a\0b", 3)).out, std::string("a\0b", 3));
+}
+
+TEST_F(ControlShellTest, AnAccountThatRunsNoCommandsIsRefusedWithTheServersWords) {
+    // Like nologin, which says so and exits 1 whatever it is asked to run: its words are
+    // neither a command's output nor lost, but the error, on this and every later command.
+    force_command("echo 'This account is closed.'; echo 'Ask the admin.' >&2; exit 1");
+    mlt::Session session = open();
+    mlt::SessionRemote remote(session);
+    for (int i = 0; i < 2; ++i) {
+        SCOPED_TRACE(i);
+        try {
+            remote.run("echo never");
+            ADD_FAILURE() << "a command ran";
+        } catch (const mlt::Error& e) {
+            EXPECT_EQ(e.code(), mlt::exit_code::kRemote);
+            EXPECT_TRUE(has_text(e.what(), "runs no commands (exit 1)"));
+            EXPECT_TRUE(has_text(e.what(), "This account is closed. | Ask the admin."));
+        }
+    }
 }
 
 }  // namespace

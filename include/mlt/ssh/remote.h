@@ -62,6 +62,9 @@ public:
     }
 };
 
+// How a remote command ended, for messages: "exit N", or "killed by a signal" for -1.
+std::string exit_text(int exit_status);
+
 // The error for a remote command that failed (exit 1): names `what`, the host and the exit
 // status (or the signal), and quotes the last lines of the command's stderr, bounded and
 // with control characters escaped (last_lines()). One wording for every layer.

@@ -132,7 +132,8 @@ class Session {
     // open, an exec and a login-shell start. `input` (held in memory, so keep it small) is
     // the command's stdin; without it stdin is /dev/null. Streams output like exec() and
     // returns the exit status (128+N for a signal). Falls back to exec() when the server does
-    // not run the shell (ForceCommand, restricted shells).
+    // not run the shell (ForceCommand, restricted shells); throws Error (remote, exit 1),
+    // quoting what the server printed, when the account runs no commands at all (nologin).
     ExecResult shell(const std::string& command, std::string_view input,
                      const OutputSink& on_stdout, const OutputSink& on_stderr);
 
