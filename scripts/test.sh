@@ -36,7 +36,7 @@ sanitizer_tests() {
   rm -rf "$reports" && mkdir -p "$reports"
   export ASAN_OPTIONS="detect_leaks=1:halt_on_error=1:log_path=$reports/asan"
   export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:log_path=$reports/ubsan"
-  (cd "$asan_build" && ctest --output-on-failure --parallel "$jobs" --timeout 300) || status=$?
+  (cd "$asan_build" && ctest --output-on-failure --parallel "$jobs") || status=$?
   unset ASAN_OPTIONS UBSAN_OPTIONS
   if [ -n "$(ls -A "$reports")" ]; then
     echo "test.sh: sanitizer reports:" >&2
@@ -48,7 +48,7 @@ sanitizer_tests() {
 
 stage "install dependencies" "$root/scripts/install-deps.sh"
 stage "gcc build" env MLT_BUILD_DIR="$build" "$root/scripts/build.sh" -DMLT_WERROR=ON
-stage "gcc tests" bash -c "cd '$build' && ctest --output-on-failure --parallel $jobs --timeout 300"
+stage "gcc tests" bash -c "cd '$build' && ctest --output-on-failure --parallel $jobs"
 if [ "${MLT_TEST_SANITIZE:-1}" != 0 ]; then
   source "$root/scripts/lib/asan-cmake-args.sh"
   stage "asan+ubsan build" env MLT_BUILD_DIR="$asan_build" "$root/scripts/build.sh" \

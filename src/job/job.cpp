@@ -301,23 +301,24 @@ FollowStep follow_log(Remote& remote, const std::string& remote_dir, const std::
     const TaskFiles f = task_files(JobPaths(model), task);
     // Polls the log's size and sends exactly the bytes between the offset and that size, so
     // the remote side knows what it sent: when the task has ended, one last send reaches the
-    // end of the log and nothing is left for a catch-up. Exit 0: ended; 81: time is up.
+    // end of the log and nothing is left for a catch-up. Exit 0: ended; kSegmentOverStatus:
+    // the segment's time is up, by the remote clock (a count of sleeps would stretch under
+    // load).
     const std::string body =
         std::string(run_id ? "mlt_files_mine || mlt_foreign\n" : "") + job_detail::kAliveFunction +
         "l=" + f.log + "; s=" + f.status + "; o=" + std::to_string(offset) + "; g=$(cat " + f.pid +
         " 2>/dev/null)\n"
-        "[ -n \"$g\" ] || [ -e \"$s\" ] || { echo 'it has not started' >&2; exit 80; }\n"
+        "[ -n \"$g\" ] || [ -e \"$s\" ] || { echo 'it has not started' >&2; exit " +
+        std::to_string(kNotStartedStatus) + "; }\n"
         "mlt_send() { n=$(wc -c < \"$l\" 2>/dev/null) || return 0; n=$((n)); "
         "if [ \"$n\" -gt \"$o\" ]; then tail -c +$((o+1)) \"$l\" | head -c $((n-o)); o=$n; fi; }\n"
-        "i=0\n"
+        "e=$(($(date +%s) + " + std::to_string(seconds) + "))\n"
         "while :; do\n" +
         std::string(run_id ? "  mlt_files_mine || mlt_foreign\n" : "") +
         "  mlt_send\n"
         "  if [ -e \"$s\" ] || [ -z \"$g\" ] || ! mlt_alive \"$g\"; then mlt_send; exit 0; fi\n"
-        "  [ $i -lt " +
-        std::to_string(seconds * 5) +
-        " ] || exit 81\n"
-        "  sleep 0.2; i=$((i+1))\n"
+        "  [ \"$(date +%s)\" -lt \"$e\" ] || exit " + std::to_string(kSegmentOverStatus) + "\n"
+        "  sleep 0.2\n"
         "done\n";
     FollowStep step{offset, false};
     std::string err;
@@ -330,7 +331,7 @@ FollowStep follow_log(Remote& remote, const std::string& remote_dir, const std::
         },
         [&](std::string_view d) { err.append(d); });
     if (status == kForeignRunStatus) throw foreign_run(remote, model, rid, err);
-    if (status == 81) return step;
+    if (status == kSegmentOverStatus) return step;
     if (status != 0) throw remote_failure(remote, "reading the console log", status, err);
     step.ended = true;
     return step;

@@ -204,6 +204,13 @@ TEST_F(JobProtocol, AFollowSegmentEndsOnTimeAndTheNextContinuesAtTheOffset) {
     mlt::test::LocalRemote r;
     // Prints a line, waits for a gate file, prints another.
     start(r, "echo first; while [ ! -f gate ]; do sleep 0.05; done; echo second");
+    // The segment must find the first line: wait for it to be written (on a loaded machine
+    // the job may take longer to print it than a segment lasts).
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+    while (!(exists(".mlt/m/console.log") &&
+             read(".mlt/m/console.log").find("first\n") != std::string::npos) &&
+           std::chrono::steady_clock::now() < deadline)
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
     std::string log;
     auto step = mlt::follow_log(r, dir_, "m", mlt::Task::job, nullptr, 0, 1,
                                 [&](std::string_view d) { log += d; });

@@ -214,6 +214,10 @@ std::optional<int> read_shutdown_status(Remote& remote, const std::string& remot
 constexpr int kForeignRunStatus = 79;
 // Exit status of mlt's own job scripts when a write failed on a full remote disk.
 constexpr int kNoSpaceStatus = 78;
+// Exit status of a log follow whose task has neither started nor recorded an end.
+constexpr int kNotStartedStatus = 80;
+// Exit status of a log follow whose segment ran out of time while the task goes on.
+constexpr int kSegmentOverStatus = 81;
 
 // The error for a job dir that now belongs to another run than `run_id`; `err` is what the
 // remote script said (it names the other run).

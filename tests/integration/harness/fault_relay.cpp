@@ -18,6 +18,7 @@
 #include <cstring>
 #include <stdexcept>
 #include <string>
+#include "harness/time_factor.h"
 
 namespace mlt_test {
 namespace {
@@ -28,10 +29,10 @@ using Clock = std::chrono::steady_clock;
 // whose kernel buffers fill up and whose writes block, as behind a slow or dead link.
 constexpr std::size_t kBufferSize = 256 * 1024;
 // Bound for a command to be carried out by the relay thread.
-constexpr std::chrono::seconds kCommandTimeout{10};
+const std::chrono::seconds kCommandTimeout = scaled(std::chrono::seconds{10});
 // A fired cut_after waits at most this long for its forwarded bytes to be acknowledged by
 // the receiver (a peer that does not read must not delay the cut for long)...
-constexpr std::chrono::milliseconds kCutDrainLimit{2000};
+const std::chrono::milliseconds kCutDrainLimit = scaled(std::chrono::milliseconds{2000});
 // ...looking every kDrainPollMs.
 constexpr int kDrainPollMs = 2;
 

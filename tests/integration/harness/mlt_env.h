@@ -6,11 +6,12 @@
 #include <vector>
 
 #include "harness/process.h"
+#include "harness/time_factor.h"
 
 namespace mlt_test {
 
 // Bound for one mlt run in the tests.
-constexpr std::chrono::seconds kMltTimeout{30};
+inline const std::chrono::seconds kMltTimeout = scaled(std::chrono::seconds{30});
 
 // The absolute path of the mlt binary under test (MLT_BINARY from CMake).
 std::string mlt_binary();

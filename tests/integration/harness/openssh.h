@@ -3,11 +3,12 @@
 #include <chrono>
 #include <string>
 #include <vector>
+#include "harness/time_factor.h"
 
 namespace mlt_test {
 
 // Bound for every call of an OpenSSH tool (ssh-keygen, ssh) made by the harness.
-constexpr std::chrono::seconds kToolTimeout{30};
+inline const std::chrono::seconds kToolTimeout = scaled(std::chrono::seconds{30});
 
 // The environment the harness runs OpenSSH tools with: PATH and HOME of this process,
 // LANG=C, and no agent (SSH_AUTH_SOCK is left out).

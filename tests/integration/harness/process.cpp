@@ -12,6 +12,7 @@
 #include <cerrno>
 #include <cstring>
 #include <stdexcept>
+#include "harness/time_factor.h"
 
 extern char** environ;
 
@@ -22,9 +23,9 @@ using Clock = std::chrono::steady_clock;
 
 // Once the main child has exited, keep reading for at most this long: a grandchild that
 // inherited the pipes must not hold the test hostage.
-constexpr std::chrono::milliseconds kDrainGrace{2000};
+const std::chrono::milliseconds kDrainGrace = scaled(std::chrono::milliseconds{2000});
 constexpr std::chrono::milliseconds kPollSlice{50};
-constexpr std::chrono::milliseconds kEchoOffWait{2000};
+const std::chrono::milliseconds kEchoOffWait = scaled(std::chrono::milliseconds{2000});
 
 // argv/envp as the NULL-terminated arrays exec wants; built before fork (no allocation after).
 class CArgs {

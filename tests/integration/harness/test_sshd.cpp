@@ -17,6 +17,7 @@
 #include "harness/files.h"
 #include "harness/net.h"
 #include "harness/openssh.h"
+#include "harness/time_factor.h"
 
 namespace mlt_test {
 namespace {
@@ -25,9 +26,9 @@ using Clock = std::chrono::steady_clock;
 
 constexpr const char* kSshdPath = "/usr/sbin/sshd";
 constexpr int kStartAttempts = 5;
-constexpr std::chrono::seconds kStartTimeout{10};
-constexpr std::chrono::seconds kStopTimeout{5};
-constexpr std::chrono::seconds kMarkerTimeout{10};
+const std::chrono::seconds kStartTimeout = scaled(std::chrono::seconds{10});
+const std::chrono::seconds kStopTimeout = scaled(std::chrono::seconds{5});
+const std::chrono::seconds kMarkerTimeout = scaled(std::chrono::seconds{10});
 constexpr std::chrono::milliseconds kPollInterval{20};
 
 void wait_a_little() {

@@ -11,6 +11,7 @@
 
 #include "harness/files.h"
 #include "harness/openssh.h"
+#include "harness/time_factor.h"
 
 namespace mlt_test {
 namespace {
@@ -18,7 +19,7 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 constexpr std::chrono::milliseconds kPollInterval{20};
-constexpr std::chrono::seconds kLeftoverTimeout{5};
+const std::chrono::seconds kLeftoverTimeout = scaled(std::chrono::seconds{5});
 
 // The numeric entries of /proc.
 std::vector<long> all_pids() {

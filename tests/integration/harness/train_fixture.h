@@ -11,13 +11,14 @@
 
 #include "harness/ssh_test.h"
 #include "harness/train_process.h"
+#include "harness/time_factor.h"
 
 namespace mlt_test {
 
 // Bound for one training run in these tests (the models train for a second or two).
-constexpr std::chrono::seconds kTrainTimeout{60};
+inline const std::chrono::seconds kTrainTimeout = scaled(std::chrono::seconds{60});
 // Bound for waiting on a remote effect (a file, a log line, a process going away).
-constexpr std::chrono::seconds kEffectTimeout{20};
+inline const std::chrono::seconds kEffectTimeout = scaled(std::chrono::seconds{20});
 
 // Polls `condition` every 20 ms until it holds (true) or `timeout` passes (false).
 bool wait_until(const std::function<bool()>& condition, std::chrono::milliseconds timeout);

@@ -10,6 +10,7 @@
 #include <cstring>
 #include <fstream>
 #include <stdexcept>
+#include "harness/time_factor.h"
 
 namespace mlt_test {
 namespace {
@@ -18,7 +19,7 @@ using Clock = std::chrono::steady_clock;
 
 constexpr std::chrono::milliseconds kPollSlice{20};
 // After the exit, output still buffered in the pipes is read for at most this long.
-constexpr std::chrono::milliseconds kDrainGrace{2000};
+const std::chrono::milliseconds kDrainGrace = scaled(std::chrono::milliseconds{2000});
 
 // NULL-terminated pointer arrays for exec, built before fork.
 std::vector<char*> c_array(const std::vector<std::string>& items) {
