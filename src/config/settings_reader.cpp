@@ -80,6 +80,14 @@ class FileReader {
                            hint_for(field));
     }
 
+    // A key not built yet, set to anything but its default, would silently do nothing.
+    void refuse_unbuilt(const FieldDecl& field, const Value& value, const YAML::Node& node,
+                        const std::string& key) const {
+        if (!field.unbuilt || field.unbuilt(value)) return;
+        throw config_error(where(node) + ": " + key + " is not implemented yet; mlt would ignore it",
+                           "remove it (until it is built, only its default is accepted)");
+    }
+
     void reject_nul(const YAML::Node& node, int depth = 0) const;
     void merged(const YAML::Node& value, const std::string& prefix, Entries& out,
                 int depth) const;
@@ -276,7 +284,9 @@ void FileReader::read_section(const YAML::Node& section, SettingsLayer& layer) c
         }
         // `key:` with no value reads as "not set here", like an absent key.
         if (value.IsNull()) continue;
-        layer.values.emplace_back(field, read(*field, value, "ssh." + key.Scalar()));
+        Value read_value = read(*field, value, "ssh." + key.Scalar());
+        refuse_unbuilt(*field, read_value, value, "ssh." + key.Scalar());
+        layer.values.emplace_back(field, std::move(read_value));
     }
 }
 
@@ -457,6 +467,7 @@ ConnectionSettings FileReader::read_connection(const YAML::Node& node,
         // A password or passphrase never reaches a message: string keys take any scalar, and
         // describe() names only the shape of a non-scalar.
         Value value = read(*field, v, key + "." + name);
+        refuse_unbuilt(*field, value, v, key + "." + name);
         if (name == "port") {
             out.port = std::get<int>(value);
         } else if (name == "timeout") {
@@ -495,6 +506,7 @@ NodesValue FileReader::read_nodes(const YAML::Node& node, const std::string& key
         }
         if (v.IsNull()) continue;
         Value value = read(*field, v, key + "." + name);
+        refuse_unbuilt(*field, value, v, key + "." + name);
         if (name == "master_port")
             out.master_port = std::get<int>(value);
         else
@@ -520,21 +532,6 @@ std::set<std::string> keys_of(const SettingsLayer& layer) {
 
 void apply_layer(SettingsLayer&& layer, SshSettings& settings) {
     for (auto& [field, value] : layer.values) field->apply(std::move(value), settings);
-}
-
-size_t edit_distance(std::string_view a, std::string_view b) {
-    std::vector<size_t> row(b.size() + 1);
-    for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
-    for (size_t i = 1; i <= a.size(); ++i) {
-        size_t diagonal = row[0];
-        row[0] = i;
-        for (size_t j = 1; j <= b.size(); ++j) {
-            size_t above = row[j];
-            row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] != b[j - 1])});
-            diagonal = above;
-        }
-    }
-    return row[b.size()];
 }
 
 }  // namespace mlt::settings_detail

@@ -4,7 +4,6 @@
 
 #include <set>
 #include <string>
-#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -30,8 +29,5 @@ std::set<std::string> keys_of(const SettingsLayer& layer);
 
 // Applies `layer` on top of `settings` with each key's merge rule.
 void apply_layer(SettingsLayer&& layer, SshSettings& settings);
-
-// Levenshtein distance, for "did you mean" suggestions.
-size_t edit_distance(std::string_view a, std::string_view b);
 
 }  // namespace mlt::settings_detail

@@ -50,6 +50,26 @@ void merge_nodes(Value&& value, SshSettings& settings) {
     if (nodes.master_port) settings.master_port = *nodes.master_port;
 }
 
+// A key not built yet accepts only the value SshSettings starts with.
+template <auto Member>
+bool is_default(const Value& value) {
+    using T = std::decay_t<decltype(SshSettings{}.*Member)>;
+    return std::get<T>(value) == SshSettings{}.*Member;
+}
+
+// `nodes:` as a whole: its keys are checked one by one as they are read.
+bool nodes_default(const Value& value) {
+    const auto& nodes = std::get<NodesValue>(value);
+    return (!nodes.master_addr || *nodes.master_addr == SshSettings{}.master_addr) &&
+           (!nodes.master_port || *nodes.master_port == SshSettings{}.master_port);
+}
+
+// `field`, marked as documented but not built yet.
+FieldDecl unbuilt(FieldDecl field, IsDefaultFn is_default) {
+    field.unbuilt = is_default;
+    return field;
+}
+
 FieldDecl make(std::string_view name, SettingType type, std::string_view def,
                std::string_view example, std::string_view doc, ApplyFn apply) {
     FieldDecl f;
@@ -185,9 +205,11 @@ const std::vector<FieldDecl>& ssh_fields() {
              "local directories searched, with their subdirectories, for `MODEL.py` (before the "
              "current directory)",
              &append<&S::model_paths>),
-        number("sync_every", "`0`", "600",
-               "seconds between pulls of logs and checkpoints while training; 0: only at the end",
-               0, 604800, &assign<&S::sync_every>),
+        unbuilt(number("sync_every", "`0`", "0",
+                       "seconds between pulls of logs and checkpoints while training; 0: only at "
+                       "the end",
+                       0, 604800, &assign<&S::sync_every>),
+                &is_default<&S::sync_every>),
         special("host_key_checking", SettingType::host_key_checking, "`accept-new`", "accept-new",
                 "unknown host keys: `yes` refuses, `accept-new` records, `no` accepts without "
                 "recording; a changed key: `no` accepts it with a warning (then only key "
@@ -197,12 +219,16 @@ const std::vector<FieldDecl>& ssh_fields() {
                 "seconds to keep reconnecting after the link dropped or went silent (the run "
                 "then continues where it was); 0: give up at once",
                 0, 604800, &assign<&S::reconnect_timeout>),
-        special("nodes", SettingType::nodes, "see below",
-                "{master_addr: 10.0.0.1, master_port: 29500}",
-                "rendezvous of a multi-node run (`MASTER_ADDR`, `MASTER_PORT`)", &merge_nodes),
-        number("price_per_hour", "`0.0`", "0.45",
-               "USD per hour of one node, for the cost shown in the history and `--max-cost`", 0,
-               1000000, &assign<&S::price_per_hour>),
+        unbuilt(special("nodes", SettingType::nodes, "see below",
+                        "{master_addr: \"\", master_port: 29500}",
+                        "rendezvous of a multi-node run (`MASTER_ADDR`, `MASTER_PORT`)",
+                        &merge_nodes),
+                &nodes_default),
+        unbuilt(number("price_per_hour", "`0.0`", "0",
+                       "USD per hour of one node, for the cost shown in the history and "
+                       "`--max-cost`",
+                       0, 1000000, &assign<&S::price_per_hour>),
+                &is_default<&S::price_per_hour>),
         text("workspace", "none", "~/src/my_project",
              "local directory uploaded incrementally before training (as `--workspace`)",
              &assign<&S::workspace>),
@@ -267,10 +293,12 @@ const std::vector<std::string_view>& ignored_connection_keys() {
 
 const std::vector<FieldDecl>& nodes_fields() {
     static const std::vector<FieldDecl> kFields = {
-        text("master_addr", "rank 0's host name", "10.0.0.1",
-             "`MASTER_ADDR` exported to every node; empty: rank 0's address", nullptr),
-        integer("master_port", "`29500`", "29500", "`MASTER_PORT` exported to every node", 1, 65535,
-                nullptr),
+        unbuilt(text("master_addr", "rank 0's host name", "\"\"",
+                     "`MASTER_ADDR` exported to every node; empty: rank 0's address", nullptr),
+                &is_default<&SshSettings::master_addr>),
+        unbuilt(integer("master_port", "`29500`", "29500", "`MASTER_PORT` exported to every node",
+                        1, 65535, nullptr),
+                &is_default<&SshSettings::master_port>),
     };
     return kFields;
 }

@@ -5,6 +5,7 @@
 #include <map>
 #include <utility>
 
+#include "mlt/util/text.h"
 #include "python_lexer.h"
 #include "settings_reader.h"
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "mlt/util/error.h"
+#include "mlt/util/text.h"
 
 namespace mlt {
 
@@ -24,6 +25,40 @@ bool value_attached(const std::string& word) {
 
 bool looks_like_option(const std::string& word) {
     return word.size() > 1 && word[0] == '-';
+}
+
+// The long option of `own` that `word` (`--name`, `--name=value`) is most likely a typo of, or
+// "". A name of 5 to 7 characters may be 1 edit away, a longer one 2; shorter names are not
+// judged (`--lr`, `--seed` are the training's, and too short to tell a typo from a word).
+std::string misspelt_own(const std::string& word, const std::vector<OwnOption>& own) {
+    if (word.rfind("--", 0) != 0) return "";
+    const std::string name = word.substr(2, word.find('=') - 2);
+    if (name.size() < 5) return "";
+    std::string best;
+    size_t best_distance = name.size() < 8 ? 2 : 3;  // one more than allowed
+    for (const auto& o : own)
+        for (const auto& candidate : o.names) {
+            if (candidate.rfind("--", 0) != 0) continue;
+            const size_t d = edit_distance(name, std::string_view(candidate).substr(2));
+            if (d < best_distance) {
+                best_distance = d;
+                best = candidate;
+            }
+        }
+    return best;
+}
+
+// Refuses `word` when it looks like a typo of one of mlt's own options: handed to the
+// training, `--sync-evry 60` would be lost there or break it.
+void refuse_misspelt(const std::string& word, const std::vector<OwnOption>& own,
+                     const char* where) {
+    const std::string meant = misspelt_own(word, own);
+    if (meant.empty()) return;
+    const std::string name = word.substr(0, word.find('='));
+    throw usage_error("unknown option " + name + " " + where + "; did you mean " + meant + "?",
+                      "fix the spelling; to hand it to the training as it is, give it after --: "
+                      "train MODEL -- " +
+                          name);
 }
 
 }  // namespace
@@ -49,9 +84,11 @@ TrainArguments split_train_arguments(const std::vector<std::string>& words,
             out.model = word;
             have_model = true;
         } else if (!have_model) {
+            refuse_misspelt(word, own_options, "before MODEL");
             throw usage_error("unknown option " + word + " before MODEL",
                               "options for the training go after MODEL: train MODEL " + word);
         } else {
+            if (!after_separator) refuse_misspelt(word, own_options, "after MODEL");
             out.passed.push_back(word);
         }
     }

@@ -1,6 +1,7 @@
 #include "mlt/util/text.h"
 
 #include <cctype>
+#include <algorithm>
 #include <cstdio>
 #include <vector>
 
@@ -151,6 +152,25 @@ bool wildcard_match(std::string_view pattern, std::string_view text, bool fold_c
     }
     while (p < pattern.size() && pattern[p] == '*') ++p;
     return p == pattern.size();
+}
+
+size_t edit_distance(std::string_view a, std::string_view b) {
+    // Three rows of the table: a swap looks two rows back.
+    std::vector<size_t> before(b.size() + 1);
+    std::vector<size_t> above(b.size() + 1);
+    std::vector<size_t> row(b.size() + 1);
+    for (size_t j = 0; j <= b.size(); ++j) above[j] = j;
+    for (size_t i = 1; i <= a.size(); ++i) {
+        row[0] = i;
+        for (size_t j = 1; j <= b.size(); ++j) {
+            row[j] = std::min({above[j] + 1, row[j - 1] + 1, above[j - 1] + (a[i - 1] != b[j - 1])});
+            if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1])
+                row[j] = std::min(row[j], before[j - 2] + 1);
+        }
+        std::swap(before, above);
+        std::swap(above, row);
+    }
+    return above[b.size()];
 }
 
 }  // namespace mlt

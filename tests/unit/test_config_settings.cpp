@@ -107,10 +107,10 @@ ssh:
   train_cmd: "python train.py {model}"
   remote_log_dir: logs/{model}
   model_paths: [~/models]
-  sync_every: 2.5
+  sync_every: 0
   host_key_checking: no
-  nodes: {master_addr: 10.1.1.1, master_port: 29600}
-  price_per_hour: 0.45
+  nodes: {master_addr: "", master_port: 29500}
+  price_per_hour: 0.0
   workspace: ~/src/proj
   compression: zstd
 )");
@@ -132,11 +132,11 @@ ssh:
     EXPECT_EQ(s.train_cmd, "python train.py {model}");
     EXPECT_EQ(s.remote_log_dir, "logs/{model}");
     EXPECT_EQ(s.model_paths, (Strings{"~/models"}));
-    EXPECT_DOUBLE_EQ(s.sync_every, 2.5);
+    EXPECT_DOUBLE_EQ(s.sync_every, 0);  // not built yet: only the default is accepted
     EXPECT_EQ(s.host_key_checking, HostKeyChecking::no);
-    EXPECT_EQ(s.master_addr, "10.1.1.1");
-    EXPECT_EQ(s.master_port, 29600);
-    EXPECT_DOUBLE_EQ(s.price_per_hour, 0.45);
+    EXPECT_EQ(s.master_addr, "");
+    EXPECT_EQ(s.master_port, 29500);
+    EXPECT_DOUBLE_EQ(s.price_per_hour, 0);
     EXPECT_EQ(s.workspace, "~/src/proj");
     EXPECT_EQ(s.compression, "zstd");
 }
@@ -156,7 +156,7 @@ TEST_F(SettingsTest, TypeErrorsNameFileLineColumnAndHint) {
         {"ssh:\n  connection:\n    port: 22.5\n",
          "u:3:11: ssh.connection.port must be an integer from 1 to 65535, got '22.5'", ""},
         {"ssh:\n  sync_every: -1\n",
-         "u:2:15: ssh.sync_every must be a number from 0 to 604800, got '-1'", "`sync_every: 600`"},
+         "u:2:15: ssh.sync_every must be a number from 0 to 604800, got '-1'", "`sync_every: 0`"},
         {"ssh:\n  sync_every: 0x10\n",
          "u:2:15: ssh.sync_every must be a number from 0 to 604800, got '0x10'", ""},
         {"ssh:\n  sync_every: .inf\n",
@@ -325,8 +325,6 @@ ssh:
   venv_packages: [pkg-user]
   model_paths: [~/user_models]
   connection: {hostname: user-host, port: 2200, username: alice}
-  nodes: {master_addr: 10.0.0.1, master_port: 1234}
-  sync_every: 30
   train_cmd: user cmd
 )",
                          R"(ssh:
@@ -341,9 +339,7 @@ ssh:
   connection:
     - {hostname: n0}
     - {hostname: n1, port: 2222}
-  nodes: {master_port: 4321}
   train_cmd:
-  price_per_hour: 0.5
 )");
     EXPECT_TRUE(warnings_.empty());
     EXPECT_EQ(s.remote_dir, "~/model_ws");
@@ -360,11 +356,31 @@ ssh:
     EXPECT_EQ(s.connections[0].port, 0);
     EXPECT_EQ(s.connections[0].username, "");
     EXPECT_EQ(s.connections[1].port, 2222);
-    EXPECT_EQ(s.master_addr, "10.0.0.1");
-    EXPECT_EQ(s.master_port, 4321);
-    EXPECT_EQ(s.sync_every, 30);
     EXPECT_EQ(s.train_cmd, "user cmd");  // `train_cmd:` without a value is "not set"
-    EXPECT_EQ(s.price_per_hour, 0.5);
+}
+
+// Keys the docs name whose features are not built yet: a value other than the default would
+// be silently ignored, so it stops mlt (exit 2) naming file:line:column; the default is fine.
+TEST_F(SettingsTest, UnbuiltSettingsAreRefusedUnlessDefault) {
+    const std::vector<std::pair<std::string, std::string>> cases = {
+        {"ssh:\n  sync_every: 600\n", "u:2:15: ssh.sync_every is not implemented yet"},
+        {"ssh:\n  price_per_hour: 0.45\n", "u:2:19: ssh.price_per_hour is not implemented yet"},
+        {"ssh:\n  nodes:\n    master_port: 1234\n",
+         "u:3:18: ssh.nodes.master_port is not implemented yet"},
+        {"ssh:\n  nodes: {master_port: 29500, master_addr: 10.0.0.1}\n",
+         "u:2:44: ssh.nodes.master_addr is not implemented yet"},
+    };
+    for (const auto& [yaml, message] : cases) {
+        const auto [what, hint] = error_of(yaml);
+        EXPECT_EQ(what.rfind(message, 0), 0u) << what;
+        EXPECT_FALSE(hint.empty()) << what;
+    }
+    const SshSettings s = load(
+        "ssh:\n  sync_every: 0\n  price_per_hour: 0.0\n  nodes: {master_addr: '', master_port: "
+        "29500}\n");
+    EXPECT_EQ(s.sync_every, 0);
+    EXPECT_EQ(s.master_port, 29500);
+    EXPECT_TRUE(warnings_.empty());
 }
 
 TEST_F(SettingsTest, TopLevelModelPathsComesBeforeSshModelPaths) {
@@ -403,10 +419,10 @@ TEST_F(SettingsTest, HostKeyCheckingSpellings) {
 }
 
 TEST_F(SettingsTest, NumberBounds) {
-    EXPECT_EQ(load("ssh:\n  nodes: {master_port: 65535}\n").master_port, 65535);
+    EXPECT_EQ(load("ssh:\n  connection: {port: 65535}\n").connections.at(0).port, 65535);
     EXPECT_EQ(load("ssh:\n  connection: {port: 1}\n").connections.at(0).port, 1);
     EXPECT_EQ(load("ssh:\n  sync_every: 0\n  price_per_hour: 0\n").sync_every, 0);
-    EXPECT_DOUBLE_EQ(load("ssh:\n  price_per_hour: 1e-2\n").price_per_hour, 0.01);
+    EXPECT_EQ(load("ssh:\n  connection: {timeout: 2.5e0}\n").connections.at(0).timeout_s, 3);
     EXPECT_EQ(error_of("ssh:\n  nodes: {master_port: 65536}\n").first,
               "u:2:24: ssh.nodes.master_port must be an integer from 1 to 65535, got '65536'");
     EXPECT_EQ(error_of("ssh:\n  price_per_hour: -0.1\n").first,

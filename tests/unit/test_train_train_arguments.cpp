@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "mlt/train/train_arguments.h"
@@ -14,6 +15,8 @@ using Words = std::vector<std::string>;
 const std::vector<mlt::OwnOption> kOwn = {
     {{"--clean", "--no-clean"}, false}, {{"--verbose", "-v"}, false}, {{"--host", "-h"}, true},
     {{"--port", "-p"}, true},           {{"--workspace"}, true},
+    {{"--resume", "--no-resume"}, false}, {{"--no-wait", "--wait"}, false},
+    {{"--sync-every"}, true},
 };
 
 mlt::TrainArguments split(const Words& words) {
@@ -80,6 +83,49 @@ TEST(TrainArguments, UnknownOptionBeforeModelIsAnError) {
     } catch (const mlt::Error& e) {
         EXPECT_EQ(e.kind(), mlt::ErrorKind::usage);
         EXPECT_NE(std::string(e.what()).find("--epochs"), std::string::npos) << e.what();
+    }
+}
+
+// The usage error `words` give, or "" when they split fine.
+std::string error_of(const Words& words) {
+    try {
+        split(words);
+    } catch (const mlt::Error& e) {
+        EXPECT_EQ(e.kind(), mlt::ErrorKind::usage);
+        EXPECT_EQ(e.code(), 2);
+        return e.what();
+    }
+    return "";
+}
+
+TEST(TrainArguments, AMisspeltOwnOptionIsRefusedWithASuggestion) {
+    for (const auto& [typed, meant] : std::vector<std::pair<std::string, std::string>>{
+             {"--sync-evry", "--sync-every"},
+             {"--sync-evry=60", "--sync-every"},
+             {"--resum", "--resume"},
+             {"--no-wiat", "--no-wait"},
+             {"--workspcae", "--workspace"},
+             {"--verbsoe", "--verbose"},
+             {"--synk-evry", "--sync-every"}}) {
+        const std::string what = error_of({"m", "--epochs", "3", typed});
+        EXPECT_NE(what.find(typed.substr(0, typed.find('='))), std::string::npos) << what;
+        EXPECT_NE(what.find("did you mean " + meant + "?"), std::string::npos) << what;
+        // Before MODEL too.
+        EXPECT_NE(error_of({typed, "m"}).find("did you mean " + meant + "?"), std::string::npos)
+            << typed;
+    }
+}
+
+TEST(TrainArguments, OtherUnknownOptionsStillGoToTheTraining) {
+    // Far from every own option, too short to judge, single-dash, or after `--`.
+    for (const Words& words : std::vector<Words>{{"m", "--epochs", "3", "--weights", "best"},
+                                                 {"m", "--cln", "--hots", "--test"},
+                                                 {"m", "-sync-evry", "--quantize", "--no-evaluate"},
+                                                 {"m", "--", "--sync-evry", "--resum"}}) {
+        EXPECT_EQ(error_of(words), "") << words.back();
+        Words passed(words.begin() + 1, words.end());
+        if (passed.front() == "--") passed.erase(passed.begin());
+        EXPECT_EQ(split(words).passed, passed);
     }
 }
 

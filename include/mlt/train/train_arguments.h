@@ -24,7 +24,9 @@ struct TrainArguments {
 // the first other plain word is MODEL; all else goes to the training in its order. After
 // `--` (dropped) every word goes to the training (or is MODEL when none came yet).
 // Throws mlt::Error (usage) for an unknown option before MODEL (its value could not be told
-// from MODEL) and when there is no MODEL.
+// from MODEL), for a `--name` before `--` that is a typo of a long option of `own_options`
+// (1 edit for names of 5 to 7 characters, 2 for longer ones; "did you mean"), and when there
+// is no MODEL.
 TrainArguments split_train_arguments(const std::vector<std::string>& words,
                                      const std::vector<OwnOption>& own_options);
 

@@ -34,4 +34,8 @@ std::optional<long long> parse_decimal(std::string_view text, long long lo, long
 // character (`[` included) stands for itself. With `fold_case`, ASCII letters match either case.
 bool wildcard_match(std::string_view pattern, std::string_view text, bool fold_case);
 
+// Damerau-Levenshtein distance (optimal string alignment: an insertion, a deletion, a
+// substitution or a swap of two neighbours costs 1), for "did you mean" suggestions.
+size_t edit_distance(std::string_view a, std::string_view b);
+
 }  // namespace mlt
