@@ -103,7 +103,7 @@ void check_job_flags(bool resume, bool force) {
     throw usage_error(
         "--resume and --force contradict each other: --resume continues the run on the remote, "
         "--force discards it",
-        "give one of them (--resume collects what the run left; --force starts over)");
+        "give one of them: --resume collects what the run left, --force starts over");
 }
 
 bool wants_test_model(const std::vector<std::string>& passed) {
