@@ -92,7 +92,7 @@ int main(int argc, char** argv) {
         return app.exit(e);
     } catch (const CLI::ParseError& e) {
         print_error(e.what(), "run 'mlt --help' for usage");
-        return mlt::exit_code::kUsage;
+        return mlt::exit_code_of(mlt::ErrorKind::usage);
     } catch (const mlt::Error& e) {
         return report(e);  // a command's own check of its arguments (train MODEL ARGS...)
     }
@@ -111,7 +111,7 @@ int main(int argc, char** argv) {
             std::fprintf(stderr, "mlt: error: %s (run '%s --help' for usage)\n",
                          ssh ? "mlt ssh needs a COMMAND: train, status, logs, stop or download" : "missing command: ssh, ssh-keygen or jobs",
                          ssh ? "mlt ssh" : "mlt");
-            return mlt::exit_code::kUsage;
+            return mlt::exit_code_of(mlt::ErrorKind::usage);
         }
         return finish(action());
     } catch (const mlt::Error& e) {
@@ -119,6 +119,6 @@ int main(int argc, char** argv) {
     } catch (const std::exception& e) {
         print_error(std::string("internal: ") + e.what(),
                     "please report this with the output of -v");
-        return finish(1);
+        return finish(mlt::exit_code_of(mlt::ErrorKind::internal));
     }
 }

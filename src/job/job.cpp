@@ -53,7 +53,7 @@ void check_status(const Remote& remote, const std::string& what, const RemoteOut
                   const std::string& model, const std::string& run_id) {
     if (out.exit_status == kForeignRunStatus) throw foreign_run(remote, model, run_id, out.err);
     if (out.exit_status == kNoSpaceStatus)
-        throw Error(ErrorKind::remote, exit_code::kRemote,
+        throw Error(ErrorKind::remote,
                     "no space left on the remote: " + what + " of " + model + " on " +
                         remote.name() + " failed (" + trim(out.err) + ")",
                     "free space on the remote (df -h there), then run again");
@@ -127,7 +127,7 @@ Error foreign_run(const Remote& remote, const std::string& model, const std::str
                   const std::string& err) {
     std::string other = err;
     while (!other.empty() && (other.back() == '\n' || other.back() == ' ')) other.pop_back();
-    return Error(ErrorKind::conflict, exit_code::kConflict,
+    return Error(ErrorKind::conflict,
                  "the job of " + model + " on " + remote.name() + " is no longer run '" + run_id +
                      "': " + other + " (another mlt took it over, or stopped it)",
                  "see 'mlt ssh ... status " + model + "'; 'mlt ssh ... download " + model +

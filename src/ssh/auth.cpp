@@ -16,7 +16,7 @@ namespace mlt::ssh_detail {
 namespace {
 
 Error key_error(std::string what, std::string hint) {
-    return Error(ErrorKind::key, exit_code::kUsage, std::move(what), std::move(hint));
+    return Error(ErrorKind::key, std::move(what), std::move(hint));
 }
 
 // Marks that libssh wanted a passphrase, and declines to give one: used to tell an
@@ -117,7 +117,7 @@ int auth_call(ssh_session s, Liveness& live, const std::string& display, Call ca
     // A link that dropped meanwhile is a lost link (try again later), not a refusal.
     if (!ssh_is_connected(s))
         throw Error(
-            ErrorKind::disconnected, exit_code::kConnection,
+            ErrorKind::disconnected,
             "lost the connection to " + display + " while authenticating: " + last_error(s));
     return rc;
 }
@@ -144,7 +144,7 @@ bool Authenticator::try_key(ssh_session s, Liveness& live, const KeyPtr& key) {
     const int rc =
         auth_call(s, live, display_, [&] { return ssh_userauth_publickey(s, nullptr, key.get()); });
     if (rc == SSH_AUTH_ERROR)
-        throw Error(ErrorKind::disconnected, exit_code::kConnection,
+        throw Error(ErrorKind::disconnected,
                     "authentication to " + display_ + " failed: " + last_error(s),
                     "check the connection; run with -v for details");
     return rc == SSH_AUTH_SUCCESS;
@@ -226,7 +226,7 @@ void Authenticator::authenticate(ssh_session s, Liveness& live, const std::strin
     int rc = auth_call(s, live, display, [&] { return ssh_userauth_none(s, nullptr); });
     if (rc == SSH_AUTH_SUCCESS) return;
     if (rc == SSH_AUTH_ERROR)
-        throw Error(ErrorKind::disconnected, exit_code::kConnection,
+        throw Error(ErrorKind::disconnected,
                     "authentication to " + display + " failed: " + last_error(s),
                     "check the connection; run with -v for details");
 
@@ -295,7 +295,7 @@ void Authenticator::authenticate(ssh_session s, Liveness& live, const std::strin
             // A password the server would take, but none given and none could be asked.
             const bool unasked = !key_only && !options_.password && !have_terminal() &&
                                  (methods & (SSH_AUTH_METHOD_PASSWORD | SSH_AUTH_METHOD_INTERACTIVE));
-            throw Error(ErrorKind::auth, exit_code::kConnection,
+            throw Error(ErrorKind::auth,
                         "authentication to " + display + " failed; tried: " + list,
                         explicit_key_ ? "check that " + key_path_ +
                                             ".pub is in ~/.ssh/authorized_keys on the remote"
@@ -307,7 +307,7 @@ void Authenticator::authenticate(ssh_session s, Liveness& live, const std::strin
                                    : "pass a key with -i KEY, or --password");
         }
     }
-    throw Error(ErrorKind::auth, exit_code::kConnection,
+    throw Error(ErrorKind::auth,
                 "authentication to " + display +
                     " failed on reconnecting, although it worked "
                     "before in this run",

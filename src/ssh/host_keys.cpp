@@ -30,7 +30,7 @@ namespace mlt::ssh_detail {
 namespace {
 
 Error host_key_error(std::string what, std::string hint) {
-    return Error(ErrorKind::host_key, exit_code::kHostKey, std::move(what), std::move(hint));
+    return Error(ErrorKind::host_key, std::move(what), std::move(hint));
 }
 
 // The server's key, for comparing with known_hosts lines.

@@ -72,12 +72,12 @@ KeygenResult generate_key(const KeygenRequest& request) {
     ssh_key raw = nullptr;
     if (ssh_pki_generate(request.type == KeyType::rsa ? SSH_KEYTYPE_RSA : SSH_KEYTYPE_ED25519,
                          bits, &raw) != SSH_OK)
-        throw Error(ErrorKind::internal, exit_code::kUsage, "key generation failed in libssh");
+        throw Error(ErrorKind::internal, "key generation failed in libssh");
     KeyPtr key(raw);
 
     char* priv_raw = nullptr;
     if (ssh_pki_export_privkey_base64(key.get(), nullptr, nullptr, nullptr, &priv_raw) != SSH_OK)
-        throw Error(ErrorKind::internal, exit_code::kUsage, "cannot export the private key");
+        throw Error(ErrorKind::internal, "cannot export the private key");
     std::string private_text(priv_raw);
     // libssh hands back a malloc'ed buffer holding the secret: clear it before freeing.
     std::memset(priv_raw, 0, private_text.size());
@@ -86,7 +86,7 @@ KeygenResult generate_key(const KeygenRequest& request) {
 
     char* pub_raw = nullptr;
     if (ssh_pki_export_pubkey_base64(key.get(), &pub_raw) != SSH_OK)
-        throw Error(ErrorKind::internal, exit_code::kUsage, "cannot export the public key");
+        throw Error(ErrorKind::internal, "cannot export the public key");
     CString pub_b64(pub_raw);
     result.public_line = std::string(ssh_key_type_to_char(ssh_key_type(key.get()))) + " " +
                          pub_b64.get() + " " +

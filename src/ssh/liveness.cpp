@@ -28,7 +28,7 @@ void Liveness::check(ssh_session s, const std::string& display) {
         // Keepalives off (ServerAliveInterval 0): a link silent for kSilentLimit is still
         // given up, so that no wait lasts for ever.
         if (now - last_rx > kSilentLimit)
-            throw Error(ErrorKind::timeout, exit_code::kConnection,
+            throw Error(ErrorKind::timeout,
                         "no answer from " + display + " for " +
                             std::to_string(kSilentLimit.count()) +
                             " s (keepalives are off): the link is down or stalled",
@@ -39,7 +39,7 @@ void Liveness::check(ssh_session s, const std::string& display) {
     if (now - std::max(last_rx, last_probe) < interval) return;
     if (unanswered >= count_max) {
         const auto silent = duration_cast<seconds>(now - last_rx).count();
-        throw Error(ErrorKind::timeout, exit_code::kConnection,
+        throw Error(ErrorKind::timeout,
                     "no answer from " + display + " for " + std::to_string(silent) +
                         " s: the link is down or stalled",
                     "check the network; ServerAliveInterval/ServerAliveCountMax set how soon "

@@ -176,7 +176,7 @@ Error proxy_failure(const Resolved& r, const std::string& ssh_stderr,
                     const std::string& libssh_error) {
     const std::string target = r.host_port;
     if (!r.proxy_is_jump)
-        return Error(ErrorKind::connect, exit_code::kConnection,
+        return Error(ErrorKind::connect,
                      "cannot connect to " + target + " through the " + r.proxy_origin +
                          ": the command ended or closed its output before the ssh handshake (" +
                          libssh_error + ")",
@@ -185,24 +185,24 @@ Error proxy_failure(const Resolved& r, const std::string& ssh_stderr,
     const std::string jump = r.jump_host;
     const std::string login = jump_login(jump);
     if (contains(ssh_stderr, "REMOTE HOST IDENTIFICATION HAS CHANGED"))
-        return Error(ErrorKind::host_key, exit_code::kHostKey,
+        return Error(ErrorKind::host_key,
                      "host key of jump host " + jump + " has CHANGED; ssh refused it (" +
                          r.proxy_origin + ")",
                      "someone may be in the middle; check with `" + login +
                          "`, and if the key changed legitimately remove the old one with "
                          "ssh-keygen -R");
     if (contains(ssh_stderr, "Host key verification failed"))
-        return Error(ErrorKind::host_key, exit_code::kHostKey,
+        return Error(ErrorKind::host_key,
                      "host key of jump host " + jump + " is not known; ssh refused it (" +
                          r.proxy_origin + ")",
                      "connect once with `" + login +
                          "` to check and record its key, or set StrictHostKeyChecking "
                          "accept-new for it in the ssh config");
     if (contains(ssh_stderr, "Permission denied"))
-        return Error(ErrorKind::auth, exit_code::kConnection,
+        return Error(ErrorKind::auth,
                      "jump host " + jump + " refused the login (" + r.proxy_origin + "): " + said,
                      "check that `" + login + "` logs in from this machine");
-    return Error(ErrorKind::connect, exit_code::kConnection,
+    return Error(ErrorKind::connect,
                  "cannot reach " + target + " through jump host " + jump + " (" + r.proxy_origin +
                      "): " + (said.empty() ? libssh_error : said),
                  "check that `" + login + "` logs in from this machine");

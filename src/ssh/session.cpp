@@ -17,7 +17,7 @@ using namespace ssh_detail;
 namespace {
 
 Error connect_error(std::string what, std::string hint = {}) {
-    return Error(ErrorKind::connect, exit_code::kConnection, std::move(what), std::move(hint));
+    return Error(ErrorKind::connect, std::move(what), std::move(hint));
 }
 
 // A private file (0600) that receives a ProxyJump's `ssh` stderr while it connects; removed
@@ -80,7 +80,7 @@ Connector::Connector(const ConnectSpec& spec) : impl_(std::make_unique<Impl>()) 
     impl_->spec = spec;
     SessionPtr probe(ssh_new());
     if (!probe)
-        throw Error(ErrorKind::internal, exit_code::kConnection, "cannot create an ssh session");
+        throw Error(ErrorKind::internal, "cannot create an ssh session");
     impl_->resolved = configure(probe.get(), spec);
     for (const auto& w : impl_->resolved.config_warnings) spdlog::warn("{}", w);
     for (const auto& u : impl_->resolved.unused_config)
@@ -119,7 +119,7 @@ Session Connector::open() {
     auto impl = std::make_unique<Session::Impl>();
     impl->session.reset(ssh_new());
     if (!impl->session)
-        throw Error(ErrorKind::internal, exit_code::kConnection, "cannot create an ssh session");
+        throw Error(ErrorKind::internal, "cannot create an ssh session");
     ssh_session raw = impl->session.get();
     // libssh keeps these pointers: they live in the Impl, beside the session.
     ssh_set_counters(raw, &impl->live.tx, &impl->live.rx);
@@ -156,7 +156,7 @@ Session Connector::open() {
     const std::string fingerprint = server_fingerprint(raw, nullptr);
     const bool first = impl_->fingerprint.empty();
     if (!first && fingerprint != impl_->fingerprint)
-        throw Error(ErrorKind::host_key, exit_code::kHostKey,
+        throw Error(ErrorKind::host_key,
                     "host key of " + r.host_port +
                         " changed between two connections of this run (" + impl_->fingerprint +
                         ", now " + fingerprint + ")",
@@ -168,7 +168,7 @@ Session Connector::open() {
     // link is noticed by the keepalives instead of blocking for the connect timeout.
     long call_timeout = kCallTimeoutS;
     if (ssh_options_set(raw, SSH_OPTIONS_TIMEOUT, &call_timeout) != SSH_OK)
-        throw Error(ErrorKind::internal, exit_code::kConnection,
+        throw Error(ErrorKind::internal,
                     "cannot set the ssh call timeout: " + last_error(raw));
     impl->live.last_rx = std::chrono::steady_clock::now();
     impl_->auth->authenticate(raw, impl->live, r.display, verdict == HostKeyVerdict::changed);

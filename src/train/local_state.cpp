@@ -63,7 +63,7 @@ LocalModelLock::LocalModelLock(const std::string& state_dir, const std::string& 
         const std::string holder = read_small(path);
         ::close(fd_);
         fd_ = -1;
-        throw Error(ErrorKind::conflict, exit_code::kConflict,
+        throw Error(ErrorKind::conflict,
                     "another mlt on this machine is working on " + model +
                         (holder.empty() ? std::string() : " (" + holder + ")"),
                     "wait for it to end, or stop it; one mlt per model keeps its local "

@@ -401,7 +401,7 @@ int run_logs(const SshCommandLine& cli, const std::string& model, bool test, boo
             follow_to_end(remote, c.target.remote_dir, c.model.name, Task::job, nullptr, offset,
                           kFollowSegmentSeconds, print);
     } catch (const Error& e) {
-        if (e.kind() != ErrorKind::interrupted) throw;
+        if (!is_signal(e.kind())) throw;
         return e.code();
     }
     return exit_code::kOk;

@@ -55,7 +55,7 @@ class SteadyClock : public RunClock {
 };
 
 Error conflict(std::string what, std::string hint) {
-    return Error(ErrorKind::conflict, exit_code::kConflict, std::move(what), std::move(hint));
+    return Error(ErrorKind::conflict, std::move(what), std::move(hint));
 }
 
 }  // namespace
@@ -121,7 +121,7 @@ int TrainRun::drive() {
     try {
         remote();  // the first connection: a refused one is the user's to fix, not retried
     } catch (const Error& e) {
-        if (e.kind() == ErrorKind::interrupted) return e.code();
+        if (is_signal(e.kind())) return e.code();
         throw;
     }
     phase_ = Phase::lock;
@@ -138,7 +138,7 @@ int TrainRun::drive() {
             const Error e = *error;
             error.reset();
             try {
-                if (e.kind() == ErrorKind::interrupted) {
+                if (is_signal(e.kind())) {
                     const int code = on_signal(e);
                     if (code >= 0) return code;
                 } else if (is_link_loss(e)) {
@@ -507,7 +507,7 @@ void TrainRun::reconnect(const Error& cause) {
                                 " (reconnect timeout " +
                                 std::to_string(std::lround(limit)) + " s)"
                           : "; not reconnecting (reconnect timeout 0)";
-            throw Fatal{Error(ErrorKind::disconnected, exit_code::kConnection,
+            throw Fatal{Error(ErrorKind::disconnected,
                               "link to " + host + " lost while " + during + gave_up + " (" +
                                   last + ")",
                               std::string(job_runs ? "the remote job keeps running; " : "") +
@@ -525,12 +525,12 @@ void TrainRun::reconnect(const Error& cause) {
                             format_duration(clock_.now() - began) + "; continuing " + during);
             return;
         } catch (const Error& e) {
-            if (e.kind() == ErrorKind::interrupted) throw;
+            if (is_signal(e.kind())) throw;
             if (!is_link_loss(e)) {
                 // A changed host key, refused credentials: trying again will not help, and the
                 // remote cannot be reached to clean anything up. The run stays as it is.
                 record("link lost", exit_status_);
-                throw Fatal{Error(e.kind(), e.code(), e.what(),
+                throw Fatal{Error(e.kind(), e.what(),
                                   "the run is kept on the remote; once this is fixed, continue "
                                   "with: " +
                                       plan_.resume_line)};
@@ -548,7 +548,7 @@ void TrainRun::reconnect(const Error& cause) {
 }
 
 int TrainRun::on_signal(const Error& signal) {
-    if (signal.code() != exit_code::kInterrupted) return leave(signal);
+    if (signal.kind() != ErrorKind::interrupted) return leave(signal);  // SIGTERM, SIGHUP
     acknowledge_interrupt();
     if (interrupted_ || interrupt_pending()) return leave(signal);  // Ctrl+C twice
     interrupted_ = true;
@@ -583,7 +583,7 @@ std::string TrainRun::still_running() const {
 
 int TrainRun::leave(const Error& signal) {
     const int code = signal.code();
-    const std::string why = code == exit_code::kInterrupted
+    const std::string why = signal.kind() == ErrorKind::interrupted
                                 ? (interrupted_ ? "Ctrl+C again" : "Ctrl+C")
                                 : std::string(signal.what());
     std::string state;
@@ -642,7 +642,7 @@ Error TrainRun::fail_cleanup(const Error& error) {
             // The job may still be training: shutdown_cmds (which may power the host off)
             // must wait for its end, and the user must know it runs on.
             record("failed", std::nullopt);
-            return Error(error.kind(), error.code(), error.what(), still_running());
+            return Error(error.kind(), error.what(), still_running());
         }
         // shutdown_cmds run after failures too; the lock stays so that --resume can collect
         // again (and then does not run them a second time).
@@ -657,7 +657,7 @@ Error TrainRun::fail_cleanup(const Error& error) {
     if (error.kind() == ErrorKind::io) {
         // A local write failed after the training ran (a full disk): not a usage error (2),
         // and nothing on the remote is lost.
-        return Error(error.kind(), 1, error.what(),
+        return Error(ErrorKind::io_after_run, error.what(),
                      "the job's results stay on the remote; once fixed, collect them with: " +
                          plan_.resume_line);
     }

@@ -86,7 +86,7 @@ class FlakyRemote : public mlt::Remote {
     }
 
     static mlt::Error lost() {
-        return mlt::Error(mlt::ErrorKind::disconnected, mlt::exit_code::kConnection,
+        return mlt::Error(mlt::ErrorKind::disconnected,
                           "Socket error: disconnected");
     }
 
@@ -114,11 +114,11 @@ class FakeConnection : public mlt::Connection {
         if (refuse) throw *refuse;
         if (failures_left > 0) {
             --failures_left;
-            throw mlt::Error(mlt::ErrorKind::connect, mlt::exit_code::kConnection,
+            throw mlt::Error(mlt::ErrorKind::connect,
                              "cannot connect: Connection refused");
         }
         if (!reachable)
-            throw mlt::Error(mlt::ErrorKind::timeout, mlt::exit_code::kConnection, "timed out");
+            throw mlt::Error(mlt::ErrorKind::timeout, "timed out");
         remote_.up = true;
     }
     int attempts = 0;
@@ -406,7 +406,7 @@ TEST_F(TrainRunTest, WithReconnectingOffALostLinkEndsTheRunAtOnce) {
 
 TEST_F(TrainRunTest, AChangedHostKeyOnReconnectEndsTheRunAndKeepsIt) {
     Rig rig(plan(), 9);
-    rig.connection.refuse = mlt::Error(mlt::ErrorKind::host_key, mlt::exit_code::kHostKey,
+    rig.connection.refuse = mlt::Error(mlt::ErrorKind::host_key,
                                        "host key of [h]:22 changed between two connections");
     try {
         rig.run.run();

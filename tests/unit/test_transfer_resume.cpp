@@ -113,7 +113,7 @@ class CuttingRemote : public mlt::Remote {
                 on_stdout(d.substr(0, room));
                 ++cuts;
                 throw mlt::Error(
-                    mlt::ErrorKind::disconnected, mlt::exit_code::kConnection,
+                    mlt::ErrorKind::disconnected,
                     "simulated lost link after " + std::to_string(cut_after_) + " bytes");
             },
             on_stderr);

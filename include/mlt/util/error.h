@@ -5,24 +5,30 @@
 
 namespace mlt {
 
-// Process exit codes (docs/usage.md, "Exit status").
+// Process exit codes (docs/usage.md, "Exit status"). An Error's code comes from its kind
+// through exit_code_of(); nothing passes a code beside a kind.
 namespace exit_code {
 constexpr int kOk = 0;
 constexpr int kRemote = 1;       // a remote command failed (the link itself was fine)
+constexpr int kInternal = 1;     // a bug in mlt; also a local write failed after the training ran
 constexpr int kUsage = 2;        // bad usage, settings, spec or key; nothing done remotely
 constexpr int kConflict = 3;     // job-state conflict (active or uncollected job)
 constexpr int kHostKey = 4;      // host key unknown/changed and not accepted
-constexpr int kLimit = 5;        // stopped by --max-hours / --max-cost
-constexpr int kInterrupted = 130;
+constexpr int kLimit = 5;        // stopped by --max-hours / --max-cost (nothing returns it yet)
+constexpr int kInterrupted = 130;  // Ctrl+C (128 + SIGINT)
+constexpr int kHangup = 129;       // 128 + SIGHUP
+constexpr int kTerminated = 143;   // 128 + SIGTERM
 constexpr int kConnection = 255;  // connection or authentication failure, only
 }  // namespace exit_code
 
-// What went wrong, for callers that react to a kind rather than to an exit code.
+// What went wrong. The kind alone decides the exit code (exit_code_of); an error whose code
+// must differ from its kind's gets a kind of its own.
 enum class ErrorKind {
     usage,         // command line
     config,        // settings files, model spec
     key,           // local key files
     io,            // local file system
+    io_after_run,  // a local write failed after the training ran (the job's results are kept)
     auth,          // authentication refused
     host_key,      // host key verification
     connect,       // TCP connect, handshake
@@ -30,39 +36,80 @@ enum class ErrorKind {
     disconnected,  // the link went away
     remote,        // a remote command failed
     conflict,      // job state
-    interrupted,
-    internal,
+    interrupted,   // Ctrl+C
+    terminated,    // SIGTERM
+    hangup,        // SIGHUP
+    internal,      // a bug in mlt, or a library that failed where it cannot (stays last)
 };
+
+// The one table from kind to exit code (tests/unit/test_util_error.cpp checks it against
+// docs/usage.md, "Exit status").
+constexpr int exit_code_of(ErrorKind kind) {
+    switch (kind) {
+        case ErrorKind::usage:
+        case ErrorKind::config:
+        case ErrorKind::key:
+        case ErrorKind::io:
+            return exit_code::kUsage;
+        case ErrorKind::io_after_run:
+        case ErrorKind::internal:
+            return exit_code::kInternal;
+        case ErrorKind::remote:
+            return exit_code::kRemote;
+        case ErrorKind::auth:
+        case ErrorKind::connect:
+        case ErrorKind::timeout:
+        case ErrorKind::disconnected:
+            return exit_code::kConnection;
+        case ErrorKind::host_key:
+            return exit_code::kHostKey;
+        case ErrorKind::conflict:
+            return exit_code::kConflict;
+        case ErrorKind::interrupted:
+            return exit_code::kInterrupted;
+        case ErrorKind::terminated:
+            return exit_code::kTerminated;
+        case ErrorKind::hangup:
+            return exit_code::kHangup;
+    }
+    return exit_code::kInternal;
+}
+
+// Ctrl+C, SIGTERM or SIGHUP: the user (or the system) asked mlt to end.
+constexpr bool is_signal(ErrorKind kind) {
+    return kind == ErrorKind::interrupted || kind == ErrorKind::terminated ||
+           kind == ErrorKind::hangup;
+}
 
 // The one error type of mlt: `main` prints `mlt: error: <what> (<hint>)` and exits with code().
 class Error : public std::runtime_error {
 public:
-    Error(ErrorKind kind, int code, std::string what, std::string hint = {})
-        : std::runtime_error(std::move(what)), kind_(kind), code_(code), hint_(std::move(hint)) {}
+    Error(ErrorKind kind, std::string what, std::string hint = {})
+        : std::runtime_error(std::move(what)), kind_(kind), hint_(std::move(hint)) {}
 
     ErrorKind kind() const { return kind_; }
-    int code() const { return code_; }
+    int code() const { return exit_code_of(kind_); }
     const std::string& hint() const { return hint_; }
 
 private:
     ErrorKind kind_;
-    int code_;
     std::string hint_;
 };
 
 // Shorthands for the common kinds; each returns the Error to throw.
 inline Error usage_error(std::string what, std::string hint = {}) {
-    return Error(ErrorKind::usage, exit_code::kUsage, std::move(what), std::move(hint));
+    return Error(ErrorKind::usage, std::move(what), std::move(hint));
 }
 inline Error config_error(std::string what, std::string hint = {}) {
-    return Error(ErrorKind::config, exit_code::kUsage, std::move(what), std::move(hint));
+    return Error(ErrorKind::config, std::move(what), std::move(hint));
 }
 // A remote command ran and failed: exit 1 (the link itself was fine).
 inline Error remote_error(std::string what, std::string hint = {}) {
-    return Error(ErrorKind::remote, exit_code::kRemote, std::move(what), std::move(hint));
+    return Error(ErrorKind::remote, std::move(what), std::move(hint));
 }
+// A local file cannot be read or written: exit 2 (before anything remote).
 inline Error io_error(std::string what, std::string hint = {}) {
-    return Error(ErrorKind::io, exit_code::kUsage, std::move(what), std::move(hint));
+    return Error(ErrorKind::io, std::move(what), std::move(hint));
 }
 
 }  // namespace mlt
