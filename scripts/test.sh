@@ -36,8 +36,9 @@ sanitizer_tests() {
   rm -rf "$reports" && mkdir -p "$reports"
   export ASAN_OPTIONS="detect_leaks=1:halt_on_error=1:log_path=$reports/asan"
   export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:log_path=$reports/ubsan"
+  export LSAN_OPTIONS="suppressions=$root/tests/lsan.supp:print_suppressions=0"
   (cd "$asan_build" && ctest --output-on-failure --parallel "$jobs") || status=$?
-  unset ASAN_OPTIONS UBSAN_OPTIONS
+  unset ASAN_OPTIONS UBSAN_OPTIONS LSAN_OPTIONS
   if [ -n "$(ls -A "$reports")" ]; then
     echo "test.sh: sanitizer reports:" >&2
     for f in "$reports"/*; do echo "--- $f" >&2; cat "$f" >&2; done

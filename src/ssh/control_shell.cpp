@@ -170,8 +170,29 @@ ExecResult Session::shell(const std::string& command, std::string_view input,
     text += frame_end(sh, serial);
 
     ssh_channel ch = sh.channel.get();
+    // The login shell did not run `sh` (a ForceCommand, a restricted shell): nothing of ours
+    // ran, so plain exec channels take over, once the account is known to run commands.
+    const auto without_shell = [&](const std::string& login_said) {
+        spdlog::debug("no control shell on {}; using exec channels", impl_->display);
+        sh.channel.reset();
+        sh.unavailable = true;
+        try {
+            require_commands(*this, sh.token, login_said);
+        } catch (const Error& e) {
+            if (e.kind() == ErrorKind::remote) sh.refusal = e;
+            throw;
+        }
+        return shell(command, input, on_stdout, on_stderr);
+    };
     try {
-        write_all(s, impl_->live, ch, text.data(), text.size(), impl_->display);
+        try {
+            write_all(s, impl_->live, ch, text.data(), text.size(), impl_->display);
+        } catch (const Error&) {
+            // A login that ends at once (nologin) may close the channel before the first
+            // frame is even written: that is the same case as a frame that never comes.
+            if (!starting || !ssh_is_connected(s) || !ssh_channel_is_closed(ch)) throw;
+            return without_shell({});
+        }
         auto deadline = std::chrono::steady_clock::now() + kFrameDeadline;
         std::vector<char> buf(kReadChunk);
         FrameStream out, err;
@@ -196,20 +217,7 @@ ExecResult Session::shell(const std::string& command, std::string_view input,
                                                impl_->display, &got);
                 if (got > 0) deadline = now + kFrameDeadline;  // a long pull is no hang
                 if (!drained) continue;
-                if (ready_frame) {
-                    // The login shell did not run `sh` (a ForceCommand, a restricted shell):
-                    // nothing of ours ran, so plain exec channels take over.
-                    spdlog::debug("no control shell on {}; using exec channels", impl_->display);
-                    sh.channel.reset();
-                    sh.unavailable = true;
-                    try {
-                        require_commands(*this, sh.token, login_said);
-                    } catch (const Error& e) {
-                        if (e.kind() == ErrorKind::remote) sh.refusal = e;
-                        throw;
-                    }
-                    return shell(command, input, on_stdout, on_stderr);
-                }
+                if (ready_frame) return without_shell(login_said);
                 // sh itself ended, e.g. on a syntax error; report it as exec would.
                 ExecResult result;
                 result.exit_status = exit_status_of(s, impl_->live, ch, impl_->display);

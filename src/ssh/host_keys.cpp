@@ -8,6 +8,8 @@
 #include <cerrno>
 #include <cstring>
 #include <fstream>
+#include <utility>
+#include <vector>
 
 #include "internal.h"
 #include "known_hosts.h"
@@ -64,6 +66,18 @@ KnownHostsCheck read_known_hosts(ssh_session s, const std::string& path,
     return check;
 }
 
+// The system-wide known_hosts file libssh was given (the config's GlobalKnownHostsFile), else
+// OpenSSH's default.
+std::string global_known_hosts(ssh_session s) {
+    char* raw = nullptr;
+    if (ssh_options_get(s, SSH_OPTIONS_GLOBAL_KNOWNHOSTS, &raw) == SSH_OK && raw != nullptr) {
+        std::string path(raw);
+        ssh_string_free_char(raw);
+        return path;
+    }
+    return "/etc/ssh/ssh_known_hosts";
+}
+
 }  // namespace
 
 std::string server_fingerprint(ssh_session s, std::string* key_type) {
@@ -102,12 +116,41 @@ HostKeyVerdict verify_host_key(ssh_session s, const Resolved& r, bool first) {
     const std::string& known_hosts_path = r.known_hosts;
     std::string key_type;
     const std::string fingerprint = server_fingerprint(s, &key_type);
-    const KnownHostsCheck check = read_known_hosts(s, known_hosts_path, host_port);
+    // The user's file, then the system's (/etc/ssh/ssh_known_hosts unless the config names
+    // another), as ssh reads both: a key in either is known; a line with another key in
+    // either means changed.
+    KnownHostsCheck check = read_known_hosts(s, known_hosts_path, host_port);
+    std::string check_path = known_hosts_path;
+    std::vector<std::pair<std::string, UnreadableLine>> unreadable;
+    for (const UnreadableLine& bad : check.unreadable) unreadable.emplace_back(check_path, bad);
+    const std::string global_path = global_known_hosts(s);
+    if (!global_path.empty() && global_path != known_hosts_path) {
+        try {
+            const KnownHostsCheck global = read_known_hosts(s, global_path, host_port);
+            for (const UnreadableLine& bad : global.unreadable)
+                unreadable.emplace_back(global_path, bad);
+            if (check.revoked_line == 0 && global.revoked_line != 0) {
+                check.revoked_line = global.revoked_line;
+                check_path = global_path;
+            }
+            if (check.revoked_line == 0 && global.match != KnownHostsMatch::unknown &&
+                (global.match == KnownHostsMatch::known ||
+                 check.match == KnownHostsMatch::unknown ||
+                 (global.match == KnownHostsMatch::changed &&
+                  check.match == KnownHostsMatch::other))) {
+                check.match = global.match;
+                check.line = global.line;
+                check_path = global_path;
+            }
+        } catch (const Error& e) {
+            // As ssh: a system file that cannot be read is no reason to refuse the user's.
+            spdlog::debug("{}", e.what());
+        }
+    }
     if (check.revoked_line != 0)
         throw host_key_error(
             "host key of " + host_port + " (" + key_type + " " + fingerprint +
-                ") is marked @revoked in " + known_hosts_path + ":" +
-                std::to_string(check.revoked_line),
+                ") is marked @revoked in " + check_path + ":" + std::to_string(check.revoked_line),
             "the server uses a revoked key: do not connect; ask its administrator");
     // On a reconnect the first connection's warning stands; the key is the same (Connector).
     const auto warn = [first](const std::string& text) {
@@ -116,17 +159,17 @@ HostKeyVerdict verify_host_key(ssh_session s, const Resolved& r, bool first) {
         else
             spdlog::debug("{}", text);
     };
-    for (const UnreadableLine& bad : check.unreadable)
-        warn("known_hosts line " + known_hosts_path + ":" + std::to_string(bad.line) + " for " +
-             host_port + " cannot be read (" + bad.why + "); skipped, as ssh skips it");
+    for (const auto& [path, bad] : unreadable)
+        warn("known_hosts line " + path + ":" + std::to_string(bad.line) + " for " + host_port +
+             " cannot be read (" + bad.why + "); skipped, as ssh skips it");
     switch (check.match) {
         case KnownHostsMatch::known:
-            spdlog::debug("host key {} {} matches {}:{}", key_type, fingerprint, known_hosts_path,
+            spdlog::debug("host key {} {} matches {}:{}", key_type, fingerprint, check_path,
                           check.line);
             return HostKeyVerdict::known;
         case KnownHostsMatch::changed:
         case KnownHostsMatch::other: {
-            const std::string where = known_hosts_path + ":" + std::to_string(check.line);
+            const std::string where = check_path + ":" + std::to_string(check.line);
             if (r.checking == HostKeyChecking::no) {
                 // As OpenSSH: connect, but a man in the middle must not get a password.
                 warn("host key of " + host_port + " has CHANGED (now " + key_type + " " +

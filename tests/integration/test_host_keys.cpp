@@ -458,5 +458,28 @@ TEST_F(HostKeyTest, PatternListsAndNegationsAreReadAsOpenSshReadsThem) {
     EXPECT_EQ(r.exit_code, kExitHostKey) << "a negated pattern excludes the host\n" << describe(r);
 }
 
+// The system-wide file (GlobalKnownHostsFile, /etc/ssh/ssh_known_hosts by default) counts as
+// ssh counts it: its key is known, its other key is a changed one.
+TEST_F(HostKeyTest, TheSystemWideFileCountsToo) {
+    const std::string known_hosts = custom_known_hosts();
+    const std::string global = sshd().dir() + "/global_known_hosts";
+    write_file(env().ssh_dir() + "/config",
+               ssh_config_entry("sys", sshd().port(), known_hosts,
+                                "    StrictHostKeyChecking yes\n    GlobalKnownHostsFile " +
+                                    global + "\n"),
+               0600);
+    write_file(global, sshd().known_hosts_line() + "\n");
+    ProcessResult r = env().run_mlt({"ssh", "-h", "sys/" + sshd().remote_dir(), "status"});
+    EXPECT_EQ(r.exit_code, 0) << describe(r);
+    EXPECT_FALSE(path_exists(known_hosts)) << "nothing to record";
+
+    write_file(global, "# system\n" + host_pattern() + " " + other_key_blob("k_sys") + "\n");
+    r = env().run_mlt({"ssh", "-h", "sys/" + sshd().remote_dir(), "-o",
+                       "StrictHostKeyChecking=accept-new", "status"});
+    EXPECT_EQ(r.exit_code, kExitHostKey) << describe(r);
+    EXPECT_TRUE(has_text(r.err, global + ":2")) << describe(r);
+    EXPECT_FALSE(path_exists(known_hosts)) << "a changed key was recorded";
+}
+
 }  // namespace
 }  // namespace mlt_test
