@@ -84,13 +84,13 @@ class FileReader {
     void refuse_unbuilt(const FieldDecl& field, const Value& value, const YAML::Node& node,
                         const std::string& key) const {
         if (!field.unbuilt || field.unbuilt(value)) return;
-        throw config_error(where(node) + ": " + key + " is not implemented yet; mlt would ignore it",
-                           "remove it (until it is built, only its default is accepted)");
+        throw config_error(
+            where(node) + ": " + key + " is not implemented yet; mlt would ignore it",
+            "remove it (until it is built, only its default is accepted)");
     }
 
     void reject_nul(const YAML::Node& node, int depth = 0) const;
-    void merged(const YAML::Node& value, const std::string& prefix, Entries& out,
-                int depth) const;
+    void merged(const YAML::Node& value, const std::string& prefix, Entries& out, int depth) const;
     Entries entries(const YAML::Node& map, const std::string& prefix, int depth = 0) const;
     void check_depth(const YAML::Node& node, int depth) const;
     void warn_unknown(const YAML::Node& key, const std::string& prefix,
@@ -115,20 +115,55 @@ class FileReader {
     std::vector<SettingsWarning>* warnings_;
 };
 
+// The 1-based line where a second YAML document begins (a `---` line after content, or
+// content after a `...` line), or 0. Found in the text: yaml-cpp's LoadAll can loop for good
+// on a malformed rest (a fuzzer found one), and only the first document is ever read.
+int second_document_line(const std::string& text) {
+    bool content = false, ended = false;
+    int n = 0;
+    size_t at = 0;
+    while (at <= text.size()) {
+        size_t end = text.find('\n', at);
+        if (end == std::string::npos) end = text.size();
+        const std::string line = text.substr(at, end - at);
+        at = end + 1;
+        ++n;
+        const auto marker = [&](const char* m) {
+            return line.rfind(m, 0) == 0 &&
+                   (line.size() == 3 || line[3] == ' ' || line[3] == '\t' || line[3] == '\r');
+        };
+        const size_t first = line.find_first_not_of(" \t\r");
+        const bool blank = first == std::string::npos || line[first] == '#';
+        if (marker("---")) {
+            if (content || ended) return n;
+            continue;
+        }
+        if (marker("...")) {
+            ended = true;
+            continue;
+        }
+        if (!blank) {
+            if (ended) return n;
+            if (line[0] != '%') content = true;  // a directive belongs to the next document
+        }
+    }
+    return 0;
+}
+
 void FileReader::load(const std::string& text, SettingsLayer& layer) const {
-    std::vector<YAML::Node> documents;
+    YAML::Node root;
     try {
-        documents = YAML::LoadAll(text);
+        root = YAML::Load(text);
     } catch (const YAML::Exception& e) {
         throw config_error(where(e.mark) + ": malformed YAML: " + e.msg,
                            "fix the YAML syntax at that place (indent with spaces, quote values "
                            "that contain ': ' or start with '{', '[', '*' or '&')");
     }
-    if (documents.empty()) return;  // an empty file sets nothing
     // MLTK's PyYAML refuses a second document; mlt reads the first and says so.
-    if (documents.size() > 1)
-        warn(documents[1], "a second YAML document (after ---) is ignored; only the first is read");
-    const YAML::Node& root = documents.front();
+    if (const int line = second_document_line(text); line != 0 && warnings_)
+        warnings_->push_back(SettingsWarning{
+            file_, line, 1,
+            "a second YAML document (after ---) is ignored; only the first is read"});
     reject_nul(root);
     if (root.IsNull()) return;
     if (!root.IsMap())
@@ -200,8 +235,10 @@ void FileReader::merged(const YAML::Node& value, const std::string& prefix, Entr
         for (size_t i = value.size(); i-- > 0;) merged(value[i], prefix, out, depth + 1);
         return;
     }
-    throw config_error(where(value) + ": " + prefix + ": the merge key << needs a mapping or a "
-                                                      "list of mappings, got " + describe(value),
+    throw config_error(where(value) + ": " + prefix +
+                           ": the merge key << needs a mapping or a "
+                           "list of mappings, got " +
+                           describe(value),
                        "write `<<: *anchor` with `&anchor` on a mapping");
 }
 
@@ -234,8 +271,8 @@ Entries FileReader::entries(const YAML::Node& map, const std::string& prefix, in
     }
     for (size_t i = 0; i < all.size(); ++i) {
         const std::string& name = all[i].first.Scalar();
-        auto later = std::find_if(all.begin() + static_cast<std::ptrdiff_t>(i) + 1, all.end(),
-                                  named(name));
+        auto later =
+            std::find_if(all.begin() + static_cast<std::ptrdiff_t>(i) + 1, all.end(), named(name));
         if (later == all.end())
             kept.push_back(all[i]);
         else

@@ -632,9 +632,30 @@ TEST_F(SettingsTest, ASecondDocumentIsAWarning) {
     EXPECT_EQ(s.remote_dir, "first");
     ASSERT_EQ(warnings_.size(), 1u);
     EXPECT_EQ(warnings_[0].file, dir_ + "/user.yaml");
-    EXPECT_EQ(warnings_[0].line, 4);
+    EXPECT_EQ(warnings_[0].line, 3);
     EXPECT_EQ(warnings_[0].message,
               "a second YAML document (after ---) is ignored; only the first is read");
+}
+
+TEST_F(SettingsTest, DocumentMarkersAroundOneDocumentAreNoSecond) {
+    SshSettings s = load("# settings\n---\nssh:\n  remote_dir: only\n...\n# the end\n");
+    EXPECT_EQ(s.remote_dir, "only");
+    EXPECT_TRUE(warnings_.empty());
+    load("ssh:\n  remote_dir: a\n...\nssh: {}\n");
+    ASSERT_EQ(warnings_.size(), 1u);
+    EXPECT_EQ(warnings_[0].line, 4);
+}
+
+// A fuzzer found a file on which yaml-cpp's LoadAll never returned (the second document was
+// looked for by parsing the rest): the file must load or be refused, in bounded time.
+TEST_F(SettingsTest, AFileWhoseRestNeverParsesIsReadOrRefused) {
+    const std::string text = mlt::read_file(
+        std::string(MLT_SOURCE_DIR) + "/tests/fuzz/corpus/settings_yaml/loadall-hang-826d1d36");
+    try {
+        load(text);
+    } catch (const mlt::Error& e) {
+        EXPECT_EQ(e.code(), mlt::exit_code::kUsage) << e.what();
+    }
 }
 
 // MLT_* are the job wrapper's: a setting that names one is ignored with a warning naming the
