@@ -5,7 +5,7 @@
 set -euo pipefail
 
 packages=(
-  build-essential cmake ninja-build pkg-config git
+  build-essential cmake ninja-build pkg-config git clang-format
   libssh-dev libssl-dev libcli11-dev libyaml-cpp-dev libspdlog-dev libarchive-dev nlohmann-json3-dev
   libgtest-dev libgmock-dev
   openssh-server openssh-client python3 procps zstd

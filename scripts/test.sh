@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # The README's test command, run by CI. Stages:
 #   1. install the dependencies (scripts/install-deps.sh)
-#   2. build with gcc, warnings as errors, into ${MLT_BUILD_DIR:-build}; run every unit and
+#   2. check that every C++ file is as clang-format (.clang-format) writes it
+#   3. build with gcc, warnings as errors, into ${MLT_BUILD_DIR:-build}; run every unit and
 #      integration test (the integration tests start their own sshd)
-#   3. build with clang, AddressSanitizer + UndefinedBehaviorSanitizer and the libFuzzer
+#   4. build with clang, AddressSanitizer + UndefinedBehaviorSanitizer and the libFuzzer
 #      targets, into ${MLT_ASAN_BUILD_DIR:-build-asan}; run the whole suite again there, with
 #      each fuzz target replaying its seed corpus; any sanitizer report fails the stage
-#   4. fuzz every target for ${MLT_FUZZ_SECONDS:-45} s (scripts/fuzz.sh)
-# MLT_TEST_SANITIZE=0 stops after stage 2.
+#   5. fuzz every target for ${MLT_FUZZ_SECONDS:-45} s (scripts/fuzz.sh)
+# MLT_TEST_SANITIZE=0 stops after stage 3.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${MLT_BUILD_DIR:-$root/build}
@@ -47,7 +48,13 @@ sanitizer_tests() {
   return "$status"
 }
 
+# clang-format's verdict on the tracked C++ files; `clang-format -i FILE` fixes one.
+format_check() {
+  (cd "$root" && git ls-files -z '*.cpp' '*.h' | xargs -0 clang-format --dry-run --Werror)
+}
+
 stage "install dependencies" "$root/scripts/install-deps.sh"
+stage "format check" format_check
 stage "gcc build" env MLT_BUILD_DIR="$build" "$root/scripts/build.sh" -DMLT_WERROR=ON
 stage "gcc tests" bash -c "cd '$build' && ctest --output-on-failure --parallel $jobs"
 if [ "${MLT_TEST_SANITIZE:-1}" != 0 ]; then

@@ -23,8 +23,10 @@ std::vector<std::string> take_arguments(int argc, char** argv) {
     std::vector<std::string> args(argv + 1, argv + argc);
     for (int i = 1; i < argc; ++i) {
         char* value = nullptr;
-        if (std::strcmp(argv[i], "--password") == 0 && i + 1 < argc) value = argv[i + 1];
-        else if (std::strncmp(argv[i], "--password=", 11) == 0) value = argv[i] + 11;
+        if (std::strcmp(argv[i], "--password") == 0 && i + 1 < argc)
+            value = argv[i + 1];
+        else if (std::strncmp(argv[i], "--password=", 11) == 0)
+            value = argv[i] + 11;
         if (value) std::memset(value, 'x', std::strlen(value));
     }
     return args;
@@ -104,12 +106,14 @@ int main(int argc, char** argv) {
         // no home directory: no file log; the command itself reports what it needs
     }
     mlt::setup_logging(verbosity, file_log);
-    spdlog::debug("mlt {}: {}", MLT_VERSION, app.get_subcommands().empty() ? "" : app.get_subcommands().front()->get_name());
+    spdlog::debug("mlt {}: {}", MLT_VERSION,
+                  app.get_subcommands().empty() ? "" : app.get_subcommands().front()->get_name());
     try {
         if (!action) {
             const bool ssh = app.got_subcommand("ssh");
             std::fprintf(stderr, "mlt: error: %s (run '%s --help' for usage)\n",
-                         ssh ? "mlt ssh needs a COMMAND: train, status, logs, stop or download" : "missing command: ssh, ssh-keygen or jobs",
+                         ssh ? "mlt ssh needs a COMMAND: train, status, logs, stop or download"
+                             : "missing command: ssh, ssh-keygen or jobs",
                          ssh ? "mlt ssh" : "mlt");
             return mlt::exit_code_of(mlt::ErrorKind::usage);
         }

@@ -13,9 +13,7 @@ void add_jobs_command(CLI::App& app, Action& action) {
     auto all = std::make_shared<bool>(false);
     cmd->add_flag("--json", *json, "Print JSON instead of a table");
     cmd->add_flag("--all", *all, "All runs, not only the last 20");
-    cmd->callback([&action, json, all] {
-        action = [json, all] { return run_jobs(*json, *all); };
-    });
+    cmd->callback([&action, json, all] { action = [json, all] { return run_jobs(*json, *all); }; });
 }
 
 }  // namespace mlt::cli

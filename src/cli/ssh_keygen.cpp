@@ -15,7 +15,8 @@ void add_ssh_keygen_command(CLI::App& app, Action& action) {
         "  mlt ssh-keygen lab -t rsa -l 4096 -o ./keys -C me@laptop\n"
         "  mlt ssh-keygen utest --type rsa --length 2048 --output ./keys   # MLTK's spelling");
     auto req = std::make_shared<KeygenRequest>();
-    cmd->add_option("NAME", req->name, "Key name: the files are id_NAME and id_NAME.pub")->required();
+    cmd->add_option("NAME", req->name, "Key name: the files are id_NAME and id_NAME.pub")
+        ->required();
     cmd->add_option("-t,--type", req->type, "Key type (default ed25519)")
         ->transform(CLI::CheckedTransformer(
             std::map<std::string, KeyType>{{"ed25519", KeyType::ed25519}, {"rsa", KeyType::rsa}},
@@ -25,7 +26,8 @@ void add_ssh_keygen_command(CLI::App& app, Action& action) {
     cmd->add_option("-l,--length", req->bits, "RSA key size in bits (default 3072)")
         ->type_name("BITS")
         ->transform(decimal_in(0, 65536));  // the key size range is checked with the type
-    cmd->add_option("-o,--output,--output-dir", req->directory, "Directory of the key files (default ~/.ssh)")
+    cmd->add_option("-o,--output,--output-dir", req->directory,
+                    "Directory of the key files (default ~/.ssh)")
         ->type_name("DIR");
     cmd->add_option("-C,--comment", req->comment, "Comment of the public key (default NAME)");
     cmd->add_flag("--force", req->force, "Overwrite an existing key");

@@ -36,7 +36,8 @@ void add_unbuilt_options(CLI::App& app) {
     for (const auto& u : kUnbuilt) {
         const std::string help = std::string("not implemented yet: ") + u.what;
         if (u.value)
-            app.add_option_function<std::string>(u.name, [](const std::string&) {}, help)
+            app.add_option_function<std::string>(
+                   u.name, [](const std::string&) {}, help)
                 ->type_name(u.value)
                 ->group(group);
         else

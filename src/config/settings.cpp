@@ -84,8 +84,8 @@ bool settings_file_holds_secret(const std::string& path) {
     try {
         const auto f = read_if_present(path, "");
         if (!f) return false;
-        for (const auto& [field, value] : settings_detail::read_settings_file(f->path, f->text,
-                                                                               nullptr).values) {
+        for (const auto& [field, value] :
+             settings_detail::read_settings_file(f->path, f->text, nullptr).values) {
             if (const auto* list = std::get_if<std::vector<ConnectionSettings>>(&value))
                 for (const auto& c : *list)
                     if (c.password || c.passphrase) return true;

@@ -219,11 +219,11 @@ const std::vector<FieldDecl>& ssh_fields() {
                 "seconds to keep reconnecting after the link dropped or went silent (the run "
                 "then continues where it was); 0: give up at once",
                 0, 604800, &assign<&S::reconnect_timeout>),
-        unbuilt(special("nodes", SettingType::nodes, "see below",
-                        "{master_addr: \"\", master_port: 29500}",
-                        "rendezvous of a multi-node run (`MASTER_ADDR`, `MASTER_PORT`)",
-                        &merge_nodes),
-                &nodes_default),
+        unbuilt(
+            special("nodes", SettingType::nodes, "see below",
+                    "{master_addr: \"\", master_port: 29500}",
+                    "rendezvous of a multi-node run (`MASTER_ADDR`, `MASTER_PORT`)", &merge_nodes),
+            &nodes_default),
         unbuilt(number("price_per_hour", "`0.0`", "0",
                        "USD per hour of one node, for the cost shown in the history and "
                        "`--max-cost`",

@@ -144,8 +144,9 @@ bool acquire_run(Remote& remote, const std::string& remote_dir, const std::strin
     std::string moved;  // the previous run's files, as shell words
     for (const std::string* f :
          {&p.run_id, &p.run_sh, &p.cmd, &p.started, &p.pid, &p.console_log, &p.exit_status,
-          &p.sha256, &p.stopped, &p.disk_full, &p.shutdown_sh, &p.shutdown_started, &p.shutdown_pid, &p.shutdown_log,
-          &p.shutdown_status, &p.batch, &p.shutdown_batch, &p.log_dir, &p.training})
+          &p.sha256, &p.stopped, &p.disk_full, &p.shutdown_sh, &p.shutdown_started, &p.shutdown_pid,
+          &p.shutdown_log, &p.shutdown_status, &p.batch, &p.shutdown_batch, &p.log_dir,
+          &p.training})
         moved += " " + shell_quote(*f);
     const std::string a = shell_quote(run.archive);
     // The lock first (O_EXCL through noclobber: of concurrent launches exactly one wins),
@@ -241,7 +242,8 @@ std::string stop_script(int grace_s, bool scoped, bool release) {
     const auto wait_up_to = [](int seconds) {
         return "  t=$(($(date +%s) + " + std::to_string(seconds) +
                "))\n"
-               "  while mlt_job_alive \"$g\" \"$o\" \"$j\" && [ \"$(date +%s)\" -le \"$t\" ]; do sleep "
+               "  while mlt_job_alive \"$g\" \"$o\" \"$j\" && [ \"$(date +%s)\" -le \"$t\" ]; do "
+               "sleep "
                "0.1; done\n";
     };
     return std::string(scoped ? "mlt_files_mine || mlt_foreign\n" : "") +
@@ -309,15 +311,20 @@ FollowStep follow_log(Remote& remote, const std::string& remote_dir, const std::
         "l=" + f.log + "; s=" + f.status + "; o=" + std::to_string(offset) + "; g=$(cat " + f.pid +
         " 2>/dev/null)\n"
         "[ -n \"$g\" ] || [ -e \"$s\" ] || { echo 'it has not started' >&2; exit " +
-        std::to_string(kNotStartedStatus) + "; }\n"
+        std::to_string(kNotStartedStatus) +
+        "; }\n"
         "mlt_send() { n=$(wc -c < \"$l\" 2>/dev/null) || return 0; n=$((n)); "
         "if [ \"$n\" -gt \"$o\" ]; then tail -c +$((o+1)) \"$l\" | head -c $((n-o)); o=$n; fi; }\n"
-        "e=$(($(date +%s) + " + std::to_string(seconds) + "))\n"
+        "e=$(($(date +%s) + " +
+        std::to_string(seconds) +
+        "))\n"
         "while :; do\n" +
         std::string(run_id ? "  mlt_files_mine || mlt_foreign\n" : "") +
         "  mlt_send\n"
         "  if [ -e \"$s\" ] || [ -z \"$g\" ] || ! mlt_alive \"$g\"; then mlt_send; exit 0; fi\n"
-        "  [ \"$(date +%s)\" -lt \"$e\" ] || exit " + std::to_string(kSegmentOverStatus) + "\n"
+        "  [ \"$(date +%s)\" -lt \"$e\" ] || exit " +
+        std::to_string(kSegmentOverStatus) +
+        "\n"
         "  sleep 0.2\n"
         "done\n";
     FollowStep step{offset, false};
@@ -370,16 +377,16 @@ JobResult read_job_result(Remote& remote, const std::string& remote_dir, const s
     const JobPaths p(model);
     // Tagged lines: a half-written file cannot shift one value into another's place.
     RemoteOutput out = remote.run(
-        in_dir(remote_dir, "printf 'run=%s\\nexit=%s\\nsha=%s\\nlog=%s\\ntrain=%s\\nstopped=%s\\nfull=%s\\n' \"$(cat " +
-                               shell_quote(p.run_id) + " 2>/dev/null)\" \"$(cat " +
-                               shell_quote(p.exit_status) + " 2>/dev/null)\" \"$(cat " +
-                               shell_quote(p.sha256) + " 2>/dev/null)\" \"$(cat " +
-                               shell_quote(p.log_dir) + " 2>/dev/null)\" \"$([ -e " +
-                               shell_quote(p.training) + " ] && echo 1)\" \"$(cat " +
-                               shell_quote(p.stopped) + " 2>/dev/null)\" \"$({ [ -e " +
-                               shell_quote(p.disk_full) +
-                               " ] || [ \"$(df -Pk . 2>/dev/null | awk 'NR == 2 { print $4 }')\" "
-                               "= 0 ]; } && echo 1)\""));
+        in_dir(remote_dir,
+               "printf 'run=%s\\nexit=%s\\nsha=%s\\nlog=%s\\ntrain=%s\\nstopped=%s\\nfull=%s\\n' "
+               "\"$(cat " +
+                   shell_quote(p.run_id) + " 2>/dev/null)\" \"$(cat " + shell_quote(p.exit_status) +
+                   " 2>/dev/null)\" \"$(cat " + shell_quote(p.sha256) + " 2>/dev/null)\" \"$(cat " +
+                   shell_quote(p.log_dir) + " 2>/dev/null)\" \"$([ -e " + shell_quote(p.training) +
+                   " ] && echo 1)\" \"$(cat " + shell_quote(p.stopped) +
+                   " 2>/dev/null)\" \"$({ [ -e " + shell_quote(p.disk_full) +
+                   " ] || [ \"$(df -Pk . 2>/dev/null | awk 'NR == 2 { print $4 }')\" "
+                   "= 0 ]; } && echo 1)\""));
     if (out.exit_status != 0)
         throw remote_failure(remote, "reading the job result", out.exit_status, out.err);
     JobResult result;

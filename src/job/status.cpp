@@ -81,8 +81,7 @@ void validate_model_name(const std::string& name) {
     constexpr std::size_t kMaxName = 200;
     if (name.size() > kMaxName)
         throw usage_error("invalid model name: " + std::to_string(name.size()) +
-                              " characters, more than the " + std::to_string(kMaxName) +
-                              " allowed",
+                              " characters, more than the " + std::to_string(kMaxName) + " allowed",
                           "use a shorter name (it names a remote directory)");
     bool ok = !name.empty() && name[0] != '.' && name[0] != '-';
     for (char c : name)

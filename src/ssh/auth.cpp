@@ -116,9 +116,8 @@ int auth_call(ssh_session s, Liveness& live, const std::string& display, Call ca
     }
     // A link that dropped meanwhile is a lost link (try again later), not a refusal.
     if (!ssh_is_connected(s))
-        throw Error(
-            ErrorKind::disconnected,
-            "lost the connection to " + display + " while authenticating: " + last_error(s));
+        throw Error(ErrorKind::disconnected, "lost the connection to " + display +
+                                                 " while authenticating: " + last_error(s));
     return rc;
 }
 
@@ -293,10 +292,10 @@ void Authenticator::authenticate(ssh_session s, Liveness& live, const std::strin
             if (withheld)
                 list += "; not password or keyboard-interactive, because the host key changed";
             // A password the server would take, but none given and none could be asked.
-            const bool unasked = !key_only && !options_.password && !have_terminal() &&
-                                 (methods & (SSH_AUTH_METHOD_PASSWORD | SSH_AUTH_METHOD_INTERACTIVE));
-            throw Error(ErrorKind::auth,
-                        "authentication to " + display + " failed; tried: " + list,
+            const bool unasked =
+                !key_only && !options_.password && !have_terminal() &&
+                (methods & (SSH_AUTH_METHOD_PASSWORD | SSH_AUTH_METHOD_INTERACTIVE));
+            throw Error(ErrorKind::auth, "authentication to " + display + " failed; tried: " + list,
                         explicit_key_ ? "check that " + key_path_ +
                                             ".pub is in ~/.ssh/authorized_keys on the remote"
                         : withheld ? "use a key (-i KEY), or remove the host's old key from "
@@ -304,7 +303,7 @@ void Authenticator::authenticate(ssh_session s, Liveness& live, const std::strin
                         : unasked  ? "pass a key with -i KEY, or --password; no password could "
                                      "be asked: " +
                                         no_prompt_hint()
-                                   : "pass a key with -i KEY, or --password");
+                                  : "pass a key with -i KEY, or --password");
         }
     }
     throw Error(ErrorKind::auth,

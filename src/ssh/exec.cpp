@@ -22,8 +22,7 @@ namespace ssh_detail {
 Error channel_error(ssh_session s, const std::string& what) {
     if (ssh_is_connected(s))
         return remote_error(what + ": " + last_error(s), "run with -v for details");
-    return Error(ErrorKind::disconnected, what + ": " + last_error(s),
-                 "the connection was lost");
+    return Error(ErrorKind::disconnected, what + ": " + last_error(s), "the connection was lost");
 }
 
 void write_all(ssh_session s, Liveness& live, ssh_channel ch, const char* data, size_t len,

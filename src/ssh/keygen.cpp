@@ -20,7 +20,7 @@ namespace {
 constexpr int kDefaultRsaBits = 3072;
 
 bool exists(const std::string& path) {
-    struct stat st{};
+    struct stat st {};
     return ::lstat(path.c_str(), &st) == 0;
 }
 
@@ -55,8 +55,8 @@ void validate(const KeygenRequest& r) {
 
 KeygenResult generate_key(const KeygenRequest& request) {
     validate(request);
-    const std::string dir = request.directory.empty() ? home_dir() + "/.ssh"
-                                                      : expand_user(request.directory);
+    const std::string dir =
+        request.directory.empty() ? home_dir() + "/.ssh" : expand_user(request.directory);
     KeygenResult result;
     result.private_path = dir + "/id_" + request.name;
     result.public_path = result.private_path + ".pub";
@@ -66,12 +66,11 @@ KeygenResult generate_key(const KeygenRequest& request) {
                 throw usage_error(*path + " already exists", "use --force to overwrite it");
     }
 
-    const int bits = request.type == KeyType::rsa
-                         ? (request.bits ? request.bits : kDefaultRsaBits)
-                         : 0;
+    const int bits =
+        request.type == KeyType::rsa ? (request.bits ? request.bits : kDefaultRsaBits) : 0;
     ssh_key raw = nullptr;
-    if (ssh_pki_generate(request.type == KeyType::rsa ? SSH_KEYTYPE_RSA : SSH_KEYTYPE_ED25519,
-                         bits, &raw) != SSH_OK)
+    if (ssh_pki_generate(request.type == KeyType::rsa ? SSH_KEYTYPE_RSA : SSH_KEYTYPE_ED25519, bits,
+                         &raw) != SSH_OK)
         throw Error(ErrorKind::internal, "key generation failed in libssh");
     KeyPtr key(raw);
 

@@ -29,16 +29,16 @@ Error remote_failure(const Remote& remote, const std::string& what, int exit_sta
 }
 
 InputSource input_from(std::string_view data, InputSource then) {
-    return [data, then = std::move(then), offset = size_t{0}](char* buffer,
-                                                              size_t capacity) mutable {
-        if (offset < data.size()) {
-            const size_t n = std::min(capacity, data.size() - offset);
-            std::memcpy(buffer, data.data() + offset, n);
-            offset += n;
-            return n;
-        }
-        return then ? then(buffer, capacity) : size_t{0};
-    };
+    return
+        [data, then = std::move(then), offset = size_t{0}](char* buffer, size_t capacity) mutable {
+            if (offset < data.size()) {
+                const size_t n = std::min(capacity, data.size() - offset);
+                std::memcpy(buffer, data.data() + offset, n);
+                offset += n;
+                return n;
+            }
+            return then ? then(buffer, capacity) : size_t{0};
+        };
 }
 
 const std::string& SessionRemote::name() const {

@@ -79,8 +79,7 @@ struct Connector::Impl {
 Connector::Connector(const ConnectSpec& spec) : impl_(std::make_unique<Impl>()) {
     impl_->spec = spec;
     SessionPtr probe(ssh_new());
-    if (!probe)
-        throw Error(ErrorKind::internal, "cannot create an ssh session");
+    if (!probe) throw Error(ErrorKind::internal, "cannot create an ssh session");
     impl_->resolved = configure(probe.get(), spec);
     for (const auto& w : impl_->resolved.config_warnings) spdlog::warn("{}", w);
     for (const auto& u : impl_->resolved.unused_config)
@@ -118,8 +117,7 @@ const std::string& Connector::display_name() const {
 Session Connector::open() {
     auto impl = std::make_unique<Session::Impl>();
     impl->session.reset(ssh_new());
-    if (!impl->session)
-        throw Error(ErrorKind::internal, "cannot create an ssh session");
+    if (!impl->session) throw Error(ErrorKind::internal, "cannot create an ssh session");
     ssh_session raw = impl->session.get();
     // libssh keeps these pointers: they live in the Impl, beside the session.
     ssh_set_counters(raw, &impl->live.tx, &impl->live.rx);
@@ -168,8 +166,7 @@ Session Connector::open() {
     // link is noticed by the keepalives instead of blocking for the connect timeout.
     long call_timeout = kCallTimeoutS;
     if (ssh_options_set(raw, SSH_OPTIONS_TIMEOUT, &call_timeout) != SSH_OK)
-        throw Error(ErrorKind::internal,
-                    "cannot set the ssh call timeout: " + last_error(raw));
+        throw Error(ErrorKind::internal, "cannot set the ssh call timeout: " + last_error(raw));
     impl->live.last_rx = std::chrono::steady_clock::now();
     impl_->auth->authenticate(raw, impl->live, r.display, verdict == HostKeyVerdict::changed);
     spdlog::debug("authenticated to {} (cipher {} out, {} in)", r.display,

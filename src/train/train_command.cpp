@@ -62,8 +62,7 @@ RunContext prepare(const SshCommandLine& cli, const std::string& model_arg, bool
                               " times) are not supported yet",
                           "give one -h");
     if (m.targets.size() != 1)
-        throw usage_error("the settings' ssh.connection lists " +
-                              std::to_string(m.targets.size()) +
+        throw usage_error("the settings' ssh.connection lists " + std::to_string(m.targets.size()) +
                               " connections; training on several nodes is not supported yet",
                           "keep one entry in ssh.connection, or pick the host with -h");
     c.target = m.targets.front();
@@ -146,8 +145,7 @@ std::map<std::string, std::vector<UploadItem>> plan_uploads(const RunContext& c,
     // The model's sidecar settings with a password in them go only where an entry names
     // them: never with a workspace, a glob or a directory.
     const std::string sidecar = model_settings_path_for(c.model.spec_path);
-    const bool secret_sidecar =
-        !c.model.spec_path.empty() && settings_file_holds_secret(sidecar);
+    const bool secret_sidecar = !c.model.spec_path.empty() && settings_file_holds_secret(sidecar);
     const auto without_sidecar = [&](std::vector<UploadItem> items, const std::string& shown_base) {
         if (!secret_sidecar) return items;
         std::error_code ec;
@@ -199,7 +197,8 @@ std::map<std::string, std::vector<UploadItem>> plan_uploads(const RunContext& c,
         const std::string name = fs::path(to).filename().string();
         if (fs::is_directory(from)) {
             std::vector<std::string> left_out;
-            for (auto& item : without_sidecar(expand_local_glob(from, "**", &left_out), from + "/")) {
+            for (auto& item :
+                 without_sidecar(expand_local_glob(from, "**", &left_out), from + "/")) {
                 item.remote_path = name + "/" + item.remote_path;
                 plan[base].push_back(item);
             }

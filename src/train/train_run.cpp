@@ -504,15 +504,13 @@ void TrainRun::reconnect(const Error& cause) {
             // Which limit ended it: the last attempt may outlast it by a connect timeout.
             const std::string gave_up =
                 limit > 0 ? "; gave up reconnecting after " + format_duration(elapsed) +
-                                " (reconnect timeout " +
-                                std::to_string(std::lround(limit)) + " s)"
+                                " (reconnect timeout " + std::to_string(std::lround(limit)) + " s)"
                           : "; not reconnecting (reconnect timeout 0)";
-            throw Fatal{Error(ErrorKind::disconnected,
-                              "link to " + host + " lost while " + during + gave_up + " (" +
-                                  last + ")",
-                              std::string(job_runs ? "the remote job keeps running; " : "") +
-                                  "continue with: " + plan_.resume_line +
-                                  " (--reconnect-timeout S waits longer)")};
+            throw Fatal{Error(
+                ErrorKind::disconnected,
+                "link to " + host + " lost while " + during + gave_up + " (" + last + ")",
+                std::string(job_runs ? "the remote job keeps running; " : "") + "continue with: " +
+                    plan_.resume_line + " (--reconnect-timeout S waits longer)")};
         }
         const double next = std::min({backoff, kMaxBackoffSeconds, limit - elapsed});
         reporter_.alert("link to " + host + " lost while " + during + "; reconnecting (attempt " +
@@ -595,10 +593,11 @@ int TrainRun::leave(const Error& signal) {
     } else if (phase_ <= Phase::follow && !stop_done_ && stop_sent_) {
         // The stop runs on the remote by itself once sent: the job is not "still running"
         // for long, whatever mlt does now.
-        state = "the stop of the remote job of " + plan_.model + " was sent (TERM, then KILL after " +
-                std::to_string(kStopGraceSeconds) + " s) and goes on without mlt; if the job still " +
-                "runs, stop it with: " + plan_.stop_line + "; collect its results with: " +
-                plan_.resume_line;
+        state = "the stop of the remote job of " + plan_.model +
+                " was sent (TERM, then KILL after " + std::to_string(kStopGraceSeconds) +
+                " s) and goes on without mlt; if the job still " +
+                "runs, stop it with: " + plan_.stop_line +
+                "; collect its results with: " + plan_.resume_line;
     } else if (phase_ <= Phase::follow && !stop_done_) {
         state = still_running();
     } else {

@@ -23,9 +23,12 @@ namespace mlt::transfer_detail {
 
 const char* tar_compression_flag(Compression compression) {
     switch (compression) {
-        case Compression::gzip: return " -z";
-        case Compression::zstd: return " --zstd";
-        case Compression::none: break;
+        case Compression::gzip:
+            return " -z";
+        case Compression::zstd:
+            return " --zstd";
+        case Compression::none:
+            break;
     }
     return "";
 }

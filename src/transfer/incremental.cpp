@@ -26,7 +26,7 @@ std::vector<UploadItem> changed_for_upload(Remote& remote, const std::string& re
     for (auto& info : stat_remote_files(remote, remote_base, paths)) there[info.path] = info;
     std::vector<UploadItem> changed;
     for (const auto& item : items) {
-        struct stat st{};
+        struct stat st {};
         auto it = there.find(item.remote_path);
         // A local file that cannot be stat'ed is kept: upload() reports it properly.
         if (it == there.end() || ::stat(item.local_path.c_str(), &st) != 0 ||
@@ -41,7 +41,7 @@ std::vector<std::string> changed_for_download(const std::vector<RemoteFileInfo>&
                                               const std::string& local_base) {
     std::vector<std::string> changed;
     for (const auto& info : remote_files) {
-        struct stat st{};
+        struct stat st {};
         const std::string local = local_base + "/" + info.path;
         if (::lstat(local.c_str(), &st) != 0 || !S_ISREG(st.st_mode) ||
             static_cast<uint64_t>(st.st_size) != info.size || mtime_ns(st) != info.mtime_ns)

@@ -64,7 +64,7 @@ void check_items(const std::vector<UploadItem>& items) {
 // Produces the archive piece by piece: each call of fill() advances libarchive by one
 // header or one chunk of file data and hands out what it wrote.
 class TarProducer {
-public:
+  public:
     TarProducer(const std::vector<UploadItem>& items, TransferProgress* progress,
                 Compression compression)
         : items_(items), progress_(progress) {
@@ -82,9 +82,8 @@ public:
         // That also leaves out the padding to a full block, which would follow a compressed
         // frame and which zstd refuses as trailing garbage.
         archive_write_set_bytes_per_block(archive_.get(), 0);
-        if (
-            archive_write_open(archive_.get(), this, nullptr, &TarProducer::on_write, nullptr) !=
-                ARCHIVE_OK)
+        if (archive_write_open(archive_.get(), this, nullptr, &TarProducer::on_write, nullptr) !=
+            ARCHIVE_OK)
             throw fail("cannot start the upload archive");
         chunk_.resize(kReadChunk);
     }
@@ -125,7 +124,7 @@ public:
     }
     const TransferStats& stats() const { return stats_; }
 
-private:
+  private:
     // Into the buffer fill() was given, as far as it goes; the rest waits in pending_.
     static la_ssize_t on_write(archive*, void* self_ptr, const void* data, size_t size) {
         auto* self = static_cast<TarProducer*>(self_ptr);
@@ -267,8 +266,7 @@ TransferStats upload(Remote& remote, const std::string& remote_base,
 }
 
 TransferStats upload_streams(Remote& remote, const std::string& remote_base,
-                             const std::vector<UploadStream>& streams,
-                             TransferProgress* progress) {
+                             const std::vector<UploadStream>& streams, TransferProgress* progress) {
     for (const auto& stream : streams) check_items(stream.items);
     if (streams.size() > 1) make_parent_dirs(remote, remote_base, streams);
     std::vector<std::unique_ptr<TarProducer>> producers;
@@ -279,13 +277,12 @@ TransferStats upload_streams(Remote& remote, const std::string& remote_base,
             std::make_unique<TarProducer>(streams[i].items, progress, streams[i].compression));
         TarProducer* producer = producers.back().get();
         std::string* err = &errors[i];
-        jobs.push_back({"B=" + shell_quote_path(remote_base) + "; Z=" +
-                            shell_quote(tar_compression_flag(streams[i].compression)) + "; " +
-                            kUploadScript,
-                        [producer](char* buffer, size_t capacity) {
-                            return producer->fill(buffer, capacity);
-                        },
-                        {}, [err](std::string_view d) { err->append(d); }});
+        jobs.push_back(
+            {"B=" + shell_quote_path(remote_base) + "; Z=" +
+                 shell_quote(tar_compression_flag(streams[i].compression)) + "; " + kUploadScript,
+             [producer](char* buffer, size_t capacity) { return producer->fill(buffer, capacity); },
+             {},
+             [err](std::string_view d) { err->append(d); }});
     }
     const std::vector<int> statuses = remote.stream_parallel(jobs);
     // A local failure cut an archive short, so the remote error is only its consequence.
@@ -298,8 +295,8 @@ TransferStats upload_streams(Remote& remote, const std::string& remote_base,
         total.files += producers[i]->stats().files;
         total.bytes += producers[i]->stats().bytes;
     }
-    spdlog::debug("uploaded {} files, {} bytes to {}:{} in {} stream(s)", total.files,
-                  total.bytes, remote.name(), remote_base, streams.size());
+    spdlog::debug("uploaded {} files, {} bytes to {}:{} in {} stream(s)", total.files, total.bytes,
+                  remote.name(), remote_base, streams.size());
     return total;
 }
 

@@ -49,9 +49,9 @@ int leave_signal() {
 void throw_if_interrupted() {
     if (g_deferred > 0) return;
     if (const int sig = g_leave)
-        throw sig == SIGHUP ? Error(ErrorKind::hangup, "SIGHUP") : Error(ErrorKind::terminated, "SIGTERM");
-    if (interrupt_pending())
-        throw Error(ErrorKind::interrupted, "interrupted");
+        throw sig == SIGHUP ? Error(ErrorKind::hangup, "SIGHUP")
+                            : Error(ErrorKind::terminated, "SIGTERM");
+    if (interrupt_pending()) throw Error(ErrorKind::interrupted, "interrupted");
 }
 
 InterruptDeferral::InterruptDeferral() {

@@ -226,12 +226,13 @@ std::vector<BadInput> catalogue() {
                          {"@SETTINGS@:6:20: a NUL character (\\0) in a value"})
                     .with_settings(kSettings + "  environment: {A: \"x\\0y\"}\n"));
     // Several connections are several nodes, which train does not do yet: the message says so.
-    c.push_back(BadInput("SettingsConnectionList", kTrain, u,
-                         {"ssh.connection lists 2 connections", "pick the host with -h"})
-                    .with_settings(kSettingsHead +
-                                   "  connection:\n"
-                                   "    - {hostname: 127.0.0.1, port: @PORT@, username: @USER@}\n"
-                                   "    - {hostname: 127.0.0.2, port: @PORT@, username: @USER@}\n"));
+    c.push_back(
+        BadInput("SettingsConnectionList", kTrain, u,
+                 {"ssh.connection lists 2 connections", "pick the host with -h"})
+            .with_settings(kSettingsHead +
+                           "  connection:\n"
+                           "    - {hostname: 127.0.0.1, port: @PORT@, username: @USER@}\n"
+                           "    - {hostname: 127.0.0.2, port: @PORT@, username: @USER@}\n"));
 
     // --- paths in the settings ---
     c.push_back(BadInput("SettingsUploadAbsolute", kTrain, u,
@@ -254,9 +255,9 @@ std::vector<BadInput> catalogue() {
     c.push_back(
         BadInput("SidecarSshIsList", kTrain, u, {"@PROJECT@/m.ssh.yaml:2:3: ssh must be a mapping"})
             .with_sidecar("ssh:\n  - a\n"));
-    c.push_back(BadInput("SidecarNulInValue", kTrain, u,
-                         {"@PROJECT@/m.ssh.yaml:2:14: a NUL character"})
-                    .with_sidecar("ssh:\n  train_cmd: \"sh {spec}\\0; id\"\n"));
+    c.push_back(
+        BadInput("SidecarNulInValue", kTrain, u, {"@PROJECT@/m.ssh.yaml:2:14: a NUL character"})
+            .with_sidecar("ssh:\n  train_cmd: \"sh {spec}\\0; id\"\n"));
     c.push_back(
         BadInput("SidecarCleanRemoteLogDirHome", train_with({"--clean"}), u, {"remote_log_dir '~'"})
             .with_sidecar("ssh:\n  remote_log_dir: '~'\n"));
@@ -353,24 +354,25 @@ std::vector<BadInput> catalogue() {
              {"MaxRestarts", {"--max-restarts", "3"}},
              {"NoFailover", {"--no-failover"}}}) {
         const std::string flag = use[0].substr(0, use[0].find('='));
-        c.push_back(BadInput("Unbuilt" + name, train_with(use), u,
-                             {flag + " is not implemented yet"}));
+        c.push_back(
+            BadInput("Unbuilt" + name, train_with(use), u, {flag + " is not implemented yet"}));
     }
     c.push_back(BadInput("UnbuiltBeforeModel", {"ssh", "train", "--max-hours", "1", "m"}, u,
                          {"--max-hours is not implemented yet"}));
-    c.push_back(BadInput("MisspeltSyncEvery", train_with({"--epochs", "1", "--sync-evry", "60"}),
-                         u, {"--sync-evry", "did you mean --sync-every?"}));
-    c.push_back(BadInput("MisspeltNoWait", train_with({"--no-wiat"}), u,
-                         {"did you mean --no-wait?"}));
+    c.push_back(BadInput("MisspeltSyncEvery", train_with({"--epochs", "1", "--sync-evry", "60"}), u,
+                         {"--sync-evry", "did you mean --sync-every?"}));
+    c.push_back(
+        BadInput("MisspeltNoWait", train_with({"--no-wiat"}), u, {"did you mean --no-wait?"}));
     c.push_back(BadInput("SettingsUnbuiltSyncEvery", kTrain, u,
                          {"@SETTINGS@:6:15: ssh.sync_every is not implemented yet"})
                     .with_settings(kSettings + "  sync_every: 600\n"));
     c.push_back(BadInput("SettingsUnbuiltPricePerHour", kStatus, u,
                          {"@SETTINGS@:6:19: ssh.price_per_hour is not implemented yet"})
                     .with_settings(kSettings + "  price_per_hour: 0.45\n"));
-    c.push_back(BadInput("SidecarUnbuiltNodes", kTrain, u,
-                         {"@PROJECT@/m.ssh.yaml:2:24: ssh.nodes.master_port is not implemented yet"})
-                    .with_sidecar("ssh:\n  nodes: {master_port: 1234}\n"));
+    c.push_back(
+        BadInput("SidecarUnbuiltNodes", kTrain, u,
+                 {"@PROJECT@/m.ssh.yaml:2:24: ssh.nodes.master_port is not implemented yet"})
+            .with_sidecar("ssh:\n  nodes: {master_port: 1234}\n"));
     c.push_back(BadInput("SshWithoutCommand", {"ssh"}, u, {"mlt ssh needs a COMMAND"}));
     c.push_back(BadInput("UnknownCommand", {"ssh", "rm", "-rf"}, u, {"rm"}));
     c.push_back(BadInput("WorkspaceMissing", train_with({"--workspace", "@HOME@/nowhere"}), u,
@@ -380,8 +382,8 @@ std::vector<BadInput> catalogue() {
     // -o and -F after MODEL are mlt's (as -h -p -i are), not words for the training.
     c.push_back(BadInput("OptionAfterModel", train_with({"-o", "LocalForward=8080 h:80"}), u,
                          {"-o LocalForward=8080 h:80: unsupported option"}));
-    c.push_back(BadInput("SshConfigAfterModel", train_with({"--epochs", "1", "-F", "@HOME@/no"}),
-                         u, {"cannot read ssh config @HOME@/no"}));
+    c.push_back(BadInput("SshConfigAfterModel", train_with({"--epochs", "1", "-F", "@HOME@/no"}), u,
+                         {"cannot read ssh config @HOME@/no"}));
     // Reading a FIFO would wait for a writer for ever; a directory or binary file was ignored.
     c.push_back(
         BadInput("SshConfigFifo", ssh_then({"-F", "@HOME@/fifo"}), u,
@@ -392,7 +394,9 @@ std::vector<BadInput> catalogue() {
     c.push_back(BadInput("SshConfigBinary", ssh_then({"-F", "@HOME@/binary"}), u,
                          {"ssh config @HOME@/binary is not a text file"})
                     .with_prepare(file("@HOME@/binary",
-                                      "\x7f" "ELF" + std::string(4, '\0') + "Host *\n")));
+                                       "\x7f"
+                                       "ELF" +
+                                           std::string(4, '\0') + "Host *\n")));
     // An empty value (a script's unset "$VAR") once meant "not given", and `train ''`,
     // `stop ''` went on to the remote.
     c.push_back(BadInput("KeyPathEmpty", ssh_then({"-i", ""}), u, {"--identity: empty key file"}));
@@ -439,10 +443,8 @@ std::vector<BadInput> catalogue() {
     c.push_back(BadInput("StopModelBackquotes", {"ssh", "stop", "`reboot`"}, u,
                          {"invalid model name '`reboot`'"}));
     // A stop acts on the job dir by name: never a glob or a dir above it.
-    c.push_back(
-        BadInput("StopModelGlob", {"ssh", "stop", "*"}, u, {"invalid model name '*'"}));
-    c.push_back(
-        BadInput("StopModelDotDot", {"ssh", "stop", ".."}, u, {"invalid model name '..'"}));
+    c.push_back(BadInput("StopModelGlob", {"ssh", "stop", "*"}, u, {"invalid model name '*'"}));
+    c.push_back(BadInput("StopModelDotDot", {"ssh", "stop", ".."}, u, {"invalid model name '..'"}));
     c.push_back(
         BadInput("KeygenNameEscapeSequence", {"ssh-keygen", "a\x1b[2Jb"}, u, {"invalid key name"}));
     c.push_back(BadInput("KeygenNameTooLong", {"ssh-keygen", std::string(300, 'k')}, u,
@@ -478,12 +480,13 @@ std::vector<BadInput> catalogue() {
                         make_ssh_key(fill("@HOME@/enc"), "ed25519", "right horse");
                     }));
     // The hint follows SSH_ASKPASS: set, it is the one that gave no answer.
-    c.push_back(BadInput("KeyEncryptedAskpassFails", ssh_then({"-i", "@HOME@/enc"}), u,
-                         {"no passphrase could be asked", "SSH_ASKPASS (/bin/false) gave no answer"})
-                    .with_env("SSH_ASKPASS", "/bin/false")
-                    .with_prepare([](const Fill& fill) {
-                        make_ssh_key(fill("@HOME@/enc"), "ed25519", "right horse");
-                    }));
+    c.push_back(
+        BadInput("KeyEncryptedAskpassFails", ssh_then({"-i", "@HOME@/enc"}), u,
+                 {"no passphrase could be asked", "SSH_ASKPASS (/bin/false) gave no answer"})
+            .with_env("SSH_ASKPASS", "/bin/false")
+            .with_prepare([](const Fill& fill) {
+                make_ssh_key(fill("@HOME@/enc"), "ed25519", "right horse");
+            }));
     c.push_back(
         BadInput("KeyWrongPassphraseInSettings", kStatus, u, {"does not decrypt key @HOME@/enc"})
             .with_settings(kSettingsHead + "  connection: {hostname: 127.0.0.1, port: @PORT@, "

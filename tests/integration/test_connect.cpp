@@ -187,8 +187,8 @@ std::string negotiated_cipher(const ProcessResult& r) {
 TEST_F(ConnectTest, CipherOrderPrefersAesGcmOnCpusWithAes) {
     ProcessResult r = run_status({"-v"});
     ASSERT_EQ(r.exit_code, 0) << describe(r) << sshd_log();
-    EXPECT_EQ(negotiated_cipher(r), cpuinfo_has_aes_gcm() ? "aes128-gcm@openssh.com"
-                                                          : "chacha20-poly1305@openssh.com")
+    EXPECT_EQ(negotiated_cipher(r),
+              cpuinfo_has_aes_gcm() ? "aes128-gcm@openssh.com" : "chacha20-poly1305@openssh.com")
         << describe(r);
 }
 
@@ -204,8 +204,8 @@ TEST_F(ConnectTest, CiphersFromTheCommandLineOrTheSshConfigWin) {
                ssh_config_entry("elsewhere", sshd().port(), custom_known_hosts(),
                                 "    Ciphers aes256-gcm@openssh.com\n"),
                0600);
-    r = env().run_mlt({"ssh", "-v", "-F", config, "-h", "elsewhere/" + sshd().remote_dir(),
-                       "status"});
+    r = env().run_mlt(
+        {"ssh", "-v", "-F", config, "-h", "elsewhere/" + sshd().remote_dir(), "status"});
     ASSERT_EQ(r.exit_code, 0) << describe(r) << sshd_log();
     EXPECT_EQ(negotiated_cipher(r), "aes256-gcm@openssh.com") << describe(r);
 

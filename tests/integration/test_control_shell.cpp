@@ -76,8 +76,7 @@ TEST_F(ControlShellTest, ExitStatusesAndTheShellOutlivesExitCdAndExec) {
     const std::string home = remote.run("pwd").out;
     EXPECT_NE(home, "/\n") << "a cd must not outlive its command";
     EXPECT_EQ(remote.run("exec sh -c 'echo from exec; exit 4'").out, "from exec\n");
-    EXPECT_EQ(remote.run("sh -c 'kill -KILL $$'").exit_status,
-              128 + 9);
+    EXPECT_EQ(remote.run("sh -c 'kill -KILL $$'").exit_status, 128 + 9);
     EXPECT_EQ(remote.run("read x; echo \"[$x]\"").out, "[]\n") << "stdin must be /dev/null";
     EXPECT_EQ(remote.run("echo still here").out, "still here\n");
 }
@@ -93,9 +92,8 @@ TEST_F(ControlShellTest, InputWithAnyBytesSmallOrLarge) {
     const std::string large = all_bytes(mlt::SessionRemote::kInlineInput * 3 + 11);
     std::string out;
     int status = remote.stream(
-        "wc -c && echo done",
-        mlt::input_from(large),
-        [&](std::string_view d) { out.append(d); }, nullptr);
+        "wc -c && echo done", mlt::input_from(large), [&](std::string_view d) { out.append(d); },
+        nullptr);
     EXPECT_EQ(status, 0);
     EXPECT_EQ(out, std::to_string(large.size()) + "\ndone\n");
 }
@@ -107,10 +105,8 @@ TEST_F(ControlShellTest, ACommandThatExitsBeforeReadingItsInputReportsItsOwnErro
     mlt::SessionRemote remote(session);
     const std::string large = all_bytes(32 * 1024 * 1024);
     std::string err;
-    int status = remote.stream(
-        "echo 'cannot unpack' >&2; exit 2",
-        mlt::input_from(large),
-        nullptr, [&](std::string_view d) { err.append(d); });
+    int status = remote.stream("echo 'cannot unpack' >&2; exit 2", mlt::input_from(large), nullptr,
+                               [&](std::string_view d) { err.append(d); });
     EXPECT_EQ(status, 2);
     EXPECT_EQ(err, "cannot unpack\n");
     EXPECT_EQ(remote.run("echo alive").out, "alive\n");
@@ -134,15 +130,16 @@ TEST_F(ControlShellTest, StreamedOutputArrivesWhileTheCommandRuns) {
     const std::string flag = sshd().dir() + "/seen";
     const std::string cmd = "echo first; i=0; while [ ! -e " + mlt::shell_quote(flag) +
                             " ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i+1)); done; "
-                            "[ -e " + mlt::shell_quote(flag) + " ] && echo second || echo timeout";
+                            "[ -e " +
+                            mlt::shell_quote(flag) + " ] && echo second || echo timeout";
     std::string out;
-    int status = remote.stream(cmd, nullptr,
-                               [&](std::string_view d) {
-                                   out.append(d);
-                                   if (out.find("first\n") != std::string::npos)
-                                       write_file(flag, "", 0644);
-                               },
-                               nullptr);
+    int status = remote.stream(
+        cmd, nullptr,
+        [&](std::string_view d) {
+            out.append(d);
+            if (out.find("first\n") != std::string::npos) write_file(flag, "", 0644);
+        },
+        nullptr);
     EXPECT_EQ(status, 0);
     EXPECT_EQ(out, "first\nsecond\n");
 }
@@ -159,8 +156,9 @@ TEST_F(ControlShellTest, WhatALoginShellPrintsFirstIsNotOutput) {
 
 TEST_F(ControlShellTest, AServerThatRefusesTheShellGetsExecChannels) {
     // Runs anything but `exec sh`, as a restricted account might.
-    force_command("case \"$SSH_ORIGINAL_COMMAND\" in 'exec sh') exit 1;; esac; "
-                  "eval \"$SSH_ORIGINAL_COMMAND\"");
+    force_command(
+        "case \"$SSH_ORIGINAL_COMMAND\" in 'exec sh') exit 1;; esac; "
+        "eval \"$SSH_ORIGINAL_COMMAND\"");
     mlt::Session session = open();
     mlt::SessionRemote remote(session);
     mlt::RemoteOutput r = remote.run("echo via exec; exit 5");

@@ -464,9 +464,9 @@ TEST_F(HostKeyTest, TheSystemWideFileCountsToo) {
     const std::string known_hosts = custom_known_hosts();
     const std::string global = sshd().dir() + "/global_known_hosts";
     write_file(env().ssh_dir() + "/config",
-               ssh_config_entry("sys", sshd().port(), known_hosts,
-                                "    StrictHostKeyChecking yes\n    GlobalKnownHostsFile " +
-                                    global + "\n"),
+               ssh_config_entry(
+                   "sys", sshd().port(), known_hosts,
+                   "    StrictHostKeyChecking yes\n    GlobalKnownHostsFile " + global + "\n"),
                0600);
     write_file(global, sshd().known_hosts_line() + "\n");
     ProcessResult r = env().run_mlt({"ssh", "-h", "sys/" + sshd().remote_dir(), "status"});

@@ -78,10 +78,9 @@ TEST_F(TrainArgsTest, ConnectionOptionsAfterTheModelAreMltsOwn) {
     write_file(config, "", 0600);
     const std::string host =
         sshd().user() + "@127.0.0.1:" + std::to_string(closed.port()) + "/" + sshd().remote_dir();
-    ProcessResult r =
-        mlt({"ssh", "train", "echo", "-h", host, "--epochs", "2", "-p",
-             std::to_string(sshd().port()), "-i", sshd().client_key_path(), "--weights", "w",
-             "-o", "ConnectTimeout=30", "-F", config});
+    ProcessResult r = mlt({"ssh", "train", "echo", "-h", host, "--epochs", "2", "-p",
+                           std::to_string(sshd().port()), "-i", sshd().client_key_path(),
+                           "--weights", "w", "-o", "ConnectTimeout=30", "-F", config});
     ASSERT_EQ(r.exit_code, 0) << describe(r) << job_state("echo");
     EXPECT_TRUE(logged_in());
     EXPECT_EQ(args_seen("echo"), (Words{"echo", "--epochs", "2", "--weights", "w"})) << describe(r);

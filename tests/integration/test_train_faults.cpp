@@ -203,7 +203,8 @@ TEST_F(TrainFaultTest, ALinkGoneForGoodGivesUpAfterTheReconnectTimeoutAndSaysSo)
     EXPECT_EQ(r.exit_code, 255) << describe(r);
     const auto errors = lines_starting(r.err, "mlt: error: ");
     ASSERT_EQ(errors.size(), 1u) << describe(r);
-    EXPECT_TRUE(has_text(errors.front(), "lost while following the log; gave up reconnecting after"))
+    EXPECT_TRUE(
+        has_text(errors.front(), "lost while following the log; gave up reconnecting after"))
         << errors.front();
     EXPECT_TRUE(has_text(errors.front(), "(reconnect timeout 3 s)")) << errors.front();
     EXPECT_TRUE(has_text(errors.front(), "the remote job keeps running")) << errors.front();

@@ -176,12 +176,12 @@ TEST_F(TrainFilesTest, UploadGlobsSkipSecretsAndOutsideLinksButNamedFilesGo) {
 TEST_F(TrainFilesTest, AGlobNeverSendsASidecarThatHoldsAPassword) {
     write_file(project() + "/ok.txt", "ok\n");
     write_shell_model("files", "echo trained\n");
-    const std::string connection = "  connection: {hostname: 127.0.0.1, port: " +
-                                   std::to_string(sshd().port()) + ", username: " +
-                                   sshd().user() + ", key_filename: \"" +
-                                   sshd().client_key_path() + "\", password: hunter2}\n";
-    write_model_settings("files", std::string(kShellSidecar) + "  upload_files: ['**']\n" +
-                                      connection);
+    const std::string connection =
+        "  connection: {hostname: 127.0.0.1, port: " + std::to_string(sshd().port()) +
+        ", username: " + sshd().user() + ", key_filename: \"" + sshd().client_key_path() +
+        "\", password: hunter2}\n";
+    write_model_settings("files",
+                         std::string(kShellSidecar) + "  upload_files: ['**']\n" + connection);
     write_user_settings();
     ProcessResult r = mlt({"ssh", "train", "files"});
     ASSERT_EQ(r.exit_code, 0) << describe(r) << job_state("files");

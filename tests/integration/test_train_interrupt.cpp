@@ -164,16 +164,19 @@ TEST_F(TrainInterruptTest, CtrlCTwiceWhileAJobThatIgnoresTermIsStoppedLeavesAtOn
         pgid = job_pgid("stubborn");
         run->signal(SIGINT);
         ASSERT_TRUE(wait_until(
-            [&] { return has_text(read_or_empty(job_file("stubborn", "console.log")), "got TERM"); },
+            [&] {
+                return has_text(read_or_empty(job_file("stubborn", "console.log")), "got TERM");
+            },
             kEffectTimeout))
             << run->out() << run->err() << job_state("stubborn");
         run->signal(SIGINT);
         r = run->wait(kTrainTimeout);
     }
     EXPECT_EQ(r.exit_code, kExitInterrupted) << describe(r);
-    EXPECT_TRUE(has_text(r.err, "mlt: Ctrl+C again: leaving now; the stop of the remote job of "
-                                "stubborn was sent (TERM, then KILL after 10 s) and goes on "
-                                "without mlt"))
+    EXPECT_TRUE(has_text(r.err,
+                         "mlt: Ctrl+C again: leaving now; the stop of the remote job of "
+                         "stubborn was sent (TERM, then KILL after 10 s) and goes on "
+                         "without mlt"))
         << describe(r);
     EXPECT_TRUE(lacks_text(r.err, "STILL RUNNING")) << describe(r);
     // What the line says holds: the stop ends the job by itself.

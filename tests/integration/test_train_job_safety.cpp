@@ -50,9 +50,9 @@ class TrainJobSafetyTest : public TrainTest {
     // A real small disk (tmpfs, `size`) as the remote dir; unmounted in TearDown. Fails the
     // test when it cannot be mounted.
     ::testing::AssertionResult mount_remote_disk(const std::string& size) {
-        ProcessResult m = run_process({"/bin/mount", "-t", "tmpfs", "-o", "size=" + size, "tmpfs",
-                                       remote()},
-                                      {}, std::chrono::seconds(30));
+        ProcessResult m =
+            run_process({"/bin/mount", "-t", "tmpfs", "-o", "size=" + size, "tmpfs", remote()}, {},
+                        std::chrono::seconds(30));
         if (m.exit_code != 0)
             return ::testing::AssertionFailure()
                    << "the test needs to mount a tmpfs (root): " << describe(m);
@@ -61,9 +61,9 @@ class TrainJobSafetyTest : public TrainTest {
     }
     // Fills the remote disk to the last byte (head fails with "No space left").
     void fill_remote_disk() const {
-        run_process({"/bin/sh", "-c", "head -c 100000000 /dev/zero > \"$1\"", "sh",
-                     remote() + "/fill.bin"},
-                    current_environment(), kEffectTimeout);
+        run_process(
+            {"/bin/sh", "-c", "head -c 100000000 /dev/zero > \"$1\"", "sh", remote() + "/fill.bin"},
+            current_environment(), kEffectTimeout);
     }
     std::string lock_run(const std::string& model) const {
         for (const auto& line : split_lines(read_or_empty(job_file(model, "lock"))))
@@ -236,8 +236,9 @@ TEST_F(TrainJobSafetyTest, AKillSentByMltIsNotCalledOutOfMemory) {
 // Issue 16, item 6: `stop` of a job that has finished but was not collected leaves it to
 // --resume, which collects it.
 TEST_F(TrainJobSafetyTest, StopOfAFinishedJobLeavesItsResultsToResume) {
-    shell_model("done", "printf w > d.w && /usr/bin/python3 -m zipfile -c \"$MLT_ARCHIVE\" d.w\n"
-                        "echo 'done training'\n");
+    shell_model("done",
+                "printf w > d.w && /usr/bin/python3 -m zipfile -c \"$MLT_ARCHIVE\" d.w\n"
+                "echo 'done training'\n");
     ProcessResult r = mlt({"ssh", "train", "done", "--no-wait"});
     ASSERT_EQ(r.exit_code, 0) << describe(r);
     ASSERT_TRUE(wait_job_finished("done")) << job_state("done");

@@ -18,14 +18,13 @@
 namespace mlt::test {
 
 class LocalRemote : public Remote {
-public:
+  public:
     const std::string& name() const override { return name_; }
 
     RemoteOutput run(const std::string& command, std::string_view input = {}) override {
         RemoteOutput out;
         out.exit_status = stream(
-            command, input_from(input),
-            [&](std::string_view d) { out.out.append(d); },
+            command, input_from(input), [&](std::string_view d) { out.out.append(d); },
             [&](std::string_view d) { out.err.append(d); });
         return out;
     }
@@ -101,7 +100,7 @@ public:
     int commands_run = 0;
     std::vector<std::string> commands;  // every command, in order
 
-private:
+  private:
     std::string name_ = "local";
 };
 

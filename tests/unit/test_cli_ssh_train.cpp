@@ -202,7 +202,7 @@ TEST(CliSshTrain, TrainFlagsBeforeAnotherCommandAreRefused) {
 // never handed to the training.
 TEST(CliSshTrain, UnbuiltOptionsAreRefusedNotPassedOn) {
     const std::vector<Words> uses = {
-        {"--sync-every", "60"}, {"--sync-every=60"}, {"--restore"},      {"--price", "0.5"},
+        {"--sync-every", "60"}, {"--sync-every=60"}, {"--restore"},           {"--price", "0.5"},
         {"--max-hours", "2"},   {"--max-cost", "9"}, {"--max-restarts", "3"}, {"--no-failover"}};
     for (const Words& use : uses) {
         const std::string name = use[0].substr(0, use[0].find('='));
@@ -241,8 +241,7 @@ TEST(CliSshTrain, MisspeltOwnOptionIsRefusedWithASuggestion) {
             ADD_FAILURE() << typed << " was passed on";
         } catch (const mlt::Error& e) {
             EXPECT_EQ(e.code(), mlt::exit_code::kUsage);
-            EXPECT_NE(std::string(e.what()).find("did you mean " + meant + "?"),
-                      std::string::npos)
+            EXPECT_NE(std::string(e.what()).find("did you mean " + meant + "?"), std::string::npos)
                 << e.what();
         }
     }

@@ -456,7 +456,8 @@ TEST_F(JobProtocol, StopKillsTheWholeProcessGroup) {
 // new run (lock or no lock), `status` shows it running, and a stop ends it and records so.
 TEST_F(JobProtocol, AProcessThatLeftTheGroupIsStillTheJob) {
     mlt::test::LocalRemote r;
-    start(r, "setsid sh -c 'echo $$ > escaped.pid; exec sleep 1000' < /dev/null > /dev/null 2>&1 &");
+    start(r,
+          "setsid sh -c 'echo $$ > escaped.pid; exec sleep 1000' < /dev/null > /dev/null 2>&1 &");
     std::string log;
     follow_to_end(r, dir_, log);  // the wrapper has ended
     auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);

@@ -7,7 +7,7 @@ namespace {
 
 // A Remote that answers every command with canned output and remembers the command.
 class FakeRemote : public mlt::Remote {
-public:
+  public:
     explicit FakeRemote(mlt::RemoteOutput answer) : answer_(std::move(answer)) {}
     const std::string& name() const override { return name_; }
     mlt::RemoteOutput run(const std::string& command, std::string_view) override {
@@ -20,7 +20,7 @@ public:
     }
     std::string last_command;
 
-private:
+  private:
     std::string name_ = "me@fake:22";
     mlt::RemoteOutput answer_;
 };

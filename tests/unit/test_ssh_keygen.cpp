@@ -15,7 +15,7 @@ namespace fs = std::filesystem;
 namespace {
 
 class KeygenTest : public ::testing::Test {
-protected:
+  protected:
     void SetUp() override {
         char tmpl[] = "/tmp/mlt-keygen-XXXXXX";
         ASSERT_NE(::mkdtemp(tmpl), nullptr);
@@ -23,7 +23,7 @@ protected:
     }
     void TearDown() override { fs::remove_all(dir_); }
     static unsigned mode_of(const std::string& p) {
-        struct stat st{};
+        struct stat st {};
         EXPECT_EQ(::stat(p.c_str(), &st), 0) << p;
         return st.st_mode & 0777;
     }

@@ -86,8 +86,7 @@ class FlakyRemote : public mlt::Remote {
     }
 
     static mlt::Error lost() {
-        return mlt::Error(mlt::ErrorKind::disconnected,
-                          "Socket error: disconnected");
+        return mlt::Error(mlt::ErrorKind::disconnected, "Socket error: disconnected");
     }
 
     int calls = 0;
@@ -114,11 +113,9 @@ class FakeConnection : public mlt::Connection {
         if (refuse) throw *refuse;
         if (failures_left > 0) {
             --failures_left;
-            throw mlt::Error(mlt::ErrorKind::connect,
-                             "cannot connect: Connection refused");
+            throw mlt::Error(mlt::ErrorKind::connect, "cannot connect: Connection refused");
         }
-        if (!reachable)
-            throw mlt::Error(mlt::ErrorKind::timeout, "timed out");
+        if (!reachable) throw mlt::Error(mlt::ErrorKind::timeout, "timed out");
         remote_.up = true;
     }
     int attempts = 0;
@@ -406,8 +403,8 @@ TEST_F(TrainRunTest, WithReconnectingOffALostLinkEndsTheRunAtOnce) {
 
 TEST_F(TrainRunTest, AChangedHostKeyOnReconnectEndsTheRunAndKeepsIt) {
     Rig rig(plan(), 9);
-    rig.connection.refuse = mlt::Error(mlt::ErrorKind::host_key,
-                                       "host key of [h]:22 changed between two connections");
+    rig.connection.refuse =
+        mlt::Error(mlt::ErrorKind::host_key, "host key of [h]:22 changed between two connections");
     try {
         rig.run.run();
         FAIL() << "went on with another host key";

@@ -13,9 +13,13 @@ using Words = std::vector<std::string>;
 
 // A few of mlt's options after `train`: flags and options with a value.
 const std::vector<mlt::OwnOption> kOwn = {
-    {{"--clean", "--no-clean"}, false}, {{"--verbose", "-v"}, false}, {{"--host", "-h"}, true},
-    {{"--port", "-p"}, true},           {{"--workspace"}, true},
-    {{"--resume", "--no-resume"}, false}, {{"--no-wait", "--wait"}, false},
+    {{"--clean", "--no-clean"}, false},
+    {{"--verbose", "-v"}, false},
+    {{"--host", "-h"}, true},
+    {{"--port", "-p"}, true},
+    {{"--workspace"}, true},
+    {{"--resume", "--no-resume"}, false},
+    {{"--no-wait", "--wait"}, false},
     {{"--sync-every"}, true},
 };
 
@@ -99,14 +103,14 @@ std::string error_of(const Words& words) {
 }
 
 TEST(TrainArguments, AMisspeltOwnOptionIsRefusedWithASuggestion) {
-    for (const auto& [typed, meant] : std::vector<std::pair<std::string, std::string>>{
-             {"--sync-evry", "--sync-every"},
-             {"--sync-evry=60", "--sync-every"},
-             {"--resum", "--resume"},
-             {"--no-wiat", "--no-wait"},
-             {"--workspcae", "--workspace"},
-             {"--verbsoe", "--verbose"},
-             {"--synk-evry", "--sync-every"}}) {
+    for (const auto& [typed, meant] :
+         std::vector<std::pair<std::string, std::string>>{{"--sync-evry", "--sync-every"},
+                                                          {"--sync-evry=60", "--sync-every"},
+                                                          {"--resum", "--resume"},
+                                                          {"--no-wiat", "--no-wait"},
+                                                          {"--workspcae", "--workspace"},
+                                                          {"--verbsoe", "--verbose"},
+                                                          {"--synk-evry", "--sync-every"}}) {
         const std::string what = error_of({"m", "--epochs", "3", typed});
         EXPECT_NE(what.find(typed.substr(0, typed.find('='))), std::string::npos) << what;
         EXPECT_NE(what.find("did you mean " + meant + "?"), std::string::npos) << what;

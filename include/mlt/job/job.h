@@ -132,8 +132,9 @@ long start_job(Remote& remote, const std::string& remote_dir, const std::string&
 
 // Stops a job: TERM to its process group and to every process that carries its run id
 // (MLT_RUN_ID in /proc/*/environ), then KILL after `grace_s` seconds; records exit status
-// 143/137 when the wrapper could not, and in `stopped` that mlt's stop ended it. Returns true when something was running. With a
-// `run_id`, only that run's job is stopped (mlt::Error conflict otherwise).
+// 143/137 when the wrapper could not, and in `stopped` that mlt's stop ended it. Returns true when
+// something was running. With a `run_id`, only that run's job is stopped (mlt::Error conflict
+// otherwise).
 bool stop_job(Remote& remote, const std::string& remote_dir, const std::string& model, int grace_s,
               const std::string* run_id = nullptr);
 
@@ -187,11 +188,11 @@ uint64_t read_log(Remote& remote, const std::string& remote_dir, const std::stri
 
 // What a job left when it ended.
 struct JobResult {
-    std::string run_id;              // the run the job dir belongs to ("" for old layouts)
-    std::optional<int> exit_status;  // none while running, or when it was lost
-    std::string sha256;              // of the archive it wrote; empty: it wrote none
-    std::string log_dir;             // absolute remote log dir; empty: the job never got there
-    bool training_started = false;   // the setup (environment, venv, startup_cmds) succeeded
+    std::string run_id;               // the run the job dir belongs to ("" for old layouts)
+    std::optional<int> exit_status;   // none while running, or when it was lost
+    std::string sha256;               // of the archive it wrote; empty: it wrote none
+    std::string log_dir;              // absolute remote log dir; empty: the job never got there
+    bool training_started = false;    // the setup (environment, venv, startup_cmds) succeeded
     std::optional<int> stopped_with;  // mlt's stop ended the job, with this status (143, 137)
     bool disk_full = false;           // the remote disk was full when the job ended, or is now
 };

@@ -7,12 +7,12 @@ namespace mlt {
 enum class KeyType { ed25519, rsa };
 
 struct KeygenRequest {
-    std::string name;        // key name: files are id_<name> and id_<name>.pub
+    std::string name;  // key name: files are id_<name> and id_<name>.pub
     KeyType type = KeyType::ed25519;
-    int bits = 0;            // 0: 3072 for rsa; must stay 0 for ed25519
-    std::string directory;   // empty: ~/.ssh
-    std::string comment;     // empty: the name
-    bool force = false;      // overwrite existing files
+    int bits = 0;           // 0: 3072 for rsa; must stay 0 for ed25519
+    std::string directory;  // empty: ~/.ssh
+    std::string comment;    // empty: the name
+    bool force = false;     // overwrite existing files
 };
 
 struct KeygenResult {

@@ -39,7 +39,7 @@ struct RemoteOutput {
 // The seam between the job/train logic and the SSH transport: unit tests give the logic a
 // fake, the integration suite a real Session.
 class Remote {
-public:
+  public:
     virtual ~Remote() = default;
     // `user@host:port`, for messages.
     virtual const std::string& name() const = 0;
@@ -75,7 +75,7 @@ Error remote_failure(const Remote& remote, const std::string& what, int exit_sta
 // session's control shell; a stream() whose input is larger than kInlineInput gets an exec
 // channel of its own.
 class SessionRemote : public Remote {
-public:
+  public:
     explicit SessionRemote(Session& session) : session_(session) {}
     const std::string& name() const override;
     RemoteOutput run(const std::string& command, std::string_view input = {}) override;
@@ -87,7 +87,7 @@ public:
     // Input up to this size travels inside the command line (printf_literal).
     static constexpr size_t kInlineInput = 256 * 1024;
 
-private:
+  private:
     Session& session_;
 };
 

@@ -136,13 +136,13 @@ class TrainRun {
     bool lock_held_ = false;       // the lock is this run's (taken or adopted)
     bool job_may_run_ = false;     // the start was sent: a job may exist
     bool stop_requested_ = false;  // Ctrl+C once: stop the job, then collect
-    bool stop_sent_ = false;  // the stop command went out: it ends the job without mlt
+    bool stop_sent_ = false;       // the stop command went out: it ends the job without mlt
     bool stop_done_ = false;
     bool interrupted_ = false;
     bool detached_ = false;  // --no-wait returned after the start
     bool shutdown_sent_ = false;
     std::optional<int> exit_status_;
-    bool setup_failed_ = false;  // the job ended before its training started
+    bool setup_failed_ = false;    // the job ended before its training started
     bool stopped_by_mlt_ = false;  // mlt's stop (a Ctrl+C) sent the signal that ended it
     uint64_t shutdown_offset_ = 0;
     TransferStats up_, down_;

@@ -9,16 +9,16 @@ namespace mlt {
 // through exit_code_of(); nothing passes a code beside a kind.
 namespace exit_code {
 constexpr int kOk = 0;
-constexpr int kRemote = 1;       // a remote command failed (the link itself was fine)
-constexpr int kInternal = 1;     // a bug in mlt; also a local write failed after the training ran
-constexpr int kUsage = 2;        // bad usage, settings, spec or key; nothing done remotely
-constexpr int kConflict = 3;     // job-state conflict (active or uncollected job)
-constexpr int kHostKey = 4;      // host key unknown/changed and not accepted
-constexpr int kLimit = 5;        // stopped by --max-hours / --max-cost (nothing returns it yet)
+constexpr int kRemote = 1;         // a remote command failed (the link itself was fine)
+constexpr int kInternal = 1;       // a bug in mlt; also a local write failed after the training ran
+constexpr int kUsage = 2;          // bad usage, settings, spec or key; nothing done remotely
+constexpr int kConflict = 3;       // job-state conflict (active or uncollected job)
+constexpr int kHostKey = 4;        // host key unknown/changed and not accepted
+constexpr int kLimit = 5;          // stopped by --max-hours / --max-cost (nothing returns it yet)
 constexpr int kInterrupted = 130;  // Ctrl+C (128 + SIGINT)
 constexpr int kHangup = 129;       // 128 + SIGHUP
 constexpr int kTerminated = 143;   // 128 + SIGTERM
-constexpr int kConnection = 255;  // connection or authentication failure, only
+constexpr int kConnection = 255;   // connection or authentication failure, only
 }  // namespace exit_code
 
 // What went wrong. The kind alone decides the exit code (exit_code_of); an error whose code
@@ -83,7 +83,7 @@ constexpr bool is_signal(ErrorKind kind) {
 
 // The one error type of mlt: `main` prints `mlt: error: <what> (<hint>)` and exits with code().
 class Error : public std::runtime_error {
-public:
+  public:
     Error(ErrorKind kind, std::string what, std::string hint = {})
         : std::runtime_error(std::move(what)), kind_(kind), hint_(std::move(hint)) {}
 
@@ -91,7 +91,7 @@ public:
     int code() const { return exit_code_of(kind_); }
     const std::string& hint() const { return hint_; }
 
-private:
+  private:
     ErrorKind kind_;
     std::string hint_;
 };

@@ -6,8 +6,8 @@
 
 namespace mlt_test {
 
-// Success when `err` is exactly one line starting with "mlt: error: " (docs/usage.md, exit status: one
-// clear line, details only with -v); the failure message quotes `err`.
+// Success when `err` is exactly one line starting with "mlt: error: " (docs/usage.md, exit status:
+// one clear line, details only with -v); the failure message quotes `err`.
 ::testing::AssertionResult is_one_error_line(const std::string& err);
 
 // Success when `text` contains `needle`; the failure message quotes both.

@@ -1,7 +1,5 @@
 #include "harness/fault_relay.h"
 
-#include "harness/net.h"
-
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <linux/sockios.h>
@@ -18,6 +16,8 @@
 #include <cstring>
 #include <stdexcept>
 #include <string>
+
+#include "harness/net.h"
 #include "harness/time_factor.h"
 
 namespace mlt_test {

@@ -3,6 +3,7 @@
 #include <chrono>
 #include <string>
 #include <vector>
+
 #include "harness/time_factor.h"
 
 namespace mlt_test {

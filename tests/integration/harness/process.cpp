@@ -12,6 +12,7 @@
 #include <cerrno>
 #include <cstring>
 #include <stdexcept>
+
 #include "harness/time_factor.h"
 
 extern char** environ;
@@ -90,8 +91,7 @@ int kill_and_reap(pid_t pid) {
 // Waits (until `deadline`) for a child whose output is done, unless it already `exited`
 // with `status`; fills the exit code, or kills it and marks the result timed out.
 template <typename Result>  // ProcessResult or PtyResult
-void finish_child(pid_t pid, bool exited, int status, Clock::time_point deadline,
-                  Result& result) {
+void finish_child(pid_t pid, bool exited, int status, Clock::time_point deadline, Result& result) {
     while (!exited) {
         if (waitpid(pid, &status, WNOHANG) == pid) {
             exited = true;

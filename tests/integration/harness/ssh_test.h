@@ -48,7 +48,8 @@ class SshTest : public ::testing::Test {
     ::testing::AssertionResult logged_in() const;
     // How many public key logins of user() sshd logged.
     std::size_t login_count() const;
-    // Creates <remote_dir>/.mlt/<model>/ as a finished job (lock, exit_status; docs/remote-protocol.md).
+    // Creates <remote_dir>/.mlt/<model>/ as a finished job (lock, exit_status;
+    // docs/remote-protocol.md).
     void make_finished_job(const std::string& model, int exit_status) const;
 
     // "sshd log:\n..." for assertion messages.

@@ -427,8 +427,10 @@ std::vector<JsonRecord> TrainTest::history() const {
         JsonRecord record = parse_json_record(line);
         const std::string id = record.count("id") ? record.at("id") : std::string();
         auto [it, added] = where.emplace(id, runs.size());
-        if (added || id.empty()) runs.push_back(std::move(record));
-        else runs[it->second] = std::move(record);
+        if (added || id.empty())
+            runs.push_back(std::move(record));
+        else
+            runs[it->second] = std::move(record);
     }
     return runs;
 }

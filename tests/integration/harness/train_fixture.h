@@ -10,8 +10,8 @@
 #include <vector>
 
 #include "harness/ssh_test.h"
-#include "harness/train_process.h"
 #include "harness/time_factor.h"
+#include "harness/train_process.h"
 
 namespace mlt_test {
 

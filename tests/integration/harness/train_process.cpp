@@ -10,6 +10,7 @@
 #include <cstring>
 #include <fstream>
 #include <stdexcept>
+
 #include "harness/time_factor.h"
 
 namespace mlt_test {
