@@ -166,7 +166,10 @@ class ExecChannel {
         const uint32_t len = static_cast<uint32_t>(std::min<size_t>(window, in_len_ - in_at_));
         const int n = ssh_channel_write(ch, in_.data() + in_at_, len);
         if (n == SSH_ERROR) {
-            if (!ssh_is_connected(s_) || !ssh_channel_is_closed(ch))
+            // A command that ended without reading all its input: the server's EOF and close
+            // may arrive while a write is under way (libssh then says "Remote channel is
+            // closed" with the channel still open). Its status and output tell the rest.
+            if (!ssh_is_connected(s_) || !(ssh_channel_is_closed(ch) || ssh_channel_is_eof(ch)))
                 throw channel_error(s_, "cannot send input to " + display_);
             sending_ = false;
             return false;
