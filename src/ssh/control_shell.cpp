@@ -190,9 +190,7 @@ ExecResult Session::shell(const std::string& command, std::string_view input,
         } catch (const Error&) {
             // A login that ends at once (nologin) may close the channel before the first
             // frame is even written: that is the same case as a frame that never comes.
-            if (!starting || !ssh_is_connected(s) ||
-                !(ssh_channel_is_closed(ch) || ssh_channel_is_eof(ch)))
-                throw;
+            if (!starting || !ssh_is_connected(s)) throw;
             return without_shell({});
         }
         auto deadline = std::chrono::steady_clock::now() + kFrameDeadline;
