@@ -47,9 +47,8 @@ KeyPtr server_key(ssh_session s) {
 // known_hosts read for the server (known_hosts.h). A missing file is a file without lines; one
 // that exists but cannot be read is refused, since a check that read nothing would call every
 // host new.
-KnownHostsCheck read_known_hosts(ssh_session s, const std::string& path,
+KnownHostsCheck read_known_hosts(ssh_key key, const std::string& path,
                                  const std::string& host_port) {
-    KeyPtr key = server_key(s);
     std::ifstream in(path);
     if (!in) {
         const int err = errno;
@@ -59,7 +58,7 @@ KnownHostsCheck read_known_hosts(ssh_session s, const std::string& path,
                                  ": " + std::strerror(err),
                              "check that the file is readable");
     }
-    KnownHostsCheck check = check_known_hosts(in, host_port, key.get());
+    KnownHostsCheck check = check_known_hosts(in, host_port, key);
     if (in.bad())
         throw host_key_error("cannot read " + path + " to check the host key of " + host_port,
                              "check that the file is a readable known_hosts file");
@@ -119,14 +118,15 @@ HostKeyVerdict verify_host_key(ssh_session s, const Resolved& r, bool first) {
     // The user's file, then the system's (/etc/ssh/ssh_known_hosts unless the config names
     // another), as ssh reads both: a key in either is known; a line with another key in
     // either means changed.
-    KnownHostsCheck check = read_known_hosts(s, known_hosts_path, host_port);
+    const KeyPtr key = server_key(s);  // read once for both files
+    KnownHostsCheck check = read_known_hosts(key.get(), known_hosts_path, host_port);
     std::string check_path = known_hosts_path;
     std::vector<std::pair<std::string, UnreadableLine>> unreadable;
     for (const UnreadableLine& bad : check.unreadable) unreadable.emplace_back(check_path, bad);
     const std::string global_path = global_known_hosts(s);
     if (!global_path.empty() && global_path != known_hosts_path) {
         try {
-            const KnownHostsCheck global = read_known_hosts(s, global_path, host_port);
+            const KnownHostsCheck global = read_known_hosts(key.get(), global_path, host_port);
             for (const UnreadableLine& bad : global.unreadable)
                 unreadable.emplace_back(global_path, bad);
             if (check.revoked_line == 0 && global.revoked_line != 0) {

@@ -95,15 +95,18 @@ KnownHostsCheck check_known_hosts(std::istream& text, const std::string& host_po
         if (start == std::string::npos || raw[start] == '#') continue;
         const Line l = split(raw.substr(start));
         if (l.marker == "@cert-authority") continue;  // certificates are not used by mlt
+        // A revoked key counts for every host; any other line only when it names this one,
+        // so the keys of the other hosts' lines are never decoded.
+        const bool revoked = l.marker == "@revoked";
+        if (!revoked && !known_hosts_field_matches(l.hosts, host_port)) continue;
         std::string why;
         KeyPtr key = read_key(l, &why);
-        if (l.marker == "@revoked") {
+        if (revoked) {
             if (key && ssh_key_cmp(key.get(), server_key, SSH_KEY_CMP_PUBLIC) == 0 &&
                 out.revoked_line == 0)
                 out.revoked_line = n;
             continue;
         }
-        if (!known_hosts_field_matches(l.hosts, host_port)) continue;
         if (!l.marker.empty()) why = "unknown marker '" + l.marker.substr(0, 40) + "'";
         if (!l.marker.empty() || !key) {
             out.unreadable.push_back({n, why});
