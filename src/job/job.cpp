@@ -125,10 +125,15 @@ const char* to_string(RunPhase phase) {
 
 Error foreign_run(const Remote& remote, const std::string& model, const std::string& run_id,
                   const std::string& err) {
+    return foreign_run(remote.name(), model, run_id, err);
+}
+
+Error foreign_run(const std::string& host, const std::string& model, const std::string& run_id,
+                  const std::string& err) {
     std::string other = err;
     while (!other.empty() && (other.back() == '\n' || other.back() == ' ')) other.pop_back();
     return Error(ErrorKind::conflict,
-                 "the job of " + model + " on " + remote.name() + " is no longer run '" + run_id +
+                 "the job of " + model + " on " + host + " is no longer run '" + run_id +
                      "': " + other + " (another mlt took it over, or stopped it)",
                  "see 'mlt ssh ... status " + model + "'; 'mlt ssh ... download " + model +
                      "' pulls what its job left");

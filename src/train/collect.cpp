@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "mlt/config/settings.h"
-#include "mlt/train/train_run.h"
+#include "mlt/train/remote_job.h"
 #include "mlt/transfer/progress.h"
 #include "mlt/transfer/transfer.h"
 #include "mlt/util/paths.h"

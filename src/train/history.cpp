@@ -6,6 +6,7 @@
 
 #include <cerrno>
 #include <cstdio>
+#include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -123,6 +124,14 @@ int run_jobs(bool json, bool all) {
         std::fputs(format_history(runs, all ? 0 : kDefaultShown).c_str(), stdout);
     }
     return 0;
+}
+
+std::string iso_time(std::time_t t) {
+    char buf[32];
+    std::tm tm{};
+    gmtime_r(&t, &tm);
+    std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    return buf;
 }
 
 }  // namespace mlt

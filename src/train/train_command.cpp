@@ -384,7 +384,9 @@ int run_train(const SshCommandLine& cli, const TrainOptions& o) {
     check_own_file(plan.local_console);
     check_own_file(plan.local_state_dir + "/console_run");
     SessionConnection connection(c.target.connect);
-    TrainRun run(connection, std::move(plan), reporter(), real_clock());
+    ShellJob job(connection, plan.remote_dir, plan.model, plan.compression);
+    TrainRun run(connection, job, std::move(plan), reporter(), real_clock(),
+                 installed_run_observer());
     return run.run();
 }
 

@@ -224,5 +224,8 @@ constexpr int kSegmentOverStatus = 81;
 // remote script said (it names the other run).
 Error foreign_run(const Remote& remote, const std::string& model, const std::string& run_id,
                   const std::string& err);
+// The same, for the host named `host`.
+Error foreign_run(const std::string& host, const std::string& model, const std::string& run_id,
+                  const std::string& err);
 
 }  // namespace mlt

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <ctime>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -24,6 +25,9 @@ std::string format_history(const std::vector<nlohmann::json>& runs, size_t limit
 // Appends one run to the history file (creating its directory); a failure to write is
 // reported as a warning, never as the run's error.
 void append_history(const nlohmann::json& run);
+
+// A time as the history records it: "2026-11-25T17:04:05Z" (UTC).
+std::string iso_time(std::time_t t);
 
 // `mlt jobs [--json] [--all]`; returns the exit code.
 int run_jobs(bool json, bool all);

@@ -1,52 +1,18 @@
 #pragma once
 
-#include <map>
 #include <optional>
 #include <string>
-#include <utility>
 #include <vector>
 
 #include "mlt/job/job.h"
 #include "mlt/job/status.h"
 #include "mlt/ssh/connection.h"
 #include "mlt/train/local_state.h"
-#include "mlt/transfer/sync.h"
+#include "mlt/train/remote_job.h"
+#include "mlt/train/train_plan.h"
 #include "mlt/util/reporter.h"
 
 namespace mlt {
-
-// Everything a run needs, worked out locally before any remote action: names, where files
-// go on both sides, what to upload, the job's wrapper, and what to tell the user.
-struct TrainPlan {
-    std::string model;       // model name (my_model, my_model-test)
-    std::string remote_dir;  // remote working directory (may start with ~)
-    // Placeholders filled; relative to remote_dir unless absolute/~. Empty: the one the job
-    // recorded (it asked the remote MLTK).
-    std::string remote_log_dir;
-    std::string archive;        // <model>.mltk.zip, relative to remote_dir
-    std::string spec_dir;       // local: where the archive and download_files land
-    std::string local_logs;     // local log dir
-    std::string local_console;  // local copy of the console log (MLTK's name)
-    std::string local_archive;
-    std::string local_state_dir;  // local_state_dir(model): which run the console copy is
-    bool spec_here = true;        // false: --resume by a NAME whose spec is not here; no uploads
-    std::map<std::string, std::vector<UploadItem>> uploads;        // remote base -> files
-    WrapperSpec wrapper;                                           // run_id is filled in by the run
-    std::vector<std::pair<std::string, std::string>> environment;  // for shutdown_cmds
-    bool create_venv = false;                                      // for shutdown_cmds
-    bool mltk_train = false;  // train_cmd is MLTK's: its CLI log is collected too
-    std::vector<std::string> download_files;
-    std::vector<std::string> shutdown_cmds;
-    std::string compression = "zstd";
-    bool clean = false;
-    bool force = false;
-    bool resume = false;
-    bool no_wait = false;
-    int reconnect_timeout_s = 600;  // 0: a lost link ends the run at once
-    std::string owner;              // "user@host pid N", recorded in the lock
-    std::string resume_line;        // `mlt ssh ... train MODEL --resume`, shell-quoted
-    std::string stop_line;          // `mlt ssh ... stop MODEL`
-};
 
 // The phases of one run on one node, in order. Each can be entered again, from the remote
 // state, after the link was lost inside it (docs/architecture.md).
@@ -68,21 +34,102 @@ class RunClock {
 // steady_clock, and a sleep that a signal cuts short.
 RunClock& real_clock();
 
+// Sees a run's steps from outside: the integration tests pause mlt at a phase with one, to
+// cut the link or kill mlt exactly there. mlt itself installs none.
+class RunObserver {
+  public:
+    virtual ~RunObserver() = default;
+    // Before each step of `phase` (also when it is entered again after a reconnect), before
+    // its first remote command.
+    virtual void entering(Phase phase) = 0;
+};
+
+// The observer that the train command gives its runs: none, unless a test build installed
+// one before main() (tests/integration/harness/hold_observer.cpp).
+RunObserver* installed_run_observer();
+void install_run_observer(RunObserver* observer);
+
 // A new run id: the start time (seconds, hex) and 24 random bits, e.g. "673f1c2a-9b3e01".
 std::string new_run_id();
 
-// One `train` run on one node: the phases of docs/architecture.md over a Connection, all
+// Whether this run holds the job lock.
+enum class LockHold {
+    none,      // not taken (yet), or the lock round trip failed
+    held,      // taken, or adopted by --resume
+    released,  // given back
+};
+
+// What this run knows of its remote job.
+struct JobWatch {
+    enum class Life {
+        none,     // never started by this run: no job to care for
+        may_run,  // the start went out, or --resume found it running
+        ended,    // its end was seen (the log followed to its end), or found ended
+    };
+    enum class Stop {
+        none,
+        wanted,  // Ctrl+C once: stop it at the next chance, then collect
+        sent,    // the stop command went out; it runs on the remote by itself
+        done,    // the stop command returned: the job has ended
+    };
+    Life life = Life::none;
+    Stop stop = Stop::none;
+
+    // A job of this run may exist on the remote.
+    bool started() const { return life != Life::none; }
+    // It may still be training: started, not seen to end, not stopped by mlt.
+    bool may_still_run() const { return life == Life::may_run && stop != Stop::done; }
+    // mlt's stop must (still) be sent before the log is followed further.
+    bool stop_pending() const { return stop == Stop::wanted || stop == Stop::sent; }
+    // The stop went out but was not seen to return.
+    bool stop_under_way() const { return stop == Stop::sent; }
+    // The job is over for sure: seen to end, or stopped by mlt.
+    bool over() const { return life == Life::ended || stop == Stop::done; }
+};
+
+// How the job ended, as its files tell.
+struct JobOutcome {
+    std::optional<int> exit_status;  // none: not known (yet), or it recorded none
+    bool setup_failed = false;       // it ended before its training started
+    bool stopped_by_mlt = false;     // mlt's stop (a Ctrl+C) sent the signal that ended it
+};
+
+// How the run as a whole ends.
+enum class Ending {
+    completed,    // every phase ran (whatever the training's status)
+    detached,     // --no-wait returned while the job runs
+    interrupted,  // Ctrl+C: the job was stopped, then collected (130)
+};
+
+// Where shutdown_cmds stand.
+struct ShutdownProgress {
+    bool sent = false;       // this run sent their start (it may have reached the remote)
+    bool following = false;  // started: their log is being followed
+    uint64_t offset = 0;     // how much of their log was shown
+};
+
+// One `train` run on one node: the phases of docs/architecture.md against a RemoteJob, all
 // output through a Reporter. A lost link (reset or silent) in any phase is followed by
 // reconnecting with capped exponential backoff for plan.reconnect_timeout_s and by entering
 // that phase again; the remote state says what is already done.
 class TrainRun {
   public:
-    TrainRun(Connection& connection, TrainPlan plan, Reporter& reporter, RunClock& clock);
+    TrainRun(Connection& connection, RemoteJob& job, TrainPlan plan, Reporter& reporter,
+             RunClock& clock, RunObserver* observer = nullptr);
 
     // Runs every phase and returns the exit code: the training's status (0: success), 130
     // after a Ctrl+C, 143/129 after SIGTERM/SIGHUP. Throws mlt::Error for everything else
     // (exit 3 conflicts, 255 when the link did not come back in time).
     int run();
+
+    // The same in steps, for a coordinator that drives several runs: begin() opens the first
+    // connection, then each advance() does one step (a phase, or one segment of a log
+    // follow) and handles what went wrong in it; it returns false once the run is over, and
+    // exit_code() says how it ended. Both throw as run() does; the run is over then.
+    void begin();
+    bool advance();
+    bool over() const { return exit_code_.has_value(); }
+    int exit_code() const { return exit_code_.value_or(exit_code::kInternal); }
 
     // The run's id: new, or the resumed run's.
     const std::string& run_id() const { return run_id_; }
@@ -90,71 +137,86 @@ class TrainRun {
     Phase phase() const { return phase_; }
     // How often the link was opened again.
     int reconnects() const { return reconnects_; }
+    const std::string& host() const { return connection_.name(); }
 
   private:
-    // An error that ends the run: thrown past the error handling of drive().
+    static constexpr int kStopGraceSeconds = 10;
+    // An error that ends the run: thrown past the error handling of advance().
     struct Fatal {
         Error error;
     };
-    int drive();
-    void step();
-    void take_lock();
-    void adopt(const JobStatus& job);
-    void clean();
-    void upload();
-    void start();
-    void follow();
-    void collect();
-    void shutdown();
-    void release();
+    // The phases (train_run.cpp): each returns the phase to go on with (itself, for one more
+    // step of a log follow).
+    Phase step();
+    Phase take_lock();
+    bool take_over(const NewRun& run);
+    Phase adopt(const JobStatus& job);
+    Phase clean();
+    Phase upload();
+    Phase start();
+    Phase follow();
+    Phase collect();
+    Phase shutdown();
+    Phase release();
+    // The end of a run that went through its phases.
+    int finish();
+    // Handles an error of a step and the ones its handling raises; returns an exit code
+    // when the run ends there.
+    std::optional<int> handle(Error error);
 
-    // The link is gone: reconnects (backoff, one line per attempt) or throws (exit 255)
-    // once plan_.reconnect_timeout_s has passed.
+    // The link is gone (run_reconnect.cpp): reconnects (backoff, one line per attempt) or
+    // throws Fatal (exit 255) once plan_.reconnect_timeout_s has passed.
     void reconnect(const Error& cause);
-    // A signal arrived: returns the exit code to leave with, or -1 to go on (Ctrl+C once
-    // while the job runs: stop it, then collect).
-    int on_signal(const Error& signal);
+    [[noreturn]] void give_up_reconnecting(double elapsed, double limit, const std::string& last);
+    // A signal arrived (run_signals.cpp): returns the exit code to leave with, or nullopt
+    // to go on (Ctrl+C once while the job runs: stop it, then collect).
+    std::optional<int> on_signal(const Error& signal);
     int leave(const Error& signal);
-    // A phase failed for good: releases a lock that guards nothing yet, or runs
-    // shutdown_cmds for a job that has ended. Returns the error to report (with a hint that
-    // the job runs on, when it may).
+    std::string leave_state() const;
+    // A phase failed for good (run_cleanup.cpp): releases a lock that guards nothing yet, or
+    // runs shutdown_cmds for a job that has ended. Returns the error to report (with a hint
+    // that the job runs on, when it may).
     Error fail_cleanup(const Error& error);
     // Appends this run's record to the local history (`mlt jobs` shows the newest per id).
     void record(const std::string& status, std::optional<int> exit_status);
     // "the remote job of M is STILL RUNNING on H; stop it with: ...; reattach with: ...".
     std::string still_running() const;
-    Remote& remote() { return connection_.remote(); }
+    std::string which() const;  // "M (run ID)"
 
     Connection& connection_;
+    RemoteJob& job_;
     TrainPlan plan_;
     Reporter& reporter_;
     RunClock& clock_;
+    RunObserver* observer_;
     LocalConsole console_;
     Phase phase_ = Phase::connect;
     std::string run_id_;
     std::string started_iso_;
-    bool lock_held_ = false;       // the lock is this run's (taken or adopted)
-    bool job_may_run_ = false;     // the start was sent: a job may exist
-    bool stop_requested_ = false;  // Ctrl+C once: stop the job, then collect
-    bool stop_sent_ = false;       // the stop command went out: it ends the job without mlt
-    bool stop_done_ = false;
-    bool interrupted_ = false;
-    bool detached_ = false;  // --no-wait returned after the start
-    bool shutdown_sent_ = false;
-    std::optional<int> exit_status_;
-    bool setup_failed_ = false;    // the job ended before its training started
-    bool stopped_by_mlt_ = false;  // mlt's stop (a Ctrl+C) sent the signal that ended it
-    uint64_t shutdown_offset_ = 0;
+    LockHold lock_ = LockHold::none;
+    JobWatch watch_;
+    JobOutcome outcome_;
+    Ending ending_ = Ending::completed;
+    ShutdownProgress shutdown_;
+    std::optional<int> exit_code_;  // set once the run is over
     TransferStats up_, down_;
     int reconnects_ = 0;
-    CompressionChoice compression_;  // the remote's compressor, asked once per run
 };
 
-// Pulls what a finished (or running, for `download`) job left: the archive when `result`
-// names its sha256 (checked before it replaces the local one; never another run's, never
-// through a remote symlink), the remote log dir into the local one, and download_files (a
-// `from|to` pair naming a remote directory copies the directory). Returns what moved.
-TransferStats collect_results(Remote& remote, const TrainPlan& plan, const JobResult& result,
-                              const CompressionChoice& compression, Reporter& reporter);
+// Drives several runs side by side, one step of each in turn, until all are over (several
+// nodes build on it). A run that fails for good does not stop the others.
+class RunCoordinator {
+  public:
+    struct Outcome {
+        int exit_code = 0;
+        std::optional<Error> error;  // the run failed for good with this
+    };
+    void add(TrainRun& run) { runs_.push_back(&run); }
+    // The outcome of every run, in the order they were added.
+    std::vector<Outcome> run();
+
+  private:
+    std::vector<TrainRun*> runs_;
+};
 
 }  // namespace mlt

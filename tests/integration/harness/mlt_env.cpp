@@ -10,6 +10,10 @@ std::string mlt_binary() {
     return MLT_BINARY;
 }
 
+std::string MltEnv::binary() const {
+    return vars_.count("MLT_TEST_HOLD") ? MLT_HOLD_BINARY : mlt_binary();
+}
+
 MltEnv::MltEnv(std::string home) : home_(std::move(home)) {
     make_dir(home_, 0755);
     make_dir(ssh_dir(), 0700);
@@ -36,7 +40,7 @@ void MltEnv::write_settings(const std::string& yaml) const {
 ProcessResult MltEnv::run_mlt(const std::vector<std::string>& args,
                               std::chrono::milliseconds timeout,
                               const std::string& stdin_text) const {
-    std::vector<std::string> argv = {mlt_binary()};
+    std::vector<std::string> argv = {binary()};
     argv.insert(argv.end(), args.begin(), args.end());
     return run_process(argv, vars(), timeout, stdin_text);
 }
@@ -44,7 +48,7 @@ ProcessResult MltEnv::run_mlt(const std::vector<std::string>& args,
 PtyResult MltEnv::run_mlt_in_pty(const std::vector<std::string>& args,
                                  const std::vector<ScriptStep>& script,
                                  std::chrono::milliseconds timeout) const {
-    std::vector<std::string> argv = {mlt_binary()};
+    std::vector<std::string> argv = {binary()};
     argv.insert(argv.end(), args.begin(), args.end());
     std::vector<std::string> env = vars();
     env.push_back("TERM=dumb");

@@ -30,6 +30,9 @@ class MltEnv {
     void unset(const std::string& name) { vars_.erase(name); }
     // The variables as "NAME=value" strings.
     std::vector<std::string> vars() const;
+    // The binary to run: mlt, or mlt_hold (mlt with the test observer that reads
+    // MLT_TEST_HOLD) while that variable is set.
+    std::string binary() const;
 
     // The HOME of the runs.
     const std::string& home() const { return home_; }

@@ -336,14 +336,14 @@ ProcessResult TrainTest::mlt(const std::vector<std::string>& args,
                              std::chrono::milliseconds timeout) const {
     // run_process has no working directory: a shell changes into the project, then execs.
     std::vector<std::string> argv = {"/bin/sh", "-c",      "cd \"$1\" && shift && exec \"$@\"",
-                                     "sh",      project(), mlt_binary()};
+                                     "sh",      project(), env().binary()};
     argv.insert(argv.end(), args.begin(), args.end());
     return env().run(argv, timeout);
 }
 
 std::unique_ptr<BackgroundProcess> TrainTest::start_mlt(
     const std::vector<std::string>& args) const {
-    std::vector<std::string> argv = {mlt_binary()};
+    std::vector<std::string> argv = {env().binary()};
     argv.insert(argv.end(), args.begin(), args.end());
     return std::make_unique<BackgroundProcess>(argv, env().vars(), project());
 }

@@ -1,0 +1,99 @@
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "mlt/job/job.h"
+#include "mlt/job/status.h"
+#include "mlt/ssh/connection.h"
+#include "mlt/train/train_plan.h"
+#include "mlt/transfer/sync.h"
+#include "mlt/util/reporter.h"
+
+namespace mlt {
+
+// The job of one model in one remote dir of one host: everything a run asks of that host,
+// one method per step of the job protocol (docs/remote-protocol.md). TrainRun talks only to
+// this; ShellJob speaks the protocol over SSH, unit tests give an in-memory host. Every
+// method is one remote command unless it says otherwise, and throws mlt::Error: a lost link
+// as the Connection reports it, (conflict) when the job dir belongs to another run.
+class RemoteJob {
+  public:
+    virtual ~RemoteJob() = default;
+
+    // The job's state as its files show it (query_jobs): empty when there is none.
+    virtual std::vector<JobStatus> status() = 0;
+    // Takes the lock for a new run (acquire_run): false when another run holds it.
+    virtual bool lock(const NewRun& run) = 0;
+    // Records the run's phase in its lock (set_run_phase).
+    virtual void set_phase(const std::string& run_id, RunPhase phase) = 0;
+    // Releases the lock if it is still `run_id`'s (release_run).
+    virtual void release(const std::string& run_id) = 0;
+    // Removes every file of the job (--force, after stop()).
+    virtual void discard() = 0;
+    // --clean on the remote: removes the archive and, when named, the log dir (checked
+    // remotely to hold nothing but the model's logs).
+    virtual void clean(const std::string& archive, const std::string& log_dir) = 0;
+    // Sends what changed of the uploads (several commands).
+    virtual SyncResult upload(const std::map<std::string, std::vector<UploadItem>>& uploads) = 0;
+    // Starts the recorded job, at most once per run (start_job); returns its process group.
+    virtual long start(const std::string& run_id) = 0;
+    // Stops the job (stop_job); with a run id, only that run's. True when something ran.
+    virtual bool stop(int grace_s, const std::string* run_id) = 0;
+    // One bounded segment of a task's log from `offset` (follow_log).
+    virtual FollowStep follow(Task task, const std::string* run_id, uint64_t offset, int seconds,
+                              const OutputSink& sink) = 0;
+    // What the job left (read_job_result).
+    virtual JobResult result() = 0;
+    // Brings the job's results home (collect_results; several commands).
+    virtual TransferStats collect(const TrainPlan& plan, const JobResult& result,
+                                  Reporter& reporter) = 0;
+    // Starts shutdown_cmds at most once per run (start_shutdown): true when this call did.
+    virtual bool start_shutdown(const std::string& run_id, const std::string& script) = 0;
+    // The status the shutdown script recorded; nullopt while it runs or if it never ran.
+    virtual std::optional<int> shutdown_status() = 0;
+};
+
+// The job protocol over SSH: the free functions of mlt/job/job.h on the Connection's current
+// link, for one (remote dir, model). The remote's compressor is asked once, at the first
+// transfer.
+class ShellJob : public RemoteJob {
+  public:
+    ShellJob(Connection& connection, std::string remote_dir, std::string model,
+             const std::string& compression);
+
+    std::vector<JobStatus> status() override;
+    bool lock(const NewRun& run) override;
+    void set_phase(const std::string& run_id, RunPhase phase) override;
+    void release(const std::string& run_id) override;
+    void discard() override;
+    void clean(const std::string& archive, const std::string& log_dir) override;
+    SyncResult upload(const std::map<std::string, std::vector<UploadItem>>& uploads) override;
+    long start(const std::string& run_id) override;
+    bool stop(int grace_s, const std::string* run_id) override;
+    FollowStep follow(Task task, const std::string* run_id, uint64_t offset, int seconds,
+                      const OutputSink& sink) override;
+    JobResult result() override;
+    TransferStats collect(const TrainPlan& plan, const JobResult& result,
+                          Reporter& reporter) override;
+    bool start_shutdown(const std::string& run_id, const std::string& script) override;
+    std::optional<int> shutdown_status() override;
+
+  private:
+    Remote& remote() { return connection_.remote(); }
+
+    Connection& connection_;
+    std::string remote_dir_;
+    std::string model_;
+    CompressionChoice compression_;
+};
+
+// Pulls what a finished (or running, for `download`) job left: the archive when `result`
+// names its sha256 (checked before it replaces the local one; never another run's, never
+// through a remote symlink), the remote log dir into the local one, and download_files (a
+// `from|to` pair naming a remote directory copies the directory). Returns what moved.
+TransferStats collect_results(Remote& remote, const TrainPlan& plan, const JobResult& result,
+                              const CompressionChoice& compression, Reporter& reporter);
+
+}  // namespace mlt

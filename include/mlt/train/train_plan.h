@@ -1,0 +1,46 @@
+#pragma once
+
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "mlt/job/job.h"
+#include "mlt/transfer/sync.h"
+
+namespace mlt {
+
+// Everything a run needs, worked out locally before any remote action: names, where files
+// go on both sides, what to upload, the job's wrapper, and what to tell the user.
+struct TrainPlan {
+    std::string model;       // model name (my_model, my_model-test)
+    std::string remote_dir;  // remote working directory (may start with ~)
+    // Placeholders filled; relative to remote_dir unless absolute/~. Empty: the one the job
+    // recorded (it asked the remote MLTK).
+    std::string remote_log_dir;
+    std::string archive;        // <model>.mltk.zip, relative to remote_dir
+    std::string spec_dir;       // local: where the archive and download_files land
+    std::string local_logs;     // local log dir
+    std::string local_console;  // local copy of the console log (MLTK's name)
+    std::string local_archive;
+    std::string local_state_dir;  // local_state_dir(model): which run the console copy is
+    bool spec_here = true;        // false: --resume by a NAME whose spec is not here; no uploads
+    std::map<std::string, std::vector<UploadItem>> uploads;        // remote base -> files
+    WrapperSpec wrapper;                                           // run_id is filled in by the run
+    std::vector<std::pair<std::string, std::string>> environment;  // for shutdown_cmds
+    bool create_venv = false;                                      // for shutdown_cmds
+    bool mltk_train = false;  // train_cmd is MLTK's: its CLI log is collected too
+    std::vector<std::string> download_files;
+    std::vector<std::string> shutdown_cmds;
+    std::string compression = "zstd";
+    bool clean = false;
+    bool force = false;
+    bool resume = false;
+    bool no_wait = false;
+    int reconnect_timeout_s = 600;  // 0: a lost link ends the run at once
+    std::string owner;              // "user@host pid N", recorded in the lock
+    std::string resume_line;        // `mlt ssh ... train MODEL --resume`, shell-quoted
+    std::string stop_line;          // `mlt ssh ... stop MODEL`
+};
+
+}  // namespace mlt

@@ -1,0 +1,89 @@
+// ShellJob: the job protocol of mlt/job/job.h for one (remote dir, model), on whatever link
+// the Connection has open now (a reconnect replaces it).
+#include "mlt/train/remote_job.h"
+
+#include "mlt/util/shell.h"
+
+namespace mlt {
+
+ShellJob::ShellJob(Connection& connection, std::string remote_dir, std::string model,
+                   const std::string& compression)
+    : connection_(connection),
+      remote_dir_(std::move(remote_dir)),
+      model_(std::move(model)),
+      compression_(checked_compression([this]() -> Remote& { return remote(); }, compression)) {}
+
+std::vector<JobStatus> ShellJob::status() {
+    return query_jobs(remote(), remote_dir_, model_);
+}
+
+bool ShellJob::lock(const NewRun& run) {
+    return acquire_run(remote(), remote_dir_, model_, run);
+}
+
+void ShellJob::set_phase(const std::string& run_id, RunPhase phase) {
+    set_run_phase(remote(), remote_dir_, model_, run_id, phase);
+}
+
+void ShellJob::release(const std::string& run_id) {
+    release_run(remote(), remote_dir_, model_, run_id);
+}
+
+void ShellJob::discard() {
+    discard_job(remote(), remote_dir_, model_);
+}
+
+void ShellJob::clean(const std::string& archive, const std::string& log_dir) {
+    std::string command =
+        "cd " + shell_quote_path(remote_dir_) + " && rm -f " + shell_quote(archive);
+    if (!log_dir.empty()) {
+        // Checked again where the truth is: never the remote dir or one above it, the home
+        // directory, or a dir that holds job state.
+        command += " && d=" + shell_quote_path(log_dir) +
+                   " && if [ -d \"$d\" ]; then a=$(cd -- \"$d\" && pwd -P) && w=$(pwd -P) && "
+                   "h=$(cd && pwd -P) && [ \"$a\" != / ] && [ \"$a\" != \"$h\" ] && "
+                   "[ ! -e \"$d/.mlt\" ] && case \"$w/\" in \"$a\"/*) false ;; esac || "
+                   "{ echo \"refusing to remove $d: it holds more than this model's logs\" >&2; "
+                   "exit 1; }; rm -rf -- \"$d\"; fi";
+    }
+    RemoteOutput out = remote().run(command);
+    if (out.exit_status != 0)
+        throw remote_failure(remote(), "removing the remote logs (--clean)", out.exit_status,
+                             out.err);
+}
+
+SyncResult ShellJob::upload(const std::map<std::string, std::vector<UploadItem>>& uploads) {
+    return sync_up(remote(), uploads, compression_);
+}
+
+long ShellJob::start(const std::string& run_id) {
+    return start_job(remote(), remote_dir_, model_, run_id);
+}
+
+bool ShellJob::stop(int grace_s, const std::string* run_id) {
+    return stop_job(remote(), remote_dir_, model_, grace_s, run_id);
+}
+
+FollowStep ShellJob::follow(Task task, const std::string* run_id, uint64_t offset, int seconds,
+                            const OutputSink& sink) {
+    return follow_log(remote(), remote_dir_, model_, task, run_id, offset, seconds, sink);
+}
+
+JobResult ShellJob::result() {
+    return read_job_result(remote(), remote_dir_, model_);
+}
+
+TransferStats ShellJob::collect(const TrainPlan& plan, const JobResult& result,
+                                Reporter& reporter) {
+    return collect_results(remote(), plan, result, compression_, reporter);
+}
+
+bool ShellJob::start_shutdown(const std::string& run_id, const std::string& script) {
+    return mlt::start_shutdown(remote(), remote_dir_, model_, run_id, script);
+}
+
+std::optional<int> ShellJob::shutdown_status() {
+    return read_shutdown_status(remote(), remote_dir_, model_);
+}
+
+}  // namespace mlt
