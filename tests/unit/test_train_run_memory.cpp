@@ -1,0 +1,280 @@
+// The run engine's orchestration against an in-memory host (fake_job_host.h): every call of
+// a clean run is cut, one test case per call and per way of failing, and each case checks
+// from the host's journal that the cut hit the call it meant to hit, then that the run still
+// ends with one job, one shutdown, every console byte once and the lock released.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "capturing_reporter.h"
+#include "fake_job_host.h"
+#include "mlt/train/train_run.h"
+
+namespace fs = std::filesystem;
+using mlt::test::Cut;
+using mlt::test::FakeHostConnection;
+using mlt::test::FakeJobHost;
+using mlt::test::Killed;
+
+namespace {
+
+// The calls of a clean run of plan(), in order: the job prints a line per follow segment.
+const std::vector<std::string> kCleanRun = {"lock",
+                                            "upload",
+                                            "start",
+                                            "follow",
+                                            "follow",
+                                            "follow",
+                                            "result",
+                                            "set_phase finished",
+                                            "collect",
+                                            "set_phase collected",
+                                            "start_shutdown",
+                                            "follow shutdown",
+                                            "shutdown_status",
+                                            "release"};
+
+class ManualClock : public mlt::RunClock {
+  public:
+    double now() override { return now_; }
+    void sleep(double seconds) override { now_ += seconds; }
+
+  private:
+    double now_ = 1000;
+};
+
+// A temp dir for the local side of runs (console copy, its state).
+class LocalDir {
+  public:
+    LocalDir() {
+        char tmpl[] = "/tmp/mlt-mem-XXXXXX";
+        if (::mkdtemp(tmpl)) path_ = tmpl;
+    }
+    ~LocalDir() {
+        std::error_code ec;
+        fs::remove_all(path_, ec);
+    }
+    const std::string& path() const { return path_; }
+
+  private:
+    std::string path_;
+};
+
+mlt::TrainPlan plan(const std::string& local) {
+    mlt::TrainPlan p;
+    p.model = "m";
+    p.remote_dir = "/remote";
+    p.archive = "m.mltk.zip";
+    p.spec_dir = local + "/project";
+    p.local_logs = local + "/logs";
+    p.local_console = local + "/logs/console.log";
+    p.local_archive = local + "/project/m.mltk.zip";
+    p.local_state_dir = local + "/state";
+    p.wrapper.model = "m";
+    p.wrapper.train_cmd = "train";
+    p.shutdown_cmds = {"poweroff"};
+    p.compression = "none";
+    p.owner = "tester";
+    p.resume_line = "mlt ssh -h fake train m --resume";
+    p.stop_line = "mlt ssh -h fake stop m";
+    return p;
+}
+
+std::string slurp(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    std::ostringstream s;
+    s << in.rdbuf();
+    return s.str();
+}
+
+// One TrainRun against `host` over its own link.
+struct RunRig {
+    RunRig(FakeJobHost& host, mlt::TrainPlan p)
+        : link(host), run(link, host, std::move(p), rep, clock) {}
+    FakeHostConnection link;
+    ManualClock clock;
+    mlt::test::CapturingReporter rep;
+    mlt::TrainRun run;
+};
+
+// What a complete run of `run_id` leaves: one launch, one shutdown, results of this run
+// collected, the lock released, and the job's console in the local copy exactly once.
+void expect_complete(const FakeJobHost& host, const std::string& run_id, const std::string& shown,
+                     const std::string& local_console) {
+    EXPECT_EQ(host.launches, 1) << "one job, started once";
+    EXPECT_EQ(host.shutdown_runs, 1) << "shutdown_cmds once";
+    EXPECT_EQ(host.collected_run, run_id);
+    EXPECT_FALSE(host.lock_file.has_value()) << "the lock was not released";
+    EXPECT_EQ(host.console_log, "line one\nline two\nline three\n");
+    EXPECT_EQ(slurp(local_console), host.console_log);
+    EXPECT_NE(shown.find(host.console_log), std::string::npos) << shown;
+}
+
+TEST(RunInMemory, ACleanRunMakesTheseCallsAndEndsWell) {
+    LocalDir dir;
+    FakeJobHost host;
+    RunRig r(host, plan(dir.path()));
+    EXPECT_EQ(r.run.run(), 0) << r.rep.alerts;
+    EXPECT_EQ(host.calls, kCleanRun);
+    EXPECT_EQ(r.run.phase(), mlt::Phase::done);
+    EXPECT_EQ(r.rep.console, host.console_log + host.shutdown_log);
+    expect_complete(host, r.run.run_id(), r.rep.console, plan(dir.path()).local_console);
+    EXPECT_TRUE(r.rep.alerts.empty()) << r.rep.alerts;
+}
+
+struct CutPoint {
+    size_t call;  // 1-based index into kCleanRun
+    Cut mode;
+};
+
+std::string name_of(const ::testing::TestParamInfo<CutPoint>& info) {
+    static const char* modes[] = {"Before", "After", "Midway", "KilledBefore", "KilledAfter"};
+    std::string call = kCleanRun[info.param.call - 1];
+    std::replace(call.begin(), call.end(), ' ', '_');
+    char index[8];
+    std::snprintf(index, sizeof index, "%02zu", info.param.call);
+    return std::string("Call") + index + "_" + call + "_" +
+           modes[static_cast<int>(info.param.mode)];
+}
+
+std::vector<CutPoint> cut_points(std::initializer_list<Cut> modes) {
+    std::vector<CutPoint> points;
+    for (size_t k = 1; k <= kCleanRun.size(); ++k)
+        for (Cut mode : modes) points.push_back({k, mode});
+    return points;
+}
+
+// A host that fails at the cut point of the test's parameter.
+class CutPointTest : public ::testing::TestWithParam<CutPoint> {
+  protected:
+    void SetUp() override { host.cut(GetParam().call, GetParam().mode); }
+    LocalDir dir;
+    FakeJobHost host;
+};
+
+class RunInMemoryCut : public CutPointTest {};
+
+TEST_P(RunInMemoryCut, TheLinkIsBackAndTheRunCompletesAsIfNothingHappened) {
+    const CutPoint cut = GetParam();
+    RunRig r(host, plan(dir.path()));
+    ASSERT_EQ(r.run.run(), 0) << r.rep.alerts << r.rep.notices;
+    ASSERT_GE(host.calls.size(), cut.call);
+    EXPECT_EQ(host.calls[cut.call - 1], kCleanRun[cut.call - 1]) << "the cut hit another call";
+    EXPECT_EQ(r.run.reconnects(), 1);
+    EXPECT_EQ(r.link.attempts, 1);
+    EXPECT_NE(r.rep.alerts.find("link to me@fake:22 lost while "), std::string::npos)
+        << r.rep.alerts;
+    // Every byte of the job's console and of shutdown_cmds' output shown once.
+    EXPECT_EQ(r.rep.console, host.console_log + host.shutdown_log);
+    expect_complete(host, r.run.run_id(), r.rep.console, plan(dir.path()).local_console);
+}
+
+INSTANTIATE_TEST_SUITE_P(EveryCall, RunInMemoryCut,
+                         ::testing::ValuesIn(cut_points({Cut::before, Cut::after, Cut::midway})),
+                         name_of);
+
+class RunInMemoryKill : public CutPointTest {};
+
+TEST_P(RunInMemoryKill, ResumeFinishesTheRunThatWasKilled) {
+    const CutPoint cut = GetParam();
+    auto first = std::make_unique<RunRig>(host, plan(dir.path()));
+    EXPECT_THROW(first->run.run(), Killed);
+    ASSERT_EQ(host.calls.size(), cut.call);
+    EXPECT_EQ(host.calls.back(), kCleanRun[cut.call - 1]) << "the kill hit another call";
+    const std::string first_id = first->run.run_id();
+    if (!host.lock_file) {
+        // Nothing to resume: killed before the lock was taken, or after it was released.
+        const bool before_lock = cut.call == 1 && cut.mode == Cut::killed_before;
+        const bool after_release = host.calls.back() == "release" && cut.mode == Cut::killed_after;
+        EXPECT_TRUE(before_lock || after_release);
+        return;
+    }
+    host.cut_at = 0;
+    mlt::TrainPlan p = plan(dir.path());
+    p.resume = true;
+    RunRig second(host, p);
+    ASSERT_EQ(second.run.run(), 0) << second.rep.alerts << second.rep.notices;
+    EXPECT_EQ(second.run.run_id(), first_id) << "--resume continued another run";
+    // Both processes printed to the same terminal: the job's lines once in all.
+    const std::string shown = first->rep.console + second.rep.console;
+    for (const std::string line : {"line one\n", "line two\n", "line three\n"}) {
+        size_t n = 0;
+        for (size_t at = shown.find(line); at != std::string::npos; at = shown.find(line, at + 1))
+            ++n;
+        EXPECT_EQ(n, 1u) << line << " in:\n" << shown;
+    }
+    expect_complete(host, first_id, shown, p.local_console);
+}
+
+INSTANTIATE_TEST_SUITE_P(EveryCall, RunInMemoryKill,
+                         ::testing::ValuesIn(cut_points({Cut::killed_before, Cut::killed_after})),
+                         name_of);
+
+// Two runs on two hosts, driven side by side by one coordinator.
+struct TwoHosts {
+    TwoHosts() : a("a@h1:22"), b("b@h2:22") {
+        a.journal = b.journal = &journal;
+        b.script.lines = {"b one\n", "b two\n", "b three\n", "b four\n"};
+    }
+    std::vector<std::string> journal;
+    FakeJobHost a, b;
+    LocalDir dir_a, dir_b;
+};
+
+size_t position(const std::vector<std::string>& journal, const std::string& entry, int nth = 1) {
+    for (size_t i = 0; i < journal.size(); ++i)
+        if (journal[i] == entry && --nth == 0) return i;
+    return journal.size();
+}
+
+TEST(RunCoordinator, DrivesTwoRunsSideBySideAndEachCompletes) {
+    TwoHosts h;
+    h.a.cut_at = 5;  // the second follow on host a: only a reconnects
+    h.a.mode = Cut::after;
+    RunRig ra(h.a, plan(h.dir_a.path())), rb(h.b, plan(h.dir_b.path()));
+    mlt::RunCoordinator coordinator;
+    coordinator.add(ra.run);
+    coordinator.add(rb.run);
+    const auto outcomes = coordinator.run();
+    ASSERT_EQ(outcomes.size(), 2u);
+    EXPECT_EQ(outcomes[0].exit_code, 0);
+    EXPECT_EQ(outcomes[1].exit_code, 0);
+    EXPECT_FALSE(outcomes[0].error || outcomes[1].error);
+    EXPECT_EQ(ra.run.reconnects(), 1);
+    EXPECT_EQ(rb.run.reconnects(), 0);
+    // Side by side: b's job started before a's follow ended, and their follows alternate.
+    EXPECT_LT(position(h.journal, "b@h2:22: start"), position(h.journal, "a@h1:22: result"));
+    EXPECT_LT(position(h.journal, "a@h1:22: follow"), position(h.journal, "b@h2:22: follow"));
+    EXPECT_LT(position(h.journal, "b@h2:22: follow"), position(h.journal, "a@h1:22: follow", 2));
+    EXPECT_EQ(h.b.console_log, "b one\nb two\nb three\nb four\n");
+    EXPECT_EQ(rb.rep.console, h.b.console_log + h.b.shutdown_log);
+    expect_complete(h.a, ra.run.run_id(), ra.rep.console, plan(h.dir_a.path()).local_console);
+    EXPECT_EQ(h.b.launches, 1);
+    EXPECT_EQ(h.b.shutdown_runs, 1);
+    EXPECT_FALSE(h.b.lock_file.has_value());
+}
+
+TEST(RunCoordinator, ARunThatFailsForGoodDoesNotStopTheOther) {
+    TwoHosts h;
+    h.b.lock_file = FakeJobHost::Lock{"someone-else", mlt::RunPhase::running};
+    h.b.job_run_id = "someone-else";
+    h.b.started = h.b.alive = true;
+    RunRig ra(h.a, plan(h.dir_a.path())), rb(h.b, plan(h.dir_b.path()));
+    mlt::RunCoordinator coordinator;
+    coordinator.add(ra.run);
+    coordinator.add(rb.run);
+    const auto outcomes = coordinator.run();
+    EXPECT_EQ(outcomes[0].exit_code, 0);
+    ASSERT_TRUE(outcomes[1].error.has_value());
+    EXPECT_EQ(outcomes[1].error->code(), mlt::exit_code::kConflict) << outcomes[1].error->what();
+    EXPECT_EQ(outcomes[1].exit_code, mlt::exit_code::kConflict);
+    expect_complete(h.a, ra.run.run_id(), ra.rep.console, plan(h.dir_a.path()).local_console);
+    EXPECT_EQ(h.b.lock_file->run_id, "someone-else") << "the other run's lock was touched";
+    EXPECT_TRUE(h.b.alive);
+}
+
+}  // namespace
