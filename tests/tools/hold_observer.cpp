@@ -6,6 +6,7 @@
 #include <poll.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -26,7 +27,9 @@ class HoldObserver : public mlt::RunObserver {
         held_ = true;
         const std::string file = text.substr(colon + 1);
         std::ofstream(file) << ::getpid() << "\n";
-        for (int i = 0; i < 12000 && std::filesystem::exists(file); ++i) ::poll(nullptr, 0, 10);
+        const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+        while (std::filesystem::exists(file) && std::chrono::steady_clock::now() < deadline)
+            ::poll(nullptr, 0, 10);
     }
 
   private:
