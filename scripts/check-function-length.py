@@ -231,8 +231,7 @@ def main():
     args = parser.parse_args()
     files = args.files
     if not files:
-        root = subprocess.check_output(["git", "rev-parse", "--show-toplevel"], text=True).strip()
-        os.chdir(root)
+        os.chdir(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
         files = subprocess.check_output(["git", "ls-files", "*.cpp", "*.h"], text=True).split()
     count = 0
     for path in files:
