@@ -14,6 +14,7 @@ brace initialisers are no functions.
 import argparse
 import os
 import re
+import signal
 import subprocess
 import sys
 
@@ -225,6 +226,7 @@ def long_functions(path, limit):
 
 
 def main():
+    signal.signal(signal.SIGPIPE, signal.SIG_DFL)  # `| head` ends the listing quietly
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--limit", type=int, default=LIMIT)
     parser.add_argument("files", nargs="*")
