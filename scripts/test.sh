@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The README's test command, run by CI. Stages:
 #   1. install the dependencies (scripts/install-deps.sh)
-#   2. check that every C++ file is as clang-format (.clang-format) writes it
+#   2. check that every C++ file is as clang-format (.clang-format) writes it, and that no
+#      function is longer than 80 lines (scripts/check-function-length.py)
 #   3. build with gcc, warnings as errors, into ${MLT_BUILD_DIR:-build}; run every unit and
 #      integration test (the integration tests start their own sshd)
 #   4. build with clang, AddressSanitizer + UndefinedBehaviorSanitizer and the libFuzzer
@@ -55,6 +56,7 @@ format_check() {
 
 stage "install dependencies" "$root/scripts/install-deps.sh"
 stage "format check" format_check
+stage "function length check" python3 "$root/scripts/check-function-length.py"
 stage "gcc build" env MLT_BUILD_DIR="$build" "$root/scripts/build.sh" -DMLT_WERROR=ON
 stage "gcc tests" bash -c "cd '$build' && ctest --output-on-failure --parallel $jobs"
 if [ "${MLT_TEST_SANITIZE:-1}" != 0 ]; then

@@ -147,11 +147,10 @@ std::string bound_text(double value) {
     return s;
 }
 
-}  // namespace
-
-const std::vector<FieldDecl>& ssh_fields() {
+// Where and how the remote side runs: host, directory, venv, environment.
+std::vector<FieldDecl> remote_setup_fields() {
     using S = SshSettings;
-    static const std::vector<FieldDecl> kFields = {
+    return {
         text("config_path", "`~/.ssh/config`", "~/.ssh/config",
              "OpenSSH client config whose `Host` entries `-h` aliases are looked up in",
              &assign<&S::config_path>),
@@ -177,6 +176,13 @@ const std::vector<FieldDecl>& ssh_fields() {
                 "[CUDA_VISIBLE_DEVICES=0, \"RUN_NAME=first try\"]",
                 "variables exported before every remote command: `[NAME=VALUE, ...]` or a mapping",
                 &merge_environment),
+    };
+}
+
+// What a run transfers and runs, in the order of a run.
+std::vector<FieldDecl> training_fields() {
+    using S = SshSettings;
+    return {
         list("upload_files", "[dataset/*.csv, \"~/patch.txt|./patch.txt\"]",
              "files uploaded before training: globs relative to the spec dir (a wildcard "
              "skips secrets and links out of the dir, as a workspace), or `from|to`",
@@ -205,6 +211,13 @@ const std::vector<FieldDecl>& ssh_fields() {
              "local directories searched, with their subdirectories, for `MODEL.py` (before the "
              "current directory)",
              &append<&S::model_paths>),
+    };
+}
+
+// The link, syncing, the multi-node and cost settings, and the workspace transfer.
+std::vector<FieldDecl> link_and_transfer_fields() {
+    using S = SshSettings;
+    return {
         unbuilt(number("sync_every", "`0`", "0",
                        "seconds between pulls of logs and checkpoints while training; 0: only at "
                        "the end",
@@ -238,6 +251,17 @@ const std::vector<FieldDecl>& ssh_fields() {
                "without `zstd` on the remote, none (see docs/usage.md)",
                &assign<&S::compression>),
     };
+}
+
+}  // namespace
+
+const std::vector<FieldDecl>& ssh_fields() {
+    static const std::vector<FieldDecl> kFields = [] {
+        std::vector<FieldDecl> fields = remote_setup_fields();
+        for (auto group : {training_fields(), link_and_transfer_fields()})
+            fields.insert(fields.end(), group.begin(), group.end());
+        return fields;
+    }();
     return kFields;
 }
 

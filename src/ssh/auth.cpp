@@ -219,6 +219,56 @@ bool Authenticator::try_kbdint(ssh_session s, Liveness& live, bool may_ask) {
     return rc == SSH_AUTH_SUCCESS;
 }
 
+Authenticator::Method Authenticator::try_first_time(ssh_session s, Liveness& live, bool key_only,
+                                                    int methods, std::vector<std::string>& tried) {
+    if (methods & SSH_AUTH_METHOD_PUBLICKEY) {
+        if (explicit_key_) {
+            tried.push_back("publickey (" + key_path_ + ")");
+            if (try_key(s, live, explicit_key_)) return Method::key;
+        } else if (options_.allow_agent || options_.look_for_keys) {
+            tried.push_back(options_.allow_agent && options_.look_for_keys
+                                ? "publickey (agent and default keys)"
+                            : options_.allow_agent ? "publickey (agent)"
+                                                   : "publickey (default keys)");
+            if (try_agent(s, live)) return Method::agent;
+            if (try_default_keys(s, live, tried)) return Method::key;
+        }
+    }
+    if (!key_only && (methods & SSH_AUTH_METHOD_PASSWORD)) {
+        tried.push_back("password");
+        if (try_password(s, live, true)) return Method::password;
+    }
+    if (!key_only && (methods & SSH_AUTH_METHOD_INTERACTIVE)) {
+        tried.push_back("keyboard-interactive");
+        if (try_kbdint(s, live, true)) return Method::kbdint;
+    }
+    return Method::unknown;
+}
+
+Error Authenticator::first_time_failure(const std::string& display, bool key_only, int methods,
+                                        const std::vector<std::string>& tried) const {
+    // After a changed host key was accepted (StrictHostKeyChecking no), as OpenSSH: a man in
+    // the middle must not learn a password.
+    const bool withheld =
+        key_only && (methods & (SSH_AUTH_METHOD_PASSWORD | SSH_AUTH_METHOD_INTERACTIVE));
+    std::string list;
+    for (const auto& t : tried) list += (list.empty() ? "" : ", ") + t;
+    if (list.empty()) list = "nothing the server offers";
+    if (withheld) list += "; not password or keyboard-interactive, because the host key changed";
+    // A password the server would take, but none given and none could be asked.
+    const bool unasked = !key_only && !options_.password && !have_terminal() &&
+                         (methods & (SSH_AUTH_METHOD_PASSWORD | SSH_AUTH_METHOD_INTERACTIVE));
+    return Error(ErrorKind::auth, "authentication to " + display + " failed; tried: " + list,
+                 explicit_key_
+                     ? "check that " + key_path_ + ".pub is in ~/.ssh/authorized_keys on the remote"
+                 : withheld ? "use a key (-i KEY), or remove the host's old key from "
+                              "known_hosts if the new one is right"
+                 : unasked  ? "pass a key with -i KEY, or --password; no password could "
+                              "be asked: " +
+                                 no_prompt_hint()
+                           : "pass a key with -i KEY, or --password");
+}
+
 void Authenticator::authenticate(ssh_session s, Liveness& live, const std::string& display,
                                  bool key_only) {
     display_ = display;
@@ -246,64 +296,9 @@ void Authenticator::authenticate(ssh_session s, Liveness& live, const std::strin
         case Method::unknown: {
             std::vector<std::string> tried;
             const int methods = ssh_userauth_list(s, nullptr);
-            if (methods & SSH_AUTH_METHOD_PUBLICKEY) {
-                if (explicit_key_) {
-                    tried.push_back("publickey (" + key_path_ + ")");
-                    if (try_key(s, live, explicit_key_)) {
-                        method_ = Method::key;
-                        return;
-                    }
-                } else if (options_.allow_agent || options_.look_for_keys) {
-                    tried.push_back(options_.allow_agent && options_.look_for_keys
-                                        ? "publickey (agent and default keys)"
-                                    : options_.allow_agent ? "publickey (agent)"
-                                                           : "publickey (default keys)");
-                    if (try_agent(s, live)) {
-                        method_ = Method::agent;
-                        return;
-                    }
-                    if (try_default_keys(s, live, tried)) {
-                        method_ = Method::key;
-                        return;
-                    }
-                }
-            }
-            // After a changed host key was accepted (StrictHostKeyChecking no), as OpenSSH: a
-            // man in the middle must not learn a password.
-            const bool withheld =
-                key_only && (methods & (SSH_AUTH_METHOD_PASSWORD | SSH_AUTH_METHOD_INTERACTIVE));
-            if (!key_only && (methods & SSH_AUTH_METHOD_PASSWORD)) {
-                tried.push_back("password");
-                if (try_password(s, live, true)) {
-                    method_ = Method::password;
-                    return;
-                }
-            }
-            if (!key_only && (methods & SSH_AUTH_METHOD_INTERACTIVE)) {
-                tried.push_back("keyboard-interactive");
-                if (try_kbdint(s, live, true)) {
-                    method_ = Method::kbdint;
-                    return;
-                }
-            }
-            std::string list;
-            for (const auto& t : tried) list += (list.empty() ? "" : ", ") + t;
-            if (list.empty()) list = "nothing the server offers";
-            if (withheld)
-                list += "; not password or keyboard-interactive, because the host key changed";
-            // A password the server would take, but none given and none could be asked.
-            const bool unasked =
-                !key_only && !options_.password && !have_terminal() &&
-                (methods & (SSH_AUTH_METHOD_PASSWORD | SSH_AUTH_METHOD_INTERACTIVE));
-            throw Error(ErrorKind::auth, "authentication to " + display + " failed; tried: " + list,
-                        explicit_key_ ? "check that " + key_path_ +
-                                            ".pub is in ~/.ssh/authorized_keys on the remote"
-                        : withheld ? "use a key (-i KEY), or remove the host's old key from "
-                                     "known_hosts if the new one is right"
-                        : unasked  ? "pass a key with -i KEY, or --password; no password could "
-                                     "be asked: " +
-                                        no_prompt_hint()
-                                  : "pass a key with -i KEY, or --password");
+            method_ = try_first_time(s, live, key_only, methods, tried);
+            if (method_ != Method::unknown) return;
+            throw first_time_failure(display, key_only, methods, tried);
         }
     }
     throw Error(ErrorKind::auth,

@@ -248,6 +248,87 @@ void resolve_proxy(Resolved& r, const ConnectSpec& spec, const SshConfigEntry& e
                         : expand_proxy_tokens(value, tokens, origin);
 }
 
+// User, port, identity and known_hosts of `r`: the command line, then the ssh config, then
+// the settings, then OpenSSH's defaults.
+void resolve_endpoint(Resolved& r, const ConnectSpec& spec, const SshConfigEntry& entry,
+                      const std::string& ssh_dir) {
+    const auto config_user = entry.value("User").value_or("");
+    r.user = !spec.user.empty()            ? spec.user
+             : !config_user.empty()        ? config_user
+             : !spec.fallback_user.empty() ? spec.fallback_user
+                                           : local_user_name();
+    int config_port = 0;
+    if (const SshConfigValue* v = entry.first("Port"))
+        config_port = config_number(*v, "Port", 1, 65535);
+    r.port = spec.port            ? spec.port
+             : config_port        ? config_port
+             : spec.fallback_port ? spec.fallback_port
+                                  : 22;
+    const auto config_identity = entry.value("IdentityFile").value_or("");
+    r.identity = !spec.identity_file.empty()            ? expand_user(spec.identity_file)
+                 : !config_identity.empty()             ? expand_config_path(config_identity)
+                 : !spec.fallback_identity_file.empty() ? expand_user(spec.fallback_identity_file)
+                                                        : std::string();
+    const auto config_known_hosts = entry.value("UserKnownHostsFile").value_or("");
+    r.known_hosts = !spec.known_hosts_path.empty() ? expand_user(spec.known_hosts_path)
+                    : !config_known_hosts.empty()  ? expand_config_path(config_known_hosts)
+                                                   : ssh_dir + "/known_hosts";
+}
+
+void resolve_host_key_checking(Resolved& r, const ConnectSpec& spec, const SshConfigEntry& entry) {
+    // libssh reads StrictHostKeyChecking but cannot report it back (and ignores accept-new).
+    r.checking = spec.fallback_host_key_checking;
+    if (spec.host_key_checking) {
+        r.checking = *spec.host_key_checking;
+    } else if (const SshConfigValue* v = entry.first("StrictHostKeyChecking")) {
+        auto mode = parse_host_key_checking(v->args.front());
+        if (!mode)
+            throw config_error("StrictHostKeyChecking " + v->args.front() + " at " + v->where() +
+                                   " is not supported",
+                               "use yes, accept-new or no");
+        r.checking = *mode;
+    }
+}
+
+void resolve_liveness(Resolved& r, const ConnectSpec& spec, const SshConfigEntry& entry) {
+    // libssh ignores these two: mlt sends the keepalives itself (Liveness).
+    const auto config_or = [&](const std::optional<int>& given, const char* keyword, int lo,
+                               int hi) -> std::optional<int> {
+        if (given) return given;
+        if (const SshConfigValue* v = entry.first(keyword))
+            return config_number(*v, keyword, lo, hi);
+        return std::nullopt;
+    };
+    r.alive_interval_s =
+        config_or(spec.alive_interval_s, "ServerAliveInterval", 0, 86400).value_or(10);
+    r.alive_count_max = config_or(spec.alive_count_max, "ServerAliveCountMax", 0, 1000).value_or(2);
+    const int fallback_timeout =
+        spec.fallback_connect_timeout_s > 0 ? spec.fallback_connect_timeout_s : 15;
+    r.connect_timeout_s =
+        config_or(spec.connect_timeout_s, "ConnectTimeout", 1, 86400).value_or(fallback_timeout);
+}
+
+void set_ciphers(ssh_session raw, const ConnectSpec& spec, const SshConfigEntry& entry) {
+    // Ciphers: -o, then the ssh config's, then mlt's order.
+    std::string ciphers = spec.ciphers;
+    std::string ciphers_from = "-o Ciphers";
+    if (ciphers.empty()) {
+        if (const SshConfigValue* v = entry.first("Ciphers")) {
+            ciphers = v->args.front();
+            ciphers_from = "Ciphers at " + v->where();
+        } else {
+            ciphers = preferred_ciphers();
+        }
+    }
+    if (!ciphers.empty()) {
+        if (ssh_options_set(raw, SSH_OPTIONS_CIPHERS_C_S, ciphers.c_str()) != SSH_OK ||
+            ssh_options_set(raw, SSH_OPTIONS_CIPHERS_S_C, ciphers.c_str()) != SSH_OK)
+            throw config_error("unsupported Ciphers list '" + ciphers + "' (" + ciphers_from +
+                                   "): " + last_error(raw),
+                               "name ciphers that libssh knows, e.g. aes128-gcm@openssh.com");
+    }
+}
+
 }  // namespace
 
 Resolved configure(ssh_session raw, const ConnectSpec& spec) {
@@ -271,55 +352,9 @@ Resolved configure(ssh_session raw, const ConnectSpec& spec) {
     for (const auto& [keyword, v] : entry.keywords())
         if (!is_read_keyword(keyword)) r.unused_config.push_back(v->where() + " " + keyword);
 
-    const auto config_user = entry.value("User").value_or("");
-    r.user = !spec.user.empty()            ? spec.user
-             : !config_user.empty()        ? config_user
-             : !spec.fallback_user.empty() ? spec.fallback_user
-                                           : local_user_name();
-    int config_port = 0;
-    if (const SshConfigValue* v = entry.first("Port"))
-        config_port = config_number(*v, "Port", 1, 65535);
-    r.port = spec.port            ? spec.port
-             : config_port        ? config_port
-             : spec.fallback_port ? spec.fallback_port
-                                  : 22;
-    const auto config_identity = entry.value("IdentityFile").value_or("");
-    r.identity = !spec.identity_file.empty()            ? expand_user(spec.identity_file)
-                 : !config_identity.empty()             ? expand_config_path(config_identity)
-                 : !spec.fallback_identity_file.empty() ? expand_user(spec.fallback_identity_file)
-                                                        : std::string();
-    const auto config_known_hosts = entry.value("UserKnownHostsFile").value_or("");
-    r.known_hosts = !spec.known_hosts_path.empty() ? expand_user(spec.known_hosts_path)
-                    : !config_known_hosts.empty()  ? expand_config_path(config_known_hosts)
-                                                   : ssh_dir + "/known_hosts";
-
-    // libssh reads StrictHostKeyChecking but cannot report it back (and ignores accept-new).
-    r.checking = spec.fallback_host_key_checking;
-    if (spec.host_key_checking) {
-        r.checking = *spec.host_key_checking;
-    } else if (const SshConfigValue* v = entry.first("StrictHostKeyChecking")) {
-        auto mode = parse_host_key_checking(v->args.front());
-        if (!mode)
-            throw config_error("StrictHostKeyChecking " + v->args.front() + " at " + v->where() +
-                                   " is not supported",
-                               "use yes, accept-new or no");
-        r.checking = *mode;
-    }
-    // libssh ignores these two: mlt sends the keepalives itself (Liveness).
-    const auto config_or = [&](const std::optional<int>& given, const char* keyword, int lo,
-                               int hi) -> std::optional<int> {
-        if (given) return given;
-        if (const SshConfigValue* v = entry.first(keyword))
-            return config_number(*v, keyword, lo, hi);
-        return std::nullopt;
-    };
-    r.alive_interval_s =
-        config_or(spec.alive_interval_s, "ServerAliveInterval", 0, 86400).value_or(10);
-    r.alive_count_max = config_or(spec.alive_count_max, "ServerAliveCountMax", 0, 1000).value_or(2);
-    const int fallback_timeout =
-        spec.fallback_connect_timeout_s > 0 ? spec.fallback_connect_timeout_s : 15;
-    r.connect_timeout_s =
-        config_or(spec.connect_timeout_s, "ConnectTimeout", 1, 86400).value_or(fallback_timeout);
+    resolve_endpoint(r, spec, entry, ssh_dir);
+    resolve_host_key_checking(r, spec, entry);
+    resolve_liveness(r, spec, entry);
 
     set_option(raw, SSH_OPTIONS_USER, r.user.c_str(), "user", r.user);
     set_option(raw, SSH_OPTIONS_PORT, &r.port, "port", std::to_string(r.port));
@@ -330,24 +365,7 @@ Resolved configure(ssh_session raw, const ConnectSpec& spec) {
     set_option(raw, SSH_OPTIONS_STRICTHOSTKEYCHECK, &strict, "strict host key checking", "1");
     forward_config(raw, entry);
     resolve_proxy(r, spec, entry);
-    // Ciphers: -o, then the ssh config's, then mlt's order.
-    std::string ciphers = spec.ciphers;
-    std::string ciphers_from = "-o Ciphers";
-    if (ciphers.empty()) {
-        if (const SshConfigValue* v = entry.first("Ciphers")) {
-            ciphers = v->args.front();
-            ciphers_from = "Ciphers at " + v->where();
-        } else {
-            ciphers = preferred_ciphers();
-        }
-    }
-    if (!ciphers.empty()) {
-        if (ssh_options_set(raw, SSH_OPTIONS_CIPHERS_C_S, ciphers.c_str()) != SSH_OK ||
-            ssh_options_set(raw, SSH_OPTIONS_CIPHERS_S_C, ciphers.c_str()) != SSH_OK)
-            throw config_error("unsupported Ciphers list '" + ciphers + "' (" + ciphers_from +
-                                   "): " + last_error(raw),
-                               "name ciphers that libssh knows, e.g. aes128-gcm@openssh.com");
-    }
+    set_ciphers(raw, spec, entry);
     int nodelay = 1;
     set_option(raw, SSH_OPTIONS_NODELAY, &nodelay, "nodelay", "1");
     long timeout = r.connect_timeout_s;

@@ -114,6 +114,41 @@ std::string frame_end(const ControlShell& shell, uint64_t serial) {
     return "printf '%s %d\\n' " + mark + " \"$?\"; printf '%s 0\\n' " + mark + " >&2\n";
 }
 
+// The text that runs `command` as frame `serial` of the control shell. The command runs in a
+// subshell, so `cd`, `exit` and `exec` stay inside it; its stdin is the given input or
+// /dev/null, never the frames that follow. The newline before `)` ends a trailing comment.
+std::string command_frame(const ControlShell& shell, uint64_t serial, const std::string& command,
+                          std::string_view input) {
+    std::string text;
+    if (input.empty())
+        text += "( " + command + "\n) </dev/null\n";
+    else
+        text += "printf " + printf_literal(input) + " | ( " + command + "\n)\n";
+    return text + frame_end(shell, serial);
+}
+
+// Reads the channel into `out` and `err` until both have seen the end of their frame (true),
+// or until the channel ended first (false: sh itself ended). Throws when nothing came in
+// before `deadline`, which each read that brings bytes moves on.
+bool read_frame(ssh_session s, Liveness& live, ssh_channel ch, const std::string& display,
+                std::vector<char>& buf, std::chrono::steady_clock::time_point& deadline,
+                FrameStream& out, FrameStream& err) {
+    const OutputSink to_out = [&](std::string_view d) { out.feed(d.data(), d.size()); };
+    const OutputSink to_err = [&](std::string_view d) { err.feed(d.data(), d.size()); };
+    while (!out.done() || !err.done()) {
+        const auto now = std::chrono::steady_clock::now();
+        if (now > deadline)
+            throw remote_error("a command of mlt on " + display + " sent nothing for " +
+                                   std::to_string(kFrameDeadline.count()) + " s",
+                               "look at the remote host (a hung disk or mount?); run with -v");
+        size_t got = 0;
+        const bool drained = read_turn(s, live, ch, buf, kPollMs, to_out, to_err, display, &got);
+        if (got > 0) deadline = now + kFrameDeadline;  // a long pull is no hang
+        if (drained) return false;
+    }
+    return true;
+}
+
 // A server that runs no `sh` may still run other commands (a ForceCommand that picks the
 // ones it allows). An account that runs none (nologin as its shell or as the ForceCommand)
 // would fail every command with the server's words on stdout, where they would pass for the
@@ -160,14 +195,7 @@ ExecResult Session::shell(const std::string& command, std::string_view input,
     }
     const uint64_t serial = ++sh.serial;
     spdlog::trace("shell on {}: {}", impl_->display, command);
-    // The command runs in a subshell, so `cd`, `exit` and `exec` stay inside it; its stdin
-    // is the given input or /dev/null, never the frames that follow. The newline before `)`
-    // ends a trailing comment.
-    if (input.empty())
-        text += "( " + command + "\n) </dev/null\n";
-    else
-        text += "printf " + printf_literal(input) + " | ( " + command + "\n)\n";
-    text += frame_end(sh, serial);
+    text += command_frame(sh, serial, command, input);
 
     ssh_channel ch = sh.channel.get();
     // The login shell did not run `sh` (a ForceCommand, a restricted shell): nothing of ours
@@ -203,20 +231,7 @@ ExecResult Session::shell(const std::string& command, std::string_view input,
             const uint64_t n = ready_frame ? 0 : serial;
             out.start(marker_prefix(sh, n), ready_frame ? &keep_login : &on_stdout);
             err.start(marker_prefix(sh, n), ready_frame ? &keep_login : &on_stderr);
-            const OutputSink to_out = [&](std::string_view d) { out.feed(d.data(), d.size()); };
-            const OutputSink to_err = [&](std::string_view d) { err.feed(d.data(), d.size()); };
-            while (!out.done() || !err.done()) {
-                const auto now = std::chrono::steady_clock::now();
-                if (now > deadline)
-                    throw remote_error(
-                        "a command of mlt on " + impl_->display + " sent nothing for " +
-                            std::to_string(kFrameDeadline.count()) + " s",
-                        "look at the remote host (a hung disk or mount?); run with -v");
-                size_t got = 0;
-                const bool drained = read_turn(s, impl_->live, ch, buf, kPollMs, to_out, to_err,
-                                               impl_->display, &got);
-                if (got > 0) deadline = now + kFrameDeadline;  // a long pull is no hang
-                if (!drained) continue;
+            if (!read_frame(s, impl_->live, ch, impl_->display, buf, deadline, out, err)) {
                 if (ready_frame) return without_shell(login_said);
                 // sh itself ended, e.g. on a syntax error; report it as exec would.
                 ExecResult result;

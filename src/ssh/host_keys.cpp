@@ -110,18 +110,27 @@ std::string removal_command(const Resolved& r) {
 
 }  // namespace
 
-HostKeyVerdict verify_host_key(ssh_session s, const Resolved& r, bool first) {
+namespace {
+
+// What the user's known_hosts and the system's say about the server's key.
+struct KnownHostsLookup {
+    KnownHostsCheck check;
+    std::string path;                                                // the file `check` comes from
+    std::vector<std::pair<std::string, UnreadableLine>> unreadable;  // with their files
+};
+
+// The user's file, then the system's (/etc/ssh/ssh_known_hosts unless the config names
+// another), as ssh reads both: a key in either is known; a line with another key in either
+// means changed.
+KnownHostsLookup look_up_host_key(ssh_session s, const Resolved& r) {
     const std::string& host_port = r.host_port;
     const std::string& known_hosts_path = r.known_hosts;
-    std::string key_type;
-    const std::string fingerprint = server_fingerprint(s, &key_type);
-    // The user's file, then the system's (/etc/ssh/ssh_known_hosts unless the config names
-    // another), as ssh reads both: a key in either is known; a line with another key in
-    // either means changed.
     const KeyPtr key = server_key(s);  // read once for both files
-    KnownHostsCheck check = read_known_hosts(key.get(), known_hosts_path, host_port);
-    std::string check_path = known_hosts_path;
-    std::vector<std::pair<std::string, UnreadableLine>> unreadable;
+    KnownHostsLookup found{
+        read_known_hosts(key.get(), known_hosts_path, host_port), known_hosts_path, {}};
+    KnownHostsCheck& check = found.check;
+    std::string& check_path = found.path;
+    auto& unreadable = found.unreadable;
     for (const UnreadableLine& bad : check.unreadable) unreadable.emplace_back(check_path, bad);
     const std::string global_path = global_known_hosts(s);
     if (!global_path.empty() && global_path != known_hosts_path) {
@@ -147,49 +156,46 @@ HostKeyVerdict verify_host_key(ssh_session s, const Resolved& r, bool first) {
             spdlog::debug("{}", e.what());
         }
     }
-    if (check.revoked_line != 0)
-        throw host_key_error(
-            "host key of " + host_port + " (" + key_type + " " + fingerprint +
-                ") is marked @revoked in " + check_path + ":" + std::to_string(check.revoked_line),
-            "the server uses a revoked key: do not connect; ask its administrator");
-    // On a reconnect the first connection's warning stands; the key is the same (Connector).
-    const auto warn = [first](const std::string& text) {
-        if (first)
-            spdlog::warn("{}", text);
-        else
-            spdlog::debug("{}", text);
-    };
-    for (const auto& [path, bad] : unreadable)
-        warn("known_hosts line " + path + ":" + std::to_string(bad.line) + " for " + host_port +
-             " cannot be read (" + bad.why + "); skipped, as ssh skips it");
-    switch (check.match) {
-        case KnownHostsMatch::known:
-            spdlog::debug("host key {} {} matches {}:{}", key_type, fingerprint, check_path,
-                          check.line);
-            return HostKeyVerdict::known;
-        case KnownHostsMatch::changed:
-        case KnownHostsMatch::other: {
-            const std::string where = check_path + ":" + std::to_string(check.line);
-            if (r.checking == HostKeyChecking::no) {
-                // As OpenSSH: connect, but a man in the middle must not get a password.
-                warn("host key of " + host_port + " has CHANGED (now " + key_type + " " +
-                     fingerprint + "; " + where +
-                     " has another); connecting anyway as StrictHostKeyChecking is no, with key "
-                     "authentication only (no password or keyboard-interactive); " +
-                     known_hosts_path + " is left as it is");
-                return HostKeyVerdict::changed;
-            }
-            throw host_key_error(
-                "host key for " + host_port + " has CHANGED (now " + key_type + " " + fingerprint +
-                    "); the old key is at " + where,
-                "if the host was reinstalled or replaced, remove the old key and connect again: " +
-                    removal_command(r) +
-                    "; for cloud hosts that reuse addresses, host_key_checking: no (or -o "
-                    "StrictHostKeyChecking=no) accepts a changed key with a warning");
-        }
-        case KnownHostsMatch::unknown:
-            break;
+    return found;
+}
+
+// On a reconnect the first connection's warning stands; the key is the same (Connector).
+void warn_on_first(bool first, const std::string& text) {
+    if (first)
+        spdlog::warn("{}", text);
+    else
+        spdlog::debug("{}", text);
+}
+
+// The server's key differs from the one `where` holds: refused, unless checking is off.
+HostKeyVerdict on_changed_key(const Resolved& r, const std::string& where,
+                              const std::string& key_type, const std::string& fingerprint,
+                              bool first) {
+    const std::string& host_port = r.host_port;
+    if (r.checking == HostKeyChecking::no) {
+        // As OpenSSH: connect, but a man in the middle must not get a password.
+        warn_on_first(first, "host key of " + host_port + " has CHANGED (now " + key_type + " " +
+                                 fingerprint + "; " + where +
+                                 " has another); connecting anyway as StrictHostKeyChecking is "
+                                 "no, with key authentication only (no password or "
+                                 "keyboard-interactive); " +
+                                 r.known_hosts + " is left as it is");
+        return HostKeyVerdict::changed;
     }
+    throw host_key_error(
+        "host key for " + host_port + " has CHANGED (now " + key_type + " " + fingerprint +
+            "); the old key is at " + where,
+        "if the host was reinstalled or replaced, remove the old key and connect again: " +
+            removal_command(r) +
+            "; for cloud hosts that reuse addresses, host_key_checking: no (or -o "
+            "StrictHostKeyChecking=no) accepts a changed key with a warning");
+}
+
+// No known_hosts line names the host: as host_key_checking says.
+HostKeyVerdict on_unknown_key(ssh_session s, const Resolved& r, const std::string& key_type,
+                              const std::string& fingerprint, bool first) {
+    const std::string& host_port = r.host_port;
+    const std::string& known_hosts_path = r.known_hosts;
     switch (r.checking) {
         case HostKeyChecking::yes:
             throw host_key_error("host key of " + host_port + " is unknown (" + key_type + " " +
@@ -198,8 +204,8 @@ HostKeyVerdict verify_host_key(ssh_session s, const Resolved& r, bool first) {
                                  "-o StrictHostKeyChecking=accept-new or to " +
                                      known_hosts_path);
         case HostKeyChecking::no:
-            warn("host key of " + host_port + " is not verified (" + key_type + " " + fingerprint +
-                 "); not recorded");
+            warn_on_first(first, "host key of " + host_port + " is not verified (" + key_type +
+                                     " " + fingerprint + "); not recorded");
             return HostKeyVerdict::unverified;
         case HostKeyChecking::accept_new:
             if (ssh_session_update_known_hosts(s) != SSH_OK)
@@ -211,6 +217,38 @@ HostKeyVerdict verify_host_key(ssh_session s, const Resolved& r, bool first) {
             return HostKeyVerdict::recorded;
     }
     return HostKeyVerdict::known;
+}
+
+}  // namespace
+
+HostKeyVerdict verify_host_key(ssh_session s, const Resolved& r, bool first) {
+    const std::string& host_port = r.host_port;
+    std::string key_type;
+    const std::string fingerprint = server_fingerprint(s, &key_type);
+    const KnownHostsLookup found = look_up_host_key(s, r);
+    const KnownHostsCheck& check = found.check;
+    if (check.revoked_line != 0)
+        throw host_key_error(
+            "host key of " + host_port + " (" + key_type + " " + fingerprint +
+                ") is marked @revoked in " + found.path + ":" + std::to_string(check.revoked_line),
+            "the server uses a revoked key: do not connect; ask its administrator");
+    for (const auto& [path, bad] : found.unreadable)
+        warn_on_first(first, "known_hosts line " + path + ":" + std::to_string(bad.line) + " for " +
+                                 host_port + " cannot be read (" + bad.why +
+                                 "); skipped, as ssh skips it");
+    switch (check.match) {
+        case KnownHostsMatch::known:
+            spdlog::debug("host key {} {} matches {}:{}", key_type, fingerprint, found.path,
+                          check.line);
+            return HostKeyVerdict::known;
+        case KnownHostsMatch::changed:
+        case KnownHostsMatch::other:
+            return on_changed_key(r, found.path + ":" + std::to_string(check.line), key_type,
+                                  fingerprint, first);
+        case KnownHostsMatch::unknown:
+            break;
+    }
+    return on_unknown_key(s, r, key_type, fingerprint, first);
 }
 
 }  // namespace mlt::ssh_detail

@@ -199,6 +199,13 @@ class Authenticator {
     bool try_default_keys(ssh_session s, Liveness& live, std::vector<std::string>& tried);
     bool try_password(ssh_session s, Liveness& live, bool may_ask);
     bool try_kbdint(ssh_session s, Liveness& live, bool may_ask);
+    // The first authentication: every method the server offers (`methods`) and the options
+    // allow, in order; the one that worked, else Method::unknown. Adds each tried to `tried`.
+    Method try_first_time(ssh_session s, Liveness& live, bool key_only, int methods,
+                          std::vector<std::string>& tried);
+    // The error for a first authentication in which nothing of `tried` worked.
+    Error first_time_failure(const std::string& display, bool key_only, int methods,
+                             const std::vector<std::string>& tried) const;
 
     KeyPtr explicit_key_;
     std::string key_path_;

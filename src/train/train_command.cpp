@@ -132,94 +132,96 @@ void check_local_clean_target(const RunContext& c, const std::string& workspace)
                            "--clean");
 }
 
-// The uploads, grouped by remote base directory, all checked locally before any remote
-// action: a missing file is an error before anything is sent.
-std::map<std::string, std::vector<UploadItem>> plan_uploads(const RunContext& c,
-                                                            const std::string& workspace) {
-    std::map<std::string, std::vector<UploadItem>> plan;
-    auto& in_dir = plan[c.target.remote_dir];
-    in_dir.push_back({c.model.spec_path, c.model.spec_file});
-    // What the globs left out (workspace rules), named once for all entries. Relative to
-    // the spec dir, or the directory a `from|to` entry names.
-    std::vector<std::string> skipped;
-    // The model's sidecar settings with a password in them go only where an entry names
-    // them: never with a workspace, a glob or a directory.
-    const std::string sidecar = model_settings_path_for(c.model.spec_path);
-    const bool secret_sidecar = !c.model.spec_path.empty() && settings_file_holds_secret(sidecar);
-    const auto without_sidecar = [&](std::vector<UploadItem> items, const std::string& shown_base) {
-        if (!secret_sidecar) return items;
+// What the globs left out (workspace rules) is named in `skipped`, once for all entries:
+// relative to the spec dir, or the directory a `from|to` entry names. The model's sidecar
+// settings with a password in them go only where an entry names them: never with a
+// workspace, a glob or a directory.
+class SidecarFilter {
+  public:
+    SidecarFilter(const std::string& spec_path, std::vector<std::string>& skipped)
+        : sidecar_(model_settings_path_for(spec_path)),
+          secret_(!spec_path.empty() && settings_file_holds_secret(sidecar_)),
+          skipped_(skipped) {}
+
+    // `items` without the secret sidecar, which is added to the skipped as `shown_base` + path.
+    std::vector<UploadItem> operator()(std::vector<UploadItem> items,
+                                       const std::string& shown_base) const {
+        if (!secret_) return items;
         std::error_code ec;
         for (auto it = items.begin(); it != items.end();) {
-            if (!fs::equivalent(it->local_path, sidecar, ec)) {
+            if (!fs::equivalent(it->local_path, sidecar_, ec)) {
                 ++it;
                 continue;
             }
-            skipped.push_back(shown_base + it->remote_path);
+            skipped_.push_back(shown_base + it->remote_path);
             it = items.erase(it);
         }
         return items;
-    };
-    if (!workspace.empty()) {
-        auto items = without_sidecar(collect_workspace(workspace), workspace + "/");
-        reporter().notice("workspace " + workspace + ": " + std::to_string(items.size()) +
-                          " file(s)");
-        in_dir.insert(in_dir.end(), items.begin(), items.end());
     }
-    for (const auto& entry : c.settings.upload_files) {
-        TransferSpec spec = parse_transfer_spec(entry, TransferDirection::upload);
-        if (spec.is_glob) {
-            // A glob may start above the spec dir (`../common/*.py`, as in MLTK): its files go
-            // to the same place above the remote dir.
-            std::string pattern = fs::path(spec.from).lexically_normal().generic_string();
-            std::string up;
-            while (pattern.rfind("../", 0) == 0) {
-                up += "../";
-                pattern.erase(0, 3);
-            }
-            if (pattern.empty() || pattern == ".." || pattern.find("/../") != std::string::npos)
-                throw config_error("upload_files: '" + entry + "' names no files below a directory",
-                                   "write a glob such as '../common/*.py'");
-            const std::string local_base = c.model.spec_dir + (up.empty() ? "" : "/" + up);
-            std::vector<std::string> left_out;
-            auto items = without_sidecar(expand_local_glob(local_base, pattern, &left_out), up);
-            for (const auto& path : left_out) skipped.push_back(up + path);
-            if (items.empty())
-                spdlog::warn("upload_files: '{}' matches no file in {}", entry, c.model.spec_dir);
-            auto& target =
-                up.empty() ? in_dir : plan[c.target.remote_dir + "/" + up.substr(0, up.size() - 1)];
-            target.insert(target.end(), items.begin(), items.end());
-            continue;
+
+  private:
+    std::string sidecar_;
+    bool secret_;
+    std::vector<std::string>& skipped_;
+};
+
+// Adds the files of the upload_files glob `entry` to `plan`, what it left out to `skipped`.
+// A glob may start above the spec dir (`../common/*.py`, as in MLTK): its files go to the
+// same place above the remote dir.
+void plan_glob_upload(std::map<std::string, std::vector<UploadItem>>& plan, const RunContext& c,
+                      const std::string& entry, const TransferSpec& spec,
+                      const SidecarFilter& without_sidecar, std::vector<std::string>& skipped) {
+    std::string pattern = fs::path(spec.from).lexically_normal().generic_string();
+    std::string up;
+    while (pattern.rfind("../", 0) == 0) {
+        up += "../";
+        pattern.erase(0, 3);
+    }
+    if (pattern.empty() || pattern == ".." || pattern.find("/../") != std::string::npos)
+        throw config_error("upload_files: '" + entry + "' names no files below a directory",
+                           "write a glob such as '../common/*.py'");
+    const std::string local_base = c.model.spec_dir + (up.empty() ? "" : "/" + up);
+    std::vector<std::string> left_out;
+    auto items = without_sidecar(expand_local_glob(local_base, pattern, &left_out), up);
+    for (const auto& path : left_out) skipped.push_back(up + path);
+    if (items.empty())
+        spdlog::warn("upload_files: '{}' matches no file in {}", entry, c.model.spec_dir);
+    auto& target = plan[up.empty() ? c.target.remote_dir
+                                   : c.target.remote_dir + "/" + up.substr(0, up.size() - 1)];
+    target.insert(target.end(), items.begin(), items.end());
+}
+
+// Adds the file or directory of the upload_files entry `from|to` (or a plain path) to `plan`,
+// what it left out to `skipped`; throws when it does not exist.
+void plan_path_upload(std::map<std::string, std::vector<UploadItem>>& plan, const RunContext& c,
+                      const std::string& entry, const TransferSpec& spec,
+                      const SidecarFilter& without_sidecar, std::vector<std::string>& skipped) {
+    // `$VAR` in a local path: the local environment's, as MLTK expands it.
+    const std::string from = local_path_in(c.model.spec_dir, expand_env_vars(spec.from));
+    const std::string to = remote_path_in(c.target.remote_dir, spec.to);
+    const std::string base = fs::path(to).parent_path().string();
+    const std::string name = fs::path(to).filename().string();
+    if (fs::is_directory(from)) {
+        std::vector<std::string> left_out;
+        for (auto& item : without_sidecar(expand_local_glob(from, "**", &left_out), from + "/")) {
+            item.remote_path = name + "/" + item.remote_path;
+            plan[base].push_back(item);
         }
-        // `$VAR` in a local path: the local environment's, as MLTK expands it.
-        const std::string from = local_path_in(c.model.spec_dir, expand_env_vars(spec.from));
-        const std::string to = remote_path_in(c.target.remote_dir, spec.to);
-        const std::string base = fs::path(to).parent_path().string();
-        const std::string name = fs::path(to).filename().string();
-        if (fs::is_directory(from)) {
-            std::vector<std::string> left_out;
-            for (auto& item :
-                 without_sidecar(expand_local_glob(from, "**", &left_out), from + "/")) {
-                item.remote_path = name + "/" + item.remote_path;
-                plan[base].push_back(item);
-            }
-            for (const auto& path : left_out) skipped.push_back(from + "/" + path);
-        } else if (fs::is_regular_file(from)) {
-            plan[base].push_back({from, name});
-        } else {
-            throw config_error("upload_files: " + from + " (from '" + entry + "') not found",
-                               "fix the path or remove the entry");
-        }
+        for (const auto& path : left_out) skipped.push_back(from + "/" + path);
+    } else if (fs::is_regular_file(from)) {
+        plan[base].push_back({from, name});
+    } else {
+        throw config_error("upload_files: " + from + " (from '" + entry + "') not found",
+                           "fix the path or remove the entry");
     }
-    if (!skipped.empty()) {
-        spdlog::warn(
-            "upload_files: not sending {} file(s) that look like secrets or link out of their "
-            "directory: {} (to send one, name it as 'from|to')",
-            skipped.size(), names_in_brief(skipped));
-    }
-    // One remote path, one file: the first source wins (the spec, then the workspace, then
-    // upload_files), so a spec inside the workspace is not sent twice.
-    // The archive is the run's output: an uploaded copy (a workspace holding the last one
-    // that came home) would be taken for this run's result if the training wrote none.
+}
+
+// One remote path, one file: the first source wins (the spec, then the workspace, then
+// upload_files), so a spec inside the workspace is not sent twice.
+// The archive is the run's output: an uploaded copy (a workspace holding the last one
+// that came home) would be taken for this run's result if the training wrote none.
+void drop_repeated_uploads(std::map<std::string, std::vector<UploadItem>>& plan,
+                           const RunContext& c) {
     for (auto& [base, items] : plan) {
         std::set<std::string> seen;
         if (base == c.target.remote_dir) seen.insert(c.archive);
@@ -228,6 +230,37 @@ std::map<std::string, std::vector<UploadItem>> plan_uploads(const RunContext& c,
                            [&](const UploadItem& i) { return !seen.insert(i.remote_path).second; }),
             items.end());
     }
+}
+
+// The uploads, grouped by remote base directory, all checked locally before any remote
+// action: a missing file is an error before anything is sent.
+std::map<std::string, std::vector<UploadItem>> plan_uploads(const RunContext& c,
+                                                            const std::string& workspace) {
+    std::map<std::string, std::vector<UploadItem>> plan;
+    auto& in_dir = plan[c.target.remote_dir];
+    in_dir.push_back({c.model.spec_path, c.model.spec_file});
+    std::vector<std::string> skipped;
+    const SidecarFilter without_sidecar(c.model.spec_path, skipped);
+    if (!workspace.empty()) {
+        auto items = without_sidecar(collect_workspace(workspace), workspace + "/");
+        reporter().notice("workspace " + workspace + ": " + std::to_string(items.size()) +
+                          " file(s)");
+        in_dir.insert(in_dir.end(), items.begin(), items.end());
+    }
+    for (const auto& entry : c.settings.upload_files) {
+        TransferSpec spec = parse_transfer_spec(entry, TransferDirection::upload);
+        if (spec.is_glob)
+            plan_glob_upload(plan, c, entry, spec, without_sidecar, skipped);
+        else
+            plan_path_upload(plan, c, entry, spec, without_sidecar, skipped);
+    }
+    if (!skipped.empty()) {
+        spdlog::warn(
+            "upload_files: not sending {} file(s) that look like secrets or link out of their "
+            "directory: {} (to send one, name it as 'from|to')",
+            skipped.size(), names_in_brief(skipped));
+    }
+    drop_repeated_uploads(plan, c);
     return plan;
 }
 

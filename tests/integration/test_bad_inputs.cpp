@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <filesystem>
 #include <functional>
+#include <iterator>
 #include <map>
 #include <ostream>
 #include <string>
@@ -151,11 +152,10 @@ std::vector<std::string> train_with(std::vector<std::string> tail) {
     return args;
 }
 
-std::vector<BadInput> catalogue() {
+// The user settings file: its syntax, shape, size and path.
+std::vector<BadInput> catalogue_settings_file() {
     const int u = kExitUsage;
     std::vector<BadInput> c;
-
-    // --- the user settings file ---
     c.push_back(BadInput("SettingsYamlSyntax", kStatus, u, {"@SETTINGS@:", "malformed YAML"})
                     .with_settings(kSettings + "  upload_files: [unclosed\n"));
     c.push_back(BadInput("SettingsTopLevelList", kStatus, u,
@@ -186,8 +186,13 @@ std::vector<BadInput> catalogue() {
                          {"@HOME@/no_such_settings.yaml", "MLTK_USER_SETTINGS_PATH"})
                     .with_settings(kNoFile)
                     .with_env("MLTK_USER_SETTINGS_PATH", "@HOME@/no_such_settings.yaml"));
+    return c;
+}
 
-    // --- numbers in the settings ---
+// Numbers and paths in the settings file.
+std::vector<BadInput> catalogue_settings_values() {
+    const int u = kExitUsage;
+    std::vector<BadInput> c;
     for (const auto& [name, port] :
          std::vector<std::pair<std::string, std::string>>{{"Zero", "0"},
                                                           {"TooBig", "65536"},
@@ -244,8 +249,13 @@ std::vector<BadInput> catalogue() {
     c.push_back(BadInput("SettingsCleanRemoteLogDirRoot", train_with({"--clean"}), u,
                          {"remote_log_dir '/' is / on the remote"})
                     .with_settings(kSettings + "  remote_log_dir: /\n"));
+    return c;
+}
 
-    // --- the sidecar <stem>.ssh.yaml ---
+// The sidecar <stem>.ssh.yaml and the SshMixin literals of the spec.
+std::vector<BadInput> catalogue_sidecar_and_spec() {
+    const int u = kExitUsage;
+    std::vector<BadInput> c;
     c.push_back(
         BadInput("SidecarYamlSyntax", kTrain, u, {"@PROJECT@/m.ssh.yaml:2:", "malformed YAML"})
             .with_sidecar("ssh:\n  upload_files: {a: [}\n"));
@@ -272,8 +282,13 @@ std::vector<BadInput> catalogue() {
     c.push_back(BadInput("SpecEnvironmentBadName", kTrain, u,
                          {"@PROJECT@/m.py:", "'A B' is not a valid variable name"})
                     .with_spec("my_model.ssh_environment = {'A B': 'x'}\n"));
+    return c;
+}
 
-    // --- host specs ---
+// Host specs, ports and numbers on the command line.
+std::vector<BadInput> catalogue_hosts_and_numbers() {
+    const int u = kExitUsage;
+    std::vector<BadInput> c;
     for (const auto& [name, host, what] :
          std::vector<std::tuple<std::string, std::string, std::string>>{
              {"UserOnly", "user@", "empty host name"},
@@ -334,8 +349,13 @@ std::vector<BadInput> catalogue() {
                          {"--reconnect-timeout", "604801"}));
     c.push_back(BadInput("KeygenLengthHex", {"ssh-keygen", "bad", "-t", "rsa", "-l", "0x800"}, u,
                          {"0x800"}));
+    return c;
+}
 
-    // --- flags ---
+// Unknown, misplaced, unbuilt and misspelt flags; missing commands.
+std::vector<BadInput> catalogue_flags() {
+    const int u = kExitUsage;
+    std::vector<BadInput> c;
     c.push_back(BadInput("UnknownFlagBeforeCommand", ssh_then({"--bogus"}), u, {"--bogus"}));
     c.push_back(BadInput("UnknownFlagBeforeModel", {"ssh", "train", "--bogus", "m"}, u,
                          {"unknown option --bogus before MODEL"}));
@@ -375,6 +395,13 @@ std::vector<BadInput> catalogue() {
             .with_sidecar("ssh:\n  nodes: {master_port: 1234}\n"));
     c.push_back(BadInput("SshWithoutCommand", {"ssh"}, u, {"mlt ssh needs a COMMAND"}));
     c.push_back(BadInput("UnknownCommand", {"ssh", "rm", "-rf"}, u, {"rm"}));
+    return c;
+}
+
+// Workspace, ssh config and key paths; empty values; contradicting flags.
+std::vector<BadInput> catalogue_paths_and_conflicts() {
+    const int u = kExitUsage;
+    std::vector<BadInput> c;
     c.push_back(BadInput("WorkspaceMissing", train_with({"--workspace", "@HOME@/nowhere"}), u,
                          {"workspace @HOME@/nowhere is not a directory"}));
     c.push_back(BadInput("SshConfigMissing", ssh_then({"-F", "@HOME@/no_config"}), u,
@@ -417,8 +444,13 @@ std::vector<BadInput> catalogue() {
     c.push_back(BadInput("ResumeWithForceBeforeTrain",
                          ssh_then({"--force"}, {"train", "m", "--resume"}), u,
                          {"--resume and --force contradict each other"}));
+    return c;
+}
 
-    // --- model names ---
+// Model and key names that could escape or inject.
+std::vector<BadInput> catalogue_model_names() {
+    const int u = kExitUsage;
+    std::vector<BadInput> c;
     for (const auto& [name, model] : std::vector<std::pair<std::string, std::string>>{
              {"Semicolon", "a;rm -rf ~"},
              {"CommandSubstitution", "$(id)"},
@@ -451,8 +483,13 @@ std::vector<BadInput> catalogue() {
                          {"key name of 300 bytes is too long"}));
     c.push_back(BadInput("KeygenNameWithSlash", {"ssh-keygen", "../../etc/x"}, u,
                          {"invalid key name '../../etc/x'"}));
+    return c;
+}
 
-    // --- keys ---
+// Key files: missing, no file, too open, unreadable, encrypted without a usable passphrase.
+std::vector<BadInput> catalogue_keys() {
+    const int u = kExitUsage;
+    std::vector<BadInput> c;
     c.push_back(BadInput("KeyMissing", ssh_then({"-i", "@HOME@/no_key"}), u,
                          {"key file @HOME@/no_key not found"}));
     c.push_back(BadInput("KeyIsDirectory", ssh_then({"-i", "@HOME@/.ssh"}), u,
@@ -495,8 +532,12 @@ std::vector<BadInput> catalogue() {
             .with_prepare([](const Fill& fill) {
                 make_ssh_key(fill("@HOME@/enc"), "ed25519", "right horse");
             }));
+    return c;
+}
 
-    // --- reaching the server, refused there: nothing may change on the remote ---
+// Reaching the server, refused there: nothing may change on the remote.
+std::vector<BadInput> catalogue_refused_by_server() {
+    std::vector<BadInput> c;
     c.push_back(BadInput("KeyNotAuthorized", ssh_then({"-i", "@HOME@/stranger"}), kExitConnection,
                          {"authentication to", "failed"})
                     .with_prepare([](const Fill& fill) { make_ssh_key(fill("@HOME@/stranger")); })
@@ -524,6 +565,20 @@ std::vector<BadInput> catalogue() {
                     })
                     .connecting());
     return c;
+}
+
+// Every bad input, theme after theme.
+std::vector<BadInput> catalogue() {
+    std::vector<BadInput> all;
+    for (auto* part :
+         {catalogue_settings_file, catalogue_settings_values, catalogue_sidecar_and_spec,
+          catalogue_hosts_and_numbers, catalogue_flags, catalogue_paths_and_conflicts,
+          catalogue_model_names, catalogue_keys, catalogue_refused_by_server}) {
+        std::vector<BadInput> cases = part();
+        all.insert(all.end(), std::make_move_iterator(cases.begin()),
+                   std::make_move_iterator(cases.end()));
+    }
+    return all;
 }
 
 // Names, types, sizes, modes, mtimes and contents of everything below `root`, one line each.

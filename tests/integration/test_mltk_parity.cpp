@@ -119,6 +119,11 @@ class MltkParity : public TrainTest {
     // The stand-in's load_mltk_model() was called remotely for `model` (mlt asks the remote
     // MLTK for the log dir, as MLTK does).
     ::testing::AssertionResult remote_mltk_asked(const std::string& model) const;
+    // The spec of MLTK's SshMixin scenario: the image model with SshMixin and its ssh_*
+    // settings.
+    std::string ssh_mixin_spec() const;
+    // Writes <results>/ssh_config.txt, whose `utest_host` is the test server with key().
+    void write_utest_host_config() const;
 };
 
 void MltkParity::SetUp() {
@@ -289,6 +294,46 @@ void MltkParity::expect_standin_saw(const ProcessResult& r,
                                          << calls;
 }
 
+std::string MltkParity::ssh_mixin_spec() const {
+    // As MLTK's suite: the model spec gets SshMixin and its settings, in the results dir.
+    std::string spec;
+    for (const auto& line : split_lines(kImageModelSpec)) {
+        spec += line + "\n";
+        if (has_text(line, "from mltk.core.model import (")) spec += "    SshMixin,\n";
+        if (has_text(line, "class MyModel(")) spec += "    SshMixin,\n";
+    }
+    spec += "\n\n";
+    spec += "mltk_model.ssh_remote_dir = \"" + workspace_from_login() + "\"\n";
+    spec += "mltk_model.ssh_create_venv = True\n";
+    spec +=
+        "mltk_model.ssh_environment = dict(TEST=\"This is a test\", CUDA_VISIBLE_DEVICES=\"-1\")\n";
+    // `pip3 install tf_keras` in MLTK's suite; PyPI is out of reach here.
+    spec +=
+        "mltk_model.ssh_startup_cmds = [\"python3 --version\", \"echo $TEST > "
+        "./test_startup_cmd.txt\"]\n";
+    spec += "mltk_model.ssh_upload_files = [\"" + upload_source() + "|" + upload_file_abspath() +
+            "\"]\n";
+    spec += "mltk_model.ssh_download_files = [\"./test_startup_cmd.txt|" +
+            result("test_startup_cmd.txt") + "\"]\n";
+    spec += "mltk_model.ssh_shutdown_cmds = ['echo \"shutting down ...\" > " +
+            result("test_shutdown_cmd.txt") + "']\n";
+    return spec;
+}
+
+void MltkParity::write_utest_host_config() const {
+    write_file(result("ssh_config.txt"),
+               "Host utest_host\n"
+               "  Hostname 127.0.0.1\n"
+               "  Port " +
+                   std::to_string(sshd().port()) +
+                   "\n"
+                   "  User " +
+                   sshd().user() +
+                   "\n"
+                   "  IdentityFile " +
+                   key() + "\n");
+}
+
 TEST_F(MltkParity, GenerateKeypair) {
     ProcessResult r = generate_keypair();
     ASSERT_EQ(r.exit_code, 0) << describe(r);
@@ -385,41 +430,8 @@ TEST_F(MltkParity, TrainModelWithParamsInSettingsNoCreateVenv) {
 
 TEST_F(MltkParity, TrainModelWithSshMixinAndConfig) {
     ASSERT_EQ(generate_keypair().exit_code, 0);
-    // As MLTK's suite: the model spec gets SshMixin and its settings, in the results dir.
-    std::string spec;
-    for (const auto& line : split_lines(kImageModelSpec)) {
-        spec += line + "\n";
-        if (has_text(line, "from mltk.core.model import (")) spec += "    SshMixin,\n";
-        if (has_text(line, "class MyModel(")) spec += "    SshMixin,\n";
-    }
-    spec += "\n\n";
-    spec += "mltk_model.ssh_remote_dir = \"" + workspace_from_login() + "\"\n";
-    spec += "mltk_model.ssh_create_venv = True\n";
-    spec +=
-        "mltk_model.ssh_environment = dict(TEST=\"This is a test\", CUDA_VISIBLE_DEVICES=\"-1\")\n";
-    // `pip3 install tf_keras` in MLTK's suite; PyPI is out of reach here.
-    spec +=
-        "mltk_model.ssh_startup_cmds = [\"python3 --version\", \"echo $TEST > "
-        "./test_startup_cmd.txt\"]\n";
-    spec += "mltk_model.ssh_upload_files = [\"" + upload_source() + "|" + upload_file_abspath() +
-            "\"]\n";
-    spec += "mltk_model.ssh_download_files = [\"./test_startup_cmd.txt|" +
-            result("test_startup_cmd.txt") + "\"]\n";
-    spec += "mltk_model.ssh_shutdown_cmds = ['echo \"shutting down ...\" > " +
-            result("test_shutdown_cmd.txt") + "']\n";
-    write_file(result("test_image_model.py"), spec);
-
-    write_file(result("ssh_config.txt"),
-               "Host utest_host\n"
-               "  Hostname 127.0.0.1\n"
-               "  Port " +
-                   std::to_string(sshd().port()) +
-                   "\n"
-                   "  User " +
-                   sshd().user() +
-                   "\n"
-                   "  IdentityFile " +
-                   key() + "\n");
+    write_file(result("test_image_model.py"), ssh_mixin_spec());
+    write_utest_host_config();
     // The connection of the settings must lose against the alias (MLTK's suite has the same
     // port 22 and empty key_filename there).
     write_settings(
