@@ -24,6 +24,7 @@ bench_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 bench_here=$bench_root/tests/bench
 mlt=${MLT:-$bench_root/build/src/mlt}
 tmo=${BENCH_TIMEOUT:-600}
+bench_profile_s=${bench_profile_s:-0}
 work='' relay_pid='' port='' ssh_cmd='' dest_host='' bench_keep=0 rate_mbit=0 compression=''
 
 # parse_rate_mbit N: the scripts' --rate-mbit N (a bandwidth cap per direction in the relay).
@@ -100,7 +101,22 @@ bench_start() {
   known=$work/known_hosts
   ssh-keygen -q -t ed25519 -N '' -C mlt-bench -f "$key"
   cp "$key.pub" "$work/authorized_keys"
-  start_loopback_sshd "$work" "$work/authorized_keys"
+  # Every bash that an sshd session starts reads BASH_ENV when it runs non-interactively (the
+  # command's shell, a job's `bash --login`): it notes itself in $work/shells.log ("login",
+  # or "plain" for sshd's own child) and sleeps PROFILE_S seconds, as a slow profile would
+  # (pyenv, conda). Other bash (pyenv's shims are bash scripts) are not counted.
+  cat > "$work/bash_env.sh" <<SH
+mlt_bench_kind=
+if shopt -q login_shell; then mlt_bench_kind=login
+elif read -r mlt_bench_parent < /proc/\$PPID/comm 2>/dev/null && [ "\$mlt_bench_parent" = sshd ]; then mlt_bench_kind=plain; fi
+if [ -n "\$mlt_bench_kind" ]; then
+  echo "\$mlt_bench_kind" >> '$work/shells.log'
+  [ '${bench_profile_s:-0}' = 0 ] || sleep '${bench_profile_s:-0}'
+fi
+unset mlt_bench_kind mlt_bench_parent
+SH
+  : > "$work/shells.log"
+  SSHD_EXTRA_CONFIG="SetEnv BASH_ENV=$work/bash_env.sh" start_loopback_sshd "$work" "$work/authorized_keys"
   ssh_opts=(-F /dev/null -i "$key" -o UserKnownHostsFile="$known" -o StrictHostKeyChecking=accept-new
             -o BatchMode=yes -o LogLevel=ERROR)
   # shellcheck disable=SC2034  # used by the scripts that source this file
