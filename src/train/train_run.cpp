@@ -14,6 +14,7 @@
 #include <filesystem>
 #include <fstream>
 #include <random>
+#include <utility>
 
 #include "mlt/job/status.h"
 #include "mlt/train/history.h"
@@ -405,15 +406,21 @@ void TrainRun::follow() {
             phase_ = Phase::done;
             return;
         }
+        followed_ = step.result;
     } else {
-        follow_to_end(remote(), plan_.remote_dir, plan_.model, Task::job, &run_id_, offset,
-                      kFollowSegmentSeconds, show);
+        followed_ = follow_to_end(remote(), plan_.remote_dir, plan_.model, Task::job, &run_id_,
+                                  offset, kFollowSegmentSeconds, show)
+                        .result;
     }
     phase_ = Phase::collect;
 }
 
 void TrainRun::collect() {
-    const JobResult result = read_job_result(remote(), plan_.remote_dir, plan_.model);
+    // The follow's last segment read the result and recorded phase finished; a retry (after
+    // a lost link) asks again.
+    const std::optional<JobResult> followed = std::exchange(followed_, std::nullopt);
+    const JobResult result =
+        followed ? *followed : read_job_result(remote(), plan_.remote_dir, plan_.model);
     if (result.run_id != run_id_)
         throw foreign_run(remote(), plan_.model, run_id_,
                           "the job files belong to run '" + result.run_id + "'");
@@ -430,11 +437,15 @@ void TrainRun::collect() {
             "the job of {} (run {}) ended without recording an exit status (killed by "
             "SIGKILL, or the host restarted)",
             plan_.model, run_id_);
-    set_run_phase(remote(), plan_.remote_dir, plan_.model, run_id_, RunPhase::finished);
+    if (!followed)
+        set_run_phase(remote(), plan_.remote_dir, plan_.model, run_id_, RunPhase::finished);
     const TransferStats got = collect_results(remote(), plan_, result, compression_, reporter_);
     down_.files += got.files;
     down_.bytes += got.bytes;
-    set_run_phase(remote(), plan_.remote_dir, plan_.model, run_id_, RunPhase::collected);
+    // Phase collected goes with the start of shutdown_cmds; without them, the release that
+    // follows removes the lock, and a cut before it leaves phase finished: --resume collects
+    // again (nothing moves) and releases.
+    record_collected_ = true;
     phase_ = Phase::shutdown;
 }
 
@@ -448,7 +459,9 @@ void TrainRun::shutdown() {
     const bool fresh =
         start_shutdown(remote(), plan_.remote_dir, plan_.model, run_id_,
                        make_shutdown_script({plan_.model, run_id_, plan_.environment,
-                                             plan_.create_venv, plan_.shutdown_cmds}));
+                                             plan_.create_venv, plan_.shutdown_cmds}),
+                       record_collected_);
+    record_collected_ = false;
     if (!fresh && !sent_before) {
         // Started by an earlier mlt of this run (a failure, or a cut before --resume): never
         // twice. If it ended, its output was shown then.
@@ -459,10 +472,11 @@ void TrainRun::shutdown() {
             return;
         }
     }
-    follow_to_end(remote(), plan_.remote_dir, plan_.model, Task::shutdown, &run_id_,
-                  shutdown_offset_, kFollowSegmentSeconds,
-                  [&](std::string_view d) { reporter_.console(d); });
-    const auto status = read_shutdown_status(remote(), plan_.remote_dir, plan_.model);
+    const FollowStep end = follow_to_end(remote(), plan_.remote_dir, plan_.model, Task::shutdown,
+                                         &run_id_, shutdown_offset_, kFollowSegmentSeconds,
+                                         [&](std::string_view d) { reporter_.console(d); });
+    const auto status = end.result ? end.result->exit_status
+                                   : read_shutdown_status(remote(), plan_.remote_dir, plan_.model);
     if (!status || *status != 0)
         spdlog::warn("shutdown_cmds of {} failed (exit status {}); the run's own status stands",
                      plan_.model, status ? std::to_string(*status) : "none");

@@ -145,6 +145,8 @@ class TrainRun {
     bool setup_failed_ = false;    // the job ended before its training started
     bool stopped_by_mlt_ = false;  // mlt's stop (a Ctrl+C) sent the signal that ended it
     uint64_t shutdown_offset_ = 0;
+    std::optional<JobResult> followed_;  // the result the follow read at the job's end
+    bool record_collected_ = false;      // collect() succeeded: the shutdown's start records it
     TransferStats up_, down_;
     int reconnects_ = 0;
     CompressionChoice compression_;  // the remote's compressor, asked once per run
