@@ -101,19 +101,16 @@ bench_start() {
   known=$work/known_hosts
   ssh-keygen -q -t ed25519 -N '' -C mlt-bench -f "$key"
   cp "$key.pub" "$work/authorized_keys"
-  # Every bash that an sshd session starts reads BASH_ENV when it runs non-interactively (the
-  # command's shell, a job's `bash --login`): it notes itself in $work/shells.log ("login",
-  # or "plain" for sshd's own child) and sleeps PROFILE_S seconds, as a slow profile would
-  # (pyenv, conda). Other bash (pyenv's shims are bash scripts) are not counted.
+  # A `bash --login` (a job's batch) reads BASH_ENV, which the bench's sshd sets: it notes
+  # itself in $work/shells.log and sleeps PROFILE_S seconds, as a slow profile (pyenv, conda)
+  # would. The shells sshd starts for each session (`bash -c CMD`) read ~/.bashrc instead
+  # (bash's sshd rule), which the bench leaves alone: whole_run.sh counts those sessions in
+  # sshd's log.
   cat > "$work/bash_env.sh" <<SH
-mlt_bench_kind=
-if shopt -q login_shell; then mlt_bench_kind=login
-elif read -r mlt_bench_parent < /proc/\$PPID/comm 2>/dev/null && [ "\$mlt_bench_parent" = sshd ]; then mlt_bench_kind=plain; fi
-if [ -n "\$mlt_bench_kind" ]; then
-  echo "\$mlt_bench_kind" >> '$work/shells.log'
+if shopt -q login_shell; then
+  echo login >> '$work/shells.log'
   [ '${bench_profile_s:-0}' = 0 ] || sleep '${bench_profile_s:-0}'
 fi
-unset mlt_bench_kind mlt_bench_parent
 SH
   : > "$work/shells.log"
   SSHD_EXTRA_CONFIG="SetEnv BASH_ENV=$work/bash_env.sh" start_loopback_sshd "$work" "$work/authorized_keys"

@@ -16,8 +16,8 @@
 # mlt runs once more per RTT (cold and warm, untimed) with -vv, listing how long each remote
 # exec took. --rtt-ms direct: no relay. --rate-mbit N: the relay caps each direction at N
 # Mbit/s (a slow link). --compression none|gzip|zstd: mlt's setting (default: mlt's default).
-# --profile-s S: every bash an sshd session starts (mlt's and the hand run's) sleeps S s first,
-# as a remote whose profile sets up pyenv or conda does (lib.sh; the table counts them).
+# --profile-s S: every `bash --login` (a job's batch) sleeps S s first, as a remote whose
+# profile sets up pyenv or conda does (lib.sh). The table counts sshd sessions and login shells.
 # Everything lives in a temp dir removed on exit (--keep keeps it).
 # Environment: MLT (binary, default build/src/mlt), BENCH_TIMEOUT (s per command, default 600).
 set -euo pipefail
@@ -103,10 +103,15 @@ check() {
   echo "workspace:$w logs:$l"
 }
 
-# shells: how many bash an sshd session started since the last call ("plain login", from
-# shells.log, see lib.sh), and empties the log.
+# shells: sets shells_out to "SESSIONS LOGIN" since the last call: the sessions sshd started
+# (each runs the account's shell, which reads ~/.bashrc) and the `bash --login` started in
+# them (lib.sh). Not in a $(...): it keeps its count between calls.
+shells_seen=0 shells_out=
 shells() {
-  echo "$(grep -c '^plain$' "$work/shells.log") $(grep -c '^login$' "$work/shells.log")"
+  local n
+  n=$(grep -c 'Starting session' "$work/sshd.log" || true)
+  shells_out="$((n - shells_seen)) $(grep -c '^login$' "$work/shells.log" || true)"
+  shells_seen=$n
   : > "$work/shells.log"
 }
 
@@ -159,7 +164,7 @@ except (OSError, IndexError, ValueError):
     pass
 shells = sum(1 for e in execs if e[2] == "shell")
 print(f"  {len(execs)} remote commands ({shells} control-shell frames, {len(execs) - shells} "
-      f"exec channels); bash started: {plain} plain + {login} login; bytes up {up}, down {down}; "
+      f"exec channels); sshd sessions {plain}, bash --login {login}; bytes up {up}, down {down}; "
       f"run {total:.2f} s")
 order = []
 for p in phases:
@@ -194,7 +199,7 @@ ssh:
 $(compression_yaml)
 YAML
     times=() counts=()
-    shells >/dev/null
+    shells
     for pass in cold warm; do
       echo "== $pass" >>"$log"
       case $how in
@@ -206,7 +211,8 @@ YAML
                 train bench_model --workspace "$ws") ;;
       esac
       times+=("$t")
-      counts+=("$(shells)")
+      shells
+      counts+=("$shells_out")
     done
     ok=$(check "$remote" "$local_logs")
     if [ "$trace" = 1 ] && [ "$how" = mlt ]; then
@@ -214,11 +220,12 @@ YAML
       rm -rf "$remote" "$remote_logs" "$local_logs"
       for pass in cold warm; do
         : > "$HOME/.mltk/cli_logs/mlt.log"
-        shells >/dev/null
+        shells
         (cd "$proj" && timeout "$tmo" "$mlt" ssh -vv -h "$dest_host:$port/$remote" "${mlt_opts[@]}" \
            train bench_model --workspace "$ws") >>"$work/trace-$rtt.log" 2>&1 || true
         echo "mlt ssh -vv, $pass, rtt $rtt:" >>"$work/trace.txt"
-        trace_execs "$HOME/.mltk/cli_logs/mlt.log" "$(shells)" >>"$work/trace.txt"
+        shells
+        trace_execs "$HOME/.mltk/cli_logs/mlt.log" "$shells_out" >>"$work/trace.txt"
       done
     fi
     printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$rtt" "$how" "${times[0]}" "${times[1]}" "$ok" \
@@ -240,18 +247,18 @@ hand = {r[0]: r for r in rows if r[1] == "hand"}
 def ratio(v, b):
     try: return f"{float(v) / float(b):.2f}"
     except (ValueError, ZeroDivisionError): return "-"
-# bash started per run (cold / warm), plain + login: see lib.sh.
+# Per run (cold / warm): sshd sessions + `bash --login` started (lib.sh).
 def sh(c):
     p, l = c.split()
     return f"{p}+{l}"
-print("| rtt ms | run  | cold s | warm s | cold mlt/hand | warm mlt/hand | bash plain+login cold / warm | end state |")
-print("|--------|------|--------|--------|---------------|---------------|------------------------------|-----------|")
+print("| rtt ms | run  | cold s | warm s | cold mlt/hand | warm mlt/hand | sessions+login cold / warm | end state |")
+print("|--------|------|--------|--------|---------------|---------------|----------------------------|-----------|")
 for rtt, how, cold, warm, ok, sc, sw in rows:
     rc = rw = ""
     if how == "mlt" and rtt in hand:
         rc, rw = ratio(cold, hand[rtt][2]), ratio(warm, hand[rtt][3])
     print(f"| {rtt:>6} | {how:4} | {cold:>6} | {warm:>6} | {rc:>13} | {rw:>13} | "
-          f"{sh(sc) + ' / ' + sh(sw):>28} | {ok} |")
+          f"{sh(sc) + ' / ' + sh(sw):>26} | {ok} |")
 PY
 for rtt in "${rtts[@]}"; do
   grep -h '^steps:' "$work/hand-$rtt.log" | sed "s/^/hand, rtt $rtt: /" || true
