@@ -28,7 +28,7 @@ constexpr const char* kRunFunctions =
     R"sh(mlt_lock_run() { sed -n 's/^run=//p' "$j/lock" 2>/dev/null; }
 mlt_mine() { [ -f "$j/lock" ] && [ "$(mlt_lock_run)" = "$r" ]; }
 mlt_files_mine() { [ "$(cat "$j/run_id" 2>/dev/null)" = "$r" ]; }
-mlt_phase() { mlt_mine && sed "s/^phase=.*/phase=$1/" "$j/lock" > "$j/lock.tmp" && mv -f "$j/lock.tmp" "$j/lock"; }
+mlt_phase() { mlt_mine && sed "s/^phase=.*/phase=$1/" "$j/lock" > "$j/lock.$$.tmp" && mv -f "$j/lock.$$.tmp" "$j/lock"; }
 mlt_foreign() {
   if [ ! -f "$j/lock" ]; then echo "its lock was released" >&2
   elif ! mlt_mine; then echo "the lock belongs to run '$(mlt_lock_run)'" >&2
@@ -129,6 +129,14 @@ JobResult parse_job_result(std::string_view text) {
     }
     return result;
 }
+
+// What the follow of a run's job does at its end: phase finished, only over phase running.
+// A follow that an mlt left behind (killed, or cut off) may still reach the end after a
+// newer mlt of the run recorded collected, which it must not undo. The lock is written
+// through a temp file of each shell's own ($$): concurrent writers never mix their bytes.
+constexpr const char* kFinishedAtEnd =
+    "mlt_mine || mlt_foreign\n"
+    "[ \"$(sed -n 's/^phase=//p' \"$j/lock\")\" != running ] || mlt_phase finished\n";
 
 // The line before the result a follow prints on stderr at the task's end.
 constexpr std::string_view kResultMarker = "mlt-follow-result\n";
@@ -361,8 +369,7 @@ FollowStep follow_log(Remote& remote, const std::string& remote_dir, const std::
     // phase, so that collecting it needs no round trip of its own. The lock must still be
     // the run's, as set_run_phase requires.
     const std::string at_end =
-        std::string(run_id && task == Task::job ? "mlt_mine || mlt_foreign; mlt_phase finished\n"
-                                                : "") +
+        std::string(run_id && task == Task::job ? kFinishedAtEnd : "") +
         "{ printf '" + std::string(kResultMarker.substr(0, kResultMarker.size() - 1)) + "\\n'; " +
         (task == Task::job ? job_result_lines(p)
                            : "printf 'exit=%s\\n' \"$(cat " + f.status + " 2>/dev/null)\"\n") +

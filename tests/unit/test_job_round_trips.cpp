@@ -94,6 +94,19 @@ TEST_F(JobRoundTrips, AFollowEndingAfterTheLockWasTakenIsAConflict) {
     EXPECT_FALSE(exists(".mlt/m/lock"));
 }
 
+TEST_F(JobRoundTrips, AFollowLeftBehindDoesNotUndoCollected) {
+    mlt::test::LocalRemote r;
+    start(r, "true");
+    std::string log;
+    follow_job(r, log);
+    // A newer mlt of the run collected; the follow of the mlt it replaced ends only now.
+    mlt::set_run_phase(r, dir_, "m", "run-1", mlt::RunPhase::collected);
+    const mlt::FollowStep step = follow_job(r, log);
+    EXPECT_TRUE(step.result);
+    EXPECT_NE(read(".mlt/m/lock").find("phase=collected\n"), std::string::npos)
+        << read(".mlt/m/lock");
+}
+
 TEST_F(JobRoundTrips, ShutdownStartRecordsCollectedAndItsFollowReportsTheStatus) {
     mlt::test::LocalRemote r;
     start(r, "true");
