@@ -1,6 +1,7 @@
 # Sourced by scripts that need a throwaway OpenSSH server on 127.0.0.1.
 # start_loopback_sshd DIR AUTHORIZED_KEYS_FILE: starts sshd with its own host key in DIR and
 # sets SSHD_PORT and SSHD_PID; stop_loopback_sshd stops it. Nothing listens beyond loopback.
+# SSHD_EXTRA_CONFIG, when set, is appended to its sshd_config (e.g. a SetEnv line).
 
 free_port() {
   python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
@@ -27,6 +28,7 @@ PasswordAuthentication no
 KbdInteractiveAuthentication no
 Subsystem sftp internal-sftp
 LogLevel VERBOSE
+${SSHD_EXTRA_CONFIG:-}
 CFG
     : > "$dir/sshd.log"
     "$sshd" -D -e -f "$dir/sshd_config" 2>>"$dir/sshd.log" &

@@ -28,7 +28,7 @@ constexpr const char* kRunFunctions =
     R"sh(mlt_lock_run() { sed -n 's/^run=//p' "$j/lock" 2>/dev/null; }
 mlt_mine() { [ -f "$j/lock" ] && [ "$(mlt_lock_run)" = "$r" ]; }
 mlt_files_mine() { [ "$(cat "$j/run_id" 2>/dev/null)" = "$r" ]; }
-mlt_phase() { mlt_mine && sed "s/^phase=.*/phase=$1/" "$j/lock" > "$j/lock.tmp" && mv -f "$j/lock.tmp" "$j/lock"; }
+mlt_phase() { mlt_mine && sed "s/^phase=.*/phase=$1/" "$j/lock" > "$j/lock.$$.tmp" && mv -f "$j/lock.$$.tmp" "$j/lock"; }
 mlt_foreign() {
   if [ ! -f "$j/lock" ]; then echo "its lock was released" >&2
   elif ! mlt_mine; then echo "the lock belongs to run '$(mlt_lock_run)'" >&2
@@ -92,6 +92,69 @@ std::string launch_once(const std::string& marker, const std::string& script, co
            "[ -s " +
            f.pid +
            " ] || { echo 'it did not record its process group within 10 s' >&2; exit 1; }\n";
+}
+
+// Prints a job's result as tagged lines (a half-written file cannot shift one value into
+// another's place); runs in the remote dir. read_job_result, and follow_log at a job's end.
+std::string job_result_lines(const JobPaths& p) {
+    return "printf 'run=%s\\nexit=%s\\nsha=%s\\nlog=%s\\ntrain=%s\\nstopped=%s\\nfull=%s\\n' "
+           "\"$(cat " +
+           shell_quote(p.run_id) + " 2>/dev/null)\" \"$(cat " + shell_quote(p.exit_status) +
+           " 2>/dev/null)\" \"$(cat " + shell_quote(p.sha256) + " 2>/dev/null)\" \"$(cat " +
+           shell_quote(p.log_dir) + " 2>/dev/null)\" \"$([ -e " + shell_quote(p.training) +
+           " ] && echo 1)\" \"$(cat " + shell_quote(p.stopped) + " 2>/dev/null)\" \"$({ [ -e " +
+           shell_quote(p.disk_full) +
+           " ] || [ \"$(df -Pk . 2>/dev/null | awk 'NR == 2 { print $4 }')\" "
+           "= 0 ]; } && echo 1)\"\n";
+}
+
+// The result in job_result_lines' text; other lines are skipped.
+JobResult parse_job_result(std::string_view text) {
+    JobResult result;
+    size_t start = 0;
+    while (start < text.size()) {
+        size_t nl = text.find('\n', start);
+        if (nl == std::string_view::npos) nl = text.size();
+        const std::string line(text.substr(start, nl - start));
+        start = nl + 1;
+        if (line.rfind("run=", 0) == 0) result.run_id = line.substr(4);
+        if (line.rfind("sha=", 0) == 0) result.sha256 = line.substr(4);
+        if (line.rfind("log=", 0) == 0) result.log_dir = line.substr(4);
+        if (line == "train=1") result.training_started = true;
+        if (line == "full=1") result.disk_full = true;
+        if (line.rfind("stopped=", 0) == 0)
+            result.stopped_with = recorded_status(std::string_view(line).substr(8));
+        if (line.rfind("exit=", 0) == 0)
+            result.exit_status = recorded_status(std::string_view(line).substr(5));
+    }
+    return result;
+}
+
+// What the follow of a run's job does at its end: phase finished, only over phase running.
+// A follow that an mlt left behind (killed, or cut off) may still reach the end after a
+// newer mlt of the run recorded collected, which it must not undo. The lock is written
+// through a temp file of each shell's own ($$): concurrent writers never mix their bytes.
+constexpr const char* kFinishedAtEnd =
+    "mlt_mine || mlt_foreign\n"
+    "[ \"$(sed -n 's/^phase=//p' \"$j/lock\")\" != running ] || mlt_phase finished\n";
+
+// The line before the result a follow prints on stderr at the task's end.
+constexpr std::string_view kResultMarker = "mlt-follow-result\n";
+
+// The result after the last kResultMarker line in a follow's stderr (which keeps what came
+// before it); none when there is no such line.
+std::optional<JobResult> take_follow_result(std::string& err) {
+    const std::string marker(kResultMarker);
+    size_t at = err.rfind("\n" + marker);
+    if (at != std::string::npos)
+        ++at;
+    else if (err.compare(0, marker.size(), marker) == 0)
+        at = 0;
+    else
+        return std::nullopt;
+    JobResult result = parse_job_result(std::string_view(err).substr(at + marker.size()));
+    err.resize(at);
+    return result;
 }
 
 }  // namespace
@@ -305,13 +368,24 @@ void discard_job(Remote& remote, const std::string& remote_dir, const std::strin
 FollowStep follow_log(Remote& remote, const std::string& remote_dir, const std::string& model,
                       Task task, const std::string* run_id, uint64_t offset, int seconds,
                       const OutputSink& sink) {
-    const TaskFiles f = task_files(JobPaths(model), task);
+    const JobPaths p(model);
+    const TaskFiles f = task_files(p, task);
+    // At the end, after the log's last byte: the result on stderr, and for a run's job its
+    // phase, so that collecting it needs no round trip of its own. The lock must still be
+    // the run's, as set_run_phase requires.
+    const std::string at_end =
+        std::string(run_id && task == Task::job ? kFinishedAtEnd : "") + "{ printf '" +
+        std::string(kResultMarker.substr(0, kResultMarker.size() - 1)) + "\\n'; " +
+        (task == Task::job ? job_result_lines(p)
+                           : "printf 'exit=%s\\n' \"$(cat " + f.status + " 2>/dev/null)\"\n") +
+        "} >&2\n";
     // Polls the log's size and sends exactly the bytes between the offset and that size, so
     // the remote side knows what it sent: when the task has ended, one last send reaches the
     // end of the log and nothing is left for a catch-up. Exit 0: ended; kSegmentOverStatus:
     // the segment's time is up, by the remote clock (a count of sleeps would stretch under
     // load).
     const std::string body =
+        "mlt_end() {\n" + at_end + "}\n" +
         std::string(run_id ? "mlt_files_mine || mlt_foreign\n" : "") + job_detail::kAliveFunction +
         "l=" + f.log + "; s=" + f.status + "; o=" + std::to_string(offset) + "; g=$(cat " + f.pid +
         " 2>/dev/null)\n"
@@ -326,13 +400,16 @@ FollowStep follow_log(Remote& remote, const std::string& remote_dir, const std::
         "while :; do\n" +
         std::string(run_id ? "  mlt_files_mine || mlt_foreign\n" : "") +
         "  mlt_send\n"
-        "  if [ -e \"$s\" ] || [ -z \"$g\" ] || ! mlt_alive \"$g\"; then mlt_send; exit 0; fi\n"
+        "  if [ -e \"$s\" ] || [ -z \"$g\" ] || ! mlt_alive \"$g\"; then mlt_send; mlt_end; exit "
+        "0; "
+        "fi\n"
         "  [ \"$(date +%s)\" -lt \"$e\" ] || exit " +
         std::to_string(kSegmentOverStatus) +
         "\n"
         "  sleep 0.2\n"
         "done\n";
-    FollowStep step{offset, false};
+    FollowStep step;
+    step.offset = offset;
     std::string err;
     const std::string rid = run_id ? *run_id : std::string();
     int status = remote.stream(
@@ -346,17 +423,18 @@ FollowStep follow_log(Remote& remote, const std::string& remote_dir, const std::
     if (status == kSegmentOverStatus) return step;
     if (status != 0) throw remote_failure(remote, "reading the console log", status, err);
     step.ended = true;
+    step.result = take_follow_result(err);
     return step;
 }
 
-void follow_to_end(Remote& remote, const std::string& remote_dir, const std::string& model,
-                   Task task, const std::string* run_id, uint64_t& offset, int seconds,
-                   const OutputSink& sink) {
+FollowStep follow_to_end(Remote& remote, const std::string& remote_dir, const std::string& model,
+                         Task task, const std::string* run_id, uint64_t& offset, int seconds,
+                         const OutputSink& sink) {
     for (;;) {
-        const FollowStep step =
+        FollowStep step =
             follow_log(remote, remote_dir, model, task, run_id, offset, seconds, sink);
         offset = step.offset;
-        if (step.ended) return;
+        if (step.ended) return step;
     }
 }
 
@@ -379,49 +457,21 @@ uint64_t read_log(Remote& remote, const std::string& remote_dir, const std::stri
 }
 
 JobResult read_job_result(Remote& remote, const std::string& remote_dir, const std::string& model) {
-    const JobPaths p(model);
-    // Tagged lines: a half-written file cannot shift one value into another's place.
-    RemoteOutput out = remote.run(
-        in_dir(remote_dir,
-               "printf 'run=%s\\nexit=%s\\nsha=%s\\nlog=%s\\ntrain=%s\\nstopped=%s\\nfull=%s\\n' "
-               "\"$(cat " +
-                   shell_quote(p.run_id) + " 2>/dev/null)\" \"$(cat " + shell_quote(p.exit_status) +
-                   " 2>/dev/null)\" \"$(cat " + shell_quote(p.sha256) + " 2>/dev/null)\" \"$(cat " +
-                   shell_quote(p.log_dir) + " 2>/dev/null)\" \"$([ -e " + shell_quote(p.training) +
-                   " ] && echo 1)\" \"$(cat " + shell_quote(p.stopped) +
-                   " 2>/dev/null)\" \"$({ [ -e " + shell_quote(p.disk_full) +
-                   " ] || [ \"$(df -Pk . 2>/dev/null | awk 'NR == 2 { print $4 }')\" "
-                   "= 0 ]; } && echo 1)\""));
+    RemoteOutput out = remote.run(in_dir(remote_dir, job_result_lines(JobPaths(model))));
     if (out.exit_status != 0)
         throw remote_failure(remote, "reading the job result", out.exit_status, out.err);
-    JobResult result;
-    size_t start = 0;
-    while (start < out.out.size()) {
-        size_t nl = out.out.find('\n', start);
-        if (nl == std::string::npos) nl = out.out.size();
-        const std::string line = out.out.substr(start, nl - start);
-        start = nl + 1;
-        if (line.rfind("run=", 0) == 0) result.run_id = line.substr(4);
-        if (line.rfind("sha=", 0) == 0) result.sha256 = line.substr(4);
-        if (line.rfind("log=", 0) == 0) result.log_dir = line.substr(4);
-        if (line == "train=1") result.training_started = true;
-        if (line == "full=1") result.disk_full = true;
-        if (line.rfind("stopped=", 0) == 0)
-            result.stopped_with = recorded_status(std::string_view(line).substr(8));
-        if (line.rfind("exit=", 0) == 0)
-            result.exit_status = recorded_status(std::string_view(line).substr(5));
-    }
-    return result;
+    return parse_job_result(out.out);
 }
 
 bool start_shutdown(Remote& remote, const std::string& remote_dir, const std::string& model,
-                    const std::string& run_id, const std::string& script) {
+                    const std::string& run_id, const std::string& script, bool record_collected) {
     const JobPaths p(model);
     const TaskFiles f = task_files(p, Task::shutdown);
     // The script goes up only by the caller that created the marker: no second caller (a
     // retry, another machine's --resume) can rewrite a script that runs.
     const std::string body =
         "mlt_files_mine || mlt_foreign\n" +
+        std::string(record_collected ? "mlt_mine || mlt_foreign\nmlt_phase collected\n" : "") +
         launch_once(shell_quote(p.shutdown_started), shell_quote(p.shutdown_sh), f, "sh",
                     "cat > " + shell_quote(p.shutdown_sh) + " || exit 1",
                     "cat > /dev/null; echo again");

@@ -78,8 +78,9 @@ TransferStats ShellJob::collect(const TrainPlan& plan, const JobResult& result,
     return collect_results(remote(), plan, result, compression_, reporter);
 }
 
-bool ShellJob::start_shutdown(const std::string& run_id, const std::string& script) {
-    return mlt::start_shutdown(remote(), remote_dir_, model_, run_id, script);
+bool ShellJob::start_shutdown(const std::string& run_id, const std::string& script,
+                              bool record_collected) {
+    return mlt::start_shutdown(remote(), remote_dir_, model_, run_id, script, record_collected);
 }
 
 std::optional<int> ShellJob::shutdown_status() {

@@ -12,6 +12,7 @@
 #include <ctime>
 #include <filesystem>
 #include <random>
+#include <utility>
 
 #include "mlt/train/history.h"
 #include "mlt/util/interrupt.h"
@@ -369,6 +370,7 @@ Phase TrainRun::follow() {
         job_.follow(Task::job, &run_id_, offset, poll ? 0 : kFollowSegmentSeconds, show);
     if (seen.ended) {
         watch_.life = JobWatch::Life::ended;
+        followed_ = seen.result;
         return Phase::collect;
     }
     if (!poll) return Phase::follow;  // the next segment
@@ -379,7 +381,10 @@ Phase TrainRun::follow() {
 }
 
 Phase TrainRun::collect() {
-    const JobResult result = job_.result();
+    // The follow's last segment read the result and recorded phase finished; a retry (after
+    // a lost link) asks again.
+    const std::optional<JobResult> followed = std::exchange(followed_, std::nullopt);
+    const JobResult result = followed ? *followed : job_.result();
     if (result.run_id != run_id_)
         throw foreign_run(host(), plan_.model, run_id_,
                           "the job files belong to run '" + result.run_id + "'");
@@ -397,11 +402,11 @@ Phase TrainRun::collect() {
             "the job of {} (run {}) ended without recording an exit status (killed by "
             "SIGKILL, or the host restarted)",
             plan_.model, run_id_);
-    job_.set_phase(run_id_, RunPhase::finished);
+    if (!followed) job_.set_phase(run_id_, RunPhase::finished);
     const TransferStats got = job_.collect(plan_, result, reporter_);
     down_.files += got.files;
     down_.bytes += got.bytes;
-    job_.set_phase(run_id_, RunPhase::collected);
+    shutdown_.record_collected = true;
     return Phase::shutdown;
 }
 
@@ -410,9 +415,12 @@ Phase TrainRun::shutdown() {
     if (!shutdown_.following) {
         const bool sent_before = shutdown_.sent;
         shutdown_.sent = true;
-        const bool fresh = job_.start_shutdown(
-            run_id_, make_shutdown_script({plan_.model, run_id_, plan_.environment,
-                                           plan_.create_venv, plan_.shutdown_cmds}));
+        const bool fresh =
+            job_.start_shutdown(run_id_,
+                                make_shutdown_script({plan_.model, run_id_, plan_.environment,
+                                                      plan_.create_venv, plan_.shutdown_cmds}),
+                                shutdown_.record_collected);
+        shutdown_.record_collected = false;  // recorded (a cut before this records it again)
         if (!fresh && !sent_before) {
             // Started by an earlier mlt of this run (a failure, or a cut before --resume):
             // never twice. If it ended, its output was shown then.
@@ -431,7 +439,7 @@ Phase TrainRun::shutdown() {
                                             reporter_.console(d);
                                         });
     if (!seen.ended) return Phase::shutdown;
-    const auto status = job_.shutdown_status();
+    const auto status = seen.result ? seen.result->exit_status : job_.shutdown_status();
     if (!status || *status != 0)
         spdlog::warn("shutdown_cmds of {} failed (exit status {}); the run's own status stands",
                      plan_.model, status ? std::to_string(*status) : "none");

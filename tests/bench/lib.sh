@@ -24,6 +24,7 @@ bench_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 bench_here=$bench_root/tests/bench
 mlt=${MLT:-$bench_root/build/src/mlt}
 tmo=${BENCH_TIMEOUT:-600}
+bench_profile_s=${bench_profile_s:-0}
 work='' relay_pid='' port='' ssh_cmd='' dest_host='' bench_keep=0 rate_mbit=0 compression=''
 
 # parse_rate_mbit N: the scripts' --rate-mbit N (a bandwidth cap per direction in the relay).
@@ -100,7 +101,19 @@ bench_start() {
   known=$work/known_hosts
   ssh-keygen -q -t ed25519 -N '' -C mlt-bench -f "$key"
   cp "$key.pub" "$work/authorized_keys"
-  start_loopback_sshd "$work" "$work/authorized_keys"
+  # A `bash --login` (a job's batch) reads BASH_ENV, which the bench's sshd sets: it notes
+  # itself in $work/shells.log and sleeps PROFILE_S seconds, as a slow profile (pyenv, conda)
+  # would. The shells sshd starts for each session (`bash -c CMD`) read ~/.bashrc instead
+  # (bash's sshd rule), which the bench leaves alone: whole_run.sh counts those sessions in
+  # sshd's log.
+  cat > "$work/bash_env.sh" <<SH
+if shopt -q login_shell; then
+  echo login >> '$work/shells.log'
+  [ '${bench_profile_s:-0}' = 0 ] || sleep '${bench_profile_s:-0}'
+fi
+SH
+  : > "$work/shells.log"
+  SSHD_EXTRA_CONFIG="SetEnv BASH_ENV=$work/bash_env.sh" start_loopback_sshd "$work" "$work/authorized_keys"
   ssh_opts=(-F /dev/null -i "$key" -o UserKnownHostsFile="$known" -o StrictHostKeyChecking=accept-new
             -o BatchMode=yes -o LogLevel=ERROR)
   # shellcheck disable=SC2034  # used by the scripts that source this file

@@ -9,13 +9,15 @@
 # state is checked: sha256 of the uploaded workspace and of the pulled log dir.
 #
 #   tests/bench/whole_run.sh [--rtt-ms N ...] [--rate-mbit N] [--compression C] [--small]
-#                            [--trace] [--keep]
+#                            [--trace] [--profile-s S] [--keep]
 #
 # Defaults: RTTs 0 and 50 ms; workspace of 2,000 files of 1-64 KiB + one 50 MB file; the job
 # writes 2,000 files of 0.5-8 KiB. --small: 300 files + 5 MB, 300 log files. --trace: the
 # mlt runs once more per RTT (cold and warm, untimed) with -vv, listing how long each remote
 # exec took. --rtt-ms direct: no relay. --rate-mbit N: the relay caps each direction at N
 # Mbit/s (a slow link). --compression none|gzip|zstd: mlt's setting (default: mlt's default).
+# --profile-s S: every `bash --login` (a job's batch) sleeps S s first, as a remote whose
+# profile sets up pyenv or conda does (lib.sh). The table counts sshd sessions and login shells.
 # Everything lives in a temp dir removed on exit (--keep keeps it).
 # Environment: MLT (binary, default build/src/mlt), BENCH_TIMEOUT (s per command, default 600).
 set -euo pipefail
@@ -29,7 +31,9 @@ while [ $# -gt 0 ]; do
   case $1 in
     --small) small=1; shift ;;
     --trace) trace=1; shift ;;
-    -h|--help) sed -n '2,20p' "$0"; exit 0 ;;
+    --profile-s) [[ $2 =~ ^[0-9]+([.][0-9]+)?$ ]] || { echo "--profile-s: not a number" >&2; exit 2; }
+                 bench_profile_s=$2; shift 2 ;;
+    -h|--help) sed -n '2,22p' "$0"; exit 0 ;;
     *) echo "unknown option $1" >&2; exit 2 ;;
   esac
 done
@@ -99,17 +103,33 @@ check() {
   echo "workspace:$w logs:$l"
 }
 
-# trace_execs LOG: the remote commands of a -vv run from mlt's file log (ms timestamps):
-# exec channels ("exec on") and control-shell frames ("shell on"), and how long each took.
+# shells: sets shells_out to "SESSIONS LOGIN" since the last call: the sessions sshd started
+# (each runs the account's shell, which reads ~/.bashrc) and the `bash --login` started in
+# them (lib.sh). Not in a $(...): it keeps its count between calls.
+shells_seen=0 shells_out=
+shells() {
+  local n
+  n=$(grep -c 'Starting session' "$work/sshd.log" || true)
+  shells_out="$((n - shells_seen)) $(grep -c '^login$' "$work/shells.log" || true)"
+  shells_seen=$n
+  : > "$work/shells.log"
+}
+
+# trace_execs LOG SHELLS: what a -vv run did, from mlt's file log (ms timestamps): the remote
+# commands (control-shell frames, "shell on", and exec channels, "exec on") and how long each
+# took, the phase each belongs to (told by what the command does), the bytes of the run
+# (its history record) and SHELLS ("plain login" bash starts).
 trace_execs() {
-  python3 - "$1" <<'PY'
-import re, sys
+  python3 - "$1" "$2" "$HOME/.mltk/ssh/history.jsonl" <<'PY'
+import json, re, sys
 from datetime import datetime
 rows = []
 for line in open(sys.argv[1], errors="replace"):
     m = re.match(r"(\S+ \S+) \[\d+\] (\w+): (.*)", line)
     if m:
-        rows.append((datetime.strptime(m.group(1), "%Y-%m-%d %H:%M:%S.%f"), m.group(3)))
+        rows.append([datetime.strptime(m.group(1), "%Y-%m-%d %H:%M:%S.%f"), m.group(3)])
+    elif rows:
+        rows[-1][1] += "\n" + line.rstrip("\n")  # a command's further lines
 if not rows:
     sys.exit()
 start = rows[0][0]
@@ -118,15 +138,45 @@ start = rows[0][0]
 execs, pending = [], None
 for t, msg in rows:
     if msg.startswith("exec on ") or msg.startswith("shell on "):
-        kind = msg.split(" ", 1)[0]
-        pending = (t, kind + ": " + msg.split(": ", 1)[1])
+        pending = (t, msg.split(" ", 1)[0], msg.split(": ", 1)[1])
     elif msg.startswith("exit status") and pending:
-        execs.append((pending[0], t, pending[1]))
+        execs.append((pending[0], t, pending[1], pending[2]))
         pending = None
-print(f"  {len(execs)} remote commands; run {(rows[-1][0] - start).total_seconds():.2f} s "
-      f"(first at +{(execs[0][0] - start).total_seconds():.2f} s)" if execs else "  no remote commands")
-for t, end, cmd in execs:
-    print(f"  +{(t - start).total_seconds():5.2f} s {(end - t).total_seconds():5.2f} s  {cmd[:100]}")
+# The phase of each command, by what it does; a phase lasts until the next one's first.
+phase, phases = "connect", []
+for t, end, kind, cmd in execs:
+    if "lock.new." in cmd: phase = "lock"
+    elif "run.sh" in cmd and "setsid" in cmd: phase = "start"
+    elif "mlt_send" in cmd and "console.log" in cmd: phase = "follow"
+    elif "shutdown.sh" in cmd or "shutdown.log" in cmd or "shutdown.status" in cmd:
+        phase = "shutdown"
+    elif 'then rm -f "$j/lock"' in cmd: phase = "release"
+    elif phase == "lock": phase = "upload"
+    elif phase == "follow": phase = "collect"
+    phases.append(phase)
+total = (rows[-1][0] - start).total_seconds()
+plain, login = sys.argv[2].split()
+up = down = "?"
+try:
+    h = json.loads(open(sys.argv[3]).read().splitlines()[-1])
+    up, down = h.get("bytes_up", "?"), h.get("bytes_down", "?")
+except (OSError, IndexError, ValueError):
+    pass
+shells = sum(1 for e in execs if e[2] == "shell")
+print(f"  {len(execs)} remote commands ({shells} control-shell frames, {len(execs) - shells} "
+      f"exec channels); sshd sessions {plain}, bash --login {login}; bytes up {up}, down {down}; "
+      f"run {total:.2f} s")
+order = []
+for p in phases:
+    if p not in order: order.append(p)
+first = {p: next(e[0] for e, q in zip(execs, phases) if q == p) for p in order}
+cuts = [first[p] for p in order] + [rows[-1][0]]
+print("  phases: " + ", ".join(
+    f"{p} {sum(q == p for q in phases)} cmd {(cuts[i + 1] - cuts[i]).total_seconds():.2f} s"
+    for i, p in enumerate(order)))
+for (t, end, kind, cmd), p in zip(execs, phases):
+    print(f"  +{(t - start).total_seconds():5.2f} s {(end - t).total_seconds():5.2f} s  "
+          f"{p:8} {kind}: {cmd.splitlines()[0][:90]}")
 PY
 }
 
@@ -148,7 +198,8 @@ ssh:
   remote_log_dir: "$remote_logs"
 $(compression_yaml)
 YAML
-    times=()
+    times=() counts=()
+    shells
     for pass in cold warm; do
       echo "== $pass" >>"$log"
       case $how in
@@ -160,6 +211,8 @@ YAML
                 train bench_model --workspace "$ws") ;;
       esac
       times+=("$t")
+      shells
+      counts+=("$shells_out")
     done
     ok=$(check "$remote" "$local_logs")
     if [ "$trace" = 1 ] && [ "$how" = mlt ]; then
@@ -167,13 +220,16 @@ YAML
       rm -rf "$remote" "$remote_logs" "$local_logs"
       for pass in cold warm; do
         : > "$HOME/.mltk/cli_logs/mlt.log"
+        shells
         (cd "$proj" && timeout "$tmo" "$mlt" ssh -vv -h "$dest_host:$port/$remote" "${mlt_opts[@]}" \
            train bench_model --workspace "$ws") >>"$work/trace-$rtt.log" 2>&1 || true
         echo "mlt ssh -vv, $pass, rtt $rtt:" >>"$work/trace.txt"
-        trace_execs "$HOME/.mltk/cli_logs/mlt.log" >>"$work/trace.txt"
+        shells
+        trace_execs "$HOME/.mltk/cli_logs/mlt.log" "$shells_out" >>"$work/trace.txt"
       done
     fi
-    printf '%s\t%s\t%s\t%s\t%s\n' "$rtt" "$how" "${times[0]}" "${times[1]}" "$ok" >>"$results"
+    printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$rtt" "$how" "${times[0]}" "${times[1]}" "$ok" \
+      "${counts[0]}" "${counts[1]}" >>"$results"
     echo "  $how: cold ${times[0]} s, warm ${times[1]} s, end state $ok" >&2
     rm -rf "$remote" "$remote_logs" "$local_logs"
   done
@@ -191,16 +247,21 @@ hand = {r[0]: r for r in rows if r[1] == "hand"}
 def ratio(v, b):
     try: return f"{float(v) / float(b):.2f}"
     except (ValueError, ZeroDivisionError): return "-"
-print("| rtt ms | run  | cold s | warm s | cold mlt/hand | warm mlt/hand | end state |")
-print("|--------|------|--------|--------|---------------|---------------|-----------|")
-for rtt, how, cold, warm, ok in rows:
+# Per run (cold / warm): sshd sessions + `bash --login` started (lib.sh).
+def sh(c):
+    p, l = c.split()
+    return f"{p}+{l}"
+print("| rtt ms | run  | cold s | warm s | cold mlt/hand | warm mlt/hand | sessions+login cold / warm | end state |")
+print("|--------|------|--------|--------|---------------|---------------|----------------------------|-----------|")
+for rtt, how, cold, warm, ok, sc, sw in rows:
     rc = rw = ""
     if how == "mlt" and rtt in hand:
         rc, rw = ratio(cold, hand[rtt][2]), ratio(warm, hand[rtt][3])
-    print(f"| {rtt:>6} | {how:4} | {cold:>6} | {warm:>6} | {rc:>13} | {rw:>13} | {ok} |")
+    print(f"| {rtt:>6} | {how:4} | {cold:>6} | {warm:>6} | {rc:>13} | {rw:>13} | "
+          f"{sh(sc) + ' / ' + sh(sw):>26} | {ok} |")
 PY
 for rtt in "${rtts[@]}"; do
   grep -h '^steps:' "$work/hand-$rtt.log" | sed "s/^/hand, rtt $rtt: /" || true
 done
 [ "$trace" = 0 ] || { echo; cat "$work/trace.txt"; }
-if grep -qvE $'\tok$' "$results"; then echo "some runs failed or differ; logs kept with --keep" >&2; exit 1; fi
+if cut -f5 "$results" | grep -qvx ok; then echo "some runs failed or differ; logs kept with --keep" >&2; exit 1; fi

@@ -195,25 +195,28 @@ class FakeJobHost : public RemoteJob {
             const std::string& log = job ? console_log : shutdown_log;
             const std::string out = offset < log.size() ? log.substr(offset) : "";
             const bool ended = job ? !alive : shutdown_exit.has_value();
+            // At the end, the same command brings the result and, for the job, records
+            // phase finished (only over running: a follow left behind cannot undo more).
+            std::optional<JobResult> end;
+            if (ended && job && run_id) {
+                if (!lock_file || lock_file->run_id != *run_id) throw foreign(*run_id);
+                if (lock_file->phase == RunPhase::running) lock_file->phase = RunPhase::finished;
+            }
+            if (ended) {
+                end = job_result();
+                if (!job) end->exit_status = shutdown_exit;
+            }
             if (midway) {
                 if (sink && !out.empty()) sink(std::string_view(out).substr(0, out.size() / 2));
                 return FollowStep{};
             }
             if (sink && !out.empty()) sink(out);
-            return FollowStep{offset + out.size(), ended};
+            return FollowStep{offset + out.size(), ended, end};
         });
     }
 
     JobResult result() override {
-        return call("result", [&](bool) {
-            JobResult r;
-            r.run_id = job_run_id;
-            r.exit_status = exit_status;
-            if (exit_status == 0) r.sha256 = "sha-of-" + job_run_id;
-            r.training_started = started;
-            r.stopped_with = stopped_with;
-            return r;
-        });
+        return call("result", [&](bool) { return job_result(); });
     }
 
     TransferStats collect(const TrainPlan&, const JobResult& result, Reporter&) override {
@@ -224,9 +227,14 @@ class FakeJobHost : public RemoteJob {
         });
     }
 
-    bool start_shutdown(const std::string& run_id, const std::string&) override {
+    bool start_shutdown(const std::string& run_id, const std::string&,
+                        bool record_collected) override {
         return call("start_shutdown", [&](bool) {
             check_run(run_id);
+            if (record_collected) {
+                if (!lock_file || lock_file->run_id != run_id) throw foreign(run_id);
+                lock_file->phase = RunPhase::collected;
+            }
             if (shutdown_started) return false;
             shutdown_started = true;
             ++shutdown_runs;
@@ -241,6 +249,16 @@ class FakeJobHost : public RemoteJob {
     }
 
   private:
+    JobResult job_result() const {
+        JobResult r;
+        r.run_id = job_run_id;
+        r.exit_status = exit_status;
+        if (exit_status == 0) r.sha256 = "sha-of-" + job_run_id;
+        r.training_started = started;
+        r.stopped_with = stopped_with;
+        return r;
+    }
+
     // The job prints its next line, or ends once all are printed.
     void advance() {
         if (!alive) return;

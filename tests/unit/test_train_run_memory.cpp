@@ -22,21 +22,12 @@ using mlt::test::Killed;
 
 namespace {
 
-// The calls of a clean run of plan(), in order: the job prints a line per follow segment.
-const std::vector<std::string> kCleanRun = {"lock",
-                                            "upload",
-                                            "start",
-                                            "follow",
-                                            "follow",
-                                            "follow",
-                                            "result",
-                                            "set_phase finished",
-                                            "collect",
-                                            "set_phase collected",
-                                            "start_shutdown",
-                                            "follow shutdown",
-                                            "shutdown_status",
-                                            "release"};
+// The calls of a clean run of plan(), in order: the job prints a line per follow segment; the
+// last one brings the result and records phase finished, and the start of shutdown_cmds
+// records phase collected.
+const std::vector<std::string> kCleanRun = {
+    "lock",   "upload",  "start",          "follow",          "follow",
+    "follow", "collect", "start_shutdown", "follow shutdown", "release"};
 
 class ManualClock : public mlt::RunClock {
   public:

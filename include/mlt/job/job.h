@@ -155,37 +155,6 @@ StopOutcome stop_and_release(Remote& remote, const std::string& remote_dir,
 // Removes every file of a job (for --force).
 void discard_job(Remote& remote, const std::string& remote_dir, const std::string& model);
 
-// How long one follow_log command runs at most: in between, the connection is free for
-// other commands, and every wait has an end even on a link whose keepalives are off.
-constexpr int kFollowSegmentSeconds = 15;
-
-// What one bounded piece of a log follow saw.
-struct FollowStep {
-    uint64_t offset = 0;  // the new offset: what was there before plus what was received
-    bool ended = false;   // the task has ended and everything it wrote was sent
-};
-
-// Streams a task's log from byte `offset` to `sink` for at most about `seconds` (one remote
-// command), or until the task has ended and its log was sent to the end. Several calls make
-// a follow that leaves the connection free in between. With a `run_id`, the job dir must
-// still be that run's (mlt::Error conflict otherwise). Throws mlt::Error (remote) when the
-// task was never started.
-FollowStep follow_log(Remote& remote, const std::string& remote_dir, const std::string& model,
-                      Task task, const std::string* run_id, uint64_t offset, int seconds,
-                      const OutputSink& sink);
-
-// follow_log, segment after segment, until the task has ended and its log was sent to the
-// end. `offset` is updated after every segment, so a caller that catches a lost link knows
-// where to go on. Throws as follow_log.
-void follow_to_end(Remote& remote, const std::string& remote_dir, const std::string& model,
-                   Task task, const std::string* run_id, uint64_t& offset, int seconds,
-                   const OutputSink& sink);
-
-// Sends what a task's log holds from byte `offset` now; returns the new offset. A missing
-// log reads as empty.
-uint64_t read_log(Remote& remote, const std::string& remote_dir, const std::string& model,
-                  Task task, uint64_t offset, const OutputSink& sink);
-
 // What a job left when it ended.
 struct JobResult {
     std::string run_id;               // the run the job dir belongs to ("" for old layouts)
@@ -197,15 +166,55 @@ struct JobResult {
     bool disk_full = false;           // the remote disk was full when the job ended, or is now
 };
 
+// What one bounded piece of a log follow saw.
+struct FollowStep {
+    uint64_t offset = 0;  // the new offset: what was there before plus what was received
+    bool ended = false;   // the task has ended and everything it wrote was sent
+    // Once ended: what the task left, read by the same remote command after the log's last
+    // byte. Task::job: what read_job_result reads; Task::shutdown: exit_status is the status
+    // of shutdown_cmds (read_shutdown_status). None when the remote did not report it.
+    std::optional<JobResult> result;
+};
+
+// How long one follow_log command runs at most: in between, the connection is free for
+// other commands, and every wait has an end even on a link whose keepalives are off.
+constexpr int kFollowSegmentSeconds = 15;
+
+// Streams a task's log from byte `offset` to `sink` for at most about `seconds` (one remote
+// command), or until the task has ended and its log was sent to the end; then, in the same
+// command, the task's result (FollowStep::result, on stderr after a marker line: never mixed
+// with the log's bytes), and for the job of a `run_id`, phase finished in its lock. Several
+// calls make a follow that leaves the connection free in between. With a `run_id`, the job
+// dir must still be that run's, and at the job's end its lock too (mlt::Error conflict
+// otherwise). Throws mlt::Error (remote) when the task was never started.
+FollowStep follow_log(Remote& remote, const std::string& remote_dir, const std::string& model,
+                      Task task, const std::string* run_id, uint64_t offset, int seconds,
+                      const OutputSink& sink);
+
+// follow_log, segment after segment, until the task has ended and its log was sent to the
+// end; returns the last segment's step. `offset` is updated after every segment, so a caller
+// that catches a lost link knows where to go on. Throws as follow_log.
+FollowStep follow_to_end(Remote& remote, const std::string& remote_dir, const std::string& model,
+                         Task task, const std::string* run_id, uint64_t& offset, int seconds,
+                         const OutputSink& sink);
+
+// Sends what a task's log holds from byte `offset` now; returns the new offset. A missing
+// log reads as empty.
+uint64_t read_log(Remote& remote, const std::string& remote_dir, const std::string& model,
+                  Task task, uint64_t offset, const OutputSink& sink);
+
 // Reads the job dir's run id, exit status, archive sha256, log dir, whether the training
 // started, whether mlt's stop ended it and whether the remote disk is full, in one round trip.
 JobResult read_job_result(Remote& remote, const std::string& remote_dir, const std::string& model);
 
 // Starts the shutdown_cmds script of run `run_id` detached, at most once per run (a marker
 // created atomically; a repeated call after a lost link finds it). Returns true when this
-// call started it. Throws mlt::Error (conflict) when the job dir belongs to another run.
+// call started it. With `record_collected`, phase collected is recorded in the lock first,
+// in the same round trip (set_run_phase). Throws mlt::Error (conflict) when the job dir, or
+// with `record_collected` the lock, belongs to another run.
 bool start_shutdown(Remote& remote, const std::string& remote_dir, const std::string& model,
-                    const std::string& run_id, const std::string& script);
+                    const std::string& run_id, const std::string& script,
+                    bool record_collected = false);
 
 // The status the shutdown script recorded; nullopt while it runs (or if it never ran).
 std::optional<int> read_shutdown_status(Remote& remote, const std::string& remote_dir,

@@ -41,7 +41,8 @@ class RemoteJob {
     virtual long start(const std::string& run_id) = 0;
     // Stops the job (stop_job); with a run id, only that run's. True when something ran.
     virtual bool stop(int grace_s, const std::string* run_id) = 0;
-    // One bounded segment of a task's log from `offset` (follow_log).
+    // One bounded segment of a task's log from `offset` (follow_log): at the task's end it
+    // brings its result, and for the job records phase finished.
     virtual FollowStep follow(Task task, const std::string* run_id, uint64_t offset, int seconds,
                               const OutputSink& sink) = 0;
     // What the job left (read_job_result).
@@ -50,7 +51,9 @@ class RemoteJob {
     virtual TransferStats collect(const TrainPlan& plan, const JobResult& result,
                                   Reporter& reporter) = 0;
     // Starts shutdown_cmds at most once per run (start_shutdown): true when this call did.
-    virtual bool start_shutdown(const std::string& run_id, const std::string& script) = 0;
+    // With `record_collected`, phase collected is recorded first, in the same command.
+    virtual bool start_shutdown(const std::string& run_id, const std::string& script,
+                                bool record_collected) = 0;
     // The status the shutdown script recorded; nullopt while it runs or if it never ran.
     virtual std::optional<int> shutdown_status() = 0;
 };
@@ -77,7 +80,8 @@ class ShellJob : public RemoteJob {
     JobResult result() override;
     TransferStats collect(const TrainPlan& plan, const JobResult& result,
                           Reporter& reporter) override;
-    bool start_shutdown(const std::string& run_id, const std::string& script) override;
+    bool start_shutdown(const std::string& run_id, const std::string& script,
+                        bool record_collected) override;
     std::optional<int> shutdown_status() override;
 
   private:

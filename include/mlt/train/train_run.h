@@ -106,6 +106,10 @@ struct ShutdownProgress {
     bool sent = false;       // this run sent their start (it may have reached the remote)
     bool following = false;  // started: their log is being followed
     uint64_t offset = 0;     // how much of their log was shown
+    // The results were collected: the start of shutdown_cmds records phase collected (a run
+    // without them releases the lock next; a cut before that leaves phase finished, and
+    // --resume collects again, moving nothing).
+    bool record_collected = false;
 };
 
 // One `train` run on one node: the phases of docs/architecture.md against a RemoteJob, all
@@ -196,6 +200,7 @@ class TrainRun {
     LockHold lock_ = LockHold::none;
     JobWatch watch_;
     JobOutcome outcome_;
+    std::optional<JobResult> followed_;  // what the follow's last segment read at the job's end
     Ending ending_ = Ending::completed;
     ShutdownProgress shutdown_;
     std::optional<int> exit_code_;  // set once the run is over
