@@ -36,6 +36,8 @@ std::string batch_prologue(const std::string& what,
 }
 
 const char* const kActivateVenv = ". \"$MLT_REMOTE_DIR/.venv/bin/activate\"\n";
+// Written into .venv once its packages installed.
+const char* const kVenvComplete = ".mlt_complete";
 
 // The wrapper's own variables and exports shared by both scripts.
 std::string bookkeeping_prologue(const JobPaths& p, const std::string& run_id) {
@@ -67,6 +69,31 @@ std::string resolve_log_dir(const WrapperSpec& s) {
     return o;
 }
 
+// The venv is complete only once its packages installed: the marker is written last, so a
+// venv whose pip failed (a network hiccup) gets its packages again on the next run instead
+// of failing with `command not found` on every run after.
+std::string make_venv(const WrapperSpec& s) {
+    std::string o = "if [ ! -f \"$MLT_REMOTE_DIR/.venv/" + std::string(kVenvComplete) +
+                    "\" ]; then\n"
+                    "  if [ ! -f \"$MLT_REMOTE_DIR/.venv/bin/activate\" ]; then\n"
+                    "    echo 'mlt: creating .venv'\n"
+                    "    python3 -m venv \"$MLT_REMOTE_DIR/.venv\"\n"
+                    "  else\n"
+                    "    echo 'mlt: .venv was not completed (no " +
+                    kVenvComplete +
+                    "): installing its packages again'\n"
+                    "  fi\n";
+    if (!s.venv_packages.empty()) {
+        o += "  \"$MLT_REMOTE_DIR/.venv/bin/pip\" install " + shell_join(s.venv_packages);
+        if (!s.venv_fallback_packages.empty())
+            o += " || \"$MLT_REMOTE_DIR/.venv/bin/pip\" install --upgrade " +
+                 shell_join(s.venv_fallback_packages);
+        o += "\n";
+    }
+    o += "  : > \"$MLT_REMOTE_DIR/.venv/" + std::string(kVenvComplete) + "\"\nfi\n";
+    return o + kActivateVenv;
+}
+
 std::string make_user_batch(const WrapperSpec& s) {
     std::string o = batch_prologue("the user's commands of " + s.model + ", run " + s.run_id,
                                    s.environment, "exit 1");
@@ -79,20 +106,7 @@ std::string make_user_batch(const WrapperSpec& s) {
     // MLTK runs venv activation and startup_cmds with `set -e`: the first failure ends the
     // batch with its status, and the training does not start.
     o += "set -e\n";
-    if (s.create_venv) {
-        o += "if [ ! -f \"$MLT_REMOTE_DIR/.venv/bin/activate\" ]; then\n"
-             "  echo 'mlt: creating .venv'\n"
-             "  python3 -m venv \"$MLT_REMOTE_DIR/.venv\"\n";
-        if (!s.venv_packages.empty()) {
-            o += "  \"$MLT_REMOTE_DIR/.venv/bin/pip\" install " + shell_join(s.venv_packages);
-            if (!s.venv_fallback_packages.empty())
-                o += " || \"$MLT_REMOTE_DIR/.venv/bin/pip\" install --upgrade " +
-                     shell_join(s.venv_fallback_packages);
-            o += "\n";
-        }
-        o += "fi\n";
-        o += kActivateVenv;
-    }
+    if (s.create_venv) o += make_venv(s);
     for (const auto& cmd : s.startup_cmds) {
         o += "echo " + shell_quote("mlt: startup: " + cmd) + "\n";
         o += cmd + "\n";
@@ -111,12 +125,12 @@ std::string make_user_batch(const WrapperSpec& s) {
              ") rm -rf -- \"$MLT_LOG_DIR\" ;; esac\n";
     }
     o += "mkdir -p -- \"$MLT_LOG_DIR\" || exit 1\n";
-    o += "echo " + shell_quote("mlt: training: " + s.train_cmd) + "\n";
+    // Echoed as it runs: with the user's ARGS.
+    std::string command = s.train_cmd;
+    for (const auto& a : s.train_args) command += " " + shell_quote(a);
+    o += "echo " + shell_quote("mlt: training: " + command) + "\n";
     o += "mlt_training=1\n";
-    o += s.train_cmd;
-    for (const auto& a : s.train_args) o += " " + shell_quote(a);
-    o += "\n";
-    return o;
+    return o + command + "\n";
 }
 
 }  // namespace
@@ -217,6 +231,12 @@ std::string make_wrapper_script(const WrapperSpec& s) {
     o += "if [ \"$mlt_s\" -ne 0 ] && [ ! -e \"$mlt_job/training\" ]; then echo \"mlt: the "
          "job's setup (environment, venv or startup_cmds) failed with exit status $mlt_s; the "
          "training did not start\"; fi\n";
+    if (s.create_venv)
+        o += "if [ \"$mlt_s\" -eq 127 ] && [ -e \"$mlt_job/training\" ]; then echo \"mlt: exit "
+             "status "
+             "127: a command was not found in the venv $mlt_dir/.venv; if it is train_cmd's, "
+             "make venv_packages install it, or remove the venv (rm -rf $mlt_dir/.venv) so that "
+             "the next run makes it anew\"; fi\n";
     o += "mlt_finish \"$mlt_s\"\n";
     return o;
 }

@@ -55,6 +55,11 @@ TEST_F(TrainArgsTest, ArgsReachTheTrainingInTheirOrder) {
               (Words{"echo", "--epochs", "3", "data.csv", "--weights", "best", "-v", "--clean"}))
         << describe(r);
     EXPECT_EQ(env_seen("echo"), "model[echo] clean[1] verbose[1]");
+    // The echoed command is the one that runs: with the ARGS.
+    EXPECT_TRUE(has_text(r.out,
+                         "mlt: training: sh echo.py echo --epochs 3 data.csv --weights "
+                         "best -v --clean\n"))
+        << describe(r);
 }
 
 TEST_F(TrainArgsTest, TrainOptionsBeforeTheCommandAsMltk) {

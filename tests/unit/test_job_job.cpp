@@ -27,6 +27,22 @@ using mlt::test::group_alive;
 
 class JobProtocol : public mlt::test::JobFixture {};
 
+// A python3 that only makes venvs (no network in tests): `python3 -m venv DIR` writes
+// DIR/bin/activate with `activate` and DIR/bin/pip with `pip`.
+void write_fake_venv_python(const std::string& bin, const std::string& activate,
+                            const std::string& pip) {
+    fs::create_directories(bin);
+    mlt::write_file_atomic(bin + "/activate.src", activate, 0644);
+    mlt::write_file_atomic(bin + "/pip.src", pip, 0755);
+    mlt::write_file_atomic(bin + "/python3",
+                           "#!/bin/sh\n"
+                           "[ \"$1\" = -m ] && [ \"$2\" = venv ] || exit 1\n"
+                           "mkdir -p \"$3/bin\"\n"
+                           "cp \"$(dirname \"$0\")/activate.src\" \"$3/bin/activate\"\n"
+                           "cp \"$(dirname \"$0\")/pip.src\" \"$3/bin/pip\"\n",
+                           0755);
+}
+
 TEST_F(JobProtocol, ExactlyOneOfConcurrentLaunchesGetsTheLock) {
     std::vector<std::future<bool>> results;
     for (int i = 0; i < 8; ++i)
@@ -287,16 +303,10 @@ TEST_F(JobProtocol, AnOpenLogDirIsAskedOfTheRemoteMltk) {
 // python3 (no network in tests) makes the venv and logs every pip call.
 TEST_F(JobProtocol, ANewVenvGetsMltkPinnedThenLatest) {
     const std::string bin = dir_ + "/fakebin";
-    fs::create_directories(bin);
-    mlt::write_file_atomic(bin + "/python3",
+    write_fake_venv_python(bin, "export MLT_IN_VENV=yes\n",
                            "#!/bin/sh\n"
-                           "[ \"$1\" = -m ] && [ \"$2\" = venv ] || exit 1\n"
-                           "mkdir -p \"$3/bin\"\n"
-                           "printf 'export MLT_IN_VENV=yes\\n' > \"$3/bin/activate\"\n"
-                           "printf '#!/bin/sh\\necho \"pip $*\" >> \"%s/pip.log\"\\n"
-                           "case \"$*\" in *==*) exit 1 ;; esac\\n' \"$3/..\" > \"$3/bin/pip\"\n"
-                           "chmod +x \"$3/bin/pip\"\n",
-                           0755);
+                           "echo \"pip $*\" >> \"$(dirname \"$0\")/../../pip.log\"\n"
+                           "case \"$*\" in *==*) exit 1 ;; esac\n");
     mlt::test::LocalRemote r;
     mlt::WrapperSpec w = wrapper("run-1", "echo \"venv=$MLT_IN_VENV\"");
     w.create_venv = true;
@@ -315,6 +325,62 @@ TEST_F(JobProtocol, ANewVenvGetsMltkPinnedThenLatest) {
     EXPECT_EQ(mlt::default_venv_packages("").first,
               (std::vector<std::string>{"wheel", "silabs-mltk"}));
     EXPECT_TRUE(mlt::default_venv_packages("").second.empty());
+}
+
+// A venv whose package step failed is not complete: the next run installs again instead of
+// reusing it and failing with `command not found` (exit 127) forever. The fake pip fails its
+// first call, as a network hiccup would, and installs a `fake_mltk` command on the next.
+TEST_F(JobProtocol, AVenvWhoseInstallFailedIsRepairedByTheNextRun) {
+    const std::string bin = dir_ + "/fakebin";
+    // pip fails its first call; later ones install the command `fake_mltk` into the venv.
+    write_fake_venv_python(
+        bin, "PATH=\"$MLT_REMOTE_DIR/.venv/bin:$PATH\"\n",
+        "#!/bin/sh\n"
+        "venv=$(dirname \"$0\")/..\n"
+        "echo \"pip $*\" >> \"$venv/../pip.log\"\n"
+        "[ -e \"$venv/../pip.failed\" ] || { : > \"$venv/../pip.failed\"; exit 1; }\n"
+        "printf '#!/bin/sh\\necho fake-mltk-ran\\n' > \"$venv/bin/fake_mltk\"\n"
+        "chmod +x \"$venv/bin/fake_mltk\"\n");
+    mlt::test::LocalRemote r;
+    const auto run = [&](const std::string& id) {
+        mlt::WrapperSpec w = wrapper(id, "fake_mltk");
+        w.create_venv = true;
+        w.venv_packages = {"silabs-mltk"};
+        w.environment = {{"PATH", bin + ":$PATH"}};
+        EXPECT_TRUE(mlt::acquire_run(r, dir_, "m", new_run(w)));
+        mlt::start_job(r, dir_, "m", id);
+        std::string log;
+        follow_to_end(r, dir_, log);
+        mlt::release_run(r, dir_, "m", id);
+        return log;
+    };
+    const std::string first = run("run-1");
+    EXPECT_EQ(mlt::read_job_result(r, dir_, "m").exit_status, 1) << first;
+    const std::string second = run("run-2");
+    EXPECT_EQ(mlt::read_job_result(r, dir_, "m").exit_status, 0) << second;
+    EXPECT_NE(second.find("fake-mltk-ran"), std::string::npos) << second;
+    EXPECT_EQ(read("pip.log"), "pip install silabs-mltk\npip install silabs-mltk\n");
+    // Complete now: a third run installs nothing.
+    run("run-3");
+    EXPECT_EQ(read("pip.log"), "pip install silabs-mltk\npip install silabs-mltk\n");
+}
+
+// The training command not found in a venv (exit 127): the console log names the venv and
+// what to do, instead of the shell's bare `command not found`.
+TEST_F(JobProtocol, ACommandNotFoundInTheVenvNamesTheVenvAndTheFix) {
+    mlt::test::LocalRemote r;
+    mlt::WrapperSpec w = wrapper("run-1", "mlt_no_such_command_xyz");
+    w.create_venv = true;
+    w.venv_packages = {};
+    fs::create_directories(dir_ + "/.venv/bin");
+    mlt::write_file_atomic(dir_ + "/.venv/bin/activate", "true\n", 0644);
+    ASSERT_TRUE(mlt::acquire_run(r, dir_, "m", new_run(w)));
+    mlt::start_job(r, dir_, "m", "run-1");
+    std::string log;
+    follow_to_end(r, dir_, log);
+    EXPECT_EQ(mlt::read_job_result(r, dir_, "m").exit_status, 127) << log;
+    EXPECT_NE(log.find("was not found in the venv " + dir_ + "/.venv"), std::string::npos) << log;
+    EXPECT_NE(log.find("rm -rf"), std::string::npos) << log;
 }
 
 TEST_F(JobProtocol, FailingStartupStopsBeforeTraining) {
