@@ -2,6 +2,7 @@
 #include <spdlog/spdlog.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <cerrno>
 #include <csignal>
 #include <cstdio>
@@ -44,9 +45,30 @@ void print_error(const std::string& what, const std::string& hint) {
                      mlt::printable(hint, kMax).c_str());
 }
 
-int report(const mlt::Error& e) {
-    print_error(e.what(), e.hint());
+// `log`: the verbose file log, named in the hint of a failure that is more than a bad input
+// (as MLTK's hint names its cli_logs file).
+int report(const mlt::Error& e, const std::string& log = {}) {
+    const bool more = !log.empty() && e.code() != mlt::exit_code_of(mlt::ErrorKind::usage) &&
+                      !mlt::is_signal(e.kind()) && e.kind() != mlt::ErrorKind::internal;
+    print_error(e.what(),
+                more ? e.hint() + (e.hint().empty() ? "" : "; ") + "details: " + log : e.hint());
     return e.code();
+}
+
+// `mlt ssh evaluate MODEL`: CLI11 sees only words it did not expect; the first of them (in
+// the command line's order) is the command the user meant. Empty when that is not the case.
+std::string unsupported_ssh_command(const CLI::App& app, const CLI::ParseError& e,
+                                    const std::vector<std::string>& args) {
+    const CLI::App* ssh = app.get_subcommand("ssh");
+    if (dynamic_cast<const CLI::ExtrasError*>(&e) == nullptr || ssh->count() == 0 ||
+        !ssh->get_subcommands().empty())
+        return {};
+    const std::vector<std::string> extras = app.remaining(true);
+    for (const auto& word : args)
+        if (!word.empty() && word[0] != '-' &&
+            std::find(extras.begin(), extras.end(), word) != extras.end())
+            return word;
+    return {};
 }
 
 // Output that could not be written (stdout closed early, as by `| head`) is said once on
@@ -82,8 +104,9 @@ int main(int argc, char** argv) {
     mlt::cli::add_ssh_keygen_command(app, action);
     mlt::cli::add_jobs_command(app, action);
 
+    const std::vector<std::string> typed = take_arguments(argc, argv);
     try {
-        std::vector<std::string> args = take_arguments(argc, argv);
+        std::vector<std::string> args = typed;
         std::reverse(args.begin(), args.end());  // CLI11 takes the vector back to front
         app.parse(args);
     } catch (const CLI::CallForHelp& e) {
@@ -93,7 +116,13 @@ int main(int argc, char** argv) {
     } catch (const CLI::CallForVersion& e) {
         return app.exit(e);
     } catch (const CLI::ParseError& e) {
-        print_error(e.what(), "run 'mlt --help' for usage");
+        if (const std::string command = unsupported_ssh_command(app, e, typed); !command.empty())
+            print_error("unsupported command '" + command +
+                            "': mlt ssh runs train, status, logs, stop or download",
+                        "MLTK's ssh runs only train; run other MLTK commands locally, on the "
+                        "results train collects");
+        else
+            print_error(e.what(), "run 'mlt --help' for usage");
         return mlt::exit_code_of(mlt::ErrorKind::usage);
     } catch (const mlt::Error& e) {
         return report(e);  // a command's own check of its arguments (train MODEL ARGS...)
@@ -119,7 +148,7 @@ int main(int argc, char** argv) {
         }
         return finish(action());
     } catch (const mlt::Error& e) {
-        return finish(report(e));
+        return finish(report(e, file_log));
     } catch (const std::exception& e) {
         print_error(std::string("internal: ") + e.what(),
                     "please report this with the output of -v");

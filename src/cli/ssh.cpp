@@ -119,6 +119,11 @@ void add_ssh_command(CLI::App& app, Action& action, int& verbosity, TrainRunner 
     ssh->set_help_flag("--help", "Print this help and exit");
     ssh->footer(
         "HOST is [user@]host[:port][/remote_dir] or a Host alias of ~/.ssh/config.\n"
+        "Settings: the ssh: section of ~/.mltk/user_settings.yaml (or $MLTK_USER_SETTINGS_PATH)\n"
+        "  and of MODEL.ssh.yaml beside the spec, and the spec's SshMixin values "
+        "(docs/settings.md).\n"
+        "Results of train: MODEL.mltk.zip beside the spec; logs, and the console log\n"
+        "  mltk_ssh_train_MODEL.log, in ${MLTK_CACHE_DIR:-~/.mltk}/models/MODEL/.\n"
         "Examples:\n"
         "  mlt ssh -h root@ssh4.example.net -p 35023 -i ~/.ssh/id_vast status\n"
         "  mlt ssh -h gpu-box/~/workspace -o StrictHostKeyChecking=yes status my_model\n"

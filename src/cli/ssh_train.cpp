@@ -75,6 +75,30 @@ void add_job_flags(CLI::App& app, TrainOptions& o, const std::string& group) {
         ->group(group);
 }
 
+// The end of `mlt ssh train --help`: MODEL, ARGS, settings, results, examples.
+const char* const kTrainFooter =
+    "MODEL: a model name (NAME.py is looked for in model_paths, the current directory,\n"
+    "  MLTK_MODEL_PATHS), NAME-test for its test model, or a spec path (path/to/NAME.py).\n"
+    "ARGS: everything after MODEL that is not an option above goes, in its order, to the\n"
+    "  training command (train_cmd); after -- every word does. --test trains the test model\n"
+    "  NAME-test (and is passed on, as MLTK does). mlt's options may also stand after MODEL.\n"
+    "  With --resume a NAME is enough on a machine without its spec (settings: the user\n"
+    "  file and the command line), unless the run must upload again.\n"
+    "Settings: the ssh: section of ~/.mltk/user_settings.yaml (or $MLTK_USER_SETTINGS_PATH)\n"
+    "  and of MODEL.ssh.yaml beside the spec, and the spec's SshMixin values "
+    "(docs/settings.md).\n"
+    "Results: MODEL.mltk.zip beside the spec (download_files there too); the remote logs and\n"
+    "  the console log mltk_ssh_train_MODEL.log in ${MLTK_CACHE_DIR:-~/.mltk}/models/MODEL/.\n"
+    "  Then the remote machine may still be billing: stop or destroy it when you are done.\n"
+    "Examples:\n"
+    "  mlt ssh -h root@ssh4.example.net -p 35023 -i ~/.ssh/id_vast train my_model --clean\n"
+    "  mlt ssh train my_model -h gpu -p 2222 -i ~/.ssh/id_gpu --epochs 3 --weights best\n"
+    "  mlt ssh -h gpu --force train my_model --test   # test model my_model-test\n"
+    "  mlt ssh -h gpu train my_model --no-wait   # later: ... train my_model --resume\n"
+    "  mlt ssh -h gpu train my_model -- -v --clean   # after --, words go to the training\n"
+    "  mlt ssh -h gpu -o ServerAliveInterval=5 train my_model --reconnect-timeout 3600\n"
+    "      # a flaky link: a silent link noticed after 15 s, reconnect for up to an hour";
+
 // Everything mlt itself takes after `train`: declared on the train subcommand (its --help and
 // the words before MODEL) and again on the parser of mlt's words after MODEL.
 void add_train_options(CLI::App& app, TrainOptions& o, SshCommandLine& cli, int& verbosity) {
@@ -136,22 +160,7 @@ void add_ssh_job_commands(CLI::App& ssh, Action& action, const std::shared_ptr<S
     train->allow_extras();
     train->formatter(help_formatter(" MODEL [ARGS...]"));
     add_train_options(*train, *opts, *cli, verbosity);
-    train->footer(
-        "MODEL: a model name (NAME.py is looked for in model_paths, the current directory,\n"
-        "  MLTK_MODEL_PATHS), NAME-test for its test model, or a spec path (path/to/NAME.py).\n"
-        "ARGS: everything after MODEL that is not an option above goes, in its order, to the\n"
-        "  training command (train_cmd); after -- every word does. --test trains the test model\n"
-        "  NAME-test (and is passed on, as MLTK does). mlt's options may also stand after MODEL.\n"
-        "  With --resume a NAME is enough on a machine without its spec (settings: the user\n"
-        "  file and the command line), unless the run must upload again.\n"
-        "Examples:\n"
-        "  mlt ssh -h root@ssh4.example.net -p 35023 -i ~/.ssh/id_vast train my_model --clean\n"
-        "  mlt ssh train my_model -h gpu -p 2222 -i ~/.ssh/id_gpu --epochs 3 --weights best\n"
-        "  mlt ssh -h gpu --force train my_model --test   # test model my_model-test\n"
-        "  mlt ssh -h gpu train my_model --no-wait   # later: ... train my_model --resume\n"
-        "  mlt ssh -h gpu train my_model -- -v --clean   # after --, words go to the training\n"
-        "  mlt ssh -h gpu -o ServerAliveInterval=5 train my_model --reconnect-timeout 3600\n"
-        "      # a flaky link: a silent link noticed after 15 s, reconnect for up to an hour");
+    train->footer(kTrainFooter);
     train->callback([&action, &verbosity, cli, opts, train, run_training] {
         TrainArguments words = split_train_arguments(train->remaining(), own_options(*train));
         // mlt's options after MODEL, parsed by the same declarations (and after those given

@@ -110,6 +110,7 @@ class FileReader {
                                      const std::string& key) const;
     ConnectionSettings read_connection(const YAML::Node& node, const std::string& key) const;
     NodesValue read_nodes(const YAML::Node& node, const std::string& key) const;
+    void warn_stray_ssh_keys(const YAML::Node& root) const;
 
     std::string file_;
     std::vector<SettingsWarning>* warnings_;
@@ -187,12 +188,31 @@ void FileReader::load(const std::string& text, SettingsLayer& layer) const {
         const FieldDecl& field = *find_field(ssh_fields(), "model_paths");
         layer.values.emplace_back(&field, read(field, *top_model_paths, "model_paths"));
     }
-    if (!section || section->IsNull()) return;
+    if (!section || section->IsNull()) return warn_stray_ssh_keys(root);
     if (!section->IsMap())
         throw config_error(
             where(*section) + ": ssh must be a mapping of settings, got " + describe(*section),
             "write the settings indented below `ssh:`, e.g. `  remote_dir: ~/work`");
     read_section(*section, layer);
+}
+
+// No ssh settings, but top-level keys that are ssh settings: an `ssh:` block that lost its
+// indentation (`ssh:` then `remote_dir: x` at column 0) would otherwise yield nothing silently.
+void FileReader::warn_stray_ssh_keys(const YAML::Node& root) const {
+    std::vector<std::string> names;
+    std::optional<YAML::Node> first;
+    for (const auto& it : root) {
+        const std::string name = it.first.Scalar();
+        if (name == "model_paths" || name == "ssh") continue;
+        if (!find_field(ssh_fields(), name) && !find_field(connection_fields(), name)) continue;
+        names.push_back(name);
+        if (!first) first.emplace(it.first);
+    }
+    if (!first) return;
+    std::string list;
+    for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;
+    warn(*first, "no ssh settings here, but top-level " + list +
+                     " (ignored there): indent the settings below `ssh:`");
 }
 
 // An alias inside its own anchor makes a tree without end; no settings file nests this deep.

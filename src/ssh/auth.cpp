@@ -49,6 +49,13 @@ KeyPtr load_private_key(const std::string& path, const KeySecrets& secrets) {
                         "check -i / key_filename, or create one with 'mlt ssh-keygen NAME'");
     if (!S_ISREG(st.st_mode))
         throw key_error("key file " + path + " is not a regular file", "point -i at a private key");
+    // Before the mode check: a public key is 0644 as ssh-keygen writes it, and chmod would
+    // not help.
+    const std::string pub = ".pub";
+    if (path.size() > pub.size() && path.compare(path.size() - pub.size(), pub.size(), pub) == 0)
+        throw key_error("key file " + path + " is a public key",
+                        "give the private key, the same path without .pub: -i " +
+                            path.substr(0, path.size() - pub.size()));
     // OpenSSH refuses such keys ("UNPROTECTED PRIVATE KEY FILE"); so do we.
     if (st.st_uid == ::getuid() && (st.st_mode & 077) != 0)
         throw key_error("key file " + path + " is readable by others (mode " +

@@ -162,6 +162,12 @@ std::vector<ModelSearchDir> model_search_dirs(const std::vector<std::string>& mo
 ModelRef resolve_model(const std::string& argument, const std::vector<std::string>& model_paths,
                        bool test, bool spec_optional) {
     if (argument.empty()) throw usage_error("no model given", "mlt ssh ... train MODEL");
+    // An archive is a training's result: sent and "trained", it would train nothing.
+    const std::string archive = ".mltk.zip";
+    if (argument.size() > archive.size() &&
+        argument.compare(argument.size() - archive.size(), archive.size(), archive) == 0)
+        throw usage_error("MODEL " + argument + " is a model archive, not a model specification",
+                          "give the model's spec (NAME.py) or its NAME");
     if (is_spec_path(argument)) {
         fs::path path = expand_user(argument);
         if (!fs::is_regular_file(path))

@@ -395,6 +395,10 @@ std::vector<BadInput> catalogue_flags() {
             .with_sidecar("ssh:\n  nodes: {master_port: 1234}\n"));
     c.push_back(BadInput("SshWithoutCommand", {"ssh"}, u, {"mlt ssh needs a COMMAND"}));
     c.push_back(BadInput("UnknownCommand", {"ssh", "rm", "-rf"}, u, {"rm"}));
+    // MLTK's other commands: named as unsupported, with the ones mlt ssh has.
+    c.push_back(
+        BadInput("UnsupportedCommandEvaluate", {"ssh", "evaluate", "m"}, u,
+                 {"unsupported command 'evaluate'", "train, status, logs, stop or download"}));
     return c;
 }
 
@@ -463,6 +467,11 @@ std::vector<BadInput> catalogue_model_names() {
     }
     c.push_back(BadInput("ModelNameTooLong", {"ssh", "train", std::string(201, 'm')}, u,
                          {"invalid model name: 201 characters, more than the 200 allowed"}));
+    c.push_back(BadInput("ModelIsArchive", {"ssh", "train", "m.mltk.zip"}, u,
+                         {"MODEL m.mltk.zip is a model archive", "give the model's spec"}));
+    c.push_back(BadInput("ModelIsArchivePath", {"ssh", "train", "./m.mltk.zip"}, u,
+                         {"MODEL ./m.mltk.zip is a model archive"})
+                    .with_prepare(file("@PROJECT@/m.mltk.zip", "PK")));
     c.push_back(BadInput("ModelPathEscapes", {"ssh", "train", "../x"}, u,
                          {"model specification ../x not found"}));
     c.push_back(
@@ -504,6 +513,10 @@ std::vector<BadInput> catalogue_keys() {
     c.push_back(BadInput("KeyIsPublicHalf", ssh_then({"-i", "@HOME@/pub"}), u,
                          {"is not a private key libssh can read", "not the .pub file"})
                     .with_prepare(key_copy("@HOME@/pub", 0600, true)));
+    // As ssh-keygen writes it (0644): the advice is the private key, never chmod.
+    c.push_back(BadInput("KeyIsPubFile", ssh_then({"-i", "@HOME@/id_x.pub"}), u,
+                         {"key file @HOME@/id_x.pub is a public key", "-i @HOME@/id_x)"})
+                    .with_prepare(key_copy("@HOME@/id_x.pub", 0644, true)));
     c.push_back(BadInput("KeyEmpty", ssh_then({"-i", "@HOME@/empty"}), u,
                          {"key file @HOME@/empty is not a private key"})
                     .with_prepare(file("@HOME@/empty", "")));

@@ -3,6 +3,7 @@
 
 #include <cctype>
 #include <string>
+#include <vector>
 
 #include "harness/expect.h"
 #include "harness/files.h"
@@ -57,6 +58,19 @@ TEST_F(CliTest, SshHelpListsStatus) {
     ProcessResult r = env_.run_mlt({"ssh", "--help"});
     ASSERT_EQ(r.exit_code, 0) << describe(r);
     EXPECT_TRUE(has_text(r.out, "status"));
+}
+
+// Where the settings come from and where the results land, as MLTK's help says.
+TEST_F(CliTest, SshAndTrainHelpNameTheSettingsFileAndTheResults) {
+    for (const auto& args : {std::vector<std::string>{"ssh", "--help"},
+                             std::vector<std::string>{"ssh", "train", "--help"}}) {
+        ProcessResult r = env_.run_mlt(args);
+        ASSERT_EQ(r.exit_code, 0) << describe(r);
+        EXPECT_TRUE(has_text(r.out, "~/.mltk/user_settings.yaml")) << r.out;
+        EXPECT_TRUE(has_text(r.out, "MODEL.ssh.yaml")) << r.out;
+        EXPECT_TRUE(has_text(r.out, "MODEL.mltk.zip beside the spec")) << r.out;
+        EXPECT_TRUE(has_text(r.out, "models/MODEL/")) << r.out;
+    }
 }
 
 TEST_F(CliTest, UnknownOptionIsUsageError) {

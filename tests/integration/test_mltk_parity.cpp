@@ -496,6 +496,11 @@ TEST_F(MltkParity, TrainModelNoWaitThenResume) {
     const long pid = std::strtol(read_or_empty(hold_file() + ".waiting").c_str(), nullptr, 10);
     EXPECT_TRUE(process_alive(pid)) << "the training should still run after --no-wait";
     EXPECT_FALSE(path_exists(project() + "/test_image_model-test.mltk.zip"));
+    // MLTK's "Do not forget to shutdown your cloud instance", also after --no-wait.
+    EXPECT_TRUE(has_text(r.out,
+                         "may still be billing: once the run is collected, stop or "
+                         "destroy it"))
+        << describe(r);
 
     write_file(hold_file(), "go\n");
     // MLTK's suite passes --clean with --resume too: it must not clean a running job's logs.

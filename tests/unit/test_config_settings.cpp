@@ -637,6 +637,22 @@ TEST_F(SettingsTest, ASecondDocumentIsAWarning) {
               "a second YAML document (after ---) is ignored; only the first is read");
 }
 
+// `ssh:` with its keys at column 0 (or no `ssh:` at all) yields no settings: said, with where.
+TEST_F(SettingsTest, AnSshBlockWithoutIndentationIsAWarning) {
+    SshSettings s = load("model_paths: [a]\nssh:\nremote_dir: here\ntrain_cmd: go\nother: 1\n");
+    EXPECT_NE(s.remote_dir, "here");
+    ASSERT_EQ(warnings_.size(), 1u);
+    EXPECT_EQ(warnings_[0].line, 3);
+    EXPECT_EQ(warnings_[0].message,
+              "no ssh settings here, but top-level remote_dir, train_cmd (ignored there): indent "
+              "the settings below `ssh:`");
+    load("hostname: gpu\n");
+    EXPECT_EQ(warnings_.size(), 1u);
+    // MLTK's own top-level keys are no such slip.
+    load("model_paths: [a]\nother: 1\n");
+    EXPECT_TRUE(warnings_.empty());
+}
+
 TEST_F(SettingsTest, DocumentMarkersAroundOneDocumentAreNoSecond) {
     SshSettings s = load("# settings\n---\nssh:\n  remote_dir: only\n...\n# the end\n");
     EXPECT_EQ(s.remote_dir, "only");

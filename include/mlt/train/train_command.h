@@ -40,6 +40,11 @@ int run_stop(const SshCommandLine& cli, const std::string& model, bool test);
 std::pair<std::vector<std::string>, std::vector<std::string>> default_venv_packages(
     const std::string& local_mltk_version);
 
+// Whether one of `shutdown_cmds` powers the host off or stops the instance: `shutdown`,
+// `poweroff`, `halt` (also after `sudo`), `systemctl poweroff|halt`, `vastai stop|destroy`,
+// as the command word of one of its commands.
+bool powers_host_off(const std::vector<std::string>& shutdown_cmds);
+
 // `download MODEL [--test]`: pulls archive, logs and download_files now; the job is left alone.
 int run_download(const SshCommandLine& cli, const std::string& model, bool test);
 
