@@ -97,8 +97,8 @@ settings_detail::SettingsLayer read_spec_layer(const SourceFile& f, const std::s
                                                const std::set<std::string>& replaced,
                                                std::vector<SettingsWarning>* warnings) {
     using namespace settings_detail;
-    if (mode != "literals") {
-        SpecLoad load{f.path, mode == "mltk", options.test, options.load_timeout};
+    if (mode != "literals" && options.may_run_python) {
+        SpecLoad load{f.path, options.python, mode == "mltk", options.test, options.load_timeout};
         if (auto yaml = mltk_spec_yaml(load, replaced, warnings))
             return read_settings_file(f.path + " (as MLTK loaded it)", *yaml, warnings);
     }
@@ -126,7 +126,9 @@ bool settings_file_holds_secret(const std::string& path) {
 }
 
 SshSettings load_settings(const SettingsSources& sources, std::vector<SettingsWarning>* warnings) {
-    return load_settings(sources, SpecOptions{}, warnings);
+    SpecOptions literals_only;
+    literals_only.may_run_python = false;
+    return load_settings(sources, literals_only, warnings);
 }
 
 SshSettings load_settings(const SettingsSources& sources, const SpecOptions& options,

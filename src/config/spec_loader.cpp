@@ -23,20 +23,17 @@ namespace {
 // Run as `python3 -c <this> RESULT SPEC TEST`: the result goes to the file RESULT as JSON,
 // away from whatever the spec prints. {"absent": why} when mltk cannot be imported,
 // {"error": [lines]} when loading failed, else {"ssh": {key: value}} of every `ssh_*`
-// property the model's class has whose value is set (MLTK: `value or default`).
-constexpr char kDriver[] = R"(import json, sys, traceback
+// property the model's class has whose value is set (MLTK: `value or default`). It ends
+// with os._exit once the result is written: threads the spec left running do not hold it.
+constexpr char kDriver[] = R"(import json, os, sys, traceback
 result, spec, test = sys.argv[1], sys.argv[2], sys.argv[3] == '1'
-def report(value):
-    with open(result, 'w') as f:
-        json.dump(value, f, default=str)
-try:
-    import mltk.core
-except ModuleNotFoundError as e:
-    if e.name in ('mltk', 'mltk.core'):
-        report({'absent': str(e)})
-        sys.exit(0)
-    raise
-try:
+def load():
+    try:
+        import mltk.core
+    except ModuleNotFoundError as e:
+        if e.name in ('mltk', 'mltk.core'):
+            return {'absent': str(e)}
+        raise
     model = mltk.core.load_mltk_model(spec, test=test, print_not_found_err=True)
     values = {}
     for name in dir(type(model)):
@@ -44,11 +41,17 @@ try:
             value = getattr(model, name)
             if value is not None:
                 values[name[4:]] = value
+    return {'ssh': values}
+try:
+    outcome = load()
 except BaseException as e:
     traceback.print_exc()
-    report({'error': (type(e).__name__ + ': ' + str(e)).strip().splitlines()})
-    sys.exit(1)
-report({'ssh': values})
+    outcome = {'error': (type(e).__name__ + ': ' + str(e)).strip().splitlines() or ['']}
+with open(result, 'w') as f:
+    json.dump(outcome, f, default=str)
+sys.stdout.flush()
+sys.stderr.flush()
+os._exit(1 if 'error' in outcome else 0)
 )";
 
 constexpr size_t kTailLines = 10;
@@ -60,7 +63,7 @@ class ResultFile {
         std::string tmpl = (std::filesystem::temp_directory_path() / "mlt-spec-XXXXXX").string();
         int fd = ::mkstemp(tmpl.data());
         if (fd < 0)
-            throw io_error("cannot create a temp file in " + tmpl + ": " + std::strerror(errno));
+            throw io_error("cannot create a temporary file in " + tmpl + ": " + std::strerror(errno));
         ::close(fd);
         path_ = tmpl;
     }
@@ -119,13 +122,13 @@ std::optional<std::string> mltk_spec_yaml(const SpecLoad& load, const std::set<s
     const std::string name = std::filesystem::path(load.spec_path).filename().string();
     spdlog::debug("loading {} through the local MLTK (python3, at most {} s)", load.spec_path,
                   std::chrono::duration_cast<std::chrono::seconds>(load.timeout).count());
-    const ChildResult r =
-        run_child({"python3", "-c", kDriver, result.path(), load.spec_path, load.test ? "1" : "0"},
-                  load.timeout, [&](const std::string& line) {
-                      spdlog::debug("{}: {}", name, line);
-                      tail.push_back(line);
-                      if (tail.size() > kTailLines) tail.pop_front();
-                  });
+    const ChildResult r = run_child(
+        {load.python, "-c", kDriver, result.path(), load.spec_path, load.test ? "1" : "0"},
+        load.timeout, [&](const std::string& line) {
+            spdlog::debug("{}: {}", name, line);
+            tail.push_back(line);
+            if (tail.size() > kTailLines) tail.pop_front();
+        });
     if (!r.started)
         return no_mltk(load, "python3 cannot run: " + std::string(std::strerror(r.start_errno)));
     if (r.timed_out)

@@ -13,31 +13,14 @@
 #include "mlt/config/settings.h"
 #include "mlt/config/spec_options.h"
 #include "mlt/util/error.h"
+#include "transfer_fixtures.h"
 
 namespace mlt {
 namespace {
 
 using Env = std::vector<std::pair<std::string, std::string>>;
 
-// Sets an environment variable for one test, restoring it afterwards.
-class ScopedEnv {
-  public:
-    ScopedEnv(const char* name, const std::string& value) : name_(name) {
-        if (const char* old = std::getenv(name)) old_ = old, had_ = true;
-        ::setenv(name, value.c_str(), 1);
-    }
-    ~ScopedEnv() {
-        if (had_)
-            ::setenv(name_, old_.c_str(), 1);
-        else
-            ::unsetenv(name_);
-    }
-
-  private:
-    const char* name_;
-    std::string old_;
-    bool had_ = false;
-};
+using test::ScopedEnv;
 
 const char* const kSpecHead =
     "import os\n"
@@ -48,14 +31,6 @@ const char* const kSpecHead =
 
 class SpecLoaderTest : public ::testing::Test {
   protected:
-    void SetUp() override {
-        std::string tmpl =
-            (std::filesystem::temp_directory_path() / "mlt-spec-loader-XXXXXX").string();
-        ASSERT_NE(mkdtemp(tmpl.data()), nullptr);
-        dir_ = tmpl;
-    }
-    void TearDown() override { std::filesystem::remove_all(dir_); }
-
     std::string write(const std::string& name, const std::string& text) {
         std::string path = dir_ + "/" + name;
         std::ofstream(path, std::ios::binary | std::ios::trunc) << text;
@@ -83,7 +58,8 @@ class SpecLoaderTest : public ::testing::Test {
         return {};
     }
 
-    std::string dir_;
+    test::TempDir tmp_;
+    const std::string dir_ = tmp_.path();
     std::vector<SettingsWarning> warnings_;
     ScopedEnv python_path_{"PYTHONPATH",
                            std::string(MLT_SOURCE_DIR) + "/tests/integration/mltk_standin"};
@@ -138,11 +114,67 @@ TEST_F(SpecLoaderTest, LiteralsNeverRunsPython) {
 
 TEST_F(SpecLoaderTest, MltkRequiredButMissingIsAnError) {
     ScopedEnv no_standin("PYTHONPATH", dir_);
-    std::string e = error_of("my_model.ssh_remote_dir = 'lit'\n", "ssh:\n  spec_loader: mltk\n");
+    // python3 without its site-packages: an MLTK installed on this machine stays out.
+    SpecOptions options;
+    options.python = write("python3", "#!/bin/sh\nexec python3 -S \"$@\"\n");
+    std::filesystem::permissions(options.python, std::filesystem::perms::owner_all);
+    std::string e =
+        error_of("my_model.ssh_remote_dir = 'lit'\n", "ssh:\n  spec_loader: mltk\n", options);
     EXPECT_NE(e.find("spec_loader is mltk, but python3 cannot import mltk"), std::string::npos)
         << e;
     // auto falls back to the literals.
-    EXPECT_EQ(load("my_model.ssh_remote_dir = 'lit'\n").remote_dir, "lit");
+    EXPECT_EQ(load("my_model.ssh_remote_dir = 'lit'\n", {}, options).remote_dir, "lit");
+}
+
+TEST_F(SpecLoaderTest, NoPythonIsAnErrorOnlyWhenMltkIsRequired) {
+    SpecOptions options;
+    options.python = dir_ + "/no-such-python3";
+    std::string e =
+        error_of("my_model.ssh_remote_dir = 'lit'\n", "ssh:\n  spec_loader: mltk\n", options);
+    EXPECT_NE(e.find("spec_loader is mltk, but python3 cannot run: "), std::string::npos) << e;
+    EXPECT_EQ(load("my_model.ssh_remote_dir = 'lit'\n", {}, options).remote_dir, "lit");
+}
+
+TEST_F(SpecLoaderTest, WithoutOptionsNoPythonRuns) {
+    // load_settings(sources, warnings) reads the literals whatever spec_loader says.
+    SettingsSources sources;
+    sources.spec_path = write("spec.py", "raise RuntimeError('ran')\nm.ssh_remote_dir = 'lit'\n");
+    sources.user_settings_path = write("user.yaml", "ssh:\n  spec_loader: mltk\n");
+    EXPECT_EQ(load_settings(sources, nullptr).remote_dir, "lit");
+}
+
+TEST_F(SpecLoaderTest, WhatTheSpecPrintsIsNeverTakenForTheResult) {
+    // A spec printing what looks like the driver's result, on stdout and stderr.
+    SshSettings s = load(
+        "import sys\n"
+        "print('{\"ssh\": {\"remote_dir\": \"printed\"}}')\n"
+        "print('{\"ssh\": {\"remote_dir\": \"printed\"}}', file=sys.stderr)\n"
+        "my_model.ssh_remote_dir = 'set'\n");
+    EXPECT_EQ(s.remote_dir, "set");
+}
+
+TEST_F(SpecLoaderTest, AThreadTheSpecLeftRunningDoesNotHoldTheLoad) {
+    SpecOptions options;
+    options.load_timeout = std::chrono::seconds(20);
+    SshSettings s = load(
+        "import threading, time\n"
+        "threading.Thread(target=time.sleep, args=(60,)).start()\n"
+        "my_model.ssh_remote_dir = 'x'\n",
+        {}, options);
+    EXPECT_EQ(s.remote_dir, "x");
+}
+
+TEST_F(SpecLoaderTest, AnErrorInsideMltksImportIsTheSpecsLoadError) {
+    // An MLTK whose own import fails (a missing dependency) is no "MLTK absent".
+    std::filesystem::create_directories(dir_ + "/mltk/core");
+    write("mltk/__init__.py", "");
+    write("mltk/core/__init__.py", "import tensorflow_not_installed_here\n");
+    ScopedEnv broken("PYTHONPATH", dir_);
+    std::string e = error_of("my_model.ssh_remote_dir = 'lit'\n");
+    EXPECT_NE(e.find("spec.py failed to load through MLTK: ModuleNotFoundError: No module named "
+                     "'tensorflow_not_installed_here'"),
+              std::string::npos)
+        << e;
 }
 
 }  // namespace

@@ -10,7 +10,10 @@ namespace mlt {
 
 // How load_settings treats the model spec beyond SettingsSources.
 struct SpecOptions {
-    bool test = false;  // MLTK's test mode (a `-test` model), for the MLTK loader
+    // false: the spec's literals only, whatever `spec_loader` says (no Python runs).
+    bool may_run_python = true;
+    std::string python = "python3";  // the interpreter of the MLTK loader, looked up in PATH
+    bool test = false;               // MLTK's test mode (a `-test` model), for the MLTK loader
     // How long the MLTK loader may take (`spec_loader`, docs/settings.md); then the spec's
     // process group is killed and the load fails.
     std::chrono::milliseconds load_timeout{std::chrono::seconds(60)};
