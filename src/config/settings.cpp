@@ -7,13 +7,16 @@
 #include <cstdlib>
 #include <filesystem>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
+#include "mlt/config/spec_options.h"
 #include "mlt/util/error.h"
 #include "mlt/util/paths.h"
 #include "settings_reader.h"
 #include "spec_literals.h"
+#include "spec_loader.h"
 
 namespace mlt {
 
@@ -78,6 +81,32 @@ std::optional<SourceFile> read_if_present(const std::string& path, const char* e
     return SourceFile{file, read_file(file)};
 }
 
+// `spec_loader` as the sidecar, else the user settings, else the default set it.
+std::string spec_loader_of(const settings_detail::SettingsLayer& user,
+                           const settings_detail::SettingsLayer& sidecar) {
+    std::string mode = "auto";
+    for (const auto* layer : {&user, &sidecar})
+        for (const auto& [field, value] : layer->values)
+            if (field->name == "spec_loader") mode = std::get<std::string>(value);
+    return mode;
+}
+
+// The spec's layer: through the local MLTK (spec_loader auto or mltk), else its literals.
+settings_detail::SettingsLayer read_spec_layer(const SourceFile& f, const std::string& mode,
+                                               const SpecOptions& options,
+                                               const std::set<std::string>& replaced,
+                                               std::vector<SettingsWarning>* warnings) {
+    using namespace settings_detail;
+    if (mode != "literals" && options.may_run_python) {
+        SpecLoad load{f.path, options.python, mode == "mltk", options.test, options.load_timeout};
+        if (auto yaml = mltk_spec_yaml(load, replaced, warnings))
+            return read_settings_file(f.path + " (as MLTK loaded it)", *yaml, warnings);
+    }
+    std::string yaml = spec_literals_yaml(f.path, f.text, replaced, warnings);
+    // The YAML keeps the spec's line numbers, so messages name the spec.
+    return read_settings_file(f.path, yaml, warnings);
+}
+
 }  // namespace
 
 bool settings_file_holds_secret(const std::string& path) {
@@ -97,22 +126,30 @@ bool settings_file_holds_secret(const std::string& path) {
 }
 
 SshSettings load_settings(const SettingsSources& sources, std::vector<SettingsWarning>* warnings) {
+    SpecOptions literals_only;
+    literals_only.may_run_python = false;
+    return load_settings(sources, literals_only, warnings);
+}
+
+SshSettings load_settings(const SettingsSources& sources, const SpecOptions& options,
+                          std::vector<SettingsWarning>* warnings) {
     using namespace settings_detail;
     const char* yaml_file = "the settings file must be a YAML file";
     SettingsLayer user;
     if (auto f = read_if_present(sources.user_settings_path, yaml_file))
         user = read_settings_file(f->path, f->text, warnings);
     // The sidecar is read before the spec because every key it sets replaces the spec's
-    // value as a whole (lists too); its warnings still come after the spec's.
+    // value as a whole (lists too), except `environment`, which merges per variable in every
+    // layer; the sidecar's warnings still come after the spec's.
     SettingsLayer sidecar;
     std::vector<SettingsWarning> sidecar_warnings;
     if (auto f = read_if_present(sources.model_settings_path, yaml_file))
         sidecar = read_settings_file(f->path, f->text, warnings ? &sidecar_warnings : nullptr);
     SettingsLayer spec;
     if (auto f = read_if_present(sources.spec_path, "the model specification must be a .py file")) {
-        std::string yaml = spec_literals_yaml(f->path, f->text, keys_of(sidecar), warnings);
-        // The YAML keeps the spec's line numbers, so messages name the spec.
-        spec = read_settings_file(f->path, yaml, warnings);
+        std::set<std::string> replaced = keys_of(sidecar);
+        replaced.erase("environment");
+        spec = read_spec_layer(*f, spec_loader_of(user, sidecar), options, replaced, warnings);
     }
     if (warnings)
         warnings->insert(warnings->end(), sidecar_warnings.begin(), sidecar_warnings.end());

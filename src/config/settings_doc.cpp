@@ -46,7 +46,8 @@ From highest to lowest:
 
 A key that `<spec stem>.ssh.yaml` sets takes the model specification's value out entirely,
 for lists too: the model's layer is the sidecar's value where it sets the key, else the
-specification's.
+specification's. The exception is `environment`, which merges per variable across every
+layer (user settings, specification, sidecar), the higher layer winning.
 
 ## Merge rules
 
@@ -75,7 +76,22 @@ my_model.ssh_environment = dict(CUDA_VISIBLE_DEVICES="-1")
 my_model.ssh_startup_cmds = ["pip3 install tf_keras"]
 ```
 
-mlt reads these without running the specification (no Python needed): assignments
+How mlt reads them depends on `spec_loader` (set in the user settings or the sidecar):
+
+- `auto` (the default): when `python3` on `PATH` can import `mltk` (an MLTK user has it),
+  mlt loads the specification in a child process through MLTK's own loader
+  (`mltk.core.load_mltk_model`, with `test` for a `-test` model), with the environment of the
+  `mlt` command, and reads every `ssh_*` property of the loaded model, as `mltk ssh train`
+  does. Computed values, control flow (`os.environ.get('TRAIN_TEACHER')`, ...) and test mode
+  then behave exactly as in MLTK. A specification that fails to load stops the run before
+  any connection (exit status 2), with its error and its last lines of output; one that has
+  not loaded after 60 seconds is stopped (its whole process group) and named. `-v` shows
+  everything it printed. Without a `python3` that can import `mltk`, mlt reads the literals
+  as below.
+- `mltk`: as `auto`, but a missing `python3` or `mltk` is an error.
+- `literals`: never runs Python; mlt reads the literals as below.
+
+Without MLTK, mlt reads the settings without running the specification: assignments
 `<name>.ssh_<key> = <value>` of the seven SshMixin keys `ssh_remote_dir`, `ssh_create_venv`,
 `ssh_environment`, `ssh_upload_files`, `ssh_download_files`, `ssh_startup_cmds` and
 `ssh_shutdown_cmds`, each read as the `ssh:` key without the prefix. A value must be a Python
@@ -86,8 +102,12 @@ path rules are checked as for the YAML files, and errors name the specification'
 line.
 
 A value that is not a literal (a variable, a call, an f-string, `+`, `%`, `+=`, ...) is
-ignored with a warning naming the line; set that key in `<spec stem>.ssh.yaml` instead, where
-it also takes precedence. An assignment to another `ssh_` attribute gives a warning.
+ignored with a warning naming the line, which says how to get it exactly: install MLTK
+locally, or set that key in `<spec stem>.ssh.yaml`, where it also takes precedence. A literal
+inside an `if`/`else` (or `for`, `while`, `except`) branch, or inside a function the
+specification calls at import, is applied with a warning naming the line, since mlt cannot
+tell whether that code runs; one inside a function the specification never calls is ignored
+with a warning. An assignment to another `ssh_` attribute gives a warning.
 
 ## Path rules
 

@@ -44,6 +44,9 @@ void merge_environment(Value&& value, SshSettings& settings) {
     }
 }
 
+// For a key load_settings reads from the layers themselves (spec_loader): nothing to apply.
+void read_by_load_settings(Value&& /*value*/, SshSettings& /*settings*/) {}
+
 void merge_nodes(Value&& value, SshSettings& settings) {
     auto& nodes = std::get<NodesValue>(value);
     if (nodes.master_addr) settings.master_addr = *nodes.master_addr;
@@ -250,6 +253,11 @@ std::vector<FieldDecl> link_and_transfer_fields() {
                "uploaded files that shrink by less than 10 % (sampled) go uncompressed; "
                "without `zstd` on the remote, none (see docs/usage.md)",
                &assign<&S::compression>),
+        choice("spec_loader", {"auto", "mltk", "literals"}, "`auto`", "literals",
+               "how the model spec's `ssh_*` values are read: `auto` loads it through MLTK when "
+               "`python3` can import `mltk`, else reads its literals; `mltk` requires MLTK; "
+               "`literals` never runs Python (see below)",
+               &read_by_load_settings),
     };
 }
 

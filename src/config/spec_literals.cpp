@@ -3,11 +3,13 @@
 #include <algorithm>
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <utility>
 
 #include "mlt/util/text.h"
 #include "python_lexer.h"
 #include "settings_reader.h"
+#include "spec_blocks.h"
 
 namespace mlt::settings_detail {
 
@@ -333,13 +335,14 @@ SettingsWarning unknown_attribute(const std::string& file, const PyToken& attrib
     return SettingsWarning{file, attribute.pos.line, attribute.pos.column, message};
 }
 
-using LastAssignments = std::map<std::string, Assignment, std::less<>>;
+// Every assignment of each SshMixin key, in source order.
+using Assignments = std::map<std::string, std::vector<Assignment>, std::less<>>;
 
-// The last assignment of each SshMixin key in `text`; unknown `ssh_` attributes that are
+// The assignments of each SshMixin key in `text`; unknown `ssh_` attributes that are
 // assigned to are added to `found`.
-LastAssignments scan(const std::string& file, std::string_view text,
-                     std::vector<SettingsWarning>& found) {
-    LastAssignments last;
+Assignments scan(const std::string& file, std::string_view text,
+                 std::vector<SettingsWarning>& found) {
+    Assignments all;
     PyTokens tokens(text);
     bool after_dot = false;  // `a.b.ssh_x` is an attribute of an attribute, not of a name
     for (;;) {
@@ -363,9 +366,9 @@ LastAssignments scan(const std::string& file, std::string_view text,
                     // `+=` and the like change a value mlt may not know: not a literal.
                     Assignment a;
                     a.pos = attribute.pos;
-                    last[key] = a;
+                    all[key].push_back(a);
                 } else {
-                    last[key] = read_assignment(tokens, attribute, key);
+                    all[key].push_back(read_assignment(tokens, attribute, key));
                 }
                 after_dot = false;
                 continue;
@@ -374,7 +377,7 @@ LastAssignments scan(const std::string& file, std::string_view text,
         after_dot = is_op(t, ".");
         tokens.take();
     }
-    return last;
+    return all;
 }
 
 // `{"ssh": {...}}` with each entry on the line of its assignment (`entries` in source order).
@@ -400,6 +403,46 @@ std::string document(const std::vector<const Assignment*>& entries) {
     return doc + "\n}}\n";
 }
 
+// The last of `assignments` that runs when the spec is imported; each later one that never
+// runs gets a warning in `found`. nullptr when none runs.
+const Assignment* last_reached(const std::string& file, const std::string& key,
+                               const std::vector<Assignment>& assignments, const SpecBlocks& blocks,
+                               std::vector<SettingsWarning>& found) {
+    for (auto it = assignments.rbegin(); it != assignments.rend(); ++it) {
+        const BlockContext& c = blocks.at(it->pos.line);
+        if (blocks.reached_at_import(c)) return &*it;
+        std::string where =
+            c.in_main ? std::string("under if __name__ == '__main__', which does not run")
+                      : "inside function " + c.functions.front() + " (line " +
+                            std::to_string(c.function_line) + "), which the spec never calls";
+        found.push_back(
+            SettingsWarning{file, it->pos.line, it->pos.column,
+                            "ssh_" + key + " is set " + where + " when MLTK imports it (ignored)"});
+    }
+    return nullptr;
+}
+
+// A warning for a literal that mlt applies although it may not run: inside a function or a
+// branch. None at module level.
+std::optional<SettingsWarning> placement_warning(const std::string& file, const std::string& key,
+                                                 const Assignment& a, const BlockContext& c,
+                                                 const std::string& sidecar) {
+    std::string where;
+    if (!c.branch.empty()) {
+        where = "in the " + c.branch + " block at line " + std::to_string(c.branch_line);
+    } else if (!c.functions.empty()) {
+        where = "inside function " + c.functions.back() + " (line " +
+                std::to_string(c.function_line) + ")";
+    } else {
+        return std::nullopt;
+    }
+    return SettingsWarning{file, a.pos.line, a.pos.column,
+                           "ssh_" + key + " is set " + where +
+                               ": applied, but mlt cannot tell whether that line runs; to "
+                               "load the spec exactly, install MLTK locally, or set " +
+                               key + " in the ssh: section of " + sidecar};
+}
+
 bool earlier(SourcePos a, SourcePos b) {
     return a.line != b.line ? a.line < b.line : a.column < b.column;
 }
@@ -418,20 +461,26 @@ std::string spec_literals_yaml(const std::string& file, std::string_view text,
                                const std::set<std::string>& skip,
                                std::vector<SettingsWarning>* warnings) {
     std::vector<SettingsWarning> found;
-    const LastAssignments last = scan(file, text, found);
+    const Assignments all = scan(file, text, found);
+    const SpecBlocks blocks(text);
     const std::string sidecar =
         std::filesystem::path(model_settings_path_for(file)).filename().string();
     std::vector<const Assignment*> entries;
-    for (const auto& [key, a] : last) {
+    for (const auto& [key, assignments] : all) {
         if (skip.count(key)) continue;  // the sidecar sets it and wins
-        if (a.literal) {
-            entries.push_back(&a);
+        const Assignment* a = last_reached(file, key, assignments, blocks, found);
+        if (a == nullptr) continue;
+        if (a->literal) {
+            entries.push_back(a);
+            if (auto w = placement_warning(file, key, *a, blocks.at(a->pos.line), sidecar))
+                found.push_back(*w);
         } else {
             std::string message = "ssh_" + key +
                                   " is not a literal mlt can read without running the spec "
-                                  "(ignored); set " +
-                                  key + " in the ssh: section of " + sidecar + " instead";
-            found.push_back(SettingsWarning{file, a.pos.line, a.pos.column, message});
+                                  "(ignored); to get it exactly, install MLTK locally (mlt then "
+                                  "loads the spec through it), or set " +
+                                  key + " in the ssh: section of " + sidecar;
+            found.push_back(SettingsWarning{file, a->pos.line, a->pos.column, message});
         }
     }
     std::sort(entries.begin(), entries.end(),

@@ -1,6 +1,7 @@
 // How every job command (train, status, logs, stop, download) reads a model's settings.
 #include <spdlog/spdlog.h>
 
+#include "mlt/config/spec_options.h"
 #include "mlt/train/ssh_command.h"
 #include "mlt/util/error.h"
 #include "mlt/util/terminal.h"
@@ -12,8 +13,10 @@ void print_settings_warnings(const std::vector<SettingsWarning>& warnings) {
         spdlog::warn("{}:{}:{}: {}", w.file, w.line, w.column, w.message);
 }
 
-SshSettings load_settings_for_command(const std::string& spec_path,
-                                      std::vector<SettingsWarning>* warnings) {
+namespace {
+
+SshSettings load_settings_with(const std::string& spec_path, const SpecOptions& options,
+                               std::vector<SettingsWarning>* warnings) {
     SettingsSources sources;
     sources.user_settings_path = default_user_settings_path();
     if (!spec_path.empty()) {
@@ -21,12 +24,24 @@ SshSettings load_settings_for_command(const std::string& spec_path,
         sources.spec_path = spec_path;
     }
     std::vector<SettingsWarning> found;
-    SshSettings settings = load_settings(sources, &found);
+    SshSettings settings = load_settings(sources, options, &found);
     if (warnings)
         warnings->insert(warnings->end(), found.begin(), found.end());
     else
         print_settings_warnings(found);
     return settings;
+}
+
+bool ends_with(const std::string& text, const std::string& tail) {
+    return text.size() >= tail.size() &&
+           text.compare(text.size() - tail.size(), tail.size(), tail) == 0;
+}
+
+}  // namespace
+
+SshSettings load_settings_for_command(const std::string& spec_path,
+                                      std::vector<SettingsWarning>* warnings) {
+    return load_settings_with(spec_path, SpecOptions{}, warnings);
 }
 
 void wipe_settings_secrets(SshSettings& settings) {
@@ -60,7 +75,10 @@ ModelSettings resolve_model_settings(const SshCommandLine& cli, const std::strin
                 model, default_user_settings_path());
         }
     }
-    m.settings = load_settings_for_command(m.model.spec_path);
+    // MLTK's loader sees the test mode of a `-test` model, as `mltk ssh train` passes it.
+    SpecOptions options;
+    options.test = ends_with(m.model.name, "-test");
+    m.settings = load_settings_with(m.model.spec_path, options, nullptr);
     m.targets = resolve_targets(cli, m.settings);
     wipe_settings_secrets(m.settings);
     return m;

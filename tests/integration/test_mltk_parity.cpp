@@ -63,6 +63,17 @@ struct Expected {
     std::string shutdown_cmd_file2;
 };
 
+// The image model spec with SshMixin added, as MLTK's suite edits it.
+std::string image_spec_with_ssh_mixin() {
+    std::string spec;
+    for (const auto& line : split_lines(kImageModelSpec)) {
+        spec += line + "\n";
+        if (has_text(line, "from mltk.core.model import (")) spec += "    SshMixin,\n";
+        if (has_text(line, "class MyModel(")) spec += "    SshMixin,\n";
+    }
+    return spec;
+}
+
 class MltkParity : public TrainTest {
   protected:
     void SetUp() override;
@@ -296,12 +307,7 @@ void MltkParity::expect_standin_saw(const ProcessResult& r,
 
 std::string MltkParity::ssh_mixin_spec() const {
     // As MLTK's suite: the model spec gets SshMixin and its settings, in the results dir.
-    std::string spec;
-    for (const auto& line : split_lines(kImageModelSpec)) {
-        spec += line + "\n";
-        if (has_text(line, "from mltk.core.model import (")) spec += "    SshMixin,\n";
-        if (has_text(line, "class MyModel(")) spec += "    SshMixin,\n";
-    }
+    std::string spec = image_spec_with_ssh_mixin();
     spec += "\n\n";
     spec += "mltk_model.ssh_remote_dir = \"" + workspace_from_login() + "\"\n";
     spec += "mltk_model.ssh_create_venv = True\n";
@@ -477,6 +483,55 @@ TEST_F(MltkParity, TrainModelWithSshMixinAndConfig) {
     const auto args = lines_starting(r.out, "mltk train (stand-in) args: test_image_model");
     ASSERT_EQ(args.size(), 1u) << describe(r);
     EXPECT_TRUE(has_text(args[0], " --test"));
+    EXPECT_TRUE(remote_mltk_asked("test_image_model-test"));
+}
+
+// Issue 18: a spec that computes its SshMixin values at import (as MLTK's
+// keyword_spotting_on_off_v2 does) is loaded through the local MLTK, as `mltk ssh train`
+// loads it: the local environment and control flow count (test mode comes after the import,
+// as in MLTK). Not in MLTK's suite.
+TEST_F(MltkParity, TrainComputedSshMixinSpecThroughTheLocalMltk) {
+    ASSERT_EQ(generate_keypair().exit_code, 0);
+    std::string spec = image_spec_with_ssh_mixin();
+    spec +=
+        "import os\n"
+        "def prepare_ssh():\n"
+        "    if mltk_model.test_mode_enabled:\n"
+        "        raise RuntimeError('test mode comes after the import')\n"
+        "    mltk_model.ssh_remote_dir = " +
+        yq(workspace_from_login()) +
+        "\n"
+        "    mltk_model.ssh_create_venv = False\n"
+        "    words = ['This', 'is', 'a', 'test']\n"
+        "    mltk_model.ssh_environment = dict(TEST=' '.join(words),\n"
+        "        TEST2=os.environ['PARITY_TEST2'], CUDA_VISIBLE_DEVICES=str(-1))\n"
+        "    mltk_model.ssh_startup_cmds = ['echo $TEST > ./test_startup_cmd.txt']\n"
+        "    mltk_model.ssh_upload_files = [" +
+        yq(upload_source()) + " + '|' + " + yq(upload_file_abspath()) +
+        "]\n"
+        "    results = " +
+        yq(results()) +
+        "\n"
+        "    mltk_model.ssh_download_files = ['./test_startup_cmd.txt|' + results + "
+        "'/test_startup_cmd.txt']\n"
+        "    mltk_model.ssh_shutdown_cmds = ['echo done > ' + results + "
+        "'/test_shutdown_cmd.txt']\n"
+        "prepare_ssh()\n";
+    write_file(result("test_image_model.py"), spec);
+    write_utest_host_config();
+    // The stand-in MLTK reaches the remote through the settings; the spec's environment
+    // merges with it per variable.
+    write_settings("ssh:\n  config_path: " + yq(result("ssh_config.txt")) + "\n  environment:\n" +
+                   standin_env_mapping());
+    env().set("PYTHONPATH", standin());  // the local MLTK
+    env().set("PARITY_TEST2", "from the local shell");
+    ProcessResult r = run_mltk_command(
+        {"ssh", "-h", "utest_host", "train", result("test_image_model.py"), "--test", "--clean"});
+    EXPECT_EQ(r.exit_code, 0) << describe(r);
+
+    verify_results(expected_for(result("test_image_model-test.mltk.zip"), "test_image_model-test"));
+    expect_standin_saw(r, {"env TEST=[This is a test]", "env TEST2=[from the local shell]",
+                           "env CUDA_VISIBLE_DEVICES=[-1]"});
     EXPECT_TRUE(remote_mltk_asked("test_image_model-test"));
 }
 

@@ -268,7 +268,8 @@ TEST_F(SpecLiteralsTest, LastAssignmentWins) {
     // A later non-literal hides the earlier literal: mlt cannot know the value.
     EXPECT_EQ(only_warning("m.ssh_remote_dir = 'first'\nm.ssh_remote_dir = base + '/x'\n"),
               "2: ssh_remote_dir is not a literal mlt can read without running the spec "
-              "(ignored); set remote_dir in the ssh: section of spec.ssh.yaml instead");
+              "(ignored); to get it exactly, install MLTK locally (mlt then loads the spec "
+              "through it), or set remote_dir in the ssh: section of spec.ssh.yaml");
     SshSettings t = load("m.ssh_remote_dir = 'first'\nm.ssh_remote_dir = base + '/x'\n");
     EXPECT_EQ(t.remote_dir, ".");
 }
@@ -313,7 +314,8 @@ TEST_F(SpecLiteralsTest, WhatIsNotALiteralGetsOneWarningWithItsLine) {
             "import x\n\nm.ssh_startup_cmds = " + expr + "\nm.ssh_remote_dir = 'ok'\n";
         EXPECT_EQ(only_warning(spec),
                   "3: ssh_startup_cmds is not a literal mlt can read without running the spec "
-                  "(ignored); set startup_cmds in the ssh: section of spec.ssh.yaml instead")
+                  "(ignored); to get it exactly, install MLTK locally (mlt then loads the spec "
+                  "through it), or set startup_cmds in the ssh: section of spec.ssh.yaml")
             << expr;
         SshSettings s = load(spec);
         EXPECT_TRUE(s.startup_cmds.empty()) << expr;
@@ -321,7 +323,8 @@ TEST_F(SpecLiteralsTest, WhatIsNotALiteralGetsOneWarningWithItsLine) {
     // `+=` changes a value at run time.
     EXPECT_EQ(only_warning("m.ssh_startup_cmds = ['a']\nm.ssh_startup_cmds += ['b']\n"),
               "2: ssh_startup_cmds is not a literal mlt can read without running the spec "
-              "(ignored); set startup_cmds in the ssh: section of spec.ssh.yaml instead");
+              "(ignored); to get it exactly, install MLTK locally (mlt then loads the spec "
+              "through it), or set startup_cmds in the ssh: section of spec.ssh.yaml");
 }
 
 TEST_F(SpecLiteralsTest, UnknownSshAttributesWarn) {
@@ -352,7 +355,9 @@ m.ssh_create_venv = False; m.ssh_remote_dir = 'two on a line'
 if True:
     self.ssh_shutdown_cmds = ['indented']
 )");
-    EXPECT_TRUE(warnings_.empty());
+    // Only the branch is worth a warning (test_config_spec_blocks.cpp).
+    ASSERT_EQ(warnings_.size(), 1u);
+    EXPECT_EQ(warnings_[0].line, 13);
     EXPECT_EQ(s.remote_dir, "two on a line");
     EXPECT_EQ(s.create_venv, false);
     EXPECT_TRUE(s.startup_cmds.empty());
@@ -398,12 +403,21 @@ TEST_F(SpecLiteralsTest, SidecarWinsKeyByKeyOverSpecAndUser) {
     ASSERT_EQ(warnings_.size(), 1u);
     EXPECT_EQ(warnings_[0].line, 6);
 
-    // A sidecar environment replaces the spec's as a whole; the user's still merges below.
+    // The environment merges per variable across every layer, the higher one winning (issue
+    // 18: a sidecar's environment used to drop the spec's).
     s = load(spec, "ssh:\n  environment: {C: m}\n  upload_files: [a.txt]\n", user);
-    EXPECT_EQ(s.environment, (Env{{"A", "u"}, {"B", "u"}, {"C", "m"}}));
+    EXPECT_EQ(s.environment, (Env{{"A", "u"}, {"B", "s"}, {"C", "m"}}));
     EXPECT_EQ(s.remote_dir, "spec");
     EXPECT_EQ(s.startup_cmds, (Strings{"u", "s"}));
     EXPECT_EQ(s.upload_files, (Strings{"a.txt"}));
+    EXPECT_TRUE(warnings_.empty());
+}
+
+TEST_F(SpecLiteralsTest, SidecarEnvironmentMergesWithTheSpecs) {
+    // The issue's reproduction: the job saw X but not TEST.
+    SshSettings s =
+        load("m.ssh_environment = dict(TEST=\"x\")\n", "ssh:\n  environment: {X: \"1\"}\n");
+    EXPECT_EQ(s.environment, (Env{{"TEST", "x"}, {"X", "1"}}));
     EXPECT_TRUE(warnings_.empty());
 }
 

@@ -33,6 +33,12 @@ const std::map<std::string, std::string>& allowed() {
         // The message is the origin plus the host parser's own error; the row quotes it as
         // `ProxyJump at FILE:LINE: ...`, and the scan finds only the hint.
         {"write ProxyJump [user@]host[:port][,...]", "hint of the `ProxyJump at FILE:LINE` row"},
+        // The message starts with the spec's path, so the scan finds only the hint; the rows
+        // quote `SPEC failed to load through MLTK` and `SPEC did not load through MLTK`.
+        {"its last lines are above, -v shows all it printed; fix the spec (mltk ssh train stops "
+         "here too), or set spec_loader: literals to read its literal ssh_* values without "
+         "running it",
+         "hint of the `SPEC ... load through MLTK` rows"},
         // Not trouble: what ssh-keygen made, and the program's own description.
         {"private, 0600) and", "ssh-keygen's report of the files it wrote"},
         {"train machine-learning models on remote machines over SSH", "mlt --help's title"},

@@ -94,12 +94,14 @@ std::string model_settings_path_for(const std::string& spec_path);
 bool settings_file_holds_secret(const std::string& path);
 
 // Loads defaults < user settings < the spec's SshMixin literals < model settings, where a key
-// the model settings set leaves the spec's value out entirely (a leading `~` in any path is
-// expanded). A missing file is no error; an unreadable one throws mlt::Error (io). Malformed
-// YAML or a wrong type throws mlt::Error (config, exit 2) whose message names file, line and
-// column (the spec's own line for its literals); unknown keys and SshMixin settings that are
-// not literals are appended to `warnings`. Validates the path rules of
-// upload_files/download_files (see parse_transfer_spec).
+// the model settings set leaves the spec's value out entirely, except `environment`, which
+// merges per variable across every layer, the higher one winning (a leading `~` in any path is
+// expanded). Never runs Python: `spec_loader` is not consulted (the overload with SpecOptions,
+// mlt/config/spec_options.h, loads the spec through a local MLTK as the commands do). A missing
+// file is no error; an unreadable one throws mlt::Error (io). Malformed YAML or a wrong type throws
+// mlt::Error (config, exit 2) whose message names file, line and column (the spec's own line for
+// its literals); unknown keys and SshMixin settings that are not literals are appended to
+// `warnings`. Validates the path rules of upload_files/download_files (see parse_transfer_spec).
 SshSettings load_settings(const SettingsSources& sources, std::vector<SettingsWarning>* warnings);
 
 // Direction of a transfer entry, for MLTK's path rules.

@@ -1,10 +1,44 @@
 #include "harness/mlt_env.h"
 
+#include <unistd.h>
+
 #include <cstdlib>
+#include <sstream>
 
 #include "harness/files.h"
+#include "mlt/util/shell.h"
 
 namespace mlt_test {
+
+namespace {
+
+// The first executable `name` in the `:`-separated `path`, or "".
+std::string find_in_path(const std::string& name, const std::string& path) {
+    std::stringstream dirs(path);
+    std::string dir;
+    while (std::getline(dirs, dir, ':')) {
+        const std::string candidate = (dir.empty() ? "." : dir) + "/" + name;
+        if (::access(candidate.c_str(), X_OK) == 0) return candidate;
+    }
+    return {};
+}
+
+// Puts a `python3` first on PATH that runs this machine's python3 with -S: no site-packages,
+// so an MLTK installed here is never the local MLTK of mlt's `spec_loader` (auto by default),
+// and every test sees the same thing: no MLTK, unless the test puts the stand-in MLTK
+// (tests/integration/mltk_standin) on PYTHONPATH, which -S leaves in effect. Without a
+// python3 here, PATH stays as it is (mlt then finds none and reads the spec's literals).
+void shield_python(const std::string& home, std::map<std::string, std::string>& vars) {
+    const std::string python = find_in_path("python3", vars["PATH"]);
+    if (python.empty()) return;
+    const std::string dir = home + "/.mlt-test-python";
+    make_dir(dir, 0700);
+    write_file(dir + "/python3", "#!/bin/sh\nexec " + mlt::shell_quote(python) + " -S \"$@\"\n",
+               0700);
+    vars["PATH"] = dir + ":" + vars["PATH"];
+}
+
+}  // namespace
 
 std::string mlt_binary() {
     return MLT_BINARY;
@@ -24,6 +58,7 @@ MltEnv::MltEnv(std::string home) : home_(std::move(home)) {
     // A sanitizer build's mlt reports as the suite asks (scripts/test.sh: to files).
     for (const char* name : {"ASAN_OPTIONS", "UBSAN_OPTIONS", "LSAN_OPTIONS"})
         if (const char* value = std::getenv(name)) vars_[name] = value;
+    shield_python(home_, vars_);
 }
 
 std::vector<std::string> MltEnv::vars() const {

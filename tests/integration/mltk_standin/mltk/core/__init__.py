@@ -1,6 +1,12 @@
 """`load_mltk_model` of the MLTK stand-in: the model name and log dir rules of MLTK."""
+import importlib.util
 import os
+import sys
 import time
+
+from mltk.core.model import DatasetMixin, MltkModel, SshMixin, TrainMixin  # noqa: F401
+
+SpecModel = MltkModel  # the class specs build their model from
 
 from mltk.utils.path import create_user_dir
 
@@ -17,7 +23,7 @@ def model_name(name: str, test: bool = False) -> str:
     return name
 
 
-class MltkModel:
+class NamedModel:
     """The attributes of MLTK's MltkModel that `mltk ssh` and the stand-in's train use."""
 
     def __init__(self, name: str):
@@ -35,10 +41,31 @@ class MltkModel:
         return self.name + '.mltk.zip'
 
 
-def load_mltk_model(model: str, test: bool = False, print_not_found_err: bool = False) -> MltkModel:
-    """The model NAME (or spec path); records the call so a test can see it was asked."""
-    del print_not_found_err  # the stand-in needs no spec to compute the log dir
-    m = MltkModel(model_name(model, test))
+def load_spec(path: str, test: bool) -> SpecModel:
+    """As MLTK's load_mltk_model_with_path: imports the spec (running it), returns its model,
+    then enables test mode."""
+    module_spec = importlib.util.spec_from_file_location(model_name(path), path)
+    module = importlib.util.module_from_spec(module_spec)
+    sys.modules[module_spec.name] = module
+    module_spec.loader.exec_module(module)
+    for key in dir(module):
+        model = getattr(module, key)
+        if isinstance(model, SpecModel):
+            model.model_specification_path = path
+            if test:
+                model.enable_test_mode()
+            return model
+    raise Exception(f'Model specification file: {path} does not define a MltkModel object')
+
+
+def load_mltk_model(model: str, test: bool = False, print_not_found_err: bool = False):
+    """A spec path (`.py` that exists): the spec is run and its model returned, as MLTK does
+    locally. A model NAME: the model of that name; records the call so a test can see that
+    the remote MLTK was asked."""
+    del print_not_found_err
+    if model.endswith('.py') and os.path.isfile(model):
+        return load_spec(model, test)
+    m = NamedModel(model_name(model, test))
     with open(create_user_dir() + '/load_mltk_model.calls', 'a') as f:
         f.write(f'{time.time():.3f} {m.name} cwd={os.getcwd()}\n')
     return m

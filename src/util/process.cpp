@@ -1,0 +1,171 @@
+#include "mlt/util/process.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+#include "mlt/util/error.h"
+#include "mlt/util/interrupt.h"
+
+namespace mlt {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// The child's side after fork: only async-signal-safe calls until exec.
+[[noreturn]] void exec_child(char* const* argv, int out, int in, int err_pipe) {
+    ::setpgid(0, 0);
+    ::dup2(in, STDIN_FILENO);
+    ::dup2(out, STDOUT_FILENO);
+    ::dup2(out, STDERR_FILENO);
+    ::execvp(argv[0], argv);
+    int e = errno;
+    // The parent reads errno from this close-on-exec pipe: a failed exec, not an
+    // exit 127.
+    [[maybe_unused]] ssize_t n = ::write(err_pipe, &e, sizeof e);
+    ::_exit(127);
+}
+
+// Splits what arrives into lines for `on_line`.
+class LineSplitter {
+  public:
+    explicit LineSplitter(const std::function<void(const std::string&)>& on_line)
+        : on_line_(on_line) {}
+    void add(const char* data, size_t size) {
+        pending_.append(data, size);
+        size_t nl;
+        while ((nl = pending_.find('\n')) != std::string::npos) {
+            on_line_(pending_.substr(0, nl));
+            pending_.erase(0, nl + 1);
+        }
+    }
+    void finish() {
+        if (!pending_.empty()) on_line_(pending_);
+        pending_.clear();
+    }
+
+  private:
+    const std::function<void(const std::string&)>& on_line_;
+    std::string pending_;
+};
+
+struct Fd {
+    int fd = -1;
+    ~Fd() {
+        if (fd >= 0) ::close(fd);
+    }
+    void reset() {
+        if (fd >= 0) ::close(fd);
+        fd = -1;
+    }
+};
+
+// Reads what the (non-blocking) output holds now, at most 256 KiB (so that a
+// chatty child cannot keep the caller from its deadline); false once it has
+// ended.
+bool drain(int fd, LineSplitter& lines) {
+    char buf[4096];
+    for (int reads = 0; reads < 64;) {
+        ssize_t n = ::read(fd, buf, sizeof buf);
+        if (n > 0) {
+            lines.add(buf, static_cast<size_t>(n));
+            ++reads;
+        } else if (n < 0 && errno == EINTR) {
+            continue;
+        } else {
+            return n < 0 && errno == EAGAIN;
+        }
+    }
+    return true;
+}
+
+// Whether the child has exited; it stays a zombie (WNOWAIT), so its pid, which
+// names its process group, cannot be reused before that group is killed.
+bool child_exited(pid_t pid) {
+    siginfo_t info{};
+    while (::waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOHANG | WNOWAIT) != 0)
+        if (errno != EINTR) return true;  // not ours to wait for: nothing left to watch
+    return info.si_pid == pid;
+}
+
+// Hands the child's output to `lines` until the child has exited (true), or the
+// time is up or a signal for mlt is pending (false). A process the child left
+// behind holding the output open does not keep this waiting. `output_open`
+// becomes false when the output has ended.
+bool watch(pid_t pid, int fd, Clock::time_point deadline, LineSplitter& lines, bool& output_open) {
+    for (;;) {
+        if (interrupt_pending() || leave_signal() != 0) return false;
+        if (child_exited(pid)) return true;
+        auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+        if (left.count() <= 0) return false;
+        // Short slices so that a pending signal and the child's exit are seen soon.
+        pollfd p{fd, POLLIN, 0};
+        int slice = static_cast<int>(std::min<long long>(left.count(), 100));
+        int r = ::poll(&p, output_open ? 1 : 0, slice);
+        if (r < 0 && errno != EINTR) return false;
+        if (r > 0 && output_open) output_open = drain(fd, lines);
+    }
+}
+
+int wait_status(pid_t pid) {
+    int status = 0;
+    while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    return WIFSIGNALED(status) ? 128 + WTERMSIG(status) : WEXITSTATUS(status);
+}
+
+}  // namespace
+
+ChildResult run_child(const std::vector<std::string>& argv, std::chrono::milliseconds timeout,
+                      const std::function<void(const std::string&)>& on_line) {
+    std::vector<char*> args;
+    for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+    args.push_back(nullptr);
+    int out[2], err[2];
+    if (::pipe2(out, O_CLOEXEC) != 0)
+        throw io_error("cannot create a pipe: " + std::string(std::strerror(errno)));
+    Fd out_read{out[0]}, out_write{out[1]};
+    if (::pipe2(err, O_CLOEXEC) != 0)
+        throw io_error("cannot create a pipe: " + std::string(std::strerror(errno)));
+    Fd err_read{err[0]}, err_write{err[1]};
+    Fd null_in{::open("/dev/null", O_RDONLY | O_CLOEXEC)};
+    // Only mlt's end: the child's stays blocking (a pipe's ends are separate
+    // descriptions).
+    ::fcntl(out_read.fd, F_SETFL, ::fcntl(out_read.fd, F_GETFL) | O_NONBLOCK);
+    const auto deadline = Clock::now() + timeout;
+    pid_t pid = ::fork();
+    if (pid < 0) throw io_error("cannot start " + argv.at(0) + ": " + std::strerror(errno));
+    if (pid == 0) exec_child(args.data(), out[1], null_in.fd, err[1]);
+    ::setpgid(pid, pid);  // also here: no race with the kill below
+    out_write.reset();
+    err_write.reset();
+    ChildResult result;
+    int e = 0;
+    if (::read(err_read.fd, &e, sizeof e) == static_cast<ssize_t>(sizeof e)) {
+        wait_status(pid);
+        result.start_errno = e;
+        return result;
+    }
+    result.started = true;
+    LineSplitter lines(on_line);
+    bool output_open = true;
+    const bool ended = watch(pid, out_read.fd, deadline, lines, output_open);
+    // The whole group goes, the child (if still running) and whatever it left
+    // behind; the child is not reaped yet, so its group id still names its group.
+    ::kill(-pid, SIGKILL);
+    if (ended && output_open) drain(out_read.fd, lines);  // what it wrote before it exited
+    result.timed_out = !ended && !interrupt_pending() && leave_signal() == 0;
+    lines.finish();
+    result.exit_code = wait_status(pid);
+    throw_if_interrupted();
+    return result;
+}
+
+}  // namespace mlt

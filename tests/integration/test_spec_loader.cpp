@@ -1,0 +1,88 @@
+// A spec's SshMixin values read through the local MLTK (issue 18): the stand-in MLTK of
+// tests/integration/mltk_standin/ is on the local PYTHONPATH, and its load_mltk_model runs the
+// spec as MLTK does.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "harness/expect.h"
+#include "harness/files.h"
+#include "harness/train_fixture.h"
+
+namespace mlt_test {
+namespace {
+
+// keyword_spotting_on_off_v2's teacher/student switch (MLTK's
+// mltk/models/siliconlabs/keyword_spotting_on_off_v2.py), trimmed to its ssh logic.
+const char* const kTeacherStudentSpec =
+    "import os\n"
+    "import mltk.core as mltk_core\n"
+    "class MyModel(mltk_core.MltkModel, mltk_core.TrainMixin, mltk_core.SshMixin):\n"
+    "    pass\n"
+    "my_model = MyModel()\n"
+    "def get_teacher_h5_path(check_exists=True) -> str:\n"
+    "    ext = '.teacher.test.h5' if my_model.test_mode_enabled else '.teacher.h5'\n"
+    "    retval = my_model.model_specification_path.replace('.py', ext)\n"
+    "    if check_exists and not os.path.exists(retval):\n"
+    "        raise RuntimeError(f'Teacher keras model not found: {retval}')\n"
+    "    return retval\n"
+    "def prepare_teacher_or_student_model(train_teacher=None):\n"
+    "    if train_teacher is None:\n"
+    "        train_teacher = os.environ.get('TRAIN_TEACHER', '0') == '1'\n"
+    "    my_model.ssh_environment = dict(TRAIN_TEACHER='1' if train_teacher else '0')\n"
+    "    if train_teacher:\n"
+    "        teacher_h5_path = get_teacher_h5_path(check_exists=False)\n"
+    "        my_model.ssh_upload_files = [os.path.basename(teacher_h5_path)]\n"
+    "    else:\n"
+    "        my_model.ssh_upload_files = [os.path.basename(get_teacher_h5_path())]\n"
+    "prepare_teacher_or_student_model()\n";
+
+class SpecLoaderTest : public TrainTest {
+  protected:
+    void SetUp() override {
+        TrainTest::SetUp();
+        env().set("PYTHONPATH", std::string(MLT_SOURCE_DIR) + "/tests/integration/mltk_standin");
+        write_user_settings();
+        // The remote does not run the spec: it reports what reached it.
+        write_model_settings("kws",
+                             "ssh:\n  train_cmd: \"echo TRAIN_TEACHER=[$TRAIN_TEACHER]; "
+                             "ls\"\n  environment: {FROM_SIDECAR: 'yes'}\n");
+    }
+};
+
+TEST_F(SpecLoaderTest, TeacherStudentSwitchFollowsTheLocalEnvironment) {
+    write_file(project() + "/kws.py", kTeacherStudentSpec);
+    write_file(project() + "/kws.teacher.h5", "weights");
+    env().set("TRAIN_TEACHER", "1");
+    ProcessResult r = mlt({"ssh", "train", "kws"});
+    ASSERT_EQ(r.exit_code, 0) << describe(r);
+    const std::string console = read_or_empty(local_console("kws"));
+    EXPECT_TRUE(has_text(console, "TRAIN_TEACHER=[1]")) << console;
+    EXPECT_TRUE(has_text(console, "kws.teacher.h5")) << console;
+    EXPECT_EQ(read_or_empty(remote() + "/kws.teacher.h5"), "weights");
+}
+
+TEST_F(SpecLoaderTest, ASpecThatRaisesStopsBeforeAnyConnection) {
+    // The student needs the teacher's file, which is not there: MLTK fails at once, locally.
+    write_file(project() + "/kws.py", kTeacherStudentSpec);
+    ProcessResult r = mlt({"ssh", "train", "kws"});
+    EXPECT_EQ(r.exit_code, 2) << describe(r);
+    EXPECT_TRUE(has_text(r.err,
+                         "kws.py failed to load through MLTK: RuntimeError: Teacher keras "
+                         "model not found"))
+        << describe(r);
+    EXPECT_FALSE(path_exists(remote() + "/.mlt")) << "a remote job dir was created";
+    EXPECT_FALSE(path_exists(remote() + "/kws.py")) << "the spec was uploaded";
+}
+
+TEST_F(SpecLoaderTest, LiteralsIgnoresTheLocalMltk) {
+    write_file(project() + "/kws.py", std::string(kTeacherStudentSpec) +
+                                          "my_model.ssh_environment = dict(TRAIN_TEACHER='lit')\n");
+    write_user_settings("  spec_loader: literals\n");
+    ProcessResult r = mlt({"ssh", "train", "kws"});
+    ASSERT_EQ(r.exit_code, 0) << describe(r);
+    EXPECT_TRUE(has_text(read_or_empty(local_console("kws")), "TRAIN_TEACHER=[lit]"));
+}
+
+}  // namespace
+}  // namespace mlt_test

@@ -1,0 +1,94 @@
+// run_child (include/mlt/util/process.h): argv without a shell, lines out, and a time bound
+// that holds whatever the child does with its output.
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstdlib>
+#include <fstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "mlt/util/process.h"
+
+namespace mlt {
+namespace {
+
+using namespace std::chrono_literals;
+
+struct Outcome {
+    ChildResult result;
+    std::vector<std::string> lines;
+};
+
+Outcome run_it(const std::vector<std::string>& argv, std::chrono::milliseconds timeout) {
+    Outcome r;
+    r.result = run_child(argv, timeout, [&](const std::string& line) { r.lines.push_back(line); });
+    return r;
+}
+
+// Whether `pid` has ended: gone, or a zombie no one reaps (as under a container's init).
+bool ended(long pid) {
+    if (::kill(static_cast<pid_t>(pid), 0) != 0) return errno == ESRCH;
+    std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+    std::string pid_field, comm, state;
+    stat >> pid_field >> comm >> state;
+    return !stat || state == "Z";
+}
+
+bool ends_within(long pid, std::chrono::seconds bound) {
+    const auto deadline = std::chrono::steady_clock::now() + bound;
+    while (!ended(pid)) {
+        if (std::chrono::steady_clock::now() > deadline) return false;
+        std::this_thread::sleep_for(20ms);
+    }
+    return true;
+}
+
+TEST(RunChild, HandsOverLinesAndTheExitStatus) {
+    // The arguments reach the program as they are: no shell reads them.
+    Outcome r = run_it({"sh", "-c", "printf '%s\\n' \"$1\"; printf 'no newline'; exit 3", "sh",
+                        "a b; $(echo x) 'c'"},
+                       30s);
+    ASSERT_TRUE(r.result.started);
+    EXPECT_FALSE(r.result.timed_out);
+    EXPECT_EQ(r.result.exit_code, 3);
+    EXPECT_EQ(r.lines, (std::vector<std::string>{"a b; $(echo x) 'c'", "no newline"}));
+}
+
+TEST(RunChild, AProgramThatCannotStartSaysWhy) {
+    Outcome r = run_it({"/nonexistent/mlt-no-such-program"}, 30s);
+    EXPECT_FALSE(r.result.started);
+    EXPECT_EQ(r.result.start_errno, ENOENT);
+}
+
+TEST(RunChild, AChildThatClosesItsOutputAndKeepsRunningIsStoppedAtTheBound) {
+    // Its output ends at once, the child does not: the bound still holds.
+    Outcome r = run_it({"sh", "-c", "exec >/dev/null 2>&1; sleep 20"}, 300ms);
+    ASSERT_TRUE(r.result.started);
+    EXPECT_TRUE(r.result.timed_out);
+    EXPECT_EQ(r.result.exit_code, 128 + SIGKILL);
+}
+
+TEST(RunChild, AChildThatHangsWritingNothingIsStoppedAtTheBound) {
+    Outcome r = run_it({"sh", "-c", "echo started; sleep 20"}, 300ms);
+    EXPECT_TRUE(r.result.timed_out);
+    EXPECT_EQ(r.lines, (std::vector<std::string>{"started"}));
+}
+
+TEST(RunChild, WhatTheChildLeftRunningDoesNotHoldTheResultAndIsStopped) {
+    // The child ends at once; a process it started in the background holds its output open.
+    Outcome r = run_it({"sh", "-c", "sleep 20 & echo \"$!\"; echo done"}, 15s);
+    ASSERT_TRUE(r.result.started);
+    EXPECT_FALSE(r.result.timed_out);
+    EXPECT_EQ(r.result.exit_code, 0);
+    ASSERT_EQ(r.lines.size(), 2u);
+    EXPECT_EQ(r.lines[1], "done");
+    // It was in the child's process group, which is stopped with the child.
+    EXPECT_TRUE(ends_within(std::strtol(r.lines[0].c_str(), nullptr, 10), 10s)) << r.lines[0];
+}
+
+}  // namespace
+}  // namespace mlt
