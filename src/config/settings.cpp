@@ -1,5 +1,6 @@
 #include "mlt/config/settings.h"
 
+#include <spdlog/spdlog.h>
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
@@ -99,8 +100,16 @@ settings_detail::SettingsLayer read_spec_layer(const SourceFile& f, const std::s
     using namespace settings_detail;
     if (mode != "literals" && options.may_run_python) {
         SpecLoad load{f.path, options.python, mode == "mltk", options.test, options.load_timeout};
-        if (auto yaml = mltk_spec_yaml(load, replaced, warnings))
-            return read_settings_file(f.path + " (as MLTK loaded it)", *yaml, warnings);
+        try {
+            if (auto yaml = mltk_spec_yaml(load, replaced, warnings))
+                return read_settings_file(f.path + " (as MLTK loaded it)", *yaml, warnings);
+        } catch (const Error& e) {
+            if (!options.literals_when_load_fails) throw;
+            spdlog::warn(
+                "{}; reading the spec's literal values instead (a job already there is "
+                "acted on as they say)",
+                e.what());
+        }
     }
     std::string yaml = spec_literals_yaml(f.path, f.text, replaced, warnings);
     // The YAML keeps the spec's line numbers, so messages name the spec.

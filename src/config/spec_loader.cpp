@@ -63,7 +63,8 @@ class ResultFile {
         std::string tmpl = (std::filesystem::temp_directory_path() / "mlt-spec-XXXXXX").string();
         int fd = ::mkstemp(tmpl.data());
         if (fd < 0)
-            throw io_error("cannot create a temporary file in " + tmpl + ": " + std::strerror(errno));
+            throw io_error("cannot create a temporary file in " + tmpl + ": " +
+                           std::strerror(errno));
         ::close(fd);
         path_ = tmpl;
     }

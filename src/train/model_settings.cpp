@@ -78,6 +78,8 @@ ModelSettings resolve_model_settings(const SshCommandLine& cli, const std::strin
     // MLTK's loader sees the test mode of a `-test` model, as `mltk ssh train` passes it.
     SpecOptions options;
     options.test = ends_with(m.model.name, "-test");
+    // A job already there must stay reachable (stop above all) whatever the spec does now.
+    options.literals_when_load_fails = spec_optional;
     m.settings = load_settings_with(m.model.spec_path, options, nullptr);
     m.targets = resolve_targets(cli, m.settings);
     wipe_settings_secrets(m.settings);

@@ -2,6 +2,7 @@
 // tests/integration/mltk_standin/ is on the local PYTHONPATH, and its load_mltk_model runs the
 // spec as MLTK does.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <string>
 
@@ -73,6 +74,24 @@ TEST_F(SpecLoaderTest, ASpecThatRaisesStopsBeforeAnyConnection) {
         << describe(r);
     EXPECT_FALSE(path_exists(remote() + "/.mlt")) << "a remote job dir was created";
     EXPECT_FALSE(path_exists(remote() + "/kws.py")) << "the spec was uploaded";
+}
+
+TEST_F(SpecLoaderTest, AJobAlreadyThereStaysReachableWhenTheSpecNoLongerLoads) {
+    // Trained as the teacher; later the shell that stops the job lacks TRAIN_TEACHER, and the
+    // student needs a teacher file that is not there: stop and status must still work.
+    write_file(project() + "/kws.py", kTeacherStudentSpec);
+    write_file(project() + "/kws.teacher.h5", "weights");
+    env().set("TRAIN_TEACHER", "1");
+    ASSERT_EQ(mlt({"ssh", "train", "kws"}).exit_code, 0);
+    env().unset("TRAIN_TEACHER");
+    ::unlink((project() + "/kws.teacher.h5").c_str());
+    for (const char* command : {"status", "stop"}) {
+        ProcessResult r = mlt({"ssh", command, "kws"});
+        EXPECT_EQ(r.exit_code, 0) << command << ": " << describe(r);
+        EXPECT_TRUE(has_text(r.err, "reading the spec's literal values instead")) << describe(r);
+    }
+    // A new run still refuses the spec that does not load.
+    EXPECT_EQ(mlt({"ssh", "train", "kws"}).exit_code, 2);
 }
 
 TEST_F(SpecLoaderTest, LiteralsIgnoresTheLocalMltk) {

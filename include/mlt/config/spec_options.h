@@ -17,6 +17,10 @@ struct SpecOptions {
     // How long the MLTK loader may take (`spec_loader`, docs/settings.md); then the spec's
     // process group is killed and the load fails.
     std::chrono::milliseconds load_timeout{std::chrono::seconds(60)};
+    // A spec that fails to load through MLTK is read for its literals, with a warning, instead
+    // of being an error: for the commands that act on a job already there (status, logs,
+    // stop, download, train --resume), which must work whatever the local environment is now.
+    bool literals_when_load_fails = false;
 };
 
 // load_settings(sources, warnings) with these options: the spec's SshMixin values come from
