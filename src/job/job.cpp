@@ -5,6 +5,7 @@
 #include <climits>
 
 #include "alive.h"
+#include "job_shell.h"
 #include "mlt/job/status.h"
 #include "mlt/util/error.h"
 #include "mlt/util/shell.h"
@@ -12,7 +13,7 @@
 
 namespace mlt {
 
-namespace {
+namespace job_detail {
 
 constexpr const char* kPhases[] = {"uploading", "starting", "running", "finished", "collected"};
 
@@ -60,11 +61,6 @@ void check_status(const Remote& remote, const std::string& what, const RemoteOut
     if (out.exit_status != 0) throw remote_failure(remote, what, out.exit_status, out.err);
 }
 
-// The files of a task, as shell words.
-struct TaskFiles {
-    std::string log, pid, status;
-};
-
 TaskFiles task_files(const JobPaths& p, Task task) {
     if (task == Task::shutdown)
         return {shell_quote(p.shutdown_log), shell_quote(p.shutdown_pid),
@@ -77,8 +73,8 @@ TaskFiles task_files(const JobPaths& p, Task task) {
 // atomically first; `fresh` runs after it and before the launch (writing the script, so a
 // second caller can never rewrite a script that runs), `again` when it existed already.
 std::string launch_once(const std::string& marker, const std::string& script, const TaskFiles& f,
-                        const std::string& shell, const std::string& fresh = ":",
-                        const std::string& again = ":") {
+                        const std::string& shell, const std::string& fresh,
+                        const std::string& again) {
     return "if [ ! -e " + marker +
            " ]; then command -v setsid >/dev/null || { echo 'setsid not found (util-linux)' >&2; "
            "exit 127; }; fi\n"
@@ -93,6 +89,12 @@ std::string launch_once(const std::string& marker, const std::string& script, co
            f.pid +
            " ] || { echo 'it did not record its process group within 10 s' >&2; exit 1; }\n";
 }
+
+}  // namespace job_detail
+
+using namespace job_detail;
+
+namespace {
 
 // Prints a job's result as tagged lines (a half-written file cannot shift one value into
 // another's place); runs in the remote dir. read_job_result, and follow_log at a job's end.
@@ -216,6 +218,7 @@ bool acquire_run(Remote& remote, const std::string& remote_dir, const std::strin
           &p.shutdown_log, &p.shutdown_status, &p.batch, &p.shutdown_batch, &p.log_dir,
           &p.training})
         moved += " " + shell_quote(*f);
+    moved += " \"$j\"/started.[0-9]*";  // the markers of later attempts
     const std::string a = shell_quote(run.archive);
     // The lock first (O_EXCL through noclobber: of concurrent launches exactly one wins),
     // then the previous run aside, then this run's files; run_id last, so that its presence

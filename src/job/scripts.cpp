@@ -121,8 +121,9 @@ std::string make_user_batch(const WrapperSpec& s) {
          "fi\n";
     if (s.clean && s.log_dir.empty()) {
         // --clean of a log dir mlt did not name: only what is MLTK's per-model dir.
-        o += "case \"$MLT_LOG_DIR\" in */models/" + shell_quote(s.model) +
-             ") rm -rf -- \"$MLT_LOG_DIR\" ;; esac\n";
+        // Not for a restart (MLT_ATTEMPT 2 on): its checkpoints stay.
+        o += "[ \"${MLT_ATTEMPT:-1}\" != 1 ] || case \"$MLT_LOG_DIR\" in */models/" +
+             shell_quote(s.model) + ") rm -rf -- \"$MLT_LOG_DIR\" ;; esac\n";
     }
     o += "mkdir -p -- \"$MLT_LOG_DIR\" || exit 1\n";
     // Echoed as it runs: with the user's ARGS.
@@ -221,7 +222,7 @@ std::string make_wrapper_script(const WrapperSpec& s) {
              "\ncase \"$MLT_LOG_DIR\" in /*) ;; *) MLT_LOG_DIR=\"$mlt_dir/$MLT_LOG_DIR\" ;; "
              "esac\nexport MLT_LOG_DIR\n";
     }
-    if (s.clean) o += "export MLT_CLEAN=1\n";
+    if (s.clean) o += "[ \"${MLT_ATTEMPT:-1}\" != 1 ] || export MLT_CLEAN=1\n";
     if (s.verbose) o += "export MLT_VERBOSE=1\n";
     for (const auto& [k, v] : s.fixed_environment) o += "export " + k + "=" + shell_quote(v) + "\n";
     o += write_here_doc("\"$mlt_job/batch.sh\"", make_user_batch(s), "MLT_BATCH_END",

@@ -1,5 +1,6 @@
 #include "mlt/job/status.h"
 
+#include <algorithm>
 #include <climits>
 #include <ctime>
 #include <sstream>
@@ -14,28 +15,29 @@ namespace mlt {
 namespace {
 
 // One line per job: job<TAB>model<TAB>pgid<TAB>alive<TAB>started<TAB>exit_status<TAB>now
-// <TAB>locked<TAB>run id<TAB>phase<TAB>clean. The run id comes from the lock while there is one,
-// else from the run_id file; started from the lock, else from the run's start marker. Everything it
-// reads comes from files mlt itself wrote; the model names were validated.
+// <TAB>locked<TAB>run id<TAB>phase<TAB>clean<TAB>attempt. The run id comes from the lock while
+// there is one, else from the run_id file; started from the lock, else from the run's start marker.
+// Everything it reads comes from files mlt itself wrote; the model names were validated.
 constexpr const char* kStatusScript = R"sh(
 for d in $MLT_JOBS; do
   [ -d "$d" ] || continue
   m=${d%/}; m=${m##*/}
   pgid=$(cat "$d/pid" 2>/dev/null)
   ex=$(cat "$d/exit_status" 2>/dev/null)
-  alive=0; locked=0; phase=; clean=
+  alive=0; locked=0; phase=; clean=; attempt=
   if [ -f "$d/lock" ]; then
     locked=1
     started=$(sed -n 's/^started=//p' "$d/lock" 2>/dev/null)
     run=$(sed -n 's/^run=//p' "$d/lock" 2>/dev/null)
     phase=$(sed -n 's/^phase=//p' "$d/lock" 2>/dev/null)
     clean=$(sed -n 's/^clean=//p' "$d/lock" 2>/dev/null)
+    attempt=$(sed -n 's/^attempt=//p' "$d/lock" 2>/dev/null)
   else
     started=$(date -r "$d/started" +%s 2>/dev/null)
     run=$(cat "$d/run_id" 2>/dev/null)
   fi
   if mlt_job_alive "$pgid" "$(cat "$d/run_id" 2>/dev/null)" "$d"; then alive=1; fi
-  printf 'job\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$m" "$pgid" "$alive" "$started" "$ex" "$(date +%s)" "$locked" "$run" "$phase" "$clean"
+  printf 'job\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$m" "$pgid" "$alive" "$started" "$ex" "$(date +%s)" "$locked" "$run" "$phase" "$clean" "$attempt"
 done
 )sh";
 
@@ -110,7 +112,7 @@ std::vector<JobStatus> query_jobs(Remote& remote, const std::string& remote_dir,
     std::string line;
     while (std::getline(lines, line)) {
         auto f = split_tabs(line);
-        if (f.size() != 11 || f[0] != "job") continue;
+        if (f.size() != 12 || f[0] != "job") continue;
         JobStatus job;
         job.model = f[1];
         job.pgid = to_long(f[2]);
@@ -120,6 +122,7 @@ std::vector<JobStatus> query_jobs(Remote& remote, const std::string& remote_dir,
         job.run_id = f[8];
         job.phase = f[9];
         job.clean = f[10] == "1";
+        job.attempt = static_cast<int>(std::clamp(to_long(f[11]), 1L, 1000000L));
         job.exit_status = recorded_status(trim(f[5]));
         job.state =
             job_state(job.locked, job.phase, job.pgid, f[3] == "1", job.exit_status.has_value());

@@ -60,6 +60,10 @@ long ShellJob::start(const std::string& run_id) {
     return start_job(remote(), remote_dir_, model_, run_id);
 }
 
+long ShellJob::restart(const std::string& run_id, int attempt) {
+    return restart_job(remote(), remote_dir_, model_, run_id, attempt);
+}
+
 bool ShellJob::stop(int grace_s, const std::string* run_id) {
     return stop_job(remote(), remote_dir_, model_, grace_s, run_id);
 }

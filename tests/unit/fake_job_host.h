@@ -33,6 +33,8 @@ struct Killed {};
 struct FakeJobScript {
     std::vector<std::string> lines = {"line one\n", "line two\n", "line three\n"};
     int exit_status = 0;
+    // The first attempt is lost (its processes gone, no exit status) after this many lines.
+    std::optional<size_t> lost_after;
 };
 
 class FakeJobHost : public RemoteJob {
@@ -64,6 +66,7 @@ class FakeJobHost : public RemoteJob {
     std::optional<Lock> lock_file;
     std::string job_run_id;  // the run the job dir belongs to
     bool started = false;    // the start marker
+    int attempt = 1;         // the attempt the lock records (restarts of a lost job)
     bool alive = false;      // the job's process group
     size_t printed = 0;      // lines of the script printed so far
     std::string console_log;
@@ -111,6 +114,7 @@ class FakeJobHost : public RemoteJob {
             s.run_id = job_run_id;
             s.pgid = started ? 4242 : 0;
             s.exit_status = exit_status;
+            s.attempt = attempt;
             s.state = job_state(s.locked, s.phase, s.pgid, alive, exit_status.has_value());
             return std::vector<JobStatus>{s};
         });
@@ -171,6 +175,25 @@ class FakeJobHost : public RemoteJob {
                 if (lock_file) lock_file->phase = RunPhase::running;
             }
             return 4242L;
+        });
+    }
+
+    // As restart_job: only a lost job of the run, at most one launch per attempt.
+    long restart(const std::string& run_id, int next) override {
+        return call("restart", [&](bool) {
+            check_run(run_id);
+            if (attempt == next) return 4343L;  // a retry: that attempt's job
+            const bool collected = lock_file && lock_file->phase == RunPhase::collected;
+            if (!started || alive || exit_status || collected || attempt != next - 1)
+                throw Error(ErrorKind::conflict, "cannot restart: the job is not lost");
+            attempt = next;
+            alive = true;
+            printed = 0;
+            ++launches;
+            console_log += "==== mlt: attempt " + std::to_string(next) + " of run " + run_id +
+                           " (the job was lost) ====\n";
+            if (lock_file) lock_file->phase = RunPhase::running;
+            return 4343L;
         });
     }
 
@@ -264,6 +287,10 @@ class FakeJobHost : public RemoteJob {
         if (!alive) return;
         if (printed < script.lines.size()) {
             console_log += script.lines[printed++];
+            if (attempt == 1 && script.lost_after == printed) {
+                alive = false;  // the host restarted: nothing recorded
+                return;
+            }
             if (printed < script.lines.size()) return;
         }
         alive = false;
@@ -273,6 +300,7 @@ class FakeJobHost : public RemoteJob {
     void reset_job_dir(const std::string& run_id) {
         job_run_id = run_id;
         started = alive = false;
+        attempt = 1;
         printed = 0;
         console_log.clear();
         exit_status.reset();

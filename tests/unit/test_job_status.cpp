@@ -26,17 +26,17 @@ class FakeRemote : public mlt::Remote {
 };
 
 TEST(JobStatus, ParsesEveryState) {
-    // model pgid alive started exit now locked run phase clean
+    // model pgid alive started exit now locked run phase clean attempt
     FakeRemote remote({0,
-                       "job\tdone\t\t0\t100\t0\t500\t1\tr1\tfinished\t\n"
-                       "job\tfailed\t77\t0\t100\t3\t500\t1\tr2\trunning\t\n"
-                       "job\trun\t42\t1\t100\t\t500\t1\tr3\tstarting\t\n"
-                       "job\tgone\t43\t0\t100\t\t500\t1\tr4\trunning\t\n"
-                       "job\tnew\t\t0\t100\t\t500\t1\tr5\tstarting\t\n"
-                       "job\told\t44\t0\t100\t0\t500\t0\tr6\t\t\n"
-                       "job\tup\t\t0\t100\t\t500\t1\tr7\tuploading\t1\n"
-                       "job\tcut\t\t0\t100\t\t500\t0\tr8\t\t\n"
-                       "job\tdone2\t45\t0\t100\t0\t500\t1\tr9\tcollected\t\n"
+                       "job\tdone\t\t0\t100\t0\t500\t1\tr1\tfinished\t\t\n"
+                       "job\tfailed\t77\t0\t100\t3\t500\t1\tr2\trunning\t\t\n"
+                       "job\trun\t42\t1\t100\t\t500\t1\tr3\tstarting\t\t\n"
+                       "job\tgone\t43\t0\t100\t\t500\t1\tr4\trunning\t\t2\n"
+                       "job\tnew\t\t0\t100\t\t500\t1\tr5\tstarting\t\t\n"
+                       "job\told\t44\t0\t100\t0\t500\t0\tr6\t\t\t\n"
+                       "job\tup\t\t0\t100\t\t500\t1\tr7\tuploading\t1\t\n"
+                       "job\tcut\t\t0\t100\t\t500\t0\tr8\t\t\t\n"
+                       "job\tdone2\t45\t0\t100\t0\t500\t1\tr9\tcollected\t\t\n"
                        "garbage line\n",
                        ""});
     auto jobs = mlt::query_jobs(remote, "~/ws");
@@ -57,6 +57,8 @@ TEST(JobStatus, ParsesEveryState) {
     EXPECT_EQ(jobs[2].started, 100);
     EXPECT_EQ(jobs[2].remote_now, 500);
     EXPECT_EQ(jobs[3].state, mlt::JobState::lost);
+    EXPECT_EQ(jobs[3].attempt, 2);  // a lost job restarted once, then lost again
+    EXPECT_EQ(jobs[2].attempt, 1);
     EXPECT_EQ(jobs[4].state, mlt::JobState::starting);
     // The remote dir reaches the shell quoted, with ~ kept as the remote home.
     EXPECT_EQ(remote.last_command.rfind("cd \"$HOME\"/ws ", 0), 0u) << remote.last_command;
@@ -66,9 +68,9 @@ TEST(JobStatus, AStatusThatIsNotANumberIsNoStatus) {
     // A half-written or foreign exit_status file once read as 0 (success) or wrapped: it must
     // leave the job without a status, and a garbled pid or time reads as unknown.
     FakeRemote remote({0,
-                       "job\tjunk\t42x\t0\t1e3\tok\t500\t1\tr1\trunning\t\n"
-                       "job\thuge\t\t0\t100\t99999999999999999999\t500\t1\tr2\trunning\t\n"
-                       "job\tsigned\t-5\t0\t100\t-1\t500\t1\tr3\trunning\t\n",
+                       "job\tjunk\t42x\t0\t1e3\tok\t500\t1\tr1\trunning\t\t\n"
+                       "job\thuge\t\t0\t100\t99999999999999999999\t500\t1\tr2\trunning\t\t\n"
+                       "job\tsigned\t-5\t0\t100\t-1\t500\t1\tr3\trunning\t\t\n",
                        ""});
     auto jobs = mlt::query_jobs(remote, "~/ws");
     ASSERT_EQ(jobs.size(), 3u);

@@ -130,6 +130,17 @@ void release_run(Remote& remote, const std::string& remote_dir, const std::strin
 long start_job(Remote& remote, const std::string& remote_dir, const std::string& model,
                const std::string& run_id);
 
+// Restarts the lost job of run `run_id` in place as attempt `attempt` (2 for the first
+// restart) from the same run.sh, and returns its process group. Lost: its process group is
+// recorded and gone, with no exit status, its results were not collected, and the lock (the
+// run's) records attempt `attempt - 1`. The first call creates the attempt's start marker
+// atomically, removes the old pid, appends one marker line to console.log and records
+// `attempt=N` in the lock; a repeated or concurrent call waits for that job instead of
+// starting another. The job's environment has MLT_ATTEMPT=N. Throws mlt::Error (conflict)
+// when the job is not lost or the job dir belongs to another run.
+long restart_job(Remote& remote, const std::string& remote_dir, const std::string& model,
+                 const std::string& run_id, int attempt);
+
 // Stops a job: TERM to its process group and to every process that carries its run id
 // (MLT_RUN_ID in /proc/*/environ), then KILL after `grace_s` seconds; records exit status
 // 143/137 when the wrapper could not, and in `stopped` that mlt's stop ended it. Returns true when
@@ -228,6 +239,8 @@ constexpr int kNoSpaceStatus = 78;
 constexpr int kNotStartedStatus = 80;
 // Exit status of a log follow whose segment ran out of time while the task goes on.
 constexpr int kSegmentOverStatus = 81;
+// Exit status of a restart whose job is not lost.
+constexpr int kNotLostStatus = 82;
 
 // The error for a job dir that now belongs to another run than `run_id`; `err` is what the
 // remote script said (it names the other run).

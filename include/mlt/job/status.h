@@ -32,6 +32,7 @@ struct JobStatus {
     std::string run_id;              // the run the job dir belongs to ("" for old layouts)
     std::string phase;               // the phase the lock records ("" without a lock)
     bool clean = false;              // the run was started with --clean
+    int attempt = 1;                 // the run's attempt (2 on: restarts of a lost job)
 };
 
 // The state a job's files show: lock, the phase it records, the recorded process group and

@@ -39,6 +39,9 @@ class RemoteJob {
     virtual SyncResult upload(const std::map<std::string, std::vector<UploadItem>>& uploads) = 0;
     // Starts the recorded job, at most once per run (start_job); returns its process group.
     virtual long start(const std::string& run_id) = 0;
+    // Restarts the run's lost job as attempt `attempt` (restart_job); returns its process
+    // group.
+    virtual long restart(const std::string& run_id, int attempt) = 0;
     // Stops the job (stop_job); with a run id, only that run's. True when something ran.
     virtual bool stop(int grace_s, const std::string* run_id) = 0;
     // One bounded segment of a task's log from `offset` (follow_log): at the task's end it
@@ -74,6 +77,7 @@ class ShellJob : public RemoteJob {
     void clean(const std::string& archive, const std::string& log_dir) override;
     SyncResult upload(const std::map<std::string, std::vector<UploadItem>>& uploads) override;
     long start(const std::string& run_id) override;
+    long restart(const std::string& run_id, int attempt) override;
     bool stop(int grace_s, const std::string* run_id) override;
     FollowStep follow(Task task, const std::string* run_id, uint64_t offset, int seconds,
                       const OutputSink& sink) override;

@@ -1,0 +1,107 @@
+// The restart of a lost job as the next attempt of its run, against a real local shell.
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <chrono>
+#include <future>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "job_fixture.h"
+#include "local_remote.h"
+#include "mlt/job/job.h"
+#include "mlt/job/status.h"
+#include "mlt/util/error.h"
+
+namespace {
+
+using mlt::test::group_alive;
+
+class JobRestart : public mlt::test::JobFixture {
+  protected:
+    // Waits (bounded) until `pred` holds.
+    template <typename Pred>
+    bool wait_for(Pred pred) {
+        const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+        while (!pred() && std::chrono::steady_clock::now() < deadline)
+            std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        return pred();
+    }
+    // Starts a job whose first attempt prints and waits; a later attempt says which it is
+    // and ends. Every launch is counted in launches.txt. Then the job is lost: its group is
+    // killed with KILL (a host restart, the OOM killer), no exit status is recorded.
+    long start_and_lose(mlt::test::LocalRemote& r) {
+        const long pgid = start(r,
+                                "echo \"launch ${MLT_ATTEMPT:-1}\" >> launches.txt; "
+                                "if [ -n \"$MLT_ATTEMPT\" ]; then echo \"attempt $MLT_ATTEMPT\"; "
+                                "exit 0; fi; echo first; sleep 1000");
+        EXPECT_TRUE(wait_for([&] {
+            return exists(".mlt/m/console.log") &&
+                   read(".mlt/m/console.log").find("first\n") != std::string::npos;
+        }));
+        ::kill(static_cast<pid_t>(-pgid), SIGKILL);
+        EXPECT_TRUE(wait_for([&] { return !group_alive(pgid); }));
+        return pgid;
+    }
+};
+
+TEST_F(JobRestart, ALostJobIsRestartedOnceAsTheNextAttemptOfItsRun) {
+    mlt::test::LocalRemote r;
+    const long first = start_and_lose(r);
+    ASSERT_EQ(mlt::query_jobs(r, dir_, "m").at(0).state, mlt::JobState::lost);
+    // Concurrent restarts (two --resume at once, a retry after a lost reply) start one job.
+    std::vector<std::future<long>> restarts;
+    for (int i = 0; i < 6; ++i)
+        restarts.push_back(std::async(std::launch::async, [this] {
+            mlt::test::LocalRemote shell;
+            return mlt::restart_job(shell, dir_, "m", "run-1", 2);
+        }));
+    std::vector<long> groups;
+    for (auto& f : restarts) groups.push_back(f.get());
+    for (long g : groups) EXPECT_EQ(g, groups.front());
+    EXPECT_NE(groups.front(), first);
+    std::string log;
+    const std::string run = "run-1";
+    mlt::test::follow_to_end(r, dir_, log, &run);
+    EXPECT_EQ(read("launches.txt"), "launch 1\nlaunch 2\n");
+    // The console log goes on: the first attempt, one marker line, the second.
+    const std::string marker = "==== mlt: attempt 2 of run run-1 (the job was lost) ====\n";
+    const auto at = log.find(marker);
+    ASSERT_NE(at, std::string::npos) << log;
+    EXPECT_EQ(log.find(marker, at + 1), std::string::npos) << log;
+    EXPECT_LT(log.find("first\n"), at);
+    EXPECT_GT(log.find("attempt 2\n"), at);
+    EXPECT_EQ(mlt::read_job_result(r, dir_, "m").exit_status, 0);
+    EXPECT_NE(read(".mlt/m/lock").find("attempt=2\n"), std::string::npos);
+    EXPECT_EQ(mlt::query_jobs(r, dir_, "m").at(0).attempt, 2);
+}
+
+TEST_F(JobRestart, OnlyALostJobIsRestarted) {
+    mlt::test::LocalRemote r;
+    const long pgid = start(r, "sleep 1000");
+    try {
+        mlt::restart_job(r, dir_, "m", "run-1", 2);
+        ADD_FAILURE() << "a running job was restarted";
+    } catch (const mlt::Error& e) {
+        EXPECT_EQ(e.kind(), mlt::ErrorKind::conflict);
+        EXPECT_NE(std::string(e.what()).find("it is running"), std::string::npos) << e.what();
+    }
+    EXPECT_TRUE(group_alive(pgid));
+    EXPECT_FALSE(exists(".mlt/m/started.2"));
+    // Another run's job dir: refused as well.
+    EXPECT_THROW(mlt::restart_job(r, dir_, "m", "run-2", 2), mlt::Error);
+}
+
+TEST_F(JobRestart, AFinishedAttemptIsNotRestartedAgain) {
+    mlt::test::LocalRemote r;
+    start_and_lose(r);
+    mlt::restart_job(r, dir_, "m", "run-1", 2);
+    std::string log;
+    const std::string run = "run-1";
+    mlt::test::follow_to_end(r, dir_, log, &run);
+    EXPECT_THROW(mlt::restart_job(r, dir_, "m", "run-1", 3), mlt::Error);
+    EXPECT_EQ(read("launches.txt"), "launch 1\nlaunch 2\n");
+}
+
+}  // namespace
