@@ -27,7 +27,6 @@ constexpr UnbuiltOption kUnbuilt[] = {
     {"--price", "USD", "count the cost of the run at USD per hour of a node"},
     {"--max-hours", "H", "stop the run after H hours"},
     {"--max-cost", "USD", "stop the run at a cost"},
-    {"--max-restarts", "N", "restart the run on another host up to N times"},
     {"--no-failover", nullptr, "never continue on another host"},
 };
 
@@ -114,6 +113,12 @@ void add_train_options(CLI::App& app, TrainOptions& o, SshCommandLine& cli, int&
            "reconnect_timeout, 600); 0: give up at once")
         ->type_name("S")
         ->transform(decimal_in(0, 604800));
+    app.add_option_function<int>(
+           "--max-restarts", [&o](int n) { o.max_restarts = n; },
+           "Restart a job found lost (processes gone, no exit status) up to N times, in place "
+           "(default: setting max_restarts, 0)")
+        ->type_name("N")
+        ->transform(decimal_in(0, 1000));
     add_verbose_flag(app, verbosity, "More detail; the training sees MLT_VERBOSE=1");
     add_connection_options(app, cli, "Connection options (as before train; not passed on)");
     add_unbuilt_options(app);

@@ -235,6 +235,11 @@ std::vector<FieldDecl> link_and_transfer_fields() {
                 "seconds to keep reconnecting after the link dropped or went silent (the run "
                 "then continues where it was); 0: give up at once",
                 0, 604800, &assign<&S::reconnect_timeout>),
+        integer("max_restarts", "`0`", "0",
+                "times a `train` restarts its job by itself when it finds it lost (its "
+                "processes gone without an exit status: a host restart, a killed wrapper), in "
+                "place, as the run's next attempt; 0: a lost job ends the run",
+                0, 1000, &assign<&S::max_restarts>),
         unbuilt(
             special("nodes", SettingType::nodes, "see below",
                     "{master_addr: \"\", master_port: 29500}",

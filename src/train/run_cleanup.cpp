@@ -74,6 +74,7 @@ void TrainRun::record(const std::string& status, std::optional<int> exit_status)
                         {"bytes_up", up_.bytes},
                         {"bytes_down", down_.bytes},
                         {"reconnects", reconnects_},
+                        {"attempt", attempt_},
                         {"cost", nullptr}};
     if (status != "running") r["end"] = iso_time(std::time(nullptr));
     if (exit_status) r["exit_status"] = *exit_status;

@@ -79,6 +79,8 @@ const char* describe(Phase phase) {
             return "uploading";
         case Phase::start:
             return "starting the job";
+        case Phase::restart:
+            return "restarting the job";
         case Phase::follow:
             return "following the log";
         case Phase::collect:
@@ -207,6 +209,8 @@ Phase TrainRun::step() {
             return upload();
         case Phase::start:
             return start();
+        case Phase::restart:
+            return restart();
         case Phase::follow:
             return follow();
         case Phase::collect:
@@ -287,6 +291,7 @@ Phase TrainRun::adopt(const JobStatus& job) {
                               "spec, which is not here",
                           "run the same command where the spec is, or give the spec path");
     run_id_ = job.run_id;
+    attempt_ = job.attempt;
     lock_ = LockHold::held;
     outcome_.exit_status = job.exit_status;
     started_iso_ = iso_time(job.started > 0 ? job.started : std::time(nullptr));
@@ -301,15 +306,24 @@ Phase TrainRun::adopt(const JobStatus& job) {
             reporter_.notice("reattaching to the running job of " + which());
             watch_.life = JobWatch::Life::may_run;
             return Phase::follow;
+        case JobState::lost:
+            if (job.phase == "collected") break;  // collected as lost: finish it
+            ++attempt_;
+            reporter_.notice("restarting the lost job of " + which() + " as attempt " +
+                             std::to_string(attempt_) +
+                             " (its processes are gone and it recorded no exit status)");
+            watch_.life = JobWatch::Life::may_run;
+            return Phase::restart;
         case JobState::collected:
             reporter_.notice("finishing " + which() + ": its results were collected");
             watch_.life = JobWatch::Life::ended;
             return Phase::shutdown;
         default:
-            reporter_.notice("collecting the finished job of " + which());
-            watch_.life = JobWatch::Life::ended;
-            return Phase::follow;
+            break;
     }
+    reporter_.notice("collecting the finished job of " + which());
+    watch_.life = JobWatch::Life::ended;
+    return Phase::follow;
 }
 
 Phase TrainRun::clean() {
@@ -352,6 +366,31 @@ Phase TrainRun::start() {
     return Phase::done;
 }
 
+Phase TrainRun::restart() {
+    long pgid = 0;
+    {
+        InterruptDeferral hold;  // as start(): the job may be launched before the reply
+        pgid = job_.restart(run_id_, attempt_);
+    }
+    reporter_.notice("restarted " + plan_.model + " on " + host() + " (run " + run_id_ +
+                     ", attempt " + std::to_string(attempt_) + ", process group " +
+                     std::to_string(pgid) + ")");
+    record("running", std::nullopt);
+    return Phase::follow;
+}
+
+bool TrainRun::restart_lost(const std::optional<JobResult>& result) {
+    if (!result || result->exit_status || result->run_id != run_id_ ||
+        watch_.stop != JobWatch::Stop::none || attempt_ - 1 >= plan_.max_restarts)
+        return false;
+    record("lost", std::nullopt);
+    ++attempt_;
+    reporter_.notice("the job of " + which() + " was lost (its processes are gone, no exit " +
+                     "status); restarting it as attempt " + std::to_string(attempt_) +
+                     " (max_restarts " + std::to_string(plan_.max_restarts) + ")");
+    return true;
+}
+
 Phase TrainRun::follow() {
     if (watch_.stop_pending()) {
         watch_.stop = JobWatch::Stop::sent;
@@ -369,6 +408,7 @@ Phase TrainRun::follow() {
     const FollowStep seen =
         job_.follow(Task::job, &run_id_, offset, poll ? 0 : kFollowSegmentSeconds, show);
     if (seen.ended) {
+        if (restart_lost(seen.result)) return Phase::restart;
         watch_.life = JobWatch::Life::ended;
         followed_ = seen.result;
         return Phase::collect;

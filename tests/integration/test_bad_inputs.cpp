@@ -345,6 +345,8 @@ std::vector<BadInput> catalogue_hosts_and_numbers() {
                          {"--reconnect-timeout", "abc"}));
     c.push_back(BadInput("ReconnectTimeoutHex", train_with({"--reconnect-timeout", "0x10"}), u,
                          {"--reconnect-timeout", "0x10"}));
+    c.push_back(BadInput("MaxRestartsNegative", train_with({"--max-restarts", "-1"}), u,
+                         {"--max-restarts", "-1"}));
     c.push_back(BadInput("ReconnectTimeoutTooBig", train_with({"--reconnect-timeout", "604801"}), u,
                          {"--reconnect-timeout", "604801"}));
     c.push_back(BadInput("KeygenLengthHex", {"ssh-keygen", "bad", "-t", "rsa", "-l", "0x800"}, u,
@@ -371,7 +373,6 @@ std::vector<BadInput> catalogue_flags() {
              {"Price", {"--price=0.5"}},
              {"MaxHours", {"--max-hours", "2"}},
              {"MaxCost", {"--max-cost", "9"}},
-             {"MaxRestarts", {"--max-restarts", "3"}},
              {"NoFailover", {"--no-failover"}}}) {
         const std::string flag = use[0].substr(0, use[0].find('='));
         c.push_back(

@@ -166,6 +166,14 @@ TEST(CliSshTrain, BadValuesAreParseErrors) {
     EXPECT_THROW(parse({"ssh", "train", "m", "--reconnect-timeout", "0x10"}), CLI::ParseError);
 }
 
+TEST(CliSshTrain, MaxRestartsIsACountBeforeAndAfterModel) {
+    EXPECT_EQ(parse({"ssh", "train", "m", "--max-restarts", "3"}).train.max_restarts, 3);
+    EXPECT_EQ(parse({"ssh", "train", "--max-restarts=0", "m"}).train.max_restarts, 0);
+    EXPECT_FALSE(parse({"ssh", "train", "m"}).train.max_restarts.has_value());
+    for (const char* bad : {"-1", "x", "1001", "0x2"})
+        EXPECT_THROW(parse({"ssh", "train", "m", "--max-restarts", bad}), CLI::ParseError) << bad;
+}
+
 TEST(CliSshTrain, LeadingZerosAreDecimalNotOctal) {
     EXPECT_EQ(parse({"ssh", "-p", "010", "train", "m"}).cli.port, 10);
     EXPECT_EQ(parse({"ssh", "train", "m", "-p", "0022"}).cli.port, 22);
@@ -202,8 +210,8 @@ TEST(CliSshTrain, TrainFlagsBeforeAnotherCommandAreRefused) {
 // never handed to the training.
 TEST(CliSshTrain, UnbuiltOptionsAreRefusedNotPassedOn) {
     const std::vector<Words> uses = {
-        {"--sync-every", "60"}, {"--sync-every=60"}, {"--restore"},           {"--price", "0.5"},
-        {"--max-hours", "2"},   {"--max-cost", "9"}, {"--max-restarts", "3"}, {"--no-failover"}};
+        {"--sync-every", "60"}, {"--sync-every=60"}, {"--restore"},    {"--price", "0.5"},
+        {"--max-hours", "2"},   {"--max-cost", "9"}, {"--no-failover"}};
     for (const Words& use : uses) {
         const std::string name = use[0].substr(0, use[0].find('='));
         for (bool before_model : {false, true}) {

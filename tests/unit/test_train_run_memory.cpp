@@ -12,6 +12,7 @@
 
 #include "capturing_reporter.h"
 #include "fake_job_host.h"
+#include "mlt/train/history.h"
 #include "mlt/train/train_run.h"
 
 namespace fs = std::filesystem;
@@ -204,6 +205,92 @@ TEST_P(RunInMemoryKill, ResumeFinishesTheRunThatWasKilled) {
 INSTANTIATE_TEST_SUITE_P(EveryCall, RunInMemoryKill,
                          ::testing::ValuesIn(cut_points({Cut::killed_before, Cut::killed_after})),
                          name_of);
+
+// The job's console over two attempts: the first one's line, the marker, the second whole.
+const std::string kTwoAttempts =
+    "line one\n==== mlt: attempt 2 of run R (the job was lost) ====\n"
+    "line one\nline two\nline three\n";
+
+std::string with_run(std::string text, const std::string& run_id) {
+    return text.replace(text.find(" R "), 3, " " + run_id + " ");
+}
+
+// A run killed while it follows its job, whose job is then lost too (the host restarted).
+std::string kill_run_and_lose_job(FakeJobHost& host, const std::string& local) {
+    host.cut(4, Cut::killed_after);  // the first follow: one line printed
+    RunRig first(host, plan(local));
+    EXPECT_THROW(first.run.run(), Killed);
+    host.cut_at = 0;
+    host.alive = false;
+    return first.run.run_id();
+}
+
+class RunInMemoryRestart : public ::testing::TestWithParam<std::optional<Cut>> {};
+
+TEST_P(RunInMemoryRestart, ResumeRestartsALostJobAsAttempt2OfTheSameRun) {
+    LocalDir dir;
+    FakeJobHost host;
+    const std::string run_id = kill_run_and_lose_job(host, dir.path());
+    ASSERT_EQ(host.status().front().state, mlt::JobState::lost);
+    // A cut before or after the restart's command (the second call of --resume).
+    if (GetParam()) host.cut(host.calls.size() + 2, *GetParam());
+    mlt::TrainPlan p = plan(dir.path());
+    p.resume = true;
+    RunRig second(host, p);
+    ASSERT_EQ(second.run.run(), 0) << second.rep.alerts << second.rep.notices;
+    if (GetParam()) {
+        EXPECT_EQ(host.calls[host.cut_at - 1], "restart");
+    }
+    EXPECT_EQ(second.run.run_id(), run_id);
+    EXPECT_EQ(host.attempt, 2);
+    EXPECT_EQ(host.launches, 2) << "one launch per attempt";
+    EXPECT_EQ(host.console_log, with_run(kTwoAttempts, run_id));
+    EXPECT_EQ(slurp(p.local_console), host.console_log) << "the local copy goes on";
+    EXPECT_NE(
+        second.rep.notices.find("restarting the lost job of m (run " + run_id + ") as attempt 2"),
+        std::string::npos)
+        << second.rep.notices;
+    EXPECT_EQ(host.collected_run, run_id);
+    EXPECT_FALSE(host.lock_file.has_value());
+}
+
+INSTANTIATE_TEST_SUITE_P(CutAtTheRestart, RunInMemoryRestart,
+                         ::testing::Values(std::nullopt, Cut::before, Cut::after));
+
+TEST(RunInMemory, MaxRestartsLetsTheRunRestartItsLostJobItself) {
+    LocalDir dir;
+    FakeJobHost host;
+    host.script.lost_after = 1;
+    mlt::TrainPlan p = plan(dir.path());
+    p.max_restarts = 1;
+    RunRig r(host, p);
+    EXPECT_EQ(r.run.run(), 0) << r.rep.alerts << r.rep.notices;
+    EXPECT_EQ(host.launches, 2);
+    EXPECT_EQ(host.console_log, with_run(kTwoAttempts, r.run.run_id()));
+    EXPECT_EQ(slurp(p.local_console), host.console_log);
+    EXPECT_NE(r.rep.notices.find("restarting it as attempt 2 (max_restarts 1)"),
+              std::string::npos)
+        << r.rep.notices;  // The history has every attempt: the first one lost, the second one's
+                           // end.
+    std::vector<std::string> attempts;
+    int skipped = 0;
+    for (const auto& rec : mlt::read_history(mlt::history_path(), &skipped))
+        if (rec["id"] == r.run.run_id())
+            attempts.push_back(rec["attempt"].dump() + " " + rec["status"].get<std::string>());
+    EXPECT_EQ(attempts,
+              (std::vector<std::string>{"1 running", "1 lost", "2 running", "2 success"}));
+}
+
+TEST(RunInMemory, WithoutMaxRestartsALostJobEndsTheRunAsBefore) {
+    LocalDir dir;
+    FakeJobHost host;
+    host.script.lost_after = 1;
+    RunRig r(host, plan(dir.path()));
+    EXPECT_EQ(r.run.run(), 1);
+    EXPECT_EQ(host.launches, 1);
+    EXPECT_EQ(host.attempt, 1);
+    EXPECT_EQ(host.console_log, "line one\n");
+}
 
 // Two runs on two hosts, driven side by side by one coordinator.
 struct TwoHosts {

@@ -59,6 +59,7 @@ struct SshSettings {
     std::string workspace;
     std::string compression = "zstd";  // none | gzip | zstd (validated when read)
     int reconnect_timeout = 600;       // seconds to keep reconnecting; 0: off
+    int max_restarts = 0;              // restarts of a lost job by the run itself
 };
 
 // Whether `train_cmd` runs MLTK's own trainer (`mltk train ...`).

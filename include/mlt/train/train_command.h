@@ -21,6 +21,7 @@ struct TrainOptions {
     bool verbose = false;
     std::string workspace;  // --workspace DIR (relative to the cwd); overrides ssh.workspace
     std::optional<int> reconnect_timeout;  // --reconnect-timeout; overrides the setting
+    std::optional<int> max_restarts;       // --max-restarts; overrides the setting
 };
 
 // The whole train flow for one node (docs/architecture.md); returns the exit code (the

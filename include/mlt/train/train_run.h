@@ -16,7 +16,19 @@ namespace mlt {
 
 // The phases of one run on one node, in order. Each can be entered again, from the remote
 // state, after the link was lost inside it (docs/architecture.md).
-enum class Phase { connect, lock, clean, upload, start, follow, collect, shutdown, release, done };
+enum class Phase {
+    connect,
+    lock,
+    clean,
+    upload,
+    start,
+    restart,  // a lost job starts again, as the run's next attempt
+    follow,
+    collect,
+    shutdown,
+    release,
+    done
+};
 
 // "connecting", "taking the lock", ... "releasing the lock": the words after "while".
 const char* describe(Phase phase);
@@ -158,6 +170,10 @@ class TrainRun {
     Phase clean();
     Phase upload();
     Phase start();
+    Phase restart();
+    // The follow saw the job end lost (no exit status, not stopped by mlt): true when it is
+    // restarted (max_restarts allows one more), with the lost attempt recorded.
+    bool restart_lost(const std::optional<JobResult>& result);
     Phase follow();
     Phase collect();
     Phase shutdown();
@@ -206,6 +222,7 @@ class TrainRun {
     std::optional<int> exit_code_;  // set once the run is over
     TransferStats up_, down_;
     int reconnects_ = 0;
+    int attempt_ = 1;  // the attempt of the run's job: 2 on after restarts of a lost job
 };
 
 // Drives several runs side by side, one step of each in turn, until all are over (several
