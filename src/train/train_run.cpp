@@ -1,7 +1,7 @@
 // TrainRun: the phases of one run on one node (docs/architecture.md, "Phases of a run").
 // What happens when the link drops is in run_reconnect.cpp, when a signal arrives in
-// run_signals.cpp, when a phase fails for good in run_cleanup.cpp; what a job left comes
-// home in collect.cpp.
+// run_signals.cpp, when a phase fails for good in run_cleanup.cpp, when the job was lost in
+// run_restart.cpp; what a job left comes home in collect.cpp.
 #include "mlt/train/train_run.h"
 
 #include <poll.h>
@@ -364,31 +364,6 @@ Phase TrainRun::start() {
     reporter_.notice("not waiting; reattach with: " + plan_.resume_line);
     ending_ = Ending::detached;
     return Phase::done;
-}
-
-Phase TrainRun::restart() {
-    long pgid = 0;
-    {
-        InterruptDeferral hold;  // as start(): the job may be launched before the reply
-        pgid = job_.restart(run_id_, attempt_);
-    }
-    reporter_.notice("restarted " + plan_.model + " on " + host() + " (run " + run_id_ +
-                     ", attempt " + std::to_string(attempt_) + ", process group " +
-                     std::to_string(pgid) + ")");
-    record("running", std::nullopt);
-    return Phase::follow;
-}
-
-bool TrainRun::restart_lost(const std::optional<JobResult>& result) {
-    if (!result || result->exit_status || result->run_id != run_id_ ||
-        watch_.stop != JobWatch::Stop::none || attempt_ - 1 >= plan_.max_restarts)
-        return false;
-    record("lost", std::nullopt);
-    ++attempt_;
-    reporter_.notice("the job of " + which() + " was lost (its processes are gone, no exit " +
-                     "status); restarting it as attempt " + std::to_string(attempt_) +
-                     " (max_restarts " + std::to_string(plan_.max_restarts) + ")");
-    return true;
 }
 
 Phase TrainRun::follow() {

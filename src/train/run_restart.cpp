@@ -1,0 +1,34 @@
+// TrainRun::restart(): a lost job (its processes gone without an exit status) starts again
+// in place as the run's next attempt, from --resume or, within max_restarts, from the follow
+// that saw it end lost.
+#include "mlt/train/train_run.h"
+#include "mlt/util/interrupt.h"
+
+namespace mlt {
+
+Phase TrainRun::restart() {
+    long pgid = 0;
+    {
+        InterruptDeferral hold;  // as start(): the job may be launched before the reply
+        pgid = job_.restart(run_id_, attempt_);
+    }
+    reporter_.notice("restarted " + plan_.model + " on " + host() + " (run " + run_id_ +
+                     ", attempt " + std::to_string(attempt_) + ", process group " +
+                     std::to_string(pgid) + ")");
+    record("running", std::nullopt);
+    return Phase::follow;
+}
+
+bool TrainRun::restart_lost(const std::optional<JobResult>& result) {
+    if (!result || result->exit_status || result->run_id != run_id_ ||
+        watch_.stop != JobWatch::Stop::none || attempt_ - 1 >= plan_.max_restarts)
+        return false;
+    record("lost", std::nullopt);
+    ++attempt_;
+    reporter_.notice("the job of " + which() + " was lost (its processes are gone, no exit " +
+                     "status); restarting it as attempt " + std::to_string(attempt_) +
+                     " (max_restarts " + std::to_string(plan_.max_restarts) + ")");
+    return true;
+}
+
+}  // namespace mlt
