@@ -23,7 +23,6 @@ for d in $MLT_JOBS; do
   [ -d "$d" ] || continue
   m=${d%/}; m=${m##*/}
   pgid=$(cat "$d/pid" 2>/dev/null)
-  ex=$(cat "$d/exit_status" 2>/dev/null)
   alive=0; locked=0; phase=; clean=; attempt=
   if [ -f "$d/lock" ]; then
     locked=1
@@ -37,6 +36,9 @@ for d in $MLT_JOBS; do
     run=$(cat "$d/run_id" 2>/dev/null)
   fi
   if mlt_job_alive "$pgid" "$(cat "$d/run_id" 2>/dev/null)" "$d"; then alive=1; fi
+  # After the liveness check: a job that ended just before it wrote its status first, so it
+  # is never taken for one lost without a status.
+  ex=$(cat "$d/exit_status" 2>/dev/null)
   printf 'job\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$m" "$pgid" "$alive" "$started" "$ex" "$(date +%s)" "$locked" "$run" "$phase" "$clean" "$attempt"
 done
 )sh";

@@ -344,7 +344,8 @@ WrapperSpec wrapper_for(const RunContext& c, const TrainOptions& o) {
                                                            {"remote_dir", "\"$MLT_REMOTE_DIR\""}});
     // MLTK's own trainer takes these as flags; any other command reads MLT_CLEAN/MLT_VERBOSE.
     if (w.mltk_train) {
-        if (o.clean) w.train_cmd += " --clean";
+        // Expanded remotely: a restarted attempt must not clean the log dir (its checkpoints).
+        if (o.clean) w.train_cmd += " ${MLT_CLEAN:+--clean}";
         if (o.verbose) w.train_cmd += " --verbose";
     }
     w.train_args = o.args;
