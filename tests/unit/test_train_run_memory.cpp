@@ -14,6 +14,7 @@
 #include "fake_job_host.h"
 #include "mlt/train/history.h"
 #include "mlt/train/train_run.h"
+#include "transfer_fixtures.h"
 
 namespace fs = std::filesystem;
 using mlt::test::Cut;
@@ -37,23 +38,6 @@ class ManualClock : public mlt::RunClock {
 
   private:
     double now_ = 1000;
-};
-
-// A temp dir for the local side of runs (console copy, its state).
-class LocalDir {
-  public:
-    LocalDir() {
-        char tmpl[] = "/tmp/mlt-mem-XXXXXX";
-        if (::mkdtemp(tmpl)) path_ = tmpl;
-    }
-    ~LocalDir() {
-        std::error_code ec;
-        fs::remove_all(path_, ec);
-    }
-    const std::string& path() const { return path_; }
-
-  private:
-    std::string path_;
 };
 
 mlt::TrainPlan plan(const std::string& local) {
@@ -107,7 +91,7 @@ void expect_complete(const FakeJobHost& host, const std::string& run_id, const s
 }
 
 TEST(RunInMemory, ACleanRunMakesTheseCallsAndEndsWell) {
-    LocalDir dir;
+    mlt::test::TempDir dir;
     FakeJobHost host;
     RunRig r(host, plan(dir.path()));
     EXPECT_EQ(r.run.run(), 0) << r.rep.alerts;
@@ -144,7 +128,7 @@ std::vector<CutPoint> cut_points(std::initializer_list<Cut> modes) {
 class CutPointTest : public ::testing::TestWithParam<CutPoint> {
   protected:
     void SetUp() override { host.cut(GetParam().call, GetParam().mode); }
-    LocalDir dir;
+    mlt::test::TempDir dir;
     FakeJobHost host;
 };
 
@@ -228,7 +212,7 @@ std::string kill_run_and_lose_job(FakeJobHost& host, const std::string& local) {
 class RunInMemoryRestart : public ::testing::TestWithParam<std::optional<Cut>> {};
 
 TEST_P(RunInMemoryRestart, ResumeRestartsALostJobAsAttempt2OfTheSameRun) {
-    LocalDir dir;
+    mlt::test::TempDir dir;
     FakeJobHost host;
     const std::string run_id = kill_run_and_lose_job(host, dir.path());
     ASSERT_EQ(host.status().front().state, mlt::JobState::lost);
@@ -258,7 +242,7 @@ INSTANTIATE_TEST_SUITE_P(CutAtTheRestart, RunInMemoryRestart,
                          ::testing::Values(std::nullopt, Cut::before, Cut::after));
 
 TEST(RunInMemory, MaxRestartsLetsTheRunRestartItsLostJobItself) {
-    LocalDir dir;
+    mlt::test::TempDir dir;
     FakeJobHost host;
     host.script.lost_after = 1;
     mlt::TrainPlan p = plan(dir.path());
@@ -282,7 +266,7 @@ TEST(RunInMemory, MaxRestartsLetsTheRunRestartItsLostJobItself) {
 }
 
 TEST(RunInMemory, WithoutMaxRestartsALostJobEndsTheRunAsBefore) {
-    LocalDir dir;
+    mlt::test::TempDir dir;
     FakeJobHost host;
     host.script.lost_after = 1;
     RunRig r(host, plan(dir.path()));
@@ -300,7 +284,7 @@ struct TwoHosts {
     }
     std::vector<std::string> journal;
     FakeJobHost a, b;
-    LocalDir dir_a, dir_b;
+    mlt::test::TempDir dir_a, dir_b;
 };
 
 size_t position(const std::vector<std::string>& journal, const std::string& entry, int nth = 1) {
