@@ -124,7 +124,8 @@ TrainRun::TrainRun(Connection& connection, RemoteJob& job, TrainPlan plan, Repor
       reporter_(reporter),
       clock_(clock),
       observer_(observer),
-      console_(plan_.local_console, plan_.local_state_dir) {}
+      console_(plan_.local_console, plan_.local_state_dir),
+      status_(reporter_) {}
 
 int TrainRun::run() {
     begin();
@@ -383,6 +384,7 @@ Phase TrainRun::follow() {
     const FollowStep seen =
         job_.follow(Task::job, &run_id_, offset, poll ? 0 : kFollowSegmentSeconds, show);
     if (seen.ended) {
+        status_.clear();
         if (restart_lost(seen.result)) return Phase::restart;
         watch_.life = JobWatch::Life::ended;
         followed_ = seen.result;

@@ -9,6 +9,7 @@
 #include "mlt/ssh/connection.h"
 #include "mlt/train/local_state.h"
 #include "mlt/train/remote_job.h"
+#include "mlt/train/status_line.h"
 #include "mlt/train/train_plan.h"
 #include "mlt/util/reporter.h"
 
@@ -210,6 +211,9 @@ class TrainRun {
     RunClock& clock_;
     RunObserver* observer_;
     LocalConsole console_;
+    // The live line while the job is followed (elapsed time and cost, the last pull): set by
+    // the watchers of the run, cleared when the follow ends.
+    StatusLine status_;
     Phase phase_ = Phase::connect;
     std::string run_id_;
     std::string started_iso_;
