@@ -23,11 +23,9 @@ struct UnbuiltOption {
 };
 constexpr UnbuiltOption kUnbuilt[] = {
     {"--sync-every", "S", "pull logs and checkpoints every S seconds while training"},
-    {"--restore", nullptr, "upload the local log dir before the start"},
     {"--price", "USD", "count the cost of the run at USD per hour of a node"},
     {"--max-hours", "H", "stop the run after H hours"},
     {"--max-cost", "USD", "stop the run at a cost"},
-    {"--no-failover", nullptr, "never continue on another host"},
 };
 
 void add_unbuilt_options(CLI::App& app) {
@@ -119,6 +117,11 @@ void add_train_options(CLI::App& app, TrainOptions& o, SshCommandLine& cli, int&
            "(default: setting max_restarts, 0)")
         ->type_name("N")
         ->transform(decimal_in(0, 1000));
+    app.add_flag("--restore", o.restore,
+                 "Push the local log dir (checkpoints that came home) to the remote log dir "
+                 "before the job starts, for a training that resumes from its newest checkpoint");
+    app.add_flag("--no-failover", o.no_failover,
+                 "Never continue on a fallback_hosts / provision_cmd host when the host is lost");
     add_verbose_flag(app, verbosity, "More detail; the training sees MLT_VERBOSE=1");
     add_connection_options(app, cli, "Connection options (as before train; not passed on)");
     add_unbuilt_options(app);

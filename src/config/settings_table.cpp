@@ -240,6 +240,18 @@ std::vector<FieldDecl> link_and_transfer_fields() {
                 "processes gone without an exit status: a host restart, a killed wrapper), in "
                 "place, as the run's next attempt; 0: a lost job ends the run",
                 0, 1000, &assign<&S::max_restarts>),
+        list("fallback_hosts", "[\"root@gpu2:22/work\", \"gpu3 price_per_hour=0.4\"]",
+             "hosts to continue on when the host is lost (not back within `reconnect_timeout`), "
+             "in order: each a host spec as `-h` takes it, optionally followed by "
+             "`price_per_hour=USD`; the checkpoints that came home are pushed there and the job "
+             "starts as the run's next attempt (see docs/spot.md). A higher layer's list "
+             "replaces a lower one's",
+             &assign<&S::fallback_hosts>),
+        text("provision_cmd", "none", "\"./rent_gpu.sh\"",
+             "local command (run with `sh -c`, at most 15 min) that provides a host when the "
+             "`fallback_hosts` are used up: its last output line is a host spec as in "
+             "`fallback_hosts`; at most 3 times per run",
+             &assign<&S::provision_cmd>),
         unbuilt(
             special("nodes", SettingType::nodes, "see below",
                     "{master_addr: \"\", master_port: 29500}",

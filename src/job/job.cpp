@@ -182,6 +182,7 @@ JobPaths::JobPaths(const std::string& model) : dir(".mlt/" + model) {
     training = dir + "/training";
     stopped = dir + "/stopped";
     disk_full = dir + "/disk_full";
+    restore = dir + "/restore";
 }
 
 const char* to_string(RunPhase phase) {
@@ -210,13 +211,15 @@ bool acquire_run(Remote& remote, const std::string& remote_dir, const std::strin
     // started= by the remote clock: `status` subtracts it from the remote's `date`.
     const std::string lock_text =
         "printf 'owner=%s\\nstarted=%s\\nrun=%s\\nphase=uploading\\n%s' " + shell_quote(run.owner) +
-        " \"$(date +%s)\" \"$r\" " + (run.clean ? "'clean=1\n'" : "''");
+        " \"$(date +%s)\" \"$r\" " +
+        shell_quote(std::string(run.clean ? "clean=1\n" : "") +
+                    (run.attempt > 1 ? "attempt=" + std::to_string(run.attempt) + "\n" : ""));
     std::string moved;  // the previous run's files, as shell words
     for (const std::string* f :
-         {&p.run_id, &p.run_sh, &p.cmd, &p.started, &p.pid, &p.console_log, &p.exit_status,
-          &p.sha256, &p.stopped, &p.disk_full, &p.shutdown_sh, &p.shutdown_started, &p.shutdown_pid,
-          &p.shutdown_log, &p.shutdown_status, &p.batch, &p.shutdown_batch, &p.log_dir,
-          &p.training})
+         {&p.run_id,      &p.run_sh,           &p.cmd,          &p.started,      &p.pid,
+          &p.console_log, &p.exit_status,      &p.sha256,       &p.stopped,      &p.disk_full,
+          &p.shutdown_sh, &p.shutdown_started, &p.shutdown_pid, &p.shutdown_log, &p.shutdown_status,
+          &p.batch,       &p.shutdown_batch,   &p.log_dir,      &p.training,     &p.restore})
         moved += " " + shell_quote(*f);
     moved += " \"$j\"/started.[0-9]*";  // the markers of later attempts
     const std::string a = shell_quote(run.archive);
@@ -289,9 +292,17 @@ long start_job(Remote& remote, const std::string& remote_dir, const std::string&
     const JobPaths p(model);
     const TaskFiles f = task_files(p, Task::job);
     // Only while the run holds the lock: a `stop` meanwhile released it.
+    // A run that continues here after its host was lost starts as the attempt its lock
+    // records, with one marker line after what the earlier attempts showed.
+    const std::string marker_line =
+        "if [ -n \"$a\" ]; then { [ -z \"$(tail -c 1 \"$j/console.log\" 2>/dev/null)\" ] || "
+        "echo; echo \"==== mlt: attempt $a of run $r (continued on this host: the previous one "
+        "was lost) ====\"; } >> \"$j/console.log\" || { mlt_nospace; exit 1; }; fi";
     const std::string body =
-        "{ mlt_mine && mlt_files_mine; } || mlt_foreign\nmlt_phase starting\n" +
-        launch_once(shell_quote(p.started), shell_quote(p.run_sh), f, "sh") +
+        "{ mlt_mine && mlt_files_mine; } || mlt_foreign\nmlt_phase starting\n"
+        "a=$(sed -n 's/^attempt=//p' \"$j/lock\" 2>/dev/null)\n" +
+        launch_once(shell_quote(p.started), shell_quote(p.run_sh), f,
+                    "${a:+env MLT_ATTEMPT=\"$a\"} sh", marker_line) +
         "mlt_phase running\ncat " + f.pid + "\n";
     RemoteOutput out = remote.run(run_command(remote_dir, model, run_id, body));
     // Anything but a process group id is reported below.

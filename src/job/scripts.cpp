@@ -126,6 +126,16 @@ std::string make_user_batch(const WrapperSpec& s) {
              shell_quote(s.model) + ") rm -rf -- \"$MLT_LOG_DIR\" ;; esac\n";
     }
     o += "mkdir -p -- \"$MLT_LOG_DIR\" || exit 1\n";
+    // What --restore or a failover pushed: into the log dir before the training starts, as
+    // hard links where the file system allows (no second copy of the checkpoints), with
+    // their mtimes (the collection then finds them unchanged).
+    o += "if [ -d \"$MLT_JOB_DIR/restore\" ]; then\n"
+         "  echo \"mlt: restoring the pushed log dir into $MLT_LOG_DIR\"\n"
+         "  { cp -Rlf \"$MLT_JOB_DIR/restore/.\" \"$MLT_LOG_DIR/\" 2>/dev/null || "
+         "cp -Rpf \"$MLT_JOB_DIR/restore/.\" \"$MLT_LOG_DIR/\"; } && rm -rf "
+         "\"$MLT_JOB_DIR/restore\" || { echo \"mlt: could not restore the pushed log dir into "
+         "$MLT_LOG_DIR\"; exit 1; }\n"
+         "fi\n";
     // Echoed as it runs: with the user's ARGS.
     std::string command = s.train_cmd;
     for (const auto& a : s.train_args) command += " " + shell_quote(a);

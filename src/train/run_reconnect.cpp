@@ -34,7 +34,10 @@ void TrainRun::reconnect(const Error& cause) {
     for (int attempt = 1;; ++attempt) {
         const double elapsed = clock_.now() - began;
         if (limit <= 0 || elapsed >= limit) {
-            if (!shutting_down) give_up_reconnecting(elapsed, limit, last);
+            if (!shutting_down) {
+                if (fail_over(elapsed)) return;
+                give_up_reconnecting(elapsed, limit, last);
+            }
             reporter_.alert("link to " + host() + " lost while " + during + " and not back after " +
                             format_duration(elapsed) +
                             " (a command that powers the host off ends it so); the results "

@@ -16,6 +16,7 @@
 
 #include "mlt/job/job.h"
 #include "mlt/ssh/session.h"
+#include "mlt/train/failover.h"
 #include "mlt/train/local_state.h"
 #include "mlt/train/model.h"
 #include "mlt/train/train_arguments.h"
@@ -434,6 +435,57 @@ bool powers_host_off(const std::vector<std::string>& shutdown_cmds) {
     return false;
 }
 
+namespace {
+
+// --restore needs something to push and a run that has not set its job up yet.
+void check_restore(const TrainOptions& o, const TrainPlan& plan) {
+    if (!o.restore) return;
+    if (o.clean)
+        throw usage_error(
+            "--restore with --clean: --clean removes the local log dir that "
+            "--restore would push",
+            "leave one of them out");
+    if (o.resume)
+        throw usage_error("--restore with --resume: the run on the remote was set up already",
+                          "leave --restore out, or start a new run with it");
+    std::error_code ec;
+    if (fs::is_empty(plan.local_logs, ec) || ec)
+        throw usage_error("--restore: nothing to push: the local log dir " + plan.local_logs +
+                              " is empty or missing",
+                          "leave --restore out, or bring the logs home first ('download')");
+}
+
+// The standby hosts of fallback_hosts and provision_cmd, checked before any remote action;
+// none when neither is set.
+std::unique_ptr<HostPool> host_pool_for(const RunContext& c, const SshCommandLine& cli,
+                                        const std::string& model_arg, bool test,
+                                        ForwardingConnection& connection, ForwardingJob& job) {
+    HostPoolSpec spec;
+    for (size_t i = 0; i < c.settings.fallback_hosts.size(); ++i)
+        spec.fallback_hosts.push_back(parse_standby_host(
+            c.settings.fallback_hosts[i], "fallback_hosts entry " + std::to_string(i + 1)));
+    spec.provision_cmd = c.settings.provision_cmd;
+    if (spec.fallback_hosts.empty() && trim(spec.provision_cmd).empty()) return nullptr;
+    spec.base = c.target;
+    spec.remote_dir = c.settings.remote_dir.empty() ? "." : c.settings.remote_dir;
+    spec.model = c.model.name;
+    spec.compression = c.settings.compression;
+    spec.lines = [cli, model_arg, test](const std::string& host) {
+        SshCommandLine other = cli;
+        other.hosts = {host};
+        other.port = 0;  // the standby host's own port
+        std::vector<std::string> test_flag;
+        if (test) test_flag.push_back("--test");
+        std::vector<std::string> resume = test_flag;
+        resume.push_back("--resume");
+        return std::make_pair(command_line(other, "train", model_arg, resume),
+                              command_line(other, "stop", model_arg, test_flag));
+    };
+    return std::make_unique<HostPool>(std::move(spec), connection, job);
+}
+
+}  // namespace
+
 int run_train(const SshCommandLine& cli, const TrainOptions& o) {
     install_interrupt_handler();
     check_job_flags(o.resume, o.force);
@@ -454,6 +506,9 @@ int run_train(const SshCommandLine& cli, const TrainOptions& o) {
         plan.uploads = plan_uploads(c, workspace);  // local checks before any remote action
         plan.wrapper = wrapper_for(c, o);
     }
+    check_restore(o, plan);
+    plan.restore = o.restore;
+    plan.failover = !o.no_failover;
     plan.clean = o.clean;
     plan.force = o.force;
     plan.resume = o.resume;
@@ -466,11 +521,15 @@ int run_train(const SshCommandLine& cli, const TrainOptions& o) {
     LocalModelLock local_lock(plan.local_state_dir, plan.model);
     check_own_file(plan.local_console);
     check_own_file(plan.local_state_dir + "/console_run");
-    SessionConnection connection(c.target.connect);
-    ShellJob job(connection, plan.remote_dir, plan.model, plan.compression);
+    SessionConnection first_connection(c.target.connect);
+    ShellJob first_job(first_connection, plan.remote_dir, plan.model, plan.compression);
+    ForwardingConnection connection(first_connection);
+    ForwardingJob job(first_job);
+    std::unique_ptr<HostPool> standby =
+        plan.failover ? host_pool_for(c, cli, o.model, test, connection, job) : nullptr;
     const bool powers_off = powers_host_off(plan.shutdown_cmds);
     TrainRun run(connection, job, std::move(plan), reporter(), real_clock(),
-                 installed_run_observer());
+                 installed_run_observer(), standby.get());
     // Not for a host never logged in to (its error is the one line), nor when shutdown_cmds
     // that power the host off ran (phase done): no machine is left to bill.
     const auto remind = [&](bool detached) {

@@ -117,7 +117,7 @@ std::string new_run_id() {
 }
 
 TrainRun::TrainRun(Connection& connection, RemoteJob& job, TrainPlan plan, Reporter& reporter,
-                   RunClock& clock, RunObserver* observer)
+                   RunClock& clock, RunObserver* observer, Failover* failover)
     : connection_(connection),
       job_(job),
       plan_(std::move(plan)),
@@ -125,7 +125,8 @@ TrainRun::TrainRun(Connection& connection, RemoteJob& job, TrainPlan plan, Repor
       clock_(clock),
       observer_(observer),
       console_(plan_.local_console, plan_.local_state_dir),
-      status_(reporter_) {}
+      status_(reporter_),
+      failover_(failover) {}
 
 int TrainRun::run() {
     begin();
@@ -243,7 +244,8 @@ Phase TrainRun::take_lock() {
     WrapperSpec wrapper = plan_.wrapper;
     wrapper.run_id = run_id_;
     const NewRun run{run_id_,           plan_.owner,   make_wrapper_script(wrapper),
-                     wrapper.train_cmd, plan_.archive, plan_.clean};
+                     wrapper.train_cmd, plan_.archive, plan_.clean,
+                     attempt_};
     bool acquired = false;
     {
         // One round trip that a Ctrl+C must not cut: the lock may be taken remotely before
@@ -342,7 +344,7 @@ Phase TrainRun::clean() {
 }
 
 Phase TrainRun::upload() {
-    const SyncResult sent = job_.upload(plan_.uploads);
+    const SyncResult sent = job_.upload(uploads());
     up_.files += sent.moved.files;
     up_.bytes += sent.moved.bytes;
     reporter_.notice("uploaded " + describe(sent));
@@ -359,6 +361,7 @@ Phase TrainRun::start() {
         pgid = job_.start(run_id_);
     }
     reporter_.notice("started " + plan_.model + " on " + host() + " (run " + run_id_ +
+                     (attempt_ > 1 ? ", attempt " + std::to_string(attempt_) : "") +
                      ", process group " + std::to_string(pgid) + ")");
     console_.open(run_id_);  // a new run: the local copy starts empty
     if (!plan_.no_wait) return Phase::follow;

@@ -3,9 +3,12 @@
 // follow, result, stop, shutdown, release) as plain data, with a link that can be cut at any
 // call and a journal of every call. The shell protocol itself is tested against a real shell
 // (test_job_job.cpp); this lets the orchestration tests run each cut point in microseconds.
+#include <fstream>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -78,7 +81,8 @@ class FakeJobHost : public RemoteJob {
 
     // --- counters of effects ---
     int launches = 0, uploads = 0, cleans = 0, collects = 0, shutdown_runs = 0, stops = 0;
-    std::string collected_run;  // the run id of the last collect
+    std::map<std::string, std::vector<UploadItem>> uploaded;  // the last upload's items
+    std::string collected_run;                                // the run id of the last collect
 
   private:
     // One remote command: refused while the link is down; the chosen call fails as `mode`
@@ -125,6 +129,7 @@ class FakeJobHost : public RemoteJob {
             if (lock_file) return lock_file->run_id == run.run_id;  // a retry completes it
             lock_file = Lock{run.run_id, RunPhase::uploading};
             reset_job_dir(run.run_id);
+            attempt = run.attempt;  // a run that continues here after its host was lost
             return true;
         });
     }
@@ -156,9 +161,16 @@ class FakeJobHost : public RemoteJob {
         call("clean", [&](bool) { return ++cleans; });
     }
 
-    SyncResult upload(const std::map<std::string, std::vector<UploadItem>>&) override {
+    SyncResult upload(const std::map<std::string, std::vector<UploadItem>>& items) override {
         return call("upload", [&](bool) {
             ++uploads;
+            uploaded = items;
+            // The console copy pushed after a failover becomes the job's console log.
+            for (const auto& [base, list] : items)
+                for (const auto& item : list)
+                    if (item.remote_path == "console.log" && base.size() >= 6 &&
+                        base.compare(base.size() - 6, 6, ".mlt/m") == 0)
+                        console_log = read_local(item.local_path);
             SyncResult r;
             r.moved.files = 1;
             r.moved.bytes = 5;
@@ -172,6 +184,10 @@ class FakeJobHost : public RemoteJob {
             if (!started) {  // at most one launch per run: the marker
                 started = alive = true;
                 ++launches;
+                if (attempt > 1)
+                    console_log += "==== mlt: attempt " + std::to_string(attempt) + " of run " +
+                                   run_id +
+                                   " (continued on this host: the previous one was lost) ====\n";
                 if (lock_file) lock_file->phase = RunPhase::running;
             }
             return 4242L;
@@ -272,6 +288,13 @@ class FakeJobHost : public RemoteJob {
     }
 
   private:
+    static std::string read_local(const std::string& path) {
+        std::ifstream in(path, std::ios::binary);
+        std::ostringstream s;
+        s << in.rdbuf();
+        return s.str();
+    }
+
     JobResult job_result() const {
         JobResult r;
         r.run_id = job_run_id;

@@ -174,6 +174,17 @@ TEST(CliSshTrain, MaxRestartsIsACountBeforeAndAfterModel) {
         EXPECT_THROW(parse({"ssh", "train", "m", "--max-restarts", bad}), CLI::ParseError) << bad;
 }
 
+TEST(CliSshTrain, RestoreAndNoFailoverAreMltsOwnFlagsBeforeAndAfterModel) {
+    EXPECT_TRUE(parse({"ssh", "train", "m", "--restore"}).train.restore);
+    EXPECT_TRUE(parse({"ssh", "train", "--no-failover", "m"}).train.no_failover);
+    const Parsed plain = parse({"ssh", "train", "m", "--epochs", "1"});
+    EXPECT_FALSE(plain.train.restore);
+    EXPECT_FALSE(plain.train.no_failover);
+    const Parsed both = parse({"ssh", "train", "m", "--restore", "--no-failover"});
+    EXPECT_TRUE(both.train.restore && both.train.no_failover);
+    EXPECT_TRUE(both.train.args.empty());  // never handed to the training
+}
+
 TEST(CliSshTrain, LeadingZerosAreDecimalNotOctal) {
     EXPECT_EQ(parse({"ssh", "-p", "010", "train", "m"}).cli.port, 10);
     EXPECT_EQ(parse({"ssh", "train", "m", "-p", "0022"}).cli.port, 22);
@@ -209,9 +220,11 @@ TEST(CliSshTrain, TrainFlagsBeforeAnotherCommandAreRefused) {
 // Options the docs name whose features are not built yet: refused (exit 2) wherever they stand,
 // never handed to the training.
 TEST(CliSshTrain, UnbuiltOptionsAreRefusedNotPassedOn) {
-    const std::vector<Words> uses = {
-        {"--sync-every", "60"}, {"--sync-every=60"}, {"--restore"},    {"--price", "0.5"},
-        {"--max-hours", "2"},   {"--max-cost", "9"}, {"--no-failover"}};
+    const std::vector<Words> uses = {{"--sync-every", "60"},
+                                     {"--sync-every=60"},
+                                     {"--price", "0.5"},
+                                     {"--max-hours", "2"},
+                                     {"--max-cost", "9"}};
     for (const Words& use : uses) {
         const std::string name = use[0].substr(0, use[0].find('='));
         for (bool before_model : {false, true}) {

@@ -60,6 +60,9 @@ struct SshSettings {
     std::string compression = "zstd";  // none | gzip | zstd (validated when read)
     int reconnect_timeout = 600;       // seconds to keep reconnecting; 0: off
     int max_restarts = 0;              // restarts of a lost job by the run itself
+    // Hosts to continue a run on when its host is lost ("HOSTSPEC [price_per_hour=USD]").
+    std::vector<std::string> fallback_hosts;
+    std::string provision_cmd;  // a local command printing one more such host; empty: none
 };
 
 // Whether `train_cmd` runs MLTK's own trainer (`mltk train ...`).

@@ -22,6 +22,9 @@ struct JobPaths {
     std::string training;               // marker: the startup commands succeeded
     std::string stopped;                // mlt's stop ended the job: the status it recorded
     std::string disk_full;              // marker: the wrapper found the remote disk full
+    // Files pushed before the start (--restore, a failover): the wrapper moves them into the
+    // log dir once it knows it, before the training starts.
+    std::string restore;
 };
 
 // A detached remote task of a run: the training job, or the shutdown_cmds batch. Each has a
@@ -101,6 +104,10 @@ struct NewRun {
     std::string command_text;  // cmd: the training command, for people
     std::string archive;       // the model archive, relative to the remote dir
     bool clean = false;        // recorded, so that a --resume of an upload also cleans
+    // The run's attempt that starts here: 1, or the next one when the run continues on this
+    // host after its host was lost (recorded as `attempt=N` in the lock; start_job then
+    // gives the job MLT_ATTEMPT=N and writes a marker line into the console log).
+    int attempt = 1;
 };
 
 // Takes the job lock for a new run in one round trip: creates `lock` atomically (O_EXCL)
@@ -108,7 +115,8 @@ struct NewRun {
 // files and the remote archive into `previous/`; records run_id, run.sh, cmd and an empty
 // console.log. Returns false (and changes nothing) when another run holds the lock. Calling
 // it again for the same run id (a retry after a lost link) completes what is missing and
-// returns true. Throws mlt::Error when the transport or a remote step fails.
+// returns true. The previous run's restore dir goes aside too. Throws mlt::Error when the
+// transport or a remote step fails.
 bool acquire_run(Remote& remote, const std::string& remote_dir, const std::string& model,
                  const NewRun& run);
 
@@ -125,7 +133,10 @@ void release_run(Remote& remote, const std::string& remote_dir, const std::strin
 // waits (bounded, 10 s) until it has recorded its process group; returns that id. At most
 // one start per run: a marker file created atomically makes a repeated call (a retry after a
 // lost link, a --resume) wait for the job already launched instead of launching another.
-// Records phase starting, then running. Throws mlt::Error when it does not start, (conflict)
+// Records phase starting, then running. When the lock records an attempt N > 1 (a run that
+// continues here after its host was lost), the job gets MLT_ATTEMPT=N and one marker line
+// goes into the console log before it starts (after what the earlier attempts showed, when
+// that was pushed as the console log). Throws mlt::Error when it does not start, (conflict)
 // when the job dir belongs to another run.
 long start_job(Remote& remote, const std::string& remote_dir, const std::string& model,
                const std::string& run_id);

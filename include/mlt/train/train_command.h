@@ -22,6 +22,8 @@ struct TrainOptions {
     std::string workspace;  // --workspace DIR (relative to the cwd); overrides ssh.workspace
     std::optional<int> reconnect_timeout;  // --reconnect-timeout; overrides the setting
     std::optional<int> max_restarts;       // --max-restarts; overrides the setting
+    bool restore = false;                  // --restore
+    bool no_failover = false;              // --no-failover
 };
 
 // The whole train flow for one node (docs/architecture.md); returns the exit code (the

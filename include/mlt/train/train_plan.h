@@ -39,9 +39,12 @@ struct TrainPlan {
     bool no_wait = false;
     int reconnect_timeout_s = 600;  // 0: a lost link ends the run at once
     int max_restarts = 0;           // restarts of a job found lost, by this run itself
-    std::string owner;              // "user@host pid N", recorded in the lock
-    std::string resume_line;        // `mlt ssh ... train MODEL --resume`, shell-quoted
-    std::string stop_line;          // `mlt ssh ... stop MODEL`
+    // --restore: the local log dir goes to the remote log dir before the job starts.
+    bool restore = false;
+    bool failover = true;     // false: --no-failover (a lost host ends the run as before)
+    std::string owner;        // "user@host pid N", recorded in the lock
+    std::string resume_line;  // `mlt ssh ... train MODEL --resume`, shell-quoted
+    std::string stop_line;    // `mlt ssh ... stop MODEL`
 };
 
 }  // namespace mlt

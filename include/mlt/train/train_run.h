@@ -7,6 +7,7 @@
 #include "mlt/job/job.h"
 #include "mlt/job/status.h"
 #include "mlt/ssh/connection.h"
+#include "mlt/train/failover.h"
 #include "mlt/train/local_state.h"
 #include "mlt/train/remote_job.h"
 #include "mlt/train/status_line.h"
@@ -131,8 +132,11 @@ struct ShutdownProgress {
 // that phase again; the remote state says what is already done.
 class TrainRun {
   public:
+    // With a `failover`, a host lost for good (not back within reconnect_timeout) while the
+    // job may still run, or before it started, is replaced by the next standby host
+    // (run_failover.cpp); `connection` and `job` must then be the ones it points elsewhere.
     TrainRun(Connection& connection, RemoteJob& job, TrainPlan plan, Reporter& reporter,
-             RunClock& clock, RunObserver* observer = nullptr);
+             RunClock& clock, RunObserver* observer = nullptr, Failover* failover = nullptr);
 
     // Runs every phase and returns the exit code: the training's status (0: success), 130
     // after a Ctrl+C, 143/129 after SIGTERM/SIGHUP. Throws mlt::Error for everything else
@@ -189,6 +193,15 @@ class TrainRun {
     // throws Fatal (exit 255) once plan_.reconnect_timeout_s has passed.
     void reconnect(const Error& cause);
     [[noreturn]] void give_up_reconnecting(double elapsed, double limit, const std::string& last);
+    // The host is lost for good (run_failover.cpp): moves the run to the next standby host,
+    // as the next attempt when its job may have started, and returns true; false when there
+    // is no failover, none is wanted now (the job ended: its results are on the lost host;
+    // a stop is under way) or no standby host is left.
+    bool fail_over(double elapsed);
+    // The uploads of this host: the plan's, plus, for --restore or after a failover, the
+    // local log dir into the job's restore dir (and after a failover the console copy as the
+    // job's console log, so the log's offsets go on where they were).
+    std::map<std::string, std::vector<UploadItem>> uploads() const;
     // A signal arrived (run_signals.cpp): returns the exit code to leave with, or nullopt
     // to go on (Ctrl+C once while the job runs: stop it, then collect).
     std::optional<int> on_signal(const Error& signal);
@@ -227,6 +240,8 @@ class TrainRun {
     TransferStats up_, down_;
     int reconnects_ = 0;
     int attempt_ = 1;  // the attempt of the run's job: 2 on after restarts of a lost job
+    Failover* failover_ = nullptr;
+    bool moved_ = false;  // the run failed over to another host: it continues there
 };
 
 // Drives several runs side by side, one step of each in turn, until all are over (several

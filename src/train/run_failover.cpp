@@ -1,0 +1,119 @@
+// TrainRun::fail_over(): a host lost for good is replaced by the next standby host, and the
+// run continues there as the next attempt, from the checkpoints that came home (--restore's
+// push). The lost host is left as it is: its lock untouched, for when it comes back.
+#include <spdlog/spdlog.h>
+
+#include <filesystem>
+
+#include "mlt/config/settings.h"
+#include "mlt/train/train_run.h"
+#include "mlt/transfer/progress.h"
+#include "mlt/transfer/sync.h"
+
+namespace fs = std::filesystem;
+
+namespace mlt {
+
+namespace {
+
+// The plan's remote bases under the old remote dir move under the new one.
+std::map<std::string, std::vector<UploadItem>> rebased(
+    std::map<std::string, std::vector<UploadItem>> uploads, const std::string& from,
+    const std::string& to) {
+    if (from == to) return uploads;
+    std::map<std::string, std::vector<UploadItem>> moved;
+    for (auto& [base, items] : uploads) {
+        std::string b = base;
+        if (b == from)
+            b = to;
+        else if (b.rfind(from + "/", 0) == 0)
+            b = to + b.substr(from.size());
+        auto& target = moved[b];
+        target.insert(target.end(), items.begin(), items.end());
+    }
+    return moved;
+}
+
+// Phases in which the job has not ended yet (or has not started): the run can go on
+// elsewhere. Once it ended, its results are on the lost host.
+bool before_the_end(Phase phase) {
+    switch (phase) {
+        case Phase::lock:
+        case Phase::clean:
+        case Phase::upload:
+        case Phase::start:
+        case Phase::restart:
+        case Phase::follow:
+            return true;
+        default:
+            return false;
+    }
+}
+
+}  // namespace
+
+bool TrainRun::fail_over(double elapsed) {
+    if (!failover_ || !plan_.failover || !before_the_end(phase_) || watch_.over() ||
+        watch_.stop_pending() || ending_ != Ending::completed)
+        return false;
+    const std::string lost = host();
+    const std::string during = describe(phase_);
+    if (!run_id_.empty()) record("host lost", std::nullopt);
+    reporter_.alert("host " + lost + " lost while " + during + " and not back after " +
+                    format_duration(elapsed) + "; looking for a standby host");
+    const std::optional<NextHost> next = failover_->next(reporter_);
+    if (!next) {
+        reporter_.alert("no standby host left (fallback_hosts, provision_cmd)");
+        return false;
+    }
+    // A job that may have run on the lost host counts as an attempt; before its start the
+    // run just begins elsewhere.
+    if (watch_.started()) ++attempt_;
+    plan_.uploads = rebased(std::move(plan_.uploads), plan_.remote_dir, next->remote_dir);
+    plan_.remote_dir = next->remote_dir;
+    plan_.resume_line = next->resume_line;
+    plan_.stop_line = next->stop_line;
+    plan_.resume = false;  // a new lock, on the new host
+    plan_.clean = false;   // what came home is what the run continues from
+    moved_ = true;
+    lock_ = LockHold::none;
+    watch_ = JobWatch{};
+    outcome_ = JobOutcome{};
+    followed_.reset();
+    shutdown_ = ShutdownProgress{};
+    status_.clear();
+    reporter_.alert("continuing " + which() + " on " + host() + " as attempt " +
+                    std::to_string(attempt_) + ": pushing the local log dir " + plan_.local_logs +
+                    " (the checkpoints that came home), then starting; " + lost +
+                    " is left as it is (its lock too)");
+    phase_ = Phase::lock;
+    return true;
+}
+
+std::map<std::string, std::vector<UploadItem>> TrainRun::uploads() const {
+    auto all = plan_.uploads;
+    if (!plan_.restore && !moved_) return all;
+    const JobPaths paths(plan_.model);
+    // The local log dir, less what is mlt's own there: the console copy (pushed as the job's
+    // console log after a failover), MLTK's CLI log, the staging dir of pulls.
+    const fs::path console(plan_.local_console);
+    std::error_code ec;
+    if (fs::is_directory(plan_.local_logs, ec)) {
+        auto& restore = all[remote_path_in(plan_.remote_dir, paths.restore)];
+        for (auto& item : expand_local_glob(plan_.local_logs, "**")) {
+            const std::string& r = item.remote_path;
+            if (r.rfind(std::string(kPullStaging) + "/", 0) == 0) continue;
+            if (console.parent_path() == fs::path(plan_.local_logs) &&
+                r == console.filename().string())
+                continue;
+            if (plan_.mltk_train && r == "train.log") continue;
+            restore.push_back(std::move(item));
+        }
+    }
+    if (moved_ && fs::is_regular_file(plan_.local_console, ec))
+        all[remote_path_in(plan_.remote_dir, paths.dir)].push_back(
+            {plan_.local_console, fs::path(paths.console_log).filename().string()});
+    return all;
+}
+
+}  // namespace mlt
