@@ -1,0 +1,197 @@
+// A host lost with its job (its sshd gone, the job's process group killed, its remote dir
+// deleted) while a run trains: with fallback_hosts, or a provision_cmd that names a host, the
+// run continues on a second real sshd as attempt 2, from the checkpoints that came home, and
+// ends there with everything collected. --no-failover ends it as before; --restore pushes the
+// local log dir to a fresh run.
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "harness/expect.h"
+#include "harness/fault_relay.h"
+#include "harness/files.h"
+#include "harness/test_sshd.h"
+#include "harness/train_fixture.h"
+
+namespace fs = std::filesystem;
+
+namespace mlt_test {
+namespace {
+
+constexpr int kEpochs = 6;
+
+// Resumes after its newest checkpoint in the log dir; writes one per epoch (whole files,
+// renamed into place). Attempt 1 stops after epoch 3 and waits (bounded) to be lost.
+const char* const kCheckpointingModel =
+    "n=0\n"
+    "for f in \"$MLT_LOG_DIR\"/ckpt-*; do [ -e \"$f\" ] || continue; k=${f##*ckpt-}; "
+    "[ \"$k\" -gt \"$n\" ] && n=$k; done\n"
+    "echo \"attempt ${MLT_ATTEMPT:-1} resumes after epoch $n\"\n"
+    "i=$((n+1))\n"
+    "while [ $i -le 6 ]; do\n"
+    "  echo \"epoch $i\"\n"
+    "  echo \"weights of epoch $i\" > \"$MLT_LOG_DIR/.tmp\" && mv \"$MLT_LOG_DIR/.tmp\" "
+    "\"$MLT_LOG_DIR/ckpt-$i\"\n"
+    "  if [ -z \"$MLT_ATTEMPT\" ] && [ $i -eq 3 ]; then echo waiting; w=0; "
+    "while [ $w -lt 2400 ]; do sleep 0.05; w=$((w+1)); done; exit 9; fi\n"
+    "  i=$((i+1))\n"
+    "done\n";
+
+class TrainFailoverTest : public TrainTest {
+  protected:
+    void SetUp() override {
+        TrainTest::SetUp();
+        relay_ = std::make_unique<FaultRelay>(sshd().port());
+        standby_ = std::make_unique<TestSshd>();
+        standby_->authorize_key_file(sshd().client_key_path() + ".pub");
+        write_shell_model("m", kCheckpointingModel);
+        write_model_settings("m", "ssh:\n  train_cmd: \"sh {spec}\"\n");
+        append_file(default_known_hosts(), "[127.0.0.1]:" + std::to_string(relay_->port()) + " " +
+                                               sshd().host_key_type_and_blob() + "\n");
+    }
+    void TearDown() override {
+        relay_.reset();
+        standby_.reset();
+        TrainTest::TearDown();
+    }
+
+    // The settings: host A behind the relay, log dirs inside each host's remote dir (so that
+    // A's and B's are apart), and `extra` lines.
+    void write_settings(const std::string& extra) const {
+        env().write_settings("ssh:\n  remote_dir: \"" + remote() +
+                             "\"\n  remote_log_dir: \"logs/{model}\"\n  compression: none\n"
+                             "  connection:\n    hostname: 127.0.0.1\n    port: " +
+                             std::to_string(relay_->port()) + "\n    username: " + sshd().user() +
+                             "\n    key_filename: \"" + sshd().client_key_path() + "\"\n" + extra);
+    }
+    // Host B as -h takes it, with its own remote dir.
+    std::string standby_spec() const {
+        return sshd().user() + "@127.0.0.1:" + std::to_string(standby_->port()) + "/" +
+               standby_->remote_dir();
+    }
+    std::string standby_job_file(const std::string& name) const {
+        return standby_->remote_dir() + "/.mlt/m/" + name;
+    }
+
+    // Host A goes away with its job: the process group killed, its sshd out of reach (every
+    // connection reset, no new one accepted), its remote dir deleted. Returns the newest
+    // checkpoint that had come home by then.
+    int lose_host_a() {
+        const long pgid = job_pgid("m");
+        EXPECT_GT(pgid, 0);
+        if (pgid > 0) {
+            EXPECT_EQ(::kill(static_cast<pid_t>(-pgid), SIGKILL), 0);
+            EXPECT_TRUE(wait_group_gone(pgid));
+        }
+        relay_.reset();
+        std::error_code ec;
+        fs::remove_all(remote(), ec);
+        int newest = 0;
+        for (int i = 1; i <= kEpochs; ++i)
+            if (path_exists(local_logs("m") + "/ckpt-" + std::to_string(i))) newest = i;
+        return newest;
+    }
+
+    // The run went on on B as attempt 2 from checkpoint `resumed`, and ended there well.
+    void expect_finished_on_b(const ProcessResult& r, int resumed) const {
+        EXPECT_EQ(r.exit_code, 0) << describe(r);
+        const std::string run = trim(read_or_empty(standby_job_file("run_id")));
+        ASSERT_FALSE(run.empty()) << "no job on B";
+        EXPECT_TRUE(has_text(r.err, "continuing m (run " + run + ") on ")) << describe(r);
+        EXPECT_TRUE(has_text(r.err, "as attempt 2")) << describe(r);
+        EXPECT_FALSE(path_exists(standby_job_file("lock"))) << "B's lock was not released";
+        const std::string console = read_or_empty(local_console("m"));
+        EXPECT_EQ(console, read_or_empty(standby_job_file("console.log")));
+        EXPECT_EQ(lines_starting(console, "==== mlt: attempt 2 of run " + run).size(), 1u)
+            << console;
+        EXPECT_EQ(count_lines(console, "attempt 2 resumes after epoch " + std::to_string(resumed)),
+                  1u)
+            << console;
+        for (int i = 1; i <= kEpochs; ++i) {
+            // Epochs 1-3 of attempt 1 once; those after the checkpoint once more on B.
+            const size_t want = (i <= 3 ? 1u : 0u) + (i > resumed ? 1u : 0u);
+            EXPECT_EQ(count_lines(console, "epoch " + std::to_string(i)), want)
+                << "epoch " << i << ":\n"
+                << console;
+            EXPECT_EQ(read_or_empty(local_logs("m") + "/ckpt-" + std::to_string(i)),
+                      "weights of epoch " + std::to_string(i) + "\n");
+        }
+        const auto runs = history();
+        ASSERT_FALSE(runs.empty());
+        EXPECT_EQ(runs.back().at("status"), "success") << read_or_empty(history_path());
+        EXPECT_EQ(runs.back().at("id"), run);
+    }
+
+    std::unique_ptr<FaultRelay> relay_;
+    std::unique_ptr<TestSshd> standby_;
+};
+
+TEST_F(TrainFailoverTest, AHostLostMidRunFinishesOnTheFallbackHost) {
+    write_settings("  fallback_hosts: [\"" + standby_spec() + " price_per_hour=0.5\"]\n");
+    auto run =
+        start_mlt({"ssh", "-o", "ConnectTimeout=2", "train", "m", "--reconnect-timeout", "2"});
+    // Followed: the job's lines reached the terminal (and the local copy).
+    ASSERT_TRUE(run->wait_for_output("waiting", kEffectTimeout)) << run->out() << run->err();
+    const int resumed = lose_host_a();
+    ProcessResult r = run->wait(kTrainTimeout);
+    expect_finished_on_b(r, resumed);
+}
+
+TEST_F(TrainFailoverTest, AProvisionedHostTakesOverWhenNoFallbackIsLeft) {
+    const std::string marker = project() + "/provisioned";
+    write_file(project() + "/provision.sh", "echo renting >&2\n: > '" + marker +
+                                                "'\necho 'a line before the host'\necho '" +
+                                                standby_spec() + "'\n");
+    write_settings("  provision_cmd: \"sh provision.sh\"\n");
+    auto run =
+        start_mlt({"ssh", "-o", "ConnectTimeout=2", "train", "m", "--reconnect-timeout", "2"});
+    // Followed: the job's lines reached the terminal (and the local copy).
+    ASSERT_TRUE(run->wait_for_output("waiting", kEffectTimeout)) << run->out() << run->err();
+    const int resumed = lose_host_a();
+    ProcessResult r = run->wait(kTrainTimeout);
+    EXPECT_TRUE(path_exists(marker)) << "provision_cmd did not run";
+    EXPECT_TRUE(has_text(r.out, "provision_cmd gave the host " + standby_spec())) << describe(r);
+    expect_finished_on_b(r, resumed);
+}
+
+TEST_F(TrainFailoverTest, NoFailoverEndsTheRunWhenTheHostIsLost) {
+    write_settings("  fallback_hosts: [\"" + standby_spec() + "\"]\n");
+    auto run = start_mlt({"ssh", "-o", "ConnectTimeout=2", "train", "m", "--reconnect-timeout", "2",
+                          "--no-failover"});
+    ASSERT_TRUE(wait_console("m", "waiting"));
+    lose_host_a();
+    ProcessResult r = run->wait(kTrainTimeout);
+    EXPECT_EQ(r.exit_code, 255) << describe(r);
+    EXPECT_TRUE(has_text(r.err, "gave up reconnecting")) << describe(r);
+    EXPECT_FALSE(path_exists(standby_->remote_dir() + "/.mlt")) << "B was used";
+}
+
+TEST_F(TrainFailoverTest, RestorePushesTheLocalLogDirBeforeTheStart) {
+    write_settings("");
+    fs::create_directories(local_logs("m"));
+    write_file(local_logs("m") + "/ckpt-4", "weights of epoch 4\n");
+    write_file(local_logs("m") + "/ckpt-5", "weights of epoch 5\n");
+    ProcessResult r = mlt({"ssh", "train", "m", "--restore"});
+    EXPECT_EQ(r.exit_code, 0) << describe(r);
+    const std::string console = read_or_empty(local_console("m"));
+    EXPECT_EQ(count_lines(console, "attempt 1 resumes after epoch 5"), 1u) << console;
+    EXPECT_EQ(count_lines(console, "epoch 6"), 1u) << console;
+    EXPECT_EQ(read_or_empty(remote() + "/logs/m/ckpt-4"), "weights of epoch 4\n");
+    EXPECT_FALSE(path_exists(job_file("m", "restore"))) << "the pushed files were not moved";
+    EXPECT_EQ(read_or_empty(local_logs("m") + "/ckpt-6"), "weights of epoch 6\n");
+}
+
+TEST_F(TrainFailoverTest, RestoreWithNothingToPushIsRefusedBeforeAnyRemoteAction) {
+    write_settings("");
+    ProcessResult r = mlt({"ssh", "train", "m", "--restore"});
+    EXPECT_EQ(r.exit_code, 2) << describe(r);
+    EXPECT_TRUE(has_text(r.err, "--restore: nothing to push")) << describe(r);
+    EXPECT_FALSE(path_exists(remote() + "/.mlt")) << "something was done remotely";
+}
+
+}  // namespace
+}  // namespace mlt_test
