@@ -206,8 +206,8 @@ std::string format_jobs(const std::vector<JobStatus>& jobs, const std::string& r
     if (jobs.empty()) return "no job in " + remote_dir + " on " + host + "\n";
     std::ostringstream out;
     char line[512];
-    std::snprintf(line, sizeof line, "%-24s %-9s %-16s %-8s %-19s %-9s %s\n", "MODEL", "STATE",
-                  "RUN", "PGID", "STARTED", "ELAPSED", "EXIT");
+    std::snprintf(line, sizeof line, "%-24s %-9s %-16s %-7s %-8s %-19s %-9s %s\n", "MODEL", "STATE",
+                  "RUN", "ATTEMPT", "PGID", "STARTED", "ELAPSED", "EXIT");
     out << line;
     for (const auto& j : jobs) {
         const std::string elapsed =
@@ -217,8 +217,9 @@ std::string format_jobs(const std::vector<JobStatus>& jobs, const std::string& r
         std::string exit = j.exit_status ? std::to_string(*j.exit_status) : "-";
         if (const char* signal = j.exit_status ? killing_signal(*j.exit_status) : nullptr)
             exit += std::string(" (") + signal + ")";
-        std::snprintf(line, sizeof line, "%-24s %-9s %-16s %-8s %-19s %-9s %s\n", j.model.c_str(),
-                      to_string(j.state), j.run_id.empty() ? "-" : j.run_id.c_str(),
+        std::snprintf(line, sizeof line, "%-24s %-9s %-16s %-7d %-8s %-19s %-9s %s\n",
+                      j.model.c_str(), to_string(j.state),
+                      j.run_id.empty() ? "-" : j.run_id.c_str(), j.attempt,
                       j.pgid ? std::to_string(j.pgid).c_str() : "-", format_time(j.started).c_str(),
                       elapsed.c_str(), exit.c_str());
         out << line;

@@ -115,6 +115,11 @@ TEST(JobStatus, FormatsNoJobAndTable) {
     EXPECT_NE(table.find("running"), std::string::npos);
     EXPECT_NE(table.find("673f1c2a-9b3e01"), std::string::npos) << table;
     EXPECT_NE(table.find("1h02m"), std::string::npos) << table;
+    EXPECT_NE(table.find(" ATTEMPT "), std::string::npos) << table;
+    EXPECT_NE(table.find("673f1c2a-9b3e01  1 "), std::string::npos) << table;
+    j.attempt = 2;
+    const std::string second = mlt::format_jobs({j}, ".", "h");
+    EXPECT_NE(second.find("673f1c2a-9b3e01  2 "), std::string::npos) << second;
 }
 
 }  // namespace
