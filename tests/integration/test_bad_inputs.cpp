@@ -347,6 +347,19 @@ std::vector<BadInput> catalogue_hosts_and_numbers() {
                          {"--reconnect-timeout", "0x10"}));
     c.push_back(BadInput("MaxRestartsNegative", train_with({"--max-restarts", "-1"}), u,
                          {"--max-restarts", "-1"}));
+    c.push_back(BadInput("PriceWord", train_with({"--price", "abc"}), u,
+                         {"--price", "'abc' is not a price in USD per hour"}));
+    c.push_back(BadInput("PriceNegative", train_with({"--price=-1"}), u, {"--price", "'-1'"}));
+    c.push_back(BadInput("MaxHoursNegative", train_with({"--max-hours", "-1"}), u,
+                         {"--max-hours", "'-1' is not a number of hours above 0"}));
+    c.push_back(
+        BadInput("MaxHoursZero", train_with({"--max-hours", "0"}), u, {"--max-hours", "'0'"}));
+    c.push_back(
+        BadInput("MaxHoursInf", train_with({"--max-hours", "inf"}), u, {"--max-hours", "'inf'"}));
+    c.push_back(BadInput("MaxCostNan", train_with({"--max-cost", "nan"}), u,
+                         {"--max-cost", "'nan' is not an amount of USD above 0"}));
+    c.push_back(BadInput("MaxCostWithoutPrice", train_with({"--max-cost", "5"}), u,
+                         {"--max-cost needs a price"}));
     c.push_back(BadInput("ReconnectTimeoutTooBig", train_with({"--reconnect-timeout", "604801"}), u,
                          {"--reconnect-timeout", "604801"}));
     c.push_back(BadInput("KeygenLengthHex", {"ssh-keygen", "bad", "-t", "rsa", "-l", "0x800"}, u,
@@ -378,8 +391,8 @@ std::vector<BadInput> catalogue_flags() {
         c.push_back(
             BadInput("Unbuilt" + name, train_with(use), u, {flag + " is not implemented yet"}));
     }
-    c.push_back(BadInput("UnbuiltBeforeModel", {"ssh", "train", "--max-hours", "1", "m"}, u,
-                         {"--max-hours is not implemented yet"}));
+    c.push_back(BadInput("UnbuiltBeforeModel", {"ssh", "train", "--no-failover", "m"}, u,
+                         {"--no-failover is not implemented yet"}));
     c.push_back(BadInput("MisspeltSyncEvery", train_with({"--epochs", "1", "--sync-evry", "60"}), u,
                          {"--sync-evry", "did you mean --sync-every?"}));
     c.push_back(
@@ -387,9 +400,9 @@ std::vector<BadInput> catalogue_flags() {
     c.push_back(BadInput("SettingsUnbuiltSyncEvery", kTrain, u,
                          {"@SETTINGS@:6:15: ssh.sync_every is not implemented yet"})
                     .with_settings(kSettings + "  sync_every: 600\n"));
-    c.push_back(BadInput("SettingsUnbuiltPricePerHour", kStatus, u,
-                         {"@SETTINGS@:6:19: ssh.price_per_hour is not implemented yet"})
-                    .with_settings(kSettings + "  price_per_hour: 0.45\n"));
+    c.push_back(BadInput("SettingsPricePerHourWord", kStatus, u,
+                         {"@SETTINGS@:6:19: ssh.price_per_hour must be a number"})
+                    .with_settings(kSettings + "  price_per_hour: cheap\n"));
     c.push_back(
         BadInput("SidecarUnbuiltNodes", kTrain, u,
                  {"@PROJECT@/m.ssh.yaml:2:24: ssh.nodes.master_port is not implemented yet"})

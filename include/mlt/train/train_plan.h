@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "mlt/job/job.h"
+#include "mlt/train/run_ledger.h"
 #include "mlt/transfer/sync.h"
 
 namespace mlt {
@@ -42,6 +43,8 @@ struct TrainPlan {
     std::string owner;              // "user@host pid N", recorded in the lock
     std::string resume_line;        // `mlt ssh ... train MODEL --resume`, shell-quoted
     std::string stop_line;          // `mlt ssh ... stop MODEL`
+    double price_per_hour = 0;      // USD per hour of the host (0: not known)
+    Budget budget;                  // --max-hours, --max-cost: the run stops there (exit 5)
 };
 
 }  // namespace mlt
