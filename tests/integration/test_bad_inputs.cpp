@@ -383,9 +383,6 @@ std::vector<BadInput> catalogue_flags() {
     for (const auto& [name, use] : std::vector<std::pair<std::string, std::vector<std::string>>>{
              {"SyncEvery", {"--sync-every", "60"}},
              {"Restore", {"--restore"}},
-             {"Price", {"--price=0.5"}},
-             {"MaxHours", {"--max-hours", "2"}},
-             {"MaxCost", {"--max-cost", "9"}},
              {"NoFailover", {"--no-failover"}}}) {
         const std::string flag = use[0].substr(0, use[0].find('='));
         c.push_back(

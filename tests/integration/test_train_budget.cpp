@@ -68,7 +68,7 @@ TEST_F(TrainBudgetTest, MaxCostStopsTheJobAtItsPrice) {
     expect_limit_stop(r, "--max-cost 2 (reached after ");
     const auto runs = history();
     ASSERT_FALSE(runs.empty());
-    EXPECT_EQ(runs.back().at("price_per_hour"), "3600") << read_or_empty(history_path());
+    EXPECT_EQ(std::stod(runs.back().at("price_per_hour")), 3600) << read_or_empty(history_path());
     EXPECT_TRUE(has_text(r.out, "; cost: $")) << describe(r);
 }
 
