@@ -51,6 +51,16 @@ CLI::Validator decimal_in(long long lo, long long hi) {
         "NUMBER in " + range);
 }
 
+CLI::Validator real_in(double lo, double hi, bool above_lo, const std::string& expected) {
+    return CLI::Validator(
+        [lo, hi, above_lo, expected](std::string& text) -> std::string {
+            const auto value = parse_real(text, lo, hi);
+            if (value && (!above_lo || *value > lo)) return {};
+            return "'" + printable(text, 40) + "' is not " + expected;
+        },
+        "NUMBER");
+}
+
 CLI::Validator non_empty(const std::string& what, const std::string& hint) {
     return CLI::Validator(
         [what, hint](std::string& text) -> std::string {

@@ -23,9 +23,6 @@ struct UnbuiltOption {
 };
 constexpr UnbuiltOption kUnbuilt[] = {
     {"--sync-every", "S", "pull logs and checkpoints every S seconds while training"},
-    {"--price", "USD", "count the cost of the run at USD per hour of a node"},
-    {"--max-hours", "H", "stop the run after H hours"},
-    {"--max-cost", "USD", "stop the run at a cost"},
 };
 
 void add_unbuilt_options(CLI::App& app) {
@@ -70,6 +67,27 @@ void add_job_flags(CLI::App& app, TrainOptions& o, const std::string& group) {
                  "Return once the job runs (collect later with --resume); with --resume: show what "
                  "is new and return while it runs (MLTK's poll)")
         ->group(group);
+}
+
+// --price, --max-hours, --max-cost: the run's cost, and the limits that stop it (exit 5).
+void add_budget_options(CLI::App& app, TrainOptions& o) {
+    app.add_option_function<double>(
+           "--price", [&o](double usd) { o.price = usd; },
+           "USD per hour of the host: the cost shown while waiting, in the summary and in "
+           "the history (default: setting price_per_hour)")
+        ->type_name("USD")
+        ->transform(real_in(0, 1e6, false, "a price in USD per hour (0 or more, e.g. 1.25)"));
+    app.add_option_function<double>(
+           "--max-hours", [&o](double h) { o.max_hours = h; },
+           "Stop the job once the run has lasted H hours (all attempts), collect, exit 5")
+        ->type_name("H")
+        ->transform(real_in(0, 1e6, true, "a number of hours above 0 (e.g. 0.5)"));
+    app.add_option_function<double>(
+           "--max-cost", [&o](double usd) { o.max_cost = usd; },
+           "Stop the job once the run has cost USD (needs --price or price_per_hour), collect, "
+           "exit 5")
+        ->type_name("USD")
+        ->transform(real_in(0, 1e9, true, "an amount of USD above 0 (e.g. 20)"));
 }
 
 // The end of `mlt ssh train --help`: MODEL, ARGS, settings, results, examples.
@@ -122,6 +140,7 @@ void add_train_options(CLI::App& app, TrainOptions& o, SshCommandLine& cli, int&
                  "before the job starts, for a training that resumes from its newest checkpoint");
     app.add_flag("--no-failover", o.no_failover,
                  "Never continue on a fallback_hosts / provision_cmd host when the host is lost");
+    add_budget_options(app, o);
     add_verbose_flag(app, verbosity, "More detail; the training sees MLT_VERBOSE=1");
     add_connection_options(app, cli, "Connection options (as before train; not passed on)");
     add_unbuilt_options(app);

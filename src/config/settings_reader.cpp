@@ -417,14 +417,10 @@ int FileReader::read_integer(const FieldDecl& field, const YAML::Node& node,
 double FileReader::read_number(const FieldDecl& field, const YAML::Node& node,
                                const std::string& key) const {
     const std::string s = read_scalar(field, node, key);
-    // strtod alone would also take hex, "inf" and "nan", none of which is a sane setting.
-    bool ok = !s.empty() && s.find_first_not_of("0123456789.eE+-") == std::string::npos;
-    char* end = nullptr;
-    double value = ok ? std::strtod(s.c_str(), &end) : 0;
-    ok = ok && end == s.c_str() + s.size() && std::isfinite(value) && value >= field.min &&
-         value <= field.max;
-    if (!ok) type_error(node, key, field);
-    return value;
+    // YAML's `+1` is a number too; hex, "inf" and "nan" are no sane setting (parse_real).
+    const auto value = parse_real(s.rfind('+', 0) == 0 ? s.substr(1) : s, field.min, field.max);
+    if (!value) type_error(node, key, field);
+    return *value;
 }
 
 std::vector<std::string> FileReader::read_list(const FieldDecl& field, const YAML::Node& node,

@@ -257,11 +257,10 @@ std::vector<FieldDecl> link_and_transfer_fields() {
                     "{master_addr: \"\", master_port: 29500}",
                     "rendezvous of a multi-node run (`MASTER_ADDR`, `MASTER_PORT`)", &merge_nodes),
             &nodes_default),
-        unbuilt(number("price_per_hour", "`0.0`", "0",
-                       "USD per hour of one node, for the cost shown in the history and "
-                       "`--max-cost`",
-                       0, 1000000, &assign<&S::price_per_hour>),
-                &is_default<&S::price_per_hour>),
+        number("price_per_hour", "`0.0`", "1.25",
+               "USD per hour of the host (as `--price`): the cost shown while waiting, in the "
+               "run's summary and in the history, and what `--max-cost` counts; 0: not known",
+               0, 1000000, &assign<&S::price_per_hour>),
         text("workspace", "none", "~/src/my_project",
              "local directory uploaded incrementally before training (as `--workspace`)",
              &assign<&S::workspace>),

@@ -4,7 +4,9 @@
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <cmath>
 #include <cstdio>
 #include <ctime>
 #include <filesystem>
@@ -14,6 +16,7 @@
 
 #include "mlt/train/local_state.h"
 #include "mlt/util/paths.h"
+#include "mlt/util/text.h"
 
 namespace mlt {
 
@@ -35,7 +38,36 @@ std::string field(const nlohmann::json& run, const char* key) {
     return it->dump();
 }
 
+// A cost as the table shows it: "$1.23", or "-" when the record has none.
+std::string cost_field(const nlohmann::json& run) {
+    auto it = run.find("cost");
+    return it != run.end() && it->is_number() ? format_usd(it->get<double>()) : "-";
+}
+
 }  // namespace
+
+void add_ledger(nlohmann::json& record, const RunLedger& ledger, double now) {
+    if (ledger.empty()) return;
+    nlohmann::json attempts = nlohmann::json::array();
+    nlohmann::json hosts = nlohmann::json::array();
+    for (const auto& a : ledger.attempts()) {
+        nlohmann::json one = {{"attempt", a.attempt},
+                              {"host", a.host},
+                              {"start", iso_time(static_cast<std::time_t>(a.start))},
+                              {"end", nullptr},
+                              {"how", a.how.empty() ? nlohmann::json() : nlohmann::json(a.how)},
+                              {"price_per_hour", a.price_per_hour},
+                              {"cost", RunLedger::cost_of(a, now)}};
+        if (a.end) one["end"] = iso_time(static_cast<std::time_t>(*a.end));
+        attempts.push_back(std::move(one));
+        if (std::find(hosts.begin(), hosts.end(), a.host) == hosts.end()) hosts.push_back(a.host);
+    }
+    record["attempts"] = std::move(attempts);
+    record["hosts"] = std::move(hosts);
+    record["duration_s"] = std::round(ledger.elapsed(now));
+    const auto cost = ledger.cost(now);
+    record["cost"] = cost ? nlohmann::json(*cost) : nlohmann::json();
+}
 
 std::string history_path() {
     return mltk_dir() + "/ssh/history.jsonl";
@@ -79,15 +111,16 @@ std::string format_history(const std::vector<nlohmann::json>& runs, size_t limit
     const size_t first = limit && runs.size() > limit ? runs.size() - limit : 0;
     std::ostringstream out;
     char line[1024];
-    std::snprintf(line, sizeof line, "%-16s %-20s %-20s %-10s %-5s %s\n", "ID", "MODEL", "START",
-                  "STATUS", "EXIT", "HOSTS");
+    const char* const format = "%-16s %-20s %-20s %-10s %-5s %-8s %-9s %s\n";
+    std::snprintf(line, sizeof line, format, "ID", "MODEL", "START", "STATUS", "EXIT", "ATTEMPTS",
+                  "COST", "HOSTS");
     out << line;
     for (size_t i = first; i < runs.size(); ++i) {
         const auto& r = runs[i];
-        std::snprintf(line, sizeof line, "%-16s %-20s %-20s %-10s %-5s %s\n",
-                      field(r, "id").c_str(), field(r, "model").c_str(), field(r, "start").c_str(),
-                      field(r, "status").c_str(), field(r, "exit_status").c_str(),
-                      field(r, "hosts").c_str());
+        std::snprintf(line, sizeof line, format, field(r, "id").c_str(), field(r, "model").c_str(),
+                      field(r, "start").c_str(), field(r, "status").c_str(),
+                      field(r, "exit_status").c_str(), field(r, "attempt").c_str(),
+                      cost_field(r).c_str(), field(r, "hosts").c_str());
         out << line;
     }
     return out.str();

@@ -43,6 +43,7 @@ Error TrainRun::fail_cleanup(const Error& error) {
             record("failed", std::nullopt);
             return Error(error.kind(), error.what(), still_running());
         }
+        ledger_.end_attempt("failed", wall_now());
         // shutdown_cmds run after failures too; the lock stays so that --resume can collect
         // again (and then does not run them a second time).
         if (phase_ < Phase::shutdown) {
@@ -74,9 +75,13 @@ void TrainRun::record(const std::string& status, std::optional<int> exit_status)
                         {"bytes_up", up_.bytes},
                         {"bytes_down", down_.bytes},
                         {"reconnects", reconnects_},
-                        {"attempt", attempt_},
-                        {"cost", nullptr}};
-    if (status != "running") r["end"] = iso_time(std::time(nullptr));
+                        {"attempt", attempt_}};
+    const double now = wall_now();
+    add_ledger(r, ledger_, now);
+    if (plan_.price_per_hour > 0) r["price_per_hour"] = plan_.price_per_hour;
+    if (plan_.budget.max_hours > 0) r["max_hours"] = plan_.budget.max_hours;
+    if (plan_.budget.max_cost > 0) r["max_cost"] = plan_.budget.max_cost;
+    if (status != "running") r["end"] = iso_time(static_cast<std::time_t>(now));
     if (exit_status) r["exit_status"] = *exit_status;
     append_history(r);
 }

@@ -58,6 +58,7 @@ bool TrainRun::fail_over(double elapsed) {
         return false;
     const std::string lost = host();
     const std::string during = describe(phase_);
+    ledger_.end_attempt("host lost", wall_now());
     if (!run_id_.empty()) record("host lost", std::nullopt);
     reporter_.alert("host " + lost + " lost while " + during + " and not back after " +
                     format_duration(elapsed) + "; looking for a standby host");
@@ -73,6 +74,9 @@ bool TrainRun::fail_over(double elapsed) {
     plan_.remote_dir = next->remote_dir;
     plan_.resume_line = next->resume_line;
     plan_.stop_line = next->stop_line;
+    // A standby host may name its own price; else the run's goes on.
+    if (next->price_per_hour) plan_.price_per_hour = *next->price_per_hour;
+    begin_attempt(wall_now());
     plan_.resume = false;  // a new lock, on the new host
     plan_.clean = false;   // what came home is what the run continues from
     moved_ = true;

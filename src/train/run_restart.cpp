@@ -23,8 +23,18 @@ bool TrainRun::restart_lost(const std::optional<JobResult>& result) {
     if (!result || result->exit_status || result->run_id != run_id_ ||
         watch_.stop != JobWatch::Stop::none || attempt_ - 1 >= plan_.max_restarts)
         return false;
+    const double now = wall_now();
+    const std::string limit = ledger_.limit_reached(plan_.budget, now);
+    if (!limit.empty()) {
+        // No new attempt past a limit: the lost one is collected, and the run ends with exit 5.
+        ending_ = Ending::limited;
+        limit_note_ = limit + " (reached when the job was lost)";
+        return false;
+    }
+    ledger_.end_attempt("lost", now);
     record("lost", std::nullopt);
     ++attempt_;
+    begin_attempt(now);
     reporter_.notice("the job of " + which() + " was lost (its processes are gone, no exit " +
                      "status); restarting it as attempt " + std::to_string(attempt_) +
                      " (max_restarts " + std::to_string(plan_.max_restarts) + ")");

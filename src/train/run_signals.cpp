@@ -23,6 +23,7 @@ std::optional<int> TrainRun::on_signal(const Error& signal) {
             }
         }
         record("stopped", std::nullopt);
+        end_note_ = "stopped by Ctrl+C before its job started";
         return exit_code::kInterrupted;
     }
     if (!watch_.may_still_run()) return leave(signal);  // the job has ended already
@@ -45,6 +46,7 @@ int TrainRun::leave(const Error& signal) {
                                 : std::string(signal.what());
     reporter_.alert(why + ": leaving now; " + leave_state());
     record("left", outcome_.exit_status);
+    end_note_ = "left after " + why;
     return signal.code();
 }
 

@@ -1,5 +1,7 @@
 #include "mlt/train/train_arguments.h"
 
+#include <spdlog/spdlog.h>
+
 #include <algorithm>
 
 #include "mlt/util/error.h"
@@ -104,6 +106,19 @@ void check_job_flags(bool resume, bool force) {
         "--resume and --force contradict each other: --resume continues the run on the remote, "
         "--force discards it",
         "give one of them: --resume collects what the run left, --force starts over");
+}
+
+void check_budget_flags(double price_per_hour, const Budget& budget, bool detached) {
+    if (budget.max_cost > 0 && price_per_hour <= 0)
+        throw usage_error(
+            "--max-cost needs a price: without --price or price_per_hour the cost "
+            "of the run is not known, and the limit would never be reached",
+            "give the host's price, e.g. --price 1.25, or leave --max-cost out");
+    if (budget.any() && detached)
+        spdlog::warn(
+            "--max-hours and --max-cost are kept only while mlt waits for the job: with "
+            "--no-wait nothing stops it at the limit (a later --resume with the same limit "
+            "does)");
 }
 
 bool wants_test_model(const std::vector<std::string>& passed) {

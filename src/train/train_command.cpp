@@ -375,6 +375,7 @@ TrainPlan plan_for(const RunContext& c, const SshCommandLine& cli, const std::st
     p.compression = c.settings.compression;
     p.reconnect_timeout_s = c.settings.reconnect_timeout;
     p.max_restarts = c.settings.max_restarts;
+    p.price_per_hour = c.settings.price_per_hour;
     p.owner = local_owner();
     // MODEL as typed, so a spec path still finds its spec; --test keeps the test model.
     std::vector<std::string> test_flag;
@@ -386,54 +387,7 @@ TrainPlan plan_for(const RunContext& c, const SshCommandLine& cli, const std::st
     return p;
 }
 
-// The words of the simple commands of `line` (split at ; & | and newlines), without a
-// leading `sudo` or NAME=value.
-std::vector<std::vector<std::string>> command_words(const std::string& line) {
-    std::vector<std::vector<std::string>> commands(1);
-    std::string word;
-    const auto end_word = [&] {
-        const bool skip = commands.back().empty() &&
-                          (word == "sudo" || word == "exec" || word.find('=') != std::string::npos);
-        if (!word.empty() && !skip) commands.back().push_back(word);
-        word.clear();
-    };
-    for (char ch : line + "\n") {
-        if (ch == ';' || ch == '&' || ch == '|' || ch == '\n') {
-            end_word();
-            if (!commands.back().empty()) commands.emplace_back();
-        } else if (ch == ' ' || ch == '\t') {
-            end_word();
-        } else {
-            word += ch;
-        }
-    }
-    return commands;
-}
-
-// MLTK's reminder, after every train that did not power the host off: a machine that runs on
-// bills on. `detached`: --no-wait returned while the job runs.
-void remind_of_billing(const std::string& host, bool detached) {
-    reporter().notice(std::string("reminder: the remote machine ") + host +
-                      " may still be billing: " + (detached ? "once the run is collected, " : "") +
-                      "stop or destroy it when you are done");
-}
-
 }  // namespace
-
-bool powers_host_off(const std::vector<std::string>& shutdown_cmds) {
-    for (const auto& line : shutdown_cmds) {
-        for (const auto& w : command_words(line)) {
-            if (w.empty()) continue;
-            const std::string first = fs::path(w[0]).filename().string();
-            const std::string second = w.size() > 1 ? w[1] : "";
-            if (first == "shutdown" || first == "poweroff" || first == "halt" ||
-                (first == "systemctl" && (second == "poweroff" || second == "halt")) ||
-                (first == "vastai" && (second == "stop" || second == "destroy")))
-                return true;
-        }
-    }
-    return false;
-}
 
 namespace {
 
@@ -515,6 +469,9 @@ int run_train(const SshCommandLine& cli, const TrainOptions& o) {
     plan.no_wait = o.no_wait;
     if (o.reconnect_timeout) plan.reconnect_timeout_s = *o.reconnect_timeout;
     if (o.max_restarts) plan.max_restarts = *o.max_restarts;
+    if (o.price) plan.price_per_hour = *o.price;
+    plan.budget = {o.max_hours, o.max_cost};
+    check_budget_flags(plan.price_per_hour, plan.budget, o.no_wait && !o.resume);
 
     // Before any connection: a second mlt on this model's local files is refused, and the
     // key is decrypted (or the password asked) once for the whole run.
@@ -527,23 +484,9 @@ int run_train(const SshCommandLine& cli, const TrainOptions& o) {
     ForwardingJob job(first_job);
     std::unique_ptr<HostPool> standby =
         plan.failover ? host_pool_for(c, cli, o.model, test, connection, job) : nullptr;
-    const bool powers_off = powers_host_off(plan.shutdown_cmds);
     TrainRun run(connection, job, std::move(plan), reporter(), real_clock(),
                  installed_run_observer(), standby.get());
-    // Not for a host never logged in to (its error is the one line), nor when shutdown_cmds
-    // that power the host off ran (phase done): no machine is left to bill.
-    const auto remind = [&](bool detached) {
-        if (run.phase() != Phase::connect && !(powers_off && run.phase() == Phase::done))
-            remind_of_billing(connection.name(), detached);
-    };
-    try {
-        const int code = run.run();
-        remind(o.no_wait);
-        return code;
-    } catch (const Error& e) {
-        if (e.code() != exit_code_of(ErrorKind::usage)) remind(false);  // bad input: one line
-        throw;
-    }
+    return run.run();  // it ends with its summary and the billing reminder
 }
 
 int run_logs(const SshCommandLine& cli, const std::string& model, bool test, bool follow) {

@@ -126,7 +126,10 @@ TrainRun::TrainRun(Connection& connection, RemoteJob& job, TrainPlan plan, Repor
       observer_(observer),
       console_(plan_.local_console, plan_.local_state_dir),
       status_(reporter_),
-      failover_(failover) {}
+      failover_(failover) {
+    const auto epoch = std::chrono::system_clock::now().time_since_epoch();
+    wall_offset_ = std::chrono::duration<double>(epoch).count() - clock_.now();
+}
 
 int TrainRun::run() {
     begin();
@@ -160,8 +163,10 @@ bool TrainRun::advance() {
         if (!over() && phase_ == Phase::done) exit_code_ = finish();
     } catch (const Fatal& fatal) {
         exit_code_ = fatal.error.code();
+        summarize(&fatal.error);
         throw fatal.error;
     }
+    if (over()) summarize(nullptr);
     return !over();
 }
 
@@ -183,20 +188,28 @@ std::optional<int> TrainRun::handle(Error error) {
 int TrainRun::finish() {
     if (ending_ == Ending::detached) {
         record("detached", std::nullopt);
+        end_note_ = "its job runs on " + host() + " (not waited for)";
         return exit_code::kOk;
     }
-    const bool interrupted = ending_ == Ending::interrupted;
     const auto& status = outcome_.exit_status;
-    const int code = interrupted ? exit_code::kInterrupted : status.value_or(1);
-    record(interrupted ? "stopped" : (code == 0 ? "success" : "failed"), status);
-    reporter_.notice(
+    // A limit's stop that came after the job had ended by itself stopped nothing.
+    const bool limited = ending_ == Ending::limited && (outcome_.stopped_by_mlt || !status);
+    const bool interrupted = ending_ == Ending::interrupted;
+    const int code =
+        interrupted ? exit_code::kInterrupted : (limited ? exit_code::kLimit : status.value_or(1));
+    const std::string how =
+        interrupted ? "stopped" : (limited ? "limit" : (code == 0 ? "success" : "failed"));
+    ledger_.end_attempt(how, wall_now());
+    record(how, status);
+    end_note_ =
         plan_.model +
         (outcome_.setup_failed
              ? " did not start training: its setup (environment, venv or startup_cmds) ended with "
              : " finished with ") +
         (status ? describe_exit_status(*status, outcome_.stopped_by_mlt)
-                : std::string("no exit status")) +
-        "; console log: " + plan_.local_console);
+                : std::string("no exit status"));
+    if (interrupted) end_note_ = "stopped by Ctrl+C: " + end_note_;
+    if (limited) end_note_ = "stopped by " + limit_note_ + ": " + end_note_;
     return code;
 }
 
@@ -256,6 +269,7 @@ Phase TrainRun::take_lock() {
     if (!acquired && !take_over(run)) return Phase::lock;  // released in between: again
     lock_ = LockHold::held;
     started_iso_ = iso_time(std::time(nullptr));
+    if (ledger_.empty()) begin_attempt(wall_now());
     record("running", std::nullopt);
     return plan_.clean ? Phase::clean : Phase::upload;
 }
@@ -298,6 +312,8 @@ Phase TrainRun::adopt(const JobStatus& job) {
     lock_ = LockHold::held;
     outcome_.exit_status = job.exit_status;
     started_iso_ = iso_time(job.started > 0 ? job.started : std::time(nullptr));
+    // The run's time counts from its start, also what passed before this mlt adopted it.
+    begin_attempt(job.started > 0 ? static_cast<double>(job.started) : wall_now());
     switch (job.state) {
         case JobState::uploading:
             reporter_.notice("continuing " + which() + ": its upload did not finish");
@@ -311,7 +327,9 @@ Phase TrainRun::adopt(const JobStatus& job) {
             return Phase::follow;
         case JobState::lost:
             if (job.phase == "collected") break;  // collected as lost: finish it
+            ledger_.end_attempt("lost", wall_now());
             ++attempt_;
+            begin_attempt(wall_now());
             reporter_.notice("restarting the lost job of " + which() + " as attempt " +
                              std::to_string(attempt_) +
                              " (its processes are gone and it recorded no exit status)");
@@ -371,6 +389,7 @@ Phase TrainRun::start() {
 }
 
 Phase TrainRun::follow() {
+    check_budget();
     if (watch_.stop_pending()) {
         watch_.stop = JobWatch::Stop::sent;
         job_.stop(kStopGraceSeconds, &run_id_);
@@ -384,8 +403,9 @@ Phase TrainRun::follow() {
     // --resume --no-wait is MLTK's poll: what is new in the console log now, and back at once
     // while the job runs; a job that has ended is collected as usual.
     const bool poll = plan_.resume && plan_.no_wait;
+    show_cost();
     const FollowStep seen =
-        job_.follow(Task::job, &run_id_, offset, poll ? 0 : kFollowSegmentSeconds, show);
+        job_.follow(Task::job, &run_id_, offset, poll ? 0 : segment_seconds(), show);
     if (seen.ended) {
         status_.clear();
         if (restart_lost(seen.result)) return Phase::restart;
@@ -426,6 +446,8 @@ Phase TrainRun::collect() {
     const TransferStats got = job_.collect(plan_, result, reporter_);
     down_.files += got.files;
     down_.bytes += got.bytes;
+    collected_ = true;
+    archive_collected_ = !result.sha256.empty();
     shutdown_.record_collected = true;
     return Phase::shutdown;
 }

@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <vector>
 
 namespace mlt {
@@ -125,6 +127,26 @@ std::optional<long long> parse_decimal(std::string_view text, long long lo, long
     if (negative) value = -value;
     if (value < lo || value > hi) return std::nullopt;
     return value;
+}
+
+std::optional<double> parse_real(std::string_view text, double lo, double hi) {
+    // strtod alone would also take hex, "inf", "nan" and leading blanks.
+    const std::string s(text);
+    if (s.empty() || s[0] == '+' || s.find_first_not_of("0123456789.eE+-") != std::string::npos)
+        return std::nullopt;
+    if (s.find_first_of("0123456789") == std::string::npos) return std::nullopt;
+    char* end = nullptr;
+    const double value = std::strtod(s.c_str(), &end);
+    if (end != s.c_str() + s.size() || !std::isfinite(value) || value < lo || value > hi)
+        return std::nullopt;
+    return value;
+}
+
+std::string format_usd(double usd) {
+    char buf[48];
+    // Below a cent two decimals would say $0.00 for a run that did cost something.
+    std::snprintf(buf, sizeof buf, usd > 0 && usd < 0.01 ? "$%.3f" : "$%.2f", usd);
+    return buf;
 }
 
 bool wildcard_match(std::string_view pattern, std::string_view text, bool fold_case) {

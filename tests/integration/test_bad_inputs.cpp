@@ -347,6 +347,19 @@ std::vector<BadInput> catalogue_hosts_and_numbers() {
                          {"--reconnect-timeout", "0x10"}));
     c.push_back(BadInput("MaxRestartsNegative", train_with({"--max-restarts", "-1"}), u,
                          {"--max-restarts", "-1"}));
+    c.push_back(BadInput("PriceWord", train_with({"--price", "abc"}), u,
+                         {"--price", "'abc' is not a price in USD per hour"}));
+    c.push_back(BadInput("PriceNegative", train_with({"--price=-1"}), u, {"--price", "'-1'"}));
+    c.push_back(BadInput("MaxHoursNegative", train_with({"--max-hours", "-1"}), u,
+                         {"--max-hours", "'-1' is not a number of hours above 0"}));
+    c.push_back(
+        BadInput("MaxHoursZero", train_with({"--max-hours", "0"}), u, {"--max-hours", "'0'"}));
+    c.push_back(
+        BadInput("MaxHoursInf", train_with({"--max-hours", "inf"}), u, {"--max-hours", "'inf'"}));
+    c.push_back(BadInput("MaxCostNan", train_with({"--max-cost", "nan"}), u,
+                         {"--max-cost", "'nan' is not an amount of USD above 0"}));
+    c.push_back(BadInput("MaxCostWithoutPrice", train_with({"--max-cost", "5"}), u,
+                         {"--max-cost needs a price"}));
     c.push_back(BadInput("ReconnectTimeoutTooBig", train_with({"--reconnect-timeout", "604801"}), u,
                          {"--reconnect-timeout", "604801"}));
     c.push_back(BadInput("KeygenLengthHex", {"ssh-keygen", "bad", "-t", "rsa", "-l", "0x800"}, u,
@@ -368,18 +381,23 @@ std::vector<BadInput> catalogue_flags() {
     // Options the docs name whose features are not built yet: refused, never handed to the
     // training; a typo of one of mlt's options likewise (after `--` both would go on).
     for (const auto& [name, use] : std::vector<std::pair<std::string, std::vector<std::string>>>{
-             {"SyncEvery", {"--sync-every", "60"}},
-             {"Restore", {"--restore"}},
-             {"Price", {"--price=0.5"}},
-             {"MaxHours", {"--max-hours", "2"}},
-             {"MaxCost", {"--max-cost", "9"}},
-             {"NoFailover", {"--no-failover"}}}) {
+             {"SyncEvery", {"--sync-every", "60"}}}) {
         const std::string flag = use[0].substr(0, use[0].find('='));
         c.push_back(
             BadInput("Unbuilt" + name, train_with(use), u, {flag + " is not implemented yet"}));
     }
-    c.push_back(BadInput("UnbuiltBeforeModel", {"ssh", "train", "--max-hours", "1", "m"}, u,
-                         {"--max-hours is not implemented yet"}));
+    c.push_back(BadInput("UnbuiltBeforeModel", {"ssh", "train", "--sync-every", "9", "m"}, u,
+                         {"--sync-every is not implemented yet"}));
+    c.push_back(BadInput("RestoreWithClean", train_with({"--restore", "--clean"}), u,
+                         {"--restore with --clean"}));
+    c.push_back(BadInput("RestoreWithResume", train_with({"--restore", "--resume"}), u,
+                         {"--restore with --resume"}));
+    c.push_back(BadInput("FallbackHostPrice", kTrain, u,
+                         {"fallback_hosts entry 2: 'x' after the host gpu2 is not "
+                          "price_per_hour=USD"})
+                    .with_settings(kSettings + "  fallback_hosts: [gpu1, \"gpu2 x\"]\n"));
+    c.push_back(BadInput("FallbackHostSpec", kTrain, u, {"fallback_hosts entry 1: "})
+                    .with_settings(kSettings + "  fallback_hosts: [\"gpu:99999\"]\n"));
     c.push_back(BadInput("MisspeltSyncEvery", train_with({"--epochs", "1", "--sync-evry", "60"}), u,
                          {"--sync-evry", "did you mean --sync-every?"}));
     c.push_back(
@@ -387,9 +405,9 @@ std::vector<BadInput> catalogue_flags() {
     c.push_back(BadInput("SettingsUnbuiltSyncEvery", kTrain, u,
                          {"@SETTINGS@:6:15: ssh.sync_every is not implemented yet"})
                     .with_settings(kSettings + "  sync_every: 600\n"));
-    c.push_back(BadInput("SettingsUnbuiltPricePerHour", kStatus, u,
-                         {"@SETTINGS@:6:19: ssh.price_per_hour is not implemented yet"})
-                    .with_settings(kSettings + "  price_per_hour: 0.45\n"));
+    c.push_back(BadInput("SettingsPricePerHourWord", kStatus, u,
+                         {"@SETTINGS@:6:19: ssh.price_per_hour must be a number"})
+                    .with_settings(kSettings + "  price_per_hour: cheap\n"));
     c.push_back(
         BadInput("SidecarUnbuiltNodes", kTrain, u,
                  {"@PROJECT@/m.ssh.yaml:2:24: ssh.nodes.master_port is not implemented yet"})

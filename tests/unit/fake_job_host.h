@@ -70,6 +70,7 @@ class FakeJobHost : public RemoteJob {
     std::string job_run_id;  // the run the job dir belongs to
     bool started = false;    // the start marker
     int attempt = 1;         // the attempt the lock records (restarts of a lost job)
+    long started_epoch = 0;  // the lock's start time (JobStatus::started); 0: unknown
     bool alive = false;      // the job's process group
     size_t printed = 0;      // lines of the script printed so far
     std::string console_log;
@@ -83,6 +84,10 @@ class FakeJobHost : public RemoteJob {
     int launches = 0, uploads = 0, cleans = 0, collects = 0, shutdown_runs = 0, stops = 0;
     std::map<std::string, std::vector<UploadItem>> uploaded;  // the last upload's items
     std::string collected_run;                                // the run id of the last collect
+    std::vector<int> follow_seconds;  // the bound of every follow of the job
+    // Called by a follow of the job that finds it running, with the segment's bound: a test
+    // lets its clock pass as a segment that waited so long would.
+    std::function<void(int seconds)> on_follow;
 
   private:
     // One remote command: refused while the link is down; the chosen call fails as `mode`
@@ -119,6 +124,7 @@ class FakeJobHost : public RemoteJob {
             s.pgid = started ? 4242 : 0;
             s.exit_status = exit_status;
             s.attempt = attempt;
+            s.started = started_epoch;
             s.state = job_state(s.locked, s.phase, s.pgid, alive, exit_status.has_value());
             return std::vector<JobStatus>{s};
         });
@@ -224,12 +230,14 @@ class FakeJobHost : public RemoteJob {
         });
     }
 
-    FollowStep follow(Task task, const std::string* run_id, uint64_t offset, int,
+    FollowStep follow(Task task, const std::string* run_id, uint64_t offset, int seconds,
                       const OutputSink& sink) override {
         const bool job = task == Task::job;
         return call(job ? "follow" : "follow shutdown", [&](bool midway) {
             if (run_id) check_run(*run_id);
             if (job && !started) throw Error(ErrorKind::remote, "the job was never started");
+            if (job) follow_seconds.push_back(seconds);
+            if (job && alive && on_follow) on_follow(seconds);
             if (job) advance();
             const std::string& log = job ? console_log : shutdown_log;
             const std::string out = offset < log.size() ? log.substr(offset) : "";

@@ -364,7 +364,6 @@ ssh:
 TEST_F(SettingsTest, UnbuiltSettingsAreRefusedUnlessDefault) {
     const std::vector<std::pair<std::string, std::string>> cases = {
         {"ssh:\n  sync_every: 600\n", "u:2:15: ssh.sync_every is not implemented yet"},
-        {"ssh:\n  price_per_hour: 0.45\n", "u:2:19: ssh.price_per_hour is not implemented yet"},
         {"ssh:\n  nodes:\n    master_port: 1234\n",
          "u:3:18: ssh.nodes.master_port is not implemented yet"},
         {"ssh:\n  nodes: {master_port: 29500, master_addr: 10.0.0.1}\n",
@@ -381,6 +380,16 @@ TEST_F(SettingsTest, UnbuiltSettingsAreRefusedUnlessDefault) {
     EXPECT_EQ(s.sync_every, 0);
     EXPECT_EQ(s.master_port, 29500);
     EXPECT_TRUE(warnings_.empty());
+}
+
+TEST_F(SettingsTest, PricePerHourIsAFiniteNumber) {
+    EXPECT_DOUBLE_EQ(load("ssh:\n  price_per_hour: 0.45\n").price_per_hour, 0.45);
+    EXPECT_DOUBLE_EQ(load("ssh:\n  price_per_hour: +2e-1\n").price_per_hour, 0.2);
+    for (const char* bad : {".inf", "nan", "0x10", "1,5", "-1"})
+        EXPECT_NE(error_of(std::string("ssh:\n  price_per_hour: ") + bad + "\n")
+                      .first.find("ssh.price_per_hour must be a number from 0 to 1000000"),
+                  std::string::npos)
+            << bad;
 }
 
 TEST_F(SettingsTest, TopLevelModelPathsComesBeforeSshModelPaths) {

@@ -339,4 +339,111 @@ TEST(RunCoordinator, ARunThatFailsForGoodDoesNotStopTheOther) {
     EXPECT_TRUE(h.b.alive);
 }
 
+// --max-hours / --max-cost: a job with many lines, each follow segment lasting its bound on
+// the run's clock.
+struct BudgetRig {
+    explicit BudgetRig(const mlt::TrainPlan& p) : r(host, p) {
+        host.script.lines.assign(100, "epoch\n");
+    }
+    FakeJobHost host;
+    RunRig r;
+};
+
+std::vector<nlohmann::json> history_of(const std::string& run_id) {
+    std::vector<nlohmann::json> records;
+    int skipped = 0;
+    for (const auto& rec : mlt::read_history(mlt::history_path(), &skipped))
+        if (rec["id"] == run_id) records.push_back(rec);
+    return records;
+}
+
+TEST(RunInMemoryBudget, MaxCostStopsTheJobCollectsRunsShutdownCmdsAndExits5) {
+    mlt::test::TempDir dir;
+    mlt::TrainPlan p = plan(dir.path());
+    p.price_per_hour = 3600;  // $1 a second
+    p.budget.max_cost = 40;
+    BudgetRig b(p);
+    b.host.on_follow = [&](int seconds) { b.r.clock.sleep(seconds); };
+    EXPECT_EQ(b.r.run.run(), mlt::exit_code::kLimit) << b.r.rep.alerts << b.r.rep.notices;
+    EXPECT_EQ(b.host.stops, 1);
+    EXPECT_EQ(b.host.collects, 1);
+    EXPECT_EQ(b.host.shutdown_runs, 1);
+    EXPECT_FALSE(b.host.lock_file.has_value());
+    EXPECT_LT(b.host.printed, 10u) << "the job ran on past its limit";
+    // Segments end at the limit: 15 s, 15 s, then the 10 s left; the stop comes next.
+    EXPECT_EQ(b.host.follow_seconds.at(0), 15);
+    EXPECT_EQ(b.host.follow_seconds.at(1), 15);
+    EXPECT_EQ(b.host.follow_seconds.at(2), 10);
+    EXPECT_NE(b.r.rep.alerts.find("--max-cost 40 (reached after 40 s, $40.00): stopping the "
+                                  "remote job of m"),
+              std::string::npos)
+        << b.r.rep.alerts;
+    EXPECT_NE(b.r.rep.notices.find("summary of run " + b.r.run.run_id() +
+                                   " of m: stopped by --max-cost 40"),
+              std::string::npos)
+        << b.r.rep.notices;
+    EXPECT_NE(b.r.rep.notices.find("(exit 5)"), std::string::npos) << b.r.rep.notices;
+    const auto records = history_of(b.r.run.run_id());
+    ASSERT_FALSE(records.empty());
+    EXPECT_EQ(records.back()["status"], "limit");
+    EXPECT_EQ(records.back()["max_cost"], 40.0);
+    EXPECT_GE(records.back()["cost"].get<double>(), 40.0);
+    EXPECT_EQ(records.back()["attempts"].at(0)["how"], "limit");
+}
+
+TEST(RunInMemoryBudget, ResumeCountsTheTimeBeforeIt) {
+    mlt::test::TempDir dir;
+    mlt::TrainPlan p = plan(dir.path());
+    p.resume = true;
+    p.budget.max_hours = 1;
+    BudgetRig b(p);
+    // A job an earlier mlt started two hours ago, still running.
+    b.host.lock_file = FakeJobHost::Lock{"r0", mlt::RunPhase::running};
+    b.host.job_run_id = "r0";
+    b.host.started = b.host.alive = true;
+    b.host.started_epoch = static_cast<long>(b.r.run.wall_now()) - 7200;
+    EXPECT_EQ(b.r.run.run(), mlt::exit_code::kLimit) << b.r.rep.alerts << b.r.rep.notices;
+    EXPECT_EQ(b.host.stops, 1);
+    EXPECT_EQ(b.host.printed, 0u) << "stopped before its next line";
+    EXPECT_EQ(b.host.collected_run, "r0");
+    EXPECT_EQ(b.host.shutdown_runs, 1);
+    EXPECT_NE(b.r.rep.alerts.find("--max-hours 1 (reached after 2h00m"), std::string::npos)
+        << b.r.rep.alerts;
+}
+
+TEST(RunInMemoryBudget, TheLimitCountsEveryAttempt) {
+    mlt::test::TempDir dir;
+    mlt::TrainPlan p = plan(dir.path());
+    p.max_restarts = 1;
+    p.price_per_hour = 1.5;
+    p.budget.max_hours = 50.0 / 3600;  // 50 s
+    BudgetRig b(p);
+    b.host.script.lost_after = 2;  // attempt 1: two segments (30 s), then lost
+    b.host.on_follow = [&](int seconds) { b.r.clock.sleep(seconds); };
+    EXPECT_EQ(b.r.run.run(), mlt::exit_code::kLimit) << b.r.rep.alerts << b.r.rep.notices;
+    EXPECT_EQ(b.host.attempt, 2);
+    EXPECT_EQ(b.host.stops, 1);
+    const auto& attempts = b.r.run.ledger().attempts();
+    ASSERT_EQ(attempts.size(), 2u);
+    EXPECT_EQ(attempts[0].how, "lost");
+    EXPECT_EQ(attempts[1].how, "limit");
+    EXPECT_NEAR(b.r.run.ledger().elapsed(b.r.run.wall_now()), 50, 1);
+    EXPECT_NE(b.r.rep.notices.find("  attempts: #1 on me@fake:22 at $1.50/h, 30 s, lost; #2 on "
+                                   "me@fake:22 at $1.50/h, 20 s, limit"),
+              std::string::npos)
+        << b.r.rep.notices;
+}
+
+TEST(RunInMemoryBudget, WithoutLimitsTheSegmentsAreFull) {
+    mlt::test::TempDir dir;
+    FakeJobHost host;
+    RunRig r(host, plan(dir.path()));
+    EXPECT_EQ(r.run.run(), 0);
+    for (int seconds : host.follow_seconds) EXPECT_EQ(seconds, mlt::kFollowSegmentSeconds);
+    EXPECT_NE(r.rep.notices.find("  time: 0.0 s; cost: not known"), std::string::npos)
+        << r.rep.notices;
+    // shutdown_cmds powered the host off: no reminder.
+    EXPECT_EQ(r.rep.notices.find("may still be billing"), std::string::npos) << r.rep.notices;
+}
+
 }  // namespace

@@ -163,3 +163,21 @@ TEST(TrainArguments, ResumeContradictsForce) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST(CheckBudgetFlags, MaxCostNeedsAPrice) {
+    EXPECT_NO_THROW(mlt::check_budget_flags(0, {}, false));
+    EXPECT_NO_THROW(mlt::check_budget_flags(0, {2, 0}, false));  // hours need no price
+    EXPECT_NO_THROW(mlt::check_budget_flags(1.5, {0, 20}, false));
+    try {
+        mlt::check_budget_flags(0, {0, 20}, false);
+        FAIL() << "no error for --max-cost without a price";
+    } catch (const mlt::Error& e) {
+        EXPECT_EQ(e.code(), mlt::exit_code::kUsage);
+        EXPECT_NE(std::string(e.what()).find("--max-cost needs a price"), std::string::npos)
+            << e.what();
+    }
+}
+
+}  // namespace

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "mlt/train/train_command.h"
+#include "mlt/train/run_summary.h"
 
 namespace {
 

@@ -83,6 +83,26 @@ TEST(ParseDecimal, OnlyPlainDecimalWithinRange) {
     EXPECT_FALSE(parse_decimal("65536", 1, 65535).has_value());
 }
 
+TEST(ParseReal, FiniteDecimalWithinRange) {
+    using mlt::parse_real;
+    EXPECT_EQ(parse_real("1.25", 0, 10), 1.25);
+    EXPECT_EQ(parse_real("0", 0, 10), 0.0);
+    EXPECT_EQ(parse_real(".5", 0, 10), 0.5);
+    EXPECT_EQ(parse_real("5e-4", 0, 10), 0.0005);
+    EXPECT_EQ(parse_real("1e+1", 0, 10), 10.0);
+    EXPECT_EQ(parse_real("-1", -2, 10), -1.0);
+    for (const char* bad : {"abc", "", ".", "-", "e5", "inf", "nan", "-inf", "0x10", " 1", "1 ",
+                            "+1", "1,5", "1.5.5", "1e999", "11", "-3"})
+        EXPECT_FALSE(parse_real(bad, -2, 10).has_value()) << bad;
+}
+
+TEST(FormatUsd, TwoDecimalsAndBelowACent) {
+    EXPECT_EQ(mlt::format_usd(0), "$0.00");
+    EXPECT_EQ(mlt::format_usd(0.421), "$0.42");
+    EXPECT_EQ(mlt::format_usd(1234.5), "$1234.50");
+    EXPECT_EQ(mlt::format_usd(0.004), "$0.004");
+}
+
 // The error of a failed remote command: exit 1 (not 255, the link was fine), and the end
 // of what it said, escaped and bounded, even behind a 200 KB login banner.
 TEST(RemoteFailure, QuotesTheLastLinesBoundedAndEscaped) {

@@ -36,6 +36,9 @@ void reject_train_flags(const CLI::App& ssh, const std::string& command);
 // A transform for a numeric option: plain decimal within [lo, hi], handed on as plain
 // digits. CLI11 alone would take `0x8fb` and `010` (octal) as numbers.
 CLI::Validator decimal_in(long long lo, long long hi);
+// A check for a real-number option: a plain finite decimal (parse_real) within [lo, hi], and
+// above `lo` when `above_lo`; else "'TEXT' is not <expected>".
+CLI::Validator real_in(double lo, double hi, bool above_lo, const std::string& expected);
 
 // A check for a path or name that may not be empty: `-i "$KEY"` with KEY unset would
 // otherwise mean "no key given", and `stop ''` would reach the remote.

@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include "mlt/train/run_ledger.h"
+
 namespace mlt {
 
 // `<mltk dir>/ssh/history.jsonl`: one JSON object per record of a run.
@@ -19,7 +21,14 @@ std::vector<nlohmann::json> read_history(const std::string& path, int* skipped);
 // run's first record. Records without an id stay as they are.
 std::vector<nlohmann::json> latest_per_run(const std::vector<nlohmann::json>& runs);
 
-// A table of the newest `limit` runs (all when 0), newest last.
+// Adds what `ledger` knows at `now` (epoch seconds) to a history record: "attempts" (each
+// with attempt, host, start, end, how, price_per_hour, cost), "hosts" (each once, in the
+// order used), "duration_s" and "cost" (USD; null when no host has a price). Nothing when
+// the ledger is empty.
+void add_ledger(nlohmann::json& record, const RunLedger& ledger, double now);
+
+// A table of the newest `limit` runs (all when 0), newest last: id, model, start, status,
+// exit status, attempts, cost, hosts.
 std::string format_history(const std::vector<nlohmann::json>& runs, size_t limit);
 
 // Appends one run to the history file (creating its directory); a failure to write is

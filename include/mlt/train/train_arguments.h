@@ -3,6 +3,8 @@
 #include <string>
 #include <vector>
 
+#include "mlt/train/run_ledger.h"
+
 namespace mlt {
 
 // One option of mlt that may appear among the words after `train`: its names as typed
@@ -33,6 +35,10 @@ TrainArguments split_train_arguments(const std::vector<std::string>& words,
 // Refuses --resume together with --force (mlt::Error usage): --resume continues the run the
 // remote holds, --force discards it.
 void check_job_flags(bool resume, bool force);
+
+// Refuses (mlt::Error usage) --max-cost when no price is known (`price_per_hour` 0: it could
+// never be reached); warns that a limit is not kept when mlt does not wait (`detached`).
+void check_budget_flags(double price_per_hour, const Budget& budget, bool detached);
 
 // True when the training arguments ask for MLTK's test model (`--test`).
 bool wants_test_model(const std::vector<std::string>& passed);

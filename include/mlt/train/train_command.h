@@ -24,6 +24,9 @@ struct TrainOptions {
     std::optional<int> max_restarts;       // --max-restarts; overrides the setting
     bool restore = false;                  // --restore
     bool no_failover = false;              // --no-failover
+    std::optional<double> price;           // --price USD per hour; overrides price_per_hour
+    double max_hours = 0;                  // --max-hours; 0: no limit
+    double max_cost = 0;                   // --max-cost USD; 0: no limit
 };
 
 // The whole train flow for one node (docs/architecture.md); returns the exit code (the
@@ -42,11 +45,6 @@ int run_stop(const SshCommandLine& cli, const std::string& model, bool test);
 // fails) the latest; without a local version, only the latest.
 std::pair<std::vector<std::string>, std::vector<std::string>> default_venv_packages(
     const std::string& local_mltk_version);
-
-// Whether one of `shutdown_cmds` powers the host off or stops the instance: `shutdown`,
-// `poweroff`, `halt` (also after `sudo`), `systemctl poweroff|halt`, `vastai stop|destroy`,
-// as the command word of one of its commands.
-bool powers_host_off(const std::vector<std::string>& shutdown_cmds);
 
 // `download MODEL [--test]`: pulls archive, logs and download_files now; the job is left alone.
 int run_download(const SshCommandLine& cli, const std::string& model, bool test);

@@ -10,6 +10,7 @@
 #include "mlt/train/failover.h"
 #include "mlt/train/local_state.h"
 #include "mlt/train/remote_job.h"
+#include "mlt/train/run_ledger.h"
 #include "mlt/train/status_line.h"
 #include "mlt/train/train_plan.h"
 #include "mlt/util/reporter.h"
@@ -113,6 +114,7 @@ enum class Ending {
     completed,    // every phase ran (whatever the training's status)
     detached,     // --no-wait returned while the job runs
     interrupted,  // Ctrl+C: the job was stopped, then collected (130)
+    limited,      // --max-hours / --max-cost reached: the job was stopped, then collected (5)
 };
 
 // Where shutdown_cmds stand.
@@ -159,6 +161,10 @@ class TrainRun {
     // How often the link was opened again.
     int reconnects() const { return reconnects_; }
     const std::string& host() const { return connection_.name(); }
+    // The time and cost of the run's attempts so far (times in epoch seconds, wall_now()).
+    const RunLedger& ledger() const { return ledger_; }
+    // Now in epoch seconds, on the run's clock (simulated in unit tests).
+    double wall_now() const { return clock_.now() + wall_offset_; }
 
   private:
     static constexpr int kStopGraceSeconds = 10;
@@ -185,6 +191,17 @@ class TrainRun {
     Phase release();
     // The end of a run that went through its phases.
     int finish();
+    // The block after a run that ends (run_budget.cpp): status, attempts, time and cost,
+    // results, the billing reminder; only the reminder when the run never held the lock.
+    // `error`: the run failed with it.
+    void summarize(const Error* error);
+    // --max-hours / --max-cost (run_budget.cpp): asks for the job's stop once a limit is
+    // reached while it may run; the seconds the next follow segment may last; the live line.
+    void check_budget();
+    int segment_seconds() const;
+    void show_cost();
+    // The attempt of the run on this host opens at `when` (a start, a restart, an adoption).
+    void begin_attempt(double when);
     // Handles an error of a step and the ones its handling raises; returns an exit code
     // when the run ends there.
     std::optional<int> handle(Error error);
@@ -242,6 +259,12 @@ class TrainRun {
     int attempt_ = 1;  // the attempt of the run's job: 2 on after restarts of a lost job
     Failover* failover_ = nullptr;
     bool moved_ = false;  // the run failed over to another host: it continues there
+    RunLedger ledger_;
+    double wall_offset_ = 0;  // epoch seconds minus clock_.now()
+    std::string end_note_;    // how the run ended, for the summary ("m finished with ...")
+    std::string limit_note_;  // the limit that stopped the job ("--max-hours 1 reached ...")
+    bool collected_ = false;  // this run brought the job's results home
+    bool archive_collected_ = false;  // ... with an archive of this run
 };
 
 // Drives several runs side by side, one step of each in turn, until all are over (several

@@ -30,6 +30,14 @@ std::string trim(std::string_view s);
 // (no blanks, `+`, `0x`, exponent or trailing text). nullopt otherwise.
 std::optional<long long> parse_decimal(std::string_view text, long long lo, long long hi);
 
+// A finite decimal number within [lo, hi]: digits, one optional `.`, an optional leading `-`
+// and an optional exponent (`1e-3`, `1e+3`); no blanks, leading `+`, hex, `inf` or `nan`. nullopt
+// otherwise.
+std::optional<double> parse_real(std::string_view text, double lo, double hi);
+
+// An amount of US dollars: "$0.42", "$1234.50" (two decimals; below a cent "$0.004").
+std::string format_usd(double usd);
+
 // OpenSSH's match_pattern: `*` stands for any run of characters and `?` for one; every other
 // character (`[` included) stands for itself. With `fold_case`, ASCII letters match either case.
 bool wildcard_match(std::string_view pattern, std::string_view text, bool fold_case);

@@ -1,0 +1,176 @@
+// RunLedger: the time and cost of a run over its attempts and hosts, on a clock the test
+// sets; the summary block and the history's table built from it.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "mlt/train/history.h"
+#include "mlt/train/run_ledger.h"
+#include "mlt/train/run_summary.h"
+
+namespace {
+
+constexpr double kT0 = 1'800'000'000;  // some epoch second
+
+TEST(RunLedger, EmptyKnowsNothing) {
+    mlt::RunLedger l;
+    EXPECT_TRUE(l.empty());
+    EXPECT_EQ(l.elapsed(kT0), 0);
+    EXPECT_FALSE(l.cost(kT0).has_value());
+    EXPECT_EQ(l.seconds_left({1, 1}, kT0), 3600) << "no time passed yet";
+    EXPECT_GT(l.seconds_left({0, 0}, kT0), 1e9) << "no limit";
+    EXPECT_EQ(l.limit_reached({0, 0}, kT0), "");
+}
+
+TEST(RunLedger, OneAttemptCountsFromItsStart) {
+    mlt::RunLedger l;
+    l.begin_attempt(1, "gpu1", 3.60, kT0);
+    EXPECT_DOUBLE_EQ(l.elapsed(kT0 + 600), 600);
+    EXPECT_DOUBLE_EQ(*l.cost(kT0 + 600), 0.60);  // 10 minutes at $3.60/h
+    EXPECT_DOUBLE_EQ(l.current_price(), 3.60);
+    l.end_attempt("success", kT0 + 900);
+    EXPECT_DOUBLE_EQ(l.elapsed(kT0 + 5000), 900) << "an ended run stops counting";
+    EXPECT_DOUBLE_EQ(*l.cost(kT0 + 5000), 0.90);
+    EXPECT_EQ(l.attempts().at(0).how, "success");
+    l.end_attempt("again", kT0 + 2000);
+    EXPECT_EQ(l.attempts().at(0).how, "success") << "an ended attempt stays as it ended";
+}
+
+TEST(RunLedger, SeveralAttemptsOnHostsWithTheirOwnPrices) {
+    mlt::RunLedger l;
+    l.begin_attempt(1, "gpu1", 1.20, kT0);
+    l.end_attempt("lost", kT0 + 1800);             // 30 min at 1.20: 0.60
+    l.begin_attempt(2, "gpu1", 1.20, kT0 + 1900);  // restarted in place
+    l.begin_attempt(3, "gpu2", 0.60, kT0 + 3700);  // moved: ends attempt 2 (0.60)
+    ASSERT_EQ(l.attempts().size(), 3u);
+    EXPECT_EQ(l.attempts()[1].how, "moved");
+    EXPECT_DOUBLE_EQ(*l.attempts()[1].end, kT0 + 3700);
+    EXPECT_DOUBLE_EQ(l.elapsed(kT0 + 7300), 7300) << "from the first start, gaps included";
+    EXPECT_NEAR(*l.cost(kT0 + 7300), 0.60 + 0.60 + 0.60, 1e-9);  // then 1 h at 0.60
+    EXPECT_DOUBLE_EQ(l.current_price(), 0.60);
+    EXPECT_DOUBLE_EQ(l.started(), kT0);
+}
+
+TEST(RunLedger, AHostWithoutAPriceCountsNothing) {
+    mlt::RunLedger l;
+    l.begin_attempt(1, "free", 0, kT0);
+    EXPECT_FALSE(l.cost(kT0 + 3600).has_value());
+    l.begin_attempt(2, "paid", 2, kT0 + 3600);
+    EXPECT_DOUBLE_EQ(*l.cost(kT0 + 5400), 1.0);
+}
+
+TEST(RunLedger, LimitsAndTheTimeLeftToThem) {
+    mlt::RunLedger l;
+    l.begin_attempt(1, "gpu1", 3600, kT0);  // $1 a second
+    const mlt::Budget hours{0.5, 0};
+    EXPECT_DOUBLE_EQ(l.seconds_left(hours, kT0 + 600), 1200);
+    EXPECT_EQ(l.limit_reached(hours, kT0 + 1799), "");
+    EXPECT_EQ(l.limit_reached(hours, kT0 + 1800), "--max-hours 0.5");
+    const mlt::Budget cost{0, 10};
+    EXPECT_DOUBLE_EQ(l.seconds_left(cost, kT0 + 4), 6);
+    EXPECT_EQ(l.limit_reached(cost, kT0 + 9), "");
+    EXPECT_EQ(l.limit_reached(cost, kT0 + 10), "--max-cost 10");
+    EXPECT_LE(l.seconds_left(cost, kT0 + 11), 0);
+    // Both: the nearer one counts.
+    EXPECT_DOUBLE_EQ(l.seconds_left({0.5, 10}, kT0), 10);
+    EXPECT_DOUBLE_EQ(l.seconds_left({0.001, 10}, kT0), 3.6);
+}
+
+TEST(RunLedger, AStartAheadOfTheClockCountsNoNegativeTime) {
+    mlt::RunLedger l;
+    l.begin_attempt(1, "h", 1, kT0 + 100);  // a remote clock ahead of ours
+    EXPECT_EQ(l.elapsed(kT0), 0);
+    EXPECT_EQ(*l.cost(kT0), 0);
+    l.end_attempt("failed", kT0);
+    EXPECT_EQ(*l.attempts()[0].end, kT0 + 100);
+}
+
+mlt::RunSummary summary() {
+    mlt::RunSummary s;
+    s.model = "m";
+    s.run_id = "r1";
+    s.status = "stopped by --max-hours 1 (reached after 1h00m00s): m finished with exit status 143";
+    s.exit_code = 5;
+    mlt::RunLedger l;
+    l.begin_attempt(1, "gpu1", 1.20, kT0);
+    l.end_attempt("lost", kT0 + 1800);
+    l.begin_attempt(2, "gpu2", 0.60, kT0 + 1800);
+    l.end_attempt("limit", kT0 + 3600);
+    s.attempts = l.attempts();
+    s.duration_s = l.elapsed(kT0 + 3600);
+    s.cost = l.cost(kT0 + 3600);
+    s.archive = "/p/m.mltk.zip";
+    s.logs = "/h/.mltk/models/m";
+    s.console = "/h/.mltk/models/m/mltk_ssh_train_m.log";
+    s.billing_host = "gpu2";
+    return s;
+}
+
+TEST(RunSummary, SaysStatusAttemptsTimeCostResultsAndReminder) {
+    const auto lines = mlt::summary_lines(summary());
+    const std::vector<std::string> expected = {
+        "summary of run r1 of m: stopped by --max-hours 1 (reached after 1h00m00s): m finished "
+        "with exit status 143 (exit 5)",
+        "  attempts: #1 on gpu1 at $1.20/h, 30m00s, lost; #2 on gpu2 at $0.60/h, 30m00s, limit",
+        "  time: 1h00m00s; cost: $0.90",
+        "  archive: /p/m.mltk.zip",
+        "  logs: /h/.mltk/models/m (console log: /h/.mltk/models/m/mltk_ssh_train_m.log)",
+        "  reminder: the remote machine gpu2 may still be billing: stop or destroy it when you "
+        "are done"};
+    EXPECT_EQ(lines, expected);
+}
+
+TEST(RunSummary, WithoutPriceResultsOrReminder) {
+    mlt::RunSummary s = summary();
+    s.cost.reset();
+    s.archive.clear();
+    s.logs.clear();
+    s.collect_hint = "still on the remote; collect them with: mlt ssh train m --resume";
+    s.billing_host.clear();
+    const auto lines = mlt::summary_lines(s);
+    ASSERT_EQ(lines.size(), 5u);
+    EXPECT_EQ(lines[2], "  time: 1h00m00s; cost: not known (no --price or price_per_hour)");
+    EXPECT_EQ(lines[3], "  console log: /h/.mltk/models/m/mltk_ssh_train_m.log");
+    EXPECT_EQ(lines[4],
+              "  results: still on the remote; collect them with: mlt ssh train m --resume");
+}
+
+TEST(RunSummary, DetachedReminderWaitsForTheCollection) {
+    EXPECT_EQ(mlt::billing_reminder("h", true),
+              "reminder: the remote machine h may still be billing: once the run is collected, "
+              "stop or destroy it when you are done");
+}
+
+TEST(History, RecordsTheLedgerAndShowsAttemptsAndCost) {
+    mlt::RunLedger l;
+    l.begin_attempt(1, "gpu1", 3.60, kT0);
+    l.end_attempt("lost", kT0 + 600);
+    l.begin_attempt(2, "gpu1", 3.60, kT0 + 600);
+    l.begin_attempt(3, "gpu2", 0, kT0 + 1200);
+    nlohmann::json r = {{"id", "r1"}, {"model", "m"}, {"status", "running"}, {"attempt", 3}};
+    mlt::add_ledger(r, l, kT0 + 1800);
+    EXPECT_EQ(r["hosts"], nlohmann::json({"gpu1", "gpu2"}));
+    ASSERT_EQ(r["attempts"].size(), 3u);
+    EXPECT_EQ(r["attempts"][0]["how"], "lost");
+    EXPECT_EQ(r["attempts"][0]["end"], mlt::iso_time(static_cast<std::time_t>(kT0 + 600)));
+    EXPECT_TRUE(r["attempts"][2]["end"].is_null());
+    EXPECT_DOUBLE_EQ(r["attempts"][1]["cost"].get<double>(), 0.60);
+    EXPECT_DOUBLE_EQ(r["cost"].get<double>(), 1.20);
+    EXPECT_EQ(r["duration_s"], 1800);
+    const std::string table = mlt::format_history({r}, 0);
+    EXPECT_NE(table.find("ATTEMPTS"), std::string::npos) << table;
+    EXPECT_NE(table.find(" 3 "), std::string::npos) << table;
+    EXPECT_NE(table.find("$1.20"), std::string::npos) << table;
+    EXPECT_NE(table.find("gpu1,gpu2"), std::string::npos) << table;
+    // An old record without cost or attempts: dashes.
+    const std::string old = mlt::format_history({{{"id", "r0"}, {"model", "m"}}}, 0);
+    EXPECT_EQ(old.find("$"), std::string::npos) << old;
+}
+
+TEST(History, AnEmptyLedgerAddsNothing) {
+    nlohmann::json r = {{"cost", nullptr}};
+    mlt::add_ledger(r, mlt::RunLedger{}, kT0);
+    EXPECT_EQ(r, nlohmann::json({{"cost", nullptr}}));
+}
+
+}  // namespace
