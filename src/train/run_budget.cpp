@@ -51,7 +51,7 @@ void TrainRun::summarize(const Error* error) {
     // No machine is left to bill once shutdown_cmds that power it off ran (phase done), and
     // none was ever reached by a run that never connected.
     const bool powered_off = phase_ == Phase::done && powers_host_off(plan_.shutdown_cmds);
-    const std::string billing =
+    std::string billing =
         phase_ == Phase::connect || powered_off || bad_input ? std::string() : host();
     if (lock_ == LockHold::none) {
         // Nothing of this run on the remote (a conflict, a refused --resume): the reminder alone.
@@ -74,6 +74,13 @@ void TrainRun::summarize(const Error* error) {
     if (watch_.started()) s.console = plan_.local_console;
     if (watch_.started() && !collected_)
         s.collect_hint = "still on the remote; collect them with: " + plan_.resume_line;
+    // A host left after a failover may come back and bill again.
+    std::string lost;
+    for (const auto& a : ledger_.attempts())
+        if (a.how == "host lost" && a.host != host() && lost.find(a.host) == std::string::npos)
+            lost += (lost.empty() ? "" : ", ") + a.host;
+    if (!billing.empty() && !lost.empty())
+        billing += " (and the lost " + lost + ", should it come back)";
     s.billing_host = billing;
     s.detached = ending_ == Ending::detached;
     for (const auto& line : summary_lines(s)) reporter_.notice(line);

@@ -87,6 +87,7 @@ class TrainFailoverTest : public TrainTest {
             EXPECT_EQ(::kill(static_cast<pid_t>(-pgid), SIGKILL), 0);
             EXPECT_TRUE(wait_group_gone(pgid));
         }
+        lost_port_ = relay_->port();
         relay_.reset();
         std::error_code ec;
         fs::remove_all(remote(), ec);
@@ -124,10 +125,18 @@ class TrainFailoverTest : public TrainTest {
         ASSERT_FALSE(runs.empty());
         EXPECT_EQ(runs.back().at("status"), "success") << read_or_empty(history_path());
         EXPECT_EQ(runs.back().at("id"), run);
+        // Both hosts in the history and in the summary, with the lost one's reminder.
+        const std::string a = "127.0.0.1:" + std::to_string(lost_port_);
+        const std::string b = "127.0.0.1:" + std::to_string(standby_->port());
+        EXPECT_TRUE(has_text(runs.back().at("hosts"), a)) << runs.back().at("hosts");
+        EXPECT_TRUE(has_text(runs.back().at("hosts"), b)) << runs.back().at("hosts");
+        EXPECT_TRUE(has_text(r.out, "host lost; #2 on ")) << describe(r);
+        EXPECT_TRUE(has_text(r.out, a + ", should it come back")) << describe(r);
     }
 
     std::unique_ptr<FaultRelay> relay_;
     std::unique_ptr<TestSshd> standby_;
+    int lost_port_ = 0;  // host A's port, once it is lost
 };
 
 TEST_F(TrainFailoverTest, AHostLostMidRunFinishesOnTheFallbackHost) {
