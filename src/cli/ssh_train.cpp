@@ -22,7 +22,6 @@ struct UnbuiltOption {
     const char* what;   // what it would do
 };
 constexpr UnbuiltOption kUnbuilt[] = {
-    {"--sync-every", "S", "pull logs and checkpoints every S seconds while training"},
     {"--restore", nullptr, "upload the local log dir before the start"},
     {"--price", "USD", "count the cost of the run at USD per hour of a node"},
     {"--max-hours", "H", "stop the run after H hours"},
@@ -119,6 +118,12 @@ void add_train_options(CLI::App& app, TrainOptions& o, SshCommandLine& cli, int&
            "(default: setting max_restarts, 0)")
         ->type_name("N")
         ->transform(decimal_in(0, 1000));
+    app.add_option_function<int>(
+           "--sync-every", [&o](int s) { o.sync_every = s; },
+           "Pull the remote log dir (logs, checkpoints) every S seconds while training, on a "
+           "second connection (default: setting sync_every, 0); 0: only at the end")
+        ->type_name("S")
+        ->transform(decimal_in(0, 604800));
     add_verbose_flag(app, verbosity, "More detail; the training sees MLT_VERBOSE=1");
     add_connection_options(app, cli, "Connection options (as before train; not passed on)");
     add_unbuilt_options(app);

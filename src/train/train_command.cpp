@@ -374,6 +374,7 @@ TrainPlan plan_for(const RunContext& c, const SshCommandLine& cli, const std::st
     p.compression = c.settings.compression;
     p.reconnect_timeout_s = c.settings.reconnect_timeout;
     p.max_restarts = c.settings.max_restarts;
+    p.sync_every_s = c.settings.sync_every;
     p.owner = local_owner();
     // MODEL as typed, so a spec path still finds its spec; --test keeps the test model.
     std::vector<std::string> test_flag;
@@ -460,6 +461,7 @@ int run_train(const SshCommandLine& cli, const TrainOptions& o) {
     plan.no_wait = o.no_wait;
     if (o.reconnect_timeout) plan.reconnect_timeout_s = *o.reconnect_timeout;
     if (o.max_restarts) plan.max_restarts = *o.max_restarts;
+    if (o.sync_every) plan.sync_every_s = *o.sync_every;
 
     // Before any connection: a second mlt on this model's local files is refused, and the
     // key is decrypted (or the password asked) once for the whole run.

@@ -127,6 +127,10 @@ TrainRun::TrainRun(Connection& connection, RemoteJob& job, TrainPlan plan, Repor
       console_(plan_.local_console, plan_.local_state_dir),
       status_(reporter_) {}
 
+TrainRun::~TrainRun() {
+    stop_sync();
+}
+
 int TrainRun::run() {
     begin();
     while (advance()) {
@@ -157,7 +161,9 @@ bool TrainRun::advance() {
         }
         if (error) exit_code_ = handle(*error);
         if (!over() && phase_ == Phase::done) exit_code_ = finish();
+        if (over()) stop_sync();
     } catch (const Fatal& fatal) {
+        stop_sync();
         exit_code_ = fatal.error.code();
         throw fatal.error;
     }
@@ -373,6 +379,7 @@ Phase TrainRun::follow() {
         job_.stop(kStopGraceSeconds, &run_id_);
         watch_.stop = JobWatch::Stop::done;
     }
+    start_sync();
     const uint64_t offset = console_.open(run_id_);
     const auto show = [&](std::string_view d) {
         console_.append(d);  // the record first
@@ -398,6 +405,7 @@ Phase TrainRun::follow() {
 }
 
 Phase TrainRun::collect() {
+    stop_sync();  // the collection pulls into the same local dir
     // The follow's last segment read the result and recorded phase finished; a retry (after
     // a lost link) asks again.
     const std::optional<JobResult> followed = std::exchange(followed_, std::nullopt);

@@ -1,5 +1,6 @@
 #include "mlt/util/interrupt.h"
 
+#include <atomic>
 #include <csignal>
 #include <string>
 
@@ -11,8 +12,10 @@ namespace {
 
 volatile std::sig_atomic_t g_interrupts = 0;
 volatile std::sig_atomic_t g_leave = 0;
-int g_acknowledged = 0;  // only touched outside the signal handlers
-int g_deferred = 0;
+// Only touched outside the signal handlers; read by the live pull's thread too.
+std::atomic<int> g_acknowledged{0};
+// Per thread: a deferral of the run's thread does not hold back another thread's wait.
+thread_local int g_deferred = 0;
 
 extern "C" void on_interrupt(int) {
     g_interrupts = g_interrupts + 1;
@@ -35,11 +38,11 @@ void install_interrupt_handler() {
 }
 
 void acknowledge_interrupt() {
-    if (g_acknowledged < g_interrupts) ++g_acknowledged;
+    if (g_acknowledged.load() < g_interrupts) ++g_acknowledged;
 }
 
 bool interrupt_pending() {
-    return g_interrupts > g_acknowledged;
+    return g_interrupts > g_acknowledged.load();
 }
 
 int leave_signal() {

@@ -368,7 +368,6 @@ std::vector<BadInput> catalogue_flags() {
     // Options the docs name whose features are not built yet: refused, never handed to the
     // training; a typo of one of mlt's options likewise (after `--` both would go on).
     for (const auto& [name, use] : std::vector<std::pair<std::string, std::vector<std::string>>>{
-             {"SyncEvery", {"--sync-every", "60"}},
              {"Restore", {"--restore"}},
              {"Price", {"--price=0.5"}},
              {"MaxHours", {"--max-hours", "2"}},
@@ -384,9 +383,14 @@ std::vector<BadInput> catalogue_flags() {
                          {"--sync-evry", "did you mean --sync-every?"}));
     c.push_back(
         BadInput("MisspeltNoWait", train_with({"--no-wiat"}), u, {"did you mean --no-wait?"}));
-    c.push_back(BadInput("SettingsUnbuiltSyncEvery", kTrain, u,
-                         {"@SETTINGS@:6:15: ssh.sync_every is not implemented yet"})
-                    .with_settings(kSettings + "  sync_every: 600\n"));
+    c.push_back(
+        BadInput("SyncEveryWord", train_with({"--sync-every", "abc"}), u, {"--sync-every", "abc"}));
+    c.push_back(BadInput("SyncEveryNegative", train_with({"--sync-every", "-1"}), u,
+                         {"--sync-every", "-1"}));
+    c.push_back(BadInput("SettingsSyncEveryFraction", kTrain, u,
+                         {"@SETTINGS@:6:15: ssh.sync_every must be an integer from 0 to 604800, "
+                          "got '0.5'"})
+                    .with_settings(kSettings + "  sync_every: 0.5\n"));
     c.push_back(BadInput("SettingsUnbuiltPricePerHour", kStatus, u,
                          {"@SETTINGS@:6:19: ssh.price_per_hour is not implemented yet"})
                     .with_settings(kSettings + "  price_per_hour: 0.45\n"));

@@ -22,6 +22,7 @@ struct TrainOptions {
     std::string workspace;  // --workspace DIR (relative to the cwd); overrides ssh.workspace
     std::optional<int> reconnect_timeout;  // --reconnect-timeout; overrides the setting
     std::optional<int> max_restarts;       // --max-restarts; overrides the setting
+    std::optional<int> sync_every;         // --sync-every; overrides the setting
 };
 
 // The whole train flow for one node (docs/architecture.md); returns the exit code (the

@@ -39,6 +39,7 @@ struct TrainPlan {
     bool no_wait = false;
     int reconnect_timeout_s = 600;  // 0: a lost link ends the run at once
     int max_restarts = 0;           // restarts of a job found lost, by this run itself
+    int sync_every_s = 0;           // --sync-every: seconds between pulls while training; 0: off
     std::string owner;              // "user@host pid N", recorded in the lock
     std::string resume_line;        // `mlt ssh ... train MODEL --resume`, shell-quoted
     std::string stop_line;          // `mlt ssh ... stop MODEL`

@@ -7,6 +7,7 @@
 #include "mlt/job/job.h"
 #include "mlt/job/status.h"
 #include "mlt/ssh/connection.h"
+#include "mlt/train/live_pull.h"
 #include "mlt/train/local_state.h"
 #include "mlt/train/remote_job.h"
 #include "mlt/train/status_line.h"
@@ -133,6 +134,9 @@ class TrainRun {
   public:
     TrainRun(Connection& connection, RemoteJob& job, TrainPlan plan, Reporter& reporter,
              RunClock& clock, RunObserver* observer = nullptr);
+    ~TrainRun();  // stops the pulls of --sync-every
+    TrainRun(const TrainRun&) = delete;
+    TrainRun& operator=(const TrainRun&) = delete;
 
     // Runs every phase and returns the exit code: the training's status (0: success), 130
     // after a Ctrl+C, 143/129 after SIGTERM/SIGHUP. Throws mlt::Error for everything else
@@ -203,6 +207,11 @@ class TrainRun {
     // "the remote job of M is STILL RUNNING on H; stop it with: ...; reattach with: ...".
     std::string still_running() const;
     std::string which() const;  // "M (run ID)"
+    // --sync-every (run_sync.cpp): starts the pulls while the job may run and this run waits
+    // for it (the follow); stops them (waiting for the thread) before the collection, when
+    // the run is over, and before anything else that must not run beside them.
+    void start_sync();
+    void stop_sync();
 
     Connection& connection_;
     RemoteJob& job_;
@@ -227,6 +236,8 @@ class TrainRun {
     TransferStats up_, down_;
     int reconnects_ = 0;
     int attempt_ = 1;  // the attempt of the run's job: 2 on after restarts of a lost job
+    // The pulls of --sync-every; declared last, so that they stop before what they use goes.
+    std::unique_ptr<LivePull> live_pull_;
 };
 
 // Drives several runs side by side, one step of each in turn, until all are over (several

@@ -23,8 +23,9 @@ int leave_signal();
 // except inside an InterruptDeferral.
 void throw_if_interrupted();
 
-// While one lives, throw_if_interrupted() does nothing: for a short, bounded remote step that
-// must not be cut in the middle (starting the job). Signals stay pending for afterwards.
+// While one lives, throw_if_interrupted() does nothing in its thread: for a short, bounded
+// remote step that must not be cut in the middle (starting the job). Signals stay pending
+// for afterwards.
 class InterruptDeferral {
   public:
     InterruptDeferral();
