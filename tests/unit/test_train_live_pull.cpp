@@ -97,6 +97,7 @@ class ProgressLog : public Reporter {
     void emit(Event, std::string_view) override {}
 };
 
+// A LivePull of `plan()` on a LocalConnection, with its status line.
 class LivePullRun : public ::testing::Test {
   protected:
     TrainPlan plan() const {
@@ -112,37 +113,34 @@ class LivePullRun : public ::testing::Test {
     }
     test::TempDir temp_;
     const std::string dir_ = temp_.path();
+    ProgressLog reporter_;
+    StatusLine status_{reporter_};
+    LivePull pull_{plan(), "run-1", status_, reporter_};
 };
 
 TEST_F(LivePullRun, PullsTheRemoteLogDirInItsOwnThreadUntilStopped) {
     fs::create_directories(dir_ + "/remote/logs/sub");
     test::write_file(dir_ + "/remote/logs/sub/ckpt.bin", "weights");
-    ProgressLog reporter;
-    StatusLine status(reporter);
     LocalConnection connection(true);
-    LivePull pull(plan(), "run-1", status, reporter);
-    ASSERT_TRUE(pull.start(connection));
-    EXPECT_TRUE(pull.running());
+    ASSERT_TRUE(pull_.start(connection));
+    EXPECT_TRUE(pull_.running());
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
-    while (pull.pulls() < 2 && std::chrono::steady_clock::now() < deadline)
+    while (pull_.pulls() < 2 && std::chrono::steady_clock::now() < deadline)
         std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    pull.stop();
-    EXPECT_FALSE(pull.running());
-    ASSERT_GE(pull.pulls(), 2);
+    pull_.stop();
+    EXPECT_FALSE(pull_.running());
+    ASSERT_GE(pull_.pulls(), 2);
     EXPECT_EQ(test::slurp(dir_ + "/local/sub/ckpt.bin"), "weights");
-    EXPECT_NE(status.text().find("nothing new"), std::string::npos)
-        << "the second pull found it unchanged: " << status.text();
+    EXPECT_NE(status_.text().find("nothing new"), std::string::npos)
+        << "the second pull found it unchanged: " << status_.text();
     EXPECT_FALSE(fs::exists(dir_ + "/local/.mlt-pull"));
-    pull.stop();  // again: nothing to do
+    pull_.stop();  // again: nothing to do
 }
 
 TEST_F(LivePullRun, AConnectionWithoutASideLinkPullsNothing) {
-    ProgressLog reporter;
-    StatusLine status(reporter);
     LocalConnection connection(false);
-    LivePull pull(plan(), "run-1", status, reporter);
-    EXPECT_FALSE(pull.start(connection));
-    EXPECT_FALSE(pull.running());
+    EXPECT_FALSE(pull_.start(connection));
+    EXPECT_FALSE(pull_.running());
 }
 
 }  // namespace
