@@ -9,6 +9,7 @@
 
 #include "mlt/job/job.h"
 #include "mlt/transfer/progress.h"
+#include "mlt/util/interrupt.h"
 
 namespace mlt {
 
@@ -129,7 +130,8 @@ void LivePull::stop() {
 }
 
 void LivePull::loop(Connection& side) {
-    bool reopen = false;  // the last pull failed: its link is not to be trusted
+    const StopScope scope(stop_);  // every remote wait of this thread ends on stop()
+    bool reopen = false;           // the last pull failed: its link is not to be trusted
     // The remote's compressor, asked once, at the first pull that streams small files.
     const CompressionChoice compression =
         checked_compression([&side]() -> Remote& { return side.remote(); }, plan_.compression);

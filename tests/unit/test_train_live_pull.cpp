@@ -9,6 +9,7 @@
 
 #include "local_remote.h"
 #include "mlt/train/live_pull.h"
+#include "mlt/util/interrupt.h"
 #include "transfer_fixtures.h"
 
 namespace mlt {
@@ -73,6 +74,18 @@ TEST(LivePull, AStopEndsAStreamUnderWayWithinAChunk) {
     pull.join();
     EXPECT_TRUE(threw);
     EXPECT_THROW(remote.run("true"), Error) << "no new command after a stop";
+}
+
+// The remote waits of the pulls' thread (throw_if_interrupted) end on its stop flag; those of
+// other threads do not.
+TEST(LivePull, AStopScopeEndsTheWaitsOfItsThreadOnly) {
+    std::atomic<bool> stop{false};
+    const StopScope scope(stop);
+    EXPECT_NO_THROW(throw_if_interrupted());
+    stop = true;
+    EXPECT_THROW(throw_if_interrupted(), Error);
+    std::thread other([] { EXPECT_NO_THROW(throw_if_interrupted()); });
+    other.join();
 }
 
 // The run's connection and its side link: each a LocalRemote (commands on this machine).
