@@ -14,44 +14,6 @@ namespace {
 // The flags `mlt ssh` takes before COMMAND only for train.
 constexpr const char* kTrainOnly[] = {"--clean", "--force", "--resume", "--no-wait"};
 
-// Options the docs name whose features are not built yet. They are declared, so they are
-// mlt's wherever they stand (never handed to the training), and refused after parsing.
-struct UnbuiltOption {
-    const char* name;
-    const char* value;  // the value's name, or null for a flag
-    const char* what;   // what it would do
-};
-constexpr UnbuiltOption kUnbuilt[] = {
-    {"--sync-every", "S", "pull logs and checkpoints every S seconds while training"},
-};
-
-void add_unbuilt_options(CLI::App& app) {
-    const std::string group = "Not implemented yet (refused)";
-    for (const auto& u : kUnbuilt) {
-        const std::string help = std::string("not implemented yet: ") + u.what;
-        if (u.value)
-            app.add_option_function<std::string>(
-                   u.name, [](const std::string&) {}, help)
-                ->type_name(u.value)
-                ->group(group);
-        else
-            app.add_flag(u.name, help)->group(group);
-    }
-}
-
-// Throws mlt::Error (usage) when `app` got one of kUnbuilt.
-void refuse_unbuilt(const CLI::App& app) {
-    for (const auto& u : kUnbuilt) {
-        const CLI::Option* opt = app.get_option_no_throw(u.name);
-        if (!opt || opt->count() == 0) continue;
-        throw usage_error(std::string(u.name) + " is not implemented yet (it would " + u.what +
-                              "); nothing was done",
-                          std::string("leave it out; to hand it to the training, give it after "
-                                      "--: train MODEL -- ") +
-                              u.name);
-    }
-}
-
 // MLTK's `ssh` takes these before COMMAND as well as after MODEL; each has its --no- form
 // (for --no-wait: --wait), and the last one given wins.
 void add_job_flags(CLI::App& app, TrainOptions& o, const std::string& group) {
@@ -141,9 +103,14 @@ void add_train_options(CLI::App& app, TrainOptions& o, SshCommandLine& cli, int&
     app.add_flag("--no-failover", o.no_failover,
                  "Never continue on a fallback_hosts / provision_cmd host when the host is lost");
     add_budget_options(app, o);
+    app.add_option_function<int>(
+           "--sync-every", [&o](int s) { o.sync_every = s; },
+           "Pull the remote log dir (logs, checkpoints) every S seconds while training, on a "
+           "second connection (default: setting sync_every, 0); 0: only at the end")
+        ->type_name("S")
+        ->transform(decimal_in(0, 604800));
     add_verbose_flag(app, verbosity, "More detail; the training sees MLT_VERBOSE=1");
     add_connection_options(app, cli, "Connection options (as before train; not passed on)");
-    add_unbuilt_options(app);
 }
 
 // The names and arity of the options `app` declares, for splitting the words after MODEL.
@@ -197,8 +164,6 @@ void add_ssh_job_commands(CLI::App& ssh, Action& action, const std::shared_ptr<S
         add_train_options(after, *opts, *cli, verbosity);
         std::vector<std::string> reversed(words.own.rbegin(), words.own.rend());
         after.parse(reversed);
-        refuse_unbuilt(*train);
-        refuse_unbuilt(after);
         opts->model = words.model;
         opts->args = words.passed;
         opts->verbose = verbosity > 0;

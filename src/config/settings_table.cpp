@@ -221,11 +221,10 @@ std::vector<FieldDecl> training_fields() {
 std::vector<FieldDecl> link_and_transfer_fields() {
     using S = SshSettings;
     return {
-        unbuilt(number("sync_every", "`0`", "0",
-                       "seconds between pulls of logs and checkpoints while training; 0: only at "
-                       "the end",
-                       0, 604800, &assign<&S::sync_every>),
-                &is_default<&S::sync_every>),
+        integer("sync_every", "`0`", "0",
+                "seconds between pulls of the remote log dir (logs and checkpoints) while "
+                "training, on a second connection (as `--sync-every`); 0: only at the end",
+                0, 604800, &assign<&S::sync_every>),
         special("host_key_checking", SettingType::host_key_checking, "`accept-new`", "accept-new",
                 "unknown host keys: `yes` refuses, `accept-new` records, `no` accepts without "
                 "recording; a changed key: `no` accepts it with a warning (then only key "

@@ -57,42 +57,19 @@ void collect_archive(Remote& remote, const TrainPlan& plan, const JobResult& res
     }
 }
 
-// The remote log dir into the local one, MLTK's CLI log beside it.
+// The remote log dir into the local one (pull_logs), with its notice.
 void collect_logs(Remote& remote, const TrainPlan& plan, const JobResult& result,
                   const CompressionChoice& compression, Reporter& reporter, TransferStats& total) {
     const std::string run = result.run_id.empty() ? "-" : result.run_id;
-    // MLTK's CLI log sits beside its models dir: <cache>/cli_logs/train.log, kept locally as
-    // train.log. Fetched first: when it exists, it is the local train.log.
-    bool have_cli_log = false;
-    if (plan.mltk_train && !result.log_dir.empty()) {
-        const fs::path cache = fs::path(result.log_dir).parent_path().parent_path();
-        if (auto size = download_file_if_present(remote, (cache / "cli_logs/train.log").string(),
-                                                 plan.local_logs + "/train.log")) {
-            add(total, {1, *size});
-            have_cli_log = true;
-        }
-    }
-    // The log dir the job recorded (it asked the remote MLTK); the named one of the settings
-    // when the job never got that far.
-    std::string log_dir = result.log_dir;
-    if (log_dir.empty() && !plan.remote_log_dir.empty())
-        log_dir = remote_path_in(plan.remote_dir, plan.remote_log_dir);
-    if (log_dir.empty()) {
+    const LogsPull pulled = pull_logs(remote, plan, result.log_dir, compression, PullReport::shown);
+    add(total, pulled.cli_log);
+    if (!pulled.log_dir_known) {
         reporter.notice("logs: none; the job of run " + run +
                         " ended before it chose its log dir (see the console log)");
         return;
     }
-    // Only what is new or changed since the last pull (e.g. a --resume, or `download`).
-    // The console copy (and MLTK's train.log, fetched above) are mlt's own: a remote
-    // file of the same name is stored aside instead of replacing them.
-    std::vector<std::string> own;
-    const fs::path console = fs::path(plan.local_console);
-    if (console.parent_path() == fs::path(plan.local_logs))
-        own.push_back(console.filename().string());
-    if (have_cli_log) own.push_back("train.log");
-    const SyncResult logs = sync_down(remote, log_dir, plan.local_logs, compression, own);
-    add(total, logs.moved);
-    reporter.notice("logs: " + plan.local_logs + ": " + describe(logs));
+    add(total, pulled.logs.moved);
+    reporter.notice("logs: " + plan.local_logs + ": " + describe(pulled.logs));
 }
 
 // One `from|to` pair of download_files: a file, or a directory copied as a whole.
@@ -137,6 +114,41 @@ void collect_download_files(Remote& remote, const TrainPlan& plan,
 }
 
 }  // namespace
+
+std::string remote_log_dir_of(const TrainPlan& plan, const std::string& recorded) {
+    if (!recorded.empty()) return recorded;
+    if (!plan.remote_log_dir.empty()) return remote_path_in(plan.remote_dir, plan.remote_log_dir);
+    return {};
+}
+
+LogsPull pull_logs(Remote& remote, const TrainPlan& plan, const std::string& recorded_log_dir,
+                   const CompressionChoice& compression, PullReport report) {
+    LogsPull pulled;
+    // MLTK's CLI log sits beside its models dir: <cache>/cli_logs/train.log, kept locally as
+    // train.log. Fetched first: when it exists, it is the local train.log.
+    bool have_cli_log = false;
+    if (plan.mltk_train && !recorded_log_dir.empty()) {
+        const fs::path cache = fs::path(recorded_log_dir).parent_path().parent_path();
+        if (auto size = download_file_if_present(remote, (cache / "cli_logs/train.log").string(),
+                                                 plan.local_logs + "/train.log")) {
+            pulled.cli_log = {1, *size};
+            have_cli_log = true;
+        }
+    }
+    const std::string log_dir = remote_log_dir_of(plan, recorded_log_dir);
+    if (log_dir.empty()) return pulled;
+    pulled.log_dir_known = true;
+    // Only what is new or changed since the last pull (e.g. a --resume, or `download`).
+    // The console copy (and MLTK's train.log, fetched above) are mlt's own: a remote
+    // file of the same name is stored aside instead of replacing them.
+    std::vector<std::string> own;
+    const fs::path console = fs::path(plan.local_console);
+    if (console.parent_path() == fs::path(plan.local_logs))
+        own.push_back(console.filename().string());
+    if (have_cli_log) own.push_back("train.log");
+    pulled.logs = sync_down(remote, log_dir, plan.local_logs, compression, own, report);
+    return pulled;
+}
 
 TransferStats collect_results(Remote& remote, const TrainPlan& plan, const JobResult& result,
                               const CompressionChoice& compression, Reporter& reporter) {

@@ -62,6 +62,14 @@ bool TrainRun::fail_over(double elapsed) {
     if (!run_id_.empty()) record("host lost", std::nullopt);
     reporter_.alert("host " + lost + " lost while " + during + " and not back after " +
                     format_duration(elapsed) + "; looking for a standby host");
+    // The pulls of --sync-every are the lost host's: what they brought stays, and they end
+    // here without a wait for a connect to the lost host that may be under way (joined when
+    // the run ends); the follow on the new host starts its own.
+    if (live_pull_) {
+        live_pull_->request_stop();
+        retired_pulls_.push_back(std::move(live_pull_));
+    }
+    status_.set(kSyncPart, "");
     const std::optional<NextHost> next = failover_->next(reporter_);
     if (!next) {
         reporter_.alert("no standby host left (fallback_hosts, provision_cmd)");

@@ -376,6 +376,7 @@ TrainPlan plan_for(const RunContext& c, const SshCommandLine& cli, const std::st
     p.reconnect_timeout_s = c.settings.reconnect_timeout;
     p.max_restarts = c.settings.max_restarts;
     p.price_per_hour = c.settings.price_per_hour;
+    p.sync_every_s = c.settings.sync_every;
     p.owner = local_owner();
     // MODEL as typed, so a spec path still finds its spec; --test keeps the test model.
     std::vector<std::string> test_flag;
@@ -472,6 +473,7 @@ int run_train(const SshCommandLine& cli, const TrainOptions& o) {
     if (o.price) plan.price_per_hour = *o.price;
     plan.budget = {o.max_hours, o.max_cost};
     check_budget_flags(plan.price_per_hour, plan.budget, o.no_wait && !o.resume);
+    if (o.sync_every) plan.sync_every_s = *o.sync_every;
 
     // Before any connection: a second mlt on this model's local files is refused, and the
     // key is decrypted (or the password asked) once for the whole run.

@@ -131,6 +131,10 @@ TrainRun::TrainRun(Connection& connection, RemoteJob& job, TrainPlan plan, Repor
     wall_offset_ = std::chrono::duration<double>(epoch).count() - clock_.now();
 }
 
+TrainRun::~TrainRun() {
+    stop_sync();
+}
+
 int TrainRun::run() {
     begin();
     while (advance()) {
@@ -161,7 +165,9 @@ bool TrainRun::advance() {
         }
         if (error) exit_code_ = handle(*error);
         if (!over() && phase_ == Phase::done) exit_code_ = finish();
+        if (over()) stop_sync();
     } catch (const Fatal& fatal) {
+        stop_sync();
         exit_code_ = fatal.error.code();
         summarize(&fatal.error);
         throw fatal.error;
@@ -395,6 +401,7 @@ Phase TrainRun::follow() {
         job_.stop(kStopGraceSeconds, &run_id_);
         watch_.stop = JobWatch::Stop::done;
     }
+    start_sync();
     const uint64_t offset = console_.open(run_id_);
     const auto show = [&](std::string_view d) {
         console_.append(d);  // the record first
@@ -421,6 +428,7 @@ Phase TrainRun::follow() {
 }
 
 Phase TrainRun::collect() {
+    stop_sync();  // the collection pulls into the same local dir
     // The follow's last segment read the result and recorded phase finished; a retry (after
     // a lost link) asks again.
     const std::optional<JobResult> followed = std::exchange(followed_, std::nullopt);

@@ -120,8 +120,8 @@ std::string first_part(const std::string& path) {
 class Pull {
   public:
     Pull(Remote& remote, const std::string& remote_base, const std::string& local_base,
-         const std::vector<std::string>& own_names)
-        : remote_(remote), remote_base_(remote_base), local_base_(local_base) {
+         const std::vector<std::string>& own_names, PullReport shown)
+        : remote_(remote), remote_base_(remote_base), local_base_(local_base), shown_(shown) {
         own_.insert(own_names.begin(), own_names.end());
         own_.insert(kPullStaging);
     }
@@ -158,7 +158,8 @@ class Pull {
             base_ = open_base(local_base_);
             staging_ = open_staging(base_.get(), local_base_);
             const auto start = Steady::now();
-            TransferProgress progress("download", pending.size(), bytes);
+            TransferProgress progress("download", pending.size(), bytes, mlt::reporter(),
+                                      shown_ == PullReport::shown && stderr_is_terminal());
             std::set<std::string> fetched_again;
             for (int round = 0; round < kRounds && !pending.empty(); ++round) {
                 if (round > 0)
@@ -327,8 +328,9 @@ class Pull {
         live.add("fetched again (changed while read)", again_);
         live.add("skipped (vanished)", vanished_);
         live.add("skipped (kept changing)", changing_);
+        const auto level = shown_ == PullReport::shown ? spdlog::level::warn : spdlog::level::debug;
         if (!live.parts.empty())
-            spdlog::warn("pulling {} while it changed: {}", where, live.text());
+            spdlog::log(level, "pulling {} while it changed: {}", where, live.text());
         Report cannot;
         cannot.add("unreadable", unreadable_);
         cannot.add("path too long here", too_long_);
@@ -336,18 +338,20 @@ class Pull {
         if (!cannot.parts.empty() || !unlisted.empty()) {
             std::string text = cannot.text();
             for (const auto& line : unlisted) text += (text.empty() ? "" : "; ") + line;
-            spdlog::warn("skipped files of {} that cannot be copied here: {}", where, text);
+            spdlog::log(level, "skipped files of {} that cannot be copied here: {}", where, text);
         }
         if (!aside_.empty()) {
             std::string text;
             for (const auto& a : aside_) text += (text.empty() ? "" : ", ") + a;
-            spdlog::warn("{} has files named like mlt's own local files; stored {}", where, text);
+            spdlog::log(level, "{} has files named like mlt's own local files; stored {}", where,
+                        text);
         }
     }
 
     Remote& remote_;
     const std::string& remote_base_;
     const std::string& local_base_;
+    const PullReport shown_;
     std::set<std::string> own_;     // names directly in local_base that are mlt's
     std::set<std::string> firsts_;  // first components of the listing
     std::map<std::string, std::string> local_name_, remote_name_;
@@ -361,8 +365,9 @@ class Pull {
 }  // namespace
 
 SyncResult sync_down(Remote& remote, const std::string& remote_base, const std::string& local_base,
-                     const CompressionChoice& choose, const std::vector<std::string>& own_names) {
-    return Pull(remote, remote_base, local_base, own_names).run(choose);
+                     const CompressionChoice& choose, const std::vector<std::string>& own_names,
+                     PullReport report) {
+    return Pull(remote, remote_base, local_base, own_names, report).run(choose);
 }
 
 }  // namespace mlt

@@ -1,5 +1,6 @@
 #include "mlt/util/interrupt.h"
 
+#include <atomic>
 #include <csignal>
 #include <string>
 
@@ -11,8 +12,11 @@ namespace {
 
 volatile std::sig_atomic_t g_interrupts = 0;
 volatile std::sig_atomic_t g_leave = 0;
-int g_acknowledged = 0;  // only touched outside the signal handlers
-int g_deferred = 0;
+// Only touched outside the signal handlers; read by the live pull's thread too.
+std::atomic<int> g_acknowledged{0};
+// Per thread: a deferral of the run's thread does not hold back another thread's wait.
+thread_local int g_deferred = 0;
+thread_local const std::atomic<bool>* g_stop = nullptr;  // StopScope
 
 extern "C" void on_interrupt(int) {
     g_interrupts = g_interrupts + 1;
@@ -35,11 +39,11 @@ void install_interrupt_handler() {
 }
 
 void acknowledge_interrupt() {
-    if (g_acknowledged < g_interrupts) ++g_acknowledged;
+    if (g_acknowledged.load() < g_interrupts) ++g_acknowledged;
 }
 
 bool interrupt_pending() {
-    return g_interrupts > g_acknowledged;
+    return g_interrupts > g_acknowledged.load();
 }
 
 int leave_signal() {
@@ -47,11 +51,19 @@ int leave_signal() {
 }
 
 void throw_if_interrupted() {
+    if (g_stop && g_stop->load()) throw Error(ErrorKind::interrupted, "stopped");
     if (g_deferred > 0) return;
     if (const int sig = g_leave)
         throw sig == SIGHUP ? Error(ErrorKind::hangup, "SIGHUP")
                             : Error(ErrorKind::terminated, "SIGTERM");
     if (interrupt_pending()) throw Error(ErrorKind::interrupted, "interrupted");
+}
+
+StopScope::StopScope(const std::atomic<bool>& stop) : outer_(g_stop) {
+    g_stop = &stop;
+}
+StopScope::~StopScope() {
+    g_stop = outer_;
 }
 
 InterruptDeferral::InterruptDeferral() {

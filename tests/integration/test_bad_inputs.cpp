@@ -378,16 +378,7 @@ std::vector<BadInput> catalogue_flags() {
     c.push_back(BadInput("TrainFlagBeforeStatus", ssh_then({"--clean"}), u,
                          {"only train takes it, not status"}));
     c.push_back(BadInput("TrainWithoutModel", {"ssh", "train"}, u, {"no model given"}));
-    // Options the docs name whose features are not built yet: refused, never handed to the
-    // training; a typo of one of mlt's options likewise (after `--` both would go on).
-    for (const auto& [name, use] : std::vector<std::pair<std::string, std::vector<std::string>>>{
-             {"SyncEvery", {"--sync-every", "60"}}}) {
-        const std::string flag = use[0].substr(0, use[0].find('='));
-        c.push_back(
-            BadInput("Unbuilt" + name, train_with(use), u, {flag + " is not implemented yet"}));
-    }
-    c.push_back(BadInput("UnbuiltBeforeModel", {"ssh", "train", "--sync-every", "9", "m"}, u,
-                         {"--sync-every is not implemented yet"}));
+    // A typo of one of mlt's options is refused (after `--` it would go on).
     c.push_back(BadInput("RestoreWithClean", train_with({"--restore", "--clean"}), u,
                          {"--restore with --clean"}));
     c.push_back(BadInput("RestoreWithResume", train_with({"--restore", "--resume"}), u,
@@ -402,9 +393,14 @@ std::vector<BadInput> catalogue_flags() {
                          {"--sync-evry", "did you mean --sync-every?"}));
     c.push_back(
         BadInput("MisspeltNoWait", train_with({"--no-wiat"}), u, {"did you mean --no-wait?"}));
-    c.push_back(BadInput("SettingsUnbuiltSyncEvery", kTrain, u,
-                         {"@SETTINGS@:6:15: ssh.sync_every is not implemented yet"})
-                    .with_settings(kSettings + "  sync_every: 600\n"));
+    c.push_back(
+        BadInput("SyncEveryWord", train_with({"--sync-every", "abc"}), u, {"--sync-every", "abc"}));
+    c.push_back(BadInput("SyncEveryNegative", train_with({"--sync-every", "-1"}), u,
+                         {"--sync-every", "-1"}));
+    c.push_back(BadInput("SettingsSyncEveryFraction", kTrain, u,
+                         {"@SETTINGS@:6:15: ssh.sync_every must be an integer from 0 to 604800, "
+                          "got '0.5'"})
+                    .with_settings(kSettings + "  sync_every: 0.5\n"));
     c.push_back(BadInput("SettingsPricePerHourWord", kStatus, u,
                          {"@SETTINGS@:6:19: ssh.price_per_hour must be a number"})
                     .with_settings(kSettings + "  price_per_hour: cheap\n"));

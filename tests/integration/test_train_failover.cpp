@@ -141,13 +141,20 @@ class TrainFailoverTest : public TrainTest {
 
 TEST_F(TrainFailoverTest, AHostLostMidRunFinishesOnTheFallbackHost) {
     write_settings("  fallback_hosts: [\"" + standby_spec() + " price_per_hour=0.5\"]\n");
-    auto run =
-        start_mlt({"ssh", "-o", "ConnectTimeout=2", "train", "m", "--reconnect-timeout", "2"});
-    // Followed: the job's lines reached the terminal (and the local copy).
+    auto run = start_mlt({"ssh", "-o", "ConnectTimeout=2", "train", "m", "--reconnect-timeout", "2",
+                          "--sync-every", "1"});
+    // Followed (the job's lines reached the terminal), and epoch 3's checkpoint came home
+    // while the job ran: the host is lost with nothing newer than what was pulled.
     ASSERT_TRUE(run->wait_for_output("waiting", kEffectTimeout)) << run->out() << run->err();
+    ASSERT_TRUE(
+        wait_until([&] { return path_exists(local_logs("m") + "/ckpt-3"); }, kEffectTimeout))
+        << "--sync-every brought no checkpoint home\n"
+        << run->out() << run->err();
     const int resumed = lose_host_a();
+    EXPECT_EQ(resumed, 3);
     ProcessResult r = run->wait(kTrainTimeout);
-    expect_finished_on_b(r, resumed);
+    // B continued right after the last checkpoint that came home: no epoch lost, none twice.
+    expect_finished_on_b(r, 3);
 }
 
 TEST_F(TrainFailoverTest, AProvisionedHostTakesOverWhenNoFallbackIsLeft) {

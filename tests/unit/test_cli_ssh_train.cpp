@@ -207,6 +207,15 @@ TEST(CliSshTrain, PriceAndLimitsBeforeAndAfterModel) {
     EXPECT_THROW(parse({"ssh", "train", "m", "--max-cost", "0"}), CLI::ParseError);
 }
 
+TEST(CliSshTrain, SyncEveryIsSecondsBeforeAndAfterModel) {
+    EXPECT_EQ(parse({"ssh", "train", "m", "--sync-every", "60"}).train.sync_every, 60);
+    EXPECT_EQ(parse({"ssh", "train", "--sync-every=0", "m"}).train.sync_every, 0);
+    EXPECT_FALSE(parse({"ssh", "train", "m"}).train.sync_every.has_value());
+    EXPECT_TRUE(parse({"ssh", "train", "m", "--sync-every", "5"}).train.args.empty());
+    for (const char* bad : {"-1", "abc", "1.5", "604801", "0x10", ""})
+        EXPECT_THROW(parse({"ssh", "train", "m", "--sync-every", bad}), CLI::ParseError) << bad;
+}
+
 TEST(CliSshTrain, LeadingZerosAreDecimalNotOctal) {
     EXPECT_EQ(parse({"ssh", "-p", "010", "train", "m"}).cli.port, 10);
     EXPECT_EQ(parse({"ssh", "train", "m", "-p", "0022"}).cli.port, 22);
@@ -237,34 +246,6 @@ TEST(CliSshTrain, TrainFlagsBeforeAnotherCommandAreRefused) {
     EXPECT_THROW(parse({"ssh", "--force", "stop", "m"}), CLI::ValidationError);
     EXPECT_THROW(parse({"ssh", "--no-wait", "logs", "m"}), CLI::ValidationError);
     EXPECT_THROW(parse({"ssh", "--resume", "download", "m"}), CLI::ValidationError);
-}
-
-// Options the docs name whose features are not built yet: refused (exit 2) wherever they stand,
-// never handed to the training.
-TEST(CliSshTrain, UnbuiltOptionsAreRefusedNotPassedOn) {
-    const std::vector<Words> uses = {{"--sync-every", "60"}, {"--sync-every=60"}};
-    for (const Words& use : uses) {
-        const std::string name = use[0].substr(0, use[0].find('='));
-        for (bool before_model : {false, true}) {
-            Words args = {"ssh", "train"};
-            if (!before_model) args.push_back("m");
-            args.insert(args.end(), use.begin(), use.end());
-            if (before_model) args.push_back("m");
-            try {
-                Parsed p = parse(args);
-                ADD_FAILURE() << name << " was taken; the training got " << p.train.args.size()
-                              << " args";
-            } catch (const mlt::Error& e) {
-                EXPECT_EQ(e.code(), mlt::exit_code::kUsage) << name;
-                EXPECT_NE(std::string(e.what()).find(name + " is not implemented yet"),
-                          std::string::npos)
-                    << e.what();
-            }
-        }
-    }
-    // After `--` such a word is the training's, like any other.
-    EXPECT_EQ(parse({"ssh", "train", "m", "--", "--sync-every", "60"}).train.args,
-              (Words{"--sync-every", "60"}));
 }
 
 // A typo of one of mlt's options stops the run instead of reaching the training.

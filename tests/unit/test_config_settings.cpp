@@ -107,7 +107,7 @@ ssh:
   train_cmd: "python train.py {model}"
   remote_log_dir: logs/{model}
   model_paths: [~/models]
-  sync_every: 0
+  sync_every: 300
   host_key_checking: no
   nodes: {master_addr: "", master_port: 29500}
   price_per_hour: 0.0
@@ -132,7 +132,7 @@ ssh:
     EXPECT_EQ(s.train_cmd, "python train.py {model}");
     EXPECT_EQ(s.remote_log_dir, "logs/{model}");
     EXPECT_EQ(s.model_paths, (Strings{"~/models"}));
-    EXPECT_DOUBLE_EQ(s.sync_every, 0);  // not built yet: only the default is accepted
+    EXPECT_EQ(s.sync_every, 300);
     EXPECT_EQ(s.host_key_checking, HostKeyChecking::no);
     EXPECT_EQ(s.master_addr, "");
     EXPECT_EQ(s.master_port, 29500);
@@ -156,16 +156,16 @@ TEST_F(SettingsTest, TypeErrorsNameFileLineColumnAndHint) {
         {"ssh:\n  connection:\n    port: 22.5\n",
          "u:3:11: ssh.connection.port must be an integer from 1 to 65535, got '22.5'", ""},
         {"ssh:\n  sync_every: -1\n",
-         "u:2:15: ssh.sync_every must be a number from 0 to 604800, got '-1'", "`sync_every: 0`"},
+         "u:2:15: ssh.sync_every must be an integer from 0 to 604800, got '-1'", "`sync_every: 0`"},
         {"ssh:\n  sync_every: 0x10\n",
-         "u:2:15: ssh.sync_every must be a number from 0 to 604800, got '0x10'", ""},
+         "u:2:15: ssh.sync_every must be an integer from 0 to 604800, got '0x10'", ""},
         {"ssh:\n  sync_every: .inf\n",
-         "u:2:15: ssh.sync_every must be a number from 0 to 604800, got '.inf'", ""},
+         "u:2:15: ssh.sync_every must be an integer from 0 to 604800, got '.inf'", ""},
         // Above the bound: 1e300 seconds once overflowed the int it is rounded into (fuzzer find).
         {"ssh:\n  connection:\n    timeout: 1e300\n",
          "u:3:14: ssh.connection.timeout must be a number from 1 to 86400, got '1e300'", ""},
         {"ssh:\n  sync_every: 604801\n",
-         "u:2:15: ssh.sync_every must be a number from 0 to 604800, got '604801'", ""},
+         "u:2:15: ssh.sync_every must be an integer from 0 to 604800, got '604801'", ""},
         {"ssh:\n  price_per_hour: cheap\n",
          "u:2:19: ssh.price_per_hour must be a number from 0 to 1000000, got 'cheap'", ""},
         {"ssh:\n  remote_dir: [a, b]\n",
@@ -363,7 +363,6 @@ ssh:
 // be silently ignored, so it stops mlt (exit 2) naming file:line:column; the default is fine.
 TEST_F(SettingsTest, UnbuiltSettingsAreRefusedUnlessDefault) {
     const std::vector<std::pair<std::string, std::string>> cases = {
-        {"ssh:\n  sync_every: 600\n", "u:2:15: ssh.sync_every is not implemented yet"},
         {"ssh:\n  nodes:\n    master_port: 1234\n",
          "u:3:18: ssh.nodes.master_port is not implemented yet"},
         {"ssh:\n  nodes: {master_port: 29500, master_addr: 10.0.0.1}\n",
@@ -375,7 +374,7 @@ TEST_F(SettingsTest, UnbuiltSettingsAreRefusedUnlessDefault) {
         EXPECT_FALSE(hint.empty()) << what;
     }
     const SshSettings s = load(
-        "ssh:\n  sync_every: 0\n  price_per_hour: 0.0\n  nodes: {master_addr: '', master_port: "
+        "ssh:\n  price_per_hour: 0.0\n  nodes: {master_addr: '', master_port: "
         "29500}\n");
     EXPECT_EQ(s.sync_every, 0);
     EXPECT_EQ(s.master_port, 29500);

@@ -51,7 +51,7 @@ struct SshSettings {
     // Empty: where the remote MLTK puts it (see docs/settings.md).
     std::string remote_log_dir;
     std::vector<std::string> model_paths;
-    double sync_every = 0;
+    int sync_every = 0;  // seconds between pulls while training; 0: only at the end
     HostKeyChecking host_key_checking = HostKeyChecking::accept_new;
     std::string master_addr;
     int master_port = 29500;

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 
@@ -14,7 +15,8 @@ class Session;
 class SessionRemote;
 
 // A link to one host that can be opened again after it was lost: what the run engine talks
-// to (unit tests give it a fake). Not thread-safe.
+// to (unit tests give it a fake). Not thread-safe: one thread per
+// Connection (open_side() gives another thread a link of its own).
 class Connection {
   public:
     virtual ~Connection() = default;
@@ -27,6 +29,11 @@ class Connection {
     // without asking for anything again. Throws mlt::Error: kinds connect, disconnected and
     // timeout mean "try again later"; host_key and auth mean it never will work.
     virtual void reconnect() = 0;
+    // A second, independent link to the same host for another thread (the live pull of
+    // --sync-every): it connects on its first remote() call, with the same verified host key
+    // and the credentials kept in memory, never prompting. Both may then be used at the same
+    // time, each from its own thread. nullptr: not offered (the default, and the fakes).
+    virtual std::unique_ptr<Connection> open_side() { return nullptr; }
 };
 
 // True for the errors after which a new connection may work: a reset or silent link, a
@@ -50,9 +57,15 @@ class SessionConnection : public Connection {
     const std::string& name() const override;
     Remote& remote() override;
     void reconnect() override;
+    // Shares this connection's Connector: opens are serialized by a mutex, so the side link
+    // may reconnect while this one does.
+    std::unique_ptr<Connection> open_side() override;
 
   private:
-    std::unique_ptr<Connector> connector_;
+    SessionConnection(std::shared_ptr<Connector> connector, std::shared_ptr<std::mutex> opening);
+
+    std::shared_ptr<Connector> connector_;
+    std::shared_ptr<std::mutex> opening_;  // guards connector_->open() (not thread-safe)
     std::unique_ptr<Session> session_;
     std::unique_ptr<SessionRemote> remote_;
 };

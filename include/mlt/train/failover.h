@@ -58,6 +58,7 @@ class ForwardingConnection : public Connection {
     const std::string& name() const override { return target_->name(); }
     Remote& remote() override { return target_->remote(); }
     void reconnect() override { target_->reconnect(); }
+    std::unique_ptr<Connection> open_side() override { return target_->open_side(); }
 
   private:
     Connection* target_;

@@ -104,4 +104,22 @@ class ShellJob : public RemoteJob {
 TransferStats collect_results(Remote& remote, const TrainPlan& plan, const JobResult& result,
                               const CompressionChoice& compression, Reporter& reporter);
 
+// The remote log dir of a job: the one it recorded (`recorded`: it asked the remote MLTK),
+// else the one the settings name (remote_log_dir, in the remote dir); "" when neither.
+std::string remote_log_dir_of(const TrainPlan& plan, const std::string& recorded);
+
+// What pull_logs brought.
+struct LogsPull {
+    TransferStats cli_log;       // MLTK's CLI log (train.log), when there is one
+    bool log_dir_known = false;  // false: no log dir to pull yet (nothing was pulled)
+    SyncResult logs;
+};
+
+// The remote log dir into plan.local_logs (sync_down: only what is new or changed, only
+// whole versions), MLTK's CLI log beside it; the console copy and that train.log are mlt's
+// own names there. The one piece of code for the final collection and the pulls of
+// --sync-every while the job runs (`report` quiet).
+LogsPull pull_logs(Remote& remote, const TrainPlan& plan, const std::string& recorded_log_dir,
+                   const CompressionChoice& compression, PullReport report);
+
 }  // namespace mlt

@@ -27,6 +27,7 @@ struct TrainOptions {
     std::optional<double> price;           // --price USD per hour; overrides price_per_hour
     double max_hours = 0;                  // --max-hours; 0: no limit
     double max_cost = 0;                   // --max-cost USD; 0: no limit
+    std::optional<int> sync_every;         // --sync-every; overrides the setting
 };
 
 // The whole train flow for one node (docs/architecture.md); returns the exit code (the

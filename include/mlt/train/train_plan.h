@@ -43,6 +43,7 @@ struct TrainPlan {
     // --restore: the local log dir goes to the remote log dir before the job starts.
     bool restore = false;
     bool failover = true;       // false: --no-failover (a lost host ends the run as before)
+    int sync_every_s = 0;       // --sync-every: seconds between pulls while training; 0: off
     std::string owner;          // "user@host pid N", recorded in the lock
     std::string resume_line;    // `mlt ssh ... train MODEL --resume`, shell-quoted
     std::string stop_line;      // `mlt ssh ... stop MODEL`

@@ -8,6 +8,7 @@
 #include "mlt/job/status.h"
 #include "mlt/ssh/connection.h"
 #include "mlt/train/failover.h"
+#include "mlt/train/live_pull.h"
 #include "mlt/train/local_state.h"
 #include "mlt/train/remote_job.h"
 #include "mlt/train/run_ledger.h"
@@ -139,6 +140,9 @@ class TrainRun {
     // (run_failover.cpp); `connection` and `job` must then be the ones it points elsewhere.
     TrainRun(Connection& connection, RemoteJob& job, TrainPlan plan, Reporter& reporter,
              RunClock& clock, RunObserver* observer = nullptr, Failover* failover = nullptr);
+    ~TrainRun();  // stops the pulls of --sync-every
+    TrainRun(const TrainRun&) = delete;
+    TrainRun& operator=(const TrainRun&) = delete;
 
     // Runs every phase and returns the exit code: the training's status (0: success), 130
     // after a Ctrl+C, 143/129 after SIGTERM/SIGHUP. Throws mlt::Error for everything else
@@ -233,6 +237,11 @@ class TrainRun {
     // "the remote job of M is STILL RUNNING on H; stop it with: ...; reattach with: ...".
     std::string still_running() const;
     std::string which() const;  // "M (run ID)"
+    // --sync-every (run_sync.cpp): starts the pulls while the job may run and this run waits
+    // for it (the follow); stops them (waiting for the thread) before the collection, when
+    // the run is over, and before anything else that must not run beside them.
+    void start_sync();
+    void stop_sync();
 
     Connection& connection_;
     RemoteJob& job_;
@@ -265,6 +274,9 @@ class TrainRun {
     std::string limit_note_;  // the limit that stopped the job ("--max-hours 1 reached ...")
     bool collected_ = false;  // this run brought the job's results home
     bool archive_collected_ = false;  // ... with an archive of this run
+    // The pulls of --sync-every; declared last, so that they stop before what they use goes.
+    std::vector<std::unique_ptr<LivePull>> retired_pulls_;  // a lost host's, ending
+    std::unique_ptr<LivePull> live_pull_;
 };
 
 // Drives several runs side by side, one step of each in turn, until all are over (several

@@ -108,8 +108,12 @@ constexpr char kPullStaging[] = ".mlt-pull";
 // console log copy) or is .mlt-pull is stored as `<name>.remote`, with one warning. A missing
 // remote base pulls nothing. Nothing local is deleted. Throws mlt::Error (remote) when the
 // listing or the tar stream fails as a whole, (io) for local write errors.
+// With PullReport::quiet (a pull in the background, beside a run's own status line) there is
+// no progress line, and the warnings above go to the debug log instead.
+enum class PullReport { shown, quiet };
 SyncResult sync_down(Remote& remote, const std::string& remote_base, const std::string& local_base,
-                     const CompressionChoice& choose, const std::vector<std::string>& own_names);
+                     const CompressionChoice& choose, const std::vector<std::string>& own_names,
+                     PullReport report = PullReport::shown);
 SyncResult sync_down(Remote& remote, const std::string& remote_base, const std::string& local_base,
                      Compression compression = Compression::none);
 

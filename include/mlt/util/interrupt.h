@@ -1,5 +1,7 @@
 #pragma once
 
+#include <atomic>
+
 namespace mlt {
 
 // Installs the signal handlers of a flow that reacts to signals instead of dying: SIGINT
@@ -23,8 +25,24 @@ int leave_signal();
 // except inside an InterruptDeferral.
 void throw_if_interrupted();
 
-// While one lives, throw_if_interrupted() does nothing: for a short, bounded remote step that
-// must not be cut in the middle (starting the job). Signals stay pending for afterwards.
+// While one lives, throw_if_interrupted() in its thread also throws (interrupted) once
+// `stop` is set, also inside an InterruptDeferral: the remote waits of a thread of its own
+// (the pulls of --sync-every) end soon after its owner asks it to stop, even on a silent
+// link. `stop` must outlive it.
+class StopScope {
+  public:
+    explicit StopScope(const std::atomic<bool>& stop);
+    ~StopScope();
+    StopScope(const StopScope&) = delete;
+    StopScope& operator=(const StopScope&) = delete;
+
+  private:
+    const std::atomic<bool>* outer_;
+};
+
+// While one lives, throw_if_interrupted() does nothing in its thread: for a short, bounded
+// remote step that must not be cut in the middle (starting the job). Signals stay pending
+// for afterwards.
 class InterruptDeferral {
   public:
     InterruptDeferral();

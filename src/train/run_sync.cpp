@@ -1,0 +1,22 @@
+// TrainRun and --sync-every: the pulls run beside the follow of a job that may still train,
+// never beside the collection (same local dir, same staging dir) or after the run.
+#include "mlt/train/train_run.h"
+
+namespace mlt {
+
+void TrainRun::start_sync() {
+    // --no-wait (and MLTK's poll, --resume --no-wait) does not wait for the job: nothing to
+    // pull beside.
+    if (plan_.sync_every_s <= 0 || plan_.no_wait || !watch_.may_still_run()) return;
+    if (live_pull_ && live_pull_->running()) return;
+    if (!live_pull_) live_pull_ = std::make_unique<LivePull>(plan_, run_id_, status_, reporter_);
+    live_pull_->start(connection_);
+}
+
+void TrainRun::stop_sync() {
+    if (!live_pull_ || !live_pull_->running()) return;
+    live_pull_->stop();
+    status_.set(kSyncPart, "");
+}
+
+}  // namespace mlt
