@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <memory>
 #include <string>
@@ -55,6 +56,11 @@ class TrainFailoverTest : public TrainTest {
     }
     void TearDown() override {
         relay_.reset();
+        // An sshd that provision_cmd started runs detached: its pid file names it.
+        const long provisioned =
+            provisioned_ ? std::atol(read_or_empty(standby_->pid_file()).c_str()) : 0;
+        if (provisioned > 0 && ::kill(static_cast<pid_t>(provisioned), SIGTERM) == 0)
+            wait_until([&] { return !process_alive(provisioned); }, kEffectTimeout);
         standby_.reset();
         TrainTest::TearDown();
     }
@@ -136,7 +142,8 @@ class TrainFailoverTest : public TrainTest {
 
     std::unique_ptr<FaultRelay> relay_;
     std::unique_ptr<TestSshd> standby_;
-    int lost_port_ = 0;  // host A's port, once it is lost
+    int lost_port_ = 0;         // host A's port, once it is lost
+    bool provisioned_ = false;  // provision_cmd started B's sshd itself
 };
 
 TEST_F(TrainFailoverTest, AHostLostMidRunFinishesOnTheFallbackHost) {
@@ -158,14 +165,25 @@ TEST_F(TrainFailoverTest, AHostLostMidRunFinishesOnTheFallbackHost) {
 }
 
 TEST_F(TrainFailoverTest, AProvisionedHostTakesOverWhenNoFallbackIsLeft) {
+    // B is not running: provision_cmd starts it (as a rented machine comes up), waits until
+    // it listens (its pid file), and prints its spec after a line of its own.
+    standby_->stop();
+    std::error_code ec;
+    fs::remove(standby_->pid_file(), ec);
+    provisioned_ = true;
     const std::string marker = project() + "/provisioned";
-    write_file(project() + "/provision.sh", "echo renting >&2\n: > '" + marker +
-                                                "'\necho 'a line before the host'\necho '" +
-                                                standby_spec() + "'\n");
+    write_file(project() + "/provision.sh",
+               "echo renting >&2\n: > '" + marker + "'\n" + "/usr/sbin/sshd -f '" +
+                   standby_->config_path() + "' -E '" + standby_->dir() +
+                   "/provisioned-sshd.log'\n"
+                   "i=0; while [ ! -s '" +
+                   standby_->pid_file() +
+                   "' ] && [ $i -lt 400 ]; do sleep 0.05; i=$((i+1)); done\n"
+                   "echo 'a line before the host'\necho '" +
+                   standby_spec() + "'\n");
     write_settings("  provision_cmd: \"sh provision.sh\"\n");
     auto run =
         start_mlt({"ssh", "-o", "ConnectTimeout=2", "train", "m", "--reconnect-timeout", "2"});
-    // Followed: the job's lines reached the terminal (and the local copy).
     ASSERT_TRUE(run->wait_for_output("waiting", kEffectTimeout)) << run->out() << run->err();
     const int resumed = lose_host_a();
     ProcessResult r = run->wait(kTrainTimeout);

@@ -24,6 +24,13 @@ class TestSshd {
     TestSshd(const TestSshd&) = delete;
     TestSshd& operator=(const TestSshd&) = delete;
 
+    // Stops sshd (SIGTERM, then SIGKILL after a bounded wait); its files stay, so that a
+    // test can start it again itself: `sshd -f config_path()` listens on the same port and
+    // writes pid_file().
+    void stop();
+    std::string config_path() const { return dir_.file("sshd_config"); }
+    std::string pid_file() const { return dir_.file("sshd.pid"); }
+
     // The TCP port sshd listens on (on 127.0.0.1).
     int port() const { return port_; }
     // The directory holding keys, config, log, home() and remote_dir().
@@ -74,7 +81,6 @@ class TestSshd {
 
   private:
     bool try_start(std::string* why);
-    void stop();
     std::string config_text() const;
 
     TempDir dir_{"mlt-sshd-"};
