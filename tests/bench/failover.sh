@@ -33,12 +33,8 @@ while [ $# -gt 0 ]; do
 done
 [[ $ckpt_mb =~ ^[0-9]+$ ]] || { echo "--ckpt-mb: not a number: '$ckpt_mb'" >&2; exit 2; }
 
-relay_tool=$bench_root/build/tests/mlt_fault_relay
 bench_init
-if [ ! -x "$relay_tool" ]; then
-  echo "building $relay_tool ..." >&2
-  timeout 1200 cmake --build "$bench_root/build" --target mlt_fault_relay >/dev/null
-fi
+need_fault_relay
 bench_start "$keep"
 
 # Host B: a second loopback sshd with the same authorized key, stopped on exit as A is.
@@ -76,25 +72,6 @@ ssh:
   fallback_hosts: ["$user@127.0.0.1:$port_b/$work/b/remote"]
 YAML
 
-# relay_cmd WORDS: one command to the relay; its answer line is returned.
-relay_cmd() {
-  echo "$*" >&"${relay[1]}"
-  local answer
-  read -r -t "$tmo" answer <&"${relay[0]}" || { echo "relay: no answer to '$*'" >&2; exit 1; }
-  case $answer in ok*) ;; *) echo "relay: '$*': $answer" >&2; exit 1 ;; esac
-}
-
-# wait_text FILE TEXT: waits (bounded) until FILE contains TEXT.
-wait_text() {
-  local i
-  for ((i = 0; i < tmo * 20; i++)); do
-    grep -qF -- "$2" "$1" 2>/dev/null && return 0
-    sleep 0.05
-  done
-  echo "timed out waiting for '$2' in $1" >&2
-  exit 1
-}
-
 stamp() { while IFS= read -r l; do echo "$(now) $l"; done; }
 
 # run_once MODE ALIVE_S RECONNECT_S: one run that loses host A at epoch 4; prints its row.
@@ -118,7 +95,7 @@ run_once() {
     echo quit >&"${relay[1]}" || true
     wait "$relay_PID" 2>/dev/null || true
   else
-    relay_cmd stall
+    relay_cmd stall >/dev/null
   fi
   rc=0
   wait "$pid" || rc=$?

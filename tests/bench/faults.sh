@@ -28,12 +28,8 @@ while [ $# -gt 0 ]; do
   esac
 done
 
-relay_tool=$bench_root/build/tests/mlt_fault_relay
 bench_init
-if [ ! -x "$relay_tool" ]; then
-  echo "building $relay_tool ..." >&2
-  timeout 1200 cmake --build "$bench_root/build" --target mlt_fault_relay >/dev/null
-fi
+need_fault_relay
 bench_start "$keep"
 
 proj=$work/project
@@ -51,26 +47,6 @@ ssh:
   remote_log_dir: "$work/remote/logs/{model}"
   compression: none
 YAML
-
-# relay_cmd WORDS: one command to the relay; its answer line is returned.
-relay_cmd() {
-  echo "$*" >&"${relay[1]}"
-  local answer
-  read -r -t "$tmo" answer <&"${relay[0]}" || { echo "relay: no answer to '$*'" >&2; exit 1; }
-  case $answer in ok*) ;; *) echo "relay: '$*': $answer" >&2; exit 1 ;; esac
-  echo "$answer"
-}
-
-# wait_text FILE TEXT: waits (bounded) until FILE contains TEXT.
-wait_text() {
-  local i
-  for ((i = 0; i < tmo * 20; i++)); do
-    grep -qF -- "$2" "$1" 2>/dev/null && return 0
-    sleep 0.05
-  done
-  echo "timed out waiting for '$2' in $1" >&2
-  exit 1
-}
 
 # run_once FAULTS: one cold run (empty remote dir and local results); with FAULTS=1 the
 # faults are injected and their times written to $work/faults.log.

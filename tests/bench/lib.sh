@@ -12,6 +12,9 @@
 #   manifest DIR [REF]          # sha256 over REF's file list (default DIR), read from DIR
 #   gen_tree DIR NFILES BIGMB   # NFILES of 1-64 KiB in nested dirs + big.bin, fixed seed
 #   gen_text_tree DIR NFILES BIGMB  # the same shape as text (CSV, JSON, Python) + big.csv
+#   need_fault_relay            # sets $relay_tool (build/tests/mlt_fault_relay), built if needed
+#   relay_cmd WORDS             # a command to `coproc relay` (mlt_fault_relay); its answer
+#   wait_text FILE TEXT         # waits (bounded) until FILE contains TEXT
 #
 #   parse_rate_mbit N           # checks N and sets $rate_mbit (scripts' --rate-mbit N)
 #   parse_compression C         # checks C and sets $compression (scripts' --compression C)
@@ -294,4 +297,33 @@ ratio() {
   python3 -c 'import sys
 try: print(f"{float(sys.argv[1]) / float(sys.argv[2]):.2f}")
 except (ValueError, ZeroDivisionError): print("-")' "$1" "$2"
+}
+
+need_fault_relay() {
+  relay_tool=$bench_root/build/tests/mlt_fault_relay
+  if [ ! -x "$relay_tool" ]; then
+    echo "building $relay_tool ..." >&2
+    timeout 1200 cmake --build "$bench_root/build" --target mlt_fault_relay >/dev/null
+  fi
+}
+
+# relay_cmd WORDS: one command to mlt_fault_relay, started by the caller as `coproc relay`;
+# its answer line is returned.
+relay_cmd() {
+  echo "$*" >&"${relay[1]}"
+  local answer
+  read -r -t "$tmo" answer <&"${relay[0]}" || { echo "relay: no answer to '$*'" >&2; exit 1; }
+  case $answer in ok*) ;; *) echo "relay: '$*': $answer" >&2; exit 1 ;; esac
+  echo "$answer"
+}
+
+# wait_text FILE TEXT: waits (bounded) until FILE contains TEXT.
+wait_text() {
+  local i
+  for ((i = 0; i < tmo * 20; i++)); do
+    grep -qF -- "$2" "$1" 2>/dev/null && return 0
+    sleep 0.05
+  done
+  echo "timed out waiting for '$2' in $1" >&2
+  exit 1
 }

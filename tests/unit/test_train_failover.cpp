@@ -6,12 +6,12 @@
 
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 
 #include "capturing_reporter.h"
 #include "fake_job_host.h"
 #include "mlt/train/failover.h"
 #include "mlt/train/train_run.h"
+#include "run_in_memory.h"
 #include "transfer_fixtures.h"
 
 namespace fs = std::filesystem;
@@ -21,36 +21,14 @@ using mlt::test::FakeJobHost;
 
 namespace {
 
-class ManualClock : public mlt::RunClock {
-  public:
-    double now() override { return now_; }
-    void sleep(double seconds) override { now_ += seconds; }
+using mlt::test::ManualClock;
+using mlt::test::slurp;
 
-  private:
-    double now_ = 1000;
-};
-
-std::string slurp(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    std::ostringstream s;
-    s << in.rdbuf();
-    return s.str();
-}
-
+// Host A's plan: its remote dir, a workspace file to upload, no shutdown_cmds.
 mlt::TrainPlan plan(const std::string& local) {
-    mlt::TrainPlan p;
-    p.model = "m";
+    mlt::TrainPlan p = mlt::test::memory_plan(local);
     p.remote_dir = "/remote-a";
-    p.archive = "m.mltk.zip";
-    p.spec_dir = local + "/project";
-    p.local_logs = local + "/logs";
-    p.local_console = local + "/logs/console.log";
-    p.local_archive = local + "/project/m.mltk.zip";
-    p.local_state_dir = local + "/state";
-    p.wrapper.model = "m";
-    p.wrapper.train_cmd = "train";
-    p.compression = "none";
-    p.owner = "tester";
+    p.shutdown_cmds.clear();
     p.reconnect_timeout_s = 20;
     p.uploads["/remote-a"] = {{local + "/project/m.py", "m.py"}};
     p.resume_line = "mlt ssh -h a train m --resume";

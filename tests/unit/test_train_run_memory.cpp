@@ -14,6 +14,7 @@
 #include "fake_job_host.h"
 #include "mlt/train/history.h"
 #include "mlt/train/train_run.h"
+#include "run_in_memory.h"
 #include "transfer_fixtures.h"
 
 namespace fs = std::filesystem;
@@ -31,40 +32,11 @@ const std::vector<std::string> kCleanRun = {
     "lock",   "upload",  "start",          "follow",          "follow",
     "follow", "collect", "start_shutdown", "follow shutdown", "release"};
 
-class ManualClock : public mlt::RunClock {
-  public:
-    double now() override { return now_; }
-    void sleep(double seconds) override { now_ += seconds; }
-
-  private:
-    double now_ = 1000;
-};
+using mlt::test::ManualClock;
+using mlt::test::slurp;
 
 mlt::TrainPlan plan(const std::string& local) {
-    mlt::TrainPlan p;
-    p.model = "m";
-    p.remote_dir = "/remote";
-    p.archive = "m.mltk.zip";
-    p.spec_dir = local + "/project";
-    p.local_logs = local + "/logs";
-    p.local_console = local + "/logs/console.log";
-    p.local_archive = local + "/project/m.mltk.zip";
-    p.local_state_dir = local + "/state";
-    p.wrapper.model = "m";
-    p.wrapper.train_cmd = "train";
-    p.shutdown_cmds = {"poweroff"};
-    p.compression = "none";
-    p.owner = "tester";
-    p.resume_line = "mlt ssh -h fake train m --resume";
-    p.stop_line = "mlt ssh -h fake stop m";
-    return p;
-}
-
-std::string slurp(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    std::ostringstream s;
-    s << in.rdbuf();
-    return s.str();
+    return mlt::test::memory_plan(local);
 }
 
 // One TrainRun against `host` over its own link.
