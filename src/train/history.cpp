@@ -69,6 +69,30 @@ void add_ledger(nlohmann::json& record, const RunLedger& ledger, double now) {
     record["cost"] = cost ? nlohmann::json(*cost) : nlohmann::json();
 }
 
+std::optional<std::string> moved_away_from(const std::vector<nlohmann::json>& runs,
+                                           const std::string& run_id, const std::string& host) {
+    // A string member of an object, or "" (a record edited by hand may hold anything).
+    const auto text = [](const nlohmann::json& object, const char* key) {
+        if (!object.is_object()) return std::string();
+        const auto it = object.find(key);
+        return it != object.end() && it->is_string() ? it->get<std::string>() : std::string();
+    };
+    for (const auto& r : latest_per_run(runs)) {
+        if (text(r, "id") != run_id) continue;
+        const auto attempts = r.find("attempts");
+        if (attempts == r.end() || !attempts->is_array()) return std::nullopt;
+        bool lost_here = false;
+        std::string last;
+        for (const auto& a : *attempts) {
+            lost_here = lost_here || (text(a, "host") == host && text(a, "how") == "host lost");
+            last = text(a, "host");
+        }
+        if (lost_here && !last.empty() && last != host) return last;
+        return std::nullopt;
+    }
+    return std::nullopt;
+}
+
 std::string history_path() {
     return mltk_dir() + "/ssh/history.jsonl";
 }

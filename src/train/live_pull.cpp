@@ -92,8 +92,8 @@ std::vector<int> StoppableRemote::stream_parallel(const std::vector<StreamJob>& 
     return inner_.stream_parallel(mine);
 }
 
-LivePull::LivePull(TrainPlan plan, std::string run_id, StatusLine& status, Reporter& reporter)
-    : plan_(std::move(plan)), run_id_(std::move(run_id)), status_(status), reporter_(reporter) {}
+LivePull::LivePull(TrainPlan plan, std::string run_id, StatusLine& status)
+    : plan_(std::move(plan)), run_id_(std::move(run_id)), status_(status) {}
 
 LivePull::~LivePull() {
     stop();

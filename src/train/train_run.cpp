@@ -305,6 +305,16 @@ bool TrainRun::take_over(const NewRun& run) {
 }
 
 Phase TrainRun::adopt(const JobStatus& job) {
+    // A run that failed over from this host goes on elsewhere: taking it up here would give
+    // it a second attempt beside that one, and its results would be taken for the run's.
+    int skipped = 0;
+    if (const auto elsewhere =
+            moved_away_from(read_history(history_path(), &skipped), job.run_id, host()))
+        throw conflict("run " + job.run_id + " of " + plan_.model + " continued on " + *elsewhere +
+                           " after " + host() + " was lost; resuming it here would run it twice",
+                       "continue it on " + *elsewhere + "; 'download " + plan_.model +
+                           "' pulls what this host kept, and 'stop " + plan_.model +
+                           "' here (or train --force) discards it");
     if (job.state == JobState::uploading && !plan_.spec_here)
         // Refused before the run is adopted: the lock stays as it is, for a machine that has
         // the spec.

@@ -89,14 +89,15 @@ run_once() {
   # The host goes: its processes, its disk, its network.
   pgid=$(cat "$work/remote/.mlt/f/pid")
   t0=$(now)
-  kill -9 -- "-$pgid"
-  rm -rf "$work/remote"
+  # The network first, so that mlt cannot see the job end before the host is gone.
   if [ "$mode" = reset ]; then
     echo quit >&"${relay[1]}" || true
     wait "$relay_PID" 2>/dev/null || true
   else
     relay_cmd stall >/dev/null
   fi
+  kill -9 -- "-$pgid"
+  rm -rf "$work/remote"
   rc=0
   wait "$pid" || rc=$?
   if [ "$mode" != reset ]; then

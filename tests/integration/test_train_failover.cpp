@@ -87,14 +87,15 @@ class TrainFailoverTest : public TrainTest {
     // connection reset, no new one accepted), its remote dir deleted. Returns the newest
     // checkpoint that had come home by then.
     int lose_host_a() {
+        // The network first: a follow must not see the job end before the host is gone.
         const long pgid = job_pgid("m");
         EXPECT_GT(pgid, 0);
+        lost_port_ = relay_->port();
+        relay_.reset();
         if (pgid > 0) {
             EXPECT_EQ(::kill(static_cast<pid_t>(-pgid), SIGKILL), 0);
             EXPECT_TRUE(wait_group_gone(pgid));
         }
-        lost_port_ = relay_->port();
-        relay_.reset();
         std::error_code ec;
         fs::remove_all(remote(), ec);
         int newest = 0;
@@ -202,6 +203,33 @@ TEST_F(TrainFailoverTest, NoFailoverEndsTheRunWhenTheHostIsLost) {
     EXPECT_EQ(r.exit_code, 255) << describe(r);
     EXPECT_TRUE(has_text(r.err, "gave up reconnecting")) << describe(r);
     EXPECT_FALSE(path_exists(standby_->remote_dir() + "/.mlt")) << "B was used";
+}
+
+TEST_F(TrainFailoverTest, ALostHostThatComesBackDoesNotResumeTheRunThatMovedOn) {
+    write_settings("  fallback_hosts: [\"" + standby_spec() + "\"]\n");
+    auto run =
+        start_mlt({"ssh", "-o", "ConnectTimeout=2", "train", "m", "--reconnect-timeout", "2"});
+    ASSERT_TRUE(run->wait_for_output("waiting", kEffectTimeout)) << run->out() << run->err();
+    // A is cut off (its job killed as a restart would), but keeps its disk.
+    const long pgid = job_pgid("m");
+    ASSERT_GT(pgid, 0);
+    const int port = relay_->port();
+    relay_.reset();
+    ASSERT_EQ(::kill(static_cast<pid_t>(-pgid), SIGKILL), 0);
+    ASSERT_TRUE(wait_group_gone(pgid));
+    ProcessResult r = run->wait(kTrainTimeout);
+    ASSERT_EQ(r.exit_code, 0) << describe(r);
+    const std::string run_id = trim(read_or_empty(standby_job_file("run_id")));
+    // A is back, under the same name: its lock still holds attempt 1 of the run.
+    relay_ = std::make_unique<FaultRelay>(sshd().port(), port);
+    ProcessResult status = mlt({"ssh", "status", "m"});
+    EXPECT_TRUE(has_text(status.out, "lost")) << describe(status);
+    ProcessResult resumed = mlt({"ssh", "train", "m", "--resume"});
+    EXPECT_EQ(resumed.exit_code, 3) << describe(resumed);
+    EXPECT_TRUE(has_text(resumed.err, "run " + run_id + " of m continued on "))
+        << describe(resumed);
+    EXPECT_TRUE(path_exists(job_file("m", "lock"))) << "A's run was touched";
+    EXPECT_FALSE(path_exists(job_file("m", "started.2"))) << "a second attempt 2 started on A";
 }
 
 TEST_F(TrainFailoverTest, RestorePushesTheLocalLogDirBeforeTheStart) {

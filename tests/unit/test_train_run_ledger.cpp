@@ -174,3 +174,28 @@ TEST(History, AnEmptyLedgerAddsNothing) {
 }
 
 }  // namespace
+
+namespace {
+
+nlohmann::json attempt_on(const std::string& host, const std::string& how) {
+    return {{"host", host}, {"how", how}};
+}
+
+}  // namespace
+
+TEST(History, ARunThatFailedOverIsSaidToHaveMovedAwayFromTheLostHost) {
+    const std::vector<nlohmann::json> runs = {
+        {{"id", "r1"}, {"attempts", {attempt_on("a:22", "")}}},
+        {{"id", "r1"},
+         {"attempts", {attempt_on("a:22", "host lost"), attempt_on("b:22", "success")}}},
+        {{"id", "r2"}, {"attempts", {attempt_on("a:22", "lost"), attempt_on("a:22", "success")}}},
+    };
+    EXPECT_EQ(mlt::moved_away_from(runs, "r1", "a:22"), std::optional<std::string>("b:22"));
+    EXPECT_FALSE(mlt::moved_away_from(runs, "r1", "b:22").has_value());  // where it went on
+    EXPECT_FALSE(mlt::moved_away_from(runs, "r2", "a:22").has_value());  // restarted in place
+    EXPECT_FALSE(mlt::moved_away_from(runs, "r3", "a:22").has_value());  // not in the history
+    // Only the run's newest record counts: an older one that moved away does not.
+    const std::vector<nlohmann::json> back = {
+        runs[1], {{"id", "r1"}, {"attempts", {attempt_on("a:22", "success")}}}};
+    EXPECT_FALSE(mlt::moved_away_from(back, "r1", "a:22").has_value());
+}

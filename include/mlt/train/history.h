@@ -2,6 +2,7 @@
 
 #include <ctime>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -26,6 +27,11 @@ std::vector<nlohmann::json> latest_per_run(const std::vector<nlohmann::json>& ru
 // order used), "duration_s" and "cost" (USD; null when no host has a price). Nothing when
 // the ledger is empty.
 void add_ledger(nlohmann::json& record, const RunLedger& ledger, double now);
+
+// The host that run `run_id` went on on after `host` was lost (a failover), as the newest
+// record of the run in `runs` has it; nullopt when the run did not move away from `host`.
+std::optional<std::string> moved_away_from(const std::vector<nlohmann::json>& runs,
+                                           const std::string& run_id, const std::string& host);
 
 // A table of the newest `limit` runs (all when 0), newest last: id, model, start, status,
 // exit status, attempts, cost, hosts.
