@@ -173,11 +173,8 @@ std::string cell(std::string_view text) {
 }
 
 void add_row(std::string& out, const std::string& key, const FieldDecl& field) {
-    const std::string unbuilt =
-        field.unbuilt ? "**not implemented yet**: any value but the default is refused (exit 2); "
-                      : "";
     out += "| `" + key + "` | " + cell(settings_detail::type_name(field)) + " | " +
-           cell(field.default_text) + " | " + unbuilt + cell(field.doc) + " |\n";
+           cell(field.default_text) + " | " + cell(field.doc) + " |\n";
 }
 
 }  // namespace
@@ -205,8 +202,7 @@ std::string settings_reference_markdown() {
     // block also checks every hint.
     out += "```yaml\nssh:\n";
     for (const auto& field : settings_detail::ssh_fields())
-        if (!field.unbuilt)  // the example shows what works
-            out += "  " + std::string(field.name) + ": " + std::string(field.example) + "\n";
+        out += "  " + std::string(field.name) + ": " + std::string(field.example) + "\n";
     out += "```\n";
     return out;
 }

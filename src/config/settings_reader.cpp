@@ -80,15 +80,6 @@ class FileReader {
                            hint_for(field));
     }
 
-    // A key not built yet, set to anything but its default, would silently do nothing.
-    void refuse_unbuilt(const FieldDecl& field, const Value& value, const YAML::Node& node,
-                        const std::string& key) const {
-        if (!field.unbuilt || field.unbuilt(value)) return;
-        throw config_error(
-            where(node) + ": " + key + " is not implemented yet; mlt would ignore it",
-            "remove it (until it is built, only its default is accepted)");
-    }
-
     void reject_nul(const YAML::Node& node, int depth = 0) const;
     void merged(const YAML::Node& value, const std::string& prefix, Entries& out, int depth) const;
     Entries entries(const YAML::Node& map, const std::string& prefix, int depth = 0) const;
@@ -342,7 +333,6 @@ void FileReader::read_section(const YAML::Node& section, SettingsLayer& layer) c
         // `key:` with no value reads as "not set here", like an absent key.
         if (value.IsNull()) continue;
         Value read_value = read(*field, value, "ssh." + key.Scalar());
-        refuse_unbuilt(*field, read_value, value, "ssh." + key.Scalar());
         layer.values.emplace_back(field, std::move(read_value));
     }
 }
@@ -520,7 +510,6 @@ ConnectionSettings FileReader::read_connection(const YAML::Node& node,
         // A password or passphrase never reaches a message: string keys take any scalar, and
         // describe() names only the shape of a non-scalar.
         Value value = read(*field, v, key + "." + name);
-        refuse_unbuilt(*field, value, v, key + "." + name);
         if (name == "port") {
             out.port = std::get<int>(value);
         } else if (name == "timeout") {
@@ -559,7 +548,6 @@ NodesValue FileReader::read_nodes(const YAML::Node& node, const std::string& key
         }
         if (v.IsNull()) continue;
         Value value = read(*field, v, key + "." + name);
-        refuse_unbuilt(*field, value, v, key + "." + name);
         if (name == "master_port")
             out.master_port = std::get<int>(value);
         else

@@ -53,26 +53,6 @@ void merge_nodes(Value&& value, SshSettings& settings) {
     if (nodes.master_port) settings.master_port = *nodes.master_port;
 }
 
-// A key not built yet accepts only the value SshSettings starts with.
-template <auto Member>
-bool is_default(const Value& value) {
-    using T = std::decay_t<decltype(SshSettings{}.*Member)>;
-    return std::get<T>(value) == SshSettings{}.*Member;
-}
-
-// `nodes:` as a whole: its keys are checked one by one as they are read.
-bool nodes_default(const Value& value) {
-    const auto& nodes = std::get<NodesValue>(value);
-    return (!nodes.master_addr || *nodes.master_addr == SshSettings{}.master_addr) &&
-           (!nodes.master_port || *nodes.master_port == SshSettings{}.master_port);
-}
-
-// `field`, marked as documented but not built yet.
-FieldDecl unbuilt(FieldDecl field, IsDefaultFn is_default) {
-    field.unbuilt = is_default;
-    return field;
-}
-
 FieldDecl make(std::string_view name, SettingType type, std::string_view def,
                std::string_view example, std::string_view doc, ApplyFn apply) {
     FieldDecl f;
@@ -251,11 +231,9 @@ std::vector<FieldDecl> link_and_transfer_fields() {
              "`fallback_hosts` are used up: its last output line is a host spec as in "
              "`fallback_hosts`; at most 3 times per run",
              &assign<&S::provision_cmd>),
-        unbuilt(
-            special("nodes", SettingType::nodes, "see below",
-                    "{master_addr: \"\", master_port: 29500}",
-                    "rendezvous of a multi-node run (`MASTER_ADDR`, `MASTER_PORT`)", &merge_nodes),
-            &nodes_default),
+        special("nodes", SettingType::nodes, "see below", "{master_addr: \"\", master_port: 0}",
+                "rendezvous of a multi-node run (`MASTER_ADDR`, `MASTER_PORT`; docs/multi-node.md)",
+                &merge_nodes),
         number("price_per_hour", "`0.0`", "1.25",
                "USD per hour of the host (as `--price`): the cost shown while waiting, in the "
                "run's summary and in the history, and what `--max-cost` counts; 0: not known",
@@ -340,12 +318,14 @@ const std::vector<std::string_view>& ignored_connection_keys() {
 
 const std::vector<FieldDecl>& nodes_fields() {
     static const std::vector<FieldDecl> kFields = {
-        unbuilt(text("master_addr", "rank 0's host name", "\"\"",
-                     "`MASTER_ADDR` exported to every node; empty: rank 0's address", nullptr),
-                &is_default<&SshSettings::master_addr>),
-        unbuilt(integer("master_port", "`29500`", "29500", "`MASTER_PORT` exported to every node",
-                        1, 65535, nullptr),
-                &is_default<&SshSettings::master_port>),
+        text("master_addr", "see the doc", "\"10.0.0.5\"",
+             "`MASTER_ADDR` exported to every node: rank 0's address as the others reach it; "
+             "empty: 127.0.0.1 when every node is on loopback, else the first address rank 0 "
+             "reports (`hostname -I`; a HostName is often an ssh proxy, so it is never used)",
+             nullptr),
+        integer("master_port", "`0`", "29500",
+                "`MASTER_PORT` exported to every node; 0: a free port found on rank 0", 0, 65535,
+                nullptr),
     };
     return kFields;
 }

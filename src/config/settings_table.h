@@ -44,10 +44,6 @@ using Value =
 // Applies one file's value on top of the lower layers (the key's merge rule).
 using ApplyFn = void (*)(Value&& value, SshSettings& settings);
 
-// For a key the docs name whose feature is not built yet: whether a value is its default
-// (which changes nothing and is accepted); any other value is refused.
-using IsDefaultFn = bool (*)(const Value& value);
-
 // One declared key. Nested keys (connection.*, nodes.*) have no apply function.
 struct FieldDecl {
     std::string_view name;
@@ -61,7 +57,6 @@ struct FieldDecl {
     std::optional<TransferDirection> transfer;  // list entries follow MLTK's path rules
     std::vector<std::string_view> choices;      // choice: the accepted words
     ApplyFn apply = nullptr;
-    IsDefaultFn unbuilt = nullptr;  // set for a key not built yet
 };
 
 // The keys of `ssh:`, in documentation order.

@@ -235,6 +235,15 @@ std::string make_wrapper_script(const WrapperSpec& s) {
     if (s.clean) o += "[ \"${MLT_ATTEMPT:-1}\" != 1 ] || export MLT_CLEAN=1\n";
     if (s.verbose) o += "export MLT_VERBOSE=1\n";
     for (const auto& [k, v] : s.fixed_environment) o += "export " + k + "=" + shell_quote(v) + "\n";
+    if (s.node_ifname)
+        // The interface this node reaches rank 0 on, for NCCL and gloo: `lo` on loopback. The
+        // user's environment (exported later, in the batch) wins.
+        o += "mlt_if=$(ip route get \"$MASTER_ADDR\" 2>/dev/null | sed -n 's/.* dev \\([^ "
+             "]*\\).*/\\1/p' "
+             "| head -n 1)\n"
+             "if [ -n \"$mlt_if\" ]; then export "
+             "NCCL_SOCKET_IFNAME=\"${NCCL_SOCKET_IFNAME:-$mlt_if}\" "
+             "GLOO_SOCKET_IFNAME=\"${GLOO_SOCKET_IFNAME:-$mlt_if}\"; fi\n";
     o += write_here_doc("\"$mlt_job/batch.sh\"", make_user_batch(s), "MLT_BATCH_END",
                         "mlt_finish 1");
     o += run_login_batch("\"$mlt_job/batch.sh\"");

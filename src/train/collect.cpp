@@ -153,7 +153,8 @@ LogsPull pull_logs(Remote& remote, const TrainPlan& plan, const std::string& rec
 TransferStats collect_results(Remote& remote, const TrainPlan& plan, const JobResult& result,
                               const CompressionChoice& compression, Reporter& reporter) {
     TransferStats total;
-    collect_archive(remote, plan, result, reporter, total);
+    // A node of a multi-node run other than rank 0 leaves the archive to rank 0.
+    if (!plan.local_archive.empty()) collect_archive(remote, plan, result, reporter, total);
     collect_logs(remote, plan, result, compression, reporter, total);
     collect_download_files(remote, plan, compression, total);
     return total;

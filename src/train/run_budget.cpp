@@ -34,9 +34,10 @@ void TrainRun::check_budget() {
 
 int TrainRun::segment_seconds() const {
     // A segment ends by the limit, so that the stop comes within a second or two of it.
+    // A node of a gang looks at the others every kGangSegmentSeconds.
     const double left = ledger_.seconds_left(plan_.budget, wall_now());
-    return static_cast<int>(
-        std::clamp(std::ceil(left), 1.0, static_cast<double>(kFollowSegmentSeconds)));
+    const int most = gang_ ? kGangSegmentSeconds : kFollowSegmentSeconds;
+    return static_cast<int>(std::clamp(std::ceil(left), 1.0, static_cast<double>(most)));
 }
 
 void TrainRun::show_cost() {

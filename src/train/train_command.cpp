@@ -19,6 +19,7 @@
 #include "mlt/train/failover.h"
 #include "mlt/train/local_state.h"
 #include "mlt/train/model.h"
+#include "mlt/train/nodes.h"
 #include "mlt/train/train_arguments.h"
 #include "mlt/train/train_run.h"
 #include "mlt/transfer/sync.h"
@@ -41,7 +42,8 @@ namespace {
 struct RunContext {
     ModelRef model;
     SshSettings settings;
-    Target target;
+    Target target;                // the node this context is for (rank 0 at first)
+    std::vector<Target> targets;  // every node: -h given more than once, or the settings'
     std::string remote_log_dir;
     std::string archive;  // relative to the remote dir
     std::string local_logs;
@@ -52,31 +54,38 @@ struct RunContext {
 
 // `spec_optional`: a bare model NAME whose spec is not here is enough (resolve_model_settings);
 // the archive and download_files then land in the current directory.
+// remote_log_dir for one node: placeholders are plain text substitutions, the result is one
+// path. Empty: the job finds the log dir on the remote (the remote MLTK's).
+std::string node_log_dir(const std::string& setting, const std::string& model,
+                         const std::string& remote_dir) {
+    std::string log_dir = setting;
+    for (const auto& [key, value] : std::vector<std::pair<std::string, std::string>>{
+             {"{model}", model}, {"{remote_dir}", remote_dir}})
+        for (size_t at; (at = log_dir.find(key)) != std::string::npos;)
+            log_dir.replace(at, key.size(), value);
+    return log_dir;
+}
+
+// `several`: train takes several nodes; the other commands work on one.
 RunContext prepare(const SshCommandLine& cli, const std::string& model_arg, bool test,
-                   bool spec_optional) {
+                   bool spec_optional, bool several = false) {
     RunContext c;
     ModelSettings m = resolve_model_settings(cli, model_arg, test, spec_optional);
     c.model = std::move(m.model);
     c.settings = std::move(m.settings);
-    if (m.targets.size() != 1 && !cli.hosts.empty())
+    if (m.targets.size() != 1 && !several && !cli.hosts.empty())
         throw usage_error("several nodes (-h given " + std::to_string(m.targets.size()) +
-                              " times) are not supported yet",
+                              " times) are for train only",
                           "give one -h");
-    if (m.targets.size() != 1)
+    if (m.targets.size() != 1 && !several)
         throw usage_error("the settings' ssh.connection lists " + std::to_string(m.targets.size()) +
-                              " connections; training on several nodes is not supported yet",
-                          "keep one entry in ssh.connection, or pick the host with -h");
+                              " connections; only train works on several nodes",
+                          "pick the host with -h");
     c.target = m.targets.front();
+    c.targets = m.targets;
     const std::string& name = c.model.name;
     c.archive = name + ".mltk.zip";
-    std::string log_dir = c.settings.remote_log_dir;
-    // remote_log_dir placeholders are plain text substitutions: the result is one path.
-    // Empty: the job finds the log dir on the remote (the remote MLTK's).
-    for (const auto& [key, value] : std::vector<std::pair<std::string, std::string>>{
-             {"{model}", name}, {"{remote_dir}", c.target.remote_dir}})
-        for (size_t at; (at = log_dir.find(key)) != std::string::npos;)
-            log_dir.replace(at, key.size(), value);
-    c.remote_log_dir = log_dir;
+    c.remote_log_dir = node_log_dir(c.settings.remote_log_dir, name, c.target.remote_dir);
     c.local_logs = local_log_dir(name);
     // MLTK's name for the console log of `mltk ssh train`.
     c.local_console = c.local_logs + "/mltk_ssh_train_" + name + ".log";
@@ -441,16 +450,11 @@ std::unique_ptr<HostPool> host_pool_for(const RunContext& c, const SshCommandLin
 
 }  // namespace
 
-int run_train(const SshCommandLine& cli, const TrainOptions& o) {
-    install_interrupt_handler();
-    check_job_flags(o.resume, o.force);
-    // MLTK's own suite passes --clean with --resume: accepted, but never silently dropped.
-    if (o.resume && o.clean)
-        spdlog::warn("--clean is ignored with --resume: the run's logs and archive are kept");
-    const bool test = wants_test_model(o.args);
-    // --resume acts on the run the remote holds: a bare NAME is enough unless that run must
-    // upload again (TrainRun refuses it then).
-    RunContext c = prepare(cli, o.model, test, o.resume);
+namespace {
+
+// The plan of one node's run: everything checked locally before any remote action.
+TrainPlan plan_node(const RunContext& c, const SshCommandLine& cli, const TrainOptions& o,
+                    bool test) {
     if (o.clean && !c.remote_log_dir.empty()) check_clean_target(c);
     TrainPlan plan = plan_for(c, cli, o.model, test);
     if (plan.spec_here) {
@@ -474,6 +478,37 @@ int run_train(const SshCommandLine& cli, const TrainOptions& o) {
     plan.budget = {o.max_hours, o.max_cost};
     check_budget_flags(plan.price_per_hour, plan.budget, o.no_wait && !o.resume);
     if (o.sync_every) plan.sync_every_s = *o.sync_every;
+    return plan;
+}
+
+// Several nodes: one plan per node, then the gang (nodes_command.cpp).
+int train_nodes(const RunContext& c, const SshCommandLine& cli, const TrainOptions& o, bool test) {
+    NodesSpec spec;
+    spec.master_addr = c.settings.master_addr;
+    spec.master_port = c.settings.master_port;
+    for (const Target& t : c.targets) {
+        RunContext node = c;
+        node.target = t;
+        node.remote_log_dir = node_log_dir(c.settings.remote_log_dir, c.model.name, t.remote_dir);
+        spec.nodes.push_back({t, plan_node(node, cli, o, test)});
+    }
+    return run_train_nodes(std::move(spec));
+}
+
+}  // namespace
+
+int run_train(const SshCommandLine& cli, const TrainOptions& o) {
+    install_interrupt_handler();
+    check_job_flags(o.resume, o.force);
+    // MLTK's own suite passes --clean with --resume: accepted, but never silently dropped.
+    if (o.resume && o.clean)
+        spdlog::warn("--clean is ignored with --resume: the run's logs and archive are kept");
+    const bool test = wants_test_model(o.args);
+    // --resume acts on the run the remote holds: a bare NAME is enough unless that run must
+    // upload again (TrainRun refuses it then).
+    const RunContext c = prepare(cli, o.model, test, o.resume, true);
+    if (c.targets.size() > 1) return train_nodes(c, cli, o, test);
+    TrainPlan plan = plan_node(c, cli, o, test);
 
     // Before any connection: a second mlt on this model's local files is refused, and the
     // key is decrypted (or the password asked) once for the whole run.

@@ -386,6 +386,7 @@ Phase TrainRun::upload() {
 }
 
 Phase TrainRun::start() {
+    if (gang_) wait_for_gang();  // every node set up before any job starts
     watch_.life = JobWatch::Life::may_run;
     long pgid = 0;
     {
@@ -405,6 +406,7 @@ Phase TrainRun::start() {
 }
 
 Phase TrainRun::follow() {
+    if (gang_) check_gang();
     check_budget();
     if (watch_.stop_pending()) {
         watch_.stop = JobWatch::Stop::sent;
@@ -450,6 +452,9 @@ Phase TrainRun::collect() {
     outcome_.exit_status = status;
     outcome_.setup_failed = status && *status != 0 && !result.training_started;
     outcome_.stopped_by_mlt = result.stopped_with.has_value() && result.stopped_with == status;
+    // A node whose job failed stops the others (as soon as they look, every few seconds).
+    if (gang_ && (!status || *status != 0) && !outcome_.stopped_by_mlt)
+        gang_->fail(rank_, host(), status.value_or(1));
     if (result.disk_full)
         spdlog::warn(
             "no space left on the remote: the disk of {} on {} is full; what the job of {} "

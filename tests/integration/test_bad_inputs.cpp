@@ -404,10 +404,6 @@ std::vector<BadInput> catalogue_flags() {
     c.push_back(BadInput("SettingsPricePerHourWord", kStatus, u,
                          {"@SETTINGS@:6:19: ssh.price_per_hour must be a number"})
                     .with_settings(kSettings + "  price_per_hour: cheap\n"));
-    c.push_back(
-        BadInput("SidecarUnbuiltNodes", kTrain, u,
-                 {"@PROJECT@/m.ssh.yaml:2:24: ssh.nodes.master_port is not implemented yet"})
-            .with_sidecar("ssh:\n  nodes: {master_port: 1234}\n"));
     c.push_back(BadInput("SshWithoutCommand", {"ssh"}, u, {"mlt ssh needs a COMMAND"}));
     c.push_back(BadInput("UnknownCommand", {"ssh", "rm", "-rf"}, u, {"rm"}));
     // MLTK's other commands: named as unsupported, with the ones mlt ssh has.

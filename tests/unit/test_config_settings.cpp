@@ -81,7 +81,7 @@ TEST_F(SettingsTest, DefaultsWhenFilesAreMissingOrEmpty) {
         EXPECT_EQ(s.sync_every, 0);
         EXPECT_EQ(s.host_key_checking, HostKeyChecking::accept_new);
         EXPECT_EQ(s.master_addr, "");
-        EXPECT_EQ(s.master_port, 29500);
+        EXPECT_EQ(s.master_port, 0);
         EXPECT_EQ(s.price_per_hour, 0);
         EXPECT_EQ(s.workspace, "");
         EXPECT_EQ(s.compression, "zstd");
@@ -185,8 +185,8 @@ TEST_F(SettingsTest, TypeErrorsNameFileLineColumnAndHint) {
          "`compression: none`"},
         {"ssh:\n  nodes: [a]\n",
          "u:2:10: ssh.nodes must be a mapping (master_addr, master_port), got a list", ""},
-        {"ssh:\n  nodes:\n    master_port: 0\n",
-         "u:3:18: ssh.nodes.master_port must be an integer from 1 to 65535, got '0'", ""},
+        {"ssh:\n  nodes:\n    master_port: -1\n",
+         "u:3:18: ssh.nodes.master_port must be an integer from 0 to 65535, got '-1'", ""},
         {"ssh:\n  connection: host\n",
          "u:2:15: ssh.connection must be a mapping (hostname, port, username, key_filename) or a "
          "list of such mappings, got 'host'",
@@ -359,25 +359,14 @@ ssh:
     EXPECT_EQ(s.train_cmd, "user cmd");  // `train_cmd:` without a value is "not set"
 }
 
-// Keys the docs name whose features are not built yet: a value other than the default would
-// be silently ignored, so it stops mlt (exit 2) naming file:line:column; the default is fine.
-TEST_F(SettingsTest, UnbuiltSettingsAreRefusedUnlessDefault) {
-    const std::vector<std::pair<std::string, std::string>> cases = {
-        {"ssh:\n  nodes:\n    master_port: 1234\n",
-         "u:3:18: ssh.nodes.master_port is not implemented yet"},
-        {"ssh:\n  nodes: {master_port: 29500, master_addr: 10.0.0.1}\n",
-         "u:2:44: ssh.nodes.master_addr is not implemented yet"},
-    };
-    for (const auto& [yaml, message] : cases) {
-        const auto [what, hint] = error_of(yaml);
-        EXPECT_EQ(what.rfind(message, 0), 0u) << what;
-        EXPECT_FALSE(hint.empty()) << what;
-    }
-    const SshSettings s = load(
-        "ssh:\n  price_per_hour: 0.0\n  nodes: {master_addr: '', master_port: "
-        "29500}\n");
-    EXPECT_EQ(s.sync_every, 0);
-    EXPECT_EQ(s.master_port, 29500);
+// The rendezvous of several nodes: both keys are read; 0 and "" leave them to be found.
+TEST_F(SettingsTest, NodesGiveTheRendezvous) {
+    const SshSettings s = load("ssh:\n  nodes: {master_addr: 10.0.0.5, master_port: 29511}\n");
+    EXPECT_EQ(s.master_addr, "10.0.0.5");
+    EXPECT_EQ(s.master_port, 29511);
+    const SshSettings d = load("ssh:\n  nodes: {master_addr: '', master_port: 0}\n");
+    EXPECT_EQ(d.master_addr, "");
+    EXPECT_EQ(d.master_port, 0);
     EXPECT_TRUE(warnings_.empty());
 }
 
@@ -432,7 +421,7 @@ TEST_F(SettingsTest, NumberBounds) {
     EXPECT_EQ(load("ssh:\n  sync_every: 0\n  price_per_hour: 0\n").sync_every, 0);
     EXPECT_EQ(load("ssh:\n  connection: {timeout: 2.5e0}\n").connections.at(0).timeout_s, 3);
     EXPECT_EQ(error_of("ssh:\n  nodes: {master_port: 65536}\n").first,
-              "u:2:24: ssh.nodes.master_port must be an integer from 1 to 65535, got '65536'");
+              "u:2:24: ssh.nodes.master_port must be an integer from 0 to 65535, got '65536'");
     EXPECT_EQ(error_of("ssh:\n  price_per_hour: -0.1\n").first,
               "u:2:19: ssh.price_per_hour must be a number from 0 to 1000000, got '-0.1'");
 }

@@ -54,7 +54,7 @@ struct SshSettings {
     int sync_every = 0;  // seconds between pulls while training; 0: only at the end
     HostKeyChecking host_key_checking = HostKeyChecking::accept_new;
     std::string master_addr;
-    int master_port = 29500;
+    int master_port = 0;  // 0: a free port found on rank 0
     double price_per_hour = 0;
     std::string workspace;
     std::string compression = "zstd";  // none | gzip | zstd (validated when read)

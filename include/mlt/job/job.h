@@ -54,6 +54,9 @@ struct WrapperSpec {
     std::vector<std::pair<std::string, std::string>> environment;
     // Exported literally (node variables).
     std::vector<std::pair<std::string, std::string>> fixed_environment;
+    // A node of a multi-node run: NCCL_SOCKET_IFNAME and GLOO_SOCKET_IFNAME are set to the
+    // interface of the route to MASTER_ADDR (`ip route get`), unless already set.
+    bool node_ifname = false;
     bool create_venv = false;
     std::vector<std::string> venv_packages;           // pip-installed into a new venv
     std::vector<std::string> venv_fallback_packages;  // tried when those fail (none: none)

@@ -19,11 +19,11 @@ struct TrainPlan {
     // Placeholders filled; relative to remote_dir unless absolute/~. Empty: the one the job
     // recorded (it asked the remote MLTK).
     std::string remote_log_dir;
-    std::string archive;        // <model>.mltk.zip, relative to remote_dir
-    std::string spec_dir;       // local: where the archive and download_files land
-    std::string local_logs;     // local log dir
-    std::string local_console;  // local copy of the console log (MLTK's name)
-    std::string local_archive;
+    std::string archive;          // <model>.mltk.zip, relative to remote_dir
+    std::string spec_dir;         // local: where the archive and download_files land
+    std::string local_logs;       // local log dir
+    std::string local_console;    // local copy of the console log (MLTK's name)
+    std::string local_archive;    // empty: the archive is not collected (ranks > 0 of a gang)
     std::string local_state_dir;  // local_state_dir(model): which run the console copy is
     bool spec_here = true;        // false: --resume by a NAME whose spec is not here; no uploads
     std::map<std::string, std::vector<UploadItem>> uploads;        // remote base -> files

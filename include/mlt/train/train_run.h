@@ -8,6 +8,7 @@
 #include "mlt/job/status.h"
 #include "mlt/ssh/connection.h"
 #include "mlt/train/failover.h"
+#include "mlt/train/gang.h"
 #include "mlt/train/live_pull.h"
 #include "mlt/train/local_state.h"
 #include "mlt/train/remote_job.h"
@@ -158,6 +159,16 @@ class TrainRun {
     bool over() const { return exit_code_.has_value(); }
     int exit_code() const { return exit_code_.value_or(exit_code::kInternal); }
 
+    // Makes this run node `rank` of a multi-node run (before begin()): its job starts only
+    // once every node of `gang` is set up; once a node fails, it stops its job, and a job of
+    // its own that fails stops the others (docs/multi-node.md).
+    // Every node of a new run takes the lock under the gang's one `run_id`.
+    void join_gang(Gang& gang, int rank, const std::string& run_id) {
+        gang_ = &gang;
+        rank_ = rank;
+        run_id_ = run_id;
+    }
+
     // The run's id: new, or the resumed run's.
     const std::string& run_id() const { return run_id_; }
     // The phase reached (Phase::done after a complete run).
@@ -172,6 +183,9 @@ class TrainRun {
 
   private:
     static constexpr int kStopGraceSeconds = 10;
+    // How long one follow segment of a gang's node runs at most: a failed node stops the
+    // others within this plus the stop's own time.
+    static constexpr int kGangSegmentSeconds = 2;
     // An error that ends the run: thrown past the error handling of advance().
     struct Fatal {
         Error error;
@@ -267,6 +281,12 @@ class TrainRun {
     int reconnects_ = 0;
     int attempt_ = 1;  // the attempt of the run's job: 2 on after restarts of a lost job
     Failover* failover_ = nullptr;
+    Gang* gang_ = nullptr;  // the nodes of a multi-node run, when this is one
+    int rank_ = 0;
+    // Waits until every node of the gang is set up (start()); throws once one failed.
+    void wait_for_gang();
+    // Follows the gang: a failed node stops this one's job (follow()).
+    void check_gang();
     bool moved_ = false;  // the run failed over to another host: it continues there
     RunLedger ledger_;
     double wall_offset_ = 0;  // epoch seconds minus clock_.now()

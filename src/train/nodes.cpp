@@ -1,0 +1,237 @@
+// Several nodes: the rendezvous variables, the checks before anything remote, and the gang of
+// runs (one TrainRun per node, each in a thread of its own).
+#include "mlt/train/nodes.h"
+
+#include <spdlog/spdlog.h>
+
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <sstream>
+#include <thread>
+
+#include "mlt/train/gang.h"
+#include "mlt/train/local_state.h"
+#include "mlt/train/remote_job.h"
+#include "mlt/train/train_run.h"
+#include "mlt/util/error.h"
+#include "mlt/util/interrupt.h"
+#include "mlt/util/reporter.h"
+#include "mlt/util/text.h"
+
+namespace fs = std::filesystem;
+
+namespace mlt {
+
+namespace {
+
+std::string joined(const std::vector<std::string>& words, const std::string& separator) {
+    std::string out;
+    for (const auto& w : words) out += (out.empty() ? "" : separator) + w;
+    return out;
+}
+
+// Two nodes that are the same host and remote dir would share one job dir.
+void check_distinct(const std::vector<NodeSpec>& nodes) {
+    for (size_t i = 0; i < nodes.size(); ++i)
+        for (size_t j = i + 1; j < nodes.size(); ++j) {
+            const auto& a = nodes[i].target;
+            const auto& b = nodes[j].target;
+            if (a.connect.host == b.connect.host && a.connect.port == b.connect.port &&
+                a.connect.user == b.connect.user && a.remote_dir == b.remote_dir)
+                throw usage_error("nodes " + std::to_string(i) + " and " + std::to_string(j) +
+                                      " are the same host and remote dir (" + a.connect.host +
+                                      ", " + a.remote_dir + "): their jobs would share one job dir",
+                                  "give each -h its own host, or its own remote dir (host/dir)");
+        }
+}
+
+// The node's first address as it reports it, and a free TCP port there (0: none found).
+std::pair<std::string, int> ask_node(Remote& remote) {
+    const RemoteOutput out = remote.run(
+        "a=$(hostname -I 2>/dev/null | awk '{print $1}'); [ -n \"$a\" ] || a=$(ip -4 -o addr "
+        "show scope global 2>/dev/null | awk '{split($4,x,\"/\"); print x[1]; exit}')\n"
+        "p=$(python3 -c 'import socket;s=socket.socket();s.bind((\"\",0));"
+        "print(s.getsockname()[1])' 2>/dev/null)\n"
+        "echo \"addr=$a\"; echo \"port=$p\"\n");
+    if (out.exit_status != 0)
+        throw remote_failure(remote, "asking the node for its address", out.exit_status, out.err);
+    std::string addr;
+    int port = 0;
+    std::istringstream lines(out.out);
+    for (std::string line; std::getline(lines, line);) {
+        if (line.rfind("addr=", 0) == 0) addr = trim(line.substr(5));
+        if (line.rfind("port=", 0) == 0)
+            port = static_cast<int>(parse_decimal(trim(line.substr(5)), 1, 65535).value_or(0));
+    }
+    return {addr, port};
+}
+
+// MASTER_ADDR and the node addresses: 127.0.0.1 when every node is on loopback, else what
+// each node reports (a HostName is often an ssh proxy, so it is never used); MASTER_PORT:
+// the setting, else a free port on rank 0.
+Rendezvous find_rendezvous(const NodesSpec& spec, std::vector<std::unique_ptr<Connection>>& links) {
+    bool all_loopback = true;
+    for (const auto& n : spec.nodes)
+        all_loopback = all_loopback && is_loopback_host(n.target.connect.host);
+    Rendezvous r;
+    for (size_t i = 0; i < links.size(); ++i) {
+        // Rank 0 is asked in any case (its free port); the others only for their address.
+        if (all_loopback && i > 0) {
+            r.addrs.push_back("127.0.0.1");
+            continue;
+        }
+        const auto [addr, port] = ask_node(links[i]->remote());
+        if (i == 0) r.master_port = port;
+        r.addrs.push_back(all_loopback ? "127.0.0.1" : addr);
+        if (r.addrs.back().empty())
+            throw Error(ErrorKind::remote,
+                        "node " + std::to_string(i) + " (" + links[i]->name() +
+                            ") reports no address of its own for the other nodes to reach",
+                        "set nodes.master_addr, or check `hostname -I` there");
+    }
+    r.master_addr = spec.master_addr.empty() ? r.addrs.front() : spec.master_addr;
+    if (spec.master_port > 0) r.master_port = spec.master_port;
+    if (r.master_port <= 0) r.master_port = 29500;
+    if (!all_loopback && is_loopback_host(r.master_addr))
+        throw usage_error("MASTER_ADDR " + r.master_addr +
+                              " is a loopback address, but the nodes are on different hosts",
+                          "set nodes.master_addr to rank 0's address on the network the nodes "
+                          "share");
+    return r;
+}
+
+// Node `rank`'s local files go under <log dir>/nodes/<rank>; only rank 0 brings the archive
+// and download_files home.
+void place_node(TrainPlan& p, int rank, const Rendezvous& r) {
+    const std::string sub = "/nodes/" + std::to_string(rank);
+    const std::string console = fs::path(p.local_console).filename().string();
+    p.local_logs += sub;
+    p.local_console = p.local_logs + "/" + console;
+    p.local_state_dir += sub;
+    if (rank != 0) {
+        p.local_archive.clear();
+        p.download_files.clear();
+    }
+    p.failover = false;  // a node is not moved alone
+    for (auto& kv : node_environment(rank, r)) p.wrapper.fixed_environment.push_back(kv);
+    p.wrapper.node_ifname = true;
+}
+
+// Rank 0's logs also go into the log dir itself, as for a single node.
+void copy_rank0_logs(const std::string& from, const std::string& to) {
+    std::error_code ec;
+    for (auto it = fs::recursive_directory_iterator(from, ec);
+         !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
+        if (!it->is_regular_file(ec) || it->is_symlink(ec)) continue;
+        const fs::path rel = fs::relative(it->path(), from, ec);
+        const fs::path dest = fs::path(to) / rel;
+        fs::create_directories(dest.parent_path(), ec);
+        fs::copy_file(it->path(), dest, fs::copy_options::overwrite_existing, ec);
+    }
+}
+
+// The last `n` lines of a local file.
+std::string last_lines(const std::string& path, size_t n) {
+    std::ifstream in(path);
+    std::vector<std::string> lines;
+    for (std::string l; std::getline(in, l);) {
+        lines.push_back(l);
+        if (lines.size() > n) lines.erase(lines.begin());
+    }
+    return joined(lines, "\n");
+}
+
+}  // namespace
+
+std::vector<std::pair<std::string, std::string>> node_environment(int rank, const Rendezvous& r) {
+    const std::string n = std::to_string(r.addrs.size());
+    const std::string k = std::to_string(rank);
+    const std::string port = std::to_string(r.master_port);
+    return {{"MLT_NODE_RANK", k},
+            {"MLT_NUM_NODES", n},
+            {"MLT_NODE_ADDRS", joined(r.addrs, " ")},
+            {"NODE_RANK", k},
+            {"NNODES", n},
+            {"MASTER_ADDR", r.master_addr},
+            {"MASTER_PORT", port},
+            {"SKYPILOT_NODE_RANK", k},
+            {"SKYPILOT_NODE_IPS", joined(r.addrs, "\n")},
+            {"SKYPILOT_NUM_NODES", n},
+            {"DSTACK_NODE_RANK", k},
+            {"DSTACK_MASTER_NODE_IP", r.master_addr},
+            {"DSTACK_NODES_NUM", n},
+            {"DSTACK_NODES_IPS", joined(r.addrs, "\n")}};
+}
+
+bool is_loopback_host(const std::string& host) {
+    return host == "localhost" || host.rfind("127.", 0) == 0 || host == "::1" || host == "[::1]";
+}
+
+int run_train_nodes(NodesSpec spec) {
+    check_distinct(spec.nodes);
+    if (!spec.master_addr.empty() && is_loopback_host(spec.master_addr)) {
+        bool all_loopback = true;
+        for (const auto& n : spec.nodes)
+            all_loopback = all_loopback && is_loopback_host(n.target.connect.host);
+        if (!all_loopback)
+            throw usage_error("nodes.master_addr " + spec.master_addr +
+                                  " is a loopback address, but the nodes are on different hosts",
+                              "set it to rank 0's address on the network the nodes share");
+    }
+    const TrainPlan& first = spec.nodes.front().plan;
+    LocalModelLock local_lock(first.local_state_dir, first.model);
+    const std::string log_dir = first.local_logs;
+    // Connected one after another: a prompt (a password) is asked on one terminal at a time.
+    std::vector<std::unique_ptr<Connection>> links;
+    for (const auto& n : spec.nodes) {
+        links.push_back(std::make_unique<SessionConnection>(n.target.connect));
+        links.back()->remote();
+    }
+    const Rendezvous rendezvous = find_rendezvous(spec, links);
+    reporter().notice("nodes: " + std::to_string(links.size()) + ", MASTER_ADDR " +
+                      rendezvous.master_addr + ", MASTER_PORT " +
+                      std::to_string(rendezvous.master_port));
+    const size_t n = spec.nodes.size();
+    Gang gang(static_cast<int>(n));
+    const std::string run_id = new_run_id();  // one run on every node
+    std::vector<std::unique_ptr<PrefixReporter>> reporters;
+    std::vector<std::unique_ptr<ShellJob>> jobs;
+    std::vector<std::unique_ptr<TrainRun>> runs;
+    for (size_t i = 0; i < n; ++i) {
+        TrainPlan& p = spec.nodes[i].plan;
+        place_node(p, static_cast<int>(i), rendezvous);
+        check_own_file(p.local_console);
+        reporters.push_back(
+            std::make_unique<PrefixReporter>(reporter(), "[rank " + std::to_string(i) + "] "));
+        jobs.push_back(std::make_unique<ShellJob>(*links[i], p.remote_dir, p.model, p.compression));
+        runs.push_back(std::make_unique<TrainRun>(*links[i], *jobs[i], p, *reporters[i],
+                                                  real_clock(), installed_run_observer()));
+        runs.back()->join_gang(gang, static_cast<int>(i), run_id);
+    }
+    std::vector<int> codes(n, 0);
+    std::vector<std::thread> threads;
+    for (size_t i = 0; i < n; ++i)
+        threads.emplace_back([&, i] {
+            try {
+                codes[i] = runs[i]->run();
+            } catch (const Error& e) {
+                codes[i] = e.code();
+                reporters[i]->alert(std::string("error: ") + e.what() +
+                                    (e.hint().empty() ? "" : " (" + e.hint() + ")"));
+            }
+            if (codes[i] != 0) gang.fail(static_cast<int>(i), runs[i]->host(), codes[i]);
+        });
+    for (auto& t : threads) t.join();
+    copy_rank0_logs(spec.nodes.front().plan.local_logs, log_dir);
+    const auto failure = gang.first_failure();
+    if (!failure) return exit_code::kOk;
+    const auto& failed = spec.nodes[static_cast<size_t>(failure->rank)].plan;
+    reporter().alert("rank " + std::to_string(failure->rank) + " (" + failure->host +
+                     ") failed first, with exit " + std::to_string(failure->exit_code) +
+                     "; the other nodes were stopped. Its last lines:\n" +
+                     last_lines(failed.local_console, 20));
+    return failure->exit_code;
+}
+
+}  // namespace mlt

@@ -1,0 +1,31 @@
+// TrainRun as one node of a multi-node run: the barrier before the start, and the gang stop.
+#include "mlt/train/train_run.h"
+#include "mlt/util/interrupt.h"
+
+namespace mlt {
+
+void TrainRun::wait_for_gang() {
+    for (;;) {
+        throw_if_interrupted();
+        const std::optional<bool> all_ready = gang_->arrive(rank_, 0.25);
+        if (!all_ready) continue;
+        if (*all_ready) return;
+        const auto failed = gang_->first_failure();
+        throw Error(ErrorKind::remote,
+                    "rank " + std::to_string(failed ? failed->rank : -1) +
+                        " failed before the training started; rank " + std::to_string(rank_) +
+                        " does not start its job",
+                    "see that node's lines above");
+    }
+}
+
+void TrainRun::check_gang() {
+    if (!gang_->stopping() || watch_.stop != JobWatch::Stop::none || !watch_.may_still_run())
+        return;
+    const auto failed = gang_->first_failure();
+    reporter_.alert("rank " + std::to_string(failed ? failed->rank : -1) +
+                    " failed: stopping this node's job (its process group), then collecting");
+    watch_.stop = JobWatch::Stop::wanted;
+}
+
+}  // namespace mlt

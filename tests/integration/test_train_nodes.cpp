@@ -1,0 +1,184 @@
+// Several nodes: `-h` given twice runs the same model on two real sshd servers (two ports
+// on 127.0.0.1, two remote dirs), with the rendezvous variables set, the logs of both in one
+// stream with a [rank N] prefix, each node's logs brought home; a node that fails stops the
+// other; a node that fails before the start keeps every job from starting.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "harness/expect.h"
+#include "harness/files.h"
+#include "harness/process.h"
+#include "harness/test_sshd.h"
+#include "harness/train_fixture.h"
+
+namespace fs = std::filesystem;
+
+namespace mlt_test {
+namespace {
+
+// Prints what the node got, leaves a file in its log dir; rank 1 fails with 3 when
+// FAIL_RANK1 is set; rank 0 then trains on (bounded) until it is stopped.
+const char* const kNodeModel =
+    "echo \"node $MLT_NODE_RANK of $MLT_NUM_NODES at $MASTER_ADDR:$MASTER_PORT"
+    " if=$GLOO_SOCKET_IFNAME/$NCCL_SOCKET_IFNAME torchrun=$NODE_RANK/$NNODES"
+    " sky=$SKYPILOT_NODE_RANK/$SKYPILOT_NUM_NODES dstack=$DSTACK_NODE_RANK/$DSTACK_NODES_NUM"
+    " addrs=$MLT_NODE_ADDRS\"\n"
+    "echo \"$MLT_NODE_RANK\" > \"$MLT_LOG_DIR/out-$MLT_NODE_RANK.txt\"\n"
+    "if [ -n \"$FAIL_RANK1\" ]; then\n"
+    "  if [ \"$MLT_NODE_RANK\" = 1 ]; then echo 'rank 1 fails now'; exit 3; fi\n"
+    "  echo $$ > \"$MLT_JOB_DIR/rank0.pid\"; i=0\n"
+    "  while [ $i -lt 2400 ]; do sleep 0.05; i=$((i+1)); done; echo 'rank 0 was never stopped'\n"
+    "fi\n";
+
+class TrainNodesTest : public TrainTest {
+  protected:
+    void SetUp() override {
+        TrainTest::SetUp();
+        second_ = std::make_unique<TestSshd>();
+        second_->authorize_key_file(sshd().client_key_path() + ".pub");
+        write_shell_model("m", kNodeModel);
+    }
+    void TearDown() override {
+        second_.reset();
+        TrainTest::TearDown();
+    }
+    // Both nodes by -h, each with its own remote dir, and -i for both (the settings' one
+    // connection entry pairs with the first -h only).
+    void write_settings(const std::string& extra = {}) const {
+        write_user_settings();
+        write_model_settings("m",
+                             "ssh:\n  train_cmd: \"sh {spec}\"\n  remote_log_dir: "
+                             "\"logs/{model}\"\n" +
+                                 extra);
+    }
+    std::vector<std::string> two_nodes() const {
+        return {"ssh",
+                "-i",
+                sshd().client_key_path(),
+                "-h",
+                host() + "/" + remote(),
+                "-h",
+                sshd().user() + "@127.0.0.1:" + std::to_string(second_->port()) + "/" +
+                    second_->remote_dir()};
+    }
+    std::vector<std::string> train(std::vector<std::string> args) const {
+        std::vector<std::string> all = two_nodes();
+        all.insert(all.end(), args.begin(), args.end());
+        return all;
+    }
+    std::string second_job_file(const std::string& name) const {
+        return second_->remote_dir() + "/.mlt/m/" + name;
+    }
+
+    std::unique_ptr<TestSshd> second_;
+};
+
+TEST_F(TrainNodesTest, TwoNodesGetTheRendezvousAndBringTheirLogsHome) {
+    write_settings();
+    ProcessResult r = mlt(train({"train", "m"}));
+    ASSERT_EQ(r.exit_code, 0) << describe(r);
+    const auto zero = lines_starting(r.out, "[rank 0] node 0 of 2 at 127.0.0.1:");
+    const auto one = lines_starting(r.out, "[rank 1] node 1 of 2 at 127.0.0.1:");
+    ASSERT_EQ(zero.size(), 1u) << describe(r);
+    ASSERT_EQ(one.size(), 1u) << describe(r);
+    // The same MASTER_PORT on both, the loopback interface, every scheme's names.
+    const std::string port0 = zero[0].substr(zero[0].find(':') + 1, 5);
+    EXPECT_EQ(one[0].substr(one[0].find(':') + 1, 5), port0) << zero[0] << "\n" << one[0];
+    EXPECT_TRUE(has_text(zero[0], " if=lo/lo torchrun=0/2 sky=0/2 dstack=0/2")) << zero[0];
+    EXPECT_TRUE(has_text(one[0], " if=lo/lo torchrun=1/2 sky=1/2 dstack=1/2")) << one[0];
+    EXPECT_TRUE(has_text(one[0], "addrs=127.0.0.1 127.0.0.1")) << one[0];
+    // Each node's logs under nodes/<rank>, rank 0's also in the log dir itself; each job
+    // ran once, in its own remote dir.
+    EXPECT_EQ(read_or_empty(local_logs("m") + "/nodes/0/out-0.txt"), "0\n");
+    EXPECT_EQ(read_or_empty(local_logs("m") + "/nodes/1/out-1.txt"), "1\n");
+    EXPECT_EQ(read_or_empty(local_logs("m") + "/out-0.txt"), "0\n");
+    EXPECT_FALSE(path_exists(local_logs("m") + "/out-1.txt"));
+    EXPECT_TRUE(has_text(read_or_empty(job_file("m", "console.log")), "node 0 of 2"));
+    EXPECT_TRUE(has_text(read_or_empty(second_job_file("console.log")), "node 1 of 2"));
+    EXPECT_TRUE(
+        has_text(read_or_empty(local_logs("m") + "/nodes/1/mltk_ssh_train_m.log"), "node 1 of 2"));
+    EXPECT_FALSE(path_exists(job_file("m", "lock")));
+    EXPECT_FALSE(path_exists(second_job_file("lock")));
+    // One run, one id, on every node.
+    const std::string run = trim(read_or_empty(job_file("m", "run_id")));
+    EXPECT_FALSE(run.empty());
+    EXPECT_EQ(trim(read_or_empty(second_job_file("run_id"))), run);
+}
+
+TEST_F(TrainNodesTest, ANodeThatFailsStopsTheOtherAndItsStatusIsTheRuns) {
+    write_settings("  environment: [FAIL_RANK1=1]\n");
+    ProcessResult r = mlt(train({"train", "m"}));
+    EXPECT_EQ(r.exit_code, 3) << describe(r);
+    // Rank 0's job (its process group) was stopped, not left to its bound.
+    const std::string console0 = read_or_empty(job_file("m", "console.log"));
+    EXPECT_FALSE(has_text(console0, "rank 0 was never stopped")) << console0;
+    EXPECT_TRUE(has_text(read_or_empty(job_file("m", "exit_status")), "143")) << job_state("m");
+    const long pid0 = std::atol(read_or_empty(job_file("m", "rank0.pid")).c_str());
+    EXPECT_GT(pid0, 0);
+    EXPECT_FALSE(process_alive(pid0));
+    // The root cause: which rank, and its last lines.
+    EXPECT_TRUE(has_text(r.err, "rank 1 (")) << describe(r);
+    EXPECT_TRUE(has_text(r.err, ") failed first, with exit 3")) << describe(r);
+    EXPECT_TRUE(has_text(r.err, "rank 1 fails now")) << describe(r);
+}
+
+TEST_F(TrainNodesTest, ANodeThatFailsBeforeTheStartKeepsEveryJobFromStarting) {
+    write_settings();
+    // The second node's remote dir cannot be made: its lock fails.
+    std::error_code ec;
+    fs::remove_all(second_->remote_dir(), ec);
+    write_file(second_->remote_dir(), "not a directory\n");
+    ProcessResult r = mlt(train({"train", "m"}));
+    EXPECT_NE(r.exit_code, 0) << describe(r);
+    EXPECT_FALSE(path_exists(job_file("m", "pid"))) << "rank 0 started its job";
+    EXPECT_FALSE(path_exists(job_file("m", "lock"))) << "rank 0 kept its lock";
+    EXPECT_TRUE(has_text(r.err, "rank 1 failed before the training started")) << describe(r);
+}
+
+// The real thing: examples/ddp (PyTorch DistributedDataParallel, gloo, env:// rendezvous)
+// on both nodes, with Debian's torch (scripts/install-deps.sh installs python3-torch).
+TEST_F(TrainNodesTest, APyTorchDdpModelTrainsOnTwoNodesToTheSameParameters) {
+    const std::string python = "/usr/bin/python3";
+    if (run_process({python, "-c", "import torch"}, current_environment(), kEffectTimeout)
+            .exit_code != 0)
+        GTEST_SKIP() << "*** SKIPPED LOUDLY: " << python
+                     << " cannot import torch; install python3-torch (scripts/install-deps.sh "
+                        "does) to run the two-node DDP test ***";
+    write_file(project() + "/ddp_model.py",
+               read_file(std::string(MLT_SOURCE_DIR) + "/examples/ddp/ddp_model.py"));
+    write_user_settings();
+    write_model_settings("ddp_model", "ssh:\n  train_cmd: \"" + python +
+                                          " {spec} --epochs 3\"\n  remote_log_dir: "
+                                          "\"logs/{model}\"\n");
+    std::vector<std::string> args = two_nodes();
+    args.insert(args.end(), {"train", "ddp_model"});
+    ProcessResult r = mlt(args);
+    ASSERT_EQ(r.exit_code, 0) << describe(r);
+    const auto zero = lines_starting(r.out, "[rank 0] rank 0/2 done, parameters ");
+    const auto one = lines_starting(r.out, "[rank 1] rank 1/2 done, parameters ");
+    ASSERT_EQ(zero.size(), 1u) << describe(r);
+    ASSERT_EQ(one.size(), 1u) << describe(r);
+    EXPECT_EQ(zero[0].substr(zero[0].rfind(' ')), one[0].substr(one[0].rfind(' ')))
+        << "the replicas differ:\n"
+        << zero[0] << "\n"
+        << one[0];
+    EXPECT_TRUE(valid_zip(project() + "/ddp_model.mltk.zip"));
+    EXPECT_TRUE(path_exists(local_logs("ddp_model") + "/nodes/1/node-1.json"));
+    EXPECT_TRUE(path_exists(local_logs("ddp_model") + "/nodes/0/node-0.json"));
+}
+
+TEST_F(TrainNodesTest, TwoNodesOnTheSameHostAndDirAreRefusedBeforeAnything) {
+    write_settings();
+    ProcessResult r =
+        mlt({"ssh", "-h", host() + "/" + remote(), "-h", host() + "/" + remote(), "train", "m"});
+    EXPECT_EQ(r.exit_code, 2) << describe(r);
+    EXPECT_TRUE(has_text(r.err, "are the same host and remote dir")) << describe(r);
+    EXPECT_FALSE(path_exists(remote() + "/.mlt")) << "something was done remotely";
+}
+
+}  // namespace
+}  // namespace mlt_test
