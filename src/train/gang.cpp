@@ -18,6 +18,12 @@ std::optional<bool> Gang::arrive(int rank, double wait_s) {
     return !failure_.has_value();
 }
 
+void Gang::passed(int rank) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    arrived_.at(static_cast<size_t>(rank)) = true;
+    changed_.notify_all();
+}
+
 void Gang::fail(int rank, const std::string& host, int exit_code) {
     std::lock_guard<std::mutex> lock(mutex_);
     if (!failure_) failure_ = Failure{rank, host, exit_code};

@@ -132,7 +132,7 @@ void copy_rank0_logs(const std::string& from, const std::string& to) {
 }
 
 // The last `n` lines of a local file.
-std::string last_lines(const std::string& path, size_t n) {
+std::string tail_of_file(const std::string& path, size_t n) {
     std::ifstream in(path);
     std::vector<std::string> lines;
     for (std::string l; std::getline(in, l);) {
@@ -192,6 +192,7 @@ int run_train_nodes(NodesSpec spec) {
     reporter().notice("nodes: " + std::to_string(links.size()) + ", MASTER_ADDR " +
                       rendezvous.master_addr + ", MASTER_PORT " +
                       std::to_string(rendezvous.master_port));
+    preflight(links, rendezvous);
     const size_t n = spec.nodes.size();
     Gang gang(static_cast<int>(n));
     const std::string run_id = new_run_id();  // one run on every node
@@ -230,7 +231,7 @@ int run_train_nodes(NodesSpec spec) {
     reporter().alert("rank " + std::to_string(failure->rank) + " (" + failure->host +
                      ") failed first, with exit " + std::to_string(failure->exit_code) +
                      "; the other nodes were stopped. Its last lines:\n" +
-                     last_lines(failed.local_console, 20));
+                     tail_of_file(failed.local_console, 20));
     return failure->exit_code;
 }
 

@@ -20,6 +20,7 @@ void TrainRun::wait_for_gang() {
 }
 
 void TrainRun::check_gang() {
+    gang_->passed(rank_);  // a job that is followed started before: no node waits for this one
     if (!gang_->stopping() || watch_.stop != JobWatch::Stop::none || !watch_.may_still_run())
         return;
     const auto failed = gang_->first_failure();

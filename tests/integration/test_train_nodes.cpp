@@ -3,6 +3,7 @@
 // stream with a [rank N] prefix, each node's logs brought home; a node that fails stops the
 // other; a node that fails before the start keeps every job from starting.
 #include <gtest/gtest.h>
+#include <signal.h>
 
 #include <filesystem>
 #include <memory>
@@ -11,6 +12,7 @@
 
 #include "harness/expect.h"
 #include "harness/files.h"
+#include "harness/net.h"
 #include "harness/process.h"
 #include "harness/test_sshd.h"
 #include "harness/train_fixture.h"
@@ -169,6 +171,44 @@ TEST_F(TrainNodesTest, APyTorchDdpModelTrainsOnTwoNodesToTheSameParameters) {
     EXPECT_TRUE(valid_zip(project() + "/ddp_model.mltk.zip"));
     EXPECT_TRUE(path_exists(local_logs("ddp_model") + "/nodes/1/node-1.json"));
     EXPECT_TRUE(path_exists(local_logs("ddp_model") + "/nodes/0/node-0.json"));
+}
+
+TEST_F(TrainNodesTest, ResumeAfterTheClientWasKilledFinishesEveryNode) {
+    write_shell_model("m",
+                      "echo \"rank $MLT_NODE_RANK waiting\"; i=0\n"
+                      "while [ ! -f gate ] && [ $i -lt 2400 ]; do sleep 0.05; i=$((i+1)); done\n"
+                      "echo \"rank $MLT_NODE_RANK done\"\n");
+    write_settings();
+    auto first = start_mlt(train({"train", "m"}));
+    ASSERT_TRUE(first->wait_for_output("[rank 0] rank 0 waiting", kEffectTimeout)) << first->out();
+    ASSERT_TRUE(first->wait_for_output("[rank 1] rank 1 waiting", kEffectTimeout)) << first->out();
+    first->signal(SIGKILL);
+    first->wait(kEffectTimeout);
+    write_file(remote() + "/gate", "");
+    write_file(second_->remote_dir() + "/gate", "");
+    ProcessResult r = mlt(train({"train", "m", "--resume"}));
+    EXPECT_EQ(r.exit_code, 0) << describe(r);
+    EXPECT_EQ(count_lines(r.out, "[rank 0] rank 0 done"), 1u) << describe(r);
+    EXPECT_EQ(count_lines(r.out, "[rank 1] rank 1 done"), 1u) << describe(r);
+    for (const std::string& dir : {local_logs("m") + "/nodes/0", local_logs("m") + "/nodes/1"}) {
+        const std::string console = read_or_empty(dir + "/mltk_ssh_train_m.log");
+        EXPECT_EQ(lines_starting(console, "rank ").size(), 2u) << dir << ":\n" << console;
+    }
+    EXPECT_FALSE(path_exists(job_file("m", "lock")));
+    EXPECT_FALSE(path_exists(second_job_file("lock")));
+}
+
+TEST_F(TrainNodesTest, APreflightThatFailsStartsNothing) {
+    // MASTER_PORT is taken on rank 0: the preflight's listener cannot have it.
+    SilentListener taken;
+    write_settings("  nodes: {master_port: " + std::to_string(taken.port()) + "}\n");
+    ProcessResult r = mlt(train({"train", "m"}));
+    EXPECT_EQ(r.exit_code, 1) << describe(r);
+    EXPECT_TRUE(has_text(r.err, "preflight: MASTER_PORT " + std::to_string(taken.port()) +
+                                    " cannot be listened on on rank 0"))
+        << describe(r);
+    EXPECT_FALSE(path_exists(remote() + "/.mlt")) << "rank 0 was set up";
+    EXPECT_FALSE(path_exists(second_->remote_dir() + "/.mlt")) << "rank 1 was set up";
 }
 
 TEST_F(TrainNodesTest, TwoNodesOnTheSameHostAndDirAreRefusedBeforeAnything) {

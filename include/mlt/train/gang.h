@@ -26,6 +26,9 @@ class Gang {
     // false as soon as one failed (nothing may start then). Waits at most `wait_s` per call:
     // nullopt when the time passed first (the caller looks at its signals, then calls again).
     std::optional<bool> arrive(int rank, double wait_s);
+    // Node `rank` needs no barrier any more: its job was started before (a --resume that
+    // finds it running or ended). Never waits.
+    void passed(int rank);
     // Node `rank` failed (its job exited non-zero, or its run ended with an error): the
     // first failure is kept, and every other node is to stop its job.
     void fail(int rank, const std::string& host, int exit_code);

@@ -1,9 +1,11 @@
 #pragma once
 
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "mlt/ssh/connection.h"
 #include "mlt/train/ssh_command.h"
 #include "mlt/train/train_plan.h"
 
@@ -26,6 +28,12 @@ std::vector<std::pair<std::string, std::string>> node_environment(int rank,
 
 // True for 127.0.0.0/8, ::1 and `localhost`.
 bool is_loopback_host(const std::string& host);
+
+// Before anything starts, in about 10 s: a listener on rank 0 at MASTER_PORT (python3 there;
+// without it the check is skipped with a warning), and every other node connects to
+// MASTER_ADDR:MASTER_PORT (bash's /dev/tcp, else python3). Throws mlt::Error naming the
+// node, the address and what to check when one cannot; (remote) when the port is taken.
+void preflight(std::vector<std::unique_ptr<Connection>>& links, const Rendezvous& rendezvous);
 
 // One node of a multi-node run: how to reach it, and its run's plan as for a single node.
 struct NodeSpec {
