@@ -227,6 +227,13 @@ int run_train_nodes(NodesSpec spec) {
     copy_rank0_logs(spec.nodes.front().plan.local_logs, log_dir);
     const auto failure = gang.first_failure();
     if (!failure) return exit_code::kOk;
+    const int code = failure->exit_code;
+    if (code == exit_code::kInterrupted || code == exit_code::kTerminated ||
+        code == exit_code::kHangup) {
+        reporter().alert(
+            "every node's job was stopped (a signal to mlt) and its results collected");
+        return code;
+    }
     const auto& failed = spec.nodes[static_cast<size_t>(failure->rank)].plan;
     reporter().alert("rank " + std::to_string(failure->rank) + " (" + failure->host +
                      ") failed first, with exit " + std::to_string(failure->exit_code) +

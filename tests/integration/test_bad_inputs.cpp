@@ -232,8 +232,9 @@ std::vector<BadInput> catalogue_settings_values() {
                     .with_settings(kSettings + "  environment: {A: \"x\\0y\"}\n"));
     // Several connections are several nodes, which train does not do yet: the message says so.
     c.push_back(
-        BadInput("SettingsConnectionList", kTrain, u,
-                 {"ssh.connection lists 2 connections", "pick the host with -h"})
+        BadInput("SettingsConnectionList", {"ssh", "stop", "m"}, u,
+                 {"ssh.connection lists 2 connections; only train works on several nodes",
+                  "pick the host with -h"})
             .with_settings(kSettingsHead +
                            "  connection:\n"
                            "    - {hostname: 127.0.0.1, port: @PORT@, username: @USER@}\n"
