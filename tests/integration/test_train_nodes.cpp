@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "harness/expect.h"
+#include "harness/fault_relay.h"
 #include "harness/files.h"
 #include "harness/net.h"
 #include "harness/process.h"
@@ -209,6 +210,36 @@ TEST_F(TrainNodesTest, APreflightThatFailsStartsNothing) {
         << describe(r);
     EXPECT_FALSE(path_exists(remote() + "/.mlt")) << "rank 0 was set up";
     EXPECT_FALSE(path_exists(second_->remote_dir() + "/.mlt")) << "rank 1 was set up";
+}
+
+TEST_F(TrainNodesTest, ANodeWhoseLinkDropsReconnectsAndTheRunGoesOnEverywhere) {
+    // Node 1 behind a relay that resets its connections once, while both jobs train.
+    FaultRelay relay(second_->port());
+    append_file(default_known_hosts(), "[127.0.0.1]:" + std::to_string(relay.port()) + " " +
+                                           second_->host_key_type_and_blob() + "\n");
+    write_shell_model("m",
+                      "echo \"rank $MLT_NODE_RANK line 1\"; i=0\n"
+                      "while [ ! -f gate ] && [ $i -lt 2400 ]; do sleep 0.05; i=$((i+1)); done\n"
+                      "echo \"rank $MLT_NODE_RANK line 2\"\n");
+    write_settings();
+    auto run = start_mlt(
+        {"ssh", "-i", sshd().client_key_path(), "-h", host() + "/" + remote(), "-h",
+         sshd().user() + "@127.0.0.1:" + std::to_string(relay.port()) + "/" + second_->remote_dir(),
+         "train", "m"});
+    ASSERT_TRUE(run->wait_for_output("[rank 0] rank 0 line 1", kEffectTimeout)) << run->out();
+    ASSERT_TRUE(run->wait_for_output("[rank 1] rank 1 line 1", kEffectTimeout)) << run->out();
+    relay.cut();
+    ASSERT_TRUE(run->wait_for_output("is back after", kEffectTimeout, true)) << run->err();
+    write_file(remote() + "/gate", "");
+    write_file(second_->remote_dir() + "/gate", "");
+    ProcessResult r = run->wait(kTrainTimeout);
+    EXPECT_EQ(r.exit_code, 0) << describe(r);
+    for (const char* line : {"[rank 0] rank 0 line 1", "[rank 0] rank 0 line 2",
+                             "[rank 1] rank 1 line 1", "[rank 1] rank 1 line 2"})
+        EXPECT_EQ(count_lines(r.out, line), 1u) << line << "\n" << describe(r);
+    EXPECT_TRUE(has_text(r.err, "[rank 1] link to ")) << describe(r);
+    EXPECT_FALSE(has_text(r.err, "[rank 0] link to ")) << describe(r);
+    EXPECT_GE(relay.cuts(), 1u);
 }
 
 TEST_F(TrainNodesTest, TwoNodesOnTheSameHostAndDirAreRefusedBeforeAnything) {
