@@ -170,6 +170,7 @@ void add_ssh_job_commands(CLI::App& ssh, Action& action, const std::shared_ptr<S
         action = [cli, opts, run_training] { return run_training(*cli, *opts); };
     });
 
+    auto logs_rank = std::make_shared<int>(-1);  // logs --rank N; -1: every node
     auto model_command = [&](const char* name, const char* help, auto run) {
         auto* cmd = ssh.add_subcommand(name, help);
         cmd->set_help_flag("--help", "Print this help and exit");
@@ -181,16 +182,21 @@ void add_ssh_job_commands(CLI::App& ssh, Action& action, const std::shared_ptr<S
         auto test = std::make_shared<bool>(false);
         cmd->add_flag("--test", *test, "The test model NAME-test (as train MODEL --test)");
         auto follow = std::make_shared<bool>(false);
-        if (std::string(name) == "logs")
+        if (std::string(name) == "logs") {
             cmd->add_flag("-f,--follow", *follow, "Keep printing as the log grows");
+            cmd->add_option("--rank", *logs_rank,
+                            "With -h given once per node: only node N's log (0: the first -h)")
+                ->type_name("N")
+                ->transform(decimal_in(0, 1000));
+        }
         cmd->callback([&action, &ssh, cli, model, test, follow, run, name] {
             reject_train_flags(ssh, name);
             action = [cli, model, test, follow, run] { return run(*cli, *model, *test, *follow); };
         });
     };
     model_command("logs", "Print the remote console log (-f: follow it)",
-                  [](const SshCommandLine& c, const std::string& m, bool t, bool f) {
-                      return run_logs(c, m, t, f);
+                  [logs_rank](const SshCommandLine& c, const std::string& m, bool t, bool f) {
+                      return run_logs(c, m, t, f, *logs_rank);
                   });
     model_command("stop", "Stop the remote job (TERM, then KILL) and release its lock",
                   [](const SshCommandLine& c, const std::string& m, bool t, bool) {

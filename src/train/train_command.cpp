@@ -66,7 +66,7 @@ std::string node_log_dir(const std::string& setting, const std::string& model,
     return log_dir;
 }
 
-// `several`: train takes several nodes; the other commands work on one.
+// `several`: train, logs and stop take several nodes; download works on one.
 RunContext prepare(const SshCommandLine& cli, const std::string& model_arg, bool test,
                    bool spec_optional, bool several = false) {
     RunContext c;
@@ -74,12 +74,12 @@ RunContext prepare(const SshCommandLine& cli, const std::string& model_arg, bool
     c.model = std::move(m.model);
     c.settings = std::move(m.settings);
     if (m.targets.size() != 1 && !several && !cli.hosts.empty())
-        throw usage_error("several nodes (-h given " + std::to_string(m.targets.size()) +
-                              " times) are for train only",
-                          "give one -h");
+        throw usage_error("download works on one node, and -h is given " +
+                              std::to_string(m.targets.size()) + " times",
+                          "give the -h of the node to download from");
     if (m.targets.size() != 1 && !several)
         throw usage_error("the settings' ssh.connection lists " + std::to_string(m.targets.size()) +
-                              " connections; only train works on several nodes",
+                              " connections; download works on one node",
                           "pick the host with -h");
     c.target = m.targets.front();
     c.targets = m.targets;
@@ -526,41 +526,63 @@ int run_train(const SshCommandLine& cli, const TrainOptions& o) {
     return run.run();  // it ends with its summary and the billing reminder
 }
 
-int run_logs(const SshCommandLine& cli, const std::string& model, bool test, bool follow) {
+int run_logs(const SshCommandLine& cli, const std::string& model, bool test, bool follow,
+             int rank) {
     install_interrupt_handler();
-    RunContext c = prepare(cli, model, test, true);
-    Session session = Session::open(c.target.connect);
-    SessionRemote remote(session);
-    const auto print = [](std::string_view d) { reporter().console(d); };
-    try {
-        uint64_t offset = read_log(remote, c.target.remote_dir, c.model.name, Task::job, 0, print);
-        if (follow)
-            follow_to_end(remote, c.target.remote_dir, c.model.name, Task::job, nullptr, offset,
-                          kFollowSegmentSeconds, print);
-    } catch (const Error& e) {
-        if (!is_signal(e.kind())) throw;
-        return e.code();
+    RunContext c = prepare(cli, model, test, true, true);
+    const size_t nodes = c.targets.size();
+    if (rank >= 0 && static_cast<size_t>(rank) >= nodes)
+        throw usage_error("--rank " + std::to_string(rank) + ": the run has " +
+                              std::to_string(nodes) + " node(s) (one per -h)",
+                          "give a rank from 0 to " + std::to_string(nodes - 1));
+    if (follow && nodes > 1 && rank < 0)
+        throw usage_error("-f follows one node, and " + std::to_string(nodes) + " are given",
+                          "add --rank N (0: the first -h)");
+    for (size_t i = 0; i < nodes; ++i) {
+        if (rank >= 0 && static_cast<size_t>(rank) != i) continue;
+        const Target& t = c.targets[i];
+        Session session = Session::open(t.connect);
+        SessionRemote remote(session);
+        PrefixReporter prefixed(reporter(), "[rank " + std::to_string(i) + "] ");
+        Reporter& out = nodes > 1 && rank < 0 ? prefixed : reporter();
+        const auto print = [&out](std::string_view d) { out.console(d); };
+        try {
+            uint64_t offset = read_log(remote, t.remote_dir, c.model.name, Task::job, 0, print);
+            if (follow)
+                follow_to_end(remote, t.remote_dir, c.model.name, Task::job, nullptr, offset,
+                              kFollowSegmentSeconds, print);
+        } catch (const Error& e) {
+            if (!is_signal(e.kind())) throw;
+            return e.code();
+        }
     }
     return exit_code::kOk;
 }
 
 int run_stop(const SshCommandLine& cli, const std::string& model, bool test) {
-    RunContext c = prepare(cli, model, test, true);
-    Session session = Session::open(c.target.connect);
-    SessionRemote remote(session);
-    switch (stop_and_release(remote, c.target.remote_dir, c.model.name, 10)) {
-        case StopOutcome::stopped:
-            reporter().notice("stopped the job of " + c.model.name);
-            break;
-        case StopOutcome::finished:
-            reporter().notice("the job of " + c.model.name +
-                              " had finished already, and its results were not collected; "
-                              "'train " +
-                              c.model.name + " --resume' collects them");
-            break;
-        case StopOutcome::none:
-            reporter().notice("no running job of " + c.model.name + "; lock released");
-            break;
+    // With one -h per node, every node's job is stopped (its own process group), in turn.
+    RunContext c = prepare(cli, model, test, true, true);
+    const size_t nodes = c.targets.size();
+    for (size_t i = 0; i < nodes; ++i) {
+        const Target& t = c.targets[i];
+        PrefixReporter prefixed(reporter(), "[rank " + std::to_string(i) + "] ");
+        Reporter& out = nodes > 1 ? prefixed : reporter();
+        Session session = Session::open(t.connect);
+        SessionRemote remote(session);
+        switch (stop_and_release(remote, t.remote_dir, c.model.name, 10)) {
+            case StopOutcome::stopped:
+                out.notice("stopped the job of " + c.model.name);
+                break;
+            case StopOutcome::finished:
+                out.notice("the job of " + c.model.name +
+                           " had finished already, and its results were not collected; "
+                           "'train " +
+                           c.model.name + " --resume' collects them");
+                break;
+            case StopOutcome::none:
+                out.notice("no running job of " + c.model.name + "; lock released");
+                break;
+        }
     }
     return exit_code::kOk;
 }

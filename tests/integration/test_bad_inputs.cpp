@@ -232,8 +232,8 @@ std::vector<BadInput> catalogue_settings_values() {
                     .with_settings(kSettings + "  environment: {A: \"x\\0y\"}\n"));
     // Several connections are several nodes, which train does not do yet: the message says so.
     c.push_back(
-        BadInput("SettingsConnectionList", {"ssh", "stop", "m"}, u,
-                 {"ssh.connection lists 2 connections; only train works on several nodes",
+        BadInput("SettingsConnectionList", {"ssh", "download", "m"}, u,
+                 {"ssh.connection lists 2 connections; download works on one node",
                   "pick the host with -h"})
             .with_settings(kSettingsHead +
                            "  connection:\n"

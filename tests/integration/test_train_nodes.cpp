@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <memory>
 #include <string>
@@ -106,6 +107,17 @@ TEST_F(TrainNodesTest, TwoNodesGetTheRendezvousAndBringTheirLogsHome) {
         has_text(read_or_empty(local_logs("m") + "/nodes/1/mltk_ssh_train_m.log"), "node 1 of 2"));
     EXPECT_FALSE(path_exists(job_file("m", "lock")));
     EXPECT_FALSE(path_exists(second_job_file("lock")));
+    // `logs` shows every node's log, prefixed; --rank N one node's; -f needs --rank.
+    ProcessResult logs = mlt(train({"logs", "m"}));
+    EXPECT_EQ(logs.exit_code, 0) << describe(logs);
+    EXPECT_EQ(lines_starting(logs.out, "[rank 0] node 0 of 2").size(), 1u) << describe(logs);
+    EXPECT_EQ(lines_starting(logs.out, "[rank 1] node 1 of 2").size(), 1u) << describe(logs);
+    ProcessResult one_log = mlt(train({"logs", "m", "--rank", "1"}));
+    EXPECT_EQ(lines_starting(one_log.out, "node 1 of 2").size(), 1u) << describe(one_log);
+    EXPECT_FALSE(has_text(one_log.out, "node 0 of 2")) << describe(one_log);
+    ProcessResult follow = mlt(train({"logs", "m", "-f"}));
+    EXPECT_EQ(follow.exit_code, 2) << describe(follow);
+    EXPECT_TRUE(has_text(follow.err, "add --rank N")) << describe(follow);
     // One run, one id, on every node.
     const std::string run = trim(read_or_empty(job_file("m", "run_id")));
     EXPECT_FALSE(run.empty());
@@ -240,6 +252,27 @@ TEST_F(TrainNodesTest, ANodeWhoseLinkDropsReconnectsAndTheRunGoesOnEverywhere) {
     EXPECT_TRUE(has_text(r.err, "[rank 1] link to ")) << describe(r);
     EXPECT_FALSE(has_text(r.err, "[rank 0] link to ")) << describe(r);
     EXPECT_GE(relay.cuts(), 1u);
+}
+
+TEST_F(TrainNodesTest, StopStopsTheJobOfEveryNode) {
+    write_shell_model("m",
+                      "echo \"rank $MLT_NODE_RANK up\"; i=0\n"
+                      "while [ $i -lt 2400 ]; do sleep 0.05; i=$((i+1)); done\n");
+    write_settings();
+    ProcessResult started = mlt(train({"train", "m", "--no-wait"}));
+    ASSERT_EQ(started.exit_code, 0) << describe(started);
+    const long pgid0 = job_pgid("m");
+    const long pgid1 = std::atol(read_or_empty(second_job_file("pid")).c_str());
+    ASSERT_GT(pgid0, 0);
+    ASSERT_GT(pgid1, 0);
+    ProcessResult r = mlt(train({"stop", "m"}));
+    EXPECT_EQ(r.exit_code, 0) << describe(r);
+    EXPECT_TRUE(has_text(r.out, "[rank 0] stopped the job of m")) << describe(r);
+    EXPECT_TRUE(has_text(r.out, "[rank 1] stopped the job of m")) << describe(r);
+    EXPECT_TRUE(wait_group_gone(pgid0));
+    EXPECT_TRUE(wait_group_gone(pgid1));
+    EXPECT_FALSE(path_exists(job_file("m", "lock")));
+    EXPECT_FALSE(path_exists(second_job_file("lock")));
 }
 
 TEST_F(TrainNodesTest, TwoNodesOnTheSameHostAndDirAreRefusedBeforeAnything) {

@@ -36,7 +36,10 @@ int run_train(const SshCommandLine& cli, const TrainOptions& options);
 
 // `logs MODEL [--test] [-f]`: prints the remote console log (following it with -f). `test`:
 // the test model MODEL-test, as `train MODEL --test`.
-int run_logs(const SshCommandLine& cli, const std::string& model, bool test, bool follow);
+// With several -h: every node's log in turn, each line prefixed "[rank N] ", or only node
+// `rank`'s (-1: all); -f follows one node only.
+int run_logs(const SshCommandLine& cli, const std::string& model, bool test, bool follow,
+             int rank = -1);
 
 // `stop MODEL [--test]`: stops the remote job's process group and releases its lock.
 int run_stop(const SshCommandLine& cli, const std::string& model, bool test);
