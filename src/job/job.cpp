@@ -183,6 +183,8 @@ JobPaths::JobPaths(const std::string& model) : dir(".mlt/" + model) {
     stopped = dir + "/stopped";
     disk_full = dir + "/disk_full";
     restore = dir + "/restore";
+    ready = dir + "/ready";
+    go = dir + "/go";
 }
 
 const char* to_string(RunPhase phase) {

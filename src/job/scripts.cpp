@@ -139,6 +139,12 @@ std::string make_user_batch(const WrapperSpec& s) {
     // Echoed as it runs: with the user's ARGS.
     std::string command = s.train_cmd;
     for (const auto& a : s.train_args) command += " " + shell_quote(a);
+    if (s.gang_barrier)
+        // Every node set up before any trains: mlt creates `go` on all nodes once each has
+        // its `ready` (a node that fails instead stops the others while they wait).
+        o += ": > \"$MLT_JOB_DIR/ready\"\n"
+             "[ -e \"$MLT_JOB_DIR/go\" ] || echo 'mlt: set up; waiting for every node'\n"
+             "while [ ! -e \"$MLT_JOB_DIR/go\" ]; do sleep 0.2; done\n";
     o += "echo " + shell_quote("mlt: training: " + command) + "\n";
     o += "mlt_training=1\n";
     return o + command + "\n";

@@ -105,14 +105,8 @@ bool LivePull::start(Connection& connection) {
     if (!side_) return false;
     stop_ = false;
     log_dir_.clear();  // another host's may differ
-    // The run's thread takes the signals (its waits end early on them): this one blocks
-    // them, and inherits that mask from here.
-    sigset_t block, old;
-    sigemptyset(&block);
-    for (int sig : {SIGINT, SIGTERM, SIGHUP}) sigaddset(&block, sig);
-    pthread_sigmask(SIG_BLOCK, &block, &old);
-    thread_ = std::thread([this, side = side_.get()] { loop(*side); });
-    pthread_sigmask(SIG_SETMASK, &old, nullptr);
+    // The run's thread takes the signals (its waits end early on them).
+    thread_ = thread_without_signals([this, side = side_.get()] { loop(*side); });
     spdlog::debug("pulling the logs of {} every {} s while it trains, on a second connection",
                   plan_.model, plan_.sync_every_s);
     return true;

@@ -4,6 +4,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include <atomic>
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <memory>
@@ -17,6 +19,7 @@
 #include "mlt/util/error.h"
 #include "mlt/util/interrupt.h"
 #include "mlt/util/reporter.h"
+#include "mlt/util/shell.h"
 #include "mlt/util/text.h"
 
 namespace fs = std::filesystem;
@@ -44,6 +47,17 @@ void check_distinct(const std::vector<NodeSpec>& nodes) {
                                       ", " + a.remote_dir + "): their jobs would share one job dir",
                                   "give each -h its own host, or its own remote dir (host/dir)");
         }
+}
+
+// What can be checked before any remote action: distinct nodes, a usable master_addr.
+void check_nodes(const NodesSpec& spec) {
+    check_distinct(spec.nodes);
+    if (spec.master_addr.empty() || !is_loopback_host(spec.master_addr)) return;
+    for (const auto& n : spec.nodes)
+        if (!is_loopback_host(n.target.connect.host))
+            throw usage_error("nodes.master_addr " + spec.master_addr +
+                                  " is a loopback address, but the nodes are on different hosts",
+                              "set it to rank 0's address on the network the nodes share");
 }
 
 // The node's first address as it reports it, and a free TCP port there (0: none found).
@@ -116,6 +130,52 @@ void place_node(TrainPlan& p, int rank, const Rendezvous& r) {
     p.failover = false;  // a node is not moved alone
     for (auto& kv : node_environment(rank, r)) p.wrapper.fixed_environment.push_back(kv);
     p.wrapper.node_ifname = true;
+    // With --no-wait nobody would release the barrier: the jobs start as soon as they are set
+    // up, as before.
+    p.wrapper.gang_barrier = !p.no_wait;
+}
+
+// The barrier after every node's setup (venv, startup_cmds): once the job of every node has
+// created `ready`, `go` is created on every node. Runs over links of its own (the runs use
+// theirs), every 0.5 s, until it is done, `done` is set or the gang stops (a node whose setup
+// failed stops the others, waiting or not).
+void keep_barrier(std::vector<std::unique_ptr<Connection>>& links,
+                  const std::vector<NodeSpec>& nodes, Gang& gang, std::atomic<bool>& done) {
+    const JobPaths paths(nodes.front().plan.model);
+    std::vector<std::unique_ptr<Connection>> side;
+    for (auto& l : links) side.push_back(l->open_side());
+    std::vector<bool> released(nodes.size(), false);
+    const auto on = [&](size_t i, const std::string& body) {
+        if (!side[i]) return false;
+        try {
+            return side[i]
+                       ->remote()
+                       .run("cd " + shell_quote_path(nodes[i].plan.remote_dir) + " && " + body)
+                       .exit_status == 0;
+        } catch (const Error& e) {
+            spdlog::debug("barrier of node {}: {}", i, e.what());
+            try {
+                if (is_link_loss(e)) side[i]->reconnect();  // else: the next round tries again
+            } catch (const Error& again) {
+                spdlog::debug("barrier of node {}: {}", i, again.what());
+            }
+            return false;
+        }
+    };
+    while (!done && !gang.stopping()) {
+        bool all_ready = true;
+        for (size_t i = 0; i < nodes.size() && all_ready; ++i)
+            all_ready = released[i] || on(i, "test -e " + shell_quote(paths.ready));
+        if (all_ready) {
+            bool all_released = true;
+            for (size_t i = 0; i < nodes.size(); ++i) {
+                released[i] = released[i] || on(i, ": > " + shell_quote(paths.go));
+                all_released = all_released && released[i];
+            }
+            if (all_released) return;
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    }
 }
 
 // Rank 0's logs also go into the log dir itself, as for a single node.
@@ -169,16 +229,7 @@ bool is_loopback_host(const std::string& host) {
 }
 
 int run_train_nodes(NodesSpec spec) {
-    check_distinct(spec.nodes);
-    if (!spec.master_addr.empty() && is_loopback_host(spec.master_addr)) {
-        bool all_loopback = true;
-        for (const auto& n : spec.nodes)
-            all_loopback = all_loopback && is_loopback_host(n.target.connect.host);
-        if (!all_loopback)
-            throw usage_error("nodes.master_addr " + spec.master_addr +
-                                  " is a loopback address, but the nodes are on different hosts",
-                              "set it to rank 0's address on the network the nodes share");
-    }
+    check_nodes(spec);
     const TrainPlan& first = spec.nodes.front().plan;
     LocalModelLock local_lock(first.local_state_dir, first.model);
     const std::string log_dir = first.local_logs;
@@ -210,6 +261,16 @@ int run_train_nodes(NodesSpec spec) {
                                                   real_clock(), installed_run_observer()));
         runs.back()->join_gang(gang, static_cast<int>(i), run_id);
     }
+    std::atomic<bool> runs_over{false};
+    std::thread keeper;
+    if (spec.nodes.front().plan.wrapper.gang_barrier)
+        keeper = thread_without_signals([&] {
+            try {
+                keep_barrier(links, spec.nodes, gang, runs_over);
+            } catch (const Error& e) {
+                spdlog::warn("the barrier of the nodes failed: {}", e.what());
+            }
+        });
     std::vector<int> codes(n, 0);
     std::vector<std::thread> threads;
     for (size_t i = 0; i < n; ++i)
@@ -224,6 +285,8 @@ int run_train_nodes(NodesSpec spec) {
             if (codes[i] != 0) gang.fail(static_cast<int>(i), runs[i]->host(), codes[i]);
         });
     for (auto& t : threads) t.join();
+    runs_over = true;
+    if (keeper.joinable()) keeper.join();
     copy_rank0_logs(spec.nodes.front().plan.local_logs, log_dir);
     const auto failure = gang.first_failure();
     if (!failure) return exit_code::kOk;

@@ -1,5 +1,7 @@
 #include "mlt/util/interrupt.h"
 
+#include <pthread.h>
+
 #include <atomic>
 #include <csignal>
 #include <string>
@@ -71,6 +73,17 @@ InterruptDeferral::InterruptDeferral() {
 }
 InterruptDeferral::~InterruptDeferral() {
     --g_deferred;
+}
+
+std::thread thread_without_signals(std::function<void()> body) {
+    // The new thread inherits the mask in effect where it is created.
+    sigset_t block, old;
+    sigemptyset(&block);
+    for (int sig : {SIGINT, SIGTERM, SIGHUP}) sigaddset(&block, sig);
+    pthread_sigmask(SIG_BLOCK, &block, &old);
+    std::thread thread(std::move(body));
+    pthread_sigmask(SIG_SETMASK, &old, nullptr);
+    return thread;
 }
 
 }  // namespace mlt

@@ -141,6 +141,19 @@ TEST_F(TrainNodesTest, ANodeThatFailsStopsTheOtherAndItsStatusIsTheRuns) {
     EXPECT_TRUE(has_text(r.err, "rank 1 fails now")) << describe(r);
 }
 
+TEST_F(TrainNodesTest, NoNodeTrainsBeforeEveryNodesStartupCmdsSucceeded) {
+    // Rank 1's startup_cmds fail; rank 0's succeed, and it waits at the barrier until it is
+    // stopped: its training never starts.
+    write_settings("  startup_cmds: ['[ \"$MLT_NODE_RANK\" != 1 ] || exit 4']\n");
+    ProcessResult r = mlt(train({"train", "m"}));
+    EXPECT_EQ(r.exit_code, 4) << describe(r);
+    const std::string console0 = read_or_empty(job_file("m", "console.log"));
+    EXPECT_TRUE(has_text(console0, "mlt: set up; waiting for every node")) << console0;
+    EXPECT_FALSE(has_text(console0, "mlt: training:")) << console0;
+    EXPECT_FALSE(has_text(console0, "node 0 of 2")) << console0;
+    EXPECT_TRUE(has_text(r.err, "rank 1 (")) << describe(r);
+}
+
 TEST_F(TrainNodesTest, ANodeThatFailsBeforeTheStartKeepsEveryJobFromStarting) {
     write_settings();
     // The second node's remote dir cannot be made: its lock fails.

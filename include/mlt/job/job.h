@@ -25,6 +25,7 @@ struct JobPaths {
     // Files pushed before the start (--restore, a failover): the wrapper moves them into the
     // log dir once it knows it, before the training starts.
     std::string restore;
+    std::string ready, go;  // the barrier of a multi-node run (WrapperSpec::gang_barrier)
 };
 
 // A detached remote task of a run: the training job, or the shutdown_cmds batch. Each has a
@@ -57,6 +58,9 @@ struct WrapperSpec {
     // A node of a multi-node run: NCCL_SOCKET_IFNAME and GLOO_SOCKET_IFNAME are set to the
     // interface of the route to MASTER_ADDR (`ip route get`), unless already set.
     bool node_ifname = false;
+    // A node of a multi-node run: once set up (venv, startup_cmds, log dir), the batch creates
+    // `ready` in the job dir and waits for `go` before the training starts (the barrier).
+    bool gang_barrier = false;
     bool create_venv = false;
     std::vector<std::string> venv_packages;           // pip-installed into a new venv
     std::vector<std::string> venv_fallback_packages;  // tried when those fail (none: none)

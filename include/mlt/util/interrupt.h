@@ -1,6 +1,8 @@
 #pragma once
 
 #include <atomic>
+#include <functional>
+#include <thread>
 
 namespace mlt {
 
@@ -50,5 +52,9 @@ class InterruptDeferral {
     InterruptDeferral(const InterruptDeferral&) = delete;
     InterruptDeferral& operator=(const InterruptDeferral&) = delete;
 };
+
+// Starts `body` in a thread that blocks SIGINT, SIGTERM and SIGHUP: a helper thread of a
+// run (pulls, a barrier) leaves them to the run's own threads, whose waits they cut short.
+std::thread thread_without_signals(std::function<void()> body);
 
 }  // namespace mlt
