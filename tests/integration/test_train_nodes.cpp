@@ -288,6 +288,27 @@ TEST_F(TrainNodesTest, StopStopsTheJobOfEveryNode) {
     EXPECT_FALSE(path_exists(second_job_file("lock")));
 }
 
+TEST_F(TrainNodesTest, CtrlCStopsEveryNodeAndCollects) {
+    write_shell_model("m",
+                      "echo \"rank $MLT_NODE_RANK up\"; i=0\n"
+                      "while [ $i -lt 2400 ]; do sleep 0.05; i=$((i+1)); done; echo never\n");
+    write_settings();
+    auto run = start_mlt(train({"train", "m"}));
+    ASSERT_TRUE(run->wait_for_output("[rank 0] rank 0 up", kEffectTimeout)) << run->out();
+    ASSERT_TRUE(run->wait_for_output("[rank 1] rank 1 up", kEffectTimeout)) << run->out();
+    run->signal(SIGINT);
+    ProcessResult r = run->wait(kTrainTimeout);
+    EXPECT_EQ(r.exit_code, 130) << describe(r);
+    EXPECT_TRUE(has_text(r.err, "every node's job was stopped")) << describe(r);
+    EXPECT_EQ(trim(read_or_empty(job_file("m", "exit_status"))), "143") << job_state("m");
+    EXPECT_EQ(trim(read_or_empty(second_job_file("exit_status"))), "143");
+    EXPECT_FALSE(has_text(read_or_empty(job_file("m", "console.log")), "never"));
+    EXPECT_FALSE(has_text(read_or_empty(second_job_file("console.log")), "never"));
+    // Both collected: the console copies hold each node's line.
+    EXPECT_TRUE(
+        has_text(read_or_empty(local_logs("m") + "/nodes/1/mltk_ssh_train_m.log"), "rank 1 up"));
+}
+
 TEST_F(TrainNodesTest, TwoNodesOnTheSameHostAndDirAreRefusedBeforeAnything) {
     write_settings();
     ProcessResult r =
