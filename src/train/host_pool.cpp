@@ -2,8 +2,6 @@
 // provision_cmd), each with a connection and a job of its own.
 #include <spdlog/spdlog.h>
 
-#include <cmath>
-#include <cstdlib>
 #include <utility>
 
 #include "mlt/train/failover.h"
@@ -17,13 +15,9 @@ namespace {
 
 constexpr std::string_view kPriceKey = "price_per_hour=";
 
+// A price as price_per_hour takes it (the settings' bounds).
 std::optional<double> parse_price(std::string_view text) {
-    const std::string s(text);
-    if (s.empty()) return std::nullopt;
-    char* end = nullptr;
-    const double v = std::strtod(s.c_str(), &end);
-    if (end != s.c_str() + s.size() || !std::isfinite(v) || v < 0) return std::nullopt;
-    return v;
+    return parse_real(text, 0, 1000000);
 }
 
 std::vector<std::string_view> words_of(std::string_view text) {

@@ -50,14 +50,20 @@ void check_distinct(const std::vector<NodeSpec>& nodes) {
 }
 
 // What can be checked before any remote action: distinct nodes, a usable master_addr.
+// Whether every node is reached on a loopback address.
+bool all_on_loopback(const std::vector<NodeSpec>& nodes) {
+    for (const auto& n : nodes)
+        if (!is_loopback_host(n.target.connect.host)) return false;
+    return true;
+}
+
 void check_nodes(const NodesSpec& spec) {
     check_distinct(spec.nodes);
-    if (spec.master_addr.empty() || !is_loopback_host(spec.master_addr)) return;
-    for (const auto& n : spec.nodes)
-        if (!is_loopback_host(n.target.connect.host))
-            throw usage_error("nodes.master_addr " + spec.master_addr +
-                                  " is a loopback address, but the nodes are on different hosts",
-                              "set it to rank 0's address on the network the nodes share");
+    if (!spec.master_addr.empty() && is_loopback_host(spec.master_addr) &&
+        !all_on_loopback(spec.nodes))
+        throw usage_error("nodes.master_addr " + spec.master_addr +
+                              " is a loopback address, but the nodes are on different hosts",
+                          "set it to rank 0's address on the network the nodes share");
 }
 
 // The node's first address as it reports it, and a free TCP port there (0: none found).
@@ -85,9 +91,7 @@ std::pair<std::string, int> ask_node(Remote& remote) {
 // each node reports (a HostName is often an ssh proxy, so it is never used); MASTER_PORT:
 // the setting, else a free port on rank 0.
 Rendezvous find_rendezvous(const NodesSpec& spec, std::vector<std::unique_ptr<Connection>>& links) {
-    bool all_loopback = true;
-    for (const auto& n : spec.nodes)
-        all_loopback = all_loopback && is_loopback_host(n.target.connect.host);
+    const bool all_loopback = all_on_loopback(spec.nodes);
     Rendezvous r;
     for (size_t i = 0; i < links.size(); ++i) {
         // Rank 0 is asked in any case (its free port); the others only for their address.
@@ -127,7 +131,6 @@ void place_node(TrainPlan& p, int rank, const Rendezvous& r) {
         p.local_archive.clear();
         p.download_files.clear();
     }
-    p.failover = false;  // a node is not moved alone
     for (auto& kv : node_environment(rank, r)) p.wrapper.fixed_environment.push_back(kv);
     p.wrapper.node_ifname = true;
     // With --no-wait nobody would release the barrier: the jobs start as soon as they are set

@@ -69,7 +69,6 @@ bool TrainRun::fail_over(double elapsed) {
         live_pull_->request_stop();
         retired_pulls_.push_back(std::move(live_pull_));
     }
-    status_.set(kSyncPart, "");
     const std::optional<NextHost> next = failover_->next(reporter_);
     if (!next) {
         reporter_.alert("no standby host left (fallback_hosts, provision_cmd)");

@@ -297,6 +297,18 @@ std::string command_line(const SshCommandLine& cli, const std::string& command,
     return shell_join(words);
 }
 
+// The `train MODEL --resume` and `stop MODEL` lines for `cli`'s hosts: MODEL as typed, so a
+// spec path still finds its spec; --test keeps the test model.
+std::pair<std::string, std::string> resume_and_stop_lines(const SshCommandLine& cli,
+                                                          const std::string& model_arg, bool test) {
+    std::vector<std::string> test_flag;
+    if (test) test_flag.push_back("--test");
+    std::vector<std::string> resume = test_flag;
+    resume.push_back("--resume");
+    return {command_line(cli, "train", model_arg, resume),
+            command_line(cli, "stop", model_arg, test_flag)};
+}
+
 }  // namespace
 
 std::pair<std::vector<std::string>, std::vector<std::string>> default_venv_packages(
@@ -387,13 +399,7 @@ TrainPlan plan_for(const RunContext& c, const SshCommandLine& cli, const std::st
     p.price_per_hour = c.settings.price_per_hour;
     p.sync_every_s = c.settings.sync_every;
     p.owner = local_owner();
-    // MODEL as typed, so a spec path still finds its spec; --test keeps the test model.
-    std::vector<std::string> test_flag;
-    if (test) test_flag.push_back("--test");
-    std::vector<std::string> resume = test_flag;
-    resume.push_back("--resume");
-    p.resume_line = command_line(cli, "train", model_arg, resume);
-    p.stop_line = command_line(cli, "stop", model_arg, test_flag);
+    std::tie(p.resume_line, p.stop_line) = resume_and_stop_lines(cli, model_arg, test);
     return p;
 }
 
@@ -438,12 +444,7 @@ std::unique_ptr<HostPool> host_pool_for(const RunContext& c, const SshCommandLin
         SshCommandLine other = cli;
         other.hosts = {host};
         other.port = 0;  // the standby host's own port
-        std::vector<std::string> test_flag;
-        if (test) test_flag.push_back("--test");
-        std::vector<std::string> resume = test_flag;
-        resume.push_back("--resume");
-        return std::make_pair(command_line(other, "train", model_arg, resume),
-                              command_line(other, "stop", model_arg, test_flag));
+        return resume_and_stop_lines(other, model_arg, test);
     };
     return std::make_unique<HostPool>(std::move(spec), connection, job);
 }

@@ -3,12 +3,10 @@
 // follow, result, stop, shutdown, release) as plain data, with a link that can be cut at any
 // call and a journal of every call. The shell protocol itself is tested against a real shell
 // (test_job_job.cpp); this lets the orchestration tests run each cut point in microseconds.
-#include <fstream>
 #include <functional>
 #include <map>
 #include <memory>
 #include <optional>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -16,6 +14,7 @@
 #include "mlt/ssh/connection.h"
 #include "mlt/train/remote_job.h"
 #include "mlt/train/train_run.h"
+#include "transfer_fixtures.h"
 
 namespace mlt::test {
 
@@ -176,7 +175,7 @@ class FakeJobHost : public RemoteJob {
                 for (const auto& item : list)
                     if (item.remote_path == "console.log" && base.size() >= 6 &&
                         base.compare(base.size() - 6, 6, ".mlt/m") == 0)
-                        console_log = read_local(item.local_path);
+                        console_log = slurp(item.local_path);
             SyncResult r;
             r.moved.files = 1;
             r.moved.bytes = 5;
@@ -296,13 +295,6 @@ class FakeJobHost : public RemoteJob {
     }
 
   private:
-    static std::string read_local(const std::string& path) {
-        std::ifstream in(path, std::ios::binary);
-        std::ostringstream s;
-        s << in.rdbuf();
-        return s.str();
-    }
-
     JobResult job_result() const {
         JobResult r;
         r.run_id = job_run_id;
