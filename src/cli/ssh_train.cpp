@@ -185,7 +185,7 @@ void add_ssh_job_commands(CLI::App& ssh, Action& action, const std::shared_ptr<S
         if (std::string(name) == "logs") {
             cmd->add_flag("-f,--follow", *follow, "Keep printing as the log grows");
             cmd->add_option("--rank", *logs_rank,
-                            "With -h given once per node: only node N's log (0: the first -h)")
+                            "With several nodes: only node N's log (0: the first host)")
                 ->type_name("N")
                 ->transform(decimal_in(0, 1000));
         }

@@ -550,6 +550,8 @@ NodesValue FileReader::read_nodes(const YAML::Node& node, const std::string& key
         Value value = read(*field, v, key + "." + name);
         if (name == "master_port")
             out.master_port = std::get<int>(value);
+        else if (name == "hosts")
+            out.hosts = std::get<std::vector<std::string>>(std::move(value));
         else
             out.master_addr = std::get<std::string>(value);
     }

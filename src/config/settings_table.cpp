@@ -51,6 +51,7 @@ void merge_nodes(Value&& value, SshSettings& settings) {
     auto& nodes = std::get<NodesValue>(value);
     if (nodes.master_addr) settings.master_addr = *nodes.master_addr;
     if (nodes.master_port) settings.master_port = *nodes.master_port;
+    if (nodes.hosts) settings.node_hosts = std::move(*nodes.hosts);  // a list replaces
 }
 
 FieldDecl make(std::string_view name, SettingType type, std::string_view def,
@@ -231,8 +232,9 @@ std::vector<FieldDecl> link_and_transfer_fields() {
              "`fallback_hosts` are used up: its last output line is a host spec as in "
              "`fallback_hosts`; at most 3 times per run",
              &assign<&S::provision_cmd>),
-        special("nodes", SettingType::nodes, "see below", "{master_addr: \"\", master_port: 0}",
-                "rendezvous of a multi-node run (`MASTER_ADDR`, `MASTER_PORT`; docs/multi-node.md)",
+        special("nodes", SettingType::nodes, "see below",
+                "{hosts: [], master_addr: \"\", master_port: 0}",
+                "the nodes of a multi-node run and their rendezvous (docs/multi-node.md)",
                 &merge_nodes),
         number("price_per_hour", "`0.0`", "1.25",
                "USD per hour of the host (as `--price`): the cost shown while waiting, in the "
@@ -318,6 +320,12 @@ const std::vector<std::string_view>& ignored_connection_keys() {
 
 const std::vector<FieldDecl>& nodes_fields() {
     static const std::vector<FieldDecl> kFields = {
+        list("hosts", "[\"root@10.0.0.5:22/work\", \"root@10.0.0.6:22/work\"]",
+             "one host spec per node, `[user@]host[:port][/remote_dir]`, rank 0 first: `train` "
+             "runs on all of them when no `-h` is given; each host takes the `connection` entry "
+             "at its index for user, key and secrets (a single `connection` mapping serves "
+             "every node)",
+             nullptr),
         text("master_addr", "see the doc", "\"10.0.0.5\"",
              "`MASTER_ADDR` exported to every node: rank 0's address as the others reach it; "
              "empty: 127.0.0.1 when every node is on loopback, else the first address rank 0 "
@@ -373,7 +381,7 @@ std::string type_description(const FieldDecl& field) {
         case SettingType::connection:
             return "a mapping (hostname, port, username, key_filename) or a list of such mappings";
         case SettingType::nodes:
-            return "a mapping (master_addr, master_port)";
+            return "a mapping (hosts, master_addr, master_port)";
         case SettingType::host_key_checking:
             return "one of yes, accept-new, no";
         case SettingType::choice:

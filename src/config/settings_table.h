@@ -32,6 +32,7 @@ enum class SettingType {
 struct NodesValue {
     std::optional<std::string> master_addr;
     std::optional<int> master_port;
+    std::optional<std::vector<std::string>> hosts;
 };
 
 using EnvironmentList = std::vector<std::pair<std::string, std::string>>;

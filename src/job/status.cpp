@@ -201,30 +201,60 @@ const char* to_string(JobState state) {
     return "?";
 }
 
+namespace {
+
+constexpr char kJobColumns[] = "%-24s %-9s %-16s %-7s %-8s %-19s %-9s %s";
+
+std::string job_header() {
+    char line[512];
+    std::snprintf(line, sizeof line, kJobColumns, "MODEL", "STATE", "RUN", "ATTEMPT", "PGID",
+                  "STARTED", "ELAPSED", "EXIT");
+    return line;
+}
+
+std::string job_row(const JobStatus& j) {
+    const std::string elapsed = j.state == JobState::running && j.started > 0 && j.remote_now > 0
+                                    ? format_duration(j.remote_now - j.started)
+                                    : "-";
+    std::string exit = j.exit_status ? std::to_string(*j.exit_status) : "-";
+    if (const char* signal = j.exit_status ? killing_signal(*j.exit_status) : nullptr)
+        exit += std::string(" (") + signal + ")";
+    char line[512];
+    std::snprintf(line, sizeof line, kJobColumns, j.model.c_str(), to_string(j.state),
+                  j.run_id.empty() ? "-" : j.run_id.c_str(), std::to_string(j.attempt).c_str(),
+                  j.pgid ? std::to_string(j.pgid).c_str() : "-", format_time(j.started).c_str(),
+                  elapsed.c_str(), exit.c_str());
+    return line;
+}
+
+}  // namespace
+
 std::string format_jobs(const std::vector<JobStatus>& jobs, const std::string& remote_dir,
                         const std::string& host) {
     if (jobs.empty()) return "no job in " + remote_dir + " on " + host + "\n";
-    std::ostringstream out;
-    char line[512];
-    std::snprintf(line, sizeof line, "%-24s %-9s %-16s %-7s %-8s %-19s %-9s %s\n", "MODEL", "STATE",
-                  "RUN", "ATTEMPT", "PGID", "STARTED", "ELAPSED", "EXIT");
-    out << line;
-    for (const auto& j : jobs) {
-        const std::string elapsed =
-            j.state == JobState::running && j.started > 0 && j.remote_now > 0
-                ? format_duration(j.remote_now - j.started)
-                : "-";
-        std::string exit = j.exit_status ? std::to_string(*j.exit_status) : "-";
-        if (const char* signal = j.exit_status ? killing_signal(*j.exit_status) : nullptr)
-            exit += std::string(" (") + signal + ")";
-        std::snprintf(line, sizeof line, "%-24s %-9s %-16s %-7d %-8s %-19s %-9s %s\n",
-                      j.model.c_str(), to_string(j.state),
-                      j.run_id.empty() ? "-" : j.run_id.c_str(), j.attempt,
-                      j.pgid ? std::to_string(j.pgid).c_str() : "-", format_time(j.started).c_str(),
-                      elapsed.c_str(), exit.c_str());
-        out << line;
+    std::string out = job_header() + "\n";
+    for (const auto& j : jobs) out += job_row(j) + "\n";
+    return out;
+}
+
+std::string format_node_jobs(const std::vector<NodeJobs>& nodes) {
+    size_t host_width = 4;
+    for (const auto& n : nodes) host_width = std::max(host_width, n.host.size());
+    const auto lead = [&](const std::string& rank, const std::string& host) {
+        return rank + std::string(rank.size() < 5 ? 5 - rank.size() : 1, ' ') + host +
+               std::string(host_width + 1 - host.size(), ' ');
+    };
+    std::string out = lead("RANK", "HOST") + job_header() + "\n";
+    for (size_t i = 0; i < nodes.size(); ++i) {
+        const NodeJobs& n = nodes[i];
+        const std::string start = lead(std::to_string(i), n.host);
+        if (!n.problem.empty())
+            out += start + "unreachable: " + n.problem + "\n";
+        else if (n.jobs.empty())
+            out += start + "none\n";
+        for (const auto& j : n.jobs) out += start + job_row(j) + "\n";
     }
-    return out.str();
+    return out;
 }
 
 }  // namespace mlt

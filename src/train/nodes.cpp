@@ -285,6 +285,7 @@ int run_train_nodes(NodesSpec spec) {
                 reporters[i]->alert(std::string("error: ") + e.what() +
                                     (e.hint().empty() ? "" : " (" + e.hint() + ")"));
             }
+            reporters[i]->flush();  // a last line without its line end
             if (codes[i] != 0) gang.fail(static_cast<int>(i), runs[i]->host(), codes[i]);
         });
     for (auto& t : threads) t.join();

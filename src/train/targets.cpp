@@ -69,39 +69,65 @@ void apply_ssh_option(const std::string& option, Target& t) {
                           "ServerAliveCountMax, ProxyCommand, ProxyJump");
 }
 
+// The hosts to run on, each with the index of the connection entry whose user, key and
+// secrets it takes: -h first, else nodes.hosts, else the hostnames of the connection entries.
+// The i-th host pairs with the i-th entry, and a single entry serves every host. From the
+// connection entries, one without a hostname is skipped, and the next host still takes its
+// own entry's password, never its neighbour's.
+struct HostList {
+    std::vector<HostSpec> hosts;
+    std::vector<size_t> entry;
+    std::string origin;
+};
+
+HostList collect_hosts(const SshCommandLine& cli, const SshSettings& settings) {
+    HostList out;
+    const size_t entries = settings.connections.size();
+    const auto add = [&](HostSpec spec, size_t index) {
+        out.hosts.push_back(std::move(spec));
+        out.entry.push_back(entries == 1 ? 0 : index);
+    };
+    if (!cli.hosts.empty()) {
+        out.origin = "from -h";
+        for (const auto& h : cli.hosts) add(parse_host_spec(h), out.hosts.size());
+    } else if (!settings.node_hosts.empty()) {
+        out.origin = "from nodes.hosts";
+        for (const auto& h : settings.node_hosts) {
+            try {
+                add(parse_host_spec(h), out.hosts.size());
+            } catch (const Error& e) {
+                throw config_error("nodes.hosts: " + std::string(e.what()), e.hint());
+            }
+        }
+    } else {
+        out.origin = "from ssh.connection.hostname";
+        for (size_t i = 0; i < entries; ++i) {
+            if (settings.connections[i].hostname.empty()) continue;
+            HostSpec spec;
+            spec.host = settings.connections[i].hostname;
+            add(spec, i);
+        }
+    }
+    if (out.hosts.empty())
+        throw usage_error("no host given",
+                          "use -h [user@]host[:port][/remote_dir], or set ssh.connection.hostname");
+    return out;
+}
+
 }  // namespace
 
 std::vector<Target> resolve_targets(const SshCommandLine& cli, const SshSettings& settings) {
     if (!cli.ssh_config.empty()) check_ssh_config_file(cli.ssh_config);
-    // Each host with the index of the connection entry whose user, key and secrets it takes:
-    // the i-th -h pairs with the i-th entry; from the settings, an entry without a hostname is
-    // skipped, and the next host still takes its own entry's password, never its neighbour's.
-    std::vector<HostSpec> hosts;
-    std::vector<size_t> entry;
-    for (const auto& h : cli.hosts) {
-        hosts.push_back(parse_host_spec(h));
-        entry.push_back(hosts.size() - 1);
-    }
-    const bool from_settings = hosts.empty();
-    if (hosts.empty()) {
-        for (size_t i = 0; i < settings.connections.size(); ++i) {
-            if (settings.connections[i].hostname.empty()) continue;
-            HostSpec spec;
-            spec.host = settings.connections[i].hostname;
-            hosts.push_back(spec);
-            entry.push_back(i);
-        }
-    }
-    if (hosts.empty())
-        throw usage_error("no host given",
-                          "use -h [user@]host[:port][/remote_dir], or set ssh.connection.hostname");
+    const HostList list = collect_hosts(cli, settings);
+    const std::vector<HostSpec>& hosts = list.hosts;
+    const std::vector<size_t>& entry = list.entry;
 
     std::vector<Target> targets;
     for (size_t i = 0; i < hosts.size(); ++i) {
         const HostSpec& h = hosts[i];
         Target t;
         t.connect.host = h.host;
-        t.connect.host_origin = from_settings ? "from ssh.connection.hostname" : "from -h";
+        t.connect.host_origin = list.origin;
         t.connect.user = h.user;
         // As MLTK: -p beats the host's own :port (mlt ssh -h box:22 -p 2200 uses 2200).
         t.connect.port = cli.port ? cli.port : h.port;

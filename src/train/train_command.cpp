@@ -11,6 +11,7 @@
 #include <map>
 #include <optional>
 #include <set>
+#include <thread>
 #include <tuple>
 #include <utility>
 
@@ -527,6 +528,56 @@ int run_train(const SshCommandLine& cli, const TrainOptions& o) {
     return run.run();  // it ends with its summary and the billing reminder
 }
 
+namespace {
+
+// One node's console log to `out`: all of it, then with `follow` what comes until its job
+// ends. A signal ends it with the signal's code.
+int show_log(const Target& t, const std::string& model, bool follow, Reporter& out) {
+    Session session = Session::open(t.connect);
+    SessionRemote remote(session);
+    const auto print = [&out](std::string_view d) { out.console(d); };
+    try {
+        uint64_t offset = read_log(remote, t.remote_dir, model, Task::job, 0, print);
+        if (follow)
+            follow_to_end(remote, t.remote_dir, model, Task::job, nullptr, offset,
+                          kFollowSegmentSeconds, print);
+    } catch (const Error& e) {
+        if (!is_signal(e.kind())) throw;
+        return e.code();
+    }
+    return exit_code::kOk;
+}
+
+// `logs -f` of several nodes: one follow per node, all at once, their lines merged whole
+// and prefixed [rank N]. A node whose log cannot be read says so and the others go on; the
+// exit status is the first failure's.
+int follow_all_logs(const std::vector<Target>& targets, const std::string& model) {
+    std::vector<std::unique_ptr<PrefixReporter>> outs;
+    for (size_t i = 0; i < targets.size(); ++i)
+        outs.push_back(
+            std::make_unique<PrefixReporter>(reporter(), "[rank " + std::to_string(i) + "] "));
+    std::vector<int> codes(targets.size(), exit_code::kOk);
+    std::vector<std::thread> threads;
+    for (size_t i = 0; i < targets.size(); ++i)
+        threads.push_back(thread_without_signals([&, i] {
+            try {
+                codes[i] = show_log(targets[i], model, true, *outs[i]);
+            } catch (const Error& e) {
+                codes[i] = e.code();
+                outs[i]->flush();
+                outs[i]->alert(std::string("error: ") + e.what() +
+                               (e.hint().empty() ? "" : " (" + e.hint() + ")"));
+            }
+            outs[i]->flush();
+        }));
+    for (auto& t : threads) t.join();
+    for (int code : codes)
+        if (code != exit_code::kOk) return code;
+    return exit_code::kOk;
+}
+
+}  // namespace
+
 int run_logs(const SshCommandLine& cli, const std::string& model, bool test, bool follow,
              int rank) {
     install_interrupt_handler();
@@ -536,26 +587,13 @@ int run_logs(const SshCommandLine& cli, const std::string& model, bool test, boo
         throw usage_error("--rank " + std::to_string(rank) + ": the run has " +
                               std::to_string(nodes) + " node(s) (one per -h)",
                           "give a rank from 0 to " + std::to_string(nodes - 1));
-    if (follow && nodes > 1 && rank < 0)
-        throw usage_error("-f follows one node, and " + std::to_string(nodes) + " are given",
-                          "add --rank N (0: the first -h)");
-    for (size_t i = 0; i < nodes; ++i) {
-        if (rank >= 0 && static_cast<size_t>(rank) != i) continue;
-        const Target& t = c.targets[i];
-        Session session = Session::open(t.connect);
-        SessionRemote remote(session);
+    if (rank >= 0)
+        return show_log(c.targets[static_cast<size_t>(rank)], c.model.name, follow, reporter());
+    if (nodes == 1) return show_log(c.targets[0], c.model.name, follow, reporter());
+    if (follow) return follow_all_logs(c.targets, c.model.name);
+    for (size_t i = 0; i < nodes; ++i) {  // node after node, each one's lines together
         PrefixReporter prefixed(reporter(), "[rank " + std::to_string(i) + "] ");
-        Reporter& out = nodes > 1 && rank < 0 ? prefixed : reporter();
-        const auto print = [&out](std::string_view d) { out.console(d); };
-        try {
-            uint64_t offset = read_log(remote, t.remote_dir, c.model.name, Task::job, 0, print);
-            if (follow)
-                follow_to_end(remote, t.remote_dir, c.model.name, Task::job, nullptr, offset,
-                              kFollowSegmentSeconds, print);
-        } catch (const Error& e) {
-            if (!is_signal(e.kind())) throw;
-            return e.code();
-        }
+        if (int code = show_log(c.targets[i], c.model.name, false, prefixed)) return code;
     }
     return exit_code::kOk;
 }

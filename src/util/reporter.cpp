@@ -115,6 +115,17 @@ void TerminalReporter::redraw_progress_locked() {
 PrefixReporter::PrefixReporter(Reporter& inner, std::string prefix)
     : inner_(inner), prefix_(std::move(prefix)) {}
 
+PrefixReporter::~PrefixReporter() {
+    flush();
+}
+
+void PrefixReporter::flush() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (held_.empty()) return;
+    inner_.emit(Event::console, held_);
+    held_.clear();
+}
+
 void PrefixReporter::emit(Event event, std::string_view text) {
     if (event == Event::log || event == Event::progress) {
         // A log line is about mlt as a whole; a prefix on the progress line would push it
@@ -135,16 +146,18 @@ void PrefixReporter::emit(Event event, std::string_view text) {
         return;
     }
     // Locked across the inner emit: two threads' pieces must reach it in the order in which
-    // at_line_start_ saw them.
+    // held_ saw them.
     std::lock_guard<std::mutex> lock(mutex_);
+    std::string whole;  // the complete lines of this piece, prefixed
     for (char c : text) {
-        // The prefix waits for the line's first byte: a chunk ending in "\n" leaves no
-        // dangling prefix behind.
-        if (at_line_start_) prefixed += prefix_;
-        prefixed += c;
-        at_line_start_ = c == '\n';
+        if (held_.empty()) held_ = prefix_;  // the prefix waits for the line's first byte
+        held_ += c;
+        if (c == '\n' || c == '\r' || held_.size() >= kMaxHeldLine) {
+            whole += held_;
+            held_.clear();
+        }
     }
-    inner_.emit(event, prefixed);
+    if (!whole.empty()) inner_.emit(event, whole);
 }
 
 bool stderr_is_terminal() {

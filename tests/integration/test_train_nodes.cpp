@@ -115,9 +115,6 @@ TEST_F(TrainNodesTest, TwoNodesGetTheRendezvousAndBringTheirLogsHome) {
     ProcessResult one_log = mlt(train({"logs", "m", "--rank", "1"}));
     EXPECT_EQ(lines_starting(one_log.out, "node 1 of 2").size(), 1u) << describe(one_log);
     EXPECT_FALSE(has_text(one_log.out, "node 0 of 2")) << describe(one_log);
-    ProcessResult follow = mlt(train({"logs", "m", "-f"}));
-    EXPECT_EQ(follow.exit_code, 2) << describe(follow);
-    EXPECT_TRUE(has_text(follow.err, "add --rank N")) << describe(follow);
     // One run, one id, on every node.
     const std::string run = trim(read_or_empty(job_file("m", "run_id")));
     EXPECT_FALSE(run.empty());
@@ -316,6 +313,47 @@ TEST_F(TrainNodesTest, TwoNodesOnTheSameHostAndDirAreRefusedBeforeAnything) {
     EXPECT_EQ(r.exit_code, 2) << describe(r);
     EXPECT_TRUE(has_text(r.err, "are the same host and remote dir")) << describe(r);
     EXPECT_FALSE(path_exists(remote() + "/.mlt")) << "something was done remotely";
+}
+
+TEST_F(TrainNodesTest, NodesFromTheSettingsOneStatusTableAndOneFollowOfAll) {
+    // nodes.hosts names both nodes; the one connection entry's key serves both.
+    write_shell_model("m",
+                      "echo \"rank $MLT_NODE_RANK up\"; i=0\n"
+                      "while [ ! -f gate ] && [ $i -lt 2400 ]; do sleep 0.05; i=$((i+1)); done\n"
+                      "printf 'rank %s do' \"$MLT_NODE_RANK\"; sleep 0.2; echo ne\n");
+    write_settings("  nodes:\n    hosts: [\"" + host() + "/" + remote() + "\", \"" + sshd().user() +
+                   "@127.0.0.1:" + std::to_string(second_->port()) + "/" + second_->remote_dir() +
+                   "\"]\n");
+    ProcessResult started = mlt({"ssh", "train", "m", "--no-wait"});
+    ASSERT_EQ(started.exit_code, 0) << describe(started);
+    ASSERT_GT(job_pgid("m"), 0) << describe(started);
+    ASSERT_FALSE(read_or_empty(second_job_file("pid")).empty()) << describe(started);
+    // One table: a header, then a row per node, rank first.
+    ProcessResult status = mlt({"ssh", "status", "m"});
+    EXPECT_EQ(status.exit_code, 0) << describe(status);
+    const auto rows = lines_starting(status.out, "");
+    ASSERT_EQ(rows.size(), 3u) << describe(status);
+    EXPECT_TRUE(has_text(rows[0], "RANK") && has_text(rows[0], "STATE")) << rows[0];
+    EXPECT_EQ(rows[1].rfind("0 ", 0), 0u) << rows[1];
+    EXPECT_TRUE(has_text(rows[1], std::to_string(sshd().port()) + " ")) << rows[1];
+    EXPECT_EQ(rows[2].rfind("1 ", 0), 0u) << rows[2];
+    EXPECT_TRUE(has_text(rows[2], std::to_string(second_->port()) + " ")) << rows[2];
+    for (const auto& row : {rows[1], rows[2]}) EXPECT_TRUE(has_text(row, " running ")) << row;
+    // logs -f follows both nodes at once, whole lines, until both jobs end.
+    auto follow = start_mlt({"ssh", "logs", "m", "-f"});
+    ASSERT_TRUE(follow->wait_for_output("[rank 0] rank 0 up", kEffectTimeout)) << follow->out();
+    ASSERT_TRUE(follow->wait_for_output("[rank 1] rank 1 up", kEffectTimeout)) << follow->out();
+    write_file(remote() + "/gate", "");
+    write_file(second_->remote_dir() + "/gate", "");
+    ProcessResult r = follow->wait(kTrainTimeout);
+    EXPECT_EQ(r.exit_code, 0) << describe(r);
+    for (const char* line : {"[rank 0] rank 0 up", "[rank 1] rank 1 up", "[rank 0] rank 0 done",
+                             "[rank 1] rank 1 done"})
+        EXPECT_EQ(count_lines(r.out, line), 1u) << line << "\n" << describe(r);
+    ProcessResult collected = mlt({"ssh", "train", "m", "--resume"});
+    EXPECT_EQ(collected.exit_code, 0) << describe(collected);
+    EXPECT_TRUE(
+        has_text(read_or_empty(local_logs("m") + "/nodes/1/mltk_ssh_train_m.log"), "rank 1 done"));
 }
 
 }  // namespace

@@ -184,7 +184,7 @@ TEST_F(SettingsTest, TypeErrorsNameFileLineColumnAndHint) {
          "u:2:16: ssh.compression must be one of none, gzip or zstd, got 'xz'",
          "`compression: none`"},
         {"ssh:\n  nodes: [a]\n",
-         "u:2:10: ssh.nodes must be a mapping (master_addr, master_port), got a list", ""},
+         "u:2:10: ssh.nodes must be a mapping (hosts, master_addr, master_port), got a list", ""},
         {"ssh:\n  nodes:\n    master_port: -1\n",
          "u:3:18: ssh.nodes.master_port must be an integer from 0 to 65535, got '-1'", ""},
         {"ssh:\n  connection: host\n",

@@ -122,6 +122,32 @@ TEST(JobStatus, FormatsNoJobAndTable) {
     EXPECT_NE(second.find("673f1c2a-9b3e01  2 "), std::string::npos) << second;
 }
 
+TEST(JobStatus, OneTableForEveryNode) {
+    mlt::JobStatus j;
+    j.model = "m";
+    j.state = mlt::JobState::running;
+    j.run_id = "673f1c2a-9b3e01";
+    std::vector<mlt::NodeJobs> nodes(3);
+    nodes[0].host = "u@gpu0:22";
+    nodes[0].jobs = {j};
+    nodes[1].host = "u@a-longer-host-name:2222";
+    nodes[2].host = "gpu2";
+    nodes[2].problem = "connection refused";
+    const std::string table = mlt::format_node_jobs(nodes);
+    std::vector<std::string> rows;
+    for (size_t at = 0, end; (end = table.find('\n', at)) != std::string::npos; at = end + 1)
+        rows.push_back(table.substr(at, end - at));
+    ASSERT_EQ(rows.size(), 4u) << table;
+    // The columns line up: every row's third column starts where MODEL does.
+    const size_t model = rows[0].find("MODEL");
+    EXPECT_EQ(rows[0].rfind("RANK HOST", 0), 0u) << table;
+    EXPECT_EQ(rows[1].rfind("0    u@gpu0:22", 0), 0u) << table;
+    EXPECT_EQ(rows[1].substr(model, 2), "m ") << table;
+    EXPECT_NE(rows[1].find("running"), std::string::npos) << table;
+    EXPECT_EQ(rows[2].substr(model), "none") << table;
+    EXPECT_EQ(rows[3].substr(model), "unreachable: connection refused") << table;
+}
+
 }  // namespace
 
 TEST(DescribeExitStatus, NamesTheSignalOfAKilledProcess) {

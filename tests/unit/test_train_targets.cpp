@@ -157,4 +157,56 @@ TEST(Targets, ErrorsAreUsageErrors) {
     expect_usage(cli);
 }
 
+TEST(Targets, NodeHostsOfTheSettingsAreTheNodes) {
+    mlt::SshSettings s = settings_with_connection();  // one entry: it serves every node
+    s.node_hosts = {"root@10.0.0.5:22/work", "10.0.0.6"};
+    auto t = mlt::resolve_targets({}, s);
+    ASSERT_EQ(t.size(), 2u);
+    EXPECT_EQ(t[0].connect.host, "10.0.0.5");
+    EXPECT_EQ(t[0].connect.user, "root");
+    EXPECT_EQ(t[0].connect.port, 22);
+    EXPECT_EQ(t[0].remote_dir, "work");  // relative to the login dir, as with -h
+    EXPECT_EQ(t[0].connect.host_origin, "from nodes.hosts");
+    EXPECT_EQ(t[1].connect.host, "10.0.0.6");
+    EXPECT_EQ(t[1].remote_dir, "~/ws");
+    EXPECT_EQ(t[1].connect.fallback_user, "alice");
+    EXPECT_EQ(t[1].connect.fallback_identity_file, "~/.ssh/id_settings");
+
+    mlt::SshCommandLine cli;  // -h beats nodes.hosts
+    cli.hosts = {"cli-host"};
+    t = mlt::resolve_targets(cli, s);
+    ASSERT_EQ(t.size(), 1u);
+    EXPECT_EQ(t[0].connect.host, "cli-host");
+}
+
+TEST(Targets, EachNodeTakesTheConnectionEntryAtItsIndex) {
+    mlt::SshSettings s = settings_with_connection();
+    mlt::ConnectionSettings second;
+    second.username = "bob";
+    second.password = "second-pw";
+    s.connections.push_back(second);
+    s.node_hosts = {"a", "b", "c"};
+    auto t = mlt::resolve_targets({}, s);
+    ASSERT_EQ(t.size(), 3u);
+    EXPECT_EQ(t[0].connect.fallback_user, "alice");
+    EXPECT_EQ(t[1].connect.fallback_user, "bob");
+    EXPECT_EQ(t[1].connect.password, "second-pw");
+    EXPECT_EQ(t[2].connect.fallback_user, "");  // no entry of its own, none borrowed
+    EXPECT_EQ(t[2].connect.password, std::nullopt);
+}
+
+TEST(Targets, ABadNodeHostNamesTheSetting) {
+    mlt::SshSettings s;
+    s.node_hosts = {"ok", "bad:port"};
+    try {
+        mlt::resolve_targets({}, s);
+        ADD_FAILURE() << "no error";
+    } catch (const mlt::Error& e) {
+        EXPECT_EQ(e.code(), mlt::exit_code::kUsage);
+        EXPECT_NE(std::string(e.what()).find("nodes.hosts: invalid host 'bad:port'"),
+                  std::string::npos)
+            << e.what();
+    }
+}
+
 }  // namespace

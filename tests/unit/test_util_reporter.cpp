@@ -153,17 +153,44 @@ TEST(TerminalReporter, ProgressWaitsForTheEndOfAConsoleLine) {
     EXPECT_EQ(s.out.read(), "epoch 1\nepoch");
 }
 
-TEST(PrefixReporter, ConsoleLinesArePrefixedAlsoWhenSplit) {
+TEST(PrefixReporter, ConsoleLinesArePassedOnWholeAndPrefixed) {
+    Recorder inner;
+    {
+        mlt::PrefixReporter r(inner, "[1] ");
+        r.console("ep");
+        r.console("och 1\nep");
+        r.console("och 2\n");
+        r.console("\n");
+        r.console("");
+        r.console(" 10%\r 20%\r");  // a progress bar: each redraw is a line of its own
+        r.console("x");
+        EXPECT_EQ(inner.events(), (Events{"console|[1] epoch 1\n", "console|[1] epoch 2\n",
+                                          "console|[1] \n", "console|[1]  10%\r[1]  20%\r"}));
+    }
+    // The unfinished line goes out when the reporter goes.
+    EXPECT_EQ(inner.events().back(), "console|[1] x");
+}
+
+TEST(PrefixReporter, TwoNodesLinesNeverMixMidLine) {
+    Recorder inner;
+    mlt::PrefixReporter zero(inner, "[0] ");
+    mlt::PrefixReporter one(inner, "[1] ");
+    zero.console("loss=0.");
+    one.console("loss=1.5\n");
+    zero.console("25\n");
+    EXPECT_EQ(inner.events(), (Events{"console|[1] loss=1.5\n", "console|[0] loss=0.25\n"}));
+}
+
+TEST(PrefixReporter, AnEndlessLineIsPassedOnInBoundedPieces) {
     Recorder inner;
     mlt::PrefixReporter r(inner, "[1] ");
-    r.console("ep");
-    r.console("och 1\nep");
-    r.console("och 2\n");
-    r.console("\n");
-    r.console("");
-    r.console("x");
-    EXPECT_EQ(inner.events(), (Events{"console|[1] ep", "console|och 1\n[1] ep", "console|och 2\n",
-                                      "console|[1] \n", "console|", "console|[1] x"}));
+    r.console(std::string(mlt::PrefixReporter::kMaxHeldLine, 'a'));
+    ASSERT_EQ(inner.events().size(), 1u);
+    EXPECT_EQ(inner.events()[0].size(),
+              std::string("console|").size() + mlt::PrefixReporter::kMaxHeldLine);
+    r.flush();
+    EXPECT_EQ(inner.events().size(), 2u);
+    EXPECT_EQ(inner.events()[1], "console|[1] " + std::string(4, 'a'));
 }
 
 TEST(PrefixReporter, NoticesAndAlertsArePrefixedLogAndProgressAreNot) {

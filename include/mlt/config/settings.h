@@ -53,6 +53,7 @@ struct SshSettings {
     std::vector<std::string> model_paths;
     int sync_every = 0;  // seconds between pulls while training; 0: only at the end
     HostKeyChecking host_key_checking = HostKeyChecking::accept_new;
+    std::vector<std::string> node_hosts;  // nodes.hosts: rank 0 first
     std::string master_addr;
     int master_port = 0;  // 0: a free port found on rank 0
     double price_per_hour = 0;

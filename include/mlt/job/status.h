@@ -66,4 +66,15 @@ const char* to_string(JobState state);
 std::string format_jobs(const std::vector<JobStatus>& jobs, const std::string& remote_dir,
                         const std::string& host);
 
+// One node of a multi-node run as `status` shows it: its jobs, or why none could be read.
+struct NodeJobs {
+    std::string host;  // as the node's connection names it
+    std::vector<JobStatus> jobs;
+    std::string problem;  // the error that kept the jobs from being read; empty: read
+};
+
+// One table for every node, a row per node and job, rank first (a node without a job has a
+// row that says "none", an unreachable node one that says why).
+std::string format_node_jobs(const std::vector<NodeJobs>& nodes);
+
 }  // namespace mlt

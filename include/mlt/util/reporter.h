@@ -65,21 +65,30 @@ class TerminalReporter : public Reporter {
 };
 
 // Prefixes every line of another reporter's console bytes, notices and alerts with `prefix`
-// (e.g. "[1] "), for several nodes in one terminal; console bytes are prefixed at line starts,
-// also when a line arrives in several pieces. Log and progress events pass through unchanged.
+// (e.g. "[1] "), for several nodes in one terminal. Console bytes are passed on in whole
+// lines only, so that the lines of several nodes never mix mid-line: a piece without a line
+// end waits for the rest of its line (a "\r", as a progress bar redraws, ends a line too), up
+// to kMaxHeldLine bytes, and for flush() or the destructor. Log and progress events pass
+// through unchanged.
 class PrefixReporter : public Reporter {
   public:
+    static constexpr size_t kMaxHeldLine = 64 * 1024;
+
     // Passes events on to `inner`, which must outlive it.
     PrefixReporter(Reporter& inner, std::string prefix);
+    // Passes on the unfinished line that is held back, if any.
+    ~PrefixReporter() override;
     // Passes `text` on to the inner reporter, prefixed as described above.
     void emit(Event event, std::string_view text) override;
+    // Passes on the held-back start of a line now, as it is.
+    void flush();
 
   private:
     Reporter& inner_;
     const std::string prefix_;
 
-    std::mutex mutex_;           // guards at_line_start_ and the order of console pieces
-    bool at_line_start_ = true;  // the next console byte starts a line
+    std::mutex mutex_;  // guards held_ and the order of console pieces
+    std::string held_;  // the current line's bytes that have not been passed on, prefixed
 };
 
 // True when stderr is a terminal that can redraw a line in place: a tty, and TERM set and
