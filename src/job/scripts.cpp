@@ -1,6 +1,7 @@
 // The scripts a run leaves on the remote (docs/remote-protocol.md): the job wrapper and the
 // shutdown script. Each is mlt's own POSIX sh bookkeeping around ONE batch of the user's
 // commands, run in the login shell as MLTK runs them.
+#include "alive.h"
 #include "mlt/job/job.h"
 #include "mlt/util/shell.h"
 
@@ -187,6 +188,31 @@ std::string fill_placeholders(const std::string& command,
     return out;
 }
 
+// Run by the wrapper once the batch has ended, in a process group of its own (the one it
+// lists is the wrapper's): the processes the training left behind (a DataLoader worker, a
+// server it started, a child of a rank the gang stopped) are the job's, and hold the GPU and
+// the bill. They get TERM, and KILL after 5 s, before the job's status is recorded.
+// $1: the wrapper's pid (its group), $2: the run id, $3: the job dir relative to the remote
+// dir. The sweeper's own commands never carry MLT_RUN_ID (mlt_sweep unsets it), so
+// mlt_run_pids does not find them.
+constexpr const char* kSweeper = R"sh(w=$1 mlt_r=$2 mlt_d=$3
+mlt_left() {
+  { if command -v ps >/dev/null 2>&1; then
+      ps -eo pid=,pgid=,stat= 2>/dev/null | awk -v g="$w" '$2 == g && $3 !~ /^Z/ { print $1 }'
+    fi
+    mlt_run_pids "$mlt_r" "$mlt_d"; } | grep -vx -e "$w" -e "$$" | sort -u
+}
+mlt_p=$(mlt_left)
+[ -n "$mlt_p" ] || exit 0
+echo "mlt: the training left processes behind ($(echo $mlt_p)); stopping them"
+kill -s TERM $mlt_p 2>/dev/null
+mlt_t=0
+while [ $mlt_t -lt 50 ] && [ -n "$(mlt_left)" ]; do sleep 0.1; mlt_t=$((mlt_t + 1)); done
+mlt_p=$(mlt_left)
+[ -z "$mlt_p" ] || kill -s KILL $mlt_p 2>/dev/null
+exit 0
+)sh";
+
 std::string make_wrapper_script(const WrapperSpec& s) {
     const JobPaths p(s.model);
     std::string o;
@@ -204,8 +230,17 @@ std::string make_wrapper_script(const WrapperSpec& s) {
     // nothing: its status and archive hash would be taken for the newer run's. A full disk
     // is recorded (in the reserve's room) for mlt to name. The archive counts only when this
     // run wrote it: a file (not a symlink) changed after the start marker.
+    o += "mlt_sweeper=" + shell_quote(std::string(job_detail::kAliveFunction) + kSweeper) + "\n";
+    o += "mlt_sweep() {\n"
+         "  trap '' TERM INT HUP\n"
+         "  (unset MLT_RUN_ID; exec setsid sh -c \"$mlt_sweeper\" sh \"$$\" \"$mlt_run\" " +
+         shell_quote(p.dir) +
+         ") &\n"
+         "  wait $!\n"
+         "}\n";
     o += "mlt_finish() {\n"
          "  mlt_status=$1\n"
+         "  mlt_sweep\n"
          "  [ \"$(cat \"$mlt_job/run_id\" 2>/dev/null)\" = \"$mlt_run\" ] || exit \"$mlt_status\"\n"
          "  mlt_full=; (printf x > \"$mlt_job/space.tmp\") 2>/dev/null || mlt_full=1\n"
          "  rm -f \"$mlt_job/space.tmp\" \"$mlt_job/reserve\"\n"

@@ -197,6 +197,32 @@ TEST_F(TrainJobSafetyTest, StopEndsAProcessThatLeftTheGroupAndItsArchiveIsNotThe
                                                         << describe(n);
 }
 
+// A training that leaves processes behind: one in the job's group, one that left it and
+// ignores TERM. Both hold what the job held (a GPU, the bill) until mlt ends them.
+const char* const kLeavingModel =
+    "(while :; do sleep 0.05; done) & echo $! > stayer.pid\n"
+    "setsid sh -c 'trap \"\" TERM; echo $$ > leaver.pid; while :; do sleep 0.05; done' &\n"
+    "i=0; while [ ! -s leaver.pid ] && [ $i -lt 400 ]; do sleep 0.05; i=$((i+1)); done\n"
+    "echo trained\n";
+
+// Issue 20: once the training ends, the processes it left behind are stopped (TERM, then
+// KILL) before its status is recorded, so nothing of the job outlives it.
+TEST_F(TrainJobSafetyTest, ProcessesTheTrainingLeftBehindEndWithTheJob) {
+    shell_model("leaver", kLeavingModel);
+    ProcessResult r = mlt({"ssh", "train", "leaver"});
+    ASSERT_EQ(r.exit_code, 0) << describe(r);
+    EXPECT_TRUE(has_text(r.out, "trained")) << describe(r);
+    EXPECT_TRUE(has_text(r.out, "mlt: the training left processes behind (")) << describe(r);
+    const long stayer = std::strtol(read_or_empty(remote() + "/stayer.pid").c_str(), nullptr, 10);
+    const long leaver = std::strtol(read_or_empty(remote() + "/leaver.pid").c_str(), nullptr, 10);
+    ASSERT_GT(stayer, 1);
+    ASSERT_GT(leaver, 1);
+    // Gone when the run is over, not some time later: the status came after the sweep.
+    EXPECT_FALSE(process_alive(stayer));
+    EXPECT_FALSE(process_alive(leaver));
+    EXPECT_EQ(trim(read_or_empty(job_file("leaver", "exit_status"))), "0");
+}
+
 // Issue 16, item 3: only an archive this run wrote is delivered: not a symlink, not a file
 // older than the run's start.
 TEST_F(TrainJobSafetyTest, AnArchiveTheRunDidNotWriteIsNotDelivered) {

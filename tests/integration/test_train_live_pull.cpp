@@ -63,14 +63,16 @@ class LivePullTest : public TrainTest {
     return ::testing::AssertionSuccess() << checked << " files checked";
 }
 
-// The training leaves a writer and a rotator behind (same process group, still running when
-// mlt collects): model.ckpt (40 MiB, over the one-by-one size) and events.bin (4 MiB, in the
-// tar stream) are rewritten in place without pause, each version all one letter;
-// checkpoint-N.bin files come and go. stable.ckpt (40 MiB) is written once.
+// The training starts a writer and a rotator that are not the job's (their own session,
+// without the run's MLT_RUN_ID, as a sync tool or another program of the user would be), so
+// they still run when mlt collects: model.ckpt (40 MiB, over the one-by-one size) and
+// events.bin (4 MiB, in the tar stream) are rewritten in place without pause, each version
+// all one letter; checkpoint-N.bin files come and go. stable.ckpt (40 MiB) is written once.
 TEST_F(LivePullTest, APullDuringWritesAndRotationsPublishesOnlyWholeVersions) {
     write_shell_model(
         "live",
         "set -e\n"
+        "cat > \"$MLT_REMOTE_DIR/writers.sh\" <<'EOF'\n"
         "cd \"$MLT_LOG_DIR\"\n"
         "letter() { echo abcdefghijklmnopqrstuvwxyz | cut -c $(( $1 % 26 + 1 )); }\n"
         "fill() { head -c \"$2\" /dev/zero | tr '\\000' \"$3\" > \"$1\"; }\n"
@@ -78,10 +80,15 @@ TEST_F(LivePullTest, APullDuringWritesAndRotationsPublishesOnlyWholeVersions) {
         "fill model.ckpt 41943040 a\n"
         "fill events.bin 4194304 a\n"
         "(v=0; while [ ! -e stop ]; do v=$((v+1)); c=$(letter $v);\n"
-        "   fill model.ckpt 41943040 $c; fill events.bin 4194304 $c; done) >/dev/null 2>&1 &\n"
+        "   fill model.ckpt 41943040 $c; fill events.bin 4194304 $c; done) &\n"
         "(n=0; while [ ! -e stop ]; do n=$((n+1));\n"
         "   fill checkpoint-$n.bin 262144 $(letter $n); rm -f checkpoint-$((n-2)).bin;\n"
-        "   sleep 0.02; done) >/dev/null 2>&1 &\n"
+        "   sleep 0.02; done) &\n"
+        ": > \"$MLT_REMOTE_DIR/writers.up\"\n"
+        "EOF\n"
+        "(unset MLT_RUN_ID; exec setsid sh \"$MLT_REMOTE_DIR/writers.sh\") >/dev/null 2>&1 &\n"
+        "i=0; while [ ! -e \"$MLT_REMOTE_DIR/writers.up\" ] && [ $i -lt 1200 ]; do sleep 0.05; "
+        "i=$((i+1)); done\n"
         "echo writers started\n");
     write_model_settings("live", kShellSidecar);
     write_user_settings();

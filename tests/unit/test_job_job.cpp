@@ -457,12 +457,15 @@ TEST_F(JobProtocol, StopKillsTheWholeProcessGroup) {
     EXPECT_FALSE(mlt::stop_job(r, dir_, "m", 1));                    // nothing left to stop
 }
 
-// A process that left the job's group (setsid) is still the job's: it keeps the model from a
-// new run (lock or no lock), `status` shows it running, and a stop ends it and records so.
+// A process that left the job's group (setsid) is still the job's: when the wrapper dies
+// without its sweep (KILLed, as the OOM killer does) it keeps the model from a new run (lock
+// or no lock), `status` shows it running, and a stop ends it and records so.
 TEST_F(JobProtocol, AProcessThatLeftTheGroupIsStillTheJob) {
     mlt::test::LocalRemote r;
     start(r,
-          "setsid sh -c 'echo $$ > escaped.pid; exec sleep 1000' < /dev/null > /dev/null 2>&1 &");
+          "setsid sh -c 'echo $$ > escaped.pid; exec sleep 1000' < /dev/null > /dev/null 2>&1 &\n"
+          "i=0; while [ ! -s escaped.pid ] && [ $i -lt 400 ]; do sleep 0.05; i=$((i+1)); done\n"
+          "kill -s KILL \"$(cat \"$MLT_JOB_DIR/pid\")\"");
     std::string log;
     follow_to_end(r, dir_, log);  // the wrapper has ended
     auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
