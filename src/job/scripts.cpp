@@ -213,19 +213,9 @@ mlt_p=$(mlt_left)
 exit 0
 )sh";
 
-std::string make_wrapper_script(const WrapperSpec& s) {
-    const JobPaths p(s.model);
+// mlt_sweep and mlt_finish: the end of a job (mlt_finish STATUS records it and exits).
+std::string finish_functions(const JobPaths& p) {
     std::string o;
-    o += "#!/bin/sh\n# mlt job wrapper for " + s.model + ", run " + s.run_id +
-         " (generated; docs/remote-protocol.md)\n";
-    // Absolute paths for mlt's own files; the user's commands run in a process of their own,
-    // so nothing they do (cd, exit, set -u, a syntax error) reaches this bookkeeping.
-    o += bookkeeping_prologue(p, s.run_id);
-    // setsid made this shell a process-group leader: its pid is the group id to signal.
-    o += "echo $$ > \"$mlt_job/pid.tmp\" && mv -f \"$mlt_job/pid.tmp\" \"$mlt_job/pid\"\n";
-    // Room for the last records, should the training fill the disk: freed as the job ends.
-    o += "head -c 65536 /dev/zero > \"$mlt_job/reserve\" 2>/dev/null || rm -f "
-         "\"$mlt_job/reserve\"\n";
     // A job whose dir a newer run took over (a --force while it could not be killed) records
     // nothing: its status and archive hash would be taken for the newer run's. A full disk
     // is recorded (in the reserve's room) for mlt to name. The archive counts only when this
@@ -260,6 +250,23 @@ std::string make_wrapper_script(const WrapperSpec& s) {
          "mv -f \"$mlt_job/exit_status.tmp\" \"$mlt_job/exit_status\"\n"
          "  exit \"$mlt_status\"\n"
          "}\n";
+    return o;
+}
+
+std::string make_wrapper_script(const WrapperSpec& s) {
+    const JobPaths p(s.model);
+    std::string o;
+    o += "#!/bin/sh\n# mlt job wrapper for " + s.model + ", run " + s.run_id +
+         " (generated; docs/remote-protocol.md)\n";
+    // Absolute paths for mlt's own files; the user's commands run in a process of their own,
+    // so nothing they do (cd, exit, set -u, a syntax error) reaches this bookkeeping.
+    o += bookkeeping_prologue(p, s.run_id);
+    // setsid made this shell a process-group leader: its pid is the group id to signal.
+    o += "echo $$ > \"$mlt_job/pid.tmp\" && mv -f \"$mlt_job/pid.tmp\" \"$mlt_job/pid\"\n";
+    // Room for the last records, should the training fill the disk: freed as the job ends.
+    o += "head -c 65536 /dev/zero > \"$mlt_job/reserve\" 2>/dev/null || rm -f "
+         "\"$mlt_job/reserve\"\n";
+    o += finish_functions(p);
     // A TERM to the group reaches the batch and the training too; this shell waits for them,
     // then records their status instead of dying without a word.
     o += "trap 'mlt_stopped=1' TERM INT HUP\n";
