@@ -1,6 +1,6 @@
-// Collecting a log dir that is still being written (a training's leftover processes, or
-// `download` during a run): a writer rewrites big and small files in place, as torch.save
-// does, and a rotator creates and deletes checkpoints, while mlt pulls. Every file mlt
+// Collecting a log dir that is still being written (by a process that is not the job's, or
+// while `download` runs during a run): a writer rewrites big and small files in place, as
+// torch.save does, and a rotator creates and deletes checkpoints, while mlt pulls. Every file mlt
 // publishes is one whole version; the collection completes and says what it skipped. Also:
 // names this machine cannot hold, unreadable files, and remote files named like mlt's own.
 #include <gtest/gtest.h>

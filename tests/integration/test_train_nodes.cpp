@@ -234,6 +234,30 @@ TEST_F(TrainNodesTest, APreflightThatFailsStartsNothing) {
     EXPECT_FALSE(path_exists(second_->remote_dir() + "/.mlt")) << "rank 1 was set up";
 }
 
+// Node 1's commands run in a network namespace of their own (unshare --net: only a loopback
+// that is down), as a host behind a firewall: it cannot reach rank 0's MASTER_PORT.
+TEST_F(TrainNodesTest, ANodeThatCannotReachRankZeroIsNamedAndNothingStarts) {
+    if (run_process({"unshare", "--net", "--", "true"}, {}, std::chrono::seconds(10)).exit_code !=
+        0)
+        GTEST_SKIP() << "LOUD SKIP: unshare --net is not allowed here (needs root or user "
+                        "namespaces); the unreachable-node preflight is not tested";
+    TestSshd walled("ForceCommand exec unshare --net -- /bin/sh -c \"$SSH_ORIGINAL_COMMAND\"\n");
+    walled.authorize_key_file(sshd().client_key_path() + ".pub");
+    append_file(default_known_hosts(), "[127.0.0.1]:" + std::to_string(walled.port()) + " " +
+                                           walled.host_key_type_and_blob() + "\n");
+    write_settings();
+    ProcessResult r = mlt(
+        {"ssh", "-i", sshd().client_key_path(), "-h", host() + "/" + remote(), "-h",
+         sshd().user() + "@127.0.0.1:" + std::to_string(walled.port()) + "/" + walled.remote_dir(),
+         "train", "m"});
+    EXPECT_EQ(r.exit_code, 255) << describe(r);
+    EXPECT_TRUE(has_text(r.err, "preflight: node 1 (")) << describe(r);
+    EXPECT_TRUE(has_text(r.err, ") cannot reach rank 0 at 127.0.0.1:")) << describe(r);
+    EXPECT_TRUE(has_text(r.err, "nothing was started")) << describe(r);
+    EXPECT_FALSE(path_exists(remote() + "/.mlt")) << "rank 0 was set up";
+    EXPECT_FALSE(path_exists(walled.remote_dir() + "/.mlt")) << "rank 1 was set up";
+}
+
 TEST_F(TrainNodesTest, ANodeWhoseLinkDropsReconnectsAndTheRunGoesOnEverywhere) {
     // Node 1 behind a relay that resets its connections once, while both jobs train.
     FaultRelay relay(second_->port());
