@@ -309,6 +309,30 @@ TEST_F(TrainNodesTest, StopStopsTheJobOfEveryNode) {
     EXPECT_FALSE(path_exists(second_job_file("lock")));
 }
 
+TEST_F(TrainNodesTest, ForceReplacesTheRunningJobOfEveryNode) {
+    write_shell_model("m",
+                      "if [ -f quick ]; then echo \"rank $MLT_NODE_RANK quick\"; exit 0; fi\n"
+                      "echo \"rank $MLT_NODE_RANK up\"; i=0\n"
+                      "while [ $i -lt 2400 ]; do sleep 0.05; i=$((i+1)); done\n");
+    write_settings();
+    ProcessResult started = mlt(train({"train", "m", "--no-wait"}));
+    ASSERT_EQ(started.exit_code, 0) << describe(started);
+    const long pgid0 = job_pgid("m");
+    const long pgid1 = std::atol(read_or_empty(second_job_file("pid")).c_str());
+    ASSERT_GT(pgid0, 0);
+    ASSERT_GT(pgid1, 0);
+    ProcessResult refused = mlt(train({"train", "m"}));  // without --force: exit 3
+    EXPECT_EQ(refused.exit_code, 3) << describe(refused);
+    write_file(remote() + "/quick", "");
+    write_file(second_->remote_dir() + "/quick", "");
+    ProcessResult r = mlt(train({"train", "m", "--force"}));
+    EXPECT_EQ(r.exit_code, 0) << describe(r);
+    EXPECT_EQ(count_lines(r.out, "[rank 0] rank 0 quick"), 1u) << describe(r);
+    EXPECT_EQ(count_lines(r.out, "[rank 1] rank 1 quick"), 1u) << describe(r);
+    EXPECT_TRUE(wait_group_gone(pgid0));
+    EXPECT_TRUE(wait_group_gone(pgid1));
+}
+
 TEST_F(TrainNodesTest, CtrlCStopsEveryNodeAndCollects) {
     write_shell_model("m",
                       "echo \"rank $MLT_NODE_RANK up\"; i=0\n"
