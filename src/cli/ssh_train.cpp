@@ -6,6 +6,7 @@
 #include "mlt/train/train_arguments.h"
 #include "mlt/train/train_command.h"
 #include "mlt/util/error.h"
+#include "mlt/util/text.h"
 
 namespace mlt::cli {
 
@@ -109,6 +110,17 @@ void add_train_options(CLI::App& app, TrainOptions& o, SshCommandLine& cli, int&
            "second connection (default: setting sync_every, 0); 0: only at the end")
         ->type_name("S")
         ->transform(decimal_in(0, 604800));
+    app.add_option_function<std::string>(
+           "--connections",
+           [&o](const std::string& n) { o.connections = n == "auto" ? 0 : std::stoi(n); },
+           "SSH connections a file of 32 MiB or more moves over as ranges: auto (2, more while "
+           "it pays, up to 8) or N (default: setting transfer.connections, auto)")
+        ->type_name("auto|N")
+        ->check([](const std::string& n) {
+            return n == "auto" || parse_decimal(n, 1, 16)
+                       ? std::string()
+                       : std::string("expected auto or a number from 1 to 16");
+        });
     add_verbose_flag(app, verbosity, "More detail; the training sees MLT_VERBOSE=1");
     add_connection_options(app, cli, "Connection options (as before train; not passed on)");
 }

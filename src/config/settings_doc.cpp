@@ -60,7 +60,7 @@ layer (user settings, specification, sidecar), the higher layer winning.
 - `venv_packages`, `create_venv`: the higher layer replaces the lower; unset anywhere means
   the default (which depends on `train_cmd`).
 - `connection`: the model's value replaces the user's as a whole.
-- `nodes`: per key.
+- `nodes`, `transfer`: per key.
 - A key without a value (`key:` or `key: null`) counts as not set; so does an empty string in
   `connection` (MLTK's `key_filename: ''`).
 - A key given twice in one mapping: the later one wins, with a warning.
@@ -190,6 +190,10 @@ std::string settings_reference_markdown() {
         if (field.type == settings_detail::SettingType::nodes) {
             for (const auto& sub : settings_detail::nodes_fields())
                 add_row(out, "nodes." + std::string(sub.name), sub);
+        }
+        if (field.type == settings_detail::SettingType::transfer) {
+            for (const auto& sub : settings_detail::transfer_fields())
+                add_row(out, "transfer." + std::string(sub.name), sub);
         }
     }
     out += "\nMLTK hands `connection` to paramiko's `SSHClient.connect`; its other arguments (";

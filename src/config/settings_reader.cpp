@@ -100,7 +100,8 @@ class FileReader {
     EnvironmentList read_environment(const FieldDecl& field, const YAML::Node& node,
                                      const std::string& key) const;
     ConnectionSettings read_connection(const YAML::Node& node, const std::string& key) const;
-    NodesValue read_nodes(const YAML::Node& node, const std::string& key) const;
+    NodesValue read_nodes(const YAML::Node& node, const std::string& key,
+                          const std::vector<FieldDecl>& fields) const;
     void warn_stray_ssh_keys(const YAML::Node& root) const;
 
     std::string file_;
@@ -310,9 +311,11 @@ void FileReader::warn_unknown(const YAML::Node& key, const std::string& prefix,
     bool close = best_distance <= 2 || best_distance * 3 <= name.size();
     // Keys that belong one level down (`ssh.hostname`) are a common slip.
     if (prefix == "ssh" && !close) {
-        for (const char* nested : {"connection", "nodes"}) {
-            const auto& fields_below =
-                std::string(nested) == "nodes" ? nodes_fields() : connection_fields();
+        for (const char* nested : {"connection", "nodes", "transfer"}) {
+            const std::string below(nested);
+            const auto& fields_below = below == "nodes"      ? nodes_fields()
+                                       : below == "transfer" ? transfer_fields()
+                                                             : connection_fields();
             if (find_field(fields_below, name)) {
                 best = "ssh." + std::string(nested) + "." + name;
                 close = true;
@@ -367,9 +370,11 @@ Value FileReader::read(const FieldDecl& field, const YAML::Node& node,
             }
             return out;
         }
-        case SettingType::nodes: {
+        case SettingType::nodes:
+        case SettingType::transfer: {
             if (!node.IsMap()) type_error(node, key, field);
-            return read_nodes(node, key);
+            return read_nodes(
+                node, key, field.type == SettingType::nodes ? nodes_fields() : transfer_fields());
         }
         case SettingType::host_key_checking: {
             // YAML 1.1 readers turn unquoted yes/no into booleans; both spellings mean the
@@ -537,13 +542,14 @@ ConnectionSettings FileReader::read_connection(const YAML::Node& node,
     return out;
 }
 
-NodesValue FileReader::read_nodes(const YAML::Node& node, const std::string& key) const {
+NodesValue FileReader::read_nodes(const YAML::Node& node, const std::string& key,
+                                  const std::vector<FieldDecl>& fields) const {
     NodesValue out;
     for (const auto& [k, v] : entries(node, key)) {
         const std::string& name = k.Scalar();
-        const FieldDecl* field = find_field(nodes_fields(), name);
+        const FieldDecl* field = find_field(fields, name);
         if (!field) {
-            warn_unknown(k, key, nodes_fields());
+            warn_unknown(k, key, fields);
             continue;
         }
         if (v.IsNull()) continue;
@@ -552,6 +558,8 @@ NodesValue FileReader::read_nodes(const YAML::Node& node, const std::string& key
             out.master_port = std::get<int>(value);
         else if (name == "hosts")
             out.hosts = std::get<std::vector<std::string>>(std::move(value));
+        else if (name == "connections")
+            out.connections = std::get<std::string>(std::move(value));
         else
             out.master_addr = std::get<std::string>(value);
     }

@@ -54,6 +54,13 @@ void merge_nodes(Value&& value, SshSettings& settings) {
     if (nodes.hosts) settings.node_hosts = std::move(*nodes.hosts);  // a list replaces
 }
 
+void merge_transfer(Value&& value, SshSettings& settings) {
+    const auto& transfer = std::get<NodesValue>(value);
+    if (transfer.connections)
+        settings.transfer_connections =
+            *transfer.connections == "auto" ? 0 : std::stoi(*transfer.connections);
+}
+
 FieldDecl make(std::string_view name, SettingType type, std::string_view def,
                std::string_view example, std::string_view doc, ApplyFn apply) {
     FieldDecl f;
@@ -236,6 +243,8 @@ std::vector<FieldDecl> link_and_transfer_fields() {
                 "{hosts: [], master_addr: \"\", master_port: 0}",
                 "the nodes of a multi-node run and their rendezvous (docs/multi-node.md)",
                 &merge_nodes),
+        special("transfer", SettingType::transfer, "see below", "{connections: auto}",
+                "how big files move (docs/architecture.md, \"Big files\")", &merge_transfer),
         number("price_per_hour", "`0.0`", "1.25",
                "USD per hour of the host (as `--price`): the cost shown while waiting, in the "
                "run's summary and in the history, and what `--max-cost` counts; 0: not known",
@@ -338,6 +347,20 @@ const std::vector<FieldDecl>& nodes_fields() {
     return kFields;
 }
 
+const std::vector<FieldDecl>& transfer_fields() {
+    static const std::vector<FieldDecl> kFields = {
+        choice("connections",
+               {"auto", "1", "2", "3", "4", "5", "6", "7", "8", "9", "10", "11", "12", "13", "14",
+                "15", "16"},
+               "`auto`", "4",
+               "SSH connections a file of 32 MiB or more moves over, as ranges side by side "
+               "(as `--connections`): `auto` starts with 2 and adds one while the rate still "
+               "gains 10 %, up to 8; a connection the server refuses (MaxStartups) is no error",
+               nullptr),
+    };
+    return kFields;
+}
+
 std::string type_name(const FieldDecl& field) {
     switch (field.type) {
         case SettingType::string:
@@ -355,6 +378,7 @@ std::string type_name(const FieldDecl& field) {
         case SettingType::connection:
             return "mapping or list of mappings";
         case SettingType::nodes:
+        case SettingType::transfer:
             return "mapping";
         case SettingType::host_key_checking:
             return "`yes`, `accept-new` or `no`";
@@ -382,6 +406,8 @@ std::string type_description(const FieldDecl& field) {
             return "a mapping (hostname, port, username, key_filename) or a list of such mappings";
         case SettingType::nodes:
             return "a mapping (hosts, master_addr, master_port)";
+        case SettingType::transfer:
+            return "a mapping (connections)";
         case SettingType::host_key_checking:
             return "one of yes, accept-new, no";
         case SettingType::choice:

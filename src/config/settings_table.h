@@ -24,6 +24,7 @@ enum class SettingType {
     environment,        // a list of NAME=VALUE strings, or a mapping NAME: VALUE
     connection,         // a mapping of connection_fields(), or a list of them
     nodes,              // a mapping of nodes_fields()
+    transfer,           // a mapping of transfer_fields()
     host_key_checking,  // yes | accept-new | no
     choice,             // one of the words in FieldDecl::choices, kept as a string
 };
@@ -33,6 +34,7 @@ struct NodesValue {
     std::optional<std::string> master_addr;
     std::optional<int> master_port;
     std::optional<std::vector<std::string>> hosts;
+    std::optional<std::string> connections;  // `transfer:` (the same reader)
 };
 
 using EnvironmentList = std::vector<std::pair<std::string, std::string>>;
@@ -72,6 +74,7 @@ const std::vector<std::string_view>& ignored_connection_keys();
 
 // The keys of the `nodes` mapping.
 const std::vector<FieldDecl>& nodes_fields();
+const std::vector<FieldDecl>& transfer_fields();
 
 // Short type name for the docs table, e.g. "integer (1..65535)".
 std::string type_name(const FieldDecl& field);

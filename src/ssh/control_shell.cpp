@@ -131,7 +131,7 @@ std::string command_frame(const ControlShell& shell, uint64_t serial, const std:
 // or until the channel ended first (false: sh itself ended). Throws when nothing came in
 // before `deadline`, which each read that brings bytes moves on.
 bool read_frame(ssh_session s, Liveness& live, ssh_channel ch, const std::string& display,
-                std::vector<char>& buf, std::chrono::steady_clock::time_point& deadline,
+                ReadBuffer& buf, std::chrono::steady_clock::time_point& deadline,
                 FrameStream& out, FrameStream& err) {
     const OutputSink to_out = [&](std::string_view d) { out.feed(d.data(), d.size()); };
     const OutputSink to_err = [&](std::string_view d) { err.feed(d.data(), d.size()); };
@@ -222,7 +222,7 @@ ExecResult Session::shell(const std::string& command, std::string_view input,
             return without_shell({});
         }
         auto deadline = std::chrono::steady_clock::now() + kFrameDeadline;
-        std::vector<char> buf(kReadChunk);
+        ReadBuffer buf;
         FrameStream out, err;
         std::string login_said;
         const OutputSink keep_login = keep_tail(login_said);

@@ -66,12 +66,14 @@ int exit_status_of(ssh_session s, Liveness& live, ssh_channel ch, const std::str
     }
 }
 
-bool read_turn(ssh_session s, Liveness& live, ssh_channel ch, std::vector<char>& buf, int wait_ms,
+bool read_turn(ssh_session s, Liveness& live, ssh_channel ch, ReadBuffer& buf, int wait_ms,
                const OutputSink& on_stdout, const OutputSink& on_stderr, const std::string& display,
                size_t* got) {
     const auto size = static_cast<uint32_t>(buf.size());
-    int n = wait_ms == 0 ? ssh_channel_read_nonblocking(ch, buf.data(), size, 0)
-                         : ssh_channel_read_timeout(ch, buf.data(), size, 0, wait_ms);
+    // Waits (up to wait_ms) for anything on either stream, then takes what has arrived: a
+    // read of `size` with no wait grows the window to `size` without waiting to fill it.
+    if (wait_ms > 0 && ssh_channel_poll(ch, 1) <= 0) ssh_channel_poll_timeout(ch, wait_ms, 0);
+    int n = ssh_channel_read_timeout(ch, buf.data(), size, 0, 0);
     if (n == SSH_ERROR) throw channel_error(s, "lost the output of a remote command");
     if (n == SSH_EOF || n == SSH_AGAIN) n = 0;  // drained and closed; or nothing in time
     if (n > 0 && on_stdout) on_stdout(std::string_view(buf.data(), static_cast<size_t>(n)));
@@ -182,7 +184,7 @@ class ExecChannel {
 
     // Reads what output is there (waiting up to `wait_ms` for it); sets done() once the
     // command has ended and everything it sent was read. True if anything was read.
-    bool receive(std::vector<char>& buf, int wait_ms) {
+    bool receive(ReadBuffer& buf, int wait_ms) {
         size_t got = 0;
         const bool drained = read_turn(s_, live_, channel_.get(), buf, wait_ms, job_.on_stdout,
                                        job_.on_stderr, display_, &got);
@@ -256,7 +258,7 @@ std::vector<ExecResult> Session::exec_parallel(const std::vector<StreamJob>& job
     start_more();
     // A pending Ctrl+C ends these commands (the caller decides what next).
     throw_if_interrupted();
-    std::vector<char> buf(kReadChunk);
+    ReadBuffer buf;
     bool received = false;  // in the last round: more may be waiting in libssh's buffers
     auto last_progress = std::chrono::steady_clock::now();
     for (;;) {

@@ -1,6 +1,7 @@
 #pragma once
 // Pieces of the session layer shared between its .cpp files.
 
+#include <memory>
 #include <chrono>
 #include <optional>
 #include <string>
@@ -77,9 +78,22 @@ Resolved configure(ssh_session raw, const ConnectSpec& spec);
 // Reads wait up to this long for output before looking at the other stream and at EOF.
 constexpr int kPollMs = 50;
 // The read size. libssh 0.10 grows a channel's receive window to the size of the read it
-// is asked for (else 1.28 MB), and one window per round trip caps a download: 4 MiB allows
-// 80 MB/s at 50 ms where 1.28 MB allowed 25 (tests/bench/README.md).
-constexpr size_t kReadChunk = 4 * 1024 * 1024;
+// is asked for (else 1.28 MB), and one window per round trip caps a download: 16 MiB allows
+// 160 MB/s per channel at 100 ms where 1.28 MB allowed 13 (tests/bench/README.md). A read
+// takes what has arrived and does not wait for the whole size, so memory follows the data,
+// not the window.
+constexpr size_t kReadChunk = 16 * 1024 * 1024;
+
+// A buffer of kReadChunk bytes whose pages are touched only as data lands in them.
+class ReadBuffer {
+  public:
+    ReadBuffer() : data_(new char[kReadChunk]) {}
+    char* data() { return data_.get(); }
+    static constexpr size_t size() { return kReadChunk; }
+
+  private:
+    std::unique_ptr<char[]> data_;
+};
 // How much input is taken from an InputSource at a time.
 constexpr size_t kInputChunk = 1024 * 1024;
 // After the connect, every blocking libssh call gives control back within this many
@@ -118,7 +132,7 @@ Error channel_error(ssh_session s, const std::string& what);
 // nothing came on either stream, the remote sent EOF or closed, and both are drained. Throws
 // when the connection is lost or silent, or a signal is pending. `got` (if given) receives
 // the number of bytes read.
-bool read_turn(ssh_session s, Liveness& live, ssh_channel ch, std::vector<char>& buf, int wait_ms,
+bool read_turn(ssh_session s, Liveness& live, ssh_channel ch, ReadBuffer& buf, int wait_ms,
                const OutputSink& on_stdout, const OutputSink& on_stderr, const std::string& display,
                size_t* got = nullptr);
 

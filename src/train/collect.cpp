@@ -59,9 +59,11 @@ void collect_archive(Remote& remote, const TrainPlan& plan, const JobResult& res
 
 // The remote log dir into the local one (pull_logs), with its notice.
 void collect_logs(Remote& remote, const TrainPlan& plan, const JobResult& result,
-                  const CompressionChoice& compression, Reporter& reporter, TransferStats& total) {
+                  const CompressionChoice& compression, Reporter& reporter, TransferStats& total,
+                  LinkPool* links) {
     const std::string run = result.run_id.empty() ? "-" : result.run_id;
-    const LogsPull pulled = pull_logs(remote, plan, result.log_dir, compression, PullReport::shown);
+    const LogsPull pulled =
+        pull_logs(remote, plan, result.log_dir, compression, PullReport::shown, links);
     add(total, pulled.cli_log);
     if (!pulled.log_dir_known) {
         reporter.notice("logs: none; the job of run " + run +
@@ -122,7 +124,7 @@ std::string remote_log_dir_of(const TrainPlan& plan, const std::string& recorded
 }
 
 LogsPull pull_logs(Remote& remote, const TrainPlan& plan, const std::string& recorded_log_dir,
-                   const CompressionChoice& compression, PullReport report) {
+                   const CompressionChoice& compression, PullReport report, LinkPool* links) {
     LogsPull pulled;
     // MLTK's CLI log sits beside its models dir: <cache>/cli_logs/train.log, kept locally as
     // train.log. Fetched first: when it exists, it is the local train.log.
@@ -146,16 +148,17 @@ LogsPull pull_logs(Remote& remote, const TrainPlan& plan, const std::string& rec
     if (console.parent_path() == fs::path(plan.local_logs))
         own.push_back(console.filename().string());
     if (have_cli_log) own.push_back("train.log");
-    pulled.logs = sync_down(remote, log_dir, plan.local_logs, compression, own, report);
+    pulled.logs = sync_down(remote, log_dir, plan.local_logs, compression, own, report, links);
     return pulled;
 }
 
 TransferStats collect_results(Remote& remote, const TrainPlan& plan, const JobResult& result,
-                              const CompressionChoice& compression, Reporter& reporter) {
+                              const CompressionChoice& compression, Reporter& reporter,
+                              LinkPool* links) {
     TransferStats total;
     // A node of a multi-node run other than rank 0 leaves the archive to rank 0.
     if (!plan.local_archive.empty()) collect_archive(remote, plan, result, reporter, total);
-    collect_logs(remote, plan, result, compression, reporter, total);
+    collect_logs(remote, plan, result, compression, reporter, total, links);
     collect_download_files(remote, plan, compression, total);
     return total;
 }

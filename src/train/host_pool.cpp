@@ -86,8 +86,8 @@ std::optional<NextHost> HostPool::next(Reporter& reporter) {
                            "; trying the next one");
             continue;
         }
-        auto job =
-            std::make_unique<ShellJob>(*connection, t.remote_dir, spec_.model, spec_.compression);
+        auto job = std::make_unique<ShellJob>(*connection, t.remote_dir, spec_.model,
+                                              spec_.compression, spec_.transfer_connections);
         connection_.point_at(*connection);
         job_.point_at(*job);
         NextHost next;

@@ -9,6 +9,7 @@
 
 #include "mlt/job/job.h"
 #include "mlt/transfer/progress.h"
+#include "mlt/transfer/ranges.h"
 #include "mlt/util/interrupt.h"
 
 namespace mlt {
@@ -175,7 +176,9 @@ TransferStats LivePull::pull_once(Connection& side, const CompressionChoice& com
         }
         recorded = log_dir_;
     }
-    const LogsPull pulled = pull_logs(remote, plan_, recorded, compression, PullReport::quiet);
+    ConnectionLinks links(side, plan_.transfer_connections);
+    const LogsPull pulled =
+        pull_logs(remote, plan_, recorded, compression, PullReport::quiet, &links);
     TransferStats moved = pulled.cli_log;
     moved.files += pulled.logs.moved.files;
     moved.bytes += pulled.logs.moved.bytes;

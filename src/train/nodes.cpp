@@ -259,7 +259,8 @@ int run_train_nodes(NodesSpec spec) {
         check_own_file(p.local_console);
         reporters.push_back(
             std::make_unique<PrefixReporter>(reporter(), "[rank " + std::to_string(i) + "] "));
-        jobs.push_back(std::make_unique<ShellJob>(*links[i], p.remote_dir, p.model, p.compression));
+        jobs.push_back(std::make_unique<ShellJob>(*links[i], p.remote_dir, p.model, p.compression,
+                                                  p.transfer_connections));
         runs.push_back(std::make_unique<TrainRun>(*links[i], *jobs[i], p, *reporters[i],
                                                   real_clock(), installed_run_observer()));
         runs.back()->join_gang(gang, static_cast<int>(i), run_id);

@@ -2,16 +2,18 @@
 // the Connection has open now (a reconnect replaces it).
 #include "mlt/train/remote_job.h"
 
+#include "mlt/transfer/ranges.h"
 #include "mlt/util/shell.h"
 
 namespace mlt {
 
 ShellJob::ShellJob(Connection& connection, std::string remote_dir, std::string model,
-                   const std::string& compression)
+                   const std::string& compression, int transfer_connections)
     : connection_(connection),
       remote_dir_(std::move(remote_dir)),
       model_(std::move(model)),
-      compression_(checked_compression([this]() -> Remote& { return remote(); }, compression)) {}
+      compression_(checked_compression([this]() -> Remote& { return remote(); }, compression)),
+      transfer_connections_(transfer_connections) {}
 
 std::vector<JobStatus> ShellJob::status() {
     return query_jobs(remote(), remote_dir_, model_);
@@ -53,7 +55,8 @@ void ShellJob::clean(const std::string& archive, const std::string& log_dir) {
 }
 
 SyncResult ShellJob::upload(const std::map<std::string, std::vector<UploadItem>>& uploads) {
-    return sync_up(remote(), uploads, compression_);
+    ConnectionLinks links(connection_, transfer_connections_);
+    return sync_up(remote(), uploads, compression_, &links);
 }
 
 long ShellJob::start(const std::string& run_id) {
@@ -79,7 +82,8 @@ JobResult ShellJob::result() {
 
 TransferStats ShellJob::collect(const TrainPlan& plan, const JobResult& result,
                                 Reporter& reporter) {
-    return collect_results(remote(), plan, result, compression_, reporter);
+    ConnectionLinks links(connection_, plan.transfer_connections);
+    return collect_results(remote(), plan, result, compression_, reporter, &links);
 }
 
 bool ShellJob::start_shutdown(const std::string& run_id, const std::string& script,

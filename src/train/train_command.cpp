@@ -23,6 +23,7 @@
 #include "mlt/train/nodes.h"
 #include "mlt/train/train_arguments.h"
 #include "mlt/train/train_run.h"
+#include "mlt/transfer/ranges.h"
 #include "mlt/transfer/sync.h"
 #include "mlt/transfer/transfer.h"
 #include "mlt/transfer/workspace.h"
@@ -399,6 +400,7 @@ TrainPlan plan_for(const RunContext& c, const SshCommandLine& cli, const std::st
     p.max_restarts = c.settings.max_restarts;
     p.price_per_hour = c.settings.price_per_hour;
     p.sync_every_s = c.settings.sync_every;
+    p.transfer_connections = c.settings.transfer_connections;
     p.owner = local_owner();
     std::tie(p.resume_line, p.stop_line) = resume_and_stop_lines(cli, model_arg, test);
     return p;
@@ -430,8 +432,10 @@ void check_restore(const TrainOptions& o, const TrainPlan& plan) {
 // none when neither is set.
 std::unique_ptr<HostPool> host_pool_for(const RunContext& c, const SshCommandLine& cli,
                                         const std::string& model_arg, bool test,
-                                        ForwardingConnection& connection, ForwardingJob& job) {
+                                        ForwardingConnection& connection, ForwardingJob& job,
+                                        int transfer_connections) {
     HostPoolSpec spec;
+    spec.transfer_connections = transfer_connections;
     for (size_t i = 0; i < c.settings.fallback_hosts.size(); ++i)
         spec.fallback_hosts.push_back(parse_standby_host(
             c.settings.fallback_hosts[i], "fallback_hosts entry " + std::to_string(i + 1)));
@@ -480,6 +484,7 @@ TrainPlan plan_node(const RunContext& c, const SshCommandLine& cli, const TrainO
     plan.budget = {o.max_hours, o.max_cost};
     check_budget_flags(plan.price_per_hour, plan.budget, o.no_wait && !o.resume);
     if (o.sync_every) plan.sync_every_s = *o.sync_every;
+    if (o.connections) plan.transfer_connections = *o.connections;
     return plan;
 }
 
@@ -518,11 +523,14 @@ int run_train(const SshCommandLine& cli, const TrainOptions& o) {
     check_own_file(plan.local_console);
     check_own_file(plan.local_state_dir + "/console_run");
     SessionConnection first_connection(c.target.connect);
-    ShellJob first_job(first_connection, plan.remote_dir, plan.model, plan.compression);
+    ShellJob first_job(first_connection, plan.remote_dir, plan.model, plan.compression,
+                       plan.transfer_connections);
     ForwardingConnection connection(first_connection);
     ForwardingJob job(first_job);
     std::unique_ptr<HostPool> standby =
-        plan.failover ? host_pool_for(c, cli, o.model, test, connection, job) : nullptr;
+        plan.failover
+            ? host_pool_for(c, cli, o.model, test, connection, job, plan.transfer_connections)
+            : nullptr;
     TrainRun run(connection, job, std::move(plan), reporter(), real_clock(),
                  installed_run_observer(), standby.get());
     return run.run();  // it ends with its summary and the billing reminder
@@ -630,8 +638,9 @@ int run_download(const SshCommandLine& cli, const std::string& model, bool test)
     RunContext c = prepare(cli, model, test, true);
     const TrainPlan plan = plan_for(c, cli, model, test);
     LocalModelLock local_lock(plan.local_state_dir, plan.model);
-    Session session = Session::open(c.target.connect);
-    SessionRemote remote(session);
+    SessionConnection connection(c.target.connect);
+    Remote& remote = connection.remote();
+    ConnectionLinks links(connection, plan.transfer_connections);
     const JobResult result = read_job_result(remote, c.target.remote_dir, c.model.name);
     if (result.run_id.empty()) {
         // No job dir of a known run (a wrong host or remote dir, or an old mlt's job): the
@@ -646,7 +655,7 @@ int run_download(const SshCommandLine& cli, const std::string& model, bool test)
     }
     collect_results(remote, plan, result,
                     checked_compression([&]() -> Remote& { return remote; }, plan.compression),
-                    reporter());
+                    reporter(), &links);
     return exit_code::kOk;
 }
 

@@ -1,5 +1,6 @@
 #include <fcntl.h>
 #include <limits.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -7,6 +8,7 @@
 #include <filesystem>
 
 #include "internal.h"
+#include "mlt/util/sha256.h"
 
 namespace mlt {
 
@@ -176,6 +178,33 @@ std::string part_name(const std::string& name) {
     // of the name is enough to recognise it.
     const size_t room = NAME_MAX - 1 - suffix.size();
     return "." + name.substr(0, room) + suffix;
+}
+
+std::string side_name(const std::string& leaf, const std::string& suffix, size_t extra) {
+    const size_t room = NAME_MAX - 1 - suffix.size() - extra;
+    if (leaf.size() <= room) return "." + leaf + suffix;
+    Sha256 hash;
+    hash.update(leaf);
+    const std::string tag = "~" + hash.hex_digest().substr(0, 16);
+    return "." + leaf.substr(0, room - tag.size()) + tag + suffix;
+}
+
+void check_items(const std::vector<UploadItem>& items) {
+    for (const auto& item : items) {
+        const std::string& rp = item.remote_path;
+        if (rp.empty() || rp[0] == '/' || has_dotdot(rp) || split_path(rp).empty())
+            throw usage_error("cannot upload " + item.local_path + " as '" + rp +
+                                  "': the remote path must be relative and stay inside the "
+                                  "remote directory",
+                              "fix the upload_files entry");
+        // Opening (not just stat-ing) is the only reliable readability check.
+        UniqueFd fd(::open(item.local_path.c_str(), O_RDONLY | O_CLOEXEC));
+        struct stat st;
+        if (!fd || ::fstat(fd.get(), &st) != 0)
+            throw io_error("cannot read " + item.local_path + ": " + std::strerror(errno));
+        if (!S_ISREG(st.st_mode))
+            throw io_error("cannot upload " + item.local_path + ": not a regular file");
+    }
 }
 
 }  // namespace mlt::transfer_detail

@@ -56,17 +56,9 @@ std::string fetch_command(const std::string& remote_path, uint64_t offset, bool 
            std::to_string(offset + 1) + " -- \"$f\"; else exec cat -- \"$f\"; fi";
 }
 
-// The resume file names of `leaf` start with this. A leaf too long to fit NAME_MAX with the
-// mtime is cut and given a hash of the whole name: two long names that only differ after the
-// cut must not take each other's resume file (same mtime, same size: silently mixed bytes).
+// The resume file names of `leaf` start with this (see side_name).
 std::string resume_prefix(const std::string& leaf) {
-    const std::string suffix = ".mlt-resume-";
-    const size_t room = NAME_MAX - 1 - suffix.size() - 21;
-    if (leaf.size() <= room) return "." + leaf + suffix;
-    Sha256 hash;
-    hash.update(leaf);
-    const std::string tag = "~" + hash.hex_digest().substr(0, 16);
-    return "." + leaf.substr(0, room - tag.size()) + tag + suffix;
+    return side_name(leaf, ".mlt-resume-", 21);
 }
 
 // The mtime in a resume file's name: integer nanoseconds as std::to_string wrote them (not

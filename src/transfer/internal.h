@@ -82,6 +82,11 @@ class ByteQueue {
     bool stopped_ = false;
 };
 
+// Throws unless every item can be sent: a relative remote path inside the remote dir, a
+// readable regular local file. Checked before anything is sent, so that these errors leave
+// the remote untouched.
+void check_items(const std::vector<UploadItem>& items);
+
 // The `/`-separated components of a relative path, without empty and `.` components.
 std::vector<std::string> split_path(std::string_view path);
 
@@ -107,6 +112,11 @@ UniqueFd open_base(const std::string& local_base);
 
 // GNU tar's option for `compression` (with a leading space), or "".
 const char* tar_compression_flag(Compression compression);
+
+// `.<leaf><suffix>`, a hidden name beside `leaf` for mlt's own use that leaves `extra` more
+// characters within NAME_MAX: a leaf too long for it is cut and given a hash of the whole
+// name, so that two long names that only differ after the cut never share one.
+std::string side_name(const std::string& leaf, const std::string& suffix, size_t extra);
 
 // The temporary name a file is written under before the rename: `.<name>.mlt-part-<pid>`
 // (shortened so it still fits NAME_MAX).

@@ -27,6 +27,7 @@
 
 #include "internal.h"
 #include "mlt/transfer/progress.h"
+#include "mlt/transfer/ranges.h"
 #include "mlt/transfer/sync.h"
 #include "mlt/util/interrupt.h"
 #include "mlt/util/text.h"
@@ -120,8 +121,12 @@ std::string first_part(const std::string& path) {
 class Pull {
   public:
     Pull(Remote& remote, const std::string& remote_base, const std::string& local_base,
-         const std::vector<std::string>& own_names, PullReport shown)
-        : remote_(remote), remote_base_(remote_base), local_base_(local_base), shown_(shown) {
+         const std::vector<std::string>& own_names, PullReport shown, LinkPool* links)
+        : remote_(remote),
+          remote_base_(remote_base),
+          local_base_(local_base),
+          shown_(shown),
+          links_(links) {
         own_.insert(own_names.begin(), own_names.end());
         own_.insert(kPullStaging);
     }
@@ -221,8 +226,9 @@ class Pull {
 
     std::string staged(const std::string& path) const { return staging_ + "/" + path; }
 
-    // Fetches the pending files into the staging dir: the big ones one by one (resumable),
-    // the rest as one tar stream; not before each one may be read (readable_from).
+    // Fetches the pending files into the staging dir: the big ones one by one, as ranges over the
+    // links (resumable range by range), the rest as one tar stream; not before each one may be read
+    // (readable_from).
     void fetch(const std::map<std::string, RemoteFileInfo>& pending, int64_t clock,
                const CompressionChoice& choose, TransferProgress& progress) {
         int64_t ready = 0;
@@ -238,8 +244,10 @@ class Pull {
                 continue;
             }
             try {
-                download_file_if_present(remote_, remote_base_ + "/" + path, staged(path),
-                                         &progress);
+                RangeOptions options;
+                options.links = links_;
+                options.progress = &progress;
+                download_ranges(remote_, remote_base_ + "/" + path, info, staged(path), options);
             } catch (const Error& e) {
                 // The file could not be read this time (e.g. its mode changed): the check
                 // below decides. A lost link is another kind and goes up.
@@ -352,6 +360,7 @@ class Pull {
     const std::string& remote_base_;
     const std::string& local_base_;
     const PullReport shown_;
+    LinkPool* const links_;
     std::set<std::string> own_;     // names directly in local_base that are mlt's
     std::set<std::string> firsts_;  // first components of the listing
     std::map<std::string, std::string> local_name_, remote_name_;
@@ -366,8 +375,8 @@ class Pull {
 
 SyncResult sync_down(Remote& remote, const std::string& remote_base, const std::string& local_base,
                      const CompressionChoice& choose, const std::vector<std::string>& own_names,
-                     PullReport report) {
-    return Pull(remote, remote_base, local_base, own_names, report).run(choose);
+                     PullReport report, LinkPool* links) {
+    return Pull(remote, remote_base, local_base, own_names, report, links).run(choose);
 }
 
 }  // namespace mlt

@@ -12,7 +12,9 @@
 #include <memory>
 #include <optional>
 
+#include "internal.h"
 #include "mlt/transfer/progress.h"
+#include "mlt/transfer/ranges.h"
 
 namespace mlt {
 
@@ -137,7 +139,7 @@ SyncResult sync_up(Remote& remote, const std::map<std::string, std::vector<Uploa
 }
 
 SyncResult sync_up(Remote& remote, const std::map<std::string, std::vector<UploadItem>>& plan,
-                   const CompressionChoice& choose) {
+                   const CompressionChoice& choose, LinkPool* links) {
     SyncResult result;
     std::map<std::string, std::vector<PlannedFile>> changed;
     uint64_t files = 0, bytes = 0;
@@ -157,7 +159,27 @@ SyncResult sync_up(Remote& remote, const std::map<std::string, std::vector<Uploa
     const Compression compression = files > 0 ? choose() : Compression::none;
     for (auto& [base, planned] : changed) {
         judge_compression(planned, compression);
-        auto s = upload_streams(remote, base, plan_upload_streams(planned, compression), &progress);
+        // Big files that do not shrink go as ranges over the links; the rest in tar streams.
+        std::vector<PlannedFile> streamed;
+        std::vector<UploadItem> ranged;
+        for (const auto& file : planned) {
+            if (file.size >= kRangeThreshold && !file.compress)
+                ranged.push_back(file.item);
+            else
+                streamed.push_back(file);
+        }
+        transfer_detail::check_items(ranged);
+        for (const auto& item : ranged) {
+            RangeOptions options;
+            options.links = links;
+            options.progress = &progress;
+            upload_ranges(remote, item.local_path, base + "/" + item.remote_path, options);
+            result.moved.files += 1;
+            result.moved.bytes += local_size(item.local_path);
+        }
+        if (streamed.empty() && !ranged.empty()) continue;
+        auto s =
+            upload_streams(remote, base, plan_upload_streams(streamed, compression), &progress);
         result.moved.files += s.files;
         result.moved.bytes += s.bytes;
     }

@@ -41,26 +41,6 @@ constexpr char kUploadScript[] =
     " exit $s;"
     " else s=$?; cat >/dev/null; exit $s; fi";
 
-// Throws unless every item can be sent: checked before the stream starts, so that these
-// errors leave the remote untouched.
-void check_items(const std::vector<UploadItem>& items) {
-    for (const auto& item : items) {
-        const std::string& rp = item.remote_path;
-        if (rp.empty() || rp[0] == '/' || has_dotdot(rp) || split_path(rp).empty())
-            throw usage_error("cannot upload " + item.local_path + " as '" + rp +
-                                  "': the remote path must be relative and stay inside the "
-                                  "remote directory",
-                              "fix the upload_files entry");
-        // Opening (not just stat-ing) is the only reliable readability check.
-        UniqueFd fd(::open(item.local_path.c_str(), O_RDONLY | O_CLOEXEC));
-        struct stat st;
-        if (!fd || ::fstat(fd.get(), &st) != 0)
-            throw io_error("cannot read " + item.local_path + ": " + std::strerror(errno));
-        if (!S_ISREG(st.st_mode))
-            throw io_error("cannot upload " + item.local_path + ": not a regular file");
-    }
-}
-
 // Produces the archive piece by piece: each call of fill() advances libarchive by one
 // header or one chunk of file data and hands out what it wrote.
 class TarProducer {

@@ -61,6 +61,10 @@ void throw_if_interrupted() {
     if (interrupt_pending()) throw Error(ErrorKind::interrupted, "interrupted");
 }
 
+const std::atomic<bool>* current_stop() {
+    return g_stop;
+}
+
 StopScope::StopScope(const std::atomic<bool>& stop) : outer_(g_stop) {
     g_stop = &stop;
 }

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <filesystem>
 #include <string>
@@ -14,6 +15,7 @@
 #include "harness/expect.h"
 #include "harness/files.h"
 #include "harness/train_fixture.h"
+#include "mlt/transfer/ranges.h"
 
 namespace mlt_test {
 namespace {
@@ -26,6 +28,14 @@ constexpr uint64_t kBigBytes = 256ull * 1024 * 1024;
 // everywhere, so that bytes put at a wrong offset change the sha256.
 std::string write_big(const std::string& path) {
     return "seq 1 50000000 | head -c " + std::to_string(kBigBytes) + " > " + path + "\n";
+}
+
+// How many ranges of the ranged partial copy of `leaf` in `dir` are done (its state file's
+// lines after the first); 0 when there is none.
+uint64_t done_ranges(const std::string& dir, const std::string& leaf) {
+    const std::string state = read_or_empty(dir + "/." + leaf + ".mlt-ranges.state");
+    const auto lines = static_cast<uint64_t>(std::count(state.begin(), state.end(), '\n'));
+    return lines > 1 ? lines - 1 : 0;
 }
 
 // The size of the first resume file of `leaf` in `dir`; 0 when there is none.
@@ -95,20 +105,30 @@ TEST_F(TrainResumeTest, BigLogFilePullKilledMidwayIsResumedByDownload) {
                                  "echo small > \"$MLT_LOG_DIR/small.txt\"\n");
     write_model_settings("big", "ssh:\n  train_cmd: \"sh {spec}\"\n");
     write_user_settings();
-    // A log dir pull fetches into its staging dir first (see sync_down).
+    // A log dir pull fetches into its staging dir first (see sync_down), a big file in
+    // ranges: killed once one of them is done.
     const std::string staging = local_logs("big") + "/.mlt-pull";
-    const uint64_t kept = kill_during_pull({"ssh", "train", "big"}, staging, "big.log");
-    ASSERT_GT(kept, 0u);
+    auto run = start_mlt({"ssh", "train", "big"});
+    ASSERT_TRUE(wait_until([&] { return done_ranges(staging, "big.log") > 0; }, kTrainTimeout))
+        << run->out() << run->err() << job_state("big");
+    run->signal(SIGKILL);
+    EXPECT_FALSE(run->wait(kTrainTimeout).timed_out);
+    ASSERT_FALSE(path_exists(local_logs("big") + "/big.log"))
+        << "the pull ended before the kill; the cut was not exercised";
+    const uint64_t kept = done_ranges(staging, "big.log");
+    const uint64_t ranges = kBigBytes / mlt::range_size_for(kBigBytes);
+    ASSERT_LT(kept, ranges);
 
     ProcessResult pulled = mlt({"ssh", "download", "big"});
     ASSERT_EQ(pulled.exit_code, 0) << describe(pulled);
-    EXPECT_TRUE(has_text(pulled.err, "after " + std::to_string(kept) + " bytes"))
+    EXPECT_TRUE(has_text(pulled.err, "resumed " + staging + "/big.log after ")) << describe(pulled);
+    EXPECT_TRUE(has_text(pulled.err, "(" + std::to_string(kept) + " of " + std::to_string(ranges) +
+                                         " ranges were there)"))
         << describe(pulled);
     const std::string remote_log = remote_logs_root() + "/big/big.log";
     EXPECT_EQ(fs::file_size(local_logs("big") + "/big.log"), kBigBytes);
     EXPECT_EQ(sha256_of(local_logs("big") + "/big.log"), sha256_of(remote_log));
     EXPECT_EQ(read_or_empty(local_logs("big") + "/small.txt"), "small\n");
-    EXPECT_EQ(resume_file_size(local_logs("big"), "big.log"), 0u) << "a resume file was left";
     EXPECT_FALSE(path_exists(staging)) << "the staging dir was left";
     EXPECT_TRUE(wait_no_remote_processes());
 }

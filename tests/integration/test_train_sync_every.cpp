@@ -59,6 +59,14 @@ uint64_t partial_size(const std::string& staging) {
     return size;
 }
 
+// How many ranges of big.ckpt's partial copy under the staging dir are done (the lines of
+// its state file after the first).
+int done_ranges(const std::string& staging) {
+    const std::string state = read_or_empty(staging + "/.big.ckpt.mlt-ranges.state");
+    const auto lines = static_cast<int>(std::count(state.begin(), state.end(), '\n'));
+    return std::max(0, lines - 1);
+}
+
 // What a test saw while the checkpoint was pulled.
 struct PullWatch {
     bool seen_partial = false;  // the staging copy was seen growing, not yet whole
@@ -87,7 +95,7 @@ class SyncEveryTest : public TrainTest {
     }
 
     // Watches the run until big.ckpt (`bytes`) is published locally; calls `mid_pull` once,
-    // when the partial copy has passed a quarter.
+    // when a range of the partial copy is done.
     PullWatch watch_pull(BackgroundProcess& run, uint64_t bytes,
                          const std::function<void()>& mid_pull = {}) const {
         const std::string staging = local_logs("m") + "/.mlt-pull";
@@ -116,7 +124,7 @@ class SyncEveryTest : public TrainTest {
             }
             if (first_line >= 0 && after > 0 && after < bytes)
                 w.lines_during = std::max(w.lines_during, now - first_line);
-            if (mid_pull && !called && after > bytes / 4) {
+            if (mid_pull && !called && done_ranges(staging) > 0) {
                 called = true;
                 mid_pull();
             }

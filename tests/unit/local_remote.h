@@ -67,10 +67,13 @@ class LocalRemote : public Remote {
         int open_fds = 2;
         try {
             while (open_fds > 0) {
-                if (::poll(fds, 2, 30000) <= 0) break;
+                const int ready = ::poll(fds, 2, 30000);
+                if (ready < 0 && errno == EINTR) continue;
+                if (ready <= 0) break;
                 for (int i = 0; i < 2; ++i) {
                     if (fds[i].fd < 0 || !(fds[i].revents & (POLLIN | POLLHUP))) continue;
                     ssize_t r = ::read(fds[i].fd, buf.data(), buf.size());
+                    if (r < 0 && errno == EINTR) continue;
                     if (r <= 0) {
                         ::close(fds[i].fd);
                         fds[i].fd = -1;

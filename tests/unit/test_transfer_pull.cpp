@@ -105,7 +105,7 @@ TEST(TransferPull, AFileRemovedBetweenListingAndPackingIsSkippedAndTheRestArrive
     EXPECT_FALSE(fs::exists(local / mlt::kPullStaging));
 }
 
-// A big file goes by itself (cat); rewritten while it is read, the copy is torn. It is
+// A big file goes by itself (in ranges); rewritten while it is read, the copy is torn. It is
 // fetched again and only the whole second version is published.
 TEST(TransferPull, ABigFileRewrittenWhileItIsReadArrivesAsOneWholeVersion) {
     TempDir remote_dir, local;
@@ -113,7 +113,7 @@ TEST(TransferPull, ABigFileRewrittenWhileItIsReadArrivesAsOneWholeVersion) {
     const std::string path = remote_dir / "model.ckpt";
     write_file(path, std::string(size, '1'));
     HookedRemote remote;
-    remote.marker = "find -L";
+    remote.marker = "head -c";
     remote.during = [&] { rewrite_in_place(path, size, '2'); };
     CapturedLog log;
     const mlt::SyncResult r = mlt::sync_down(remote, remote_dir.path(), local.path());

@@ -113,7 +113,8 @@ inline std::vector<std::string> part_files(const std::string& dir) {
     std::vector<std::string> found;
     for (const auto& e : std::filesystem::recursive_directory_iterator(dir))
         if (e.path().filename().string().find(".mlt-part-") != std::string::npos ||
-            e.path().filename().string().find(".mlt-resume") != std::string::npos)
+            e.path().filename().string().find(".mlt-resume") != std::string::npos ||
+            e.path().filename().string().find(".mlt-ranges") != std::string::npos)
             found.push_back(e.path().string());
     return found;
 }

@@ -54,6 +54,7 @@ struct SshSettings {
     int sync_every = 0;  // seconds between pulls while training; 0: only at the end
     HostKeyChecking host_key_checking = HostKeyChecking::accept_new;
     std::vector<std::string> node_hosts;  // nodes.hosts: rank 0 first
+    int transfer_connections = 0;         // transfer.connections; 0: auto
     std::string master_addr;
     int master_port = 0;  // 0: a free port found on rank 0
     double price_per_hour = 0;

@@ -113,6 +113,7 @@ struct HostPoolSpec {
     std::string remote_dir;  // for a standby host whose spec names none (the settings')
     std::string model;
     std::string compression;
+    int transfer_connections = 0;             // 0: auto
     std::vector<StandbyHost> fallback_hosts;  // tried in order, each once
     std::string provision_cmd;                // run locally when they are used up; empty: none
     // The resume and stop lines for a host spec (as -h takes it).

@@ -67,7 +67,7 @@ class RemoteJob {
 class ShellJob : public RemoteJob {
   public:
     ShellJob(Connection& connection, std::string remote_dir, std::string model,
-             const std::string& compression);
+             const std::string& compression, int transfer_connections = 0);
 
     std::vector<JobStatus> status() override;
     bool lock(const NewRun& run) override;
@@ -95,14 +95,17 @@ class ShellJob : public RemoteJob {
     std::string remote_dir_;
     std::string model_;
     CompressionChoice compression_;
+    int transfer_connections_;  // 0: auto
 };
 
 // Pulls what a finished (or running, for `download`) job left: the archive when `result`
 // names its sha256 (checked before it replaces the local one; never another run's, never
 // through a remote symlink), the remote log dir into the local one, and download_files (a
 // `from|to` pair naming a remote directory copies the directory). Returns what moved.
+// `links`: the connections big files move over as ranges (none: one range at a time).
 TransferStats collect_results(Remote& remote, const TrainPlan& plan, const JobResult& result,
-                              const CompressionChoice& compression, Reporter& reporter);
+                              const CompressionChoice& compression, Reporter& reporter,
+                              LinkPool* links = nullptr);
 
 // The remote log dir of a job: the one it recorded (`recorded`: it asked the remote MLTK),
 // else the one the settings name (remote_log_dir, in the remote dir); "" when neither.
@@ -120,6 +123,7 @@ struct LogsPull {
 // own names there. The one piece of code for the final collection and the pulls of
 // --sync-every while the job runs (`report` quiet).
 LogsPull pull_logs(Remote& remote, const TrainPlan& plan, const std::string& recorded_log_dir,
-                   const CompressionChoice& compression, PullReport report);
+                   const CompressionChoice& compression, PullReport report,
+                   LinkPool* links = nullptr);
 
 }  // namespace mlt

@@ -28,6 +28,7 @@ struct TrainOptions {
     double max_hours = 0;                  // --max-hours; 0: no limit
     double max_cost = 0;                   // --max-cost USD; 0: no limit
     std::optional<int> sync_every;         // --sync-every; overrides the setting
+    std::optional<int> connections;        // --connections (0: auto); overrides the setting
 };
 
 // The whole train flow for one node (docs/architecture.md); returns the exit code (the

@@ -12,6 +12,8 @@
 
 namespace mlt {
 
+class LinkPool;
+
 // What one sync moved, skipped, and how long it took.
 struct SyncResult {
     TransferStats moved;
@@ -24,8 +26,8 @@ struct SyncResult {
 // left files out), plus " in 1.2 s, 5.6 MiB/s" when bytes moved.
 std::string describe(const SyncResult& result);
 
-// Remote files at least this big are pulled one by one with download_file, so that a pull
-// cut off midway continues inside them next time instead of starting them over.
+// Remote files at least this big are pulled one by one as ranges (download_ranges), so that a
+// pull cut off midway continues inside them next time instead of starting them over.
 constexpr uint64_t kResumableSize = 32ull * 1024 * 1024;
 
 // `wanted`, or Compression::none (with a notice) when the remote has no program for it
@@ -84,8 +86,10 @@ CompressionChoice checked_compression(std::function<Remote&()> remote, const std
 // be sent). Logs a size summary first when the files to send
 // are more than 1 GiB or 10,000; shows one progress line for all bases when stderr is a
 // terminal. Nothing remote is deleted.
+// Files of kRangeThreshold or more that do not compress go as ranges (upload_ranges), over
+// `links` at once when given.
 SyncResult sync_up(Remote& remote, const std::map<std::string, std::vector<UploadItem>>& plan,
-                   const CompressionChoice& choose);
+                   const CompressionChoice& choose, LinkPool* links = nullptr);
 SyncResult sync_up(Remote& remote, const std::map<std::string, std::vector<UploadItem>>& plan,
                    Compression compression = Compression::none);
 
@@ -110,10 +114,12 @@ constexpr char kPullStaging[] = ".mlt-pull";
 // listing or the tar stream fails as a whole, (io) for local write errors.
 // With PullReport::quiet (a pull in the background, beside a run's own status line) there is
 // no progress line, and the warnings above go to the debug log instead.
+// With `links`, the files of kRangeThreshold or more move as ranges over those connections
+// at once (download_ranges); without, their ranges go one by one over `remote`.
 enum class PullReport { shown, quiet };
 SyncResult sync_down(Remote& remote, const std::string& remote_base, const std::string& local_base,
                      const CompressionChoice& choose, const std::vector<std::string>& own_names,
-                     PullReport report = PullReport::shown);
+                     PullReport report = PullReport::shown, LinkPool* links = nullptr);
 SyncResult sync_down(Remote& remote, const std::string& remote_base, const std::string& local_base,
                      Compression compression = Compression::none);
 

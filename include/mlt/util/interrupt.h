@@ -42,6 +42,10 @@ class StopScope {
     const std::atomic<bool>* outer_;
 };
 
+// The stop flag of the innermost StopScope of this thread, or nullptr: for a helper thread
+// that works for this one and must stop with it.
+const std::atomic<bool>* current_stop();
+
 // While one lives, throw_if_interrupted() does nothing in its thread: for a short, bounded
 // remote step that must not be cut in the middle (starting the job). Signals stay pending
 // for afterwards.

@@ -1,0 +1,110 @@
+#pragma once
+// Big files as ranges over several SSH connections at once, both ways, resumable range by
+// range and verified with sha256 (docs/architecture.md, "Big files").
+//
+// One OpenSSH channel moves at most its window (2 MiB in sshd) per round trip, and one TCP
+// connection at most its socket buffer: a far host is slow over one stream whatever the link.
+// So a file of kRangeThreshold or more is cut into ranges of kRangeSize that go side by side,
+// each over a connection of its own (a LinkPool), needing nothing on the remote but sh, tail,
+// head, dd, tee and sha256sum. Each range's sha256 is taken on both ends as it moves; the
+// receiver writes it at its offset in a partial file next to the destination and records it
+// as done only when both hashes agree. A transfer cut off keeps its done ranges; the next
+// one (a reconnect, --resume, the next pull) moves only the others. The partial file is
+// renamed into place once every range is done and the source is still the version whose
+// ranges were moved (same size, mtime, ctime and inode); a source that changed meanwhile has
+// its ranges hashed again and only those that differ are moved again.
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "mlt/ssh/remote.h"
+#include "mlt/transfer/transfer.h"
+
+namespace mlt {
+
+class Connection;
+class TransferProgress;
+
+// Files at least this big move as ranges (smaller ones in tar streams).
+constexpr uint64_t kRangeThreshold = 32ull * 1024 * 1024;
+// The size of one range: a multiple of kRangeBlock (the remote dd's block), at least 16 MiB
+// (mscp's lower bound: smaller ones cost a round trip each for too few bytes), more for
+// files over 4 GiB so that a file has at most 256 of them.
+constexpr uint64_t kRangeBlock = 64 * 1024;
+uint64_t range_size_for(uint64_t file_size);
+
+// The connections of one transfer beyond the caller's own. Link i is used by one thread at
+// a time; different links by different threads at once.
+class LinkPool {
+  public:
+    virtual ~LinkPool() = default;
+    // The most links this transfer may use (transfer.connections N, or the auto limit).
+    virtual size_t limit() const = 0;
+    // True for `auto`: start with 2 and add links while the measured rate still gains.
+    virtual bool tuning() const = 0;
+    // Link i (0 <= i < limit()), opened on first use; nullptr when it cannot be opened now
+    // (the server refused it: MaxStartups, MaxSessions; a refusal is no error).
+    virtual Remote* link(size_t i) = 0;
+    // Drops link i after its transport failed; the next link(i) opens it anew.
+    virtual void drop(size_t i) = 0;
+};
+
+// The most connections `auto` grows to: within sshd's MaxStartups (10 unauthenticated at a
+// time, and mlt opens them one by one) and leaving room for the run's own.
+constexpr size_t kAutoConnections = 8;
+
+// A LinkPool of side connections of `primary` (Connection::open_side: the same verified host
+// key and credentials, never a prompt). `wanted` 0 means auto. Without side connections
+// (open_side gives nullptr) it has none, and the ranges go one by one over the caller's link.
+class ConnectionLinks : public LinkPool {
+  public:
+    ConnectionLinks(Connection& primary, int wanted);
+    ~ConnectionLinks() override;
+    size_t limit() const override;
+    bool tuning() const override { return wanted_ == 0; }
+    Remote* link(size_t i) override;
+    void drop(size_t i) override;
+
+  private:
+    Connection& primary_;
+    const int wanted_;
+    std::atomic<bool> offered_{true};  // open_side gave a connection so far
+    std::vector<std::unique_ptr<Connection>> links_;
+};
+
+// What one ranged transfer did, for -v and the tests.
+struct RangeStats {
+    uint64_t bytes_moved = 0;  // range bytes sent over the links (a range moved twice counts twice)
+    size_t ranges = 0;         // ranges of the file
+    size_t kept = 0;           // ranges found done from before (resumed)
+    size_t moved_again = 0;    // ranges moved again (a hash that did not match, a changed source)
+    size_t links = 1;          // links used at the most
+};
+
+struct RangeOptions {
+    LinkPool* links = nullptr;             // none: one range at a time over `remote`
+    TransferProgress* progress = nullptr;  // counts the bytes (kept ranges too) and the file
+};
+
+// Fetches the remote regular file `remote_path` (`~` = remote home), whose listing is
+// `listed`, to `local_path` (its directory must exist; written by rename, never through a
+// symlink). Keeps the remote mtime. Throws mlt::Error: remote when it cannot be read there,
+// or when it kept changing over 3 rounds; io for local write errors; link loss as the
+// transport does (the done ranges stay for the next call).
+RangeStats download_ranges(Remote& remote, const std::string& remote_path,
+                           const RemoteFileInfo& listed, const std::string& local_path,
+                           const RangeOptions& options = {});
+
+// Sends the local regular file `local_path` to `remote_path` (relative to the remote login
+// dir, or absolute, `~` allowed; its directory is created), keeping its mtime and mode.
+// Throws mlt::Error: io when the local file cannot be read or kept changing over 3 rounds;
+// remote when the remote side fails (a full disk); link loss as the transport does (the done
+// ranges stay for the next call).
+RangeStats upload_ranges(Remote& remote, const std::string& local_path,
+                         const std::string& remote_path, const RangeOptions& options = {});
+
+}  // namespace mlt

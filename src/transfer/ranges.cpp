@@ -1,0 +1,777 @@
+// Big files as ranges over several connections (see mlt/transfer/ranges.h).
+//
+// The remote side of a range, both ways, is a short sh command:
+//   down: the range's bytes (`tail -c +OFF | head -c LEN`) on stdout, then their sha256
+//         (read from the file once more) on stderr;
+//   up:   stdin written at the range's offset (`dd seek= conv=notrunc`), then the sha256 of
+//         what landed in the partial file, on stderr and into `<partial>.d/<index>.sha`.
+// The local side hashes what it sends or receives; a range counts as done only when both
+// hashes agree. Hashing the remote file again (down) or what was written (up) is what finds
+// a range that changed on its way: it is moved again, never taken.
+
+#include "mlt/transfer/ranges.h"
+
+#include <fcntl.h>
+#include <spdlog/spdlog.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <chrono>
+#include <condition_variable>
+#include <cstring>
+#include <deque>
+#include <exception>
+#include <fstream>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <sstream>
+#include <thread>
+
+#include "internal.h"
+#include "mlt/ssh/connection.h"
+#include "mlt/transfer/progress.h"
+#include "mlt/util/interrupt.h"
+#include "mlt/util/sha256.h"
+#include "mlt/util/shell.h"
+
+namespace mlt {
+
+using namespace transfer_detail;
+
+uint64_t range_size_for(uint64_t file_size) {
+    constexpr uint64_t kMin = 16ull * 1024 * 1024;
+    const uint64_t even = (file_size / 256 + kRangeBlock - 1) / kRangeBlock * kRangeBlock;
+    return std::max(kMin, even);
+}
+
+ConnectionLinks::ConnectionLinks(Connection& primary, int wanted)
+    : primary_(primary), wanted_(wanted), links_(limit()) {}
+
+ConnectionLinks::~ConnectionLinks() = default;
+
+size_t ConnectionLinks::limit() const {
+    return wanted_ > 0 ? static_cast<size_t>(wanted_) : kAutoConnections;
+}
+
+Remote* ConnectionLinks::link(size_t i) {
+    if (i >= links_.size() || !offered_) return nullptr;
+    if (!links_[i]) {
+        links_[i] = primary_.open_side();
+        if (!links_[i]) {
+            offered_ = false;
+            return nullptr;
+        }
+    }
+    try {
+        return &links_[i]->remote();
+    } catch (const Error& e) {
+        // A server at its MaxStartups or MaxSessions refuses more: the links open so far
+        // carry the transfer.
+        if (is_signal(e.kind())) throw;
+        spdlog::debug("no connection {} for ranges: {}", i + 1, e.what());
+        links_[i].reset();
+        return nullptr;
+    }
+}
+
+void ConnectionLinks::drop(size_t i) {
+    if (i < links_.size()) links_[i].reset();
+}
+
+namespace {
+
+using Steady = std::chrono::steady_clock;
+
+struct Range {
+    size_t index = 0;
+    uint64_t offset = 0;
+    uint64_t length = 0;
+};
+
+std::vector<Range> cut_ranges(uint64_t size, uint64_t range_size) {
+    std::vector<Range> out;
+    for (uint64_t at = 0; at < size || (size == 0 && out.empty()); at += range_size) {
+        out.push_back({out.size(), at, std::min(range_size, size - at)});
+        if (size == 0) break;
+    }
+    return out;
+}
+
+// A range whose two hashes differ: moved again (a few times), never taken.
+struct HashMismatch {};
+constexpr int kMovesPerRange = 3;
+// A changed source is moved again this many rounds in all.
+constexpr int kRounds = 3;
+// `auto`: links at the start, and the gain a new link must bring to keep growing.
+constexpr size_t kStartLinks = 2;
+constexpr double kWorthGrowing = 1.10;
+// The rate is measured over windows of this length.
+constexpr std::chrono::milliseconds kWindow{500};
+// A link lost mid-transfer is opened again this many times in all before the loss goes up.
+constexpr int kLinkRetries = 4;
+
+// The first 64 characters of the last line of `err` that is a hash: what the remote
+// sha256sum printed.
+std::string remote_hash(const std::string& err) {
+    std::istringstream in(err);
+    std::string line, hash;
+    while (std::getline(in, line)) {
+        const std::string word = line.substr(0, line.find(' '));
+        if (word.size() == 64 && word.find_first_not_of("0123456789abcdef") == std::string::npos)
+            hash = word;
+    }
+    return hash;
+}
+
+// Runs `move` for every range of `todo`, over the pool's links at once (a thread each), or
+// one after another over `caller` without links. With `auto`, starts with 2 links and adds
+// one while the last one raised the rate by more than 10 % (measured over a 0.5 s window,
+// after one window to ramp up). A link whose transport fails gives its range back and is
+// opened anew (kLinkRetries in all); other errors stop every link and go up.
+class RangeRunner {
+  public:
+    using Move = std::function<void(Remote&, const Range&)>;
+
+    RangeRunner(Remote& caller, LinkPool* pool, const std::atomic<uint64_t>& bytes)
+        : caller_(caller), pool_(pool), bytes_(bytes) {}
+
+    // Returns the most links used at once (1 without links).
+    size_t run(const std::vector<Range>& todo, const Move& move) {
+        if (todo.empty()) return 0;
+        if (!pool_ || pool_->limit() == 0 || !pool_->link(0)) {
+            for (const Range& r : todo) move_checked(caller_, r, move);
+            return 1;
+        }
+        queue_.assign(todo.begin(), todo.end());
+        const size_t first = pool_->tuning() ? kStartLinks : pool_->limit();
+        for (size_t i = 0; i < std::min(first, todo.size()); ++i) start(i, move);
+        control(move);
+        for (auto& t : threads_) t.join();
+        if (fatal_) std::rethrow_exception(fatal_);
+        // What the links could not move (refused, or lost too often) goes over the caller's
+        // own link: if that one is lost too, the caller's reconnect takes it from there.
+        if (!queue_.empty() && link_error_) spdlog::debug("ranges: {}", link_error_->what());
+        for (const Range& r : queue_) move_checked(caller_, r, move);
+        return std::max<size_t>(most_, 1);
+    }
+
+  private:
+    static void move_checked(Remote& remote, const Range& r, const Move& move) {
+        for (int attempt = 1;; ++attempt) {
+            try {
+                move(remote, r);
+                return;
+            } catch (const HashMismatch&) {
+                if (attempt >= kMovesPerRange)
+                    throw remote_error("range " + std::to_string(r.index) +
+                                       " arrived with another "
+                                       "sha256 than it was sent with, " +
+                                       std::to_string(attempt) + " times");
+            }
+        }
+    }
+
+    void start(size_t index, const Move& move) {
+        std::lock_guard<std::mutex> lock(mutex_);
+        ++active_;
+        most_ = std::max(most_, active_);
+        next_ = std::max(next_, index + 1);
+        // The caller's stop (a live pull asked to end) ends the links' waits too.
+        const std::atomic<bool>* stop = current_stop();
+        threads_.push_back(thread_without_signals([this, index, move, stop] {
+            std::unique_ptr<StopScope> scope;
+            if (stop) scope = std::make_unique<StopScope>(*stop);
+            work(index, move);
+        }));
+    }
+
+    void work(size_t index, const Move& move) {
+        Remote* remote = nullptr;
+        try {
+            remote = pool_->link(index);
+        } catch (...) {
+            finish_with(std::current_exception());
+            return;
+        }
+        if (!remote) {
+            std::lock_guard<std::mutex> lock(mutex_);
+            refused_ = true;  // the server's limit: no more links
+            --active_;
+            changed_.notify_all();
+            return;
+        }
+        for (;;) {
+            Range r;
+            {
+                std::lock_guard<std::mutex> lock(mutex_);
+                if (stop_ || queue_.empty()) break;
+                r = queue_.front();
+                queue_.pop_front();
+                ++in_flight_;
+            }
+            try {
+                move_checked(*remote, r, move);
+            } catch (const Error& e) {
+                std::lock_guard<std::mutex> lock(mutex_);
+                --in_flight_;
+                if (!is_link_loss(e)) {
+                    if (!fatal_) fatal_ = std::current_exception();
+                    stop_ = true;
+                } else {
+                    queue_.push_front(r);
+                    link_error_ = std::make_unique<Error>(e);
+                    lost_.push_back(index);
+                    pool_->drop(index);
+                }
+                --active_;
+                changed_.notify_all();
+                return;
+            } catch (...) {
+                finish_with(std::current_exception());
+                return;
+            }
+            std::lock_guard<std::mutex> lock(mutex_);
+            --in_flight_;
+            changed_.notify_all();
+        }
+        std::lock_guard<std::mutex> lock(mutex_);
+        --active_;
+        changed_.notify_all();
+    }
+
+    void finish_with(std::exception_ptr error) {
+        std::lock_guard<std::mutex> lock(mutex_);
+        if (!fatal_) fatal_ = error;
+        stop_ = true;
+        --active_;
+        changed_.notify_all();
+    }
+
+    // A signal, or the caller's StopScope.
+    static bool stopping() {
+        const std::atomic<bool>* stop = current_stop();
+        return interrupt_pending() || (stop && stop->load());
+    }
+
+    // The caller's loop: Ctrl+C, links lost, and growth.
+    void control(const Move& move) {
+        auto window_start = Steady::now();
+        uint64_t window_bytes = bytes_.load();
+        double base_rate = 0;
+        int windows = 0;
+        bool frozen = !pool_->tuning();
+        int retries = 0;
+        for (;;) {
+            std::unique_lock<std::mutex> lock(mutex_);
+            changed_.wait_for(lock, std::chrono::milliseconds(200));
+            if (stopping()) stop_ = true;
+            if (active_ == 0 && (stop_ || queue_.empty())) break;
+            if (active_ == 0 || (!lost_.empty() && !queue_.empty())) {
+                // Every link lost (or one of them): open them again, a few times.
+                if (++retries > kLinkRetries || lost_.empty()) {
+                    if (active_ == 0) break;
+                    lost_.clear();
+                    continue;
+                }
+                const size_t index = lost_.front();
+                lost_.erase(lost_.begin());
+                lock.unlock();
+                start(index, move);
+                continue;
+            }
+            const auto now = Steady::now();
+            if (frozen || refused_ || now - window_start < kWindow) continue;
+            const double seconds = std::chrono::duration<double>(now - window_start).count();
+            const double rate = static_cast<double>(bytes_.load() - window_bytes) / seconds;
+            window_start = now;
+            window_bytes = bytes_.load();
+            if (++windows < 2) continue;  // a new link's first window is its ramp-up
+            if (base_rate > 0 && rate < base_rate * kWorthGrowing) {
+                frozen = true;
+                spdlog::debug("ranges: {} links ({:.1f} MB/s); one more did not pay", active_,
+                              rate / 1e6);
+                continue;
+            }
+            base_rate = rate;
+            windows = 0;
+            if (next_ >= pool_->limit() || queue_.size() < 2) {
+                frozen = true;
+                continue;
+            }
+            const size_t index = next_;
+            lock.unlock();
+            start(index, move);
+        }
+        if (stopping()) {
+            for (auto& t : threads_) t.join();
+            threads_.clear();
+            throw_if_interrupted();
+        }
+    }
+
+    Remote& caller_;
+    LinkPool* pool_;
+    const std::atomic<uint64_t>& bytes_;
+    std::mutex mutex_;
+    std::condition_variable changed_;
+    std::deque<Range> queue_;
+    std::vector<std::thread> threads_;
+    std::vector<size_t> lost_;
+    size_t active_ = 0, most_ = 0, next_ = 0, in_flight_ = 0;
+    bool stop_ = false, refused_ = false;
+    std::exception_ptr fatal_;
+    std::unique_ptr<Error> link_error_;
+};
+
+// `<dir>/<name>` split at the last `/`: ("." when there is none).
+std::pair<std::string, std::string> split_last(const std::string& path) {
+    const size_t slash = path.rfind('/');
+    if (slash == std::string::npos) return {".", path};
+    return {slash == 0 ? "/" : path.substr(0, slash), path.substr(slash + 1)};
+}
+
+// `f=<path>` for a remote command, with "./" before a relative path (never an option).
+std::string remote_file_word(const std::string& var, const std::string& path) {
+    return var + "=" + shell_quote_path(path) + "; case $" + var + " in /*) ;; *) " + var + "=./$" +
+           var + " ;; esac; ";
+}
+
+// The sha256 of each of `ranges` of the remote file `path`, up to 8 at a time: index ->
+// hash (a range it could not read is left out).
+std::map<size_t, std::string> remote_range_hashes(Remote& remote, const std::string& path,
+                                                  const std::vector<Range>& ranges) {
+    std::map<size_t, std::string> out;
+    if (ranges.empty()) return out;
+    std::string specs;
+    for (const Range& r : ranges)
+        specs += std::to_string(r.index) + ":" + std::to_string(r.offset + 1) + ":" +
+                 std::to_string(r.length) + "\n";
+    const RemoteOutput got = remote.run(
+        remote_file_word("f", path) +
+            "xargs -P 8 -n 1 sh -c 'IFS=:; set -- $1; "
+            "h=$(tail -c +$2 \"$0\" | head -c $3 | sha256sum) && echo \"$1 ${h%% *}\"' \"$f\"",
+        specs);
+    std::istringstream in(got.out);
+    size_t index = 0;
+    std::string hash;
+    while (in >> index >> hash)
+        if (hash.size() == 64) out[index] = hash;
+    return out;
+}
+
+// The sha256 of `length` bytes of the local `fd` from `offset`.
+std::string local_range_hash(int fd, const Range& r, const std::string& shown) {
+    std::vector<char> buf(1024 * 1024);
+    Sha256 hash;
+    uint64_t at = r.offset;
+    const uint64_t end = r.offset + r.length;
+    while (at < end) {
+        const ssize_t n = ::pread(fd, buf.data(), std::min<uint64_t>(buf.size(), end - at),
+                                  static_cast<off_t>(at));
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0)
+            throw io_error("cannot read " + shown + ": " +
+                           (n == 0 ? "it shrank" : std::string(std::strerror(errno))));
+        hash.update(buf.data(), static_cast<size_t>(n));
+        at += static_cast<uint64_t>(n);
+    }
+    return hash.hex_digest();
+}
+
+void log_done(const char* way, const std::string& shown, const RangeStats& s, double seconds) {
+    spdlog::debug(
+        "{} {}: {} range(s), {} kept from before, {} moved again, {} link(s), "
+        "{:.1f} MB/s",
+        way, shown, s.ranges, s.kept, s.moved_again, s.links,
+        seconds > 0 ? static_cast<double>(s.bytes_moved) / seconds / 1e6 : 0.0);
+}
+
+// ---- down ----
+
+class Download {
+  public:
+    Download(Remote& remote, const std::string& remote_path, const RemoteFileInfo& listed,
+             const std::string& local_path, const RangeOptions& options)
+        : remote_(remote),
+          path_(remote_path),
+          listed_(listed),
+          local_(local_path),
+          options_(options) {
+        const auto [dir, leaf] = split_last(local_path);
+        dir_ = dir;
+        partial_ = dir + "/" + side_name(leaf, ".mlt-ranges", 6);
+        state_ = partial_ + ".state";
+    }
+
+    RangeStats run() {
+        const auto began = Steady::now();
+        open_base(dir_);  // the destination's directory, created as needed
+        for (int round = 1;; ++round) {
+            ranges_ = cut_ranges(listed_.size, range_size_for(listed_.size));
+            stats_.ranges = ranges_.size();
+            if (round == 1) open_partial();
+            const std::vector<Range> todo = missing();
+            RangeRunner runner(remote_, options_.links, moved_);
+            stats_.links = std::max(
+                stats_.links,
+                runner.run(todo, [this](Remote& r, const Range& range) { move(r, range); }));
+            const auto now =
+                stat_remote_files(remote_, split_last(path_).first, {split_last(path_).second});
+            if (now.empty())
+                throw remote_error("reading " + path_ + ": it vanished while it was read");
+            if (now.front().same_version(listed_)) break;
+            if (round >= kRounds)
+                throw remote_error("reading " + path_ + ": it kept changing while it was read");
+            recheck(now.front());
+        }
+        finish();
+        stats_.bytes_moved = moved_.load();
+        log_done("pulled", path_, stats_,
+                 std::chrono::duration<double>(Steady::now() - began).count());
+        return stats_;
+    }
+
+  private:
+    // The partial file and the done ranges of an earlier attempt at this version (its
+    // state file's first line is the version; a range line is "INDEX SHA256").
+    void open_partial() {
+        fd_ = UniqueFd(::open(partial_.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600));
+        if (!fd_ && errno == ELOOP) {  // a symlink in mlt's place: never written through
+            ::unlink(partial_.c_str());
+            fd_ =
+                UniqueFd(::open(partial_.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600));
+        }
+        if (!fd_) throw io_error("cannot write " + partial_ + ": " + std::strerror(errno));
+        std::ifstream in(state_);
+        std::string header, line;
+        std::getline(in, header);
+        if (header == version_line(listed_)) {
+            size_t index = 0;
+            std::string hash;
+            while (in >> index >> hash)
+                if (index < ranges_.size() && hash.size() == 64) done_[index] = hash;
+        }
+        write_state();
+        // The file grows as ranges land (a partial file's size is how far it got); one of
+        // another version starts empty.
+        if (done_.empty() && ::ftruncate(fd_.get(), 0) != 0)
+            throw io_error("cannot write " + partial_ + ": " + std::strerror(errno));
+        stats_.kept = done_.size();
+        if (done_.empty()) return;
+        uint64_t kept = 0;
+        for (const auto& [index, hash] : done_) kept += ranges_[index].length;
+        if (progress()) progress()->add_bytes(kept);
+        spdlog::info("resumed {} after {} bytes kept ({} of {} ranges were there)", local_, kept,
+                     done_.size(), ranges_.size());
+    }
+
+    static std::string version_line(const RemoteFileInfo& f) {
+        return "mlt-ranges 1 " + std::to_string(f.size) + " " + std::to_string(f.mtime_ns) + " " +
+               std::to_string(f.ctime_ns) + " " + std::to_string(f.inode);
+    }
+
+    void write_state() {
+        std::string text = version_line(listed_) + "\n";
+        for (const auto& [index, hash] : done_) text += std::to_string(index) + " " + hash + "\n";
+        const std::string tmp = state_ + ".tmp";
+        {
+            std::ofstream out(tmp, std::ios::trunc);
+            out << text;
+            if (!out.flush()) throw io_error("cannot write " + tmp);
+        }
+        if (::rename(tmp.c_str(), state_.c_str()) != 0)
+            throw io_error("cannot write " + state_ + ": " + std::strerror(errno));
+    }
+
+    std::vector<Range> missing() const {
+        std::vector<Range> out;
+        for (const Range& r : ranges_)
+            if (!done_.count(r.index)) out.push_back(r);
+        return out;
+    }
+
+    TransferProgress* progress() const { return options_.progress; }
+
+    void move(Remote& remote, const Range& r) {
+        Sha256 hash;
+        uint64_t at = r.offset;
+        std::string err;
+        const int status = remote.stream(
+            remote_file_word("f", path_) + "tail -c +" + std::to_string(r.offset + 1) +
+                " \"$f\" | head -c " + std::to_string(r.length) + " && tail -c +" +
+                std::to_string(r.offset + 1) + " \"$f\" | head -c " + std::to_string(r.length) +
+                " | sha256sum >&2",
+            {},
+            [&](std::string_view d) {
+                if (at + d.size() > r.offset + r.length) throw remote_error(path_ + " grew");
+                write_at(d, at);
+                hash.update(d);
+                at += d.size();
+                moved_ += d.size();
+                if (progress()) progress()->add_bytes(d.size());
+            },
+            [&](std::string_view d) { err.append(d); });
+        if (status != 0) throw remote_failure(remote, "reading " + path_, status, err);
+        const std::string got = hash.hex_digest();
+        if (at != r.offset + r.length || remote_hash(err) != got) {
+            std::lock_guard<std::mutex> lock(mutex_);
+            ++stats_.moved_again;
+            throw HashMismatch{};
+        }
+        std::lock_guard<std::mutex> lock(mutex_);
+        done_[r.index] = got;
+        std::ofstream(state_, std::ios::app) << r.index << " " << got << "\n";
+    }
+
+    void write_at(std::string_view d, uint64_t at) {
+        size_t put = 0;
+        while (put < d.size()) {
+            const ssize_t n =
+                ::pwrite(fd_.get(), d.data() + put, d.size() - put, static_cast<off_t>(at + put));
+            if (n < 0 && errno == EINTR) continue;
+            if (n < 0) throw io_error("cannot write " + partial_ + ": " + std::strerror(errno));
+            put += static_cast<size_t>(n);
+        }
+    }
+
+    // The source is another version now: ranges whose bytes are the same stay done.
+    void recheck(const RemoteFileInfo& now) {
+        std::map<size_t, std::string> keep;
+        if (now.size == listed_.size)
+            for (const auto& [index, hash] : remote_range_hashes(remote_, path_, ranges_))
+                if (done_.count(index) && done_[index] == hash) keep[index] = hash;
+        stats_.moved_again += done_.size() - keep.size();
+        done_ = keep;
+        listed_ = now;
+        write_state();
+    }
+
+    void finish() {
+        const timespec times[2] = {{0, UTIME_OMIT}, to_timespec(listed_.mtime_ns)};
+        if (::ftruncate(fd_.get(), static_cast<off_t>(listed_.size)) != 0 ||
+            ::futimens(fd_.get(), times) != 0 || ::rename(partial_.c_str(), local_.c_str()) != 0)
+            throw io_error("cannot write " + local_ + ": " + std::strerror(errno));
+        ::unlink(state_.c_str());
+        if (progress()) progress()->file_done();
+    }
+
+    static timespec to_timespec(int64_t ns) {
+        int64_t sec = ns / 1000000000, nsec = ns % 1000000000;
+        if (nsec < 0) {
+            sec -= 1;
+            nsec += 1000000000;
+        }
+        return {static_cast<time_t>(sec), static_cast<long>(nsec)};
+    }
+
+    Remote& remote_;
+    const std::string path_;
+    RemoteFileInfo listed_;
+    const std::string local_;
+    const RangeOptions options_;
+    std::string dir_, partial_, state_;
+    UniqueFd fd_;
+    std::vector<Range> ranges_;
+    std::map<size_t, std::string> done_;
+    std::mutex mutex_;
+    std::atomic<uint64_t> moved_{0};
+    RangeStats stats_;
+};
+
+// ---- up ----
+
+struct LocalVersion {
+    uint64_t size = 0;
+    int64_t mtime_ns = 0, ctime_ns = 0;
+    uint64_t inode = 0;
+    mode_t mode = 0644;
+    bool operator==(const LocalVersion& o) const {
+        return size == o.size && mtime_ns == o.mtime_ns && ctime_ns == o.ctime_ns &&
+               inode == o.inode;
+    }
+};
+
+LocalVersion local_version(int fd, const std::string& shown) {
+    struct stat st;
+    if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))
+        throw io_error("cannot read " + shown + ": not a regular file");
+    LocalVersion v;
+    v.size = static_cast<uint64_t>(st.st_size);
+    v.mtime_ns = static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;
+    v.ctime_ns = static_cast<int64_t>(st.st_ctim.tv_sec) * 1000000000 + st.st_ctim.tv_nsec;
+    v.inode = st.st_ino;
+    v.mode = st.st_mode & 0777;
+    return v;
+}
+
+class Upload {
+  public:
+    Upload(Remote& remote, const std::string& local_path, const std::string& remote_path,
+           const RangeOptions& options)
+        : remote_(remote), local_(local_path), path_(remote_path), options_(options) {
+        const auto [dir, leaf] = split_last(remote_path);
+        dir_ = dir;
+        partial_ = dir + "/" + side_name(leaf, ".mlt-ranges", 6);
+        hashes_ = partial_ + ".d";
+    }
+
+    RangeStats run() {
+        const auto began = Steady::now();
+        fd_ = UniqueFd(::open(local_.c_str(), O_RDONLY | O_CLOEXEC));
+        if (!fd_) throw io_error("cannot read " + local_ + ": " + std::strerror(errno));
+        version_ = local_version(fd_.get(), local_);
+        ranges_ = cut_ranges(version_.size, range_size_for(version_.size));
+        stats_.ranges = ranges_.size();
+        resume();
+        for (int round = 1;; ++round) {
+            std::vector<Range> todo;
+            for (const Range& r : ranges_)
+                if (!done_.count(r.index)) todo.push_back(r);
+            RangeRunner runner(remote_, options_.links, moved_);
+            stats_.links = std::max(
+                stats_.links,
+                runner.run(todo, [this](Remote& r, const Range& range) { move(r, range); }));
+            const LocalVersion now = local_version(fd_.get(), local_);
+            if (now == version_) break;
+            if (round >= kRounds || now.size != version_.size)
+                throw io_error("cannot upload " + local_ + ": it kept changing while it was sent",
+                               "upload it again once nothing writes to it");
+            version_ = now;
+            for (const Range& r : ranges_)  // what changed is sent again
+                if (done_.count(r.index) &&
+                    local_range_hash(fd_.get(), r, local_) != done_[r.index]) {
+                    done_.erase(r.index);
+                    ++stats_.moved_again;
+                }
+        }
+        finish();
+        stats_.bytes_moved = moved_.load();
+        log_done("pushed", local_, stats_,
+                 std::chrono::duration<double>(Steady::now() - began).count());
+        return stats_;
+    }
+
+  private:
+    std::string words() const {
+        return "p=" + shell_quote_path(partial_) + "; d=" + shell_quote_path(hashes_) + "; ";
+    }
+
+    // The ranges an earlier attempt left remotely: each <index>.sha there names the hash of
+    // what landed; a range counts as done when this file's bytes there hash the same.
+    void resume() {
+        const std::string id = "mlt-ranges 1 " + std::to_string(version_.size);
+        const RemoteOutput got = remote_.run(
+            words() + "mkdir -p -- " + shell_quote_path(dir_) +
+            " && { [ ! -L \"$p\" ] || rm -f -- \"$p\"; } && mkdir -p -- \"$d\" || exit 1; "
+            "if [ \"$(cat \"$d/id\" 2>/dev/null)\" = " +
+            shell_quote(id) +
+            " ]; then "
+            "for h in \"$d\"/*.sha; do [ -f \"$h\" ] && n=${h##*/} && "
+            "echo \"${n%.sha} $(cut -c1-64 \"$h\")\"; done; "
+            "else rm -f -- \"$d\"/*.sha; printf '%s\\n' " +
+            shell_quote(id) + " > \"$d/id\"; fi; true");
+        if (got.exit_status != 0)
+            throw remote_failure(remote_, "preparing " + path_, got.exit_status, got.err);
+        std::istringstream in(got.out);
+        size_t index = 0;
+        std::string hash;
+        uint64_t kept = 0;
+        while (in >> index >> hash) {
+            if (index >= ranges_.size() || hash.size() != 64) continue;
+            if (local_range_hash(fd_.get(), ranges_[index], local_) != hash) continue;
+            done_[index] = hash;
+            kept += ranges_[index].length;
+        }
+        stats_.kept = done_.size();
+        if (progress() && kept) progress()->add_bytes(kept);
+    }
+
+    TransferProgress* progress() const { return options_.progress; }
+
+    void move(Remote& remote, const Range& r) {
+        Sha256 hash;
+        uint64_t at = r.offset;
+        const uint64_t end = r.offset + r.length;
+        std::string err;
+        const InputSource input = [&](char* buffer, size_t capacity) -> size_t {
+            if (at >= end) return 0;
+            ssize_t n;
+            do {
+                n = ::pread(fd_.get(), buffer, std::min<uint64_t>(capacity, end - at),
+                            static_cast<off_t>(at));
+            } while (n < 0 && errno == EINTR);
+            if (n <= 0)
+                throw io_error("cannot read " + local_ + ": " +
+                               (n == 0 ? "it shrank" : std::string(std::strerror(errno))));
+            hash.update(buffer, static_cast<size_t>(n));
+            at += static_cast<uint64_t>(n);
+            moved_ += static_cast<uint64_t>(n);
+            if (progress()) progress()->add_bytes(static_cast<uint64_t>(n));
+            return static_cast<size_t>(n);
+        };
+        const int status = remote.stream(
+            words() + "dd of=\"$p\" bs=" + std::to_string(kRangeBlock) + " seek=" +
+                std::to_string(r.offset / kRangeBlock) + " conv=notrunc 2>/dev/null && tail -c +" +
+                std::to_string(r.offset + 1) + " \"$p\" | head -c " + std::to_string(r.length) +
+                " | sha256sum | cut -c1-64 | "
+                "tee \"$d/" +
+                std::to_string(r.index) + ".sha\" >&2",
+            input, {}, [&](std::string_view d) { err.append(d); });
+        if (status != 0) throw remote_failure(remote, "writing " + path_, status, err);
+        const std::string sent = hash.hex_digest();
+        if (at != end || remote_hash(err) != sent) {
+            std::lock_guard<std::mutex> lock(mutex_);
+            ++stats_.moved_again;
+            throw HashMismatch{};
+        }
+        std::lock_guard<std::mutex> lock(mutex_);
+        done_[r.index] = sent;
+    }
+
+    void finish() {
+        const int64_t sec = version_.mtime_ns / 1000000000;
+        const int64_t nsec = version_.mtime_ns % 1000000000;
+        char mtime[48], mode[8];
+        std::snprintf(mtime, sizeof mtime, "@%lld.%09lld", static_cast<long long>(sec),
+                      static_cast<long long>(nsec));
+        std::snprintf(mode, sizeof mode, "%o", static_cast<unsigned>(version_.mode));
+        // A file of no bytes has no range that would have created the partial file.
+        const RemoteOutput got = remote_.run(
+            words() + ": >> \"$p\" && touch -m -d " + mtime + " \"$p\" && chmod " + mode +
+            " \"$p\" && mv -f -- \"$p\" " + shell_quote_path(path_) + " && rm -rf -- \"$d\"");
+        if (got.exit_status != 0)
+            throw remote_failure(remote_, "writing " + path_, got.exit_status, got.err);
+        if (progress()) progress()->file_done();
+    }
+
+    Remote& remote_;
+    const std::string local_, path_;
+    const RangeOptions options_;
+    std::string dir_, partial_, hashes_;
+    UniqueFd fd_;
+    LocalVersion version_;
+    std::vector<Range> ranges_;
+    std::map<size_t, std::string> done_;
+    std::mutex mutex_;
+    std::atomic<uint64_t> moved_{0};
+    RangeStats stats_;
+};
+
+}  // namespace
+
+RangeStats download_ranges(Remote& remote, const std::string& remote_path,
+                           const RemoteFileInfo& listed, const std::string& local_path,
+                           const RangeOptions& options) {
+    return Download(remote, remote_path, listed, local_path, options).run();
+}
+
+RangeStats upload_ranges(Remote& remote, const std::string& local_path,
+                         const std::string& remote_path, const RangeOptions& options) {
+    return Upload(remote, local_path, remote_path, options).run();
+}
+
+}  // namespace mlt
