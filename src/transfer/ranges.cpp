@@ -30,6 +30,7 @@
 #include <mutex>
 #include <sstream>
 #include <thread>
+#include <tuple>
 
 #include "internal.h"
 #include "mlt/ssh/connection.h"
@@ -334,6 +335,13 @@ std::pair<std::string, std::string> split_last(const std::string& path) {
     return {slash == 0 ? "/" : path.substr(0, slash), path.substr(slash + 1)};
 }
 
+// The directory of `path` and the partial file beside it, `.<name>.mlt-ranges` (room left
+// for the suffixes of its state file and hash dir).
+std::pair<std::string, std::string> partial_beside(const std::string& path) {
+    const auto [dir, leaf] = split_last(path);
+    return {dir, dir + "/" + side_name(leaf, ".mlt-ranges", 6)};
+}
+
 // `f=<path>` for a remote command, with "./" before a relative path (never an option).
 std::string remote_file_word(const std::string& var, const std::string& path) {
     return var + "=" + shell_quote_path(path) + "; case $" + var + " in /*) ;; *) " + var + "=./$" +
@@ -401,9 +409,7 @@ class Download {
           listed_(listed),
           local_(local_path),
           options_(options) {
-        const auto [dir, leaf] = split_last(local_path);
-        dir_ = dir;
-        partial_ = dir + "/" + side_name(leaf, ".mlt-ranges", 6);
+        std::tie(dir_, partial_) = partial_beside(local_path);
         state_ = partial_ + ".state";
     }
 
@@ -613,9 +619,7 @@ class Upload {
     Upload(Remote& remote, const std::string& local_path, const std::string& remote_path,
            const RangeOptions& options)
         : remote_(remote), local_(local_path), path_(remote_path), options_(options) {
-        const auto [dir, leaf] = split_last(remote_path);
-        dir_ = dir;
-        partial_ = dir + "/" + side_name(leaf, ".mlt-ranges", 6);
+        std::tie(dir_, partial_) = partial_beside(remote_path);
         hashes_ = partial_ + ".d";
     }
 

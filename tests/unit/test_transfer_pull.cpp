@@ -14,6 +14,7 @@
 #include <string>
 
 #include "local_remote.h"
+#include "mlt/transfer/ranges.h"
 #include "mlt/transfer/sync.h"
 #include "mlt/util/shell.h"
 #include "transfer_fixtures.h"
@@ -123,6 +124,33 @@ TEST(TransferPull, ABigFileRewrittenWhileItIsReadArrivesAsOneWholeVersion) {
     EXPECT_NE(log.text().find("fetched again (changed while read) 1: 'model.ckpt'"),
               std::string::npos)
         << log.text();
+}
+
+// A range whose bytes change on the sender while it moves (its first 16 MiB rewritten in
+// place, same size): the second hash on the sender does not match what arrived, so the
+// range is moved again; the local file is renamed into place only as the sender's bytes now.
+TEST(TransferRanges, ARangeWhoseBytesChangedOnTheSenderIsMovedAgainNeverTaken) {
+    TempDir remote_dir, local;
+    const size_t size = 40 * 1024 * 1024;
+    const std::string path = remote_dir / "model.ckpt";
+    write_file(path, std::string(size, '1'));
+    HookedRemote remote;
+    remote.marker = "head -c";
+    remote.during = [&] {
+        const int fd = ::open(path.c_str(), O_WRONLY);
+        ASSERT_GE(fd, 0);
+        const std::string twos(mlt::range_size_for(size), '2');
+        ASSERT_EQ(::pwrite(fd, twos.data(), twos.size(), 0), static_cast<ssize_t>(twos.size()));
+        ::close(fd);
+    };
+    const auto listed = mlt::stat_remote_files(remote, remote_dir.path(), {"model.ckpt"});
+    ASSERT_EQ(listed.size(), 1u);
+    const mlt::RangeStats stats =
+        mlt::download_ranges(remote, path, listed.front(), local / "model.ckpt");
+    EXPECT_TRUE(remote.fired);
+    EXPECT_GE(stats.moved_again, 1u);
+    EXPECT_EQ(slurp(local / "model.ckpt"), slurp(path));
+    EXPECT_TRUE(mlt::test::part_files(local.path()).empty());
 }
 
 // The same for a file in the tar stream (tar says "file changed as we read it").
