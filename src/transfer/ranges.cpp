@@ -390,12 +390,17 @@ std::string local_range_hash(int fd, const Range& r, const std::string& shown) {
     return hash.hex_digest();
 }
 
-void log_done(const char* way, const std::string& shown, const RangeStats& s, double seconds) {
+// The stats of a finished transfer, with the bytes moved, logged for -v.
+RangeStats log_done(const char* way, const std::string& shown, RangeStats s, uint64_t moved,
+                    Steady::time_point began) {
+    s.bytes_moved = moved;
+    const double seconds = std::chrono::duration<double>(Steady::now() - began).count();
     spdlog::debug(
         "{} {}: {} range(s), {} kept from before, {} moved again, {} link(s), "
         "{:.1f} MB/s",
         way, shown, s.ranges, s.kept, s.moved_again, s.links,
-        seconds > 0 ? static_cast<double>(s.bytes_moved) / seconds / 1e6 : 0.0);
+        seconds > 0 ? static_cast<double>(moved) / seconds / 1e6 : 0.0);
+    return s;
 }
 
 // ---- down ----
@@ -435,10 +440,7 @@ class Download {
             recheck(now.front());
         }
         finish();
-        stats_.bytes_moved = moved_.load();
-        log_done("pulled", path_, stats_,
-                 std::chrono::duration<double>(Steady::now() - began).count());
-        return stats_;
+        return log_done("pulled", path_, stats_, moved_.load(), began);
     }
 
   private:
@@ -653,10 +655,7 @@ class Upload {
                 }
         }
         finish();
-        stats_.bytes_moved = moved_.load();
-        log_done("pushed", local_, stats_,
-                 std::chrono::duration<double>(Steady::now() - began).count());
-        return stats_;
+        return log_done("pushed", local_, stats_, moved_.load(), began);
     }
 
   private:
