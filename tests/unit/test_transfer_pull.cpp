@@ -10,6 +10,7 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <functional>
 #include <string>
 
@@ -150,6 +151,26 @@ TEST(TransferRanges, ARangeWhoseBytesChangedOnTheSenderIsMovedAgainNeverTaken) {
     EXPECT_TRUE(remote.fired);
     EXPECT_GE(stats.moved_again, 1u);
     EXPECT_EQ(slurp(local / "model.ckpt"), slurp(path));
+    EXPECT_TRUE(mlt::test::part_files(local.path()).empty());
+}
+
+// A big file that grows while it is read (a checkpoint still being written): the copy
+// published is one whole version, the grown one, never the listed size with new bytes.
+TEST(TransferPull, ABigFileThatGrowsWhileItIsReadArrivesAsOneWholeVersion) {
+    TempDir remote_dir, local;
+    const size_t size = mlt::kResumableSize + 1024 * 1024;
+    const std::string path = remote_dir / "live.ckpt";
+    write_file(path, std::string(size, 'a'));
+    HookedRemote remote;
+    remote.marker = "head -c";
+    remote.during = [&] {
+        std::ofstream(path, std::ios::app) << std::string(5 * 1024 * 1024, 'b');
+    };
+    CapturedLog log;
+    const mlt::SyncResult r = mlt::sync_down(remote, remote_dir.path(), local.path());
+    EXPECT_TRUE(remote.fired);
+    EXPECT_EQ(r.moved.files, 1u);
+    EXPECT_EQ(slurp(local / "live.ckpt"), slurp(path));
     EXPECT_TRUE(mlt::test::part_files(local.path()).empty());
 }
 
