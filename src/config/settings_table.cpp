@@ -354,7 +354,7 @@ const std::vector<FieldDecl>& transfer_fields() {
                 "15", "16"},
                "`auto`", "4",
                "SSH connections a file of 32 MiB or more moves over, as ranges side by side "
-               "(as `--connections`): `auto` starts with 2 and adds one while the rate still "
+               "(as `--connections`): `auto` starts with 2 and doubles them while the rate still "
                "gains 10 %, up to 8; a connection the server refuses (MaxStartups) is no error",
                nullptr),
     };

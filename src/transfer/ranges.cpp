@@ -102,18 +102,13 @@ std::vector<Range> cut_ranges(uint64_t size, uint64_t range_size) {
     return out;
 }
 
-// A range whose two hashes differ: moved again (a few times), never taken.
-struct HashMismatch {};
+// What became of one range of a batch: done, or its two hashes differed (it is moved again,
+// a few times, never taken).
+enum class Outcome { done, mismatch };
 constexpr int kMovesPerRange = 3;
-// A changed source is moved again this many rounds in all.
-constexpr int kRounds = 3;
-// `auto`: links at the start, and the gain a new link must bring to keep growing.
-constexpr size_t kStartLinks = 2;
-constexpr double kWorthGrowing = 1.10;
-// The rate is measured over windows of this length.
-constexpr std::chrono::milliseconds kWindow{500};
-// A link lost mid-transfer is opened again this many times in all before the loss goes up.
-constexpr int kLinkRetries = 4;
+// Ranges in flight per link, each on a channel of its own: one's start (a channel, the
+// command, the remote shell) overlaps the other's bytes, and each channel brings its window.
+constexpr size_t kRangesPerLink = 2;
 
 // The first 64 characters of the last line of `err` that is a hash: what the remote
 // sha256sum printed.
@@ -128,23 +123,67 @@ std::string remote_hash(const std::string& err) {
     return hash;
 }
 
+// One range on its way: the hash of its bytes at this end, how far it got, its stderr.
+struct RangeState {
+    Sha256 hash;
+    uint64_t at = 0;
+    std::string err;
+};
+
+// Moves `batch` side by side over `remote` (one channel each): `self` gives each range's
+// StreamJob (job_for) and judges it once its command ended (judge).
+template <class Mover>
+std::vector<Outcome> move_batch(Mover& self, Remote& remote, const std::vector<Range>& batch) {
+    std::vector<RangeState> states(batch.size());
+    std::vector<StreamJob> jobs;
+    for (size_t i = 0; i < batch.size(); ++i) jobs.push_back(self.job_for(batch[i], states[i]));
+    std::vector<int> statuses;
+    try {
+        statuses = remote.stream_parallel(jobs);
+    } catch (const Error&) {
+        // The link went mid-batch: a range whose bytes and remote hash both arrived is
+        // judged as it is (its hash proves it), the rest is moved again later.
+        for (size_t i = 0; i < batch.size(); ++i)
+            if (states[i].at == batch[i].offset + batch[i].length &&
+                !remote_hash(states[i].err).empty())
+                self.judge(remote, batch[i], states[i], 0);
+        throw;
+    }
+    std::vector<Outcome> out;
+    for (size_t i = 0; i < batch.size(); ++i)
+        out.push_back(self.judge(remote, batch[i], states[i], statuses[i]));
+    return out;
+}
+// A changed source is moved again this many rounds in all.
+constexpr int kRounds = 3;
+// `auto`: links at the start, and the gain a new link must bring to keep growing.
+constexpr size_t kStartLinks = 2;
+constexpr double kWorthGrowing = 1.10;
+// The rate is measured over windows of this length.
+constexpr std::chrono::milliseconds kWindow{500};
+// A link lost mid-transfer is opened again this many times in all before the loss goes up.
+constexpr int kLinkRetries = 4;
+
 // Runs `move` for every range of `todo`, over the pool's links at once (a thread each), or
-// one after another over `caller` without links. With `auto`, starts with 2 links and adds
-// one while the last one raised the rate by more than 10 % (measured over a 0.5 s window,
-// after one window to ramp up). A link whose transport fails gives its range back and is
-// opened anew (kLinkRetries in all); other errors stop every link and go up.
+// one after another over `caller` without links. With `auto`, starts with 2 links and
+// doubles them while the last step raised the rate by more than 10 % (measured over a 0.5 s
+// window once the new links are connected, after one window to ramp up). A link whose transport
+// fails gives its range back and is opened anew (kLinkRetries in all); other errors stop every link
+// and go up.
 class RangeRunner {
   public:
-    using Move = std::function<void(Remote&, const Range&)>;
+    using Move = std::function<std::vector<Outcome>(Remote&, const std::vector<Range>&)>;
 
-    RangeRunner(Remote& caller, LinkPool* pool, const std::atomic<uint64_t>& bytes)
-        : caller_(caller), pool_(pool), bytes_(bytes) {}
+    // `done(index)`: whether a range is done (one a lost link had in flight may be).
+    RangeRunner(Remote& caller, LinkPool* pool, const std::atomic<uint64_t>& bytes,
+                std::function<bool(size_t)> done)
+        : caller_(caller), pool_(pool), bytes_(bytes), done_(std::move(done)) {}
 
     // Returns the most links used at once (1 without links).
     size_t run(const std::vector<Range>& todo, const Move& move) {
         if (todo.empty()) return 0;
         if (!pool_ || pool_->limit() == 0 || !pool_->link(0)) {
-            for (const Range& r : todo) move_checked(caller_, r, move);
+            move_all(caller_, todo, move);
             return 1;
         }
         queue_.assign(todo.begin(), todo.end());
@@ -156,24 +195,42 @@ class RangeRunner {
         // What the links could not move (refused, or lost too often) goes over the caller's
         // own link: if that one is lost too, the caller's reconnect takes it from there.
         if (!queue_.empty() && link_error_) spdlog::debug("ranges: {}", link_error_->what());
-        for (const Range& r : queue_) move_checked(caller_, r, move);
+        move_all(caller_, std::vector<Range>(queue_.begin(), queue_.end()), move);
         return std::max<size_t>(most_, 1);
     }
 
   private:
-    static void move_checked(Remote& remote, const Range& r, const Move& move) {
-        for (int attempt = 1;; ++attempt) {
-            try {
-                move(remote, r);
-                return;
-            } catch (const HashMismatch&) {
-                if (attempt >= kMovesPerRange)
-                    throw remote_error("range " + std::to_string(r.index) +
-                                       " arrived with another "
-                                       "sha256 than it was sent with, " +
-                                       std::to_string(attempt) + " times");
+    // Moves `batch` over `remote` until every range of it is done; a range whose hashes
+    // keep differing is an error.
+    void move_checked(Remote& remote, std::vector<Range> batch, const Move& move) {
+        while (!batch.empty()) {
+            const std::vector<Outcome> outcomes = move(remote, batch);
+            std::vector<Range> again;
+            for (size_t i = 0; i < batch.size(); ++i) {
+                if (outcomes[i] == Outcome::done) continue;
+                int attempts = 0;
+                {
+                    std::lock_guard<std::mutex> lock(mutex_);
+                    attempts = ++mismatches_[batch[i].index];
+                }
+                if (attempts >= kMovesPerRange)
+                    throw remote_error("range " + std::to_string(batch[i].index) +
+                                       " arrived with another sha256 than it was sent with, " +
+                                       std::to_string(attempts) + " times");
+                again.push_back(batch[i]);
             }
+            batch = std::move(again);
         }
+    }
+
+    // Every range of `todo` over the one `remote`, kRangesPerLink at a time.
+    void move_all(Remote& remote, const std::vector<Range>& todo, const Move& move) {
+        for (size_t at = 0; at < todo.size(); at += kRangesPerLink)
+            move_checked(remote,
+                         std::vector<Range>(todo.begin() + static_cast<std::ptrdiff_t>(at),
+                                            todo.begin() + static_cast<std::ptrdiff_t>(std::min(
+                                                               todo.size(), at + kRangesPerLink))),
+                         move);
     }
 
     void start(size_t index, const Move& move) {
@@ -198,24 +255,29 @@ class RangeRunner {
             finish_with(std::current_exception());
             return;
         }
-        if (!remote) {
+        {
             std::lock_guard<std::mutex> lock(mutex_);
-            refused_ = true;  // the server's limit: no more links
-            --active_;
-            changed_.notify_all();
-            return;
+            ++connected_;  // or refused: either way, no longer connecting
+            if (!remote) {
+                refused_ = true;  // the server's limit: no more links
+                --active_;
+                changed_.notify_all();
+                return;
+            }
         }
         for (;;) {
-            Range r;
+            std::vector<Range> batch;
             {
                 std::lock_guard<std::mutex> lock(mutex_);
                 if (stop_ || queue_.empty()) break;
-                r = queue_.front();
-                queue_.pop_front();
+                while (!queue_.empty() && batch.size() < kRangesPerLink) {
+                    batch.push_back(queue_.front());
+                    queue_.pop_front();
+                }
                 ++in_flight_;
             }
             try {
-                move_checked(*remote, r, move);
+                move_checked(*remote, batch, move);
             } catch (const Error& e) {
                 std::lock_guard<std::mutex> lock(mutex_);
                 --in_flight_;
@@ -223,7 +285,8 @@ class RangeRunner {
                     if (!fatal_) fatal_ = std::current_exception();
                     stop_ = true;
                 } else {
-                    queue_.push_front(r);
+                    for (auto r = batch.rbegin(); r != batch.rend(); ++r)
+                        if (!done_(r->index)) queue_.push_front(*r);
                     link_error_ = std::make_unique<Error>(e);
                     lost_.push_back(index);
                     pool_->drop(index);
@@ -286,26 +349,35 @@ class RangeRunner {
             }
             const auto now = Steady::now();
             if (frozen || refused_ || now - window_start < kWindow) continue;
+            if (connected_ < next_) {  // links still connecting: their rate is not in yet
+                window_start = now;
+                window_bytes = bytes_.load();
+                windows = 0;
+                continue;
+            }
             const double seconds = std::chrono::duration<double>(now - window_start).count();
             const double rate = static_cast<double>(bytes_.load() - window_bytes) / seconds;
             window_start = now;
             window_bytes = bytes_.load();
-            if (++windows < 2) continue;  // a new link's first window is its ramp-up
+            if (++windows < 2) continue;  // the first window after they connected: ramp-up
             if (base_rate > 0 && rate < base_rate * kWorthGrowing) {
                 frozen = true;
-                spdlog::debug("ranges: {} links ({:.1f} MB/s); one more did not pay", active_,
+                spdlog::debug("ranges: {} links ({:.1f} MB/s); more did not pay", active_,
                               rate / 1e6);
                 continue;
             }
             base_rate = rate;
             windows = 0;
-            if (next_ >= pool_->limit() || queue_.size() < 2) {
+            // As many again (2, 4, 8): a far host needs many, and each step costs a second.
+            const size_t more = std::min({active_, pool_->limit() - std::min(next_, pool_->limit()),
+                                          queue_.size() / kRangesPerLink});
+            if (more == 0) {
                 frozen = true;
                 continue;
             }
-            const size_t index = next_;
+            const size_t from = next_;
             lock.unlock();
-            start(index, move);
+            for (size_t index = from; index < from + more; ++index) start(index, move);
         }
         if (stopping()) {
             for (auto& t : threads_) t.join();
@@ -317,15 +389,17 @@ class RangeRunner {
     Remote& caller_;
     LinkPool* pool_;
     const std::atomic<uint64_t>& bytes_;
+    const std::function<bool(size_t)> done_;
     std::mutex mutex_;
     std::condition_variable changed_;
     std::deque<Range> queue_;
     std::vector<std::thread> threads_;
     std::vector<size_t> lost_;
-    size_t active_ = 0, most_ = 0, next_ = 0, in_flight_ = 0;
+    size_t active_ = 0, most_ = 0, next_ = 0, in_flight_ = 0, connected_ = 0;
     bool stop_ = false, refused_ = false;
     std::exception_ptr fatal_;
     std::unique_ptr<Error> link_error_;
+    std::map<size_t, int> mismatches_;  // per range index
 };
 
 // `<dir>/<name>` split at the last `/`: ("." when there is none).
@@ -426,10 +500,14 @@ class Download {
             stats_.ranges = ranges_.size();
             if (round == 1) open_partial();
             const std::vector<Range> todo = missing();
-            RangeRunner runner(remote_, options_.links, moved_);
+            RangeRunner runner(remote_, options_.links, moved_, [this](size_t index) {
+                std::lock_guard<std::mutex> lock(mutex_);
+                return done_.count(index) > 0;
+            });
             stats_.links = std::max(
-                stats_.links,
-                runner.run(todo, [this](Remote& r, const Range& range) { move(r, range); }));
+                stats_.links, runner.run(todo, [this](Remote& r, const std::vector<Range>& batch) {
+                    return move_batch(*this, r, batch);
+                }));
             const auto now =
                 stat_remote_files(remote_, split_last(path_).first, {split_last(path_).second});
             if (now.empty())
@@ -504,37 +582,40 @@ class Download {
 
     TransferProgress* progress() const { return options_.progress; }
 
-    void move(Remote& remote, const Range& r) {
-        Sha256 hash;
-        uint64_t at = r.offset;
-        std::string err;
-        const int status = remote.stream(
-            remote_file_word("f", path_) + "tail -c +" + std::to_string(r.offset + 1) +
-                " \"$f\" | head -c " + std::to_string(r.length) + " && tail -c +" +
-                std::to_string(r.offset + 1) + " \"$f\" | head -c " + std::to_string(r.length) +
-                " | sha256sum >&2",
-            {},
-            [&](std::string_view d) {
-                if (at + d.size() > r.offset + r.length) throw remote_error(path_ + " grew");
-                write_at(d, at);
-                hash.update(d);
-                at += d.size();
-                moved_ += d.size();
-                if (progress()) progress()->add_bytes(d.size());
-            },
-            [&](std::string_view d) { err.append(d); });
-        if (status != 0) throw remote_failure(remote, "reading " + path_, status, err);
-        const std::string got = hash.hex_digest();
-        if (at != r.offset + r.length || remote_hash(err) != got) {
-            std::lock_guard<std::mutex> lock(mutex_);
-            ++stats_.moved_again;
-            throw HashMismatch{};
-        }
-        std::lock_guard<std::mutex> lock(mutex_);
-        done_[r.index] = got;
-        std::ofstream(state_, std::ios::app) << r.index << " " << got << "\n";
+  public:
+    StreamJob job_for(const Range& r, RangeState& st) {
+        st.at = r.offset;
+        StreamJob job;
+        job.command = remote_file_word("f", path_) + "tail -c +" + std::to_string(r.offset + 1) +
+                      " \"$f\" | head -c " + std::to_string(r.length) + " && tail -c +" +
+                      std::to_string(r.offset + 1) + " \"$f\" | head -c " +
+                      std::to_string(r.length) + " | sha256sum >&2";
+        job.on_stdout = [this, &r, &st](std::string_view d) {
+            if (st.at + d.size() > r.offset + r.length) throw remote_error(path_ + " grew");
+            write_at(d, st.at);
+            st.hash.update(d);
+            st.at += d.size();
+            moved_ += d.size();
+            if (progress()) progress()->add_bytes(d.size());
+        };
+        job.on_stderr = [&st](std::string_view d) { st.err.append(d); };
+        return job;
     }
 
+    Outcome judge(Remote& remote, const Range& r, RangeState& st, int status) {
+        if (status != 0) throw remote_failure(remote, "reading " + path_, status, st.err);
+        const std::string got = st.hash.hex_digest();
+        std::lock_guard<std::mutex> lock(mutex_);
+        if (st.at != r.offset + r.length || remote_hash(st.err) != got) {
+            ++stats_.moved_again;
+            return Outcome::mismatch;
+        }
+        done_[r.index] = got;
+        std::ofstream(state_, std::ios::app) << r.index << " " << got << "\n";
+        return Outcome::done;
+    }
+
+  private:
     void write_at(std::string_view d, uint64_t at) {
         size_t put = 0;
         while (put < d.size()) {
@@ -637,10 +718,14 @@ class Upload {
             std::vector<Range> todo;
             for (const Range& r : ranges_)
                 if (!done_.count(r.index)) todo.push_back(r);
-            RangeRunner runner(remote_, options_.links, moved_);
+            RangeRunner runner(remote_, options_.links, moved_, [this](size_t index) {
+                std::lock_guard<std::mutex> lock(mutex_);
+                return done_.count(index) > 0;
+            });
             stats_.links = std::max(
-                stats_.links,
-                runner.run(todo, [this](Remote& r, const Range& range) { move(r, range); }));
+                stats_.links, runner.run(todo, [this](Remote& r, const std::vector<Range>& batch) {
+                    return move_batch(*this, r, batch);
+                }));
             const LocalVersion now = local_version(fd_.get(), local_);
             if (now == version_) break;
             if (round >= kRounds || now.size != version_.size)
@@ -695,46 +780,50 @@ class Upload {
 
     TransferProgress* progress() const { return options_.progress; }
 
-    void move(Remote& remote, const Range& r) {
-        Sha256 hash;
-        uint64_t at = r.offset;
+  public:
+    StreamJob job_for(const Range& r, RangeState& st) {
+        st.at = r.offset;
+        StreamJob job;
+        job.command = words() + "dd of=\"$p\" bs=" + std::to_string(kRangeBlock) +
+                      " seek=" + std::to_string(r.offset / kRangeBlock) +
+                      " conv=notrunc 2>/dev/null && tail -c +" + std::to_string(r.offset + 1) +
+                      " \"$p\" | head -c " + std::to_string(r.length) +
+                      " | sha256sum | cut -c1-64 | tee \"$d/" + std::to_string(r.index) +
+                      ".sha\" >&2";
         const uint64_t end = r.offset + r.length;
-        std::string err;
-        const InputSource input = [&](char* buffer, size_t capacity) -> size_t {
-            if (at >= end) return 0;
+        job.input = [this, &st, end](char* buffer, size_t capacity) -> size_t {
+            if (st.at >= end) return 0;
             ssize_t n;
             do {
-                n = ::pread(fd_.get(), buffer, std::min<uint64_t>(capacity, end - at),
-                            static_cast<off_t>(at));
+                n = ::pread(fd_.get(), buffer, std::min<uint64_t>(capacity, end - st.at),
+                            static_cast<off_t>(st.at));
             } while (n < 0 && errno == EINTR);
             if (n <= 0)
                 throw io_error("cannot read " + local_ + ": " +
                                (n == 0 ? "it shrank" : std::string(std::strerror(errno))));
-            hash.update(buffer, static_cast<size_t>(n));
-            at += static_cast<uint64_t>(n);
+            st.hash.update(buffer, static_cast<size_t>(n));
+            st.at += static_cast<uint64_t>(n);
             moved_ += static_cast<uint64_t>(n);
             if (progress()) progress()->add_bytes(static_cast<uint64_t>(n));
             return static_cast<size_t>(n);
         };
-        const int status = remote.stream(
-            words() + "dd of=\"$p\" bs=" + std::to_string(kRangeBlock) + " seek=" +
-                std::to_string(r.offset / kRangeBlock) + " conv=notrunc 2>/dev/null && tail -c +" +
-                std::to_string(r.offset + 1) + " \"$p\" | head -c " + std::to_string(r.length) +
-                " | sha256sum | cut -c1-64 | "
-                "tee \"$d/" +
-                std::to_string(r.index) + ".sha\" >&2",
-            input, {}, [&](std::string_view d) { err.append(d); });
-        if (status != 0) throw remote_failure(remote, "writing " + path_, status, err);
-        const std::string sent = hash.hex_digest();
-        if (at != end || remote_hash(err) != sent) {
-            std::lock_guard<std::mutex> lock(mutex_);
-            ++stats_.moved_again;
-            throw HashMismatch{};
-        }
-        std::lock_guard<std::mutex> lock(mutex_);
-        done_[r.index] = sent;
+        job.on_stderr = [&st](std::string_view d) { st.err.append(d); };
+        return job;
     }
 
+    Outcome judge(Remote& remote, const Range& r, RangeState& st, int status) {
+        if (status != 0) throw remote_failure(remote, "writing " + path_, status, st.err);
+        const std::string sent = st.hash.hex_digest();
+        std::lock_guard<std::mutex> lock(mutex_);
+        if (st.at != r.offset + r.length || remote_hash(st.err) != sent) {
+            ++stats_.moved_again;
+            return Outcome::mismatch;
+        }
+        done_[r.index] = sent;
+        return Outcome::done;
+    }
+
+  private:
     void finish() {
         const int64_t sec = version_.mtime_ns / 1000000000;
         const int64_t nsec = version_.mtime_ns % 1000000000;
