@@ -16,6 +16,7 @@
 #   gen_tree DIR NFILES BIGMB   # NFILES of 1-64 KiB in nested dirs + big.bin, fixed seed
 #   gen_text_tree DIR NFILES BIGMB  # the same shape as text (CSV, JSON, Python) + big.csv
 #   gen_random_file FILE MIB    # MIB MiB of incompressible bytes, always the same
+#   big_file_project MIB WHAT   # $proj with big.bin, tiny.bin and models bench_big, bench_tiny
 #   same_file A B               # "ok" when A and B are equal (cmp), else "DIFFERS"
 #   need_fault_relay            # sets $relay_tool (build/tests/mlt_fault_relay), built if needed
 #   relay_cmd WORDS             # a command to `coproc relay` (mlt_fault_relay); its answer
@@ -49,9 +50,9 @@ parse_compression() {
 }
 compression_yaml() { [ -z "$compression" ] || echo "  compression: $compression"; }
 
-# common_option ARGS...: the options run_bench.sh, whole_run.sh and throughput.sh share:
-# --rtt-ms N (appended to the caller's rtts array), --rate-mbit N, --compression C (also
-# as --opt=value) and --keep (sets keep=1). Sets opt_words to how many words of ARGS it
+# common_option ARGS...: the options run_bench.sh, whole_run.sh, throughput.sh and
+# bigfile.sh share: --rtt-ms N (appended to the caller's rtts array), --rate-mbit N,
+# --compression C (also as --opt=value) and --keep (sets keep=1). Sets opt_words to how many words of ARGS it
 # used, 0 when $1 is none of them.
 # shellcheck disable=SC2034  # keep and opt_words are read by the calling script
 common_option() {
@@ -154,7 +155,8 @@ start_relay() {
     rm -f "$fifo" && mkfifo "$fifo"
     exec {relay_in}<>"$fifo"
     exec {relay_out}< <(exec timeout $((tmo * 50)) "$delay_relay" --target "$SSHD_PORT" \
-                          --rtt-ms "$rtt" --rate-mbit "$mbit" <"$fifo" {relay_in}>&- 2>>"$work/relay-$rtt.log")
+                          --rtt-ms "$rtt" --rate-mbit "$mbit" \
+                          <"$fifo" {relay_in}>&- 2>>"$work/relay-$rtt.log")
     relay_pid=$!
     read -r -t 10 ready port <&"$relay_out" || { echo "relay did not start" >&2; exit 1; }
     [ "$ready" = ready ] || { echo "relay: unexpected '$ready'" >&2; exit 1; }
@@ -325,6 +327,35 @@ with open(sys.argv[1], "wb") as f:
     for _ in range(int(sys.argv[2])): f.write(r.randbytes(1 << 20))' "$1" "$2"
   fi
   [ "$(stat -c %s "$1")" = "$bytes" ] || { echo "could not generate $1" >&2; exit 1; }
+}
+
+# big_file_project MIB WHAT: $work/project ($proj) holding big.bin ($big: MIB MiB of
+# gen_random_file; $bytes its size), tiny.bin (its first KiB) and two models, bench_big and
+# bench_tiny, whose sidecars upload the one file and run a job that does nothing
+# (`train_cmd: "true"`), with the log dir `{remote_dir}/logs`. WHAT names the benchmark in
+# the spec files.
+# shellcheck disable=SC2034  # proj, big and bytes are read by the calling script
+big_file_project() {
+  proj=$work/project
+  big=$proj/big.bin
+  bytes=$(($1 * 1024 * 1024))
+  mkdir -p "$proj"
+  echo "generating $1 MiB ..." >&2
+  gen_random_file "$big" "$1"
+  head -c 1024 "$big" > "$proj/tiny.bin"
+  # remote_log_dir is spelled out from {remote_dir}: at 9f7a2fb a relative one is created by
+  # the job (relative to the remote dir) but listed for collection relative to the login dir.
+  local m
+  for m in big tiny; do
+    echo "# $2 benchmark model ($m.bin)" > "$proj/bench_$m.py"
+    cat > "$proj/bench_$m.ssh.yaml" <<YAML
+ssh:
+  upload_files: [$m.bin]
+  train_cmd: "true"
+  remote_log_dir: "{remote_dir}/logs"
+$(compression_yaml)
+YAML
+  done
 }
 
 # same_file A B: "ok" when A and B have the same bytes, else "DIFFERS" (also when one is missing).

@@ -46,30 +46,13 @@ bench_init cmp
 bench_start "$keep"
 
 # --- the files and the two models --------------------------------------------------------------
-proj=$work/project
-mkdir -p "$proj" "$work/local"
-big=$proj/big.bin
-bytes=$((size_mb * 1024 * 1024))
-echo "generating $size_mb MiB ..." >&2
-gen_random_file "$big" "$size_mb"
-head -c 1024 "$big" > "$proj/tiny.bin"
+big_file_project "$size_mb" throughput
+mkdir -p "$work/local"
 big_sha=$(python3 -c 'import hashlib, sys
 h = hashlib.sha256()
 with open(sys.argv[1], "rb") as f:
     for c in iter(lambda: f.read(1 << 20), b""): h.update(c)
 print(h.hexdigest())' "$big")
-# remote_log_dir is spelled out from {remote_dir}: at 9f7a2fb a relative one is created by the
-# job (relative to the remote dir) but listed for collection relative to the login dir.
-for m in big tiny; do
-  echo "# throughput benchmark model ($m.bin)" > "$proj/bench_$m.py"
-  cat > "$proj/bench_$m.ssh.yaml" <<YAML
-ssh:
-  upload_files: [$m.bin]
-  train_cmd: "true"
-  remote_log_dir: "{remote_dir}/logs"
-$(compression_yaml)
-YAML
-done
 
 results=$work/results.tsv
 : > "$results"

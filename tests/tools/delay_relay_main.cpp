@@ -30,8 +30,6 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
-#include <signal.h>
-#include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -54,6 +52,7 @@
 #include <vector>
 
 #include "harness/net.h"
+#include "stop_signals.h"
 
 namespace {
 
@@ -379,13 +378,7 @@ int main(int argc, char** argv) {
                      "[--rate-mbit N] [--buffer-ms N]\n";
         return 2;
     }
-    // Blocked before any thread starts (each inherits the mask), taken by signalfd.
-    sigset_t signals;
-    sigemptyset(&signals);
-    sigaddset(&signals, SIGTERM);
-    sigaddset(&signals, SIGINT);
-    sigprocmask(SIG_BLOCK, &signals, nullptr);
-    const int signal_fd = signalfd(-1, &signals, SFD_CLOEXEC);
+    const int signal_fd = mlt_test::stop_signal_fd();  // before any thread starts
     const int listen_fd = listen_on(static_cast<int>(o.listen));
     if (signal_fd < 0 || listen_fd < 0) {
         std::cerr << "mlt_delay_relay: cannot listen on 127.0.0.1:" << o.listen << ": "
