@@ -1,8 +1,17 @@
 #!/usr/bin/env bash
 # Installs what building, testing (sanitizers and fuzzing too) and the demo need, from
-# Debian's packages.
+# Debian's packages. With --bench, also what the scripts in tests/bench compare mlt with
+# (rsync, rclone, lftp) and GNU time (their peak RSS).
 # Does nothing when everything is already there; uses sudo when not root.
 set -euo pipefail
+
+bench=0
+for arg in "$@"; do
+  case $arg in
+    --bench) bench=1 ;;
+    *) echo "usage: scripts/install-deps.sh [--bench]" >&2; exit 2 ;;
+  esac
+done
 
 packages=(
   build-essential cmake ninja-build pkg-config git clang-format
@@ -15,6 +24,8 @@ packages=(
   # llvm-symbolizer for readable stack traces
   clang libclang-rt-14-dev llvm
 )
+# tests/bench: the tools mlt is measured against, opt-in
+[ "$bench" = 0 ] || packages+=(rsync rclone lftp time)
 
 missing=()
 for p in "${packages[@]}"; do

@@ -2,7 +2,7 @@
 # Compression study: whole `mlt ssh ... train` runs (upload a workspace, run a job that writes
 # a log dir, pull the log dir) with the setting `compression: none`, `gzip` and `zstd`, for
 # two workspaces: "random" (gen_tree, incompressible) and "text" (gen_text_tree: CSV, JSON
-# and Python, ~3.5-4x), over links given as RTT[/MBIT] (latency_relay.py, MBIT caps each
+# and Python, ~3.5-4x), over links given as RTT[/MBIT] (mlt_delay_relay, MBIT caps each
 # direction). The job writes log files like the workspace (random bytes, or JSON lines).
 # Every run is checked (sha256 of the remote workspace and the pulled log dir).
 #
@@ -163,7 +163,7 @@ stop_relay
 
 # --- the tables ------------------------------------------------------------------------------
 echo
-echo "loopback sshd behind latency_relay.py; link = RTT ms[/cap Mbit/s per direction]; best of $reps"
+echo "loopback sshd behind mlt_delay_relay; link = RTT ms[/cap Mbit/s per direction]; best of $reps"
 python3 - "$work/sizes.tsv" <<'PY'
 import sys
 mb = lambda b: f"{int(b) / 1e6:.1f}"

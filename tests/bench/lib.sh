@@ -1,17 +1,23 @@
 # Shared by the benchmarks in tests/bench (sourced, not run). Sets up a throwaway sshd on
-# 127.0.0.1 behind an optional latency relay, a temp dir removed on exit, and the helpers
-# the scripts time and check things with.
+# 127.0.0.1 behind an optional delay relay (build/tests/mlt_delay_relay, source in
+# tests/tools/delay_relay_main.cpp: a delay line of RTT/2 per direction, optionally paced to
+# MBIT Mbit/s as one link shared by all connections), a temp dir removed on exit, and the
+# helpers the scripts time and check things with.
 #
 #   . "$(dirname "$0")/lib.sh"
-#   bench_init TOOL...          # checks the tools, builds build/src/mlt if needed
+#   bench_init TOOL...          # checks the tools, builds build/src/mlt and the relay if needed
 #   bench_start KEEP            # temp dir $work, HOME, key, sshd, traps; KEEP=1 keeps $work
 #   start_relay RTT [MBIT]      # sets $port ("direct": sshd itself), $ssh_cmd, $dest_host;
 #                               # MBIT (default $rate_mbit, 0 = unlimited) caps each direction
+#   stop_relay                  # stops it (start_relay and the EXIT trap do too)
 #   timed LOG CMD...            # prints "SECONDS" (or ">T", "FAIL(rc)")
 #   timed_rss LOG CMD...        # prints "SECONDS PEAK_RSS_KB"
 #   manifest DIR [REF]          # sha256 over REF's file list (default DIR), read from DIR
 #   gen_tree DIR NFILES BIGMB   # NFILES of 1-64 KiB in nested dirs + big.bin, fixed seed
 #   gen_text_tree DIR NFILES BIGMB  # the same shape as text (CSV, JSON, Python) + big.csv
+#   gen_random_file FILE MIB    # MIB MiB of incompressible bytes, always the same
+#   big_file_project MIB WHAT   # $proj with big.bin, tiny.bin and models bench_big, bench_tiny
+#   same_file A B               # "ok" when A and B are equal (cmp), else "DIFFERS"
 #   need_fault_relay            # sets $relay_tool (build/tests/mlt_fault_relay), built if needed
 #   relay_cmd WORDS             # a command to `coproc relay` (mlt_fault_relay); its answer
 #   wait_text FILE TEXT         # waits (bounded) until FILE contains TEXT
@@ -24,11 +30,12 @@
 # shellcheck shell=bash
 
 bench_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
-bench_here=$bench_root/tests/bench
 mlt=${MLT:-$bench_root/build/src/mlt}
 tmo=${BENCH_TIMEOUT:-600}
 bench_profile_s=${bench_profile_s:-0}
-work='' relay_pid='' port='' ssh_cmd='' dest_host='' bench_keep=0 rate_mbit=0 compression=''
+delay_relay=$bench_root/build/tests/mlt_delay_relay
+work='' relay_pid='' relay_in='' relay_out='' port='' ssh_cmd='' dest_host='' bench_keep=0
+rate_mbit=0 compression=''
 
 # parse_rate_mbit N: the scripts' --rate-mbit N (a bandwidth cap per direction in the relay).
 parse_rate_mbit() {
@@ -43,9 +50,9 @@ parse_compression() {
 }
 compression_yaml() { [ -z "$compression" ] || echo "  compression: $compression"; }
 
-# common_option ARGS...: the options run_bench.sh, whole_run.sh and throughput.sh share:
-# --rtt-ms N (appended to the caller's rtts array), --rate-mbit N, --compression C (also
-# as --opt=value) and --keep (sets keep=1). Sets opt_words to how many words of ARGS it
+# common_option ARGS...: the options run_bench.sh, whole_run.sh, throughput.sh and
+# bigfile.sh share: --rtt-ms N (appended to the caller's rtts array), --rate-mbit N,
+# --compression C (also as --opt=value) and --keep (sets keep=1). Sets opt_words to how many words of ARGS it
 # used, 0 when $1 is none of them.
 # shellcheck disable=SC2034  # keep and opt_words are read by the calling script
 common_option() {
@@ -71,6 +78,10 @@ bench_init() {
     echo "building $mlt ..." >&2
     timeout 1200 cmake --build "$bench_root/build" --target mlt >/dev/null
   fi
+  if [ ! -x "$delay_relay" ]; then
+    echo "building $delay_relay ..." >&2
+    timeout 1200 cmake --build "$bench_root/build" --target mlt_delay_relay >/dev/null
+  fi
   # shellcheck source=../../scripts/lib/loopback-sshd.sh
   . "$bench_root/scripts/lib/loopback-sshd.sh"
 }
@@ -81,6 +92,8 @@ stop_relay() {
     wait "$relay_pid" 2>/dev/null || true
     relay_pid=
   fi
+  if [ -n "$relay_in" ]; then exec {relay_in}>&-; relay_in=; fi
+  if [ -n "$relay_out" ]; then exec {relay_out}<&-; relay_out=; fi
 }
 
 bench_cleanup() {
@@ -123,22 +136,29 @@ SH
   mlt_opts=(-i "$key" -o UserKnownHostsFile="$known" -o StrictHostKeyChecking=accept-new)
 }
 
-# start_relay RTT [MBIT]: a latency relay in front of sshd ("direct": none), capped at MBIT
-# Mbit/s per direction (default $rate_mbit; 0: unlimited). Sets port, ssh_cmd (one string,
-# for rsync -e and word splitting) and dest_host; connects once, untimed, so that
-# known_hosts and sshd are warm before anything is measured.
+# start_relay RTT [MBIT]: mlt_delay_relay in front of sshd ("direct": none), RTT ms added
+# to every round trip (RTT/2 each way), capped at MBIT Mbit/s per direction (default
+# $rate_mbit; 0: unlimited). Sets port, ssh_cmd (one string, for rsync -e and word
+# splitting) and dest_host; connects once, untimed, so that known_hosts and sshd are warm
+# before anything is measured. The relay logs to $work/relay-RTT.log (at its end, the bytes
+# it carried).
 start_relay() {
-  local rtt=$1 mbit=${2:-$rate_mbit} rfd ready
+  local rtt=$1 mbit=${2:-$rate_mbit} ready fifo
   stop_relay
   if [ "$rtt" = direct ]; then
     if [ "$mbit" != 0 ]; then echo "a rate cap needs the relay: use --rtt-ms 0, not direct" >&2; exit 2; fi
     port=$SSHD_PORT
   else
-    exec {rfd}< <(exec timeout $((tmo * 50)) python3 "$bench_here/latency_relay.py" --listen 0 \
-                    --target "$SSHD_PORT" --rtt-ms "$rtt" --rate-mbit "$mbit" \
-                    2>>"$work/relay-$rtt.log")
+    # Its stdin is a FIFO that only this shell (and what it starts later) holds open: the
+    # relay also ends on its own when the script is killed without running its EXIT trap.
+    fifo=$work/relay.in
+    rm -f "$fifo" && mkfifo "$fifo"
+    exec {relay_in}<>"$fifo"
+    exec {relay_out}< <(exec timeout $((tmo * 50)) "$delay_relay" --target "$SSHD_PORT" \
+                          --rtt-ms "$rtt" --rate-mbit "$mbit" \
+                          <"$fifo" {relay_in}>&- 2>>"$work/relay-$rtt.log")
     relay_pid=$!
-    read -r -t 10 ready port <&"$rfd" || { echo "relay did not start" >&2; exit 1; }
+    read -r -t 10 ready port <&"$relay_out" || { echo "relay did not start" >&2; exit 1; }
     [ "$ready" = ready ] || { echo "relay: unexpected '$ready'" >&2; exit 1; }
   fi
   echo "rtt ${rtt}$( [ "$mbit" = 0 ] || echo ", ${mbit} Mbit/s"): 127.0.0.1:$port -> sshd 127.0.0.1:$SSHD_PORT" >&2
@@ -291,6 +311,55 @@ if big:
         f.write(csv_text(big << 20, 0))
 PY
 }
+
+# gen_random_file FILE MIB: MIB MiB of incompressible bytes, always the same: an AES-CTR
+# keystream from openssl (fixed key, ~1 GB/s) or, without openssl, Python's random (fixed
+# seed, slower).
+gen_random_file() {
+  local bytes=$(($2 * 1024 * 1024))
+  if command -v openssl >/dev/null; then
+    { openssl enc -aes-128-ctr -nosalt -pbkdf2 -pass pass:mlt-bench -in /dev/zero 2>/dev/null || true; } |
+      head -c "$bytes" > "$1"
+  else
+    python3 -c 'import random, sys
+r = random.Random(42)
+with open(sys.argv[1], "wb") as f:
+    for _ in range(int(sys.argv[2])): f.write(r.randbytes(1 << 20))' "$1" "$2"
+  fi
+  [ "$(stat -c %s "$1")" = "$bytes" ] || { echo "could not generate $1" >&2; exit 1; }
+}
+
+# big_file_project MIB WHAT: $work/project ($proj) holding big.bin ($big: MIB MiB of
+# gen_random_file; $bytes its size), tiny.bin (its first KiB) and two models, bench_big and
+# bench_tiny, whose sidecars upload the one file and run a job that does nothing
+# (`train_cmd: "true"`), with the log dir `{remote_dir}/logs`. WHAT names the benchmark in
+# the spec files.
+# shellcheck disable=SC2034  # proj, big and bytes are read by the calling script
+big_file_project() {
+  proj=$work/project
+  big=$proj/big.bin
+  bytes=$(($1 * 1024 * 1024))
+  mkdir -p "$proj"
+  echo "generating $1 MiB ..." >&2
+  gen_random_file "$big" "$1"
+  head -c 1024 "$big" > "$proj/tiny.bin"
+  # remote_log_dir is spelled out from {remote_dir}: at 9f7a2fb a relative one is created by
+  # the job (relative to the remote dir) but listed for collection relative to the login dir.
+  local m
+  for m in big tiny; do
+    echo "# $2 benchmark model ($m.bin)" > "$proj/bench_$m.py"
+    cat > "$proj/bench_$m.ssh.yaml" <<YAML
+ssh:
+  upload_files: [$m.bin]
+  train_cmd: "true"
+  remote_log_dir: "{remote_dir}/logs"
+$(compression_yaml)
+YAML
+  done
+}
+
+# same_file A B: "ok" when A and B have the same bytes, else "DIFFERS" (also when one is missing).
+same_file() { if cmp -s "$1" "$2"; then echo ok; else echo DIFFERS; fi; }
 
 # ratio A B: A/B with two decimals, "-" if either is not a number.
 ratio() {

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Transfer benchmark: uploads one generated workspace through a throwaway sshd on 127.0.0.1
-# (behind tests/bench/latency_relay.py, which adds RTT) with rsync, scp, sftp, tar|ssh and
+# (behind mlt_delay_relay, see lib.sh, which adds RTT) with rsync, scp, sftp, tar|ssh and
 # `mlt ssh train` (upload_files), cold (empty remote dir) and warm (same upload again),
 # checks every remote copy against the local one, and prints a table.
 #
@@ -97,7 +97,7 @@ stop_relay
 
 # --- the table -----------------------------------------------------------------------------
 echo
-echo "workspace: $nlocal files, $total_bytes bytes (loopback sshd behind latency_relay.py$( [ "$rate_mbit" = 0 ] || echo ", capped at $rate_mbit Mbit/s"); mlt compression: ${compression:-default})"
+echo "workspace: $nlocal files, $total_bytes bytes (loopback sshd behind mlt_delay_relay$( [ "$rate_mbit" = 0 ] || echo ", capped at $rate_mbit Mbit/s"); mlt compression: ${compression:-default})"
 python3 - "$results" <<'PY'
 import sys
 rows = [l.rstrip("\n").split("\t") for l in open(sys.argv[1]) if l.strip()]

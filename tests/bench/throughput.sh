@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Throughput and memory of one large file through a throwaway sshd on 127.0.0.1 (optionally
-# behind latency_relay.py), up and down, mlt against plain ssh:
+# behind mlt_delay_relay), up and down, mlt against plain ssh:
 #   up:   ssh host 'cat > /dev/null' < big     ssh host 'cat > FILE' < big
 #         ssh -c aes128-gcm@openssh.com host 'cat > /dev/null' < big   (mlt's cipher on AES CPUs)
 #         mlt ssh ... train bench_big   (upload_files: [big.bin], train_cmd: true)
@@ -46,40 +46,13 @@ bench_init cmp
 bench_start "$keep"
 
 # --- the files and the two models --------------------------------------------------------------
-proj=$work/project
-mkdir -p "$proj" "$work/local"
-big=$proj/big.bin
-bytes=$((size_mb * 1024 * 1024))
-echo "generating $size_mb MiB ..." >&2
-if command -v openssl >/dev/null; then
-  # AES-CTR keystream: random-looking, reproducible, ~1 GB/s.
-  { openssl enc -aes-128-ctr -nosalt -pbkdf2 -pass pass:mlt-bench -in /dev/zero 2>/dev/null || true; } |
-    head -c "$bytes" > "$big"
-else
-  python3 -c 'import random, sys
-r = random.Random(42)
-with open(sys.argv[1], "wb") as f:
-    for _ in range(int(sys.argv[2])): f.write(r.randbytes(1 << 20))' "$big" "$size_mb"
-fi
-[ "$(stat -c %s "$big")" = "$bytes" ] || { echo "could not generate $big" >&2; exit 1; }
-head -c 1024 "$big" > "$proj/tiny.bin"
+big_file_project "$size_mb" throughput
+mkdir -p "$work/local"
 big_sha=$(python3 -c 'import hashlib, sys
 h = hashlib.sha256()
 with open(sys.argv[1], "rb") as f:
     for c in iter(lambda: f.read(1 << 20), b""): h.update(c)
 print(h.hexdigest())' "$big")
-# remote_log_dir is spelled out from {remote_dir}: at 9f7a2fb a relative one is created by the
-# job (relative to the remote dir) but listed for collection relative to the login dir.
-for m in big tiny; do
-  echo "# throughput benchmark model ($m.bin)" > "$proj/bench_$m.py"
-  cat > "$proj/bench_$m.ssh.yaml" <<YAML
-ssh:
-  upload_files: [$m.bin]
-  train_cmd: "true"
-  remote_log_dir: "{remote_dir}/logs"
-$(compression_yaml)
-YAML
-done
 
 results=$work/results.tsv
 : > "$results"
@@ -90,7 +63,6 @@ record() {
   printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$1" "$2" "$3" "$secs" "$rss" "$5" >>"$results"
   echo "  $2 $3: $secs s, peak RSS ${rss} KiB, $5" >&2
 }
-same() { if cmp -s "$1" "$2"; then echo ok; else echo DIFFERS; fi; }
 
 for rtt in "${rtts[@]}"; do
   start_relay "$rtt"
@@ -107,21 +79,21 @@ for rtt in "${rtts[@]}"; do
         "$(timed_rss "$log" bash -c '$1 "$2" "cat > /dev/null" < "$3"' _ "$ssh_cmd" "$dest_host" "$big")" -
       record "$rtt" up "ssh > file" \
         "$(timed_rss "$log" bash -c '$1 "$2" "cat > $3" < "$4"' _ "$ssh_cmd" "$dest_host" "$r/ssh.bin" "$big")" \
-        "$(same "$r/ssh.bin" "$big")"
+        "$(same_file "$r/ssh.bin" "$big")"
       rm -f "$r/ssh.bin"
       record "$rtt" up "ssh aes-gcm > /dev/null" \
         "$(timed_rss "$log" bash -c '$1 -c aes128-gcm@openssh.com "$2" "cat > /dev/null" < "$3"' _ "$ssh_cmd" "$dest_host" "$big")" -
       t=$(cd "$proj" && timed_rss "$log" "$mlt" ssh -h "$mlt_host/big" "${mlt_opts[@]}" train bench_big)
-      record "$rtt" up "mlt train" "$t" "$(same "$r/big/big.bin" "$big")"
+      record "$rtt" up "mlt train" "$t" "$(same_file "$r/big/big.bin" "$big")"
       t=$(cd "$proj" && timed_rss "$log" "$mlt" ssh -h "$mlt_host/tiny" "${mlt_opts[@]}" train bench_tiny)
-      record "$rtt" up "mlt train, 1 KiB" "$t" "$(same "$r/tiny/tiny.bin" "$proj/tiny.bin")"
+      record "$rtt" up "mlt train, 1 KiB" "$t" "$(same_file "$r/tiny/tiny.bin" "$proj/tiny.bin")"
 
       # -- down --------------------------------------------------------------------------------
       record "$rtt" down "ssh > /dev/null" \
         "$(timed_rss "$log" bash -c '$1 "$2" "cat $3" > /dev/null' _ "$ssh_cmd" "$dest_host" "$big")" -
       record "$rtt" down "ssh > file" \
         "$(timed_rss "$log" bash -c '$1 "$2" "cat $3" > "$4"' _ "$ssh_cmd" "$dest_host" "$big" "$work/local/ssh.bin")" \
-        "$(same "$work/local/ssh.bin" "$big")"
+        "$(same_file "$work/local/ssh.bin" "$big")"
       rm -f "$work/local/ssh.bin"
       record "$rtt" down "ssh aes-gcm > /dev/null" \
         "$(timed_rss "$log" bash -c '$1 -c aes128-gcm@openssh.com "$2" "cat $3" > /dev/null' _ "$ssh_cmd" "$dest_host" "$big")" -
@@ -129,22 +101,22 @@ for rtt in "${rtts[@]}"; do
       mkdir -p "$r/big/logs" && mv "$r/big/big.bin" "$r/big/logs/big.bin"
       rm -rf "$HOME/.mltk/models/bench_big"
       t=$(cd "$proj" && timed_rss "$log" "$mlt" ssh -h "$mlt_host/big" "${mlt_opts[@]}" download bench_big)
-      record "$rtt" down "mlt download (log dir)" "$t" "$(same "$HOME/.mltk/models/bench_big/big.bin" "$big")"
+      record "$rtt" down "mlt download (log dir)" "$t" "$(same_file "$HOME/.mltk/models/bench_big/big.bin" "$big")"
       rm -rf "$HOME/.mltk/models/bench_big"
       # Then as the archive, with the sha256 a finished job leaves for mlt to check.
       mv "$r/big/logs/big.bin" "$r/big/bench_big.mltk.zip"
       echo "$big_sha" > "$r/big/.mlt/bench_big/sha256"
       t=$(cd "$proj" && timed_rss "$log" "$mlt" ssh -h "$mlt_host/big" "${mlt_opts[@]}" download bench_big)
-      record "$rtt" down "mlt download (archive)" "$t" "$(same "$proj/bench_big.mltk.zip" "$big")"
+      record "$rtt" down "mlt download (archive)" "$t" "$(same_file "$proj/bench_big.mltk.zip" "$big")"
       rm -f "$proj/bench_big.mltk.zip" "$r/big/.mlt/bench_big/sha256"
       # The same without a sha256 to check: the difference is mlt's local hashing.
       t=$(cd "$proj" && timed_rss "$log" "$mlt" ssh -h "$mlt_host/big" "${mlt_opts[@]}" download bench_big)
-      record "$rtt" down "mlt download (arch, no sha)" "$t" "$(same "$proj/bench_big.mltk.zip" "$big")"
+      record "$rtt" down "mlt download (arch, no sha)" "$t" "$(same_file "$proj/bench_big.mltk.zip" "$big")"
       rm -f "$proj/bench_big.mltk.zip"
       mkdir -p "$r/tiny/logs" && mv "$r/tiny/tiny.bin" "$r/tiny/logs/tiny.bin"
       rm -rf "$HOME/.mltk/models/bench_tiny"
       t=$(cd "$proj" && timed_rss "$log" "$mlt" ssh -h "$mlt_host/tiny" "${mlt_opts[@]}" download bench_tiny)
-      record "$rtt" down "mlt download, 1 KiB" "$t" "$(same "$HOME/.mltk/models/bench_tiny/tiny.bin" "$proj/tiny.bin")"
+      record "$rtt" down "mlt download, 1 KiB" "$t" "$(same_file "$HOME/.mltk/models/bench_tiny/tiny.bin" "$proj/tiny.bin")"
     }
     rm -rf "$r" "$HOME/.mltk/models"
   done
@@ -153,7 +125,7 @@ stop_relay
 
 # --- the table ---------------------------------------------------------------------------------
 echo
-echo "one file of $bytes bytes; loopback sshd$( [ "${rtts[*]}" = direct ] || echo ", latency_relay.py for RTT > direct")$( [ "$rate_mbit" = 0 ] || echo ", capped at $rate_mbit Mbit/s"); mlt compression: ${compression:-default}; best of $reps"
+echo "one file of $bytes bytes; loopback sshd$( [ "${rtts[*]}" = direct ] || echo ", mlt_delay_relay for RTT > direct")$( [ "$rate_mbit" = 0 ] || echo ", capped at $rate_mbit Mbit/s"); mlt compression: ${compression:-default}; best of $reps"
 python3 - "$results" "$bytes" <<'PY'
 import sys
 from collections import OrderedDict

@@ -5,7 +5,7 @@
 #   rsync -a workspace/ host:remote/ ; ssh host 'cd remote && python3 train.py LOGDIR N' ;
 #   rsync -a host:LOGDIR/ local/
 # Each runs cold (empty remote dir, empty local result dir) and warm (everything again,
-# nothing changed), through a throwaway sshd on 127.0.0.1 behind latency_relay.py. The end
+# nothing changed), through a throwaway sshd on 127.0.0.1 behind mlt_delay_relay. The end
 # state is checked: sha256 of the uploaded workspace and of the pulled log dir.
 #
 #   tests/bench/whole_run.sh [--rtt-ms N ...] [--rate-mbit N] [--compression C] [--small]
@@ -239,7 +239,7 @@ stop_relay
 # --- the table -------------------------------------------------------------------------------
 echo
 echo "workspace: $ws_files files, $ws_bytes bytes; job log dir: $nlogs files, $log_bytes bytes"
-echo "(loopback sshd behind latency_relay.py$( [ "$rate_mbit" = 0 ] || echo ", capped at $rate_mbit Mbit/s"); mlt compression: ${compression:-default}; hand = rsync up + ssh job + rsync down)"
+echo "(loopback sshd behind mlt_delay_relay$( [ "$rate_mbit" = 0 ] || echo ", capped at $rate_mbit Mbit/s"); mlt compression: ${compression:-default}; hand = rsync up + ssh job + rsync down)"
 python3 - "$results" <<'PY'
 import sys
 rows = [l.rstrip("\n").split("\t") for l in open(sys.argv[1]) if l.strip()]

@@ -9,8 +9,6 @@
 // `stats` answers "ok up <bytes> down <bytes> connections <n> open <n>". EOF on stdin,
 // SIGTERM or SIGINT end it (exit 0); bad arguments exit 2, a relay that cannot listen 1.
 #include <poll.h>
-#include <signal.h>
-#include <sys/signalfd.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -23,6 +21,7 @@
 #include <string>
 
 #include "harness/fault_relay.h"
+#include "stop_signals.h"
 
 namespace {
 
@@ -115,12 +114,7 @@ int main(int argc, char** argv) {
 
     // Blocked before the relay thread starts (which inherits the mask), taken by signalfd:
     // a SIGTERM ends the command loop and the relay's destructor resets the connections.
-    sigset_t signals;
-    sigemptyset(&signals);
-    sigaddset(&signals, SIGTERM);
-    sigaddset(&signals, SIGINT);
-    sigprocmask(SIG_BLOCK, &signals, nullptr);
-    const int signal_fd = signalfd(-1, &signals, SFD_CLOEXEC);
+    const int signal_fd = mlt_test::stop_signal_fd();
     if (signal_fd < 0) {
         std::cerr << "mlt_fault_relay: signalfd failed\n";
         return 1;
