@@ -117,9 +117,9 @@ void add_train_options(CLI::App& app, TrainOptions& o, SshCommandLine& cli, int&
            "it pays, up to 8) or N (default: setting transfer.connections, auto)")
         ->type_name("auto|N")
         ->check([](const std::string& n) {
-            return n == "auto" || parse_decimal(n, 1, 16)
+            return n == "auto" || parse_decimal(n, 1, 8)
                        ? std::string()
-                       : std::string("expected auto or a number from 1 to 16");
+                       : std::string("expected auto or a number from 1 to 8");
         });
     add_verbose_flag(app, verbosity, "More detail; the training sees MLT_VERBOSE=1");
     add_connection_options(app, cli, "Connection options (as before train; not passed on)");

@@ -349,10 +349,7 @@ const std::vector<FieldDecl>& nodes_fields() {
 
 const std::vector<FieldDecl>& transfer_fields() {
     static const std::vector<FieldDecl> kFields = {
-        choice("connections",
-               {"auto", "1", "2", "3", "4", "5", "6", "7", "8", "9", "10", "11", "12", "13", "14",
-                "15", "16"},
-               "`auto`", "4",
+        choice("connections", {"auto", "1", "2", "3", "4", "5", "6", "7", "8"}, "`auto`", "4",
                "SSH connections a file of 32 MiB or more moves over, as ranges side by side "
                "(as `--connections`): `auto` starts with 2 and doubles them while the rate still "
                "gains 10 %, up to 8; a connection the server refuses (MaxStartups) is no error",
