@@ -131,8 +131,8 @@ std::string command_frame(const ControlShell& shell, uint64_t serial, const std:
 // or until the channel ended first (false: sh itself ended). Throws when nothing came in
 // before `deadline`, which each read that brings bytes moves on.
 bool read_frame(ssh_session s, Liveness& live, ssh_channel ch, const std::string& display,
-                ReadBuffer& buf, std::chrono::steady_clock::time_point& deadline,
-                FrameStream& out, FrameStream& err) {
+                ReadBuffer& buf, std::chrono::steady_clock::time_point& deadline, FrameStream& out,
+                FrameStream& err) {
     const OutputSink to_out = [&](std::string_view d) { out.feed(d.data(), d.size()); };
     const OutputSink to_err = [&](std::string_view d) { err.feed(d.data(), d.size()); };
     while (!out.done() || !err.done()) {

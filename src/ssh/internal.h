@@ -1,8 +1,8 @@
 #pragma once
 // Pieces of the session layer shared between its .cpp files.
 
-#include <memory>
 #include <chrono>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
