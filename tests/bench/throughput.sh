@@ -8,8 +8,7 @@
 #         ssh -c aes128-gcm@openssh.com host 'cat big' > /dev/null
 #         mlt ssh ... download bench_big  with big.bin in the remote log dir (tar stream)
 #         mlt ssh ... download bench_big  with big.bin as the archive bench_big.mltk.zip
-#         (cat, then checked against the remote sha256 as after a training; and once more
-#         without a sha256 file, which shows the cost of that check)
+#         (cat, then checked against the remote sha256 as after a training)
 # mlt's times include a whole train / download flow (connection, job, round trips), so the
 # same runs with a 1 KiB file are timed too; "net" MB/s subtracts that overhead. Every mlt
 # copy is compared with the original (cmp). Peak RSS is the largest process of each command
