@@ -207,4 +207,14 @@ void check_items(const std::vector<UploadItem>& items) {
     }
 }
 
+timespec to_timespec(int64_t ns) {
+    int64_t sec = ns / 1000000000;
+    int64_t nsec = ns % 1000000000;
+    if (nsec < 0) {
+        sec -= 1;
+        nsec += 1000000000;
+    }
+    return {static_cast<time_t>(sec), static_cast<long>(nsec)};
+}
+
 }  // namespace mlt::transfer_detail

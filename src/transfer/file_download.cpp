@@ -74,16 +74,6 @@ bool parse_ns(const std::string& text, int64_t& ns) {
     return true;
 }
 
-timespec to_timespec(int64_t ns) {
-    int64_t sec = ns / 1000000000;
-    int64_t nsec = ns % 1000000000;
-    if (nsec < 0) {
-        sec -= 1;
-        nsec += 1000000000;
-    }
-    return {static_cast<time_t>(sec), static_cast<long>(nsec)};
-}
-
 // Thrown by the sink when the remote file is not the one the resume file was cut from.
 struct StartOver {};
 

@@ -5,6 +5,7 @@
 #include <archive.h>
 #include <archive_entry.h>
 #include <sys/types.h>
+#include <time.h>
 
 #include <condition_variable>
 #include <cstdint>
@@ -112,6 +113,9 @@ UniqueFd open_base(const std::string& local_base);
 
 // GNU tar's option for `compression` (with a leading space), or "".
 const char* tar_compression_flag(Compression compression);
+
+// Nanoseconds since the epoch as a timespec (nsec in 0..999999999, also before 1970).
+timespec to_timespec(int64_t ns);
 
 // `.<leaf><suffix>`, a hidden name beside `leaf` for mlt's own use that leaves `extra` more
 // characters within NAME_MAX: a leaf too long for it is cut and given a hash of the whole

@@ -445,21 +445,28 @@ std::map<size_t, std::string> remote_range_hashes(Remote& remote, const std::str
     return out;
 }
 
+// Reads up to `size` bytes of the local `fd` at `at` (at least one: a file that ends
+// before is one that shrank); throws io errors naming `shown`.
+size_t read_at(int fd, char* buffer, uint64_t size, uint64_t at, const std::string& shown) {
+    ssize_t n;
+    do {
+        n = ::pread(fd, buffer, size, static_cast<off_t>(at));
+    } while (n < 0 && errno == EINTR);
+    if (n <= 0)
+        throw io_error("cannot read " + shown + ": " +
+                       (n == 0 ? "it shrank" : std::string(std::strerror(errno))));
+    return static_cast<size_t>(n);
+}
+
 // The sha256 of `length` bytes of the local `fd` from `offset`.
 std::string local_range_hash(int fd, const Range& r, const std::string& shown) {
     std::vector<char> buf(1024 * 1024);
     Sha256 hash;
-    uint64_t at = r.offset;
-    const uint64_t end = r.offset + r.length;
-    while (at < end) {
-        const ssize_t n = ::pread(fd, buf.data(), std::min<uint64_t>(buf.size(), end - at),
-                                  static_cast<off_t>(at));
-        if (n < 0 && errno == EINTR) continue;
-        if (n <= 0)
-            throw io_error("cannot read " + shown + ": " +
-                           (n == 0 ? "it shrank" : std::string(std::strerror(errno))));
-        hash.update(buf.data(), static_cast<size_t>(n));
-        at += static_cast<uint64_t>(n);
+    for (uint64_t at = r.offset, end = r.offset + r.length; at < end;) {
+        const size_t n =
+            read_at(fd, buf.data(), std::min<uint64_t>(buf.size(), end - at), at, shown);
+        hash.update(buf.data(), n);
+        at += n;
     }
     return hash.hex_digest();
 }
@@ -477,17 +484,88 @@ RangeStats log_done(const char* way, const std::string& shown, RangeStats s, uin
     return s;
 }
 
+// What both ways share: the file's ranges and those done (index -> sha256), the bytes
+// moved, and the moving itself. `Self` gives each range's StreamJob (job_for) and settles it
+// once its command ended (judge, through settle).
+template <class Self>
+class RangedFile {
+  protected:
+    RangedFile(Remote& remote, std::string remote_path, std::string local_path,
+               const RangeOptions& options)
+        : remote_(remote),
+          path_(std::move(remote_path)),
+          local_(std::move(local_path)),
+          options_(options) {}
+
+    TransferProgress* progress() const { return options_.progress; }
+
+    // `n` bytes of a range moved.
+    void count(uint64_t n) {
+        moved_ += n;
+        if (progress()) progress()->add_bytes(n);
+    }
+
+    // The bytes of the ranges done already (kept from an earlier attempt), counted.
+    uint64_t count_kept() {
+        uint64_t kept = 0;
+        for (const auto& [index, hash] : done_) kept += ranges_[index].length;
+        stats_.kept = done_.size();
+        if (progress() && kept) progress()->add_bytes(kept);
+        return kept;
+    }
+
+    // The ranges not done, over the links.
+    void move_missing() {
+        std::vector<Range> todo;
+        for (const Range& r : ranges_)
+            if (!done_.count(r.index)) todo.push_back(r);
+        RangeRunner runner(remote_, options_.links, moved_, [this](size_t index) {
+            std::lock_guard<std::mutex> lock(mutex_);
+            return done_.count(index) > 0;
+        });
+        stats_.links =
+            std::max(stats_.links, runner.run(todo, [this](Remote& r, const std::vector<Range>& b) {
+                return move_batch(static_cast<Self&>(*this), r, b);
+            }));
+    }
+
+    // A range whose command ended with `status` (`doing`: "reading", "writing"): done when
+    // all of it went and both hashes agree (then recorded, and `record` is called with its
+    // hash under the lock), else moved again.
+    Outcome settle(Remote& remote, const char* doing, const Range& r, RangeState& st, int status,
+                   const std::function<void(const std::string&)>& record = {}) {
+        if (status != 0) throw remote_failure(remote, doing + (" " + path_), status, st.err);
+        const std::string hash = st.hash.hex_digest();
+        std::lock_guard<std::mutex> lock(mutex_);
+        if (st.at != r.offset + r.length || remote_hash(st.err) != hash) {
+            ++stats_.moved_again;
+            return Outcome::mismatch;
+        }
+        done_[r.index] = hash;
+        if (record) record(hash);
+        return Outcome::done;
+    }
+
+    Remote& remote_;
+    const std::string path_;   // the remote file
+    const std::string local_;  // the local file
+    const RangeOptions options_;
+    std::string dir_, partial_;  // the partial file's directory (created as needed), its path
+    UniqueFd fd_;
+    std::vector<Range> ranges_;
+    std::map<size_t, std::string> done_;
+    std::mutex mutex_;  // guards done_ and stats_ while the links move ranges
+    std::atomic<uint64_t> moved_{0};
+    RangeStats stats_;
+};
+
 // ---- down ----
 
-class Download {
+class Download : public RangedFile<Download> {
   public:
     Download(Remote& remote, const std::string& remote_path, const RemoteFileInfo& listed,
              const std::string& local_path, const RangeOptions& options)
-        : remote_(remote),
-          path_(remote_path),
-          listed_(listed),
-          local_(local_path),
-          options_(options) {
+        : RangedFile(remote, remote_path, local_path, options), listed_(listed) {
         std::tie(dir_, partial_) = partial_beside(local_path);
         state_ = partial_ + ".state";
     }
@@ -499,15 +577,7 @@ class Download {
             ranges_ = cut_ranges(listed_.size, range_size_for(listed_.size));
             stats_.ranges = ranges_.size();
             if (round == 1) open_partial();
-            const std::vector<Range> todo = missing();
-            RangeRunner runner(remote_, options_.links, moved_, [this](size_t index) {
-                std::lock_guard<std::mutex> lock(mutex_);
-                return done_.count(index) > 0;
-            });
-            stats_.links = std::max(
-                stats_.links, runner.run(todo, [this](Remote& r, const std::vector<Range>& batch) {
-                    return move_batch(*this, r, batch);
-                }));
+            move_missing();
             const auto now =
                 stat_remote_files(remote_, split_last(path_).first, {split_last(path_).second});
             if (now.empty())
@@ -519,6 +589,30 @@ class Download {
         }
         finish();
         return log_done("pulled", path_, stats_, moved_.load(), began);
+    }
+
+    StreamJob job_for(const Range& r, RangeState& st) {
+        st.at = r.offset;
+        StreamJob job;
+        job.command = remote_file_word("f", path_) + "tail -c +" + std::to_string(r.offset + 1) +
+                      " \"$f\" | head -c " + std::to_string(r.length) + " && tail -c +" +
+                      std::to_string(r.offset + 1) + " \"$f\" | head -c " +
+                      std::to_string(r.length) + " | sha256sum >&2";
+        job.on_stdout = [this, &r, &st](std::string_view d) {
+            if (st.at + d.size() > r.offset + r.length) throw remote_error(path_ + " grew");
+            write_at(d, st.at);
+            st.hash.update(d);
+            st.at += d.size();
+            count(d.size());
+        };
+        job.on_stderr = [&st](std::string_view d) { st.err.append(d); };
+        return job;
+    }
+
+    Outcome judge(Remote& remote, const Range& r, RangeState& st, int status) {
+        return settle(remote, "reading", r, st, status, [&](const std::string& hash) {
+            std::ofstream(state_, std::ios::app) << r.index << " " << hash << "\n";
+        });
     }
 
   private:
@@ -533,7 +627,7 @@ class Download {
         }
         if (!fd_) throw io_error("cannot write " + partial_ + ": " + std::strerror(errno));
         std::ifstream in(state_);
-        std::string header, line;
+        std::string header;
         std::getline(in, header);
         if (header == version_line(listed_)) {
             size_t index = 0;
@@ -546,13 +640,10 @@ class Download {
         // another version starts empty.
         if (done_.empty() && ::ftruncate(fd_.get(), 0) != 0)
             throw io_error("cannot write " + partial_ + ": " + std::strerror(errno));
-        stats_.kept = done_.size();
-        if (done_.empty()) return;
-        uint64_t kept = 0;
-        for (const auto& [index, hash] : done_) kept += ranges_[index].length;
-        if (progress()) progress()->add_bytes(kept);
-        spdlog::info("resumed {} after {} bytes kept ({} of {} ranges were there)", local_, kept,
-                     done_.size(), ranges_.size());
+        const uint64_t kept = count_kept();
+        if (!done_.empty())
+            spdlog::info("resumed {} after {} bytes kept ({} of {} ranges were there)", local_,
+                         kept, done_.size(), ranges_.size());
     }
 
     static std::string version_line(const RemoteFileInfo& f) {
@@ -573,49 +664,6 @@ class Download {
             throw io_error("cannot write " + state_ + ": " + std::strerror(errno));
     }
 
-    std::vector<Range> missing() const {
-        std::vector<Range> out;
-        for (const Range& r : ranges_)
-            if (!done_.count(r.index)) out.push_back(r);
-        return out;
-    }
-
-    TransferProgress* progress() const { return options_.progress; }
-
-  public:
-    StreamJob job_for(const Range& r, RangeState& st) {
-        st.at = r.offset;
-        StreamJob job;
-        job.command = remote_file_word("f", path_) + "tail -c +" + std::to_string(r.offset + 1) +
-                      " \"$f\" | head -c " + std::to_string(r.length) + " && tail -c +" +
-                      std::to_string(r.offset + 1) + " \"$f\" | head -c " +
-                      std::to_string(r.length) + " | sha256sum >&2";
-        job.on_stdout = [this, &r, &st](std::string_view d) {
-            if (st.at + d.size() > r.offset + r.length) throw remote_error(path_ + " grew");
-            write_at(d, st.at);
-            st.hash.update(d);
-            st.at += d.size();
-            moved_ += d.size();
-            if (progress()) progress()->add_bytes(d.size());
-        };
-        job.on_stderr = [&st](std::string_view d) { st.err.append(d); };
-        return job;
-    }
-
-    Outcome judge(Remote& remote, const Range& r, RangeState& st, int status) {
-        if (status != 0) throw remote_failure(remote, "reading " + path_, status, st.err);
-        const std::string got = st.hash.hex_digest();
-        std::lock_guard<std::mutex> lock(mutex_);
-        if (st.at != r.offset + r.length || remote_hash(st.err) != got) {
-            ++stats_.moved_again;
-            return Outcome::mismatch;
-        }
-        done_[r.index] = got;
-        std::ofstream(state_, std::ios::app) << r.index << " " << got << "\n";
-        return Outcome::done;
-    }
-
-  private:
     void write_at(std::string_view d, uint64_t at) {
         size_t put = 0;
         while (put < d.size()) {
@@ -648,27 +696,8 @@ class Download {
         if (progress()) progress()->file_done();
     }
 
-    static timespec to_timespec(int64_t ns) {
-        int64_t sec = ns / 1000000000, nsec = ns % 1000000000;
-        if (nsec < 0) {
-            sec -= 1;
-            nsec += 1000000000;
-        }
-        return {static_cast<time_t>(sec), static_cast<long>(nsec)};
-    }
-
-    Remote& remote_;
-    const std::string path_;
     RemoteFileInfo listed_;
-    const std::string local_;
-    const RangeOptions options_;
-    std::string dir_, partial_, state_;
-    UniqueFd fd_;
-    std::vector<Range> ranges_;
-    std::map<size_t, std::string> done_;
-    std::mutex mutex_;
-    std::atomic<uint64_t> moved_{0};
-    RangeStats stats_;
+    std::string state_;
 };
 
 // ---- up ----
@@ -697,11 +726,11 @@ LocalVersion local_version(int fd, const std::string& shown) {
     return v;
 }
 
-class Upload {
+class Upload : public RangedFile<Upload> {
   public:
     Upload(Remote& remote, const std::string& local_path, const std::string& remote_path,
            const RangeOptions& options)
-        : remote_(remote), local_(local_path), path_(remote_path), options_(options) {
+        : RangedFile(remote, remote_path, local_path, options) {
         std::tie(dir_, partial_) = partial_beside(remote_path);
         hashes_ = partial_ + ".d";
     }
@@ -715,17 +744,7 @@ class Upload {
         stats_.ranges = ranges_.size();
         resume();
         for (int round = 1;; ++round) {
-            std::vector<Range> todo;
-            for (const Range& r : ranges_)
-                if (!done_.count(r.index)) todo.push_back(r);
-            RangeRunner runner(remote_, options_.links, moved_, [this](size_t index) {
-                std::lock_guard<std::mutex> lock(mutex_);
-                return done_.count(index) > 0;
-            });
-            stats_.links = std::max(
-                stats_.links, runner.run(todo, [this](Remote& r, const std::vector<Range>& batch) {
-                    return move_batch(*this, r, batch);
-                }));
+            move_missing();
             const LocalVersion now = local_version(fd_.get(), local_);
             if (now == version_) break;
             if (round >= kRounds || now.size != version_.size)
@@ -741,6 +760,33 @@ class Upload {
         }
         finish();
         return log_done("pushed", local_, stats_, moved_.load(), began);
+    }
+
+    StreamJob job_for(const Range& r, RangeState& st) {
+        st.at = r.offset;
+        StreamJob job;
+        job.command = words() + "dd of=\"$p\" bs=" + std::to_string(kRangeBlock) +
+                      " seek=" + std::to_string(r.offset / kRangeBlock) +
+                      " conv=notrunc 2>/dev/null && tail -c +" + std::to_string(r.offset + 1) +
+                      " \"$p\" | head -c " + std::to_string(r.length) +
+                      " | sha256sum | cut -c1-64 | tee \"$d/" + std::to_string(r.index) +
+                      ".sha\" >&2";
+        const uint64_t end = r.offset + r.length;
+        job.input = [this, &st, end](char* buffer, size_t capacity) -> size_t {
+            if (st.at >= end) return 0;
+            const size_t n = read_at(fd_.get(), buffer, std::min<uint64_t>(capacity, end - st.at),
+                                     st.at, local_);
+            st.hash.update(buffer, n);
+            st.at += n;
+            count(n);
+            return n;
+        };
+        job.on_stderr = [&st](std::string_view d) { st.err.append(d); };
+        return job;
+    }
+
+    Outcome judge(Remote& remote, const Range& r, RangeState& st, int status) {
+        return settle(remote, "writing", r, st, status);
     }
 
   private:
@@ -767,63 +813,13 @@ class Upload {
         std::istringstream in(got.out);
         size_t index = 0;
         std::string hash;
-        uint64_t kept = 0;
-        while (in >> index >> hash) {
-            if (index >= ranges_.size() || hash.size() != 64) continue;
-            if (local_range_hash(fd_.get(), ranges_[index], local_) != hash) continue;
-            done_[index] = hash;
-            kept += ranges_[index].length;
-        }
-        stats_.kept = done_.size();
-        if (progress() && kept) progress()->add_bytes(kept);
+        while (in >> index >> hash)
+            if (index < ranges_.size() && hash.size() == 64 &&
+                local_range_hash(fd_.get(), ranges_[index], local_) == hash)
+                done_[index] = hash;
+        count_kept();
     }
 
-    TransferProgress* progress() const { return options_.progress; }
-
-  public:
-    StreamJob job_for(const Range& r, RangeState& st) {
-        st.at = r.offset;
-        StreamJob job;
-        job.command = words() + "dd of=\"$p\" bs=" + std::to_string(kRangeBlock) +
-                      " seek=" + std::to_string(r.offset / kRangeBlock) +
-                      " conv=notrunc 2>/dev/null && tail -c +" + std::to_string(r.offset + 1) +
-                      " \"$p\" | head -c " + std::to_string(r.length) +
-                      " | sha256sum | cut -c1-64 | tee \"$d/" + std::to_string(r.index) +
-                      ".sha\" >&2";
-        const uint64_t end = r.offset + r.length;
-        job.input = [this, &st, end](char* buffer, size_t capacity) -> size_t {
-            if (st.at >= end) return 0;
-            ssize_t n;
-            do {
-                n = ::pread(fd_.get(), buffer, std::min<uint64_t>(capacity, end - st.at),
-                            static_cast<off_t>(st.at));
-            } while (n < 0 && errno == EINTR);
-            if (n <= 0)
-                throw io_error("cannot read " + local_ + ": " +
-                               (n == 0 ? "it shrank" : std::string(std::strerror(errno))));
-            st.hash.update(buffer, static_cast<size_t>(n));
-            st.at += static_cast<uint64_t>(n);
-            moved_ += static_cast<uint64_t>(n);
-            if (progress()) progress()->add_bytes(static_cast<uint64_t>(n));
-            return static_cast<size_t>(n);
-        };
-        job.on_stderr = [&st](std::string_view d) { st.err.append(d); };
-        return job;
-    }
-
-    Outcome judge(Remote& remote, const Range& r, RangeState& st, int status) {
-        if (status != 0) throw remote_failure(remote, "writing " + path_, status, st.err);
-        const std::string sent = st.hash.hex_digest();
-        std::lock_guard<std::mutex> lock(mutex_);
-        if (st.at != r.offset + r.length || remote_hash(st.err) != sent) {
-            ++stats_.moved_again;
-            return Outcome::mismatch;
-        }
-        done_[r.index] = sent;
-        return Outcome::done;
-    }
-
-  private:
     void finish() {
         const int64_t sec = version_.mtime_ns / 1000000000;
         const int64_t nsec = version_.mtime_ns % 1000000000;
@@ -840,17 +836,8 @@ class Upload {
         if (progress()) progress()->file_done();
     }
 
-    Remote& remote_;
-    const std::string local_, path_;
-    const RangeOptions options_;
-    std::string dir_, partial_, hashes_;
-    UniqueFd fd_;
+    std::string hashes_;  // <partial>.d: the hash of each range that landed
     LocalVersion version_;
-    std::vector<Range> ranges_;
-    std::map<size_t, std::string> done_;
-    std::mutex mutex_;
-    std::atomic<uint64_t> moved_{0};
-    RangeStats stats_;
 };
 
 }  // namespace
