@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "harness/expect.h"
@@ -76,6 +77,13 @@ class TrainNodesTest : public TrainTest {
     }
     std::string second_job_file(const std::string& name) const {
         return second_->remote_dir() + "/.mlt/m/" + name;
+    }
+    // `train m --no-wait` on both nodes; the two jobs' process groups (0 for a job that did
+    // not record one).
+    std::pair<long, long> started_on_both() const {
+        ProcessResult started = mlt(train({"train", "m", "--no-wait"}));
+        EXPECT_EQ(started.exit_code, 0) << describe(started);
+        return {job_pgid("m"), std::atol(read_or_empty(second_job_file("pid")).c_str())};
     }
 
     std::unique_ptr<TestSshd> second_;
@@ -293,10 +301,7 @@ TEST_F(TrainNodesTest, StopStopsTheJobOfEveryNode) {
                       "echo \"rank $MLT_NODE_RANK up\"; i=0\n"
                       "while [ $i -lt 2400 ]; do sleep 0.05; i=$((i+1)); done\n");
     write_settings();
-    ProcessResult started = mlt(train({"train", "m", "--no-wait"}));
-    ASSERT_EQ(started.exit_code, 0) << describe(started);
-    const long pgid0 = job_pgid("m");
-    const long pgid1 = std::atol(read_or_empty(second_job_file("pid")).c_str());
+    const auto [pgid0, pgid1] = started_on_both();
     ASSERT_GT(pgid0, 0);
     ASSERT_GT(pgid1, 0);
     ProcessResult r = mlt(train({"stop", "m"}));
@@ -315,10 +320,7 @@ TEST_F(TrainNodesTest, ForceReplacesTheRunningJobOfEveryNode) {
                       "echo \"rank $MLT_NODE_RANK up\"; i=0\n"
                       "while [ $i -lt 2400 ]; do sleep 0.05; i=$((i+1)); done\n");
     write_settings();
-    ProcessResult started = mlt(train({"train", "m", "--no-wait"}));
-    ASSERT_EQ(started.exit_code, 0) << describe(started);
-    const long pgid0 = job_pgid("m");
-    const long pgid1 = std::atol(read_or_empty(second_job_file("pid")).c_str());
+    const auto [pgid0, pgid1] = started_on_both();
     ASSERT_GT(pgid0, 0);
     ASSERT_GT(pgid1, 0);
     ProcessResult refused = mlt(train({"train", "m"}));  // without --force: exit 3
