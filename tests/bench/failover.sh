@@ -38,12 +38,7 @@ need_fault_relay
 bench_start "$keep"
 
 # Host B: a second loopback sshd with the same authorized key, stopped on exit as A is.
-port_a=$SSHD_PORT pid_a=$SSHD_PID
-mkdir -p "$work/b"
-SSHD_EXTRA_CONFIG='' start_loopback_sshd "$work/b" "$work/authorized_keys"
-port_b=$SSHD_PORT pid_b=$SSHD_PID
-SSHD_PORT=$port_a SSHD_PID=$pid_a
-trap 'kill "$pid_b" 2>/dev/null || true; wait "$pid_b" 2>/dev/null || true; bench_cleanup' EXIT
+start_second_sshd
 
 proj=$work/project
 mkdir -p "$proj"

@@ -7,6 +7,7 @@
 #   . "$(dirname "$0")/lib.sh"
 #   bench_init TOOL...          # checks the tools, builds build/src/mlt and the relay if needed
 #   bench_start KEEP            # temp dir $work, HOME, key, sshd, traps; KEEP=1 keeps $work
+#   start_second_sshd           # a second sshd (port_b) beside the first (port_a)
 #   start_relay RTT [MBIT]      # sets $port ("direct": sshd itself), $ssh_cmd, $dest_host;
 #                               # MBIT (default $rate_mbit, 0 = unlimited) caps each direction
 #   stop_relay                  # stops it (start_relay and the EXIT trap do too)
@@ -134,6 +135,19 @@ SH
             -o BatchMode=yes -o LogLevel=ERROR)
   # shellcheck disable=SC2034  # used by the scripts that source this file
   mlt_opts=(-i "$key" -o UserKnownHostsFile="$known" -o StrictHostKeyChecking=accept-new)
+}
+
+# start_second_sshd: a second loopback sshd in $work/b with the same authorized key (after
+# bench_start); sets port_a and port_b, leaves SSHD_PORT at A, and stops B on exit too.
+# shellcheck disable=SC2034  # port_a and port_b are read by the calling script
+start_second_sshd() {
+  port_a=$SSHD_PORT
+  local pid_a=$SSHD_PID
+  mkdir -p "$work/b"
+  SSHD_EXTRA_CONFIG='' start_loopback_sshd "$work/b" "$work/authorized_keys"
+  port_b=$SSHD_PORT pid_b=$SSHD_PID
+  SSHD_PORT=$port_a SSHD_PID=$pid_a
+  trap 'kill "$pid_b" 2>/dev/null || true; wait "$pid_b" 2>/dev/null || true; bench_cleanup' EXIT
 }
 
 # start_relay RTT [MBIT]: mlt_delay_relay in front of sshd ("direct": none), RTT ms added
