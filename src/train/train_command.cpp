@@ -488,7 +488,7 @@ TrainPlan plan_node(const RunContext& c, const SshCommandLine& cli, const TrainO
     return plan;
 }
 
-// Several nodes: one plan per node, then the gang (nodes_command.cpp).
+// Several nodes: one plan per node, then the gang (nodes.cpp).
 int train_nodes(const RunContext& c, const SshCommandLine& cli, const TrainOptions& o, bool test) {
     NodesSpec spec;
     spec.master_addr = c.settings.master_addr;

@@ -274,13 +274,11 @@ class RangeRunner {
                     batch.push_back(queue_.front());
                     queue_.pop_front();
                 }
-                ++in_flight_;
             }
             try {
                 move_checked(*remote, batch, move);
             } catch (const Error& e) {
                 std::lock_guard<std::mutex> lock(mutex_);
-                --in_flight_;
                 if (!is_link_loss(e)) {
                     if (!fatal_) fatal_ = std::current_exception();
                     stop_ = true;
@@ -299,7 +297,6 @@ class RangeRunner {
                 return;
             }
             std::lock_guard<std::mutex> lock(mutex_);
-            --in_flight_;
             changed_.notify_all();
         }
         std::lock_guard<std::mutex> lock(mutex_);
@@ -395,7 +392,7 @@ class RangeRunner {
     std::deque<Range> queue_;
     std::vector<std::thread> threads_;
     std::vector<size_t> lost_;
-    size_t active_ = 0, most_ = 0, next_ = 0, in_flight_ = 0, connected_ = 0;
+    size_t active_ = 0, most_ = 0, next_ = 0, connected_ = 0;
     bool stop_ = false, refused_ = false;
     std::exception_ptr fatal_;
     std::unique_ptr<Error> link_error_;
