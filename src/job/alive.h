@@ -4,6 +4,7 @@
 
 namespace mlt::job_detail {
 
+// `mlt_group_pids PGID`: the live processes of the group (ps needed).
 // `mlt_alive PGID`: true when a process of the group is alive and not a zombie. Zombies
 // count as gone because containers often run a pid 1 that never reaps them (and `kill -0`
 // succeeds on a zombie). Without ps, falls back to `kill -s 0` (POSIX; dash has no `kill -0 --`).
@@ -15,9 +16,12 @@ namespace mlt::job_detail {
 // is empty.
 // `mlt_job_alive PGID RUN DIR`: the group or a process of the run is alive.
 // `mlt_signal SIG PGID RUN DIR`: sends SIG to the group and to every process of the run.
-constexpr const char* kAliveFunction = R"sh(mlt_alive() {
+constexpr const char* kAliveFunction = R"sh(mlt_group_pids() {
+  ps -eo pid=,pgid=,stat= 2>/dev/null | awk -v g="$1" '$2 == g && $3 !~ /^Z/ { print $1 }'
+}
+mlt_alive() {
   if command -v ps >/dev/null 2>&1; then
-    ps -eo pgid=,stat= 2>/dev/null | awk -v g="$1" '$1 == g && $2 !~ /^Z/ { found = 1 } END { exit !found }'
+    [ -n "$(mlt_group_pids "$1")" ]
   else
     kill -s 0 -- "-$1" 2>/dev/null
   fi

@@ -197,9 +197,7 @@ std::string fill_placeholders(const std::string& command,
 // mlt_run_pids does not find them.
 constexpr const char* kSweeper = R"sh(w=$1 mlt_r=$2 mlt_d=$3
 mlt_left() {
-  { if command -v ps >/dev/null 2>&1; then
-      ps -eo pid=,pgid=,stat= 2>/dev/null | awk -v g="$w" '$2 == g && $3 !~ /^Z/ { print $1 }'
-    fi
+  { if command -v ps >/dev/null 2>&1; then mlt_group_pids "$w"; fi
     mlt_run_pids "$mlt_r" "$mlt_d"; } | grep -vx -e "$w" -e "$$" | sort -u
 }
 mlt_p=$(mlt_left)
