@@ -231,6 +231,20 @@ bool is_loopback_host(const std::string& host) {
     return host == "localhost" || host.rfind("127.", 0) == 0 || host == "::1" || host == "[::1]";
 }
 
+int node_outcome(PrefixReporter& out, const std::function<int()>& body) {
+    int code = exit_code::kOk;
+    try {
+        code = body();
+    } catch (const Error& e) {
+        out.flush();
+        out.alert(std::string("error: ") + e.what() +
+                  (e.hint().empty() ? "" : " (" + e.hint() + ")"));
+        code = e.code();
+    }
+    out.flush();  // a last line without its line end
+    return code;
+}
+
 int run_train_nodes(NodesSpec spec) {
     check_nodes(spec);
     const TrainPlan& first = spec.nodes.front().plan;
@@ -279,14 +293,7 @@ int run_train_nodes(NodesSpec spec) {
     std::vector<std::thread> threads;
     for (size_t i = 0; i < n; ++i)
         threads.emplace_back([&, i] {
-            try {
-                codes[i] = runs[i]->run();
-            } catch (const Error& e) {
-                codes[i] = e.code();
-                reporters[i]->alert(std::string("error: ") + e.what() +
-                                    (e.hint().empty() ? "" : " (" + e.hint() + ")"));
-            }
-            reporters[i]->flush();  // a last line without its line end
+            codes[i] = node_outcome(*reporters[i], [&] { return runs[i]->run(); });
             if (codes[i] != 0) gang.fail(static_cast<int>(i), runs[i]->host(), codes[i]);
         });
     for (auto& t : threads) t.join();

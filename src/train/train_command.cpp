@@ -568,15 +568,8 @@ int follow_all_logs(const std::vector<Target>& targets, const std::string& model
     std::vector<std::thread> threads;
     for (size_t i = 0; i < targets.size(); ++i)
         threads.push_back(thread_without_signals([&, i] {
-            try {
-                codes[i] = show_log(targets[i], model, true, *outs[i]);
-            } catch (const Error& e) {
-                codes[i] = e.code();
-                outs[i]->flush();
-                outs[i]->alert(std::string("error: ") + e.what() +
-                               (e.hint().empty() ? "" : " (" + e.hint() + ")"));
-            }
-            outs[i]->flush();
+            codes[i] =
+                node_outcome(*outs[i], [&] { return show_log(targets[i], model, true, *outs[i]); });
         }));
     for (auto& t : threads) t.join();
     for (int code : codes)

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <utility>
@@ -8,6 +9,7 @@
 #include "mlt/ssh/connection.h"
 #include "mlt/train/ssh_command.h"
 #include "mlt/train/train_plan.h"
+#include "mlt/util/reporter.h"
 
 namespace mlt {
 
@@ -55,5 +57,10 @@ struct NodesSpec {
 // training started on every node only once every node is set up, a failing node stopping
 // the others. Returns the first failing node's exit code, else 0 (docs/multi-node.md).
 int run_train_nodes(NodesSpec spec);
+
+// One node's part of a multi-node command, in its own thread: `body`'s exit code, or an
+// Error's code after one line `error: WHAT (HINT)` to the node's `out`. `out` passes on the
+// node's last, unfinished line first.
+int node_outcome(PrefixReporter& out, const std::function<int()>& body);
 
 }  // namespace mlt
