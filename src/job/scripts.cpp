@@ -228,9 +228,12 @@ std::string finish_functions(const JobPaths& p) {
          "}\n";
     o += "mlt_finish() {\n"
          "  mlt_status=$1\n"
-         "  mlt_sweep\n"
-         "  [ \"$(cat \"$mlt_job/run_id\" 2>/dev/null)\" = \"$mlt_run\" ] || exit \"$mlt_status\"\n"
+         "  if [ \"$(cat \"$mlt_job/run_id\" 2>/dev/null)\" != \"$mlt_run\" ]; then mlt_sweep; "
+         "exit \"$mlt_status\"; fi\n"
+         // The disk as the training left it, before the sweep's time lets anything (mlt's own
+         // records) free room on it.
          "  mlt_full=; (printf x > \"$mlt_job/space.tmp\") 2>/dev/null || mlt_full=1\n"
+         "  mlt_sweep\n"
          "  rm -f \"$mlt_job/space.tmp\" \"$mlt_job/reserve\"\n"
          "  [ -z \"$mlt_full\" ] || : > \"$mlt_job/disk_full\"\n"
          "  mlt_a=\"$mlt_dir/$MLT_ARCHIVE\"\n"
