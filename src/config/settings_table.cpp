@@ -350,9 +350,11 @@ const std::vector<FieldDecl>& nodes_fields() {
 const std::vector<FieldDecl>& transfer_fields() {
     static const std::vector<FieldDecl> kFields = {
         choice("connections", {"auto", "1", "2", "3", "4", "5", "6", "7", "8"}, "`auto`", "4",
-               "SSH connections a file of 32 MiB or more moves over, as ranges side by side "
-               "(as `--connections`): `auto` starts with 2 and doubles them while the rate still "
-               "gains 10 %, up to 8; a connection the server refuses (MaxStartups) is no error",
+               "SSH connections (the run's own included) a file of 32 MiB or more moves over, as "
+               "ranges side by side (as `--connections`): `auto` starts with 2 and doubles them "
+               "while the rate still gains 10 %, up to 8, and over a near link (round trip under "
+               "10 ms) uses ranges only from 256 MiB; a connection the server refuses "
+               "(MaxStartups) is no error",
                nullptr),
     };
     return kFields;

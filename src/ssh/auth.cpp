@@ -278,7 +278,9 @@ Error Authenticator::first_time_failure(const std::string& display, bool key_onl
 
 void Authenticator::authenticate(ssh_session s, Liveness& live, const std::string& display,
                                  bool key_only) {
-    display_ = display;
+    // Written by the first authentication only (alone, Connector::open): later ones run side
+    // by side and only read what it learned.
+    if (method_ == Method::unknown) display_ = display;
     int rc = auth_call(s, live, display, [&] { return ssh_userauth_none(s, nullptr); });
     if (rc == SSH_AUTH_SUCCESS) return;
     if (rc == SSH_AUTH_ERROR)

@@ -19,11 +19,10 @@ bool is_link_loss(const Error& error) {
 }
 
 SessionConnection::SessionConnection(const ConnectSpec& spec)
-    : connector_(std::make_shared<Connector>(spec)), opening_(std::make_shared<std::mutex>()) {}
+    : connector_(std::make_shared<Connector>(spec)) {}
 
-SessionConnection::SessionConnection(std::shared_ptr<Connector> connector,
-                                     std::shared_ptr<std::mutex> opening)
-    : connector_(std::move(connector)), opening_(std::move(opening)) {}
+SessionConnection::SessionConnection(std::shared_ptr<Connector> connector)
+    : connector_(std::move(connector)) {}
 
 SessionConnection::~SessionConnection() = default;
 
@@ -33,7 +32,6 @@ const std::string& SessionConnection::name() const {
 
 Remote& SessionConnection::remote() {
     if (!remote_) {
-        std::lock_guard<std::mutex> lock(*opening_);
         session_ = std::make_unique<Session>(connector_->open());
         remote_ = std::make_unique<SessionRemote>(*session_);
     }
@@ -50,7 +48,7 @@ void SessionConnection::reconnect() {
 
 std::unique_ptr<Connection> SessionConnection::open_side() {
     // Not make_unique: the constructor is private.
-    return std::unique_ptr<Connection>(new SessionConnection(connector_, opening_));
+    return std::unique_ptr<Connection>(new SessionConnection(connector_));
 }
 
 }  // namespace mlt

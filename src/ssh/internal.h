@@ -249,8 +249,9 @@ struct Session::Impl {
     ssh_detail::Liveness live;  // before `session`: libssh holds pointers into it
     ssh_detail::SessionPtr session;
     std::string display;
-    std::string fingerprint;  // of the host key this session verified
-    ControlShell shell;       // declared after `session`: closed before it
+    std::string fingerprint;      // of the host key this session verified
+    ControlShell shell;           // declared after `session`: closed before it
+    double fastest_frame_s = -1;  // the quickest control-shell command so far (-1: none)
 };
 
 }  // namespace mlt

@@ -71,6 +71,10 @@ int SessionRemote::stream(const std::string& command, const InputSource& input,
     return session_.exec(command, input_from(head, input), on_stdout, on_stderr).exit_status;
 }
 
+double SessionRemote::round_trip_s() const {
+    return session_.round_trip_s();
+}
+
 std::vector<int> SessionRemote::stream_parallel(const std::vector<StreamJob>& jobs) {
     if (jobs.size() == 1) return Remote::stream_parallel(jobs);
     std::vector<int> statuses;

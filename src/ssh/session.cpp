@@ -3,7 +3,9 @@
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cstdlib>
+#include <mutex>
 #include <optional>
 
 #include "internal.h"
@@ -69,11 +71,19 @@ const std::string& Session::display_name() const {
     return impl_->display;
 }
 
+double Session::round_trip_s() const {
+    return impl_->fastest_frame_s;
+}
+
 struct Connector::Impl {
     ConnectSpec spec;
     Resolved resolved;
     std::unique_ptr<Authenticator> auth;
     std::string fingerprint;  // of the first session's host key
+    // The first open may ask (a password, a passphrase, an unknown host key) and records what
+    // worked: it runs alone. Once one succeeded, opens only read that and run side by side.
+    std::mutex first_open;
+    std::atomic<bool> opened{false};
 };
 
 Connector::Connector(const ConnectSpec& spec) : impl_(std::make_unique<Impl>()) {
@@ -115,6 +125,8 @@ const std::string& Connector::display_name() const {
 }
 
 Session Connector::open() {
+    std::unique_lock<std::mutex> alone(impl_->first_open, std::defer_lock);
+    if (!impl_->opened.load()) alone.lock();
     auto impl = std::make_unique<Session::Impl>();
     impl->session.reset(ssh_new());
     if (!impl->session) throw Error(ErrorKind::internal, "cannot create an ssh session");
@@ -160,7 +172,7 @@ Session Connector::open() {
                         ", now " + fingerprint + ")",
                     "someone may be in the middle; check the host before you go on");
     const HostKeyVerdict verdict = verify_host_key(raw, r, first);
-    impl_->fingerprint = fingerprint;
+    if (first) impl_->fingerprint = fingerprint;
     impl->fingerprint = fingerprint;
     // From here on every blocking call gives control back within kCallTimeoutS, so a silent
     // link is noticed by the keepalives instead of blocking for the connect timeout.
@@ -169,6 +181,7 @@ Session Connector::open() {
         throw Error(ErrorKind::internal, "cannot set the ssh call timeout: " + last_error(raw));
     impl->live.last_rx = std::chrono::steady_clock::now();
     impl_->auth->authenticate(raw, impl->live, r.display, verdict == HostKeyVerdict::changed);
+    impl_->opened = true;
     spdlog::debug("authenticated to {} (cipher {} out, {} in)", r.display,
                   ssh_get_cipher_out(raw) ? ssh_get_cipher_out(raw) : "?",
                   ssh_get_cipher_in(raw) ? ssh_get_cipher_in(raw) : "?");

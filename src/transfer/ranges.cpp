@@ -1,10 +1,12 @@
 // Big files as ranges over several connections (see mlt/transfer/ranges.h).
 //
-// The remote side of a range, both ways, is a short sh command:
-//   down: the range's bytes (`tail -c +OFF | head -c LEN`) on stdout, then their sha256
-//         (read from the file once more) on stderr;
-//   up:   stdin written at the range's offset (`dd seek= conv=notrunc`), then the sha256 of
-//         what landed in the partial file, on stderr and into `<partial>.d/<index>.sha`.
+// The remote side is a short sh command per run of ranges (a `for` loop over them, one
+// after the other), both ways:
+//   down: each range's bytes (`tail -c +OFF | head -c LEN`, padded to exactly LEN) on
+//         stdout, then their sha256 (read from the file once more) as "INDEX SHA256" on stderr;
+//   up:   each range read off stdin (`head -c LEN`) and written at its offset (`dd seek=
+//         conv=notrunc`), then the sha256 of what landed in the partial file, as "INDEX
+//         SHA256" on stderr and into `<partial>.d/<index>.sha`.
 // The local side hashes what it sends or receives; a range counts as done only when both
 // hashes agree. Hashing the remote file again (down) or what was written (up) is what finds
 // a range that changed on its way: it is moved again, never taken.
@@ -49,13 +51,19 @@ uint64_t range_size_for(uint64_t file_size) {
     return std::max(kMin, even);
 }
 
+bool ranges_pay(const Remote& remote, uint64_t size, const LinkPool* links) {
+    const double rtt = remote.round_trip_s();
+    const bool near = rtt >= 0 && rtt < kNearRoundTrip && (!links || links->tuning());
+    return size >= (near ? kNearRangeThreshold : kRangeThreshold);
+}
+
 ConnectionLinks::ConnectionLinks(Connection& primary, int wanted)
     : primary_(primary), wanted_(wanted), links_(limit()) {}
 
 ConnectionLinks::~ConnectionLinks() = default;
 
 size_t ConnectionLinks::limit() const {
-    return wanted_ > 0 ? static_cast<size_t>(wanted_) : kAutoConnections;
+    return (wanted_ > 0 ? static_cast<size_t>(wanted_) : kAutoConnections) - 1;
 }
 
 Remote* ConnectionLinks::link(size_t i) {
@@ -106,52 +114,113 @@ std::vector<Range> cut_ranges(uint64_t size, uint64_t range_size) {
 // a few times, never taken).
 enum class Outcome { done, mismatch };
 constexpr int kMovesPerRange = 3;
-// Ranges in flight per link, each on a channel of its own: one's start (a channel, the
-// command, the remote shell) overlaps the other's bytes, and each channel brings its window.
-constexpr size_t kRangesPerLink = 2;
+// Channels per link, each running one remote command for a run of ranges: one's start (a
+// channel, the command, the remote shell) overlaps the other's bytes, and each channel
+// brings its window.
+constexpr size_t kChannelsPerLink = 2;
+// The most ranges one remote command moves, one after the other: each command costs a
+// channel, its start and a login shell's profile (round trips, and 0.2 s with pyenv).
+constexpr size_t kRangesPerCommand = 4;
 
-// The first 64 characters of the last line of `err` that is a hash: what the remote
-// sha256sum printed.
-std::string remote_hash(const std::string& err) {
+// The hash the remote printed for range `index`: its line "INDEX SHA256" in `err` ("" if
+// none came).
+std::string remote_hash(const std::string& err, size_t index) {
     std::istringstream in(err);
-    std::string line, hash;
+    std::string line;
+    const std::string head = std::to_string(index) + " ";
+    std::string hash;
     while (std::getline(in, line)) {
-        const std::string word = line.substr(0, line.find(' '));
+        if (line.compare(0, head.size(), head) != 0) continue;
+        const std::string word = line.substr(head.size());
         if (word.size() == 64 && word.find_first_not_of("0123456789abcdef") == std::string::npos)
             hash = word;
     }
     return hash;
 }
 
-// One range on its way: the hash of its bytes at this end, how far it got, its stderr.
+// One range on its way: the hash of its bytes at this end, how far it got, and the hash the
+// remote printed for it.
 struct RangeState {
     Sha256 hash;
     uint64_t at = 0;
-    std::string err;
+    std::string remote;
 };
 
-// Moves `batch` side by side over `remote` (one channel each): `self` gives each range's
-// StreamJob (job_for) and judges it once its command ended (judge).
+// The ranges one remote command moves, in order, and what they did.
+struct Leg {
+    const Range* range;
+    RangeState* state;
+    uint64_t end() const { return range->offset + range->length; }
+    bool complete() const { return state->at == end(); }
+};
+struct Run {
+    std::vector<Leg> legs;
+    std::string err;  // the command's stderr: a line "INDEX SHA256" per range done, errors
+};
+
+// Moves `batch` over `remote`, in up to kChannelsPerLink runs side by side (one channel and
+// one remote command each): `self` gives each run's StreamJob (job_for) and judges each range
+// once its command ended (judge).
 template <class Mover>
 std::vector<Outcome> move_batch(Mover& self, Remote& remote, const std::vector<Range>& batch) {
     std::vector<RangeState> states(batch.size());
+    const size_t per_run = (batch.size() + kChannelsPerLink - 1) / kChannelsPerLink;
+    std::vector<Run> runs((batch.size() + per_run - 1) / per_run);
+    std::vector<size_t> run_of(batch.size());
+    for (size_t i = 0; i < batch.size(); ++i) {
+        states[i].at = batch[i].offset;
+        run_of[i] = i / per_run;
+        runs[run_of[i]].legs.push_back({&batch[i], &states[i]});
+    }
     std::vector<StreamJob> jobs;
-    for (size_t i = 0; i < batch.size(); ++i) jobs.push_back(self.job_for(batch[i], states[i]));
+    for (Run& run : runs) jobs.push_back(self.job_for(run));
+    const auto heard = [&] {
+        for (size_t i = 0; i < batch.size(); ++i)
+            states[i].remote = remote_hash(runs[run_of[i]].err, batch[i].index);
+    };
     std::vector<int> statuses;
     try {
         statuses = remote.stream_parallel(jobs);
     } catch (const Error&) {
         // The link went mid-batch: a range whose bytes and remote hash both arrived is
         // judged as it is (its hash proves it), the rest is moved again later.
+        heard();
         for (size_t i = 0; i < batch.size(); ++i)
-            if (states[i].at == batch[i].offset + batch[i].length &&
-                !remote_hash(states[i].err).empty())
-                self.judge(remote, batch[i], states[i], 0);
+            if (states[i].at == batch[i].offset + batch[i].length && !states[i].remote.empty())
+                self.judge(remote, batch[i], states[i], 0, runs[run_of[i]].err);
         throw;
     }
+    heard();
     std::vector<Outcome> out;
-    for (size_t i = 0; i < batch.size(); ++i)
-        out.push_back(self.judge(remote, batch[i], states[i], statuses[i]));
+    for (size_t i = 0; i < batch.size(); ++i) {
+        // A command that failed after some of its ranges: those whose hash came are done.
+        const bool whole = states[i].at == batch[i].offset + batch[i].length;
+        const int status = whole && !states[i].remote.empty() ? 0 : statuses[run_of[i]];
+        out.push_back(self.judge(remote, batch[i], states[i], status, runs[run_of[i]].err));
+    }
+    return out;
+}
+
+// What a run's command said besides its hash lines: for an error message.
+std::string said(const std::string& err) {
+    std::istringstream in(err);
+    std::string line, out;
+    while (std::getline(in, line)) {
+        const size_t space = line.find(' ');
+        const bool hash_line = space != std::string::npos && space > 0 &&
+                               line.find_first_not_of("0123456789") == space &&
+                               line.size() == space + 65;
+        if (!hash_line) out += line + "\n";
+    }
+    return out;
+}
+
+// "I:A:B:...": the words of one range for a remote `for` loop (read back with IFS=:).
+std::string range_words(const Run& run, const std::function<std::string(const Range&)>& words) {
+    std::string out;
+    for (const Leg& leg : run.legs)
+        out +=
+            (out.empty() ? "" : " ") + std::to_string(leg.range->index) + ":" + words(*leg.range);
     return out;
 }
 // A changed source is moved again this many rounds in all.
@@ -164,12 +233,14 @@ constexpr std::chrono::milliseconds kWindow{500};
 // A link lost mid-transfer is opened again this many times in all before the loss goes up.
 constexpr int kLinkRetries = 4;
 
-// Runs `move` for every range of `todo`, over the pool's links at once (a thread each), or
-// one after another over `caller` without links. With `auto`, starts with 2 links and
-// doubles them while the last step raised the rate by more than 10 % (measured over a 0.5 s
-// window once the new links are connected, after one window to ramp up). A link whose transport
-// fails gives its range back and is opened anew (kLinkRetries in all); other errors stop every link
-// and go up.
+// Runs `move` for every range of `todo` over the caller's link and the pool's links at once
+// (a thread each), or over the caller's alone without links. The caller's link starts at
+// once; the links connect side by side. With `auto`, starts with 2 connections and doubles
+// them while the last step raised the rate by more than 10 % (measured over a 0.5 s window
+// once the new links are connected, after one window to ramp up); the links of the next
+// step connect during the current one and wait for it (or give up). A link whose transport
+// fails gives its ranges back and is opened anew (kLinkRetries in all; the caller's own is
+// the caller's to reopen); other errors stop every link and go up.
 class RangeRunner {
   public:
     using Move = std::function<std::vector<Outcome>(Remote&, const std::vector<Range>&)>;
@@ -182,13 +253,21 @@ class RangeRunner {
     // Returns the most links used at once (1 without links).
     size_t run(const std::vector<Range>& todo, const Move& move) {
         if (todo.empty()) return 0;
-        if (!pool_ || pool_->limit() == 0 || !pool_->link(0)) {
+        if (!pool_ || pool_->limit() == 0 || todo.size() <= kChannelsPerLink) {
             move_all(caller_, todo, move);
             return 1;
         }
         queue_.assign(todo.begin(), todo.end());
-        const size_t first = pool_->tuning() ? kStartLinks : pool_->limit();
-        for (size_t i = 0; i < std::min(first, todo.size()); ++i) start(i, move);
+        // The caller's own link (worker 0) moves ranges from the start; the side links join
+        // as they connect, side by side.
+        const size_t links = pool_->limit() + 1;
+        allowed_ = pool_->tuning() ? std::min(kStartLinks, links) : links;
+        settled_ = !pool_->tuning();
+        up_.assign(links, false);
+        // With auto, the links of the next step connect while this one is measured.
+        const size_t open = pool_->tuning() ? std::min(2 * allowed_, links) : allowed_;
+        const size_t useful = (todo.size() + kChannelsPerLink - 1) / kChannelsPerLink;
+        for (size_t i = 0; i < std::min(open, useful); ++i) start(i, move);
         control(move);
         for (auto& t : threads_) t.join();
         if (fatal_) std::rethrow_exception(fatal_);
@@ -223,20 +302,20 @@ class RangeRunner {
         }
     }
 
-    // Every range of `todo` over the one `remote`, kRangesPerLink at a time.
+    // Every range of `todo` over the one `remote`, a full batch at a time.
     void move_all(Remote& remote, const std::vector<Range>& todo, const Move& move) {
-        for (size_t at = 0; at < todo.size(); at += kRangesPerLink)
+        constexpr size_t kBatch = kChannelsPerLink * kRangesPerCommand;
+        for (size_t at = 0; at < todo.size(); at += kBatch)
             move_checked(remote,
                          std::vector<Range>(todo.begin() + static_cast<std::ptrdiff_t>(at),
-                                            todo.begin() + static_cast<std::ptrdiff_t>(std::min(
-                                                               todo.size(), at + kRangesPerLink))),
+                                            todo.begin() + static_cast<std::ptrdiff_t>(
+                                                               std::min(todo.size(), at + kBatch))),
                          move);
     }
 
     void start(size_t index, const Move& move) {
         std::lock_guard<std::mutex> lock(mutex_);
         ++active_;
-        most_ = std::max(most_, active_);
         next_ = std::max(next_, index + 1);
         // The caller's stop (a live pull asked to end) ends the links' waits too.
         const std::atomic<bool>* stop = current_stop();
@@ -247,30 +326,46 @@ class RangeRunner {
         }));
     }
 
+    // Worker 0 is the caller's link, worker i the pool's link i - 1.
     void work(size_t index, const Move& move) {
         Remote* remote = nullptr;
         try {
-            remote = pool_->link(index);
+            remote = index == 0 ? &caller_ : pool_->link(index - 1);
         } catch (...) {
             finish_with(std::current_exception());
             return;
         }
         {
-            std::lock_guard<std::mutex> lock(mutex_);
-            ++connected_;  // or refused: either way, no longer connecting
+            std::unique_lock<std::mutex> lock(mutex_);
             if (!remote) {
-                refused_ = true;  // the server's limit: no more links
+                settled_ = true;  // the server's limit: no more links
                 --active_;
                 changed_.notify_all();
                 return;
             }
+            up_[index] = true;
+            changed_.notify_all();
+            // A link opened ahead of its step waits for it, or for the end of the growth.
+            changed_.wait(lock,
+                          [&] { return index < allowed_ || settled_ || stop_ || queue_.empty(); });
+            if (index >= allowed_) {
+                --active_;
+                changed_.notify_all();
+                return;
+            }
+            most_ = std::max(most_, index + 1);
         }
         for (;;) {
             std::vector<Range> batch;
             {
                 std::lock_guard<std::mutex> lock(mutex_);
                 if (stop_ || queue_.empty()) break;
-                while (!queue_.empty() && batch.size() < kRangesPerLink) {
+                // Fewer ranges per command as the queue runs low, so that the links end
+                // together.
+                const size_t share = queue_.size() / (allowed_ * kChannelsPerLink);
+                const size_t take =
+                    kChannelsPerLink * std::clamp<size_t>(share, 1, kRangesPerCommand);
+                while (!queue_.empty() && batch.size() < take) {
                     batch.push_back(queue_.front());
                     queue_.pop_front();
                 }
@@ -286,8 +381,11 @@ class RangeRunner {
                     for (auto r = batch.rbegin(); r != batch.rend(); ++r)
                         if (!done_(r->index)) queue_.push_front(*r);
                     link_error_ = std::make_unique<Error>(e);
-                    lost_.push_back(index);
-                    pool_->drop(index);
+                    // The caller's link is reopened by the caller (after this transfer).
+                    if (index > 0) {
+                        lost_.push_back(index);
+                        pool_->drop(index - 1);
+                    }
                 }
                 --active_;
                 changed_.notify_all();
@@ -297,9 +395,11 @@ class RangeRunner {
                 return;
             }
             std::lock_guard<std::mutex> lock(mutex_);
+            spdlog::trace("ranges: connection {} moved {} range(s)", index + 1, batch.size());
             changed_.notify_all();
         }
         std::lock_guard<std::mutex> lock(mutex_);
+        spdlog::trace("ranges: connection {} has no more to move", index + 1);
         --active_;
         changed_.notify_all();
     }
@@ -324,12 +424,14 @@ class RangeRunner {
         uint64_t window_bytes = bytes_.load();
         double base_rate = 0;
         int windows = 0;
-        bool frozen = !pool_->tuning();
         int retries = 0;
         for (;;) {
             std::unique_lock<std::mutex> lock(mutex_);
             changed_.wait_for(lock, std::chrono::milliseconds(200));
-            if (stopping()) stop_ = true;
+            if (stopping() && !stop_) {
+                stop_ = true;
+                changed_.notify_all();
+            }
             if (active_ == 0 && (stop_ || queue_.empty())) break;
             if (active_ == 0 || (!lost_.empty() && !queue_.empty())) {
                 // Every link lost (or one of them): open them again, a few times.
@@ -345,8 +447,9 @@ class RangeRunner {
                 continue;
             }
             const auto now = Steady::now();
-            if (frozen || refused_ || now - window_start < kWindow) continue;
-            if (connected_ < next_) {  // links still connecting: their rate is not in yet
+            if (settled_ || now - window_start < kWindow) continue;
+            if (std::count(up_.begin(), up_.begin() + static_cast<std::ptrdiff_t>(allowed_), true) <
+                static_cast<std::ptrdiff_t>(allowed_)) {  // links still connecting: no rate yet
                 window_start = now;
                 window_bytes = bytes_.load();
                 windows = 0;
@@ -357,24 +460,25 @@ class RangeRunner {
             window_start = now;
             window_bytes = bytes_.load();
             if (++windows < 2) continue;  // the first window after they connected: ramp-up
-            if (base_rate > 0 && rate < base_rate * kWorthGrowing) {
-                frozen = true;
-                spdlog::debug("ranges: {} links ({:.1f} MB/s); more did not pay", active_,
-                              rate / 1e6);
+            const size_t links = pool_->limit() + 1;
+            // As many again (2, 4, 8): a far host needs many. Their connections are open
+            // already (opened during this step), so a step costs two windows.
+            const size_t grow_to =
+                std::min({2 * allowed_, links, allowed_ + queue_.size() / kChannelsPerLink});
+            if ((base_rate > 0 && rate < base_rate * kWorthGrowing) || grow_to <= allowed_) {
+                settled_ = true;  // the links opened ahead give up
+                changed_.notify_all();
+                spdlog::debug("ranges: {} connections ({:.1f} MB/s){}", allowed_, rate / 1e6,
+                              grow_to > allowed_ ? "; more did not pay" : "");
                 continue;
             }
             base_rate = rate;
             windows = 0;
-            // As many again (2, 4, 8): a far host needs many, and each step costs a second.
-            const size_t more = std::min({active_, pool_->limit() - std::min(next_, pool_->limit()),
-                                          queue_.size() / kRangesPerLink});
-            if (more == 0) {
-                frozen = true;
-                continue;
-            }
-            const size_t from = next_;
+            allowed_ = grow_to;
+            changed_.notify_all();
+            const size_t ahead = std::min(2 * allowed_, links), from = next_;
             lock.unlock();
-            for (size_t index = from; index < from + more; ++index) start(index, move);
+            for (size_t index = from; index < ahead; ++index) start(index, move);
         }
         if (stopping()) {
             for (auto& t : threads_) t.join();
@@ -392,8 +496,11 @@ class RangeRunner {
     std::deque<Range> queue_;
     std::vector<std::thread> threads_;
     std::vector<size_t> lost_;
-    size_t active_ = 0, most_ = 0, next_ = 0, connected_ = 0;
-    bool stop_ = false, refused_ = false;
+    size_t active_ = 0, most_ = 0, next_ = 0;
+    size_t allowed_ = 0;    // links 0..allowed_-1 move ranges; those above wait for their step
+    std::vector<bool> up_;  // per link: connected
+    bool stop_ = false;
+    bool settled_ = false;  // no more growth (the links opened ahead give up)
     std::exception_ptr fatal_;
     std::unique_ptr<Error> link_error_;
     std::map<size_t, int> mismatches_;  // per range index
@@ -511,12 +618,26 @@ class RangedFile {
         return kept;
     }
 
-    // The ranges not done, over the links.
+    // Cuts a file of `size` into ranges_. The range size is chosen once per transfer (the
+    // state of a resume names it): a file that does not pay for several connections
+    // (ranges_pay) is one range over the caller's link, one remote command.
+    void cut(uint64_t size) {
+        if (range_size_ == 0) {
+            pays_ = ranges_pay(remote_, size, options_.links);
+            range_size_ =
+                pays_ ? range_size_for(size)
+                      : std::max(kRangeBlock, (size + kRangeBlock - 1) / kRangeBlock * kRangeBlock);
+        }
+        ranges_ = cut_ranges(size, range_size_);
+        stats_.ranges = ranges_.size();
+    }
+
+    // The ranges not done, over the links (when they pay).
     void move_missing() {
         std::vector<Range> todo;
         for (const Range& r : ranges_)
             if (!done_.count(r.index)) todo.push_back(r);
-        RangeRunner runner(remote_, options_.links, moved_, [this](size_t index) {
+        RangeRunner runner(remote_, pays_ ? options_.links : nullptr, moved_, [this](size_t index) {
             std::lock_guard<std::mutex> lock(mutex_);
             return done_.count(index) > 0;
         });
@@ -530,11 +651,12 @@ class RangedFile {
     // all of it went and both hashes agree (then recorded, and `record` is called with its
     // hash under the lock), else moved again.
     Outcome settle(Remote& remote, const char* doing, const Range& r, RangeState& st, int status,
+                   const std::string& err,
                    const std::function<void(const std::string&)>& record = {}) {
-        if (status != 0) throw remote_failure(remote, doing + (" " + path_), status, st.err);
+        if (status != 0) throw remote_failure(remote, doing + (" " + path_), status, said(err));
         const std::string hash = st.hash.hex_digest();
         std::lock_guard<std::mutex> lock(mutex_);
-        if (st.at != r.offset + r.length || remote_hash(st.err) != hash) {
+        if (st.at != r.offset + r.length || st.remote != hash) {
             ++stats_.moved_again;
             return Outcome::mismatch;
         }
@@ -550,6 +672,8 @@ class RangedFile {
     std::string dir_, partial_;  // the partial file's directory (created as needed), its path
     UniqueFd fd_;
     std::vector<Range> ranges_;
+    uint64_t range_size_ = 0;  // 0: not cut yet
+    bool pays_ = false;        // ranges_pay: over several connections
     std::map<size_t, std::string> done_;
     std::mutex mutex_;  // guards done_ and stats_ while the links move ranges
     std::atomic<uint64_t> moved_{0};
@@ -571,8 +695,7 @@ class Download : public RangedFile<Download> {
         const auto began = Steady::now();
         open_base(dir_);  // the destination's directory, created as needed
         for (int round = 1;; ++round) {
-            ranges_ = cut_ranges(listed_.size, range_size_for(listed_.size));
-            stats_.ranges = ranges_.size();
+            cut(listed_.size);
             if (round == 1) open_partial();
             move_missing();
             const auto now =
@@ -588,26 +711,43 @@ class Download : public RangedFile<Download> {
         return log_done("pulled", path_, stats_, moved_.load(), began);
     }
 
-    StreamJob job_for(const Range& r, RangeState& st) {
-        st.at = r.offset;
+    // The run's ranges one after the other on stdout, each exactly its length (a file that
+    // shrank is padded with zeros: its hash then differs), each followed by its sha256 read
+    // from the file once more, on stderr.
+    StreamJob job_for(Run& run) {
         StreamJob job;
-        job.command = remote_file_word("f", path_) + "tail -c +" + std::to_string(r.offset + 1) +
-                      " \"$f\" | head -c " + std::to_string(r.length) + " && tail -c +" +
-                      std::to_string(r.offset + 1) + " \"$f\" | head -c " +
-                      std::to_string(r.length) + " | sha256sum >&2";
-        job.on_stdout = [this, &r, &st](std::string_view d) {
-            if (st.at + d.size() > r.offset + r.length) throw remote_error(path_ + " grew");
-            write_at(d, st.at);
-            st.hash.update(d);
-            st.at += d.size();
-            count(d.size());
+        job.command =
+            remote_file_word("f", path_) + "for r in " +
+            range_words(run,
+                        [](const Range& r) {
+                            return std::to_string(r.offset + 1) + ":" + std::to_string(r.length);
+                        }) +
+            "; do IFS=:; set -- $r; { tail -c +$2 \"$f\" | head -c $3; head -c $3 "
+            "/dev/zero; } | head -c $3; h=$(tail -c +$2 \"$f\" | head -c $3 | "
+            "sha256sum) || exit 1; echo \"$1 ${h%% *}\" >&2; done";
+        job.on_stdout = [this, &run, leg = size_t(0)](std::string_view d) mutable {
+            while (!d.empty()) {
+                while (leg < run.legs.size() && run.legs[leg].complete()) ++leg;
+                if (leg == run.legs.size())
+                    throw remote_error("reading " + path_ +
+                                       ": the remote sent more bytes than asked for");
+                RangeState& st = *run.legs[leg].state;
+                const size_t n =
+                    static_cast<size_t>(std::min<uint64_t>(d.size(), run.legs[leg].end() - st.at));
+                write_at(d.substr(0, n), st.at);
+                st.hash.update(d.substr(0, n));
+                st.at += n;
+                count(n);
+                d.remove_prefix(n);
+            }
         };
-        job.on_stderr = [&st](std::string_view d) { st.err.append(d); };
+        job.on_stderr = [&run](std::string_view d) { run.err.append(d); };
         return job;
     }
 
-    Outcome judge(Remote& remote, const Range& r, RangeState& st, int status) {
-        return settle(remote, "reading", r, st, status, [&](const std::string& hash) {
+    Outcome judge(Remote& remote, const Range& r, RangeState& st, int status,
+                  const std::string& err) {
+        return settle(remote, "reading", r, st, status, err, [&](const std::string& hash) {
             std::ofstream(state_, std::ios::app) << r.index << " " << hash << "\n";
         });
     }
@@ -643,9 +783,10 @@ class Download : public RangedFile<Download> {
                          kept, done_.size(), ranges_.size());
     }
 
-    static std::string version_line(const RemoteFileInfo& f) {
-        return "mlt-ranges 1 " + std::to_string(f.size) + " " + std::to_string(f.mtime_ns) + " " +
-               std::to_string(f.ctime_ns) + " " + std::to_string(f.inode);
+    std::string version_line(const RemoteFileInfo& f) const {
+        return "mlt-ranges 2 " + std::to_string(f.size) + " " + std::to_string(f.mtime_ns) + " " +
+               std::to_string(f.ctime_ns) + " " + std::to_string(f.inode) + " " +
+               std::to_string(range_size_);
     }
 
     void write_state() {
@@ -737,8 +878,7 @@ class Upload : public RangedFile<Upload> {
         fd_ = UniqueFd(::open(local_.c_str(), O_RDONLY | O_CLOEXEC));
         if (!fd_) throw io_error("cannot read " + local_ + ": " + std::strerror(errno));
         version_ = local_version(fd_.get(), local_);
-        ranges_ = cut_ranges(version_.size, range_size_for(version_.size));
-        stats_.ranges = ranges_.size();
+        cut(version_.size);
         resume();
         for (int round = 1;; ++round) {
             move_missing();
@@ -759,31 +899,41 @@ class Upload : public RangedFile<Upload> {
         return log_done("pushed", local_, stats_, moved_.load(), began);
     }
 
-    StreamJob job_for(const Range& r, RangeState& st) {
-        st.at = r.offset;
+    // The run's ranges one after the other on stdin: each is read off exactly (head -c
+    // reads no further than it writes) into the partial file at its offset; then the sha256
+    // of what landed goes into <partial>.d/<index>.sha and, as "INDEX SHA256", to stderr.
+    StreamJob job_for(Run& run) {
         StreamJob job;
-        job.command = words() + "dd of=\"$p\" bs=" + std::to_string(kRangeBlock) +
-                      " seek=" + std::to_string(r.offset / kRangeBlock) +
-                      " conv=notrunc 2>/dev/null && tail -c +" + std::to_string(r.offset + 1) +
-                      " \"$p\" | head -c " + std::to_string(r.length) +
-                      " | sha256sum | cut -c1-64 | tee \"$d/" + std::to_string(r.index) +
-                      ".sha\" >&2";
-        const uint64_t end = r.offset + r.length;
-        job.input = [this, &st, end](char* buffer, size_t capacity) -> size_t {
-            if (st.at >= end) return 0;
-            const size_t n = read_at(fd_.get(), buffer, std::min<uint64_t>(capacity, end - st.at),
-                                     st.at, local_);
+        job.command =
+            words() + "for r in " +
+            range_words(run,
+                        [](const Range& r) {
+                            return std::to_string(r.offset / kRangeBlock) + ":" +
+                                   std::to_string(r.offset + 1) + ":" + std::to_string(r.length);
+                        }) +
+            "; do IFS=:; set -- $r; head -c $4 | dd of=\"$p\" bs=" + std::to_string(kRangeBlock) +
+            " seek=$2 conv=notrunc 2>/dev/null || exit 1; h=$(tail -c +$3 \"$p\" | "
+            "head -c $4 | sha256sum | cut -c1-64) && echo \"$h\" > \"$d/$1.sha\" || "
+            "exit 1; echo \"$1 $h\" >&2; done";
+        job.input = [this, &run, leg = size_t(0)](char* buffer, size_t capacity) mutable -> size_t {
+            while (leg < run.legs.size() && run.legs[leg].complete()) ++leg;
+            if (leg == run.legs.size()) return 0;
+            RangeState& st = *run.legs[leg].state;
+            const size_t n =
+                read_at(fd_.get(), buffer,
+                        std::min<uint64_t>(capacity, run.legs[leg].end() - st.at), st.at, local_);
             st.hash.update(buffer, n);
             st.at += n;
             count(n);
             return n;
         };
-        job.on_stderr = [&st](std::string_view d) { st.err.append(d); };
+        job.on_stderr = [&run](std::string_view d) { run.err.append(d); };
         return job;
     }
 
-    Outcome judge(Remote& remote, const Range& r, RangeState& st, int status) {
-        return settle(remote, "writing", r, st, status);
+    Outcome judge(Remote& remote, const Range& r, RangeState& st, int status,
+                  const std::string& err) {
+        return settle(remote, "writing", r, st, status, err);
     }
 
   private:
@@ -794,7 +944,8 @@ class Upload : public RangedFile<Upload> {
     // The ranges an earlier attempt left remotely: each <index>.sha there names the hash of
     // what landed; a range counts as done when this file's bytes there hash the same.
     void resume() {
-        const std::string id = "mlt-ranges 1 " + std::to_string(version_.size);
+        const std::string id =
+            "mlt-ranges 2 " + std::to_string(version_.size) + " " + std::to_string(range_size_);
         const RemoteOutput got = remote_.run(
             words() + "mkdir -p -- " + shell_quote_path(dir_) +
             " && { [ ! -L \"$p\" ] || rm -f -- \"$p\"; } && mkdir -p -- \"$d\" || exit 1; "

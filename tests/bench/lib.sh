@@ -27,7 +27,8 @@
 #   parse_compression C         # checks C and sets $compression (scripts' --compression C)
 #   compression_yaml            # "  compression: C" for a sidecar's ssh: map ("" if unset)
 #
-# Environment: MLT (binary, default build/src/mlt), BENCH_TIMEOUT (s per command, default 600).
+# Environment: MLT (binary, default build/src/mlt), BENCH_TIMEOUT (s per command, default 600),
+# MLT_OPTS (more options for every mlt command, e.g. "-v --connections 8").
 # shellcheck shell=bash
 
 bench_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -135,6 +136,9 @@ SH
             -o BatchMode=yes -o LogLevel=ERROR)
   # shellcheck disable=SC2034  # used by the scripts that source this file
   mlt_opts=(-i "$key" -o UserKnownHostsFile="$known" -o StrictHostKeyChecking=accept-new)
+  # MLT_OPTS: more options for every mlt command (-v, --connections 8), split at spaces.
+  # shellcheck disable=SC2206
+  [ -z "${MLT_OPTS:-}" ] || mlt_opts+=($MLT_OPTS)
 }
 
 # start_second_sshd: a second loopback sshd in $work/b with the same authorized key (after

@@ -271,4 +271,98 @@ TEST(TransferPull, AnUnreadableRemoteFileIsSkippedAndNamed) {
     EXPECT_NE(log.text().find("unreadable 1: 'secret.bin'"), std::string::npos) << log.text();
 }
 
+// A LocalRemote whose link has a known round trip.
+class TimedRemote : public LocalRemote {
+  public:
+    explicit TimedRemote(double rtt) : rtt_(rtt) {}
+    double round_trip_s() const override { return rtt_; }
+
+  private:
+    double rtt_;
+};
+
+// A LinkPool of no links: `auto` or a number.
+class NoLinks : public mlt::LinkPool {
+  public:
+    explicit NoLinks(bool tuning) : tuning_(tuning) {}
+    size_t limit() const override { return 0; }
+    bool tuning() const override { return tuning_; }
+    mlt::Remote* link(size_t) override { return nullptr; }
+    void drop(size_t) override {}
+
+  private:
+    bool tuning_;
+};
+
+// The commands of `remote` that moved ranges (each moves a run of them).
+size_t range_commands(const LocalRemote& remote) {
+    size_t n = 0;
+    for (const auto& c : remote.commands) n += c.find("for r in ") != std::string::npos;
+    return n;
+}
+
+TEST(TransferRanges, RangesPayFrom32MiBOverAFarLinkAndFrom256MiBOverANearOneWithAuto) {
+    const uint64_t mib = 1024 * 1024;
+    const TimedRemote near(0.002), far(0.05), unknown(-1);
+    const NoLinks tuning(true), fixed(false);
+    EXPECT_FALSE(mlt::ranges_pay(far, 32 * mib - 1, &tuning));
+    EXPECT_TRUE(mlt::ranges_pay(far, 32 * mib, &tuning));
+    EXPECT_TRUE(mlt::ranges_pay(unknown, 32 * mib, nullptr));
+    EXPECT_FALSE(mlt::ranges_pay(near, 255 * mib, &tuning));
+    EXPECT_FALSE(mlt::ranges_pay(near, 255 * mib, nullptr));
+    EXPECT_TRUE(mlt::ranges_pay(near, 256 * mib, &tuning));
+    // A number of connections asked for is used from 32 MiB, near or far.
+    EXPECT_TRUE(mlt::ranges_pay(near, 32 * mib, &fixed));
+}
+
+// Over a near link a 40 MiB file does not pay for ranges: it is one range, one remote
+// command, each way, and still arrives whole.
+TEST(TransferRanges, AFileThatDoesNotPayIsOneRangeInOneCommandEachWay) {
+    TempDir remote_dir, local;
+    const std::string path = remote_dir / "model.ckpt";
+    write_file(path, std::string(40 * 1024 * 1024, '7'));
+    TimedRemote remote(0.001);
+    NoLinks links(true);
+    mlt::RangeOptions options;
+    options.links = &links;
+    const auto listed = mlt::stat_remote_files(remote, remote_dir.path(), {"model.ckpt"});
+    ASSERT_EQ(listed.size(), 1u);
+    const mlt::RangeStats down =
+        mlt::download_ranges(remote, path, listed.front(), local / "model.ckpt", options);
+    EXPECT_EQ(down.ranges, 1u);
+    EXPECT_EQ(range_commands(remote), 1u);
+    EXPECT_EQ(slurp(local / "model.ckpt"), slurp(path));
+    const mlt::RangeStats up =
+        mlt::upload_ranges(remote, local / "model.ckpt", remote_dir / "back.ckpt", options);
+    EXPECT_EQ(up.ranges, 1u);
+    EXPECT_EQ(range_commands(remote), 2u);
+    EXPECT_EQ(slurp(remote_dir / "back.ckpt"), slurp(path));
+}
+
+// Where ranges pay, one remote command moves a run of them, one after the other: the 3
+// ranges of a 40 MiB file go in 2 commands side by side (2 ranges and 1), each way, and
+// every byte lands at its place.
+TEST(TransferRanges, OneCommandMovesARunOfRangesEachWay) {
+    TempDir remote_dir, local;
+    const std::string path = remote_dir / "model.ckpt";
+    std::string bytes(40 * 1024 * 1024, '\0');
+    for (size_t i = 0; i < bytes.size(); ++i) bytes[i] = static_cast<char>((i * 7919) >> 13);
+    write_file(path, bytes);
+    TimedRemote remote(0.05);
+    const auto listed = mlt::stat_remote_files(remote, remote_dir.path(), {"model.ckpt"});
+    ASSERT_EQ(listed.size(), 1u);
+    const mlt::RangeStats down =
+        mlt::download_ranges(remote, path, listed.front(), local / "model.ckpt");
+    EXPECT_EQ(down.ranges, 3u);
+    EXPECT_EQ(range_commands(remote), 2u);
+    EXPECT_EQ(slurp(local / "model.ckpt"), bytes);
+    const mlt::RangeStats up =
+        mlt::upload_ranges(remote, local / "model.ckpt", remote_dir / "back.ckpt");
+    EXPECT_EQ(up.ranges, 3u);
+    EXPECT_EQ(range_commands(remote), 4u);
+    EXPECT_EQ(slurp(remote_dir / "back.ckpt"), bytes);
+    EXPECT_TRUE(mlt::test::part_files(local.path()).empty());
+    EXPECT_TRUE(mlt::test::part_files(remote_dir.path()).empty());
+}
+
 }  // namespace

@@ -1,7 +1,6 @@
 #pragma once
 
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 
@@ -57,15 +56,14 @@ class SessionConnection : public Connection {
     const std::string& name() const override;
     Remote& remote() override;
     void reconnect() override;
-    // Shares this connection's Connector: opens are serialized by a mutex, so the side link
-    // may reconnect while this one does.
+    // Shares this connection's Connector (whose opens are thread-safe), so the side link may
+    // connect or reconnect while this one does.
     std::unique_ptr<Connection> open_side() override;
 
   private:
-    SessionConnection(std::shared_ptr<Connector> connector, std::shared_ptr<std::mutex> opening);
+    explicit SessionConnection(std::shared_ptr<Connector> connector);
 
     std::shared_ptr<Connector> connector_;
-    std::shared_ptr<std::mutex> opening_;  // guards connector_->open() (not thread-safe)
     std::unique_ptr<Session> session_;
     std::unique_ptr<SessionRemote> remote_;
 };

@@ -60,6 +60,9 @@ class Remote {
             statuses.push_back(stream(job.command, job.input, job.on_stdout, job.on_stderr));
         return statuses;
     }
+    // The quickest command round trip seen on this link so far, in seconds: -1 when none
+    // was timed (then nothing is assumed about the link).
+    virtual double round_trip_s() const { return -1; }
 };
 
 // How a remote command ended, for messages: "exit N", or "killed by a signal" for -1.
@@ -83,6 +86,7 @@ class SessionRemote : public Remote {
                const OutputSink& on_stderr) override;
     // One exec channel per job, all at once (a single job goes through stream()).
     std::vector<int> stream_parallel(const std::vector<StreamJob>& jobs) override;
+    double round_trip_s() const override;
 
     // Input up to this size travels inside the command line (printf_literal).
     static constexpr size_t kInlineInput = 256 * 1024;

@@ -87,7 +87,8 @@ class Connector {
     Connector& operator=(const Connector&) = delete;
 
     // Connects, verifies the host key and authenticates. Errors: 4 (host key, also a key
-    // that differs from the first session's), 255 (connect, auth).
+    // that differs from the first session's), 255 (connect, auth). Thread-safe: the opens
+    // wait for the first one to succeed (it may prompt), then run side by side.
     Session open();
     // `user@host:port` for messages.
     const std::string& display_name() const;
@@ -136,6 +137,10 @@ class Session {
     // quoting what the server printed, when the account runs no commands at all (nologin).
     ExecResult shell(const std::string& command, std::string_view input,
                      const OutputSink& on_stdout, const OutputSink& on_stderr);
+
+    // The quickest command of the control shell so far, in seconds (the link's round trip
+    // and a little): -1 before one ran.
+    double round_trip_s() const;
 
   private:
     friend class Connector;

@@ -50,6 +50,7 @@ class StoppableRemote : public Remote {
     int stream(const std::string& command, const InputSource& input, const OutputSink& on_stdout,
                const OutputSink& on_stderr) override;
     std::vector<int> stream_parallel(const std::vector<StreamJob>& jobs) override;
+    double round_trip_s() const override { return inner_.round_trip_s(); }
 
   private:
     void check() const;

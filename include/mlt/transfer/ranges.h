@@ -4,9 +4,10 @@
 //
 // One OpenSSH channel moves at most its window (2 MiB in sshd) per round trip, and one TCP
 // connection at most its socket buffer: a far host is slow over one stream whatever the link.
-// So a file of kRangeThreshold or more is cut into ranges of kRangeSize that go side by side,
-// each over a connection of its own (a LinkPool), needing nothing on the remote but sh, tail,
-// head, dd, tee and sha256sum. Each range's sha256 is taken on both ends as it moves; the
+// So a file of kRangeThreshold or more is cut into ranges that go side by side over several
+// connections (the caller's and a LinkPool's), needing nothing on the remote but sh, tail,
+// head, dd and sha256sum; over a near link, where one stream is faster (ranges_pay), a file
+// under kNearRangeThreshold is one range over the caller's link. Each range's sha256 is taken on both ends as it moves; the
 // receiver writes it at its offset in a partial file next to the destination and records it
 // as done only when both hashes agree. A transfer cut off keeps its done ranges; the next
 // one (a reconnect, --resume, the next pull) moves only the others. The partial file is
@@ -37,14 +38,17 @@ constexpr uint64_t kRangeThreshold = 32ull * 1024 * 1024;
 constexpr uint64_t kRangeBlock = 64 * 1024;
 uint64_t range_size_for(uint64_t file_size);
 
-// The connections of one transfer beyond the caller's own. Link i is used by one thread at
-// a time; different links by different threads at once.
+// The connections of one transfer beyond the caller's own (which moves ranges too). Link i
+// is used by one thread at a time; different links by different threads at once, and they
+// connect side by side.
 class LinkPool {
   public:
     virtual ~LinkPool() = default;
-    // The most links this transfer may use (transfer.connections N, or the auto limit).
+    // The most links this transfer may use besides the caller's (transfer.connections N
+    // less one, or the auto limit less one).
     virtual size_t limit() const = 0;
-    // True for `auto`: start with 2 and add links while the measured rate still gains.
+    // True for `auto`: start with 2 connections (the caller's and one link) and add links
+    // while the measured rate still gains.
     virtual bool tuning() const = 0;
     // Link i (0 <= i < limit()), opened on first use; nullptr when it cannot be opened now
     // (the server refused it: MaxStartups, MaxSessions; a refusal is no error).
@@ -53,8 +57,8 @@ class LinkPool {
     virtual void drop(size_t i) = 0;
 };
 
-// The most connections `auto` grows to: within sshd's MaxStartups (10 unauthenticated at a
-// time, and mlt opens them one by one) and leaving room for the run's own.
+// The most connections `auto` grows to, the caller's included: within sshd's MaxStartups
+// (10 unauthenticated at a time) with room for the run's other connections.
 constexpr size_t kAutoConnections = 8;
 
 // A LinkPool of side connections of `primary` (Connection::open_side: the same verified host
@@ -75,6 +79,17 @@ class ConnectionLinks : public LinkPool {
     std::atomic<bool> offered_{true};  // open_side gave a connection so far
     std::vector<std::unique_ptr<Connection>> links_;
 };
+
+// A link whose round trip is shorter than this is near: one stream there is bound by one
+// core's cipher, not by the window, and a connection or a remote command more costs more
+// than it brings, unless the file is at least kNearRangeThreshold.
+constexpr double kNearRoundTrip = 0.010;
+constexpr uint64_t kNearRangeThreshold = 256ull * 1024 * 1024;
+// Whether a file of `size` moves as ranges over several connections rather than in one
+// stream over `remote`: kRangeThreshold or more over a far link (or one whose round trip
+// is not known) or when `links` were asked for by number (transfer.connections N);
+// kNearRangeThreshold or more over a near one with `auto`.
+bool ranges_pay(const Remote& remote, uint64_t size, const LinkPool* links);
 
 // What one ranged transfer did, for -v and the tests.
 struct RangeStats {

@@ -86,8 +86,8 @@ CompressionChoice checked_compression(std::function<Remote&()> remote, const std
 // be sent). Logs a size summary first when the files to send
 // are more than 1 GiB or 10,000; shows one progress line for all bases when stderr is a
 // terminal. Nothing remote is deleted.
-// Files of kRangeThreshold or more that do not compress go as ranges (upload_ranges), over
-// `links` at once when given.
+// Files for which ranges pay (ranges_pay: 32 MiB or more, 256 MiB over a near link) and that
+// do not compress go as ranges (upload_ranges), over `links` at once when given.
 SyncResult sync_up(Remote& remote, const std::map<std::string, std::vector<UploadItem>>& plan,
                    const CompressionChoice& choose, LinkPool* links = nullptr);
 SyncResult sync_up(Remote& remote, const std::map<std::string, std::vector<UploadItem>>& plan,
@@ -114,8 +114,8 @@ constexpr char kPullStaging[] = ".mlt-pull";
 // listing or the tar stream fails as a whole, (io) for local write errors.
 // With PullReport::quiet (a pull in the background, beside a run's own status line) there is
 // no progress line, and the warnings above go to the debug log instead.
-// With `links`, the files of kRangeThreshold or more move as ranges over those connections
-// at once (download_ranges); without, their ranges go one by one over `remote`.
+// Big files move as ranges (download_ranges): where they pay (ranges_pay) over `links` at
+// once when given, else over `remote`.
 enum class PullReport { shown, quiet };
 SyncResult sync_down(Remote& remote, const std::string& remote_base, const std::string& local_base,
                      const CompressionChoice& choose, const std::vector<std::string>& own_names,
