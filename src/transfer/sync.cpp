@@ -9,16 +9,81 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <exception>
 #include <memory>
 #include <optional>
+#include <thread>
 
 #include "internal.h"
 #include "mlt/transfer/progress.h"
 #include "mlt/transfer/ranges.h"
+#include "mlt/util/interrupt.h"
 
 namespace mlt {
 
 namespace {
+
+// The links of a pool but its first, which another thread uses meanwhile.
+class LinksAfterFirst : public LinkPool {
+  public:
+    explicit LinksAfterFirst(LinkPool& inner) : inner_(inner) {}
+    size_t limit() const override { return inner_.limit() - 1; }
+    bool tuning() const override { return inner_.tuning(); }
+    Remote* link(size_t i) override { return inner_.link(i + 1); }
+    void drop(size_t i) override { inner_.drop(i + 1); }
+
+  private:
+    LinkPool& inner_;
+};
+
+// The tar streams of one upload on the pool's first link, in a thread of its own, while the
+// caller sends the big files in ranges over its own link and the others: over a far link
+// both are bound by windows, so side by side they take the time of the longer one. A link
+// the server refuses leaves the streams to the caller (done() is false then).
+class StreamsBeside {
+  public:
+    StreamsBeside(LinkPool& links, const std::string& base, std::vector<UploadStream> streams,
+                  TransferProgress& progress)
+        : rest_(links), streams_(std::move(streams)) {
+        const std::atomic<bool>* stop = current_stop();
+        thread_ = thread_without_signals([this, &links, base, &progress, stop] {
+            std::unique_ptr<StopScope> scope;
+            if (stop) scope = std::make_unique<StopScope>(*stop);
+            try {
+                Remote* side = links.link(0);
+                if (!side) return;
+                spdlog::debug(
+                    "{} tar stream(s) go beside the ranges, over a connection of their own",
+                    streams_.size());
+                stats_ = upload_streams(*side, base, streams_, &progress);
+                done_ = true;
+            } catch (...) {
+                error_ = std::current_exception();
+            }
+        });
+    }
+    ~StreamsBeside() {
+        if (thread_.joinable()) thread_.join();
+    }
+    // The links the ranges may use meanwhile.
+    LinkPool* rest() { return &rest_; }
+    // Waits for the streams; rethrows their error. False when they did not go.
+    bool done(TransferStats& stats) {
+        thread_.join();
+        if (error_) std::rethrow_exception(error_);
+        stats = stats_;
+        return done_;
+    }
+    const std::vector<UploadStream>& streams() const { return streams_; }
+
+  private:
+    LinksAfterFirst rest_;
+    const std::vector<UploadStream> streams_;
+    TransferStats stats_;
+    bool done_ = false;
+    std::exception_ptr error_;
+    std::thread thread_;
+};
 
 using Clock = std::chrono::steady_clock;
 
@@ -171,17 +236,27 @@ SyncResult sync_up(Remote& remote, const std::map<std::string, std::vector<Uploa
                 streamed.push_back(file);
         }
         transfer_detail::check_items(ranged);
+        std::vector<UploadStream> streams = plan_upload_streams(streamed, compression);
+        // Streams worth a connection of their own go beside the ranges (a few small files
+        // take less after them than a connection takes to open).
+        uint64_t streamed_bytes = 0;
+        for (const auto& file : streamed) streamed_bytes += file.size;
+        std::optional<StreamsBeside> beside;
+        if (!ranged.empty() && streamed_bytes >= kBytesPerUploadStream && links &&
+            links->limit() >= 1)
+            beside.emplace(*links, base, std::move(streams), progress);
         for (const auto& item : ranged) {
             RangeOptions options;
-            options.links = links;
+            options.links = beside ? beside->rest() : links;
             options.progress = &progress;
             upload_ranges(remote, item.local_path, base + "/" + item.remote_path, options);
             result.moved.files += 1;
             result.moved.bytes += local_size(item.local_path);
         }
         if (streamed.empty() && !ranged.empty()) continue;
-        auto s =
-            upload_streams(remote, base, plan_upload_streams(streamed, compression), &progress);
+        TransferStats s;
+        if (!beside || !beside->done(s))
+            s = upload_streams(remote, base, beside ? beside->streams() : streams, &progress);
         result.moved.files += s.files;
         result.moved.bytes += s.bytes;
     }

@@ -86,6 +86,29 @@ TEST_F(TrainRangesTest, ABigFileGoesUpAndComesHomeInRangesOverSeveralConnections
     EXPECT_EQ(range_leftovers(local_logs("m")), std::vector<std::string>{});
 }
 
+// A workspace with a big file and many small ones: the small files' tar streams go over a
+// connection of their own beside the big file's ranges, and everything arrives.
+TEST_F(TrainRangesTest, SmallFilesGoBesideTheRangesOverAConnectionOfTheirOwn) {
+    const std::string ws = project() + "/ws";
+    fs::create_directories(ws + "/small");
+    write_noise(ws + "/big.bin", 40 * kMiB, 4);
+    for (int i = 0; i < 300; ++i)
+        write_noise(ws + "/small/f" + std::to_string(i) + ".bin", 40 * 1024, 10 + i);
+    write_shell_model("m", "echo trained\n");
+    write_model_settings("m", "ssh:\n  train_cmd: \"sh {spec}\"\n");
+    write_user_settings();
+    ProcessResult r = mlt({"ssh", "-v", "train", "m", "--workspace", ws, "--connections", "3"});
+    ASSERT_EQ(r.exit_code, 0) << describe(r);
+    EXPECT_TRUE(has_text(r.err, "go beside the ranges, over a connection of their own")) << r.err;
+    EXPECT_TRUE(has_text(r.err, "pushed " + ws + "/big.bin: 3 range(s)")) << r.err;
+    EXPECT_EQ(sha256_of(remote() + "/big.bin"), sha256_of(ws + "/big.bin"));
+    for (int i = 0; i < 300; ++i) {
+        const std::string name = "/small/f" + std::to_string(i) + ".bin";
+        ASSERT_EQ(sha256_of(remote() + name), sha256_of(ws + name)) << name;
+    }
+    EXPECT_EQ(range_leftovers(remote()), std::vector<std::string>{});
+}
+
 TEST_F(TrainRangesTest, AnUploadCutMidFileSendsOnlyTheRangesNotDoneAfterTheReconnect) {
     write_noise(project() + "/big.bin", 96 * kMiB, 2);
     copy_model("  reconnect_timeout: 60\n");
