@@ -227,11 +227,15 @@ bool Authenticator::try_kbdint(ssh_session s, Liveness& live, bool may_ask) {
 }
 
 Authenticator::Method Authenticator::try_first_time(ssh_session s, Liveness& live, bool key_only,
-                                                    int methods, std::vector<std::string>& tried) {
+                                                    int methods, std::vector<std::string>& tried,
+                                                    bool key_tried) {
     if (methods & SSH_AUTH_METHOD_PUBLICKEY) {
         if (explicit_key_) {
-            tried.push_back("publickey (" + key_path_ + ")");
-            if (try_key(s, live, explicit_key_)) return Method::key;
+            // A key refused before the methods were asked (key_tried) is not tried again.
+            if (!key_tried) {
+                tried.push_back("publickey (" + key_path_ + ")");
+                if (try_key(s, live, explicit_key_)) return Method::key;
+            }
         } else if (options_.allow_agent || options_.look_for_keys) {
             tried.push_back(options_.allow_agent && options_.look_for_keys
                                 ? "publickey (agent and default keys)"
@@ -276,45 +280,53 @@ Error Authenticator::first_time_failure(const std::string& display, bool key_onl
                            : "pass a key with -i KEY, or --password");
 }
 
+bool Authenticator::try_known(ssh_session s, Liveness& live, bool key_only) {
+    switch (method_) {
+        case Method::unknown:  // the first time, with a key given
+            return try_key(s, live, explicit_key_);
+        case Method::key:
+            return try_key(s, live, explicit_key_ ? explicit_key_ : used_key_);
+        case Method::agent:
+            return try_agent(s, live);
+        case Method::password:
+            return !key_only && try_password(s, live, false);
+        case Method::kbdint:
+            return !key_only && try_kbdint(s, live, false);
+    }
+    return false;
+}
+
 void Authenticator::authenticate(ssh_session s, Liveness& live, const std::string& display,
                                  bool key_only) {
     // Written by the first authentication only (alone, Connector::open): later ones run side
     // by side and only read what it learned.
     if (method_ == Method::unknown) display_ = display;
+    // The way that worked before (a reconnect, without asking anything), or the key given,
+    // goes first: the round trip that asks the server for its methods ("none") comes only
+    // when it fails.
+    const bool key_first = method_ == Method::unknown && explicit_key_;
+    if ((key_first || method_ != Method::unknown) && try_known(s, live, key_only)) {
+        if (key_first) method_ = Method::key;
+        return;
+    }
     int rc = auth_call(s, live, display, [&] { return ssh_userauth_none(s, nullptr); });
     if (rc == SSH_AUTH_SUCCESS) return;
     if (rc == SSH_AUTH_ERROR)
         throw Error(ErrorKind::disconnected,
                     "authentication to " + display + " failed: " + last_error(s),
                     "check the connection; run with -v for details");
-
-    // A reconnect: the way that worked before, without asking anything.
-    switch (method_) {
-        case Method::key:
-            if (try_key(s, live, explicit_key_ ? explicit_key_ : used_key_)) return;
-            break;
-        case Method::agent:
-            if (try_agent(s, live)) return;
-            break;
-        case Method::password:
-            if (!key_only && try_password(s, live, false)) return;
-            break;
-        case Method::kbdint:
-            if (!key_only && try_kbdint(s, live, false)) return;
-            break;
-        case Method::unknown: {
-            std::vector<std::string> tried;
-            const int methods = ssh_userauth_list(s, nullptr);
-            method_ = try_first_time(s, live, key_only, methods, tried);
-            if (method_ != Method::unknown) return;
-            throw first_time_failure(display, key_only, methods, tried);
-        }
-    }
-    throw Error(ErrorKind::auth,
-                "authentication to " + display +
-                    " failed on reconnecting, although it worked "
-                    "before in this run",
-                "the remote's keys or password changed; run again");
+    if (method_ != Method::unknown)
+        throw Error(ErrorKind::auth,
+                    "authentication to " + display +
+                        " failed on reconnecting, although it worked "
+                        "before in this run",
+                    "the remote's keys or password changed; run again");
+    std::vector<std::string> tried;
+    if (key_first) tried.push_back("publickey (" + key_path_ + ")");
+    const int methods = ssh_userauth_list(s, nullptr);
+    method_ = try_first_time(s, live, key_only, methods, tried, key_first);
+    if (method_ != Method::unknown) return;
+    throw first_time_failure(display, key_only, methods, tried);
 }
 
 }  // namespace mlt::ssh_detail

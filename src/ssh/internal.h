@@ -214,9 +214,12 @@ class Authenticator {
     bool try_password(ssh_session s, Liveness& live, bool may_ask);
     bool try_kbdint(ssh_session s, Liveness& live, bool may_ask);
     // The first authentication: every method the server offers (`methods`) and the options
-    // allow, in order; the one that worked, else Method::unknown. Adds each tried to `tried`.
+    // allow, in order (the key given only when not `key_tried` already); the one that
+    // worked, else Method::unknown. Adds each tried to `tried`.
     Method try_first_time(ssh_session s, Liveness& live, bool key_only, int methods,
-                          std::vector<std::string>& tried);
+                          std::vector<std::string>& tried, bool key_tried);
+    // The way that worked before (a reconnect), or the key given the first time.
+    bool try_known(ssh_session s, Liveness& live, bool key_only);
     // The error for a first authentication in which nothing of `tried` worked.
     Error first_time_failure(const std::string& display, bool key_only, int methods,
                              const std::vector<std::string>& tried) const;
