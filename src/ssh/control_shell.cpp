@@ -127,14 +127,6 @@ std::string command_frame(const ControlShell& shell, uint64_t serial, const std:
     return text + frame_end(shell, serial);
 }
 
-// Keeps the quickest command frame sent at `sent_at` in `fastest` (-1: none yet): the
-// link's round trip and a little.
-void time_frame(double& fastest, std::chrono::steady_clock::time_point sent_at) {
-    const double took =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - sent_at).count();
-    if (fastest < 0 || took < fastest) fastest = took;
-}
-
 // Reads the channel into `out` and `err` until both have seen the end of their frame (true),
 // or until the channel ended first (false: sh itself ended). Throws when nothing came in
 // before `deadline`, which each read that brings bytes moves on.
@@ -251,7 +243,7 @@ ExecResult Session::shell(const std::string& command, std::string_view input,
             if (ready_frame && !trim(login_said).empty())
                 spdlog::debug("the login on {} printed first:\n{}", impl_->display, login_said);
             if (!ready_frame) {
-                if (!starting) time_frame(impl_->fastest_frame_s, sent_at);
+                if (!starting) impl_->live.saw_reply(sent_at);
                 ExecResult result;
                 result.exit_status = out.status();
                 spdlog::trace("exit status {}", result.exit_status);

@@ -46,8 +46,11 @@ ChannelPtr open_exec(ssh_session s, Liveness& live, const std::string& command,
     // Both requests wait for the server's answer; SSH_AGAIN means the call timeout passed
     // first, and the same call continues where it was.
     int rc;
+    const auto asked = std::chrono::steady_clock::now();
     while ((rc = ssh_channel_open_session(channel.get())) == SSH_AGAIN) live.check(s, display);
     if (rc != SSH_OK) throw channel_error(s, "cannot open a channel to " + display);
+    // sshd answers an open at once: about one round trip of the link.
+    live.saw_reply(asked);
     spdlog::trace("exec on {}: {}", display, command);
     while ((rc = ssh_channel_request_exec(channel.get(), command.c_str())) == SSH_AGAIN)
         live.check(s, display);

@@ -116,6 +116,17 @@ struct Liveness {
     std::chrono::steady_clock::time_point last_rx = std::chrono::steady_clock::now();
     std::chrono::steady_clock::time_point last_probe{};
     int unanswered = 0;
+    // The quickest answer to a request of ours so far (a channel open, a command frame of
+    // the control shell): the link's round trip and a little; -1 before one.
+    double fastest_reply_s = -1;
+
+    // Keeps the time from `asked` (a request sent) to now (its answer) when it is the
+    // quickest so far.
+    void saw_reply(std::chrono::steady_clock::time_point asked) {
+        const double took =
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - asked).count();
+        if (fastest_reply_s < 0 || took < fastest_reply_s) fastest_reply_s = took;
+    }
 
     // Notes packets that arrived, sends a keepalive when one is due, and throws mlt::Error
     // (timeout, exit 255) naming `display` when the link is dead. Call it on every pass of a
@@ -252,9 +263,8 @@ struct Session::Impl {
     ssh_detail::Liveness live;  // before `session`: libssh holds pointers into it
     ssh_detail::SessionPtr session;
     std::string display;
-    std::string fingerprint;      // of the host key this session verified
-    ControlShell shell;           // declared after `session`: closed before it
-    double fastest_frame_s = -1;  // the quickest control-shell command so far (-1: none)
+    std::string fingerprint;  // of the host key this session verified
+    ControlShell shell;       // declared after `session`: closed before it
 };
 
 }  // namespace mlt

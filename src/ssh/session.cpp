@@ -72,7 +72,7 @@ const std::string& Session::display_name() const {
 }
 
 double Session::round_trip_s() const {
-    return impl_->fastest_frame_s;
+    return impl_->live.fastest_reply_s;
 }
 
 struct Connector::Impl {

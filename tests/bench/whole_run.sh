@@ -18,7 +18,8 @@
 # Mbit/s (a slow link). --compression none|gzip|zstd: mlt's setting (default: mlt's default).
 # --profile-s S: every `bash --login` (a job's batch) sleeps S s first, as a remote whose
 # profile sets up pyenv or conda does (lib.sh). The table counts sshd sessions and login shells.
-# Everything lives in a temp dir removed on exit (--keep keeps it).
+# Everything lives in a temp dir removed on exit (--keep keeps it); the runs start 31 s after
+# the set-up, and the dirs of a run are set aside, not deleted (see set_aside).
 # Environment: MLT (binary, default build/src/mlt), BENCH_TIMEOUT (s per command, default 600).
 set -euo pipefail
 # shellcheck source=lib.sh
@@ -33,7 +34,7 @@ while [ $# -gt 0 ]; do
     --trace) trace=1; shift ;;
     --profile-s) [[ $2 =~ ^[0-9]+([.][0-9]+)?$ ]] || { echo "--profile-s: not a number" >&2; exit 2; }
                  bench_profile_s=$2; shift 2 ;;
-    -h|--help) sed -n '2,22p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,24p' "$0"; exit 0 ;;
     *) echo "unknown option $1" >&2; exit 2 ;;
   esac
 done
@@ -93,6 +94,25 @@ SH
 mlt_logs=$HOME/.mltk/models/bench_model   # where `train` pulls the remote log dir
 results=$work/results.tsv
 : > "$results"
+# ext4 skips inodes freed in the last 30 s when it creates files, which makes creating
+# thousands of them slow right after thousands were deleted (an earlier benchmark's clean-up):
+# cold runs varied 3x with that. So the runs start 31 s after the set-up, and nothing is
+# deleted between them (set_aside).
+echo "waiting 31 s for the file system to settle ..." >&2
+sleep 31
+
+# set_aside DIR...: moves the dirs into $work/trash (removed on exit) instead of deleting them:
+# ext4 makes the creation of many files slow for about 30 s after many were deleted (the
+# allocator skips recently freed inodes), which made cold runs vary 3x with the order of
+# the runs.
+set_aside() {
+  local d
+  mkdir -p "$work/trash"
+  for d in "$@"; do
+    [ -e "$d" ] && mv "$d" "$(mktemp -d "$work/trash/XXXXXX")/"
+  done
+  return 0
+}
 
 # check REMOTE_DIR LOCAL_LOGS: "ok", or what differs.
 check() {
@@ -190,7 +210,7 @@ for rtt in "${rtts[@]}"; do
       hand) local_logs=$work/local/hand-$rtt ;;
       mlt) local_logs=$mlt_logs ;;
     esac
-    rm -rf "$remote" "$remote_logs" "$local_logs"
+    set_aside "$remote" "$remote_logs" "$local_logs"
     mkdir -p "$(dirname "$local_logs")"
     cat > "$proj/bench_model.ssh.yaml" <<YAML
 ssh:
@@ -217,7 +237,7 @@ YAML
     ok=$(check "$remote" "$local_logs")
     if [ "$trace" = 1 ] && [ "$how" = mlt ]; then
       # Untimed: the same cold and warm runs again with -vv, from an empty remote and local dir.
-      rm -rf "$remote" "$remote_logs" "$local_logs"
+      set_aside "$remote" "$remote_logs" "$local_logs"
       for pass in cold warm; do
         : > "$HOME/.mltk/cli_logs/mlt.log"
         shells
@@ -231,7 +251,7 @@ YAML
     printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$rtt" "$how" "${times[0]}" "${times[1]}" "$ok" \
       "${counts[0]}" "${counts[1]}" >>"$results"
     echo "  $how: cold ${times[0]} s, warm ${times[1]} s, end state $ok" >&2
-    rm -rf "$remote" "$remote_logs" "$local_logs"
+    set_aside "$remote" "$remote_logs" "$local_logs"
   done
 done
 stop_relay

@@ -138,8 +138,8 @@ class Session {
     ExecResult shell(const std::string& command, std::string_view input,
                      const OutputSink& on_stdout, const OutputSink& on_stderr);
 
-    // The quickest command of the control shell so far, in seconds (the link's round trip
-    // and a little): -1 before one ran.
+    // The quickest answer to a request so far, in seconds (a channel open, a command of the
+    // control shell: the link's round trip and a little): -1 before one.
     double round_trip_s() const;
 
   private:
