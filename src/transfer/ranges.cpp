@@ -228,19 +228,23 @@ constexpr int kRounds = 3;
 // `auto`: links at the start, and the gain a new link must bring to keep growing.
 constexpr size_t kStartLinks = 2;
 constexpr double kWorthGrowing = 1.10;
-// The rate is measured over windows of this length.
-constexpr std::chrono::milliseconds kWindow{500};
+// The rate is measured over windows of 0.5 s, or 5 round trips of a far link (up to 2 s): a
+// new link's first command takes a few round trips before its bytes flow, and a window
+// that ends before would make a step that pays look as if it did not.
+std::chrono::duration<double> window_for(const Remote& remote) {
+    return std::chrono::duration<double>(std::clamp(5 * remote.round_trip_s(), 0.5, 2.0));
+}
 // A link lost mid-transfer is opened again this many times in all before the loss goes up.
 constexpr int kLinkRetries = 4;
 
 // Runs `move` for every range of `todo` over the caller's link and the pool's links at once
 // (a thread each), or over the caller's alone without links. The caller's link starts at
 // once; the links connect side by side. With `auto`, starts with 2 connections and doubles
-// them while the last step raised the rate by more than 10 % (measured over a 0.5 s window
-// once the new links are connected, after one window to ramp up); the links of the next
-// step connect during the current one and wait for it (or give up). A link whose transport
-// fails gives its ranges back and is opened anew (kLinkRetries in all; the caller's own is
-// the caller's to reopen); other errors stop every link and go up.
+// them while the last step raised the rate by more than 10 % (measured over a window,
+// window_for, once the new links are connected, after one window to ramp up); the links of
+// the next step connect during the current one and wait for it (or give up). A link whose
+// transport fails gives its ranges back and is opened anew (kLinkRetries in all; the
+// caller's own is the caller's to reopen); other errors stop every link and go up.
 class RangeRunner {
   public:
     using Move = std::function<std::vector<Outcome>(Remote&, const std::vector<Range>&)>;
@@ -425,6 +429,7 @@ class RangeRunner {
         double base_rate = 0;
         int windows = 0;
         int retries = 0;
+        const auto window = window_for(caller_);
         for (;;) {
             std::unique_lock<std::mutex> lock(mutex_);
             changed_.wait_for(lock, std::chrono::milliseconds(200));
@@ -447,7 +452,7 @@ class RangeRunner {
                 continue;
             }
             const auto now = Steady::now();
-            if (settled_ || now - window_start < kWindow) continue;
+            if (settled_ || now - window_start < window) continue;
             if (std::count(up_.begin(), up_.begin() + static_cast<std::ptrdiff_t>(allowed_), true) <
                 static_cast<std::ptrdiff_t>(allowed_)) {  // links still connecting: no rate yet
                 window_start = now;
