@@ -10,6 +10,7 @@
 #   mlt         up: mlt ssh ... train bench_big (upload_files: [big.bin], train_cmd: true);
 #               down: that copy moved into the job's remote log dir, mlt ssh ... download
 #   mlt, 1 KiB  the same two mlt commands with a 1 KiB file: mlt's fixed cost ("overhead")
+#               Each mlt command's peak RSS goes to stderr ("peak RSS N KiB").
 # mlt's times are wall times of the whole commands, nothing subtracted. Every copy is
 # compared with the original (cmp): a wrong one is reported at once and the script exits 1
 # at the end. One table per RTT: seconds, MB/s (10^6 bytes) and % of the link's rate per
@@ -140,14 +141,18 @@ run_tool() {
 run_mlt() {
   local rtt=$1 m=$2 name=$3 host="$dest_host:$port/$rdir/mlt-$2" t
   local orig=$proj/$m.bin copy=$rdir/mlt-$m/$m.bin
-  t=$(cd "$proj" && timed "$log" "$mlt" ssh -h "$host" "${mlt_opts[@]}" train "bench_$m")
+  t=$(cd "$proj" && timed_rss "$log" "$mlt" ssh -h "$host" "${mlt_opts[@]}" train "bench_$m")
+  echo "  $name up: peak RSS ${t#* } KiB" >&2
+  t=${t% *}
   check "$rtt" "$name" up "$t" "$copy" "$orig"
   # check removed the copy; the log dir gets the original as a hard link (instant, and the
   # original's sha256 is checked again at the end).
   mkdir -p "$rdir/mlt-$m/logs"
   ln "$orig" "$rdir/mlt-$m/logs/$m.bin"
   rm -rf "$HOME/.mltk/models/bench_$m"
-  t=$(cd "$proj" && timed "$log" "$mlt" ssh -h "$host" "${mlt_opts[@]}" download "bench_$m")
+  t=$(cd "$proj" && timed_rss "$log" "$mlt" ssh -h "$host" "${mlt_opts[@]}" download "bench_$m")
+  echo "  $name down: peak RSS ${t#* } KiB" >&2
+  t=${t% *}
   check "$rtt" "$name" down "$t" "$HOME/.mltk/models/bench_$m/$m.bin" "$orig"
   rm -rf "$HOME/.mltk/models/bench_$m"
 }

@@ -28,7 +28,8 @@
 #   compression_yaml            # "  compression: C" for a sidecar's ssh: map ("" if unset)
 #
 # Environment: MLT (binary, default build/src/mlt), BENCH_TIMEOUT (s per command, default 600),
-# MLT_OPTS (more options for every mlt command, e.g. "-v --connections 8").
+# MLT_OPTS (more options of `mlt ssh` for every mlt command, given before the subcommand,
+# e.g. "-v" or "-vv").
 # shellcheck shell=bash
 
 bench_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -136,7 +137,7 @@ SH
             -o BatchMode=yes -o LogLevel=ERROR)
   # shellcheck disable=SC2034  # used by the scripts that source this file
   mlt_opts=(-i "$key" -o UserKnownHostsFile="$known" -o StrictHostKeyChecking=accept-new)
-  # MLT_OPTS: more options for every mlt command (-v, --connections 8), split at spaces.
+  # MLT_OPTS: more `mlt ssh` options for every mlt command (-v), split at spaces.
   # shellcheck disable=SC2206
   [ -z "${MLT_OPTS:-}" ] || mlt_opts+=($MLT_OPTS)
 }
