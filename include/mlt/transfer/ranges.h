@@ -7,13 +7,14 @@
 // So a file of kRangeThreshold or more is cut into ranges that go side by side over several
 // connections (the caller's and a LinkPool's), needing nothing on the remote but sh, tail,
 // head, dd and sha256sum; over a near link, where one stream is faster (ranges_pay), a file
-// under kNearRangeThreshold is one range over the caller's link. Each range's sha256 is taken on both ends as it moves; the
-// receiver writes it at its offset in a partial file next to the destination and records it
-// as done only when both hashes agree. A transfer cut off keeps its done ranges; the next
-// one (a reconnect, --resume, the next pull) moves only the others. The partial file is
-// renamed into place once every range is done and the source is still the version whose
-// ranges were moved (same size, mtime, ctime and inode); a source that changed meanwhile has
-// its ranges hashed again and only those that differ are moved again.
+// under kNearRangeThreshold is one range over the caller's link. Each range's sha256 is
+// taken on both ends as it moves; the receiver writes it at its offset in a partial file
+// next to the destination and records it as done only when both hashes agree. A transfer
+// cut off keeps its done ranges; the next one (a reconnect, --resume, the next pull) moves
+// only the others. The partial file is renamed into place once every range is done and the
+// source is still the version whose ranges were moved (same size, mtime, ctime and inode);
+// a source that changed meanwhile has its ranges hashed again and only those that differ
+// are moved again.
 
 #include <atomic>
 #include <cstddef>
