@@ -268,6 +268,7 @@ class RangeRunner {
         allowed_ = pool_->tuning() ? std::min(kStartLinks, links) : links;
         settled_ = !pool_->tuning();
         up_.assign(links, false);
+        window_ = window_for(caller_);  // before worker 0 uses the caller's link
         // With auto, the links of the next step connect while this one is measured.
         const size_t open = pool_->tuning() ? std::min(2 * allowed_, links) : allowed_;
         const size_t useful = (todo.size() + kChannelsPerLink - 1) / kChannelsPerLink;
@@ -429,7 +430,6 @@ class RangeRunner {
         double base_rate = 0;
         int windows = 0;
         int retries = 0;
-        const auto window = window_for(caller_);
         for (;;) {
             std::unique_lock<std::mutex> lock(mutex_);
             changed_.wait_for(lock, std::chrono::milliseconds(200));
@@ -452,7 +452,7 @@ class RangeRunner {
                 continue;
             }
             const auto now = Steady::now();
-            if (settled_ || now - window_start < window) continue;
+            if (settled_ || now - window_start < window_) continue;
             if (std::count(up_.begin(), up_.begin() + static_cast<std::ptrdiff_t>(allowed_), true) <
                 static_cast<std::ptrdiff_t>(allowed_)) {  // links still connecting: no rate yet
                 window_start = now;
@@ -504,6 +504,7 @@ class RangeRunner {
     size_t active_ = 0, most_ = 0, next_ = 0;
     size_t allowed_ = 0;    // links 0..allowed_-1 move ranges; those above wait for their step
     std::vector<bool> up_;  // per link: connected
+    std::chrono::duration<double> window_{0.5};  // growth: the rate's window (window_for)
     bool stop_ = false;
     bool settled_ = false;  // no more growth (the links opened ahead give up)
     std::exception_ptr fatal_;
