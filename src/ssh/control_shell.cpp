@@ -9,7 +9,6 @@
 #include <chrono>
 #include <climits>
 #include <cstdlib>
-#include <random>
 #include <vector>
 
 #include "internal.h"
@@ -37,14 +36,6 @@ OutputSink keep_tail(std::string& kept) {
         kept.append(d);
         if (kept.size() > kLoginKeep) kept.erase(0, kept.size() - kLoginKeep);
     };
-}
-
-std::string random_token() {
-    std::random_device rd;
-    std::string token = "mlt-";
-    const char* hex = "0123456789abcdef";
-    for (int i = 0; i < 32; ++i) token += hex[rd() & 15];
-    return token;
 }
 
 // One output stream of the shell, read frame by frame: passes a command's bytes on and stops

@@ -40,6 +40,7 @@
 #include "mlt/util/interrupt.h"
 #include "mlt/util/sha256.h"
 #include "mlt/util/shell.h"
+#include "mlt/util/text.h"
 
 namespace mlt {
 
@@ -155,8 +156,13 @@ struct Leg {
 };
 struct Run {
     std::vector<Leg> legs;
-    std::string err;  // the command's stderr: a line "INDEX SHA256" per range done, errors
+    std::string err;       // the command's stderr: a line "INDEX SHA256" per range done, errors
+    bool begun = false;    // down: the command's marker line has come
+    std::string preamble;  // down: what came before it (a login profile that prints)
 };
+
+// What a login profile may print before a command's own output, at most.
+constexpr size_t kMaxPreamble = 64 * 1024;
 
 // Moves `batch` over `remote`, in up to kChannelsPerLink runs side by side (one channel and
 // one remote command each): `self` gives each run's StreamJob (job_for) and judges each range
@@ -723,7 +729,7 @@ class Download : public RangedFile<Download> {
     StreamJob job_for(Run& run) {
         StreamJob job;
         job.command =
-            remote_file_word("f", path_) + "for r in " +
+            "printf '%s\\n' " + token_ + "; " + remote_file_word("f", path_) + "for r in " +
             range_words(run,
                         [](const Range& r) {
                             return std::to_string(r.offset + 1) + ":" + std::to_string(r.length);
@@ -732,6 +738,7 @@ class Download : public RangedFile<Download> {
             "/dev/zero; } | head -c $3; h=$(tail -c +$2 \"$f\" | head -c $3 | "
             "sha256sum) || exit 1; echo \"$1 ${h%% *}\" >&2; done";
         job.on_stdout = [this, &run, leg = size_t(0)](std::string_view d) mutable {
+            if (!run.begun && !(d = after_marker(run, d)).data()) return;
             while (!d.empty()) {
                 while (leg < run.legs.size() && run.legs[leg].complete()) ++leg;
                 if (leg == run.legs.size())
@@ -749,6 +756,31 @@ class Download : public RangedFile<Download> {
         };
         job.on_stderr = [&run](std::string_view d) { run.err.append(d); };
         return job;
+    }
+
+    // The bytes of `d` after the command's marker line (what a login profile printed before
+    // it is dropped); a null view while the marker has not come yet.
+    std::string_view after_marker(Run& run, std::string_view d) {
+        run.preamble.append(d);
+        const std::string marker = token_ + "\n";
+        const size_t at = run.preamble.find(marker);
+        if (at == std::string::npos) {
+            if (run.preamble.size() > kMaxPreamble)
+                throw remote_error("reading " + path_ +
+                                       ": the remote printed more than 64 KiB before the "
+                                       "command's output",
+                                   "make the account's ~/.bashrc print nothing when it is not "
+                                   "interactive");
+            return {};
+        }
+        run.begun = true;
+        if (at > 0)
+            spdlog::debug("the login on {} printed first: {}", remote_.name(),
+                          run.preamble.substr(0, std::min<size_t>(at, 200)));
+        const size_t rest = run.preamble.size() - at - marker.size();
+        run.preamble.clear();
+        // The rest is the tail of `d` (the marker ended inside it).
+        return rest == 0 ? std::string_view("", 0) : d.substr(d.size() - rest);
     }
 
     Outcome judge(Remote& remote, const Range& r, RangeState& st, int status,
@@ -842,6 +874,7 @@ class Download : public RangedFile<Download> {
 
     RemoteFileInfo listed_;
     std::string state_;
+    const std::string token_ = random_token();  // the marker line before a command's ranges
 };
 
 // ---- up ----

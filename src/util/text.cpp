@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <random>
 #include <vector>
 
 namespace mlt {
@@ -194,6 +195,14 @@ size_t edit_distance(std::string_view a, std::string_view b) {
         std::swap(above, row);
     }
     return above[b.size()];
+}
+
+std::string random_token() {
+    std::random_device rd;
+    std::string token = "mlt-";
+    const char* hex = "0123456789abcdef";
+    for (int i = 0; i < 32; ++i) token += hex[rd() & 15];
+    return token;
 }
 
 }  // namespace mlt

@@ -151,6 +151,22 @@ TEST_F(TrainRangesTest, ADownloadCutMidFileMovesOnlyTheRangesNotDoneNextTime) {
     EXPECT_EQ(range_leftovers(local_logs("m")), std::vector<std::string>{});
 }
 
+// A login profile that prints on every command (a `~/.bashrc` that echoes, as some rented
+// images have): the ranges' commands run under it, and their bytes still arrive exact.
+TEST_F(TrainRangesTest, ALoginProfileThatPrintsDoesNotCorruptTheRanges) {
+    write_file(sshd().remote_home() + "/.bashrc", "echo 'welcome from the profile'\n");
+    write_shell_model("m", "echo nothing\n");
+    write_model_settings("m", "ssh:\n  train_cmd: \"sh {spec}\"\n  transfer: {connections: 2}\n");
+    write_user_settings();
+    ASSERT_EQ(mlt({"ssh", "train", "m"}).exit_code, 0);
+    write_noise(remote_logs_root() + "/m/big.bin", 40 * kMiB, 5);
+    ProcessResult r = mlt({"ssh", "-v", "download", "m"});
+    ASSERT_EQ(r.exit_code, 0) << describe(r);
+    EXPECT_TRUE(has_text(r.err, "big.bin: 3 range(s)")) << r.err;
+    EXPECT_EQ(sha256_of(local_logs("m") + "/big.bin"),
+              sha256_of(remote_logs_root() + "/m/big.bin"));
+}
+
 // sshd drops unauthenticated connections beyond MaxStartups: the ones mlt has carry the
 // file, and the refusals are no error.
 class TrainRangesStartupsTest : public TrainRangesTest {

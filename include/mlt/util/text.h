@@ -46,4 +46,7 @@ bool wildcard_match(std::string_view pattern, std::string_view text, bool fold_c
 // substitution or a swap of two neighbours costs 1), for "did you mean" suggestions.
 size_t edit_distance(std::string_view a, std::string_view b);
 
+// "mlt-" and 128 random bits in hex: a marker no output of a remote command can fake.
+std::string random_token();
+
 }  // namespace mlt
