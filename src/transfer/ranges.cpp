@@ -46,10 +46,18 @@ namespace mlt {
 
 using namespace transfer_detail;
 
+namespace {
+
+// `n` rounded up to whole kRangeBlock blocks.
+uint64_t whole_blocks(uint64_t n) {
+    return (n + kRangeBlock - 1) / kRangeBlock * kRangeBlock;
+}
+
+}  // namespace
+
 uint64_t range_size_for(uint64_t file_size) {
     constexpr uint64_t kMin = 16ull * 1024 * 1024;
-    const uint64_t even = (file_size / 256 + kRangeBlock - 1) / kRangeBlock * kRangeBlock;
-    return std::max(kMin, even);
+    return std::max(kMin, whole_blocks(file_size / 256));
 }
 
 bool ranges_pay(const Remote& remote, uint64_t size, const LinkPool* links) {
@@ -123,20 +131,28 @@ constexpr size_t kChannelsPerLink = 2;
 // channel, its start and a login shell's profile (round trips, and 0.2 s with pyenv).
 constexpr size_t kRangesPerCommand = 4;
 
-// The hash the remote printed for range `index`: its line "INDEX SHA256" in `err` ("" if
-// none came).
-std::string remote_hash(const std::string& err, size_t index) {
-    std::istringstream in(err);
-    std::string line;
-    const std::string head = std::to_string(index) + " ";
-    std::string hash;
-    while (std::getline(in, line)) {
-        if (line.compare(0, head.size(), head) != 0) continue;
-        const std::string word = line.substr(head.size());
-        if (word.size() == 64 && word.find_first_not_of("0123456789abcdef") == std::string::npos)
-            hash = word;
-    }
-    return hash;
+// Whether `line` is "INDEX SHA256", what the remote prints for a range it hashed; sets
+// `index` and `hash` when it is.
+bool hash_line(const std::string& line, size_t& index, std::string& hash) {
+    const size_t space = line.find(' ');
+    if (space == 0 || space == std::string::npos || space > 18 ||
+        line.find_first_not_of("0123456789") != space || line.size() != space + 65 ||
+        line.find_first_not_of("0123456789abcdef", space + 1) != std::string::npos)
+        return false;
+    index = std::stoul(line.substr(0, space));
+    hash = line.substr(space + 1);
+    return true;
+}
+
+// The hashes the remote printed in `text`, by range index (the last line of each counts).
+std::map<size_t, std::string> hash_lines(const std::string& text) {
+    std::map<size_t, std::string> out;
+    std::istringstream in(text);
+    std::string line, hash;
+    size_t index = 0;
+    while (std::getline(in, line))
+        if (hash_line(line, index, hash)) out[index] = hash;
+    return out;
 }
 
 // One range on its way: the hash of its bytes at this end, how far it got, and the hash the
@@ -181,8 +197,14 @@ std::vector<Outcome> move_batch(Mover& self, Remote& remote, const std::vector<R
     std::vector<StreamJob> jobs;
     for (Run& run : runs) jobs.push_back(self.job_for(run));
     const auto heard = [&] {
+        std::vector<std::map<size_t, std::string>> hashes;
+        for (const Run& run : runs) hashes.push_back(hash_lines(run.err));
         for (size_t i = 0; i < batch.size(); ++i)
-            states[i].remote = remote_hash(runs[run_of[i]].err, batch[i].index);
+            states[i].remote = hashes[run_of[i]][batch[i].index];
+    };
+    // Its bytes and the remote's hash of them both came: the hash proves the range.
+    const auto arrived = [&](size_t i) {
+        return states[i].at == batch[i].offset + batch[i].length && !states[i].remote.empty();
     };
     std::vector<int> statuses;
     try {
@@ -192,16 +214,14 @@ std::vector<Outcome> move_batch(Mover& self, Remote& remote, const std::vector<R
         // judged as it is (its hash proves it), the rest is moved again later.
         heard();
         for (size_t i = 0; i < batch.size(); ++i)
-            if (states[i].at == batch[i].offset + batch[i].length && !states[i].remote.empty())
-                self.judge(remote, batch[i], states[i], 0, runs[run_of[i]].err);
+            if (arrived(i)) self.judge(remote, batch[i], states[i], 0, runs[run_of[i]].err);
         throw;
     }
     heard();
     std::vector<Outcome> out;
     for (size_t i = 0; i < batch.size(); ++i) {
         // A command that failed after some of its ranges: those whose hash came are done.
-        const bool whole = states[i].at == batch[i].offset + batch[i].length;
-        const int status = whole && !states[i].remote.empty() ? 0 : statuses[run_of[i]];
+        const int status = arrived(i) ? 0 : statuses[run_of[i]];
         out.push_back(self.judge(remote, batch[i], states[i], status, runs[run_of[i]].err));
     }
     return out;
@@ -211,13 +231,10 @@ std::vector<Outcome> move_batch(Mover& self, Remote& remote, const std::vector<R
 std::string said(const std::string& err) {
     std::istringstream in(err);
     std::string line, out;
-    while (std::getline(in, line)) {
-        const size_t space = line.find(' ');
-        const bool hash_line = space != std::string::npos && space > 0 &&
-                               line.find_first_not_of("0123456789") == space &&
-                               line.size() == space + 65;
-        if (!hash_line) out += line + "\n";
-    }
+    size_t index = 0;
+    std::string hash;
+    while (std::getline(in, line))
+        if (!hash_line(line, index, hash)) out += line + "\n";
     return out;
 }
 
@@ -350,8 +367,7 @@ class RangeRunner {
             std::unique_lock<std::mutex> lock(mutex_);
             if (!remote) {
                 settled_ = true;  // the server's limit: no more links
-                --active_;
-                changed_.notify_all();
+                leave();
                 return;
             }
             up_[index] = true;
@@ -360,8 +376,7 @@ class RangeRunner {
             changed_.wait(lock,
                           [&] { return index < allowed_ || settled_ || stop_ || queue_.empty(); });
             if (index >= allowed_) {
-                --active_;
-                changed_.notify_all();
+                leave();
                 return;
             }
             most_ = std::max(most_, index + 1);
@@ -398,8 +413,7 @@ class RangeRunner {
                         pool_->drop(index - 1);
                     }
                 }
-                --active_;
-                changed_.notify_all();
+                leave();
                 return;
             } catch (...) {
                 finish_with(std::current_exception());
@@ -411,6 +425,11 @@ class RangeRunner {
         }
         std::lock_guard<std::mutex> lock(mutex_);
         spdlog::trace("ranges: connection {} has no more to move", index + 1);
+        leave();
+    }
+
+    // A worker ends (mutex_ held).
+    void leave() {
         --active_;
         changed_.notify_all();
     }
@@ -419,8 +438,7 @@ class RangeRunner {
         std::lock_guard<std::mutex> lock(mutex_);
         if (!fatal_) fatal_ = error;
         stop_ = true;
-        --active_;
-        changed_.notify_all();
+        leave();
     }
 
     // A signal, or the caller's StopScope.
@@ -542,8 +560,7 @@ std::string remote_file_word(const std::string& var, const std::string& path) {
 // hash (a range it could not read is left out).
 std::map<size_t, std::string> remote_range_hashes(Remote& remote, const std::string& path,
                                                   const std::vector<Range>& ranges) {
-    std::map<size_t, std::string> out;
-    if (ranges.empty()) return out;
+    if (ranges.empty()) return {};
     std::string specs;
     for (const Range& r : ranges)
         specs += std::to_string(r.index) + ":" + std::to_string(r.offset + 1) + ":" +
@@ -553,12 +570,7 @@ std::map<size_t, std::string> remote_range_hashes(Remote& remote, const std::str
             "xargs -P 8 -n 1 sh -c 'IFS=:; set -- $1; "
             "h=$(tail -c +$2 \"$0\" | head -c $3 | sha256sum) && echo \"$1 ${h%% *}\"' \"$f\"",
         specs);
-    std::istringstream in(got.out);
-    size_t index = 0;
-    std::string hash;
-    while (in >> index >> hash)
-        if (hash.size() == 64) out[index] = hash;
-    return out;
+    return hash_lines(got.out);
 }
 
 // Reads up to `size` bytes of the local `fd` at `at` (at least one: a file that ends
@@ -621,6 +633,20 @@ class RangedFile {
         if (progress()) progress()->add_bytes(n);
     }
 
+    // The leg of `run` whose bytes move now: the first from `leg` on that is not complete
+    // (`leg` is moved on to it); nullptr once every leg is.
+    static Leg* current_leg(Run& run, size_t& leg) {
+        while (leg < run.legs.size() && run.legs[leg].complete()) ++leg;
+        return leg < run.legs.size() ? &run.legs[leg] : nullptr;
+    }
+
+    // `n` bytes at `data` of `leg`'s range passed this end: hashed, and counted.
+    void passed(const Leg& leg, const char* data, size_t n) {
+        leg.state->hash.update(data, n);
+        leg.state->at += n;
+        count(n);
+    }
+
     // The bytes of the ranges done already (kept from an earlier attempt), counted.
     uint64_t count_kept() {
         uint64_t kept = 0;
@@ -636,9 +662,7 @@ class RangedFile {
     void cut(uint64_t size) {
         if (range_size_ == 0) {
             pays_ = ranges_pay(remote_, size, options_.links);
-            range_size_ =
-                pays_ ? range_size_for(size)
-                      : std::max(kRangeBlock, (size + kRangeBlock - 1) / kRangeBlock * kRangeBlock);
+            range_size_ = pays_ ? range_size_for(size) : std::max(kRangeBlock, whole_blocks(size));
         }
         ranges_ = cut_ranges(size, range_size_);
         stats_.ranges = ranges_.size();
@@ -740,17 +764,14 @@ class Download : public RangedFile<Download> {
         job.on_stdout = [this, &run, leg = size_t(0)](std::string_view d) mutable {
             if (!run.begun && !(d = after_marker(run, d)).data()) return;
             while (!d.empty()) {
-                while (leg < run.legs.size() && run.legs[leg].complete()) ++leg;
-                if (leg == run.legs.size())
+                const Leg* now = current_leg(run, leg);
+                if (!now)
                     throw remote_error("reading " + path_ +
                                        ": the remote sent more bytes than asked for");
-                RangeState& st = *run.legs[leg].state;
                 const size_t n =
-                    static_cast<size_t>(std::min<uint64_t>(d.size(), run.legs[leg].end() - st.at));
-                write_at(d.substr(0, n), st.at);
-                st.hash.update(d.substr(0, n));
-                st.at += n;
-                count(n);
+                    static_cast<size_t>(std::min<uint64_t>(d.size(), now->end() - now->state->at));
+                write_at(d.substr(0, n), now->state->at);
+                passed(*now, d.data(), n);
                 d.remove_prefix(n);
             }
         };
@@ -955,15 +976,12 @@ class Upload : public RangedFile<Upload> {
             "head -c $4 | sha256sum | cut -c1-64) && echo \"$h\" > \"$d/$1.sha\" || "
             "exit 1; echo \"$1 $h\" >&2; done";
         job.input = [this, &run, leg = size_t(0)](char* buffer, size_t capacity) mutable -> size_t {
-            while (leg < run.legs.size() && run.legs[leg].complete()) ++leg;
-            if (leg == run.legs.size()) return 0;
-            RangeState& st = *run.legs[leg].state;
-            const size_t n =
-                read_at(fd_.get(), buffer,
-                        std::min<uint64_t>(capacity, run.legs[leg].end() - st.at), st.at, local_);
-            st.hash.update(buffer, n);
-            st.at += n;
-            count(n);
+            const Leg* now = current_leg(run, leg);
+            if (!now) return 0;
+            const uint64_t at = now->state->at;
+            const size_t n = read_at(fd_.get(), buffer,
+                                     std::min<uint64_t>(capacity, now->end() - at), at, local_);
+            passed(*now, buffer, n);
             return n;
         };
         job.on_stderr = [&run](std::string_view d) { run.err.append(d); };

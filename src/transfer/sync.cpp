@@ -39,12 +39,13 @@ class LinksAfterFirst : public LinkPool {
 // The tar streams of one upload on the pool's first link, in a thread of its own, while the
 // caller sends the big files in ranges over its own link and the others: over a far link
 // both are bound by windows, so side by side they take the time of the longer one. A link
-// the server refuses leaves the streams to the caller (done() is false then).
+// the server refuses leaves the streams to the caller (done() is false then). `streams`
+// must outlive it.
 class StreamsBeside {
   public:
-    StreamsBeside(LinkPool& links, const std::string& base, std::vector<UploadStream> streams,
-                  TransferProgress& progress)
-        : rest_(links), streams_(std::move(streams)) {
+    StreamsBeside(LinkPool& links, const std::string& base,
+                  const std::vector<UploadStream>& streams, TransferProgress& progress)
+        : rest_(links), streams_(streams) {
         const std::atomic<bool>* stop = current_stop();
         thread_ = thread_without_signals([this, &links, base, &progress, stop] {
             std::unique_ptr<StopScope> scope;
@@ -74,11 +75,10 @@ class StreamsBeside {
         stats = stats_;
         return done_;
     }
-    const std::vector<UploadStream>& streams() const { return streams_; }
 
   private:
     LinksAfterFirst rest_;
-    const std::vector<UploadStream> streams_;
+    const std::vector<UploadStream>& streams_;
     TransferStats stats_;
     bool done_ = false;
     std::exception_ptr error_;
@@ -236,7 +236,7 @@ SyncResult sync_up(Remote& remote, const std::map<std::string, std::vector<Uploa
                 streamed.push_back(file);
         }
         transfer_detail::check_items(ranged);
-        std::vector<UploadStream> streams = plan_upload_streams(streamed, compression);
+        const std::vector<UploadStream> streams = plan_upload_streams(streamed, compression);
         // Streams worth a connection of their own go beside the ranges (a few small files
         // take less after them than a connection takes to open).
         uint64_t streamed_bytes = 0;
@@ -244,7 +244,7 @@ SyncResult sync_up(Remote& remote, const std::map<std::string, std::vector<Uploa
         std::optional<StreamsBeside> beside;
         if (!ranged.empty() && streamed_bytes >= kBytesPerUploadStream && links &&
             links->limit() >= 1)
-            beside.emplace(*links, base, std::move(streams), progress);
+            beside.emplace(*links, base, streams, progress);
         for (const auto& item : ranged) {
             RangeOptions options;
             options.links = beside ? beside->rest() : links;
@@ -255,8 +255,7 @@ SyncResult sync_up(Remote& remote, const std::map<std::string, std::vector<Uploa
         }
         if (streamed.empty() && !ranged.empty()) continue;
         TransferStats s;
-        if (!beside || !beside->done(s))
-            s = upload_streams(remote, base, beside ? beside->streams() : streams, &progress);
+        if (!beside || !beside->done(s)) s = upload_streams(remote, base, streams, &progress);
         result.moved.files += s.files;
         result.moved.bytes += s.bytes;
     }
