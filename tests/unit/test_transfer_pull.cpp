@@ -30,12 +30,15 @@ using mlt::test::TempDir;
 using mlt::test::write_file;
 
 // A LocalRemote that, for the first command containing `marker`, runs `before` ahead of it
-// and `during` when its first output arrives. Without root, or with `drop_read_override`
-// as root, commands run as a user who cannot read a file of mode 000.
+// and `during` once more than `during_after` bytes of its output have arrived (a range
+// command prints a marker line before its bytes: past it, the file is being read). Without
+// root, or with `drop_read_override` as root, commands run as a user who cannot read a file
+// of mode 000.
 class HookedRemote : public LocalRemote {
   public:
     std::string marker;
     std::function<void()> before, during;
+    size_t during_after = 0;
     bool drop_read_override = false;
     bool fired = false;
 
@@ -49,17 +52,25 @@ class HookedRemote : public LocalRemote {
             return LocalRemote::stream(run, input, on_stdout, on_stderr);
         fired = true;
         if (before) before();
-        bool started = false;
+        size_t seen = 0;
+        bool done = false;
         return LocalRemote::stream(
             run, input,
             [&](std::string_view d) {
-                if (!started && during) during();
-                started = true;
+                seen += d.size();
+                if (!done && seen > during_after && during) {
+                    done = true;
+                    during();
+                }
                 on_stdout(d);
             },
             on_stderr);
     }
 };
+
+// Output bytes after which a range command is surely reading its file: more than its marker
+// line, less than a pipe holds.
+constexpr size_t kPastTheMarker = 4096;
 
 // Rewrites `path` in place (truncate, then write) with `size` bytes of `byte`, as
 // torch.save does.
@@ -116,6 +127,7 @@ TEST(TransferPull, ABigFileRewrittenWhileItIsReadArrivesAsOneWholeVersion) {
     write_file(path, std::string(size, '1'));
     HookedRemote remote;
     remote.marker = "head -c";
+    remote.during_after = kPastTheMarker;
     remote.during = [&] { rewrite_in_place(path, size, '2'); };
     CapturedLog log;
     const mlt::SyncResult r = mlt::sync_down(remote, remote_dir.path(), local.path());
@@ -137,6 +149,7 @@ TEST(TransferRanges, ARangeWhoseBytesChangedOnTheSenderIsMovedAgainNeverTaken) {
     write_file(path, std::string(size, '1'));
     HookedRemote remote;
     remote.marker = "head -c";
+    remote.during_after = kPastTheMarker;
     remote.during = [&] {
         const int fd = ::open(path.c_str(), O_WRONLY);
         ASSERT_GE(fd, 0);
@@ -163,6 +176,7 @@ TEST(TransferPull, ABigFileThatGrowsWhileItIsReadArrivesAsOneWholeVersion) {
     write_file(path, std::string(size, 'a'));
     HookedRemote remote;
     remote.marker = "head -c";
+    remote.during_after = kPastTheMarker;
     remote.during = [&] {
         std::ofstream(path, std::ios::app) << std::string(5 * 1024 * 1024, 'b');
     };
