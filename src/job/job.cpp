@@ -69,9 +69,10 @@ TaskFiles task_files(const JobPaths& p, Task task) {
 }
 
 // Launches a task's script detached (its own session: it survives the connection) unless
-// its marker exists, then waits (bounded, 10 s) for its pid file. The marker is created
-// atomically first; `fresh` runs after it and before the launch (writing the script, so a
-// second caller can never rewrite a script that runs), `again` when it existed already.
+// its marker exists, then waits (bounded, 10 s) for its pid file (looking every 10 ms for
+// the first half second: a script records it at once, and the start is one round trip). The marker
+// is created atomically first; `fresh` runs after it and before the launch (writing the script, so
+// a second caller can never rewrite a script that runs), `again` when it existed already.
 std::string launch_once(const std::string& marker, const std::string& script, const TaskFiles& f,
                         const std::string& shell, const std::string& fresh,
                         const std::string& again) {
@@ -82,9 +83,10 @@ std::string launch_once(const std::string& marker, const std::string& script, co
            marker + ") 2>/dev/null; then\n  " + fresh + "\n  (setsid " + shell + " " + script +
            " >> " + f.log + " 2>&1 < /dev/null &)\nelse\n  " + again +
            "\nfi\n"
-           "t=$(($(date +%s) + 10)); while [ ! -s " +
+           "t=$(($(date +%s) + 10)); q=50; while [ ! -s " +
            f.pid + " ] && [ ! -e " + f.status +
-           " ] && [ \"$(date +%s)\" -le \"$t\" ]; do sleep 0.05; done\n"
+           " ] && [ \"$(date +%s)\" -le \"$t\" ]; do if [ $q -gt 0 ]; then q=$((q - 1)); "
+           "sleep 0.01; else sleep 0.05; fi; done\n"
            "[ -s " +
            f.pid +
            " ] || { echo 'it did not record its process group within 10 s' >&2; exit 1; }\n";
@@ -381,9 +383,11 @@ void discard_job(Remote& remote, const std::string& remote_dir, const std::strin
         throw remote_failure(remote, "discarding the old job", out.exit_status, out.err);
 }
 
-FollowStep follow_log(Remote& remote, const std::string& remote_dir, const std::string& model,
-                      Task task, const std::string* run_id, uint64_t offset, int seconds,
-                      const OutputSink& sink) {
+namespace {
+
+// follow_log's command.
+std::string follow_command(const std::string& remote_dir, const std::string& model, Task task,
+                           const std::string* run_id, uint64_t offset, int seconds) {
     const JobPaths p(model);
     const TaskFiles f = task_files(p, task);
     // At the end, after the log's last byte: the result on stderr, and for a run's job its
@@ -425,12 +429,25 @@ FollowStep follow_log(Remote& remote, const std::string& remote_dir, const std::
         "\n"
         "  if [ $q -gt 0 ]; then q=$((q - 1)); sleep 0.05; else sleep 0.2; fi\n"
         "done\n";
+    return run_command(remote_dir, model, run_id ? *run_id : std::string(), body);
+}
+
+}  // namespace
+
+void follow_log_ahead(Remote& remote, const std::string& remote_dir, const std::string& model,
+                      Task task, const std::string* run_id, uint64_t offset, int seconds) {
+    remote.run_ahead(follow_command(remote_dir, model, task, run_id, offset, seconds), {});
+}
+
+FollowStep follow_log(Remote& remote, const std::string& remote_dir, const std::string& model,
+                      Task task, const std::string* run_id, uint64_t offset, int seconds,
+                      const OutputSink& sink) {
     FollowStep step;
     step.offset = offset;
     std::string err;
     const std::string rid = run_id ? *run_id : std::string();
     int status = remote.stream(
-        run_command(remote_dir, model, rid, body), {},
+        follow_command(remote_dir, model, task, run_id, offset, seconds), {},
         [&](std::string_view d) {
             step.offset += d.size();
             sink(d);

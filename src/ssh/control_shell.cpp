@@ -9,6 +9,7 @@
 #include <chrono>
 #include <climits>
 #include <cstdlib>
+#include <utility>
 #include <vector>
 
 #include "internal.h"
@@ -45,6 +46,9 @@ OutputSink keep_tail(std::string& kept) {
 // tells; bytes after it belong to the next frame.
 class FrameStream {
   public:
+    // `carried`: what was read past the end of the frame before.
+    explicit FrameStream(std::string carried) : held_(std::move(carried)) {}
+
     // Starts the next frame, whose output goes to `sink` (may be empty: dropped).
     void start(std::string prefix, const OutputSink* sink) {
         prefix_ = std::move(prefix);
@@ -80,6 +84,8 @@ class FrameStream {
 
     bool done() const { return done_; }
     int status() const { return status_; }
+    // Once done: what came after the frame's end (the start of the next frame's reply).
+    std::string take_rest() { return std::exchange(held_, {}); }
 
   private:
     void emit(size_t n) {
@@ -165,7 +171,96 @@ void require_commands(Session& session, const std::string& token, const std::str
         "mlt needs a POSIX shell there: ask the host's admin");
 }
 
+// Forgets the shell after an error (its output is out of step) or when it ended.
+void drop_shell(ControlShell& sh) {
+    sh.channel.reset();
+    sh.ahead.clear();
+    sh.out_rest.clear();
+    sh.err_rest.clear();
+}
+
+// Reads the reply to frame `n` into the sinks (null or empty: dropped), starting with what an
+// earlier read took past its own frame; keeps what comes past this one's end. False when
+// the channel ended first (sh itself ended).
+bool read_reply(ssh_session s, Liveness& live, ControlShell& sh, const std::string& display,
+                uint64_t n, const OutputSink* to_out, const OutputSink* to_err, int* status) {
+    FrameStream out(std::exchange(sh.out_rest, {})), err(std::exchange(sh.err_rest, {}));
+    out.start(marker_prefix(sh, n), to_out);
+    err.start(marker_prefix(sh, n), to_err);
+    auto deadline = std::chrono::steady_clock::now() + kFrameDeadline;
+    ReadBuffer buf;
+    if (!read_frame(s, live, sh.channel.get(), display, buf, deadline, out, err)) return false;
+    sh.out_rest = out.take_rest();
+    sh.err_rest = err.take_rest();
+    *status = out.status();
+    return true;
+}
+
+// The text to write for `command` (frame `serial`, set here), after frame 0 when the shell
+// starts, followed by the commands to send ahead.
+std::string frames(ControlShell& sh, const std::string& command, std::string_view input,
+                   uint64_t& serial) {
+    std::string text;
+    if (!sh.channel) {
+        sh.token = random_token();
+        sh.serial = 0;
+        // Frame 0 says the shell is ours; whatever the login shell printed before is not
+        // output (it is kept for the error when frame 0 never comes).
+        text = "true\n" + frame_end(sh, 0);
+    }
+    serial = ++sh.serial;
+    text += command_frame(sh, serial, command, input);
+    for (ControlShell::Ahead& ahead : sh.ahead) {
+        ahead.serial = ++sh.serial;
+        text += command_frame(sh, ahead.serial, ahead.command, ahead.input);
+    }
+    return text;
+}
+
 }  // namespace
+
+void Session::shell_ahead(std::string command, std::string input) {
+    ControlShell& sh = impl_->shell;
+    if (sh.unavailable || sh.refusal) return;
+    sh.ahead.push_back({std::move(command), std::move(input), 0});
+}
+
+std::optional<ExecResult> Session::reply_sent_ahead(const std::string& command,
+                                                    std::string_view input,
+                                                    const OutputSink& on_stdout,
+                                                    const OutputSink& on_stderr) {
+    ControlShell& sh = impl_->shell;
+    if (sh.ahead.empty() || sh.ahead.front().serial == 0) return std::nullopt;
+    const ControlShell::Ahead& sent = sh.ahead.front();
+    if (sent.command != command || sent.input != input) {
+        // Not asked for (another run holds the lock, a Ctrl+C, a stop): its reply is not
+        // waited for (a log follow sent ahead may take seconds); a new shell runs this.
+        spdlog::trace(
+            "dropping the control shell on {}: its commands sent ahead were not "
+            "asked for",
+            impl_->display);
+        drop_shell(sh);
+        return std::nullopt;
+    }
+    spdlog::trace("shell on {} (sent ahead): {}", impl_->display, command);
+    try {
+        int status = -1;
+        const uint64_t serial = sent.serial;
+        sh.ahead.erase(sh.ahead.begin());
+        if (!read_reply(impl_->session.get(), impl_->live, sh, impl_->display, serial, &on_stdout,
+                        &on_stderr, &status)) {
+            // sh itself ended; reported as exec would, as for a command sent now.
+            status =
+                exit_status_of(impl_->session.get(), impl_->live, sh.channel.get(), impl_->display);
+            drop_shell(sh);
+        }
+        spdlog::trace("exit status {}", status);
+        return ExecResult{status};
+    } catch (...) {
+        drop_shell(sh);
+        throw;
+    }
+}
 
 ExecResult Session::shell(const std::string& command, std::string_view input,
                           const OutputSink& on_stdout, const OutputSink& on_stderr) {
@@ -173,27 +268,16 @@ ExecResult Session::shell(const std::string& command, std::string_view input,
     if (sh.refusal) throw *sh.refusal;
     if (sh.unavailable) return exec(command, input_from(input), on_stdout, on_stderr);
     ssh_session s = impl_->session.get();
+    if (auto sent = reply_sent_ahead(command, input, on_stdout, on_stderr)) return *sent;
     const bool starting = !sh.channel;
-    std::string text;
-    if (starting) {
-        spdlog::trace("starting the control shell on {}", impl_->display);
-        sh.channel = open_exec(s, impl_->live, "exec sh", impl_->display);
-        sh.token = random_token();
-        sh.serial = 0;
-        // Frame 0 says the shell is ours; whatever the login shell printed before is not
-        // output (it is kept for the error when frame 0 never comes).
-        text = "true\n" + frame_end(sh, 0);
-    }
-    const uint64_t serial = ++sh.serial;
-    spdlog::trace("shell on {}: {}", impl_->display, command);
-    text += command_frame(sh, serial, command, input);
+    uint64_t serial = 0;
+    const std::string text = frames(sh, command, input, serial);
 
-    ssh_channel ch = sh.channel.get();
     // The login shell did not run `sh` (a ForceCommand, a restricted shell): nothing of ours
     // ran, so plain exec channels take over, once the account is known to run commands.
     const auto without_shell = [&](const std::string& login_said) {
         spdlog::debug("no control shell on {}; using exec channels", impl_->display);
-        sh.channel.reset();
+        drop_shell(sh);
         sh.unavailable = true;
         try {
             require_commands(*this, sh.token, login_said);
@@ -206,47 +290,49 @@ ExecResult Session::shell(const std::string& command, std::string_view input,
     const auto sent_at = std::chrono::steady_clock::now();
     try {
         try {
-            write_all(s, impl_->live, ch, text.data(), text.size(), impl_->display);
+            if (starting) {
+                // The frames go with the request that starts the shell.
+                spdlog::trace("starting the control shell on {}", impl_->display);
+                sh.channel = open_exec(s, impl_->live, "exec sh", impl_->display, text);
+            } else {
+                write_all(s, impl_->live, sh.channel.get(), text.data(), text.size(),
+                          impl_->display);
+            }
+            spdlog::trace("shell on {}: {}", impl_->display, command);
+            for (const ControlShell::Ahead& ahead : sh.ahead)
+                spdlog::trace("sent ahead on {}: {}", impl_->display, ahead.command);
         } catch (const Error&) {
             // A login that ends at once (nologin) may close the channel before the first
             // frame is even written: that is the same case as a frame that never comes.
-            if (!starting || !ssh_is_connected(s)) throw;
+            if (!starting || !sh.channel || !ssh_is_connected(s)) throw;
             return without_shell({});
         }
-        auto deadline = std::chrono::steady_clock::now() + kFrameDeadline;
-        ReadBuffer buf;
-        FrameStream out, err;
-        std::string login_said;
-        const OutputSink keep_login = keep_tail(login_said);
-        for (const bool ready_frame : {true, false}) {
-            if (ready_frame && !starting) continue;
-            const uint64_t n = ready_frame ? 0 : serial;
-            out.start(marker_prefix(sh, n), ready_frame ? &keep_login : &on_stdout);
-            err.start(marker_prefix(sh, n), ready_frame ? &keep_login : &on_stderr);
-            if (!read_frame(s, impl_->live, ch, impl_->display, buf, deadline, out, err)) {
-                if (ready_frame) return without_shell(login_said);
-                // sh itself ended, e.g. on a syntax error; report it as exec would.
-                ExecResult result;
-                result.exit_status = exit_status_of(s, impl_->live, ch, impl_->display);
-                sh.channel.reset();
-                return result;
-            }
-            if (ready_frame && !trim(login_said).empty())
+        int status = -1;
+        if (starting) {
+            std::string login_said;
+            const OutputSink keep_login = keep_tail(login_said);
+            if (!read_reply(s, impl_->live, sh, impl_->display, 0, &keep_login, &keep_login,
+                            &status))
+                return without_shell(login_said);
+            if (!trim(login_said).empty())
                 spdlog::debug("the login on {} printed first:\n{}", impl_->display, login_said);
-            if (!ready_frame) {
-                if (!starting) impl_->live.saw_reply(sent_at);
-                ExecResult result;
-                result.exit_status = out.status();
-                spdlog::trace("exit status {}", result.exit_status);
-                return result;
-            }
         }
+        if (!read_reply(s, impl_->live, sh, impl_->display, serial, &on_stdout, &on_stderr,
+                        &status)) {
+            // sh itself ended, e.g. on a syntax error; report it as exec would.
+            ExecResult result;
+            result.exit_status = exit_status_of(s, impl_->live, sh.channel.get(), impl_->display);
+            drop_shell(sh);
+            return result;
+        }
+        if (!starting) impl_->live.saw_reply(sent_at);
+        spdlog::trace("exit status {}", status);
+        return ExecResult{status};
     } catch (...) {
         // The frame was cut short: its rest would end up in the next command's output.
-        sh.channel.reset();
+        drop_shell(sh);
         throw;
     }
-    return {};
 }
 
 }  // namespace mlt

@@ -153,9 +153,11 @@ void write_all(ssh_session s, Liveness& live, ssh_channel ch, const char* data, 
                const std::string& display);
 
 // Opens a session channel and starts `command` on it (an exec request), waiting through
-// libssh's call timeouts while the link answers. Throws channel_error / Liveness errors.
+// libssh's call timeouts while the link answers. `first_input`, when given, is written to
+// the command's stdin right behind the request, before its answer. Throws channel_error /
+// Liveness errors.
 ChannelPtr open_exec(ssh_session s, Liveness& live, const std::string& command,
-                     const std::string& display);
+                     const std::string& display, std::string_view first_input = {});
 
 // The exit status of a channel whose command ended, waiting (with liveness checks) until the
 // server's close has arrived; -1 when it sent none (killed by a signal).
@@ -254,6 +256,15 @@ struct ControlShell {
     ssh_detail::ChannelPtr channel;  // null: not started (or dropped after an error)
     std::string token;               // random, so that no command output can fake a frame end
     uint64_t serial = 0;
+    // A command sent ahead (Session::shell_ahead): its frame goes out right after the next
+    // one, and a later shell() of the same command and input reads its reply.
+    struct Ahead {
+        std::string command, input;
+        uint64_t serial = 0;  // 0: not sent yet
+    };
+    std::vector<Ahead> ahead;
+    // What was read past the end of the last frame read (a frame sent ahead answers at once).
+    std::string out_rest, err_rest;
     bool unavailable = false;  // the server refused it: use exec channels instead
     // Set when the account runs no commands at all (nologin): every later command fails so.
     std::optional<Error> refusal;

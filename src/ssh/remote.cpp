@@ -71,6 +71,10 @@ int SessionRemote::stream(const std::string& command, const InputSource& input,
     return session_.exec(command, input_from(head, input), on_stdout, on_stderr).exit_status;
 }
 
+void SessionRemote::run_ahead(const std::string& command, std::string input) {
+    session_.shell_ahead(command, std::move(input));
+}
+
 double SessionRemote::round_trip_s() const {
     return session_.round_trip_s();
 }

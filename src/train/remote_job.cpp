@@ -59,8 +59,16 @@ SyncResult ShellJob::upload(const std::map<std::string, std::vector<UploadItem>>
     return sync_up(remote(), uploads, compression_, &links);
 }
 
+void ShellJob::upload_ahead(const std::map<std::string, std::vector<UploadItem>>& uploads) {
+    sync_up_ahead(remote(), uploads);
+}
+
 long ShellJob::start(const std::string& run_id) {
     return start_job(remote(), remote_dir_, model_, run_id);
+}
+
+void ShellJob::follow_ahead(Task task, const std::string* run_id, uint64_t offset, int seconds) {
+    follow_log_ahead(remote(), remote_dir_, model_, task, run_id, offset, seconds);
 }
 
 long ShellJob::restart(const std::string& run_id, int attempt) {

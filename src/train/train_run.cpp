@@ -265,6 +265,8 @@ Phase TrainRun::take_lock() {
     const NewRun run{run_id_,           plan_.owner,   make_wrapper_script(wrapper),
                      wrapper.train_cmd, plan_.archive, plan_.clean,
                      attempt_};
+    // The upload's listings travel with the lock's command (--clean removes files between).
+    if (!plan_.clean) job_.upload_ahead(uploads());
     bool acquired = false;
     {
         // One round trip that a Ctrl+C must not cut: the lock may be taken remotely before
@@ -388,6 +390,9 @@ Phase TrainRun::upload() {
 Phase TrainRun::start() {
     if (gang_) wait_for_gang();  // every node set up before any job starts
     watch_.life = JobWatch::Life::may_run;
+    // The first follow segment travels with the start's command (follow() asks for exactly
+    // it: offset 0, as the local copy starts empty below).
+    if (!plan_.no_wait) job_.follow_ahead(Task::job, &run_id_, 0, segment_seconds());
     long pgid = 0;
     {
         // One bounded round trip that must not be cut by a Ctrl+C: the job may be launched

@@ -15,13 +15,23 @@ int64_t mtime_ns(const struct stat& st) {
     return static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;
 }
 
-}  // namespace
-
-std::vector<UploadItem> changed_for_upload(Remote& remote, const std::string& remote_base,
-                                           const std::vector<UploadItem>& items) {
+std::vector<std::string> remote_paths(const std::vector<UploadItem>& items) {
     std::vector<std::string> paths;
     paths.reserve(items.size());
     for (const auto& item : items) paths.push_back(item.remote_path);
+    return paths;
+}
+
+}  // namespace
+
+void changed_for_upload_ahead(Remote& remote, const std::string& remote_base,
+                              const std::vector<UploadItem>& items) {
+    stat_remote_files_ahead(remote, remote_base, remote_paths(items));
+}
+
+std::vector<UploadItem> changed_for_upload(Remote& remote, const std::string& remote_base,
+                                           const std::vector<UploadItem>& items) {
+    const std::vector<std::string> paths = remote_paths(items);
     std::unordered_map<std::string, RemoteFileInfo> there;
     for (auto& info : stat_remote_files(remote, remote_base, paths)) there[info.path] = info;
     std::vector<UploadItem> changed;

@@ -156,23 +156,41 @@ std::vector<RemoteFileInfo> list_remote_file_info(Remote& remote, const std::str
     return parse_file_info(remote, remote_base, out, clock_ns);
 }
 
+namespace {
+
+// The command and stdin of stat_remote_files. The names go NUL-separated on stdin, each as
+// ./name so none reads as a find option; missing ones are simply not printed. The input is
+// drained even without a base dir.
+std::pair<std::string, std::string> stat_request(const std::string& remote_base,
+                                                 const std::vector<std::string>& paths) {
+    std::string input;
+    for (const auto& p : paths) input += "./" + p + '\0';
+    return {"B=" + shell_quote_path(remote_base) + "; " + kInfoFormats +
+                "cd -- \"$B\" 2>/dev/null || { cat >/dev/null; exit 0; }; " + kClock +
+                "; xargs -0 -r sh -c 'find \"$@\" -maxdepth 0 -type f " + kInfoPrint +
+                " 2>/dev/null; exit 0' sh",
+            input};
+}
+
+}  // namespace
+
 std::vector<RemoteFileInfo> stat_remote_files(Remote& remote, const std::string& remote_base,
                                               const std::vector<std::string>& paths,
                                               int64_t* clock_ns) {
     if (clock_ns) *clock_ns = 0;
     if (paths.empty()) return {};
-    // The names go NUL-separated on stdin, each as ./name so none reads as a find option;
-    // missing ones are simply not printed. The input is drained even without a base dir.
-    std::string input;
-    for (const auto& p : paths) input += "./" + p + '\0';
-    const std::string command = "B=" + shell_quote_path(remote_base) + "; " + kInfoFormats +
-                                "cd -- \"$B\" 2>/dev/null || { cat >/dev/null; exit 0; }; " +
-                                kClock + "; xargs -0 -r sh -c 'find \"$@\" -maxdepth 0 -type f " +
-                                kInfoPrint + " 2>/dev/null; exit 0' sh";
+    const auto [command, input] = stat_request(remote_base, paths);
     const RemoteOutput out = remote.run(command, input);
     if (out.exit_status != 0)
         throw remote_failure(remote, "listing " + remote_base, out.exit_status, out.err);
     return parse_file_info(remote, remote_base, out, clock_ns);
+}
+
+void stat_remote_files_ahead(Remote& remote, const std::string& remote_base,
+                             const std::vector<std::string>& paths) {
+    if (paths.empty()) return;
+    auto [command, input] = stat_request(remote_base, paths);
+    remote.run_ahead(command, std::move(input));
 }
 
 }  // namespace mlt

@@ -203,6 +203,10 @@ SyncResult sync_up(Remote& remote, const std::map<std::string, std::vector<Uploa
     return sync_up(remote, plan, [compression] { return compression; });
 }
 
+void sync_up_ahead(Remote& remote, const std::map<std::string, std::vector<UploadItem>>& plan) {
+    for (const auto& [base, items] : plan) changed_for_upload_ahead(remote, base, items);
+}
+
 SyncResult sync_up(Remote& remote, const std::map<std::string, std::vector<UploadItem>>& plan,
                    const CompressionChoice& choose, LinkPool* links) {
     SyncResult result;

@@ -153,12 +153,14 @@ for line in open(sys.argv[1], errors="replace"):
 if not rows:
     sys.exit()
 start = rows[0][0]
-# Session::exec logs "exec on HOST: CMD", Session::shell "shell on HOST: CMD", then
+# Session::exec logs "exec on HOST: CMD", Session::shell "shell on HOST: CMD" (or "shell on
+# HOST (sent ahead): CMD" for a command whose frame went with the one before), then
 # "exit status N", for every remote command.
 execs, pending = [], None
 for t, msg in rows:
     if msg.startswith("exec on ") or msg.startswith("shell on "):
-        pending = (t, msg.split(" ", 1)[0], msg.split(": ", 1)[1])
+        head, cmd = msg.split(": ", 1)
+        pending = (t, "ahead" if "(sent ahead)" in head else head.split(" ", 1)[0], cmd)
     elif msg.startswith("exit status") and pending:
         execs.append((pending[0], t, pending[1], pending[2]))
         pending = None
@@ -183,9 +185,10 @@ try:
 except (OSError, IndexError, ValueError):
     pass
 shells = sum(1 for e in execs if e[2] == "shell")
-print(f"  {len(execs)} remote commands ({shells} control-shell frames, {len(execs) - shells} "
-      f"exec channels); sshd sessions {plain}, bash --login {login}; bytes up {up}, down {down}; "
-      f"run {total:.2f} s")
+ahead = sum(1 for e in execs if e[2] == "ahead")
+print(f"  {len(execs)} remote commands ({shells} control-shell frames, {ahead} sent ahead with "
+      f"one, {len(execs) - shells - ahead} exec channels); sshd sessions {plain}, bash --login "
+      f"{login}; bytes up {up}, down {down}; run {total:.2f} s")
 order = []
 for p in phases:
     if p not in order: order.append(p)

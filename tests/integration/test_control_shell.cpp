@@ -9,12 +9,15 @@
 #include "harness/expect.h"
 #include "harness/files.h"
 #include "harness/ssh_test.h"
+#include "harness/train_fixture.h"
 #include "mlt/ssh/remote.h"
 #include "mlt/ssh/session.h"
 #include "mlt/util/shell.h"
 
 namespace mlt_test {
 namespace {
+
+constexpr std::chrono::seconds kWait{60};
 
 class ControlShellTest : public SshTest {
   protected:
@@ -144,6 +147,52 @@ TEST_F(ControlShellTest, StreamedOutputArrivesWhileTheCommandRuns) {
     EXPECT_EQ(out, "first\nsecond\n");
 }
 
+// A command sent ahead goes out with the next one (here the shell's first) and runs once;
+// its reply, 1 MiB of any bytes that follow the first reply at once, waits for the run() of
+// the same command and input. Then the shell goes on as before.
+TEST_F(ControlShellTest, ACommandSentAheadRunsOnceAndItsReplyWaitsForIt) {
+    mlt::Session session = open();
+    mlt::SessionRemote remote(session);
+    const std::string data = all_bytes(1024 * 1024 + 3);
+    const std::string file = sshd().dir() + "/ahead.bin", runs = sshd().dir() + "/ahead.runs";
+    write_file(file, data, 0644);
+    const std::string copy = mlt::shell_quote(sshd().dir() + "/ahead.copy");
+    const std::string ahead = "cp " + mlt::shell_quote(file) + " " + copy + " && echo x >> " +
+                              mlt::shell_quote(runs) + "; cat " + copy + "; cat >&2; exit 3";
+    remote.run_ahead(ahead, "the input");
+    EXPECT_EQ(remote.run("echo first").out, "first\n");
+    // It ran before it was asked for: what it read then is what comes back, not the file now.
+    ASSERT_TRUE(wait_until([&] { return std::filesystem::exists(runs); }, kWait))
+        << "the command sent ahead did not run";
+    write_file(file, "changed since", 0644);
+    const mlt::RemoteOutput r = remote.run(ahead, "the input");
+    EXPECT_EQ(r.exit_status, 3);
+    EXPECT_TRUE(r.out == data) << r.out.size() << " bytes";
+    EXPECT_EQ(r.err, "the input");
+    EXPECT_EQ(read_file(runs), "x\n") << "it ran again: the reply sent ahead was not taken";
+    EXPECT_EQ(remote.run("echo after").out, "after\n");
+}
+
+// A command sent ahead that nobody asks for (another command comes first, or the same one
+// with other input) is never waited for, and its output is never taken for another
+// command's: here it runs until the test ends, and the commands after it answer meanwhile.
+TEST_F(ControlShellTest, ACommandSentAheadThatNobodyAsksForIsNotWaitedFor) {
+    mlt::Session session = open();
+    mlt::SessionRemote remote(session);
+    EXPECT_EQ(remote.run("true").exit_status, 0);  // the shell runs already
+    const std::string done = sshd().dir() + "/test.done";
+    const std::string waits = "i=0; while [ ! -e " + mlt::shell_quote(done) +
+                              " ] && [ $i -lt 600 ]; do i=$((i+1)); sleep 0.1; done; echo late";
+    remote.run_ahead(waits, "");
+    EXPECT_EQ(remote.run("echo first").out, "first\n");
+    EXPECT_EQ(remote.run("echo now").out, "now\n");
+    remote.run_ahead("echo ahead; cat", "one");
+    EXPECT_EQ(remote.run("echo before").out, "before\n");
+    EXPECT_EQ(remote.run("echo ahead; cat", "two").out, "ahead\ntwo");
+    EXPECT_EQ(remote.run("echo second").out, "second\n");
+    write_file(done, "", 0644);
+}
+
 TEST_F(ControlShellTest, WhatALoginShellPrintsFirstIsNotOutput) {
     force_command("echo banner; echo banner >&2; eval \"$SSH_ORIGINAL_COMMAND\"");
     mlt::Session session = open();
@@ -161,8 +210,11 @@ TEST_F(ControlShellTest, AServerThatRefusesTheShellGetsExecChannels) {
         "eval \"$SSH_ORIGINAL_COMMAND\"");
     mlt::Session session = open();
     mlt::SessionRemote remote(session);
+    const std::string runs = sshd().dir() + "/ahead.runs";
+    remote.run_ahead("echo x >> " + mlt::shell_quote(runs), "");  // goes nowhere: no shell
     mlt::RemoteOutput r = remote.run("echo via exec; exit 5");
     EXPECT_EQ(r.exit_status, 5);
+    EXPECT_FALSE(std::filesystem::exists(runs));
     EXPECT_EQ(r.out, "via exec\n");
     EXPECT_EQ(remote.run("cat", std::string("a\0b", 3)).out, std::string("a\0b", 3));
 }

@@ -114,6 +114,35 @@ TEST_F(TrainSyncTest, ASecondWorkspaceRunUploadsNothingAndAThirdOnlyTheEdit) {
     EXPECT_EQ(runs[2]["bytes_up"], "30") << read_or_empty(history_path());
 }
 
+// The upload's listing goes with the lock's command and the first follow segment with the
+// start's (docs/remote-protocol.md, "Commands sent ahead"): -vv names both replies as sent
+// ahead; the upload still skips what is there and the console log arrives once.
+TEST_F(TrainSyncTest, TheListingAndTheFirstFollowAreSentAhead) {
+    write_tree(workspace(), {{"a.txt", "a"}, {"sub/b.txt", "b"}});
+    write_shell_model("ahead", "echo trained\n");
+    write_model_settings("ahead", kShellSidecar);
+    write_user_settings();
+    const std::vector<std::string> train = {"ssh",   "-vv",         "train",
+                                            "ahead", "--workspace", workspace()};
+    ASSERT_EQ(mlt(train).exit_code, 0);
+    const ProcessResult r = mlt(train);
+    ASSERT_EQ(r.exit_code, 0) << describe(r) << job_state("ahead");
+    // Each reply sent ahead as logged: its command up to the next log line.
+    std::vector<std::string> ahead;
+    for (size_t at = r.err.find("(sent ahead): "); at != std::string::npos;
+         at = r.err.find("(sent ahead): ", at + 1))
+        ahead.push_back(r.err.substr(at, r.err.find("\nmlt: ", at) - at));
+    ASSERT_EQ(ahead.size(), 2u) << describe(r);
+    EXPECT_TRUE(has_text(ahead[0], "xargs -0 -r sh -c 'find")) << ahead[0];  // the listing
+    EXPECT_TRUE(has_text(ahead[1], "mlt_send")) << ahead[1];                 // the follow
+    EXPECT_TRUE(has_text(r.out, "uploaded 0 file(s)")) << describe(r);
+    EXPECT_EQ(lines_starting(r.out, "trained").size(), 1u) << describe(r);
+    EXPECT_EQ(
+        lines_starting(read_file(local_logs("ahead") + "/mltk_ssh_train_ahead.log"), "trained")
+            .size(),
+        1u);
+}
+
 TEST_F(TrainSyncTest, TheLogDirPullOfAResumeFetchesOnlyNewAndChangedFiles) {
     // The first collection fails on a download whose local side cannot be written yet; the
     // log dir was pulled before it, and the lock stays for --resume.

@@ -219,6 +219,10 @@ constexpr int kFollowSegmentSeconds = 15;
 FollowStep follow_log(Remote& remote, const std::string& remote_dir, const std::string& model,
                       Task task, const std::string* run_id, uint64_t offset, int seconds,
                       const OutputSink& sink);
+// Sends that follow_log command ahead (Remote::run_ahead), for a follow_log() of the same
+// arguments after the next command (the job's start).
+void follow_log_ahead(Remote& remote, const std::string& remote_dir, const std::string& model,
+                      Task task, const std::string* run_id, uint64_t offset, int seconds);
 
 // follow_log, segment after segment, until the task has ended and its log was sent to the
 // end; returns the last segment's step. `offset` is updated after every segment, so a caller

@@ -63,6 +63,14 @@ class Remote {
     // The quickest command round trip seen on this link so far, in seconds: -1 when none
     // was timed (then nothing is assumed about the link).
     virtual double round_trip_s() const { return -1; }
+    // A hint: run() or stream() of exactly `command` and `input` comes soon, after the next
+    // command; the transport may send it along with that one and keep the reply for it. Only
+    // for a command whose running unasked does no harm (a listing, a log follow): it may run
+    // even if it is never asked for. Here: nothing.
+    virtual void run_ahead(const std::string& command, std::string input) {
+        (void)command;
+        (void)input;
+    }
 };
 
 // How a remote command ended, for messages: "exit N", or "killed by a signal" for -1.
@@ -87,6 +95,8 @@ class SessionRemote : public Remote {
     // One exec channel per job, all at once (a single job goes through stream()).
     std::vector<int> stream_parallel(const std::vector<StreamJob>& jobs) override;
     double round_trip_s() const override;
+    // Session::shell_ahead.
+    void run_ahead(const std::string& command, std::string input) override;
 
     // Input up to this size travels inside the command line (printf_literal).
     static constexpr size_t kInlineInput = 256 * 1024;

@@ -137,6 +137,13 @@ class Session {
     // quoting what the server printed, when the account runs no commands at all (nologin).
     ExecResult shell(const std::string& command, std::string_view input,
                      const OutputSink& on_stdout, const OutputSink& on_stderr);
+    // Sends `command` (with `input`) right after the next command of the control shell, in
+    // the same write, so that its round trip overlaps that one's: a later shell() of exactly
+    // this command and input reads the reply already on its way. Only for a command whose
+    // running unasked does no harm (a listing, a log follow): when another command comes
+    // first, the shell is dropped unread (a follow may take seconds) and a new one runs it.
+    // Commands sent ahead are asked for in the order they were sent.
+    void shell_ahead(std::string command, std::string input);
 
     // The quickest answer to a request so far, in seconds (a channel open, a command of the
     // control shell: the link's round trip and a little): -1 before one.
@@ -145,6 +152,11 @@ class Session {
   private:
     friend class Connector;
     struct Impl;
+    // shell()'s reply when it was sent ahead; nullopt when it was not (a command sent ahead
+    // and not asked for drops the shell).
+    std::optional<ExecResult> reply_sent_ahead(const std::string& command, std::string_view input,
+                                               const OutputSink& on_stdout,
+                                               const OutputSink& on_stderr);
     explicit Session(std::unique_ptr<Impl> impl);
     std::unique_ptr<Impl> impl_;
 };

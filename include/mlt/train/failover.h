@@ -72,6 +72,12 @@ class ForwardingJob : public RemoteJob {
 
     std::vector<JobStatus> status() override { return t_->status(); }
     bool lock(const NewRun& run) override { return t_->lock(run); }
+    void upload_ahead(const std::map<std::string, std::vector<UploadItem>>& uploads) override {
+        t_->upload_ahead(uploads);
+    }
+    void follow_ahead(Task task, const std::string* run_id, uint64_t offset, int seconds) override {
+        t_->follow_ahead(task, run_id, offset, seconds);
+    }
     void set_phase(const std::string& run_id, RunPhase phase) override {
         t_->set_phase(run_id, phase);
     }

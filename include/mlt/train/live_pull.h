@@ -51,6 +51,9 @@ class StoppableRemote : public Remote {
                const OutputSink& on_stderr) override;
     std::vector<int> stream_parallel(const std::vector<StreamJob>& jobs) override;
     double round_trip_s() const override { return inner_.round_trip_s(); }
+    void run_ahead(const std::string& command, std::string input) override {
+        inner_.run_ahead(command, std::move(input));
+    }
 
   private:
     void check() const;

@@ -37,8 +37,18 @@ class RemoteJob {
     virtual void clean(const std::string& archive, const std::string& log_dir) = 0;
     // Sends what changed of the uploads (several commands).
     virtual SyncResult upload(const std::map<std::string, std::vector<UploadItem>>& uploads) = 0;
+    // A hint, given just before lock(): upload(uploads) follows it, so its listings may go
+    // along with the lock's command (sync_up_ahead). Nothing by default.
+    virtual void upload_ahead(const std::map<std::string, std::vector<UploadItem>>& uploads) {
+        (void)uploads;
+    }
     // Starts the recorded job, at most once per run (start_job); returns its process group.
     virtual long start(const std::string& run_id) = 0;
+    // A hint, given just before start(): follow(task, run_id, offset, seconds) follows it, so
+    // it may go along with the start's command (follow_log_ahead). Nothing by default.
+    virtual void follow_ahead(Task task, const std::string* run_id, uint64_t offset, int seconds) {
+        (void)task, (void)run_id, (void)offset, (void)seconds;
+    }
     // Restarts the run's lost job as attempt `attempt` (restart_job); returns its process
     // group.
     virtual long restart(const std::string& run_id, int attempt) = 0;
@@ -76,7 +86,9 @@ class ShellJob : public RemoteJob {
     void discard() override;
     void clean(const std::string& archive, const std::string& log_dir) override;
     SyncResult upload(const std::map<std::string, std::vector<UploadItem>>& uploads) override;
+    void upload_ahead(const std::map<std::string, std::vector<UploadItem>>& uploads) override;
     long start(const std::string& run_id) override;
+    void follow_ahead(Task task, const std::string* run_id, uint64_t offset, int seconds) override;
     long restart(const std::string& run_id, int attempt) override;
     bool stop(int grace_s, const std::string* run_id) override;
     FollowStep follow(Task task, const std::string* run_id, uint64_t offset, int seconds,

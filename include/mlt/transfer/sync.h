@@ -92,6 +92,9 @@ SyncResult sync_up(Remote& remote, const std::map<std::string, std::vector<Uploa
                    const CompressionChoice& choose, LinkPool* links = nullptr);
 SyncResult sync_up(Remote& remote, const std::map<std::string, std::vector<UploadItem>>& plan,
                    Compression compression = Compression::none);
+// Sends sync_up's listings of `plan` ahead (Remote::run_ahead): called just before another
+// command (the lock), their round trips overlap that one's.
+void sync_up_ahead(Remote& remote, const std::map<std::string, std::vector<UploadItem>>& plan);
 
 // The private dir in a pull's local base where files wait until they are checked.
 constexpr char kPullStaging[] = ".mlt-pull";

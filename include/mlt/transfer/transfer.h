@@ -93,11 +93,18 @@ std::vector<RemoteFileInfo> list_remote_file_info(Remote& remote, const std::str
 std::vector<RemoteFileInfo> stat_remote_files(Remote& remote, const std::string& remote_base,
                                               const std::vector<std::string>& paths,
                                               int64_t* clock_ns = nullptr);
+// Sends that listing ahead (Remote::run_ahead), for a stat_remote_files() of the same
+// arguments after the next command.
+void stat_remote_files_ahead(Remote& remote, const std::string& remote_base,
+                             const std::vector<std::string>& paths);
 
 // The items whose remote copy under `remote_base` is missing or differs in size or mtime
 // (a file whose size and mtime match is not sent, as rsync does). One round trip.
 std::vector<UploadItem> changed_for_upload(Remote& remote, const std::string& remote_base,
                                            const std::vector<UploadItem>& items);
+// Sends that listing ahead (stat_remote_files_ahead).
+void changed_for_upload_ahead(Remote& remote, const std::string& remote_base,
+                              const std::vector<UploadItem>& items);
 
 // The remote files (from list_remote_file_info) whose copy under `local_base` is missing or
 // differs in size or mtime.
