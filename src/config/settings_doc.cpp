@@ -195,6 +195,10 @@ std::string settings_reference_markdown() {
             for (const auto& sub : settings_detail::transfer_fields())
                 add_row(out, "transfer." + std::string(sub.name), sub);
         }
+        if (field.type == settings_detail::SettingType::watch) {
+            for (const auto& sub : settings_detail::watch_fields())
+                add_row(out, "watch." + std::string(sub.name), sub);
+        }
     }
     out += "\nMLTK hands `connection` to paramiko's `SSHClient.connect`; its other arguments (";
     const auto& ignored = settings_detail::ignored_connection_keys();

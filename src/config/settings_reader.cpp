@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "mlt/train/stop_rules.h"
 #include "mlt/util/error.h"
 #include "mlt/util/text.h"
 #include "settings_table.h"
@@ -102,6 +103,10 @@ class FileReader {
     ConnectionSettings read_connection(const YAML::Node& node, const std::string& key) const;
     NodesValue read_nodes(const YAML::Node& node, const std::string& key,
                           const std::vector<FieldDecl>& fields) const;
+    WatchValue read_watch(const YAML::Node& node, const std::string& key) const;
+    std::vector<StopRule> read_rules(const FieldDecl& field, const YAML::Node& node,
+                                     const std::string& key) const;
+    StopRule read_plateau(const YAML::Node& node, const std::string& key) const;
     void warn_stray_ssh_keys(const YAML::Node& root) const;
 
     std::string file_;
@@ -376,6 +381,11 @@ Value FileReader::read(const FieldDecl& field, const YAML::Node& node,
             return read_nodes(
                 node, key, field.type == SettingType::nodes ? nodes_fields() : transfer_fields());
         }
+        case SettingType::watch:
+            if (!node.IsMap()) type_error(node, key, field);
+            return read_watch(node, key);
+        case SettingType::stop_rules:
+            return read_rules(field, node, key);
         case SettingType::host_key_checking: {
             // YAML 1.1 readers turn unquoted yes/no into booleans; both spellings mean the
             // OpenSSH words here.
@@ -564,6 +574,69 @@ NodesValue FileReader::read_nodes(const YAML::Node& node, const std::string& key
             out.master_addr = std::get<std::string>(value);
     }
     return out;
+}
+
+WatchValue FileReader::read_watch(const YAML::Node& node, const std::string& key) const {
+    WatchValue out;
+    for (const auto& [k, v] : entries(node, key)) {
+        const FieldDecl* field = find_field(watch_fields(), k.Scalar());
+        if (!field) {
+            warn_unknown(k, key, watch_fields());
+            continue;
+        }
+        if (v.IsNull()) continue;
+        out.stop_when = std::get<std::vector<StopRule>>(read(*field, v, key + "." + k.Scalar()));
+    }
+    return out;
+}
+
+// Each rule is checked here, before anything remote: a regex that does not compile is a
+// settings error with its place.
+std::vector<StopRule> FileReader::read_rules(const FieldDecl& field, const YAML::Node& node,
+                                             const std::string& key) const {
+    if (!node.IsSequence()) type_error(node, key, field);
+    std::vector<StopRule> out;
+    for (size_t i = 0; i < node.size(); ++i) {
+        const std::string item = key + "[" + std::to_string(i) + "]";
+        StopRule rule;
+        if (node[i].IsMap())
+            rule = read_plateau(node[i], item);
+        else if (node[i].IsScalar() && !node[i].Scalar().empty())
+            rule.regex = node[i].Scalar();
+        else
+            type_error(node[i], item, field);
+        if (auto why = rule_error(rule))
+            throw config_error(where(node[i]) + ": " + item + " is no usable rule: " + *why,
+                               "fix the rule; see docs/usage.md, \"Watching a run\"");
+        out.push_back(std::move(rule));
+    }
+    return out;
+}
+
+StopRule FileReader::read_plateau(const YAML::Node& node, const std::string& key) const {
+    StopRule rule;
+    rule.plateau = true;
+    const auto& keys = plateau_fields();
+    for (const auto& [k, v] : entries(node, key)) {
+        const std::string name = k.Scalar();
+        const FieldDecl* field = find_field(keys, name);
+        if (!field) {
+            warn_unknown(k, key, keys);
+            continue;
+        }
+        const Value value = read(*field, v, key + "." + name);
+        if (name == "metric")
+            rule.regex = std::get<std::string>(value);
+        else if (name == "mode")
+            rule.maximize = std::get<std::string>(value) == "max";
+        else
+            rule.patience = std::get<int>(value);
+    }
+    if (rule.regex.empty())
+        throw config_error(where(node) + ": " + key + " has no metric",
+                           "give the metric's regex, e.g. {metric: 'val_loss[=:] *([0-9.eE+-]+)', "
+                           "mode: min, patience: 5}");
+    return rule;
 }
 
 }  // namespace

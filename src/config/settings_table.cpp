@@ -61,6 +61,14 @@ void merge_transfer(Value&& value, SshSettings& settings) {
             *transfer.connections == "auto" ? 0 : std::stoi(*transfer.connections);
 }
 
+// A layer's rules come after the lower layers' (the user's, then the model's).
+void merge_watch(Value&& value, SshSettings& settings) {
+    auto& watch = std::get<WatchValue>(value);
+    if (watch.stop_when)
+        settings.stop_when.insert(settings.stop_when.end(), watch.stop_when->begin(),
+                                  watch.stop_when->end());
+}
+
 FieldDecl make(std::string_view name, SettingType type, std::string_view def,
                std::string_view example, std::string_view doc, ApplyFn apply) {
     FieldDecl f;
@@ -245,6 +253,9 @@ std::vector<FieldDecl> link_and_transfer_fields() {
                 &merge_nodes),
         special("transfer", SettingType::transfer, "see below", "{connections: auto}",
                 "how big files move (docs/architecture.md, \"Big files\")", &merge_transfer),
+        special("watch", SettingType::watch, "see below", "{stop_when: []}",
+                "what mlt watches while the job runs (docs/usage.md, \"Watching a run\")",
+                &merge_watch),
         number("price_per_hour", "`0.0`", "1.25",
                "USD per hour of the host (as `--price`): the cost shown while waiting, in the "
                "run's summary and in the history, and what `--max-cost` counts; 0: not known",
@@ -360,6 +371,37 @@ const std::vector<FieldDecl>& transfer_fields() {
     return kFields;
 }
 
+const std::vector<FieldDecl>& watch_fields() {
+    static const std::vector<FieldDecl> kFields = {
+        special("stop_when", SettingType::stop_rules, "`[]`",
+                "['loss[=:] *nan', {metric: 'val_loss[=:] *([0-9.eE+-]+)', mode: min, "
+                "patience: 5}]",
+                "early-stop rules on the job's console lines: a regex (ECMAScript, found "
+                "anywhere in a line), or a plateau rule `{metric: REGEX with a group around the "
+                "value, mode: min|max (default min), patience: N (default 5)}` that fires after N "
+                "values without a new best; the first rule that fires stops the job, which is "
+                "still collected, and mlt exits 6; the user's rules come first, then the model's",
+                nullptr),
+    };
+    return kFields;
+}
+
+const std::vector<FieldDecl>& plateau_fields() {
+    static const std::vector<FieldDecl> kFields = [] {
+        FieldDecl metric = text("metric", "none", "'val_loss[=:] *([0-9.eE+-]+)'",
+                                "the metric's regex, with a group around the value", nullptr);
+        metric.non_empty = true;
+        return std::vector<FieldDecl>{
+            metric,
+            choice("mode", {"min", "max"}, "`min`", "max", "whether lower or higher is better",
+                   nullptr),
+            integer("patience", "`5`", "5", "values in a row without a new best that fire it", 1,
+                    1000000, nullptr),
+        };
+    }();
+    return kFields;
+}
+
 std::string type_name(const FieldDecl& field) {
     switch (field.type) {
         case SettingType::string:
@@ -378,7 +420,10 @@ std::string type_name(const FieldDecl& field) {
             return "mapping or list of mappings";
         case SettingType::nodes:
         case SettingType::transfer:
+        case SettingType::watch:
             return "mapping";
+        case SettingType::stop_rules:
+            return "list of regexes or plateau mappings";
         case SettingType::host_key_checking:
             return "`yes`, `accept-new` or `no`";
         case SettingType::choice:
@@ -407,6 +452,10 @@ std::string type_description(const FieldDecl& field) {
             return "a mapping (hosts, master_addr, master_port)";
         case SettingType::transfer:
             return "a mapping (connections)";
+        case SettingType::watch:
+            return "a mapping (stop_when)";
+        case SettingType::stop_rules:
+            return "a list of rules, each a regex or a mapping (metric, mode, patience)";
         case SettingType::host_key_checking:
             return "one of yes, accept-new, no";
         case SettingType::choice:

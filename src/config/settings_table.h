@@ -25,6 +25,8 @@ enum class SettingType {
     connection,         // a mapping of connection_fields(), or a list of them
     nodes,              // a mapping of nodes_fields()
     transfer,           // a mapping of transfer_fields()
+    watch,              // a mapping of watch_fields()
+    stop_rules,         // a list of rules: a regex, or {metric, mode, patience}
     host_key_checking,  // yes | accept-new | no
     choice,             // one of the words in FieldDecl::choices, kept as a string
 };
@@ -37,12 +39,17 @@ struct NodesValue {
     std::optional<std::string> connections;  // `transfer:` (the same reader)
 };
 
+// `watch:` as read from one file.
+struct WatchValue {
+    std::optional<std::vector<StopRule>> stop_when;
+};
+
 using EnvironmentList = std::vector<std::pair<std::string, std::string>>;
 
 // One key's value as read from one file, before it is applied to SshSettings.
-using Value =
-    std::variant<std::string, bool, int, double, std::vector<std::string>, EnvironmentList,
-                 std::vector<ConnectionSettings>, NodesValue, HostKeyChecking>;
+using Value = std::variant<std::string, bool, int, double, std::vector<std::string>,
+                           EnvironmentList, std::vector<ConnectionSettings>, NodesValue,
+                           HostKeyChecking, WatchValue, std::vector<StopRule>>;
 
 // Applies one file's value on top of the lower layers (the key's merge rule).
 using ApplyFn = void (*)(Value&& value, SshSettings& settings);
@@ -75,6 +82,9 @@ const std::vector<std::string_view>& ignored_connection_keys();
 // The keys of the `nodes` mapping.
 const std::vector<FieldDecl>& nodes_fields();
 const std::vector<FieldDecl>& transfer_fields();
+const std::vector<FieldDecl>& watch_fields();
+// The keys of a plateau rule in watch.stop_when.
+const std::vector<FieldDecl>& plateau_fields();
 
 // Short type name for the docs table, e.g. "integer (1..65535)".
 std::string type_name(const FieldDecl& field);

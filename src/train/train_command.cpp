@@ -401,6 +401,7 @@ TrainPlan plan_for(const RunContext& c, const SshCommandLine& cli, const std::st
     p.price_per_hour = c.settings.price_per_hour;
     p.sync_every_s = c.settings.sync_every;
     p.transfer_connections = c.settings.transfer_connections;
+    p.stop_when = c.settings.stop_when;
     p.owner = local_owner();
     std::tie(p.resume_line, p.stop_line) = resume_and_stop_lines(cli, model_arg, test);
     return p;

@@ -126,7 +126,8 @@ TrainRun::TrainRun(Connection& connection, RemoteJob& job, TrainPlan plan, Repor
       observer_(observer),
       console_(plan_.local_console, plan_.local_state_dir),
       status_(reporter_),
-      failover_(failover) {
+      failover_(failover),
+      rules_(plan_.stop_when) {
     const auto epoch = std::chrono::system_clock::now().time_since_epoch();
     wall_offset_ = std::chrono::duration<double>(epoch).count() - clock_.now();
 }
@@ -200,11 +201,14 @@ int TrainRun::finish() {
     const auto& status = outcome_.exit_status;
     // A limit's stop that came after the job had ended by itself stopped nothing.
     const bool limited = ending_ == Ending::limited && (outcome_.stopped_by_mlt || !status);
+    const bool ruled = ending_ == Ending::ruled && (outcome_.stopped_by_mlt || !status);
     const bool interrupted = ending_ == Ending::interrupted;
-    const int code =
-        interrupted ? exit_code::kInterrupted : (limited ? exit_code::kLimit : status.value_or(1));
+    const int code = interrupted ? exit_code::kInterrupted
+                                 : (limited ? exit_code::kLimit
+                                            : (ruled ? exit_code::kRuled : status.value_or(1)));
     const std::string how =
-        interrupted ? "stopped" : (limited ? "limit" : (code == 0 ? "success" : "failed"));
+        interrupted ? "stopped"
+                    : (limited ? "limit" : (ruled ? "rule" : (code == 0 ? "success" : "failed")));
     ledger_.end_attempt(how, wall_now());
     record(how, status);
     end_note_ =
@@ -216,6 +220,7 @@ int TrainRun::finish() {
                 : std::string("no exit status"));
     if (interrupted) end_note_ = "stopped by Ctrl+C: " + end_note_;
     if (limited) end_note_ = "stopped by " + limit_note_ + ": " + end_note_;
+    if (ruled) end_note_ = "stopped by " + rule_note_ + ": " + end_note_;
     return code;
 }
 
@@ -420,16 +425,23 @@ Phase TrainRun::follow() {
     }
     start_sync();
     const uint64_t offset = console_.open(run_id_);
+    if (!rules_primed_) prime_rules(offset);
     const auto show = [&](std::string_view d) {
         console_.append(d);  // the record first
         reporter_.console(d);
+        // A rule that stops the job cuts the segment short: the stop goes out at once.
+        if (auto hit = rules_.feed(d); hit && stop_by_rule(*hit)) throw RuleFired{};
     };
     // --resume --no-wait is MLTK's poll: what is new in the console log now, and back at once
     // while the job runs; a job that has ended is collected as usual.
     const bool poll = plan_.resume && plan_.no_wait;
     show_cost();
-    const FollowStep seen =
-        job_.follow(Task::job, &run_id_, offset, poll ? 0 : segment_seconds(), show);
+    FollowStep seen;
+    try {
+        seen = job_.follow(Task::job, &run_id_, offset, poll ? 0 : segment_seconds(), show);
+    } catch (const RuleFired&) {
+        return Phase::follow;  // the stop first, then the follow on from the local copy
+    }
     if (seen.ended) {
         status_.clear();
         if (restart_lost(seen.result)) return Phase::restart;

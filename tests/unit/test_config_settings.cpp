@@ -17,6 +17,10 @@
 namespace mlt {
 namespace {
 
+bool has_text(const std::string& text, const std::string& part) {
+    return text.find(part) != std::string::npos;
+}
+
 using Env = std::vector<std::pair<std::string, std::string>>;
 using Strings = std::vector<std::string>;
 
@@ -368,6 +372,50 @@ TEST_F(SettingsTest, NodesGiveTheRendezvous) {
     EXPECT_EQ(d.master_addr, "");
     EXPECT_EQ(d.master_port, 0);
     EXPECT_TRUE(warnings_.empty());
+}
+
+// watch.stop_when: regexes and plateau rules, the user's first, then the model's; a regex
+// that does not compile, a plateau without a group or a metric, a bad mode or patience is
+// exit 2 with its place.
+TEST_F(SettingsTest, StopRulesAreReadInOrderAndCheckedBeforeAnyRun) {
+    const SshSettings s = load(
+        "ssh:\n  watch:\n    stop_when: ['loss[=:] *nan', {metric: 'acc=([0-9.]+)', mode: max, "
+        "patience: 3}]\n",
+        "ssh:\n  watch: {stop_when: ['CUDA out of memory', {metric: 'l=(\\d+)'}]}\n");
+    EXPECT_TRUE(warnings_.empty());
+    ASSERT_EQ(s.stop_when.size(), 4u);
+    EXPECT_EQ(s.stop_when[0].regex, "loss[=:] *nan");
+    EXPECT_FALSE(s.stop_when[0].plateau);
+    EXPECT_EQ(s.stop_when[1].regex, "acc=([0-9.]+)");
+    EXPECT_TRUE(s.stop_when[1].plateau);
+    EXPECT_TRUE(s.stop_when[1].maximize);
+    EXPECT_EQ(s.stop_when[1].patience, 3);
+    EXPECT_EQ(s.stop_when[2].regex, "CUDA out of memory");
+    EXPECT_EQ(s.stop_when[3].regex, "l=(\\d+)");
+    EXPECT_FALSE(s.stop_when[3].maximize);
+    EXPECT_EQ(s.stop_when[3].patience, 5);
+
+    auto [what, hint] = error_of("ssh:\n  watch:\n    stop_when: ['loss=(nan']\n");
+    EXPECT_TRUE(
+        has_text(what, "u:3:17: ssh.watch.stop_when[0] is no usable rule: not a valid regex"))
+        << what;
+    EXPECT_TRUE(has_text(hint, "Watching a run")) << hint;
+    std::tie(what, hint) = error_of("ssh:\n  watch:\n    stop_when: [{metric: 'loss=[0-9]+'}]\n");
+    EXPECT_TRUE(has_text(what,
+                         "ssh.watch.stop_when[0] is no usable rule: a plateau rule's "
+                         "metric regex needs a group"))
+        << what;
+    std::tie(what, hint) = error_of("ssh:\n  watch:\n    stop_when: [{mode: min}]\n");
+    EXPECT_TRUE(has_text(what, "ssh.watch.stop_when[0] has no metric")) << what;
+    std::tie(what, hint) =
+        error_of("ssh:\n  watch:\n    stop_when: [{metric: 'a(1)', mode: lowest}]\n");
+    EXPECT_TRUE(has_text(what, "ssh.watch.stop_when[0].mode must be one of min or max")) << what;
+    std::tie(what, hint) =
+        error_of("ssh:\n  watch:\n    stop_when: [{metric: 'a(1)', patience: 0}]\n");
+    EXPECT_TRUE(has_text(what, "ssh.watch.stop_when[0].patience must be an integer from 1"))
+        << what;
+    std::tie(what, hint) = error_of("ssh:\n  watch: {stop_when: nan}\n");
+    EXPECT_TRUE(has_text(what, "ssh.watch.stop_when must be a list of rules")) << what;
 }
 
 TEST_F(SettingsTest, PricePerHourIsAFiniteNumber) {

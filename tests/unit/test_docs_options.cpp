@@ -80,6 +80,8 @@ TEST(DocsOptions, EveryKeyInSettingsExists) {
             known = sd::find_field(sd::nodes_fields(), tail) != nullptr;
         else if (known && head == "transfer" && !tail.empty())
             known = sd::find_field(sd::transfer_fields(), tail) != nullptr;
+        else if (known && head == "watch" && !tail.empty())
+            known = sd::find_field(sd::watch_fields(), tail) != nullptr;
         else if (!tail.empty())
             known = false;
         EXPECT_TRUE(known) << "docs/settings.md names " << key << ", which the table lacks";

@@ -32,6 +32,15 @@ struct ConnectionSettings {
     std::optional<bool> allow_agent;        // false: ssh-agent is not used
 };
 
+// One `watch.stop_when` rule (docs/settings.md): an ECMAScript regex searched in each console
+// line, or a plateau rule on a metric that a regex captures (its first group).
+struct StopRule {
+    std::string regex;
+    bool plateau = false;
+    bool maximize = false;  // plateau: mode max (a higher value is better)
+    int patience = 5;       // plateau: values in a row without a new best that fire it
+};
+
 // The `ssh:` section after precedence and merging (docs/settings.md).
 struct SshSettings {
     std::string config_path = "~/.ssh/config";
@@ -64,7 +73,8 @@ struct SshSettings {
     int max_restarts = 0;              // restarts of a lost job by the run itself
     // Hosts to continue a run on when its host is lost ("HOSTSPEC [price_per_hour=USD]").
     std::vector<std::string> fallback_hosts;
-    std::string provision_cmd;  // a local command printing one more such host; empty: none
+    std::string provision_cmd;        // a local command printing one more such host; empty: none
+    std::vector<StopRule> stop_when;  // watch.stop_when: the user's rules, then the model's
 };
 
 // Whether `train_cmd` runs MLTK's own trainer (`mltk train ...`).

@@ -5,6 +5,7 @@
 #include <utility>
 #include <vector>
 
+#include "mlt/config/settings.h"
 #include "mlt/job/job.h"
 #include "mlt/train/run_ledger.h"
 #include "mlt/transfer/sync.h"
@@ -42,14 +43,15 @@ struct TrainPlan {
     int max_restarts = 0;           // restarts of a job found lost, by this run itself
     // --restore: the local log dir goes to the remote log dir before the job starts.
     bool restore = false;
-    bool failover = true;          // false: --no-failover (a lost host ends the run as before)
-    int sync_every_s = 0;          // --sync-every: seconds between pulls while training; 0: off
-    int transfer_connections = 0;  // transfer.connections / --connections; 0: auto
-    std::string owner;             // "user@host pid N", recorded in the lock
-    std::string resume_line;       // `mlt ssh ... train MODEL --resume`, shell-quoted
-    std::string stop_line;         // `mlt ssh ... stop MODEL`
-    double price_per_hour = 0;     // USD per hour of the host (0: not known)
-    Budget budget;                 // --max-hours, --max-cost: the run stops there (exit 5)
+    bool failover = true;             // false: --no-failover (a lost host ends the run as before)
+    int sync_every_s = 0;             // --sync-every: seconds between pulls while training; 0: off
+    int transfer_connections = 0;     // transfer.connections / --connections; 0: auto
+    std::vector<StopRule> stop_when;  // watch.stop_when
+    std::string owner;                // "user@host pid N", recorded in the lock
+    std::string resume_line;          // `mlt ssh ... train MODEL --resume`, shell-quoted
+    std::string stop_line;            // `mlt ssh ... stop MODEL`
+    double price_per_hour = 0;        // USD per hour of the host (0: not known)
+    Budget budget;                    // --max-hours, --max-cost: the run stops there (exit 5)
 };
 
 }  // namespace mlt

@@ -14,6 +14,7 @@
 #include "mlt/train/remote_job.h"
 #include "mlt/train/run_ledger.h"
 #include "mlt/train/status_line.h"
+#include "mlt/train/stop_rules.h"
 #include "mlt/train/train_plan.h"
 #include "mlt/util/reporter.h"
 
@@ -111,12 +112,17 @@ struct JobOutcome {
     bool stopped_by_mlt = false;     // mlt's stop (a Ctrl+C) sent the signal that ended it
 };
 
+// Thrown from the console sink when a watch.stop_when rule stops the job: it cuts the
+// follow segment short (not an mlt::Error: nothing failed).
+struct RuleFired {};
+
 // How the run as a whole ends.
 enum class Ending {
     completed,    // every phase ran (whatever the training's status)
     detached,     // --no-wait returned while the job runs
     interrupted,  // Ctrl+C: the job was stopped, then collected (130)
     limited,      // --max-hours / --max-cost reached: the job was stopped, then collected (5)
+    ruled,        // a watch.stop_when rule fired: the job was stopped, then collected (6)
 };
 
 // Where shutdown_cmds stand.
@@ -292,7 +298,15 @@ class TrainRun {
     double wall_offset_ = 0;  // epoch seconds minus clock_.now()
     std::string end_note_;    // how the run ended, for the summary ("m finished with ...")
     std::string limit_note_;  // the limit that stopped the job ("--max-hours 1 reached ...")
-    bool collected_ = false;  // this run brought the job's results home
+    // watch.stop_when over the console log; primed from the local copy at the first follow.
+    StopRules rules_;
+    bool rules_primed_ = false;
+    std::string rule_note_;  // the rule that stopped the job, and its line
+    // Primes the rules from the local copy of the console log up to `offset`.
+    void prime_rules(uint64_t offset);
+    // A rule fired on a line: true when that stops the job now (once, if it may still run).
+    bool stop_by_rule(const RuleHit& hit);
+    bool collected_ = false;          // this run brought the job's results home
     bool archive_collected_ = false;  // ... with an archive of this run
     // The pulls of --sync-every; declared last, so that they stop before what they use goes.
     std::vector<std::unique_ptr<LivePull>> retired_pulls_;  // a lost host's, ending

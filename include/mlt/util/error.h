@@ -15,6 +15,7 @@ constexpr int kUsage = 2;          // bad usage, settings, spec or key; nothing 
 constexpr int kConflict = 3;       // job-state conflict (active or uncollected job)
 constexpr int kHostKey = 4;        // host key unknown/changed and not accepted
 constexpr int kLimit = 5;          // stopped by --max-hours / --max-cost: a run's end, no error
+constexpr int kRuled = 6;          // stopped by a watch.stop_when rule: a run's end, no error
 constexpr int kInterrupted = 130;  // Ctrl+C (128 + SIGINT)
 constexpr int kHangup = 129;       // 128 + SIGHUP
 constexpr int kTerminated = 143;   // 128 + SIGTERM

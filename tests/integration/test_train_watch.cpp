@@ -1,0 +1,108 @@
+// watch.stop_when against the real sshd: a rule on the console log stops the job (its whole
+// process group, as `stop` does), which is still collected and runs shutdown_cmds; mlt names
+// the rule and the line, records "rule" in the history and exits 6. A rule that cannot be
+// used is exit 2 before anything remote.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "harness/expect.h"
+#include "harness/files.h"
+#include "harness/train_fixture.h"
+
+namespace mlt_test {
+namespace {
+
+// Records its process group's pids, writes a partial result, prints LINES (a shell list of
+// words, one line each, 20 ms apart), then trains on "for two minutes" (bounded, so that a
+// rule that does not stop it fails the test instead of hanging it).
+std::string model_printing(const std::string& lines) {
+    return "mkdir -p results && echo partial > results/partial.txt\n"
+           "sleep 120 &\n"
+           "echo $! >> pids.txt\n"
+           "echo $$ >> pids.txt\n"
+           "for l in " +
+           lines +
+           "; do echo \"$l\"; sleep 0.02; done\n"
+           "echo 'still training'\n"
+           "wait\n";
+}
+
+class TrainWatchTest : public TrainTest {
+  protected:
+    void set_up(const std::string& lines, const std::string& rules) {
+        write_user_settings();
+        write_shell_model("watched", model_printing(lines));
+        write_model_settings("watched",
+                             "ssh:\n  train_cmd: \"sh {spec}\"\n"
+                             "  download_files: [\"results/**\"]\n"
+                             "  shutdown_cmds: [\"touch shutdown_ran\"]\n"
+                             "  watch:\n    stop_when: " +
+                                 rules + "\n");
+    }
+    // What a rule's stop leaves: exit 6, the rule and its line named, the job's processes
+    // gone, its results here, shutdown_cmds run, the lock released, the history's record.
+    void expect_rule_stop(const ProcessResult& r, const std::string& rule,
+                          const std::string& line) {
+        EXPECT_EQ(r.exit_code, 6) << describe(r) << job_state("watched");
+        const std::string all = r.out + r.err;
+        EXPECT_TRUE(has_text(all, "watch.stop_when rule " + rule + " (line: '" + line +
+                                      "'): stopping the remote job of watched"))
+            << describe(r);
+        EXPECT_TRUE(wait_pids_gone(remote() + "/pids.txt")) << "the job's group lives on";
+        EXPECT_EQ(read_or_empty(project() + "/results/partial.txt"), "partial\n") << describe(r);
+        EXPECT_TRUE(path_exists(remote() + "/shutdown_ran")) << describe(r);
+        EXPECT_FALSE(path_exists(job_file("watched", "lock"))) << job_state("watched");
+        EXPECT_TRUE(has_text(r.out, "(exit 6)")) << describe(r);
+        const auto runs = history();
+        ASSERT_EQ(runs.size(), 1u) << read_or_empty(history_path());
+        EXPECT_EQ(runs.back().at("status"), "rule") << read_or_empty(history_path());
+    }
+};
+
+// loss=nan at step 30: the rule fires on that line, and the job, which would train on for
+// two minutes, is stopped; every line it printed is shown and kept once.
+TEST_F(TrainWatchTest, ANanRuleStopsTheJobAtItsLineCollectsAndExits6) {
+    std::string steps;
+    for (int i = 1; i < 30; ++i) steps += " step-" + std::to_string(i) + "-loss=0.5";
+    set_up(steps + " step-30-loss=nan", "['loss[=:] *nan', 'CUDA out of memory']");
+    const ProcessResult r = mlt({"ssh", "train", "watched"});
+    expect_rule_stop(r, "'loss[=:] *nan'", "step-30-loss=nan");
+    EXPECT_EQ(lines_starting(r.out, "step-").size(), 30u) << describe(r);
+    EXPECT_EQ(
+        lines_starting(read_file(local_logs("watched") + "/mltk_ssh_train_watched.log"), "step-")
+            .size(),
+        30u);
+}
+
+// A plateau rule: val_loss 0.9, 0.8 (best), then 3 values that are no better: it fires on
+// the third of them.
+TEST_F(TrainWatchTest, APlateauRuleFiresAfterPatienceValuesWithoutANewBest) {
+    set_up("val_loss=0.9 val_loss=0.8 val_loss=0.85 val_loss=0.8 val_loss=0.81",
+           "[{metric: 'val_loss=([0-9.]+)', mode: min, patience: 3}]");
+    const ProcessResult r = mlt({"ssh", "train", "watched"});
+    expect_rule_stop(r, "plateau of 'val_loss=([0-9.]+)' (min, patience 3)", "val_loss=0.81");
+}
+
+// A job that ends by itself before any rule fires: its own exit status, no stop.
+TEST_F(TrainWatchTest, ARuleThatNeverFiresChangesNothing) {
+    write_user_settings();
+    write_shell_model("calm", "echo 'loss=0.1'\necho done\n");
+    write_model_settings("calm", "ssh:\n  train_cmd: \"sh {spec}\"\n  watch: {stop_when: [nan]}\n");
+    const ProcessResult r = mlt({"ssh", "train", "calm"});
+    EXPECT_EQ(r.exit_code, 0) << describe(r);
+    EXPECT_FALSE(has_text(r.out + r.err, "watch.stop_when")) << describe(r);
+}
+
+// A rule that cannot be used: exit 2 with its place, and nothing remote happened.
+TEST_F(TrainWatchTest, ABadRuleIsExit2BeforeAnythingRemote) {
+    set_up("x", "['loss=(nan']");
+    const ProcessResult r = mlt({"ssh", "train", "watched"});
+    EXPECT_EQ(r.exit_code, 2) << describe(r);
+    EXPECT_TRUE(has_text(r.err, "ssh.watch.stop_when[0] is no usable rule: not a valid regex"))
+        << describe(r);
+    EXPECT_FALSE(path_exists(remote() + "/.mlt")) << "something ran remotely";
+}
+
+}  // namespace
+}  // namespace mlt_test
