@@ -585,7 +585,15 @@ WatchValue FileReader::read_watch(const YAML::Node& node, const std::string& key
             continue;
         }
         if (v.IsNull()) continue;
-        out.stop_when = std::get<std::vector<StopRule>>(read(*field, v, key + "." + k.Scalar()));
+        Value value = read(*field, v, key + "." + k.Scalar());
+        if (k.Scalar() == "every")
+            out.every = std::get<int>(value);
+        else if (k.Scalar() == "idle_gpu_minutes")
+            out.idle_gpu_minutes = std::get<double>(value);
+        else if (k.Scalar() == "stop_idle")
+            out.stop_idle = std::get<bool>(value);
+        else
+            out.stop_when = std::get<std::vector<StopRule>>(std::move(value));
     }
     return out;
 }

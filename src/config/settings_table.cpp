@@ -64,6 +64,9 @@ void merge_transfer(Value&& value, SshSettings& settings) {
 // A layer's rules come after the lower layers' (the user's, then the model's).
 void merge_watch(Value&& value, SshSettings& settings) {
     auto& watch = std::get<WatchValue>(value);
+    if (watch.every) settings.watch_every = *watch.every;
+    if (watch.idle_gpu_minutes) settings.idle_gpu_minutes = *watch.idle_gpu_minutes;
+    if (watch.stop_idle) settings.stop_idle = *watch.stop_idle;
     if (watch.stop_when)
         settings.stop_when.insert(settings.stop_when.end(), watch.stop_when->begin(),
                                   watch.stop_when->end());
@@ -253,7 +256,8 @@ std::vector<FieldDecl> link_and_transfer_fields() {
                 &merge_nodes),
         special("transfer", SettingType::transfer, "see below", "{connections: auto}",
                 "how big files move (docs/architecture.md, \"Big files\")", &merge_transfer),
-        special("watch", SettingType::watch, "see below", "{stop_when: []}",
+        special("watch", SettingType::watch, "see below",
+                "{every: 15, idle_gpu_minutes: 0, stop_idle: false, stop_when: []}",
                 "what mlt watches while the job runs (docs/usage.md, \"Watching a run\")",
                 &merge_watch),
         number("price_per_hour", "`0.0`", "1.25",
@@ -373,6 +377,20 @@ const std::vector<FieldDecl>& transfer_fields() {
 
 const std::vector<FieldDecl>& watch_fields() {
     static const std::vector<FieldDecl> kFields = {
+        integer("every", "`15`", "30",
+                "seconds between samples of the host while the job is followed (GPU use and "
+                "memory from `nvidia-smi` when the host has it, load, free disk), taken by the "
+                "log follow's own command: a status line on a terminal, `mlt-metrics.jsonl` in "
+                "the local log dir, mean and peak GPU use in the summary; 0: no samples",
+                0, 3600, nullptr),
+        number("idle_gpu_minutes", "`0`", "10",
+               "when every GPU stays under 10 % this many minutes while the job runs, mlt warns "
+               "once (and stops the job with `stop_idle`); 0: off",
+               0, 100000, nullptr),
+        flag("stop_idle", "`false`", "true",
+             "with `idle_gpu_minutes`: stop the job as a limit (collected, `shutdown_cmds` "
+             "run, exit 5)",
+             nullptr),
         special("stop_when", SettingType::stop_rules, "`[]`",
                 "['loss[=:] *nan', {metric: 'val_loss[=:] *([0-9.eE+-]+)', mode: min, "
                 "patience: 5}]",
@@ -453,7 +471,7 @@ std::string type_description(const FieldDecl& field) {
         case SettingType::transfer:
             return "a mapping (connections)";
         case SettingType::watch:
-            return "a mapping (stop_when)";
+            return "a mapping (every, idle_gpu_minutes, stop_idle, stop_when)";
         case SettingType::stop_rules:
             return "a list of rules, each a regex or a mapping (metric, mode, patience)";
         case SettingType::host_key_checking:

@@ -41,6 +41,9 @@ struct NodesValue {
 
 // `watch:` as read from one file.
 struct WatchValue {
+    std::optional<int> every;
+    std::optional<double> idle_gpu_minutes;
+    std::optional<bool> stop_idle;
     std::optional<std::vector<StopRule>> stop_when;
 };
 

@@ -385,9 +385,40 @@ void discard_job(Remote& remote, const std::string& remote_dir, const std::strin
 
 namespace {
 
+// The sampler of a follow (watch.every): one line on stderr, "mlt-sample TIME [gpu=U,USED,TOTAL;
+// ...] load=L free=KIB", at the segment's start and every `every` seconds, in the follow's
+// own loop (no command of its own).
+std::string sampler(int every) {
+    if (every <= 0) return "mlt_sample() { :; }\n";
+    return "mlt_sample() { { printf 'mlt-sample %s' \"$1\"\n"
+           "  if command -v nvidia-smi >/dev/null 2>&1; then printf ' gpu=%s' \"$(nvidia-smi "
+           "--query-gpu=utilization.gpu,memory.used,memory.total --format=csv,noheader,nounits "
+           "2>/dev/null | tr -d ' ' | paste -sd ';' -)\"; fi\n"
+           "  printf ' load=%s free=%s\\n' \"$(cut -d ' ' -f 1 /proc/loadavg 2>/dev/null)\" "
+           "\"$(df -Pk . 2>/dev/null | awk 'NR == 2 { print $4 }')\"; } >&2; w=$(($1 + " +
+           std::to_string(every) + ")); }\n";
+}
+
+// Passes each complete sample line of `err` (the follow's stderr so far) to `on_sample` and
+// takes it out, so that what is left is the follow's own words and result; `looked`: where
+// the next line starts.
+void take_samples(std::string& err, size_t& looked, const OutputSink* on_sample) {
+    static constexpr std::string_view kSample = "mlt-sample ";
+    for (size_t end; (end = err.find('\n', looked)) != std::string::npos;) {
+        if (err.compare(looked, kSample.size(), kSample) != 0) {
+            looked = end + 1;
+            continue;
+        }
+        const std::string line = err.substr(looked, end - looked);
+        err.erase(looked, end + 1 - looked);
+        if (on_sample && *on_sample) (*on_sample)(line);
+    }
+}
+
 // follow_log's command.
 std::string follow_command(const std::string& remote_dir, const std::string& model, Task task,
-                           const std::string* run_id, uint64_t offset, int seconds) {
+                           const std::string* run_id, uint64_t offset, int seconds,
+                           int sample_every) {
     const JobPaths p(model);
     const TaskFiles f = task_files(p, task);
     // At the end, after the log's last byte: the result on stderr, and for a run's job its
@@ -414,17 +445,19 @@ std::string follow_command(const std::string& remote_dir, const std::string& mod
         std::to_string(kNotStartedStatus) +
         "; }\n"
         "mlt_send() { n=$(wc -c < \"$l\" 2>/dev/null) || return 0; n=$((n)); "
-        "if [ \"$n\" -gt \"$o\" ]; then tail -c +$((o+1)) \"$l\" | head -c $((n-o)); o=$n; fi; }\n"
-        "e=$(($(date +%s) + " +
-        std::to_string(seconds) + ")); q=" + (offset == 0 ? "40" : "0") +
+        "if [ \"$n\" -gt \"$o\" ]; then tail -c +$((o+1)) \"$l\" | head -c $((n-o)); o=$n; fi; "
+        "}\n" +
+        sampler(sample_every) + "w=0; e=$(($(date +%s) + " + std::to_string(seconds) +
+        ")); q=" + (offset == 0 ? "40" : "0") +
         "\n"
         "while :; do\n" +
         std::string(run_id ? "  mlt_files_mine || mlt_foreign\n" : "") +
         "  mlt_send\n"
+        "  t=$(date +%s); [ \"$t\" -lt \"$w\" ] || mlt_sample \"$t\"\n"
         "  if [ -e \"$s\" ] || [ -z \"$g\" ] || ! mlt_alive \"$g\"; then mlt_send; mlt_end; exit "
         "0; "
         "fi\n"
-        "  [ \"$(date +%s)\" -lt \"$e\" ] || exit " +
+        "  [ \"$t\" -lt \"$e\" ] || exit " +
         std::to_string(kSegmentOverStatus) +
         "\n"
         "  if [ $q -gt 0 ]; then q=$((q - 1)); sleep 0.05; else sleep 0.2; fi\n"
@@ -435,24 +468,30 @@ std::string follow_command(const std::string& remote_dir, const std::string& mod
 }  // namespace
 
 void follow_log_ahead(Remote& remote, const std::string& remote_dir, const std::string& model,
-                      Task task, const std::string* run_id, uint64_t offset, int seconds) {
-    remote.run_ahead(follow_command(remote_dir, model, task, run_id, offset, seconds), {});
+                      Task task, const std::string* run_id, uint64_t offset, int seconds,
+                      int sample_every) {
+    remote.run_ahead(follow_command(remote_dir, model, task, run_id, offset, seconds, sample_every),
+                     {});
 }
 
 FollowStep follow_log(Remote& remote, const std::string& remote_dir, const std::string& model,
                       Task task, const std::string* run_id, uint64_t offset, int seconds,
-                      const OutputSink& sink) {
+                      const OutputSink& sink, int sample_every, const OutputSink* on_sample) {
     FollowStep step;
     step.offset = offset;
     std::string err;
+    size_t looked = 0;  // err before this holds no sample line
     const std::string rid = run_id ? *run_id : std::string();
     int status = remote.stream(
-        follow_command(remote_dir, model, task, run_id, offset, seconds), {},
+        follow_command(remote_dir, model, task, run_id, offset, seconds, sample_every), {},
         [&](std::string_view d) {
             step.offset += d.size();
             sink(d);
         },
-        [&](std::string_view d) { err.append(d); });
+        [&](std::string_view d) {
+            err.append(d);
+            take_samples(err, looked, on_sample);
+        });
     if (status == kForeignRunStatus) throw foreign_run(remote, model, rid, err);
     if (status == kSegmentOverStatus) return step;
     if (status != 0) throw remote_failure(remote, "reading the console log", status, err);

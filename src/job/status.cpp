@@ -48,17 +48,6 @@ long to_long(const std::string& s) {
     return static_cast<long>(parse_decimal(trim(s), 0, LONG_MAX).value_or(0));
 }
 
-std::vector<std::string> split_tabs(const std::string& line) {
-    std::vector<std::string> fields;
-    std::string::size_type start = 0;
-    for (;;) {
-        auto tab = line.find('\t', start);
-        fields.push_back(line.substr(start, tab - start));
-        if (tab == std::string::npos) return fields;
-        start = tab + 1;
-    }
-}
-
 std::string format_duration(long seconds) {
     if (seconds < 0) seconds = 0;
     char buf[32];
@@ -113,7 +102,7 @@ std::vector<JobStatus> query_jobs(Remote& remote, const std::string& remote_dir,
     std::istringstream lines(out.out);
     std::string line;
     while (std::getline(lines, line)) {
-        auto f = split_tabs(line);
+        auto f = split(line, '\t');
         if (f.size() != 12 || f[0] != "job") continue;
         JobStatus job;
         job.model = f[1];

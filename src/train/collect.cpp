@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "mlt/config/settings.h"
+#include "mlt/train/gpu_watch.h"
 #include "mlt/train/remote_job.h"
 #include "mlt/transfer/progress.h"
 #include "mlt/transfer/transfer.h"
@@ -148,6 +149,7 @@ LogsPull pull_logs(Remote& remote, const TrainPlan& plan, const std::string& rec
     if (console.parent_path() == fs::path(plan.local_logs))
         own.push_back(console.filename().string());
     if (have_cli_log) own.push_back("train.log");
+    own.push_back(kMetricsFile);
     pulled.logs = sync_down(remote, log_dir, plan.local_logs, compression, own, report, links);
     return pulled;
 }

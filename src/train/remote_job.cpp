@@ -68,7 +68,13 @@ long ShellJob::start(const std::string& run_id) {
 }
 
 void ShellJob::follow_ahead(Task task, const std::string* run_id, uint64_t offset, int seconds) {
-    follow_log_ahead(remote(), remote_dir_, model_, task, run_id, offset, seconds);
+    follow_log_ahead(remote(), remote_dir_, model_, task, run_id, offset, seconds,
+                     task == Task::job ? sample_every_ : 0);
+}
+
+void ShellJob::watch(int every_s, OutputSink on_sample) {
+    sample_every_ = every_s;
+    on_sample_ = std::move(on_sample);
 }
 
 long ShellJob::restart(const std::string& run_id, int attempt) {
@@ -81,7 +87,9 @@ bool ShellJob::stop(int grace_s, const std::string* run_id) {
 
 FollowStep ShellJob::follow(Task task, const std::string* run_id, uint64_t offset, int seconds,
                             const OutputSink& sink) {
-    return follow_log(remote(), remote_dir_, model_, task, run_id, offset, seconds, sink);
+    const bool job = task == Task::job;
+    return follow_log(remote(), remote_dir_, model_, task, run_id, offset, seconds, sink,
+                      job ? sample_every_ : 0, job ? &on_sample_ : nullptr);
 }
 
 JobResult ShellJob::result() {

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
-#include <fstream>
 
 #include "mlt/train/run_summary.h"
 #include "mlt/train/train_run.h"
@@ -31,35 +30,6 @@ void TrainRun::check_budget() {
                     ", then collecting its results");
     ending_ = Ending::limited;
     watch_.stop = JobWatch::Stop::wanted;
-}
-
-void TrainRun::prime_rules(uint64_t offset) {
-    rules_primed_ = true;
-    if (rules_.empty() || offset == 0) return;
-    // What this machine followed before (a --resume, a new mlt after a kill): each line was
-    // looked at then; plateau rules take their best value and count from it.
-    std::ifstream in(plan_.local_console, std::ios::binary);
-    std::string chunk(1 << 20, '\0');
-    for (uint64_t left = offset; left > 0 && in;) {
-        in.read(chunk.data(), static_cast<std::streamsize>(std::min<uint64_t>(left, chunk.size())));
-        const auto got = static_cast<uint64_t>(in.gcount());
-        if (got == 0) break;
-        rules_.prime(std::string_view(chunk.data(), got));
-        left -= got;
-    }
-}
-
-bool TrainRun::stop_by_rule(const RuleHit& hit) {
-    // Once per run, and only for a job that may still be training and that nobody stops yet.
-    if (ending_ != Ending::completed || !watch_.may_still_run() ||
-        watch_.stop != JobWatch::Stop::none)
-        return false;
-    rule_note_ = "watch.stop_when rule " + hit.rule + " (line: '" + printable(hit.line, 200) + "')";
-    reporter_.alert(rule_note_ + ": stopping the remote job of " + which() +
-                    ", then collecting its results");
-    ending_ = Ending::ruled;
-    watch_.stop = JobWatch::Stop::wanted;
-    return true;
 }
 
 int TrainRun::segment_seconds() const {
@@ -114,6 +84,7 @@ void TrainRun::summarize(const Error* error) {
         billing += " (and the lost " + lost + ", should it come back)";
     s.billing_host = billing;
     s.detached = ending_ == Ending::detached;
+    s.gpu_use = gpu_.summary();
     for (const auto& line : summary_lines(s)) reporter_.notice(line);
 }
 

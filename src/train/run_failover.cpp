@@ -6,6 +6,7 @@
 #include <filesystem>
 
 #include "mlt/config/settings.h"
+#include "mlt/train/gpu_watch.h"
 #include "mlt/train/train_run.h"
 #include "mlt/transfer/progress.h"
 #include "mlt/transfer/sync.h"
@@ -118,6 +119,7 @@ std::map<std::string, std::vector<UploadItem>> TrainRun::uploads() const {
                 r == console.filename().string())
                 continue;
             if (plan_.mltk_train && r == "train.log") continue;
+            if (r == kMetricsFile) continue;  // this machine's record of the run
             restore.push_back(std::move(item));
         }
     }

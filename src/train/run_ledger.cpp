@@ -3,17 +3,13 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "mlt/util/text.h"
+
 namespace mlt {
 
 namespace {
 
 constexpr double kNever = 1e18;  // seconds_left() when no limit can be reached
-
-std::string number_text(double value) {
-    char buf[32];
-    std::snprintf(buf, sizeof buf, "%g", value);
-    return buf;
-}
 
 // When `a` ended, or `now` while it runs; never before its start.
 double end_of(const AttemptRecord& a, double now) {

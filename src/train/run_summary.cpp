@@ -61,6 +61,7 @@ std::vector<std::string> summary_lines(const RunSummary& s) {
         lines.push_back("  time: " + format_duration(s.duration_s) + "; cost: " +
                         (s.cost ? format_usd(*s.cost)
                                 : std::string("not known (no --price or price_per_hour)")));
+    if (!s.gpu_use.empty()) lines.push_back("  GPU use: " + s.gpu_use);
     if (!s.archive.empty()) lines.push_back("  archive: " + s.archive);
     if (!s.logs.empty())
         lines.push_back("  logs: " + s.logs + " (console log: " + s.console + ")");

@@ -1,15 +1,53 @@
 #include <spdlog/spdlog.h>
 
 #include <cstdio>
+#include <ctime>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <optional>
 
 #include "mlt/job/status.h"
 #include "mlt/ssh/remote.h"
+#include "mlt/train/gpu_watch.h"
 #include "mlt/train/model.h"
 #include "mlt/train/ssh_command.h"
+#include "mlt/transfer/progress.h"
 #include "mlt/util/error.h"
 #include "mlt/util/terminal.h"
+#include "mlt/util/text.h"
 
 namespace mlt {
+
+namespace {
+
+// "last sample (14:02:11): GPU 80% 12.0/80.0 GiB, load 3.5, 120.4 GiB free" from the metrics
+// file of the local log dir, when its last sample is of `run_id`'s job.
+std::optional<std::string> last_sample_line(const std::string& local_logs,
+                                            const std::string& run_id) {
+    std::ifstream in(local_logs + "/" + kMetricsFile);
+    std::string line, last;
+    while (std::getline(in, line))
+        if (!line.empty()) last = line;
+    const nlohmann::json j = nlohmann::json::parse(last, nullptr, false);
+    if (run_id.empty() || !j.is_object() || j.value("run_id", "") != run_id) return std::nullopt;
+    HostSample s;
+    s.time = j.value("time", 0LL);
+    for (const auto& g : j.value("gpus", nlohmann::json::array()))
+        s.gpus.push_back(
+            {g.value("util", 0), g.value("mem_used_mib", 0LL), g.value("mem_total_mib", 0LL)});
+    std::string out = gpu_status(s);
+    if (j.contains("load1") && j["load1"].is_number())
+        out += (out.empty() ? "" : ", ") + std::string("load ") + number_text(j["load1"]);
+    if (j.contains("disk_free_kib") && j["disk_free_kib"].is_number())
+        out += (out.empty() ? "" : ", ") + format_bytes(j["disk_free_kib"].get<uint64_t>() * 1024) +
+               " free";
+    char when[32] = "";
+    const std::time_t t = static_cast<std::time_t>(s.time);
+    std::strftime(when, sizeof when, "%H:%M:%S", std::localtime(&t));
+    return "last sample (" + std::string(when) + "): " + out;
+}
+
+}  // namespace
 
 int run_status(const SshCommandLine& cli, const std::string& model) {
     // The model's own settings (its sidecar, say a remote_dir of its own) as train reads them.
@@ -21,6 +59,9 @@ int run_status(const SshCommandLine& cli, const std::string& model) {
         SessionRemote remote(session);
         auto jobs = query_jobs(remote, target.remote_dir, name);
         std::fputs(format_jobs(jobs, target.remote_dir, remote.name()).c_str(), stdout);
+        if (!jobs.empty())
+            if (auto line = last_sample_line(local_log_dir(name), jobs.front().run_id))
+                std::printf("%s\n", line->c_str());
         std::fflush(stdout);
         return exit_code::kOk;
     }

@@ -402,6 +402,9 @@ TrainPlan plan_for(const RunContext& c, const SshCommandLine& cli, const std::st
     p.sync_every_s = c.settings.sync_every;
     p.transfer_connections = c.settings.transfer_connections;
     p.stop_when = c.settings.stop_when;
+    p.watch_every_s = c.settings.watch_every;
+    p.idle_gpu_minutes = c.settings.idle_gpu_minutes;
+    p.stop_idle = c.settings.stop_idle;
     p.owner = local_owner();
     std::tie(p.resume_line, p.stop_line) = resume_and_stop_lines(cli, model_arg, test);
     return p;

@@ -397,6 +397,7 @@ Phase TrainRun::start() {
     watch_.life = JobWatch::Life::may_run;
     // The first follow segment travels with the start's command (follow() asks for exactly
     // it: offset 0, as the local copy starts empty below).
+    arm_watch();
     if (!plan_.no_wait) job_.follow_ahead(Task::job, &run_id_, 0, segment_seconds());
     long pgid = 0;
     {
@@ -426,6 +427,7 @@ Phase TrainRun::follow() {
     start_sync();
     const uint64_t offset = console_.open(run_id_);
     if (!rules_primed_) prime_rules(offset);
+    arm_watch();
     const auto show = [&](std::string_view d) {
         console_.append(d);  // the record first
         reporter_.console(d);
@@ -440,6 +442,7 @@ Phase TrainRun::follow() {
     try {
         seen = job_.follow(Task::job, &run_id_, offset, poll ? 0 : segment_seconds(), show);
     } catch (const RuleFired&) {
+        status_.clear();
         return Phase::follow;  // the stop first, then the follow on from the local copy
     }
     if (seen.ended) {

@@ -197,6 +197,22 @@ size_t edit_distance(std::string_view a, std::string_view b) {
     return above[b.size()];
 }
 
+std::string number_text(double value) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%g", value);
+    return buf;
+}
+
+std::vector<std::string> split(std::string_view text, char sep) {
+    std::vector<std::string> fields;
+    for (size_t start = 0;;) {
+        const size_t at = text.find(sep, start);
+        fields.emplace_back(text.substr(start, at - start));
+        if (at == std::string_view::npos) return fields;
+        start = at + 1;
+    }
+}
+
 std::string random_token() {
     std::random_device rd;
     std::string token = "mlt-";

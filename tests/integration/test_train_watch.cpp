@@ -104,5 +104,104 @@ TEST_F(TrainWatchTest, ABadRuleIsExit2BeforeAnythingRemote) {
     EXPECT_FALSE(path_exists(remote() + "/.mlt")) << "something ran remotely";
 }
 
+// A fake nvidia-smi on the control shell's PATH (the remote home's .bashrc, which bash reads
+// for sshd): two GPUs, idle for its first `idle_calls` calls, then busy (80 % and 90 %).
+class TrainGpuWatchTest : public TrainWatchTest {
+  protected:
+    void fake_nvidia_smi(int idle_calls) {
+        const std::string bin = sshd().dir() + "/fakebin";
+        make_dir(bin, 0755);
+        write_file(bin + "/nvidia-smi",
+                   "#!/bin/sh\n"
+                   "c=" +
+                       sshd().dir() +
+                       "/smi.count\n"
+                       "n=$(($(cat \"$c\" 2>/dev/null || echo 0) + 1)); echo $n > \"$c\"\n"
+                       "if [ $n -le " +
+                       std::to_string(idle_calls) +
+                       " ]; then\n"
+                       "  echo '0, 100, 81920'; echo '5, 200, 81920'\n"
+                       "else\n"
+                       "  echo '80, 5000, 81920'; echo '90, 6000, 81920'\n"
+                       "fi\n",
+                   0755);
+        write_file(sshd().remote_home() + "/.bashrc", "export PATH=\"" + bin + ":$PATH\"\n");
+    }
+    void model(const std::string& body, const std::string& watch) {
+        write_user_settings();
+        write_shell_model("gpu", body);
+        write_model_settings("gpu",
+                             "ssh:\n  train_cmd: \"sh {spec}\"\n"
+                             "  shutdown_cmds: [\"touch shutdown_ran\"]\n"
+                             "  watch: " +
+                                 watch + "\n");
+    }
+    std::vector<JsonRecord> samples() const {
+        std::vector<JsonRecord> out;
+        for (const auto& line :
+             lines_starting(read_or_empty(local_logs("gpu") + "/mlt-metrics.jsonl"), "{"))
+            out.push_back(parse_json_record(line));
+        return out;
+    }
+};
+
+// Samples every second while the job prints for about 8 s: they land in mlt-metrics.jsonl
+// (both GPUs, load, free disk), the summary gives the mean and peak GPU use, and the idle
+// start warns once (idle_gpu_minutes 0.02: 1.2 s; 4 idle samples, each in a later second
+// of the remote clock, span 2 s at least) without stopping the job.
+TEST_F(TrainGpuWatchTest, SamplesLandInTheMetricsFileAndAnIdleGpuWarnsOnce) {
+    fake_nvidia_smi(4);
+    model("i=0; while [ $i -lt 80 ]; do echo step $i; i=$((i+1)); sleep 0.1; done\n",
+          "{every: 1, idle_gpu_minutes: 0.02}");
+    const ProcessResult r = mlt({"ssh", "train", "gpu"});
+    ASSERT_EQ(r.exit_code, 0) << describe(r);
+    const auto got = samples();
+    ASSERT_GE(got.size(), 3u) << read_or_empty(local_logs("gpu") + "/mlt-metrics.jsonl");
+    for (const auto& s : got) {
+        EXPECT_TRUE(has_text(s.at("gpus"), "\"mem_total_mib\":81920")) << s.at("gpus");
+        EXPECT_TRUE(s.count("load1") && s.count("disk_free_kib")) << s.at("gpus");
+        EXPECT_FALSE(s.at("run_id").empty());
+    }
+    EXPECT_TRUE(has_text(got.front().at("gpus"), "\"util\":0")) << got.front().at("gpus");
+    EXPECT_TRUE(has_text(got.back().at("gpus"), "\"util\":90")) << got.back().at("gpus");
+    EXPECT_EQ(lines_starting(r.err, "mlt: warning: every GPU of ").size(), 1u) << describe(r);
+    EXPECT_TRUE(has_text(r.out, "  GPU use: mean ")) << describe(r);
+    EXPECT_TRUE(has_text(r.out, ", peak 90 % over ")) << describe(r);
+    EXPECT_EQ(lines_starting(r.out, "step ").size(), 80u) << "the log is shown whole";
+    // `status` shows the run's last sample.
+    const ProcessResult st = mlt({"ssh", "status", "gpu"});
+    ASSERT_EQ(st.exit_code, 0) << describe(st);
+    EXPECT_TRUE(has_text(st.out, "last sample (")) << describe(st);
+    EXPECT_TRUE(has_text(st.out, "GPU 80% 4.9/80.0 GiB, 90% 5.9/80.0 GiB, load ")) << describe(st);
+}
+
+// An idle GPU with stop_idle: the job is stopped as a limit (exit 5), collected, and
+// shutdown_cmds run.
+TEST_F(TrainGpuWatchTest, AnIdleGpuStopsTheJobAsALimitWhenAsked) {
+    fake_nvidia_smi(1000000);
+    model("sleep 120 &\necho $! >> pids.txt\necho $$ >> pids.txt\necho waiting\nwait\n",
+          "{every: 1, idle_gpu_minutes: 0.02, stop_idle: true}");
+    const ProcessResult r = mlt({"ssh", "train", "gpu"});
+    EXPECT_EQ(r.exit_code, 5) << describe(r);
+    EXPECT_TRUE(has_text(r.out + r.err, "was under 10 % for ")) << describe(r);
+    EXPECT_TRUE(has_text(r.out + r.err, "stopping the remote job of gpu")) << describe(r);
+    EXPECT_TRUE(wait_pids_gone(remote() + "/pids.txt")) << "the job's group lives on";
+    EXPECT_TRUE(path_exists(remote() + "/shutdown_ran")) << describe(r);
+    const auto runs = history();
+    ASSERT_EQ(runs.size(), 1u);
+    EXPECT_EQ(runs.back().at("status"), "limit");
+}
+
+// A host without nvidia-smi: samples without GPUs, no GPU line in the summary, nothing fails.
+TEST_F(TrainGpuWatchTest, AHostWithoutNvidiaSmiHasNoGpuColumnAndNothingFails) {
+    model("echo trained\n", "{every: 1, idle_gpu_minutes: 0.01, stop_idle: true}");
+    const ProcessResult r = mlt({"ssh", "train", "gpu"});
+    ASSERT_EQ(r.exit_code, 0) << describe(r);
+    const auto got = samples();
+    ASSERT_FALSE(got.empty());
+    EXPECT_EQ(got.front().at("gpus"), "[]");
+    EXPECT_FALSE(has_text(r.out, "GPU use")) << describe(r);
+}
+
 }  // namespace
 }  // namespace mlt_test

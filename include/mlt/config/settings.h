@@ -74,6 +74,9 @@ struct SshSettings {
     // Hosts to continue a run on when its host is lost ("HOSTSPEC [price_per_hour=USD]").
     std::vector<std::string> fallback_hosts;
     std::string provision_cmd;        // a local command printing one more such host; empty: none
+    int watch_every = 15;             // watch.every: seconds between samples of the host
+    double idle_gpu_minutes = 0;      // watch.idle_gpu_minutes; 0: off
+    bool stop_idle = false;           // watch.stop_idle
     std::vector<StopRule> stop_when;  // watch.stop_when: the user's rules, then the model's
 };
 

@@ -216,13 +216,18 @@ constexpr int kFollowSegmentSeconds = 15;
 // calls make a follow that leaves the connection free in between. With a `run_id`, the job
 // dir must still be that run's, and at the job's end its lock too (mlt::Error conflict
 // otherwise). Throws mlt::Error (remote) when the task was never started.
+// With `sample_every` > 0 the same command samples the host at its start and every that many
+// seconds (GPU use and memory from nvidia-smi when present, load, free disk): each sample
+// line ("mlt-sample ...", parse_sample) goes to `on_sample` as it comes.
 FollowStep follow_log(Remote& remote, const std::string& remote_dir, const std::string& model,
                       Task task, const std::string* run_id, uint64_t offset, int seconds,
-                      const OutputSink& sink);
+                      const OutputSink& sink, int sample_every = 0,
+                      const OutputSink* on_sample = nullptr);
 // Sends that follow_log command ahead (Remote::run_ahead), for a follow_log() of the same
 // arguments after the next command (the job's start).
 void follow_log_ahead(Remote& remote, const std::string& remote_dir, const std::string& model,
-                      Task task, const std::string* run_id, uint64_t offset, int seconds);
+                      Task task, const std::string* run_id, uint64_t offset, int seconds,
+                      int sample_every = 0);
 
 // follow_log, segment after segment, until the task has ended and its log was sent to the
 // end; returns the last segment's step. `offset` is updated after every segment, so a caller

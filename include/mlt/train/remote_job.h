@@ -44,6 +44,9 @@ class RemoteJob {
     }
     // Starts the recorded job, at most once per run (start_job); returns its process group.
     virtual long start(const std::string& run_id) = 0;
+    // From now on, a follow of the job samples the host every `every_s` seconds (0: never)
+    // and passes each sample line to `on_sample` (follow_log). Nothing by default.
+    virtual void watch(int every_s, OutputSink on_sample) { (void)every_s, (void)on_sample; }
     // A hint, given just before start(): follow(task, run_id, offset, seconds) follows it, so
     // it may go along with the start's command (follow_log_ahead). Nothing by default.
     virtual void follow_ahead(Task task, const std::string* run_id, uint64_t offset, int seconds) {
@@ -89,6 +92,7 @@ class ShellJob : public RemoteJob {
     void upload_ahead(const std::map<std::string, std::vector<UploadItem>>& uploads) override;
     long start(const std::string& run_id) override;
     void follow_ahead(Task task, const std::string* run_id, uint64_t offset, int seconds) override;
+    void watch(int every_s, OutputSink on_sample) override;
     long restart(const std::string& run_id, int attempt) override;
     bool stop(int grace_s, const std::string* run_id) override;
     FollowStep follow(Task task, const std::string* run_id, uint64_t offset, int seconds,
@@ -108,6 +112,8 @@ class ShellJob : public RemoteJob {
     std::string model_;
     CompressionChoice compression_;
     int transfer_connections_;  // 0: auto
+    int sample_every_ = 0;      // watch(): a job's follow samples the host this often
+    OutputSink on_sample_;
 };
 
 // Pulls what a finished (or running, for `download`) job left: the archive when `result`

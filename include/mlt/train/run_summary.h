@@ -23,6 +23,7 @@ struct RunSummary {
     std::string collect_hint;             // when not collected: how to collect ("" for none)
     std::string billing_host;             // the host that may still bill; "": no reminder
     bool detached = false;                // --no-wait left the job running
+    std::string gpu_use;                  // "mean 45 %, peak 98 % over 12 samples"; "": none
 };
 
 // The summary after a run, one line each (without "mlt: "): the status, the attempts and

@@ -47,6 +47,9 @@ struct TrainPlan {
     int sync_every_s = 0;             // --sync-every: seconds between pulls while training; 0: off
     int transfer_connections = 0;     // transfer.connections / --connections; 0: auto
     std::vector<StopRule> stop_when;  // watch.stop_when
+    int watch_every_s = 15;           // watch.every; 0: no samples
+    double idle_gpu_minutes = 0;      // watch.idle_gpu_minutes; 0: off
+    bool stop_idle = false;           // watch.stop_idle
     std::string owner;                // "user@host pid N", recorded in the lock
     std::string resume_line;          // `mlt ssh ... train MODEL --resume`, shell-quoted
     std::string stop_line;            // `mlt ssh ... stop MODEL`

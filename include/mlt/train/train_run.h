@@ -9,6 +9,7 @@
 #include "mlt/ssh/connection.h"
 #include "mlt/train/failover.h"
 #include "mlt/train/gang.h"
+#include "mlt/train/gpu_watch.h"
 #include "mlt/train/live_pull.h"
 #include "mlt/train/local_state.h"
 #include "mlt/train/remote_job.h"
@@ -112,8 +113,8 @@ struct JobOutcome {
     bool stopped_by_mlt = false;     // mlt's stop (a Ctrl+C) sent the signal that ended it
 };
 
-// Thrown from the console sink when a watch.stop_when rule stops the job: it cuts the
-// follow segment short (not an mlt::Error: nothing failed).
+// Thrown from the follow's sinks when a watch.stop_when rule or the idle-GPU rule stops the
+// job: it cuts the follow segment short (not an mlt::Error: nothing failed).
 struct RuleFired {};
 
 // How the run as a whole ends.
@@ -306,6 +307,15 @@ class TrainRun {
     void prime_rules(uint64_t offset);
     // A rule fired on a line: true when that stops the job now (once, if it may still run).
     bool stop_by_rule(const RuleHit& hit);
+    // watch.every: the host's samples while the job is followed.
+    GpuWatch gpu_;
+    bool idle_told_ = false;
+    // Has the job's follows sample the host (before the start and each follow).
+    void arm_watch();
+    // One sample line of the follow: recorded, shown, and the idle-GPU rule.
+    void on_sample(std::string_view line);
+    // The idle-GPU rule after a sample: true when it stops the job now.
+    bool check_idle();
     bool collected_ = false;          // this run brought the job's results home
     bool archive_collected_ = false;  // ... with an archive of this run
     // The pulls of --sync-every; declared last, so that they stop before what they use goes.

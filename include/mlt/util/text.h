@@ -30,6 +30,12 @@ std::string trim(std::string_view s);
 // (no blanks, `+`, `0x`, exponent or trailing text). nullopt otherwise.
 std::optional<long long> parse_decimal(std::string_view text, long long lo, long long hi);
 
+// A number as a person writes it: "%g" (0.5, 2, 1e+06).
+std::string number_text(double value);
+
+// `text` cut at each `sep` (empty fields kept: "a,,b" is 3 fields; "" is one empty field).
+std::vector<std::string> split(std::string_view text, char sep);
+
 // A finite decimal number within [lo, hi]: digits, one optional `.`, an optional leading `-`
 // and an optional exponent (`1e-3`, `1e+3`); no blanks, leading `+`, hex, `inf` or `nan`. nullopt
 // otherwise.
