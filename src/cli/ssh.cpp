@@ -156,6 +156,21 @@ void add_ssh_command(CLI::App& app, Action& action, int& verbosity, TrainRunner 
         reject_train_flags(*ssh, "status");
         action = [cli, model] { return run_status(*cli, *model); };
     });
+    auto* forward = ssh->add_subcommand(
+        "forward",
+        "Reach a port of the remote host here, over the SSH connection (as ssh -L), until "
+        "Ctrl+C\n\nExample:\n  mlt ssh -h gpu forward 8888:8888   # a notebook on the "
+        "remote's port 8888 at http://127.0.0.1:8888");
+    forward->set_help_flag("--help", "Print this help and exit");
+    auto ports = std::make_shared<std::string>();
+    forward
+        ->add_option("LOCAL:REMOTE", *ports,
+                     "Local port (0: a free one) and the port on the remote's loopback")
+        ->required();
+    forward->callback([&action, ssh, cli, ports] {
+        reject_train_flags(*ssh, "forward");
+        action = [cli, ports] { return run_forward(*cli, *ports); };
+    });
     add_ssh_job_commands(*ssh, action, cli, verbosity, std::move(train));
 }
 

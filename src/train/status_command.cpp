@@ -13,6 +13,7 @@
 #include "mlt/train/ssh_command.h"
 #include "mlt/transfer/progress.h"
 #include "mlt/util/error.h"
+#include "mlt/util/interrupt.h"
 #include "mlt/util/terminal.h"
 #include "mlt/util/text.h"
 
@@ -48,6 +49,38 @@ std::optional<std::string> last_sample_line(const std::string& local_logs,
 }
 
 }  // namespace
+
+int run_forward(const SshCommandLine& cli, const std::string& ports) {
+    const auto colon = ports.find(':');
+    const auto local =
+        colon == std::string::npos ? std::nullopt : parse_decimal(ports.substr(0, colon), 0, 65535);
+    const auto remote_port = colon == std::string::npos
+                                 ? std::nullopt
+                                 : parse_decimal(ports.substr(colon + 1), 1, 65535);
+    if (!local || !remote_port)
+        throw usage_error("forward " + printable(ports) + ": not LOCAL:REMOTE ports",
+                          "e.g. 'forward 8888:8888' (LOCAL 0: a free port)");
+    install_interrupt_handler();
+    const ModelSettings m = resolve_model_settings(cli, "", false, true);
+    if (m.targets.size() != 1)
+        throw usage_error(
+            "forward works on one host; " + std::to_string(m.targets.size()) + " were given",
+            "give one -h");
+    Session session = Session::open(m.targets.front().connect);
+    try {
+        session.forward(static_cast<int>(*local), "127.0.0.1", static_cast<int>(*remote_port),
+                        [&](int port) {
+                            std::printf(
+                                "forwarding http://127.0.0.1:%d to port %lld on %s; "
+                                "Ctrl+C to stop\n",
+                                port, *remote_port, session.display_name().c_str());
+                            std::fflush(stdout);
+                        });
+    } catch (const Error& e) {
+        if (e.kind() != ErrorKind::interrupted) throw;
+    }
+    return exit_code::kOk;
+}
 
 int run_status(const SshCommandLine& cli, const std::string& model) {
     // The model's own settings (its sidecar, say a remote_dir of its own) as train reads them.

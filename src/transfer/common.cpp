@@ -35,27 +35,6 @@ const char* tar_compression_flag(Compression compression) {
     return "";
 }
 
-UniqueFd& UniqueFd::operator=(UniqueFd&& other) noexcept {
-    if (this != &other) {
-        reset();
-        fd_ = other.release();
-    }
-    return *this;
-}
-
-int UniqueFd::release() {
-    int fd = fd_;
-    fd_ = -1;
-    return fd;
-}
-
-int UniqueFd::reset() {
-    if (fd_ < 0) return 0;
-    int r = ::close(fd_);
-    fd_ = -1;
-    return r;
-}
-
 // The waits below end when the other side calls close() or stop(): download() guarantees
 // both on every path (including exceptions), and the network side has its own timeouts.
 bool ByteQueue::push(std::string_view data) {

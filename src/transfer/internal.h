@@ -19,6 +19,7 @@
 
 #include "mlt/transfer/transfer.h"
 #include "mlt/util/error.h"
+#include "mlt/util/fd.h"
 #include "mlt/util/text.h"
 
 namespace mlt::transfer_detail {
@@ -36,27 +37,7 @@ using ArchiveReadPtr = std::unique_ptr<archive, ArchiveReadDeleter>;
 using ArchiveWritePtr = std::unique_ptr<archive, ArchiveWriteDeleter>;
 using EntryPtr = std::unique_ptr<archive_entry, EntryDeleter>;
 
-// Owns a file descriptor; closes it on destruction.
-class UniqueFd {
-  public:
-    UniqueFd() = default;
-    explicit UniqueFd(int fd) : fd_(fd) {}
-    UniqueFd(UniqueFd&& other) noexcept : fd_(other.release()) {}
-    UniqueFd& operator=(UniqueFd&& other) noexcept;
-    UniqueFd(const UniqueFd&) = delete;
-    UniqueFd& operator=(const UniqueFd&) = delete;
-    ~UniqueFd() { reset(); }
-
-    int get() const { return fd_; }
-    explicit operator bool() const { return fd_ >= 0; }
-    // Gives up ownership and returns the descriptor.
-    int release();
-    // Closes the descriptor (if any); returns close()'s result, 0 when there was none.
-    int reset();
-
-  private:
-    int fd_ = -1;
-};
+using mlt::UniqueFd;
 
 // A bounded byte pipe between one producer thread and one consumer thread: push() blocks
 // while `capacity` bytes are queued, so a fast network cannot outrun a slow disk.

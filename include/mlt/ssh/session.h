@@ -145,6 +145,14 @@ class Session {
     // Commands sent ahead are asked for in the order they were sent.
     void shell_ahead(std::string command, std::string input);
 
+    // Forwards connections to 127.0.0.1:`local_port` here (0: a free one) to
+    // `remote_host`:`remote_port` as the remote host reaches it, over this session's
+    // direct-tcpip channels (what `ssh -L` does), until a Ctrl+C (mlt::Error interrupted) or
+    // a lost link. `on_listening(port)` is called once the local port listens. A connection
+    // the remote side refuses is a warning; the forward goes on.
+    void forward(int local_port, const std::string& remote_host, int remote_port,
+                 const std::function<void(int)>& on_listening);
+
     // The quickest answer to a request so far, in seconds (a channel open, a command of the
     // control shell: the link's round trip and a little): -1 before one.
     double round_trip_s() const;

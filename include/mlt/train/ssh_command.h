@@ -66,4 +66,8 @@ ModelSettings resolve_model_settings(const SshCommandLine& cli, const std::strin
 // `mlt ssh ... status [MODEL]`: prints the job table of every node; returns the exit code.
 int run_status(const SshCommandLine& cli, const std::string& model);
 
+// `mlt ssh -h H forward LOCAL:REMOTE`: 127.0.0.1:LOCAL here (0: a free port) reaches port
+// REMOTE on the host's loopback over the SSH connection, until Ctrl+C (then exit 0).
+int run_forward(const SshCommandLine& cli, const std::string& ports);
+
 }  // namespace mlt
