@@ -184,6 +184,8 @@ void add_ssh_job_commands(CLI::App& ssh, Action& action, const std::shared_ptr<S
     });
 
     auto logs_rank = std::make_shared<int>(-1);  // logs --rank N; -1: every node
+    auto tb_port = std::make_shared<int>(6006);  // tensorboard --port P
+    auto tb_local = std::make_shared<int>(-1);   // tensorboard --local-port L; -1: P
     auto model_command = [&](const char* name, const char* help, auto run) {
         auto* cmd = ssh.add_subcommand(name, help);
         cmd->set_help_flag("--help", "Print this help and exit");
@@ -195,6 +197,16 @@ void add_ssh_job_commands(CLI::App& ssh, Action& action, const std::shared_ptr<S
         auto test = std::make_shared<bool>(false);
         cmd->add_flag("--test", *test, "The test model NAME-test (as train MODEL --test)");
         auto follow = std::make_shared<bool>(false);
+        if (std::string(name) == "tensorboard")
+            cmd->add_option("--port", *tb_port,
+                            "Port of TensorBoard on the remote's loopback and here (default 6006)")
+                ->type_name("P")
+                ->transform(decimal_in(1, 65535));
+        if (std::string(name) == "tensorboard")
+            cmd->add_option("--local-port", *tb_local,
+                            "Port here, when it differs (0: a free one; default: --port)")
+                ->type_name("L")
+                ->transform(decimal_in(0, 65535));
         if (std::string(name) == "logs") {
             cmd->add_flag("-f,--follow", *follow, "Keep printing as the log grows");
             cmd->add_option("--rank", *logs_rank,
@@ -218,6 +230,13 @@ void add_ssh_job_commands(CLI::App& ssh, Action& action, const std::shared_ptr<S
     model_command("download", "Pull archive, logs and download_files now; leave the job alone",
                   [](const SshCommandLine& c, const std::string& m, bool t, bool) {
                       return run_download(c, m, t);
+                  });
+    model_command("tensorboard",
+                  "Start TensorBoard on the remote for the model's log dir and reach it here "
+                  "until Ctrl+C\n\nExample:\n  mlt ssh -h gpu tensorboard my_model   # then "
+                  "open http://127.0.0.1:6006",
+                  [tb_port, tb_local](const SshCommandLine& c, const std::string& m, bool t, bool) {
+                      return run_tensorboard(c, m, t, *tb_port, *tb_local);
                   });
 }
 

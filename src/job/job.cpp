@@ -500,6 +500,55 @@ FollowStep follow_log(Remote& remote, const std::string& remote_dir, const std::
     return step;
 }
 
+void start_tensorboard(Remote& remote, const std::string& remote_dir, const std::string& model,
+                       int port) {
+    const JobPaths p(model);
+    const std::string log = p.dir + "/tensorboard.log", pid = p.dir + "/tensorboard.pid";
+    const std::string script =
+        "d=$(cat " + p.log_dir +
+        " 2>/dev/null)\n"
+        "[ -n \"$d\" ] || { echo 'its job recorded no log dir yet: train it first' >&2; exit 3; }\n"
+        "if [ -x .venv/bin/tensorboard ]; then tb=.venv/bin/tensorboard\n"
+        "elif command -v tensorboard >/dev/null 2>&1; then tb=tensorboard\n"
+        "else echo 'tensorboard is not installed there (not in .venv, not on PATH): install it, "
+        "e.g. pip install tensorboard (in the job'\\''s venv: .venv/bin/pip install "
+        "tensorboard)' >&2; exit 4; fi\n"
+        "mkdir -p " +
+        p.dir +
+        " || exit 1\n"
+        "(exec setsid \"$tb\" --logdir \"$d\" --port " +
+        std::to_string(port) + " --host 127.0.0.1 > " + log +
+        " 2>&1 < /dev/null) &\n"
+        "echo $! > " +
+        pid +
+        "\n"
+        "i=0; while ! grep -q 'http://' " +
+        log +
+        " 2>/dev/null; do\n"
+        "  kill -0 $! 2>/dev/null || { echo 'tensorboard ended at once:' >&2; tail -n 5 " +
+        log +
+        " >&2; exit 5; }\n"
+        "  i=$((i+1)); [ $i -lt 600 ] || { echo 'tensorboard did not serve within 60 s' >&2; "
+        "exit 5; }\n"
+        "  sleep 0.1\n"
+        "done\n";
+    const RemoteOutput out = remote.run(in_dir(remote_dir, script));
+    if (out.exit_status != 0)
+        throw remote_failure(remote, "starting tensorboard for " + model, out.exit_status, out.err,
+                             "see docs/usage.md, \"Watching a run\"");
+}
+
+void stop_tensorboard(Remote& remote, const std::string& remote_dir, const std::string& model) {
+    const std::string pid = JobPaths(model).dir + "/tensorboard.pid";
+    remote.run(in_dir(remote_dir, "p=$(cat " + pid +
+                                      " 2>/dev/null) && [ -n \"$p\" ] || exit 0\n"
+                                      "kill -s TERM -- \"-$p\" 2>/dev/null; i=0\n"
+                                      "while kill -s 0 -- \"-$p\" 2>/dev/null && [ $i -lt 50 ]; do "
+                                      "sleep 0.1; i=$((i+1)); done\n"
+                                      "kill -s KILL -- \"-$p\" 2>/dev/null; rm -f " +
+                                      pid + "\n"));
+}
+
 FollowStep follow_to_end(Remote& remote, const std::string& remote_dir, const std::string& model,
                          Task task, const std::string* run_id, uint64_t& offset, int seconds,
                          const OutputSink& sink) {

@@ -70,6 +70,40 @@ std::string sample_json(const HostSample& sample, const std::string& run_id) {
     return j.dump();
 }
 
+std::optional<HostSample> parse_sample_json(std::string_view line, std::string* run_id) {
+    const nlohmann::json j = nlohmann::json::parse(line, nullptr, false);
+    if (!j.is_object()) return std::nullopt;
+    const auto time = j.find("time");
+    const auto run = j.find("run_id");
+    const auto gpus = j.find("gpus");
+    if (time == j.end() || !time->is_number_integer() || run == j.end() || !run->is_string() ||
+        gpus == j.end() || !gpus->is_array())
+        return std::nullopt;
+    HostSample s;
+    s.time = time->get<long long>();
+    *run_id = run->get<std::string>();
+    for (const auto& g : *gpus) {
+        if (!g.is_object()) return std::nullopt;
+        GpuUse use;
+        for (const auto& [key, field] : {std::pair<const char*, long long*>{"util", nullptr},
+                                         {"mem_used_mib", &use.mem_used_mib},
+                                         {"mem_total_mib", &use.mem_total_mib}}) {
+            const auto it = g.find(key);
+            if (it == g.end() || !it->is_number_integer()) return std::nullopt;
+            if (field)
+                *field = it->get<long long>();
+            else
+                use.util = it->get<int>();
+        }
+        s.gpus.push_back(use);
+    }
+    const auto load = j.find("load1");
+    if (load != j.end() && load->is_number()) s.load1 = load->get<double>();
+    const auto free = j.find("disk_free_kib");
+    if (free != j.end() && free->is_number_integer()) s.free_kib = free->get<long long>();
+    return s;
+}
+
 std::string gpu_status(const HostSample& sample) {
     std::string out;
     for (const auto& g : sample.gpus)

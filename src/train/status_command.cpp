@@ -3,9 +3,9 @@
 #include <cstdio>
 #include <ctime>
 #include <fstream>
-#include <nlohmann/json.hpp>
 #include <optional>
 
+#include "mlt/job/job.h"
 #include "mlt/job/status.h"
 #include "mlt/ssh/remote.h"
 #include "mlt/train/gpu_watch.h"
@@ -29,23 +29,49 @@ std::optional<std::string> last_sample_line(const std::string& local_logs,
     std::string line, last;
     while (std::getline(in, line))
         if (!line.empty()) last = line;
-    const nlohmann::json j = nlohmann::json::parse(last, nullptr, false);
-    if (run_id.empty() || !j.is_object() || j.value("run_id", "") != run_id) return std::nullopt;
-    HostSample s;
-    s.time = j.value("time", 0LL);
-    for (const auto& g : j.value("gpus", nlohmann::json::array()))
-        s.gpus.push_back(
-            {g.value("util", 0), g.value("mem_used_mib", 0LL), g.value("mem_total_mib", 0LL)});
+    std::string of_run;
+    const auto sample = parse_sample_json(last, &of_run);
+    if (run_id.empty() || !sample || of_run != run_id) return std::nullopt;
+    const HostSample& s = *sample;
     std::string out = gpu_status(s);
-    if (j.contains("load1") && j["load1"].is_number())
-        out += (out.empty() ? "" : ", ") + std::string("load ") + number_text(j["load1"]);
-    if (j.contains("disk_free_kib") && j["disk_free_kib"].is_number())
-        out += (out.empty() ? "" : ", ") + format_bytes(j["disk_free_kib"].get<uint64_t>() * 1024) +
+    if (s.load1) out += (out.empty() ? "" : ", ") + std::string("load ") + number_text(*s.load1);
+    if (s.free_kib)
+        out += (out.empty() ? "" : ", ") + format_bytes(static_cast<uint64_t>(*s.free_kib) * 1024) +
                " free";
     char when[32] = "";
     const std::time_t t = static_cast<std::time_t>(s.time);
     std::strftime(when, sizeof when, "%H:%M:%S", std::localtime(&t));
     return "last sample (" + std::string(when) + "): " + out;
+}
+
+}  // namespace
+
+namespace {
+
+// The one target of a command that works on one host.
+Target one_target(const ModelSettings& m, const std::string& command) {
+    if (m.targets.size() != 1)
+        throw usage_error(
+            command + " works on one host; " + std::to_string(m.targets.size()) + " were given",
+            "give one -h");
+    return m.targets.front();
+}
+
+// Forwards 127.0.0.1:`local` to the remote's `remote_port` over `session` until a Ctrl+C;
+// true when that ended it.
+bool forward_until_ctrl_c(Session& session, int local, int remote_port) {
+    try {
+        session.forward(local, "127.0.0.1", remote_port, [&](int port) {
+            std::printf("forwarding http://127.0.0.1:%d to port %d on %s; Ctrl+C to stop\n", port,
+                        remote_port, session.display_name().c_str());
+            std::fflush(stdout);
+        });
+    } catch (const Error& e) {
+        if (e.kind() != ErrorKind::interrupted || leave_signal() != 0) throw;
+        acknowledge_interrupt();
+        return true;
+    }
+    return false;
 }
 
 }  // namespace
@@ -61,24 +87,32 @@ int run_forward(const SshCommandLine& cli, const std::string& ports) {
         throw usage_error("forward " + printable(ports) + ": not LOCAL:REMOTE ports",
                           "e.g. 'forward 8888:8888' (LOCAL 0: a free port)");
     install_interrupt_handler();
-    const ModelSettings m = resolve_model_settings(cli, "", false, true);
-    if (m.targets.size() != 1)
-        throw usage_error(
-            "forward works on one host; " + std::to_string(m.targets.size()) + " were given",
-            "give one -h");
-    Session session = Session::open(m.targets.front().connect);
+    const Target target = one_target(resolve_model_settings(cli, "", false, true), "forward");
+    Session session = Session::open(target.connect);
+    forward_until_ctrl_c(session, static_cast<int>(*local), static_cast<int>(*remote_port));
+    return exit_code::kOk;
+}
+
+int run_tensorboard(const SshCommandLine& cli, const std::string& model, bool test, int port,
+                    int local_port) {
+    install_interrupt_handler();
+    const ModelSettings m = resolve_model_settings(cli, model, test, true);
+    const Target target = one_target(m, "tensorboard");
+    Session session = Session::open(target.connect);
+    SessionRemote remote(session);
+    start_tensorboard(remote, target.remote_dir, m.model.name, port);
     try {
-        session.forward(static_cast<int>(*local), "127.0.0.1", static_cast<int>(*remote_port),
-                        [&](int port) {
-                            std::printf(
-                                "forwarding http://127.0.0.1:%d to port %lld on %s; "
-                                "Ctrl+C to stop\n",
-                                port, *remote_port, session.display_name().c_str());
-                            std::fflush(stdout);
-                        });
-    } catch (const Error& e) {
-        if (e.kind() != ErrorKind::interrupted) throw;
+        forward_until_ctrl_c(session, local_port < 0 ? port : local_port, port);
+    } catch (...) {
+        try {
+            stop_tensorboard(remote, target.remote_dir, m.model.name);
+        } catch (const Error& e) {
+            spdlog::warn("tensorboard on {} may still run: {}", remote.name(), e.what());
+        }
+        throw;
     }
+    stop_tensorboard(remote, target.remote_dir, m.model.name);
+    std::printf("stopped tensorboard on %s\n", remote.name().c_str());
     return exit_code::kOk;
 }
 

@@ -84,5 +84,53 @@ TEST_F(ForwardTest, PortsThatAreNotLocalColonRemoteAreExit2) {
     EXPECT_TRUE(has_text(r.err, "forward 8888: not LOCAL:REMOTE ports")) << describe(r);
 }
 
+// `tensorboard MODEL`: a fake tensorboard on the remote PATH (the remote home's .bashrc)
+// that serves its --logdir over http; the model's log dir (recorded by its job) is reached
+// here, and Ctrl+C stops the remote one (exit 0).
+TEST_F(ForwardTest, TensorboardServesTheModelsLogDirHereAndStopsOnCtrlC) {
+    const std::string bin = sshd().dir() + "/fakebin";
+    make_dir(bin, 0755);
+    write_file(bin + "/tensorboard",
+               "#!/bin/sh\n"
+               "while [ $# -gt 0 ]; do case $1 in --logdir) d=$2; shift;; --port) p=$2; shift;; "
+               "esac; shift; done\n"
+               "echo \"TensorBoard 2.99 at http://localhost:$p/ (Press CTRL+C to quit)\"\n"
+               "exec /usr/bin/python3 -m http.server --bind 127.0.0.1 --directory \"$d\" \"$p\"\n",
+               0755);
+    write_file(sshd().remote_home() + "/.bashrc", "export PATH=\"" + bin + ":$PATH\"\n");
+    write_user_settings();
+    write_shell_model("tb", "echo events > \"$MLT_LOG_DIR/events.txt\"\n");
+    write_model_settings("tb", "ssh:\n  train_cmd: \"sh {spec}\"\n");
+    ASSERT_EQ(mlt({"ssh", "train", "tb"}).exit_code, 0);
+
+    const int remote_port = find_free_port();
+    auto tb = start_mlt(
+        {"ssh", "tensorboard", "tb", "--port", std::to_string(remote_port), "--local-port", "0"});
+    ASSERT_TRUE(tb->wait_for_output("; Ctrl+C to stop", kWait)) << tb->err();
+    const std::string out = tb->out();
+    const auto at = out.find("http://127.0.0.1:");
+    ASSERT_NE(at, std::string::npos) << out;
+    const std::string answer = http_get(std::stoi(out.substr(at + 17)), "events.txt");
+    EXPECT_TRUE(has_text(answer, "200 OK") && has_text(answer, "events\n")) << answer;
+    tb->signal(SIGINT);
+    const ProcessResult r = tb->wait(kWait);
+    EXPECT_EQ(r.exit_code, 0) << describe(r);
+    EXPECT_TRUE(has_text(r.out, "stopped tensorboard on ")) << describe(r);
+    EXPECT_TRUE(wait_until([&] { return http_get(remote_port, "events.txt").empty(); }, kWait))
+        << "the remote tensorboard still serves";
+}
+
+// A host without tensorboard: one line that says how to install it, exit 1.
+TEST_F(ForwardTest, AHostWithoutTensorboardSaysHowToInstallIt) {
+    write_user_settings();
+    write_shell_model("tb", "echo trained\n");
+    write_model_settings("tb", "ssh:\n  train_cmd: \"sh {spec}\"\n");
+    ASSERT_EQ(mlt({"ssh", "train", "tb"}).exit_code, 0);
+    const ProcessResult r = mlt({"ssh", "tensorboard", "tb", "--port", "6006"});
+    EXPECT_EQ(r.exit_code, 1) << describe(r);
+    EXPECT_TRUE(has_text(r.err, "tensorboard is not installed there")) << describe(r);
+    EXPECT_TRUE(has_text(r.err, "pip install tensorboard")) << describe(r);
+}
+
 }  // namespace
 }  // namespace mlt_test

@@ -22,6 +22,13 @@ TEST(GpuWatch, ASampleLineWithTwoGpusLoadAndDisk) {
               "{\"disk_free_kib\":1048576,\"gpus\":[{\"mem_total_mib\":81920,\"mem_used_mib\":"
               "5000,\"util\":80},{\"mem_total_mib\":81920,\"mem_used_mib\":100,\"util\":5}],"
               "\"load1\":3.25,\"run_id\":\"r1\",\"time\":1700000000}");
+    std::string run;
+    const auto back = mlt::parse_sample_json(mlt::sample_json(*s, "r1"), &run);
+    ASSERT_TRUE(back);
+    EXPECT_EQ(run, "r1");
+    EXPECT_EQ(mlt::sample_json(*back, run), mlt::sample_json(*s, "r1"));
+    EXPECT_FALSE(mlt::parse_sample_json("{\"time\": 1}", &run));
+    EXPECT_FALSE(mlt::parse_sample_json("not json", &run));
 }
 
 TEST(GpuWatch, NoGpuToolOrOddOutputGivesNoGpuColumn) {

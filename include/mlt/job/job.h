@@ -229,6 +229,16 @@ void follow_log_ahead(Remote& remote, const std::string& remote_dir, const std::
                       Task task, const std::string* run_id, uint64_t offset, int seconds,
                       int sample_every = 0);
 
+// Starts TensorBoard on the remote for the model's log dir (the one its job recorded): the
+// job's venv's `tensorboard` (<remote dir>/.venv), else one on PATH, on 127.0.0.1:`port`,
+// detached (its own session, pid in .mlt/<model>/tensorboard.pid, output in
+// tensorboard.log), and waits (bounded, 60 s) until it serves. Throws mlt::Error (remote,
+// exit 1) when there is no log dir yet, no tensorboard, or it ended first (quoting it).
+void start_tensorboard(Remote& remote, const std::string& remote_dir, const std::string& model,
+                       int port);
+// Stops the TensorBoard that start_tensorboard started (TERM to its group, KILL after 5 s).
+void stop_tensorboard(Remote& remote, const std::string& remote_dir, const std::string& model);
+
 // follow_log, segment after segment, until the task has ended and its log was sent to the
 // end; returns the last segment's step. `offset` is updated after every segment, so a caller
 // that catches a lost link knows where to go on. Throws as follow_log.

@@ -38,6 +38,8 @@ std::optional<HostSample> parse_sample(std::string_view line);
 
 // The sample as one JSON line (no newline) of the metrics file.
 std::string sample_json(const HostSample& sample, const std::string& run_id);
+// Such a line read back (and its run id into `run_id`); nullopt when it is none.
+std::optional<HostSample> parse_sample_json(std::string_view line, std::string* run_id);
 
 // The status line's part: "GPU 80% 12.0/80.0 GiB" (each GPU, comma-separated); "" without GPUs.
 std::string gpu_status(const HostSample& sample);
