@@ -152,6 +152,27 @@ void reject_train_flags(const CLI::App& ssh, const std::string& command) {
     }
 }
 
+// A command of `mlt ssh` on one MODEL (--test: NAME-test); returns it for its own options.
+using ModelRun = std::function<int(const SshCommandLine&, const std::string&, bool)>;
+CLI::App* add_model_command(CLI::App& ssh, Action& action,
+                            const std::shared_ptr<SshCommandLine>& cli, const char* name,
+                            const char* help, ModelRun run) {
+    auto* cmd = ssh.add_subcommand(name, help);
+    cmd->set_help_flag("--help", "Print this help and exit");
+    auto model = std::make_shared<std::string>();
+    cmd->add_option("MODEL", *model,
+                    "Model name (its spec need not be on this machine) or spec path")
+        ->check(non_empty("model name", "give the model's name or spec path"))
+        ->required();
+    auto test = std::make_shared<bool>(false);
+    cmd->add_flag("--test", *test, "The test model NAME-test (as train MODEL --test)");
+    cmd->callback([&action, &ssh, cli, model, test, run, name] {
+        reject_train_flags(ssh, name);
+        action = [cli, model, test, run] { return run(*cli, *model, *test); };
+    });
+    return cmd;
+}
+
 void add_ssh_job_commands(CLI::App& ssh, Action& action, const std::shared_ptr<SshCommandLine>& cli,
                           int& verbosity, TrainRunner run_training) {
     auto opts = std::make_shared<TrainOptions>();
@@ -184,60 +205,45 @@ void add_ssh_job_commands(CLI::App& ssh, Action& action, const std::shared_ptr<S
     });
 
     auto logs_rank = std::make_shared<int>(-1);  // logs --rank N; -1: every node
+    auto logs_follow = std::make_shared<bool>(false);
     auto tb_port = std::make_shared<int>(6006);  // tensorboard --port P
     auto tb_local = std::make_shared<int>(-1);   // tensorboard --local-port L; -1: P
-    auto model_command = [&](const char* name, const char* help, auto run) {
-        auto* cmd = ssh.add_subcommand(name, help);
-        cmd->set_help_flag("--help", "Print this help and exit");
-        auto model = std::make_shared<std::string>();
-        cmd->add_option("MODEL", *model,
-                        "Model name (its spec need not be on this machine) or spec path")
-            ->check(non_empty("model name", "give the model's name or spec path"))
-            ->required();
-        auto test = std::make_shared<bool>(false);
-        cmd->add_flag("--test", *test, "The test model NAME-test (as train MODEL --test)");
-        auto follow = std::make_shared<bool>(false);
-        if (std::string(name) == "tensorboard")
-            cmd->add_option("--port", *tb_port,
-                            "Port of TensorBoard on the remote's loopback and here (default 6006)")
-                ->type_name("P")
-                ->transform(decimal_in(1, 65535));
-        if (std::string(name) == "tensorboard")
-            cmd->add_option("--local-port", *tb_local,
-                            "Port here, when it differs (0: a free one; default: --port)")
-                ->type_name("L")
-                ->transform(decimal_in(0, 65535));
-        if (std::string(name) == "logs") {
-            cmd->add_flag("-f,--follow", *follow, "Keep printing as the log grows");
-            cmd->add_option("--rank", *logs_rank,
-                            "With several nodes: only node N's log (0: the first host)")
-                ->type_name("N")
-                ->transform(decimal_in(0, 1000));
-        }
-        cmd->callback([&action, &ssh, cli, model, test, follow, run, name] {
-            reject_train_flags(ssh, name);
-            action = [cli, model, test, follow, run] { return run(*cli, *model, *test, *follow); };
-        });
+    const auto model_command = [&](const char* name, const char* help, ModelRun run) {
+        return add_model_command(ssh, action, cli, name, help, std::move(run));
     };
-    model_command("logs", "Print the remote console log (-f: follow it)",
-                  [logs_rank](const SshCommandLine& c, const std::string& m, bool t, bool f) {
-                      return run_logs(c, m, t, f, *logs_rank);
-                  });
-    model_command("stop", "Stop the remote job (TERM, then KILL) and release its lock",
-                  [](const SshCommandLine& c, const std::string& m, bool t, bool) {
-                      return run_stop(c, m, t);
-                  });
+    auto* logs = model_command(
+        "logs", "Print the remote console log (-f: follow it)",
+        [logs_rank, logs_follow](const SshCommandLine& c, const std::string& m, bool t) {
+            return run_logs(c, m, t, *logs_follow, *logs_rank);
+        });
+    logs->add_flag("-f,--follow", *logs_follow, "Keep printing as the log grows");
+    logs->add_option("--rank", *logs_rank,
+                     "With several nodes: only node N's log (0: the first host)")
+        ->type_name("N")
+        ->transform(decimal_in(0, 1000));
+    model_command(
+        "stop", "Stop the remote job (TERM, then KILL) and release its lock",
+        [](const SshCommandLine& c, const std::string& m, bool t) { return run_stop(c, m, t); });
     model_command("download", "Pull archive, logs and download_files now; leave the job alone",
-                  [](const SshCommandLine& c, const std::string& m, bool t, bool) {
+                  [](const SshCommandLine& c, const std::string& m, bool t) {
                       return run_download(c, m, t);
                   });
-    model_command("tensorboard",
-                  "Start TensorBoard on the remote for the model's log dir and reach it here "
-                  "until Ctrl+C\n\nExample:\n  mlt ssh -h gpu tensorboard my_model   # then "
-                  "open http://127.0.0.1:6006",
-                  [tb_port, tb_local](const SshCommandLine& c, const std::string& m, bool t, bool) {
-                      return run_tensorboard(c, m, t, *tb_port, *tb_local);
-                  });
+    auto* tb =
+        model_command("tensorboard",
+                      "Start TensorBoard on the remote for the model's log dir and reach "
+                      "it here until Ctrl+C\n\nExample:\n  mlt ssh -h gpu tensorboard "
+                      "my_model   # then open http://127.0.0.1:6006",
+                      [tb_port, tb_local](const SshCommandLine& c, const std::string& m, bool t) {
+                          return run_tensorboard(c, m, t, *tb_port, *tb_local);
+                      });
+    tb->add_option("--port", *tb_port,
+                   "Port of TensorBoard on the remote's loopback and here (default 6006)")
+        ->type_name("P")
+        ->transform(decimal_in(1, 65535));
+    tb->add_option("--local-port", *tb_local,
+                   "Port here, when it differs (0: a free one; default: --port)")
+        ->type_name("L")
+        ->transform(decimal_in(0, 65535));
 }
 
 }  // namespace mlt::cli
