@@ -386,8 +386,9 @@ void discard_job(Remote& remote, const std::string& remote_dir, const std::strin
 namespace {
 
 // The sampler of a follow (watch.every): one line on stderr, "mlt-sample TIME [gpu=U,USED,TOTAL;
-// ...] load=L free=KIB", at the segment's start and every `every` seconds, in the follow's
-// own loop (no command of its own).
+// ...] load=L free=KIB", from the second after the segment's start and then every `every`
+// seconds while the task runs, in the follow's own loop (no command of its own): a job that
+// ends within a second costs no sample.
 std::string sampler(int every) {
     if (every <= 0) return "mlt_sample() { :; }\n";
     return "mlt_sample() { { printf 'mlt-sample %s' \"$1\"\n"
@@ -447,16 +448,16 @@ std::string follow_command(const std::string& remote_dir, const std::string& mod
         "mlt_send() { n=$(wc -c < \"$l\" 2>/dev/null) || return 0; n=$((n)); "
         "if [ \"$n\" -gt \"$o\" ]; then tail -c +$((o+1)) \"$l\" | head -c $((n-o)); o=$n; fi; "
         "}\n" +
-        sampler(sample_every) + "w=0; e=$(($(date +%s) + " + std::to_string(seconds) +
-        ")); q=" + (offset == 0 ? "40" : "0") +
+        sampler(sample_every) + "e=$(($(date +%s) + " + std::to_string(seconds) +
+        ")); w=$((e - " + std::to_string(seconds) + " + 1)); q=" + (offset == 0 ? "40" : "0") +
         "\n"
         "while :; do\n" +
         std::string(run_id ? "  mlt_files_mine || mlt_foreign\n" : "") +
         "  mlt_send\n"
-        "  t=$(date +%s); [ \"$t\" -lt \"$w\" ] || mlt_sample \"$t\"\n"
         "  if [ -e \"$s\" ] || [ -z \"$g\" ] || ! mlt_alive \"$g\"; then mlt_send; mlt_end; exit "
         "0; "
         "fi\n"
+        "  t=$(date +%s); [ \"$t\" -lt \"$w\" ] || mlt_sample \"$t\"\n"
         "  [ \"$t\" -lt \"$e\" ] || exit " +
         std::to_string(kSegmentOverStatus) +
         "\n"

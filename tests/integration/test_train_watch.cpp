@@ -192,9 +192,10 @@ TEST_F(TrainGpuWatchTest, AnIdleGpuStopsTheJobAsALimitWhenAsked) {
     EXPECT_EQ(runs.back().at("status"), "limit");
 }
 
-// A host without nvidia-smi: samples without GPUs, no GPU line in the summary, nothing fails.
+// A host without nvidia-smi: samples without GPUs (the job runs 2.5 s: a sample from the
+// second after its start), no GPU line in the summary, and the idle rule never fires.
 TEST_F(TrainGpuWatchTest, AHostWithoutNvidiaSmiHasNoGpuColumnAndNothingFails) {
-    model("echo trained\n", "{every: 1, idle_gpu_minutes: 0.01, stop_idle: true}");
+    model("sleep 2.5\necho trained\n", "{every: 1, idle_gpu_minutes: 0.01, stop_idle: true}");
     const ProcessResult r = mlt({"ssh", "train", "gpu"});
     ASSERT_EQ(r.exit_code, 0) << describe(r);
     const auto got = samples();
