@@ -448,8 +448,8 @@ std::string follow_command(const std::string& remote_dir, const std::string& mod
         "mlt_send() { n=$(wc -c < \"$l\" 2>/dev/null) || return 0; n=$((n)); "
         "if [ \"$n\" -gt \"$o\" ]; then tail -c +$((o+1)) \"$l\" | head -c $((n-o)); o=$n; fi; "
         "}\n" +
-        sampler(sample_every) + "e=$(($(date +%s) + " + std::to_string(seconds) +
-        ")); w=$((e - " + std::to_string(seconds) + " + 1)); q=" + (offset == 0 ? "40" : "0") +
+        sampler(sample_every) + "e=$(($(date +%s) + " + std::to_string(seconds) + ")); w=$((e - " +
+        std::to_string(seconds) + " + 1)); q=" + (offset == 0 ? "40" : "0") +
         "\n"
         "while :; do\n" +
         std::string(run_id ? "  mlt_files_mine || mlt_foreign\n" : "") +
