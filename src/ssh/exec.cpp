@@ -62,7 +62,14 @@ ChannelPtr open_exec(ssh_session s, Liveness& live, const std::string& command,
         rc = ssh_channel_request_exec(channel.get(), command.c_str());
         ssh_set_blocking(s, blocking);
         if (rc == SSH_ERROR) throw channel_error(s, "cannot start a remote command on " + display);
-        write_all(s, live, channel.get(), first_input.data(), first_input.size(), display);
+        try {
+            write_all(s, live, channel.get(), first_input.data(), first_input.size(), display);
+        } catch (const Error& e) {
+            // The command ended before it took its input (a ForceCommand that runs something
+            // else and exits): the caller sees the channel end. A lost link or a signal goes up.
+            if (e.kind() != ErrorKind::remote) throw;
+            spdlog::debug("{}", e.what());
+        }
         if (rc == SSH_OK) return channel;
     }
     while ((rc = ssh_channel_request_exec(channel.get(), command.c_str())) == SSH_AGAIN)
