@@ -4,11 +4,13 @@
 // used is exit 2 before anything remote.
 #include <gtest/gtest.h>
 
+#include <csignal>
 #include <string>
 
 #include "harness/expect.h"
 #include "harness/files.h"
 #include "harness/train_fixture.h"
+#include "harness/train_process.h"
 
 namespace mlt_test {
 namespace {
@@ -82,6 +84,39 @@ TEST_F(TrainWatchTest, APlateauRuleFiresAfterPatienceValuesWithoutANewBest) {
            "[{metric: 'val_loss=([0-9.]+)', mode: min, patience: 3}]");
     const ProcessResult r = mlt({"ssh", "train", "watched"});
     expect_rule_stop(r, "plateau of 'val_loss=([0-9.]+)' (min, patience 3)", "val_loss=0.81");
+}
+
+// Each line is seen once across a --resume: the first mlt sees val_loss 0.5 (the best), 0.6
+// and 0.7 and is sent SIGTERM (it leaves the job running); the --resume primes the plateau
+// rule from the local copy of the log, so the one value after it, 0.8, is the third without
+// a new best and fires the rule. Without the priming 0.8 would be a first best, and the job
+// would train on for two minutes.
+TEST_F(TrainWatchTest, APlateauGoesOnCountingAcrossAResume) {
+    write_user_settings();
+    write_shell_model("resumed",
+                      "sleep 120 &\n"
+                      "echo $! >> pids.txt\n"
+                      "echo $$ >> pids.txt\n"
+                      "echo val_loss=0.5; echo val_loss=0.6; echo val_loss=0.7\n"
+                      "i=0; while [ ! -e \"$MLT_REMOTE_DIR/go\" ] && [ $i -lt 1200 ]; do "
+                      "sleep 0.1; i=$((i+1)); done\n"
+                      "echo val_loss=0.8\n"
+                      "wait\n");
+    write_model_settings("resumed",
+                         "ssh:\n  train_cmd: \"sh {spec}\"\n"
+                         "  watch: {stop_when: [{metric: 'val_loss=([0-9.]+)', patience: 3}]}\n");
+    auto first = start_mlt({"ssh", "train", "resumed"});
+    ASSERT_TRUE(first->wait_for_output("val_loss=0.7", kTrainTimeout)) << first->err();
+    first->signal(SIGTERM);
+    const ProcessResult left = first->wait(kTrainTimeout);
+    ASSERT_EQ(left.exit_code, 128 + SIGTERM) << describe(left);
+    write_file(remote() + "/go", "");
+    const ProcessResult r = mlt({"ssh", "train", "resumed", "--resume"});
+    EXPECT_EQ(r.exit_code, 6) << describe(r) << job_state("resumed");
+    EXPECT_TRUE(has_text(r.out + r.err, "(line: 'val_loss=0.8'): stopping the remote job"))
+        << describe(r);
+    EXPECT_FALSE(has_text(r.out, "val_loss=0.5")) << "a line shown twice";
+    EXPECT_TRUE(wait_pids_gone(remote() + "/pids.txt")) << "the job's group lives on";
 }
 
 // A job that ends by itself before any rule fires: its own exit status, no stop.
