@@ -15,21 +15,28 @@ void TrainRun::begin_attempt(double when) {
     ledger_.begin_attempt(attempt_, host(), plan_.price_per_hour, when);
 }
 
+bool TrainRun::may_stop_job() const {
+    return ending_ == Ending::completed && watch_.may_still_run() &&
+           watch_.stop == JobWatch::Stop::none;
+}
+
+void TrainRun::stop_job_for(Ending ending, std::string note) {
+    stop_note_ = std::move(note);
+    reporter_.alert(stop_note_ + ": stopping the remote job of " + which() +
+                    ", then collecting its results");
+    ending_ = ending;
+    watch_.stop = JobWatch::Stop::wanted;
+}
+
 void TrainRun::check_budget() {
-    // Once per run, and only for a job that may still be training and that nobody stops yet.
-    if (!plan_.budget.any() || ending_ != Ending::completed || !watch_.may_still_run() ||
-        watch_.stop != JobWatch::Stop::none)
-        return;
+    if (!plan_.budget.any() || !may_stop_job()) return;
     const double now = wall_now();
     const std::string limit = ledger_.limit_reached(plan_.budget, now);
     if (limit.empty()) return;
     const auto cost = ledger_.cost(now);
-    limit_note_ = limit + " (reached after " + format_duration(ledger_.elapsed(now)) +
-                  (cost ? ", " + format_usd(*cost) : std::string()) + ")";
-    reporter_.alert(limit_note_ + ": stopping the remote job of " + which() +
-                    ", then collecting its results");
-    ending_ = Ending::limited;
-    watch_.stop = JobWatch::Stop::wanted;
+    stop_job_for(Ending::limited, limit + " (reached after " +
+                                      format_duration(ledger_.elapsed(now)) +
+                                      (cost ? ", " + format_usd(*cost) : std::string()) + ")");
 }
 
 int TrainRun::segment_seconds() const {

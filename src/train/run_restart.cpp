@@ -28,7 +28,7 @@ bool TrainRun::restart_lost(const std::optional<JobResult>& result) {
     if (!limit.empty()) {
         // No new attempt past a limit: the lost one is collected, and the run ends with exit 5.
         ending_ = Ending::limited;
-        limit_note_ = limit + " (reached when the job was lost)";
+        stop_note_ = limit + " (reached when the job was lost)";
         return false;
     }
     ledger_.end_attempt("lost", now);

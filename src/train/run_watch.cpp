@@ -35,15 +35,9 @@ void TrainRun::prime_rules(uint64_t offset) {
 }
 
 bool TrainRun::stop_by_rule(const RuleHit& hit) {
-    // Once per run, and only for a job that may still be training and that nobody stops yet.
-    if (ending_ != Ending::completed || !watch_.may_still_run() ||
-        watch_.stop != JobWatch::Stop::none)
-        return false;
-    rule_note_ = "watch.stop_when rule " + hit.rule + " (line: '" + printable(hit.line, 200) + "')";
-    reporter_.alert(rule_note_ + ": stopping the remote job of " + which() +
-                    ", then collecting its results");
-    ending_ = Ending::ruled;
-    watch_.stop = JobWatch::Stop::wanted;
+    if (!may_stop_job()) return false;
+    stop_job_for(Ending::ruled, "watch.stop_when rule " + hit.rule + " (line: '" +
+                                    printable(hit.line, 200) + "')");
     return true;
 }
 
@@ -79,19 +73,14 @@ bool TrainRun::check_idle() {
                              std::to_string(kIdleGpuPercent) + " % for " + format_duration(idle_s) +
                              " (watch.idle_gpu_minutes " + number_text(plan_.idle_gpu_minutes) +
                              ")";
-    if (!plan_.stop_idle || ending_ != Ending::completed || !watch_.may_still_run() ||
-        watch_.stop != JobWatch::Stop::none) {
+    if (!plan_.stop_idle || !may_stop_job()) {
         spdlog::warn(
             "{} while the job of {} runs: a wrong instance type or a stuck data loader? "
             "(watch.stop_idle: true stops such a job)",
             what, which());
         return false;
     }
-    limit_note_ = what;
-    reporter_.alert(limit_note_ + ": stopping the remote job of " + which() +
-                    ", then collecting its results");
-    ending_ = Ending::limited;
-    watch_.stop = JobWatch::Stop::wanted;
+    stop_job_for(Ending::limited, what);
     return true;
 }
 

@@ -219,8 +219,7 @@ int TrainRun::finish() {
         (status ? describe_exit_status(*status, outcome_.stopped_by_mlt)
                 : std::string("no exit status"));
     if (interrupted) end_note_ = "stopped by Ctrl+C: " + end_note_;
-    if (limited) end_note_ = "stopped by " + limit_note_ + ": " + end_note_;
-    if (ruled) end_note_ = "stopped by " + rule_note_ + ": " + end_note_;
+    if (limited || ruled) end_note_ = "stopped by " + stop_note_ + ": " + end_note_;
     return code;
 }
 

@@ -298,11 +298,17 @@ class TrainRun {
     RunLedger ledger_;
     double wall_offset_ = 0;  // epoch seconds minus clock_.now()
     std::string end_note_;    // how the run ended, for the summary ("m finished with ...")
-    std::string limit_note_;  // the limit that stopped the job ("--max-hours 1 reached ...")
+    // The limit or rule that stopped the job ("--max-hours 1 (reached after ...)"); ending_
+    // says which kind.
+    std::string stop_note_;
+    // Whether mlt may still stop the job for a limit or a rule: once per run, and only a job
+    // that may still be training and that nobody stops yet.
+    bool may_stop_job() const;
+    // Stops the job for `note` (a limit or a rule): says so, and the run ends as `ending`.
+    void stop_job_for(Ending ending, std::string note);
     // watch.stop_when over the console log; primed from the local copy at the first follow.
     StopRules rules_;
     bool rules_primed_ = false;
-    std::string rule_note_;  // the rule that stopped the job, and its line
     // Primes the rules from the local copy of the console log up to `offset`.
     void prime_rules(uint64_t offset);
     // A rule fired on a line: true when that stops the job now (once, if it may still run).
