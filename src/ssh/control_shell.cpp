@@ -196,6 +196,14 @@ bool read_reply(ssh_session s, Liveness& live, ControlShell& sh, const std::stri
     return true;
 }
 
+// sh itself ended during a command's frame (a syntax error ends it): the exit status as an
+// exec channel would report it; the shell is dropped.
+int shell_ended(ssh_session s, Liveness& live, ControlShell& sh, const std::string& display) {
+    const int status = exit_status_of(s, live, sh.channel.get(), display);
+    drop_shell(sh);
+    return status;
+}
+
 // The text to write for `command` (frame `serial`, set here), after frame 0 when the shell
 // starts, followed by the commands to send ahead.
 std::string frames(ControlShell& sh, const std::string& command, std::string_view input,
@@ -248,12 +256,8 @@ std::optional<ExecResult> Session::reply_sent_ahead(const std::string& command,
         const uint64_t serial = sent.serial;
         sh.ahead.erase(sh.ahead.begin());
         if (!read_reply(impl_->session.get(), impl_->live, sh, impl_->display, serial, &on_stdout,
-                        &on_stderr, &status)) {
-            // sh itself ended; reported as exec would, as for a command sent now.
-            status =
-                exit_status_of(impl_->session.get(), impl_->live, sh.channel.get(), impl_->display);
-            drop_shell(sh);
-        }
+                        &on_stderr, &status))
+            status = shell_ended(impl_->session.get(), impl_->live, sh, impl_->display);
         spdlog::trace("exit status {}", status);
         return ExecResult{status};
     } catch (...) {
@@ -289,24 +293,18 @@ ExecResult Session::shell(const std::string& command, std::string_view input,
     };
     const auto sent_at = std::chrono::steady_clock::now();
     try {
-        try {
-            if (starting) {
-                // The frames go with the request that starts the shell.
-                spdlog::trace("starting the control shell on {}", impl_->display);
-                sh.channel = open_exec(s, impl_->live, "exec sh", impl_->display, text);
-            } else {
-                write_all(s, impl_->live, sh.channel.get(), text.data(), text.size(),
-                          impl_->display);
-            }
-            spdlog::trace("shell on {}: {}", impl_->display, command);
-            for (const ControlShell::Ahead& ahead : sh.ahead)
-                spdlog::trace("sent ahead on {}: {}", impl_->display, ahead.command);
-        } catch (const Error&) {
-            // A login that ends at once (nologin) may close the channel before the first
-            // frame is even written: that is the same case as a frame that never comes.
-            if (!starting || !sh.channel || !ssh_is_connected(s)) throw;
-            return without_shell({});
+        if (starting) {
+            // The frames go with the request that starts the shell. A login that ends at once
+            // (nologin) may close the channel while they are written: open_exec leaves that
+            // to the read below, where it is a frame 0 that never comes.
+            spdlog::trace("starting the control shell on {}", impl_->display);
+            sh.channel = open_exec(s, impl_->live, "exec sh", impl_->display, text);
+        } else {
+            write_all(s, impl_->live, sh.channel.get(), text.data(), text.size(), impl_->display);
         }
+        spdlog::trace("shell on {}: {}", impl_->display, command);
+        for (const ControlShell::Ahead& ahead : sh.ahead)
+            spdlog::trace("sent ahead on {}: {}", impl_->display, ahead.command);
         int status = -1;
         if (starting) {
             std::string login_said;
@@ -318,13 +316,8 @@ ExecResult Session::shell(const std::string& command, std::string_view input,
                 spdlog::debug("the login on {} printed first:\n{}", impl_->display, login_said);
         }
         if (!read_reply(s, impl_->live, sh, impl_->display, serial, &on_stdout, &on_stderr,
-                        &status)) {
-            // sh itself ended, e.g. on a syntax error; report it as exec would.
-            ExecResult result;
-            result.exit_status = exit_status_of(s, impl_->live, sh.channel.get(), impl_->display);
-            drop_shell(sh);
-            return result;
-        }
+                        &status))
+            return ExecResult{shell_ended(s, impl_->live, sh, impl_->display)};
         if (!starting) impl_->live.saw_reply(sent_at);
         spdlog::trace("exit status {}", status);
         return ExecResult{status};
