@@ -60,7 +60,7 @@ int port_of(int fd) {
 
 // Moves what is waiting between the socket and the channel; false once the pipe is done
 // (both sides ended, or one failed).
-bool pump(ssh_session s, Pipe& p, char* buf, size_t size) {
+bool pump(Pipe& p, char* buf, size_t size) {
     ssh_channel ch = p.channel.get();
     if (!p.socket_eof) {
         const ssize_t n = ::recv(p.fd.get(), buf, size, MSG_DONTWAIT);
@@ -93,7 +93,6 @@ bool pump(ssh_session s, Pipe& p, char* buf, size_t size) {
         ::shutdown(p.fd.get(), SHUT_WR);
         return !p.socket_eof;  // the socket's side may still have something to say
     }
-    (void)s;
     return true;
 }
 
@@ -135,7 +134,7 @@ void Session::forward(int local_port, const std::string& remote_host, int remote
             }
         }
         for (auto it = pipes.begin(); it != pipes.end();)
-            it = pump(s, *it, buf.data(), buf.size()) ? std::next(it) : pipes.erase(it);
+            it = pump(*it, buf.data(), buf.size()) ? std::next(it) : pipes.erase(it);
         if (!ssh_is_connected(s))
             throw Error(ErrorKind::disconnected, "lost the connection to " + impl_->display,
                         "the forward ended; start it again");

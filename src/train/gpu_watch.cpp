@@ -84,18 +84,15 @@ std::optional<HostSample> parse_sample_json(std::string_view line, std::string* 
     *run_id = run->get<std::string>();
     for (const auto& g : *gpus) {
         if (!g.is_object()) return std::nullopt;
-        GpuUse use;
-        for (const auto& [key, field] : {std::pair<const char*, long long*>{"util", nullptr},
-                                         {"mem_used_mib", &use.mem_used_mib},
-                                         {"mem_total_mib", &use.mem_total_mib}}) {
+        const auto number = [&g](const char* key) -> std::optional<long long> {
             const auto it = g.find(key);
             if (it == g.end() || !it->is_number_integer()) return std::nullopt;
-            if (field)
-                *field = it->get<long long>();
-            else
-                use.util = it->get<int>();
-        }
-        s.gpus.push_back(use);
+            return it->get<long long>();
+        };
+        const auto util = number("util"), used = number("mem_used_mib"),
+                   total = number("mem_total_mib");
+        if (!util || !used || !total) return std::nullopt;
+        s.gpus.push_back({static_cast<int>(*util), *used, *total});
     }
     const auto load = j.find("load1");
     if (load != j.end() && load->is_number()) s.load1 = load->get<double>();
