@@ -25,6 +25,9 @@ using namespace ssh_detail;
 
 namespace {
 
+// What may wait here for a local reader, per connection.
+constexpr size_t kBacklog = 1024 * 1024;
+
 // One accepted connection and its channel.
 struct Pipe {
     UniqueFd fd;
@@ -77,9 +80,13 @@ bool pump(Pipe& p, char* buf, size_t size) {
             return false;
         }
     }
-    const int r = ssh_channel_read_nonblocking(ch, buf, static_cast<uint32_t>(size), 0);
-    if (r == SSH_ERROR) return false;
-    if (r > 0) p.to_socket.append(buf, static_cast<size_t>(r));
+    // A local reader that does not keep up leaves the rest in the channel, whose window
+    // then holds the remote side back: what waits here stays bounded.
+    if (p.to_socket.size() < kBacklog) {
+        const int r = ssh_channel_read_nonblocking(ch, buf, static_cast<uint32_t>(size), 0);
+        if (r == SSH_ERROR) return false;
+        if (r > 0) p.to_socket.append(buf, static_cast<size_t>(r));
+    }
     if (!p.to_socket.empty()) {
         const ssize_t n =
             ::send(p.fd.get(), p.to_socket.data(), p.to_socket.size(), MSG_DONTWAIT | MSG_NOSIGNAL);
