@@ -20,7 +20,7 @@ namespace mlt {
 
 void TrainRun::prime_rules(uint64_t offset) {
     rules_primed_ = true;
-    if (rules_.empty() || offset == 0) return;
+    if (!rules_.learns() || offset == 0) return;  // regex rules need no earlier lines
     // What this machine followed before (a --resume, a new mlt after a kill): each line was
     // looked at then; plateau rules take their best value and count from it.
     std::ifstream in(plan_.local_console, std::ios::binary);

@@ -1,5 +1,6 @@
 #include "mlt/train/stop_rules.h"
 
+#include <algorithm>
 #include <cstdlib>
 
 #include "mlt/util/text.h"
@@ -32,6 +33,10 @@ std::optional<std::string> rule_error(const StopRule& rule) {
 
 StopRules::StopRules(const std::vector<StopRule>& rules) {
     for (const auto& r : rules) rules_.push_back({r, std::regex(r.regex, kFlags), {}, 0});
+}
+
+bool StopRules::learns() const {
+    return std::any_of(rules_.begin(), rules_.end(), [](const Rule& r) { return r.decl.plateau; });
 }
 
 std::optional<RuleHit> StopRules::feed(std::string_view bytes) {

@@ -99,6 +99,9 @@ TEST(StopRules, RulesAreChecked) {
 TEST(StopRules, NoRulesNeverFire) {
     StopRules rules({});
     EXPECT_TRUE(rules.empty());
+    EXPECT_FALSE(rules.learns());
+    EXPECT_FALSE(StopRules({regex("nan")}).learns());
+    EXPECT_TRUE(StopRules({regex("nan"), plateau("v=([0-9]+)", false, 2)}).learns());
     EXPECT_FALSE(rules.feed("loss=nan\n"));
 }
 

@@ -37,6 +37,8 @@ class StopRules {
     explicit StopRules(const std::vector<StopRule>& rules);
 
     bool empty() const { return rules_.empty(); }
+    // Whether prime() can change anything: only plateau rules learn from earlier lines.
+    bool learns() const;
     // The first rule that a complete line of `bytes` fires; once one fired, nothing more.
     std::optional<RuleHit> feed(std::string_view bytes);
     // What was followed before (the local copy of the log, after a --resume): plateau rules
