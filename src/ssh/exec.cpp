@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <chrono>
 #include <memory>
+#include <optional>
 #include <thread>
 #include <vector>
 
@@ -78,6 +79,76 @@ ChannelPtr open_exec(ssh_session s, Liveness& live, const std::string& command,
     return channel;
 }
 
+namespace {
+
+// Sets a session non-blocking for as long as it lives: a call then sends its request and
+// returns SSH_AGAIN instead of waiting for the answer.
+class NonBlocking {
+  public:
+    explicit NonBlocking(ssh_session s) : s_(s), was_(ssh_is_blocking(s)) {
+        ssh_set_blocking(s, 0);
+    }
+    ~NonBlocking() { ssh_set_blocking(s_, was_); }
+    NonBlocking(const NonBlocking&) = delete;
+    NonBlocking& operator=(const NonBlocking&) = delete;
+
+  private:
+    ssh_session s_;
+    int was_;
+};
+
+}  // namespace
+
+std::vector<ChannelPtr> open_execs(ssh_session s, Liveness& live,
+                                   const std::vector<std::string>& commands,
+                                   const std::string& display, std::optional<Error>& refused) {
+    std::vector<ChannelPtr> channels;
+    const auto asked = std::chrono::steady_clock::now();
+    {
+        NonBlocking sending(s);
+        for (size_t i = 0; i < commands.size(); ++i) {
+            channels.emplace_back(ssh_channel_new(s));
+            if (!channels.back()) throw channel_error(s, "cannot create a channel to " + display);
+            if (ssh_channel_open_session(channels.back().get()) == SSH_ERROR)
+                throw channel_error(s, "cannot open a channel to " + display);
+        }
+    }
+    // Every answer is awaited, also behind a refusal: a channel is closed only once its
+    // open is answered, and no command has run on those behind it.
+    size_t opened = 0;
+    for (size_t i = 0; i < channels.size(); ++i) {
+        int rc;
+        while ((rc = ssh_channel_open_session(channels[i].get())) == SSH_AGAIN)
+            live.check(s, display);
+        if (i == 0) live.saw_reply(asked);  // sshd answers an open at once
+        if (rc != SSH_OK && !refused) {
+            refused = channel_error(s, "cannot open a channel to " + display);
+            if (refused->kind() != ErrorKind::remote) throw *refused;
+        }
+        if (!refused) ++opened;
+    }
+    channels.resize(opened);
+    // An exec request whose answer came within the call that sent it is done: calling again
+    // would send a second one.
+    std::vector<int> started(channels.size());
+    {
+        NonBlocking sending(s);
+        for (size_t i = 0; i < channels.size(); ++i) {
+            spdlog::trace("exec on {}: {}", display, commands[i]);
+            started[i] = ssh_channel_request_exec(channels[i].get(), commands[i].c_str());
+        }
+    }
+    for (size_t i = 0; i < channels.size(); ++i) {
+        int& rc = started[i];
+        while (rc == SSH_AGAIN) {
+            live.check(s, display);
+            rc = ssh_channel_request_exec(channels[i].get(), commands[i].c_str());
+        }
+        if (rc != SSH_OK) throw channel_error(s, "cannot start a remote command on " + display);
+    }
+    return channels;
+}
+
 int exit_status_of(ssh_session s, Liveness& live, ssh_channel ch, const std::string& display) {
     for (;;) {
         // Waits for the status up to the call timeout; -1 before the close arrived means
@@ -144,9 +215,15 @@ void wait_for_server(ssh_session s, int timeout_ms) {
 // exit status and stderr say what happened, not a failed write.
 class ExecChannel {
   public:
-    ExecChannel(ssh_session s, Liveness& live, const std::string& display, const StreamJob& job)
-        : s_(s), live_(live), display_(display), job_(job), sending_(static_cast<bool>(job.input)) {
-        channel_ = open_exec(s, live, job.command, display);
+    // `channel`: the job's command runs on it (open_execs).
+    ExecChannel(ssh_session s, Liveness& live, const std::string& display, const StreamJob& job,
+                ChannelPtr channel)
+        : s_(s),
+          live_(live),
+          display_(display),
+          job_(job),
+          channel_(std::move(channel)),
+          sending_(static_cast<bool>(job.input)) {
         if (sending_) {
             in_.resize(kInputChunk);
         } else if (ssh_channel_send_eof(channel_.get()) != SSH_OK) {
@@ -236,6 +313,51 @@ class ExecChannel {
     int exit_status_ = -1;
 };
 
+// Starts the jobs of one exec_parallel while there is room, their channels side by side
+// (open_execs). A server that refuses a channel beyond the ones running (sshd's MaxSessions)
+// sets the limit: the rest start as others end. sshd frees a closed channel's slot a moment
+// after the close arrives, so a channel opened right after another ended may be refused once
+// more: retried a few times.
+struct ChannelStarter {
+    ssh_session s;
+    Liveness& live;
+    const std::string& display;
+    const std::vector<StreamJob>& jobs;
+    std::vector<std::unique_ptr<ExecChannel>>& channels;
+    size_t limit;     // how many channels the server lets run side by side
+    size_t next = 0;  // the first job not started yet
+
+    void start_more() {
+        size_t running = 0;
+        for (size_t i = 0; i < next; ++i) running += channels[i]->done() ? 0 : 1;
+        int retries = 0;
+        while (next < jobs.size() && running < limit) {
+            std::vector<std::string> commands;
+            for (size_t i = next; i < jobs.size() && running + commands.size() < limit; ++i)
+                commands.push_back(jobs[i].command);
+            // Only a refusal (kind remote) is about the channel limit; a lost or silent link
+            // throws, and is the caller's.
+            std::optional<Error> refused;
+            for (auto& channel : open_execs(s, live, commands, display, refused)) {
+                channels[next] =
+                    std::make_unique<ExecChannel>(s, live, display, jobs[next], std::move(channel));
+                ++next;
+                ++running;
+            }
+            if (!refused) continue;
+            if (next == 0) throw *refused;
+            if (running == 0) {
+                if (++retries > kReopenRetries) throw *refused;
+                std::this_thread::sleep_for(std::chrono::milliseconds(kReopenWaitMs));
+                continue;
+            }
+            limit = running;
+            spdlog::debug("{} refused another channel; at most {} side by side", display, limit);
+            return;
+        }
+    }
+};
+
 }  // namespace
 
 ExecResult Session::exec(const std::string& command, const InputSource& input,
@@ -246,39 +368,9 @@ ExecResult Session::exec(const std::string& command, const InputSource& input,
 std::vector<ExecResult> Session::exec_parallel(const std::vector<StreamJob>& jobs) {
     ssh_session s = impl_->session.get();
     std::vector<std::unique_ptr<ExecChannel>> channels(jobs.size());
-    size_t next = 0;             // the first job not started yet
-    size_t limit = jobs.size();  // how many channels the server lets run side by side
-    // Starts jobs while there is room. A server that refuses a channel beyond the ones
-    // running (sshd's MaxSessions) sets the limit: the rest start as others end.
-    // sshd frees a closed channel's slot a moment after the close arrives, so a channel
-    // opened right after another ended may be refused once more: retried a few times.
-    auto start_more = [&] {
-        size_t running = 0;
-        for (size_t i = 0; i < next; ++i) running += channels[i]->done() ? 0 : 1;
-        int retries = 0;
-        while (next < jobs.size() && running < limit) {
-            try {
-                channels[next] =
-                    std::make_unique<ExecChannel>(s, impl_->live, impl_->display, jobs[next]);
-            } catch (const Error& e) {
-                // Only a refusal (kind remote) is about the channel limit; a lost or silent
-                // link is the caller's.
-                if (next == 0 || e.kind() != ErrorKind::remote) throw;
-                if (running == 0) {
-                    if (++retries > kReopenRetries) throw;
-                    std::this_thread::sleep_for(std::chrono::milliseconds(kReopenWaitMs));
-                    continue;
-                }
-                limit = running;
-                spdlog::debug("{} refused another channel; at most {} side by side", impl_->display,
-                              limit);
-                return;
-            }
-            ++next;
-            ++running;
-        }
-    };
-    start_more();
+    ChannelStarter starter{s, impl_->live, impl_->display, jobs, channels, jobs.size()};
+    size_t& next = starter.next;
+    starter.start_more();
     // A pending Ctrl+C ends these commands (the caller decides what next).
     throw_if_interrupted();
     ReadBuffer buf;
@@ -313,7 +405,7 @@ std::vector<ExecResult> Session::exec_parallel(const std::vector<StreamJob>& job
             all_done &= channels[i]->done();
         }
         if (all_done && next == jobs.size()) break;
-        if (ended || all_done) start_more();
+        if (ended || all_done) starter.start_more();
     }
     std::vector<ExecResult> results;
     for (auto& c : channels) {

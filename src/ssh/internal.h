@@ -95,7 +95,7 @@ class ReadBuffer {
     std::unique_ptr<char[]> data_;
 };
 // How much input is taken from an InputSource at a time.
-constexpr size_t kInputChunk = 1024 * 1024;
+constexpr size_t kInputChunk = 256 * 1024;
 // After the connect, every blocking libssh call gives control back within this many
 // seconds (SSH_OPTIONS_TIMEOUT); it then returns SSH_AGAIN, 0 or -1 instead of an error, and
 // the caller asks Liveness whether the link still answers. 0 would mean "wait forever".
@@ -158,6 +158,16 @@ void write_all(ssh_session s, Liveness& live, ssh_channel ch, const char* data, 
 // Liveness errors.
 ChannelPtr open_exec(ssh_session s, Liveness& live, const std::string& command,
                      const std::string& display, std::string_view first_input = {});
+
+// Opens a session channel for each of `commands` and starts the command on it, side by
+// side: every open goes out before the first answer is awaited, and then every exec request
+// likewise, so n channels take two round trips where open_exec one after another takes 2n.
+// A refused open (sshd's MaxSessions) sets `refused` and ends the list there: the channels
+// opened behind it are closed before any command ran on them, so the result holds the first
+// commands only (none when the first open was refused). Other failures throw.
+std::vector<ChannelPtr> open_execs(ssh_session s, Liveness& live,
+                                   const std::vector<std::string>& commands,
+                                   const std::string& display, std::optional<Error>& refused);
 
 // The exit status of a channel whose command ended, waiting (with liveness checks) until the
 // server's close has arrived; -1 when it sent none (killed by a signal).

@@ -124,7 +124,9 @@ class Session {
     // Like exec() for several commands at once, each on its own channel of this connection:
     // each channel has its own flow-control window (2 MiB in OpenSSH's sshd), so N uploads
     // side by side keep N windows in flight where one would wait a round trip per window.
-    // One thread drives them all. A server that refuses a channel once some run (sshd's
+    // One thread drives them all. The channels open side by side: every open request goes
+    // out before the first answer is awaited, then every exec request, so N commands start
+    // in two round trips, not 2N. A server that refuses a channel once some run (sshd's
     // MaxSessions) gets the rest as others end. Returns the results in the order of `jobs`.
     std::vector<ExecResult> exec_parallel(const std::vector<StreamJob>& jobs);
 
