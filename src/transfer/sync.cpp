@@ -225,6 +225,12 @@ SyncResult sync_up(Remote& remote, const std::map<std::string, std::vector<Uploa
         spdlog::info("{}", *summary);
     const auto start = Clock::now();
     TransferProgress progress("upload", files, bytes);
+    // A big file to send: its side links connect while the compression and the ranges'
+    // state are asked for (two round trips; a connection takes four or five).
+    bool ahead = false;
+    for (const auto& [base, planned] : changed)
+        for (const auto& file : planned) ahead = ahead || uses_links(remote, file.size, links);
+    if (ahead) links->open_ahead();
     const Compression compression = files > 0 ? choose() : Compression::none;
     for (auto& [base, planned] : changed) {
         judge_compression(planned, compression);

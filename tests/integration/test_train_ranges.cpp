@@ -77,9 +77,10 @@ TEST_F(TrainRangesTest, ABigFileGoesUpAndComesHomeInRangesOverSeveralConnections
     const std::string sum = sha256_of(project() + "/big.bin");
     EXPECT_EQ(sha256_of(remote() + "/big.bin"), sum);
     EXPECT_EQ(sha256_of(local_logs("m") + "/out.bin"), sum);
-    // Both ways in ranges, over 3 connections each.
+    // Both ways in ranges: 6 of them, 4 at a time per connection, so over 2 connections of
+    // the 3 allowed.
     EXPECT_TRUE(has_text(r.err, "pushed " + project() + "/big.bin: 6 range(s)")) << r.err;
-    EXPECT_TRUE(has_text(r.err, ", 3 link(s)")) << r.err;
+    EXPECT_TRUE(has_text(r.err, ", 2 link(s)")) << r.err;
     EXPECT_TRUE(has_text(r.err, "out.bin: 6 range(s), 0 kept from before")) << r.err;
     EXPECT_EQ(mtime_ns(remote() + "/big.bin"), mtime_ns(project() + "/big.bin"));
     EXPECT_EQ(range_leftovers(remote()), std::vector<std::string>{});
@@ -114,9 +115,9 @@ TEST_F(TrainRangesTest, AnUploadCutMidFileSendsOnlyTheRangesNotDoneAfterTheRecon
     copy_model("  reconnect_timeout: 60\n");
     FaultRelay relay(sshd().port());
     trust_port(relay.port());
-    // One connection: two commands of 3 ranges (16 MiB each) side by side. However the 64 MiB
-    // before the cut were shared between them, at least 3 ranges were done (one's hash may
-    // still have been on its way).
+    // One connection: three commands of 2 ranges (16 MiB each) side by side. However the
+    // 64 MiB before the cut were shared among them (at most 32 MiB each), at least 2 ranges
+    // were done, and one's hash may still have been on its way.
     relay.cut_after(Direction::up, 64 * kMiB);
     ProcessResult r = mlt({"ssh", "-h", via(relay.port()), "train", "m", "--connections", "1"});
     ASSERT_EQ(r.exit_code, 0) << describe(r);
@@ -136,8 +137,10 @@ TEST_F(TrainRangesTest, ADownloadCutMidFileMovesOnlyTheRangesNotDoneNextTime) {
     write_noise(remote_logs_root() + "/m/big.bin", 96 * kMiB, 3);
     FaultRelay relay(sshd().port());
     trust_port(relay.port());
-    // As up: at least 2 of the 6 ranges arrived with their hashes before the cut.
-    relay.cut_after(Direction::down, 64 * kMiB);
+    // Three commands of 2 ranges side by side, as up: however the 80 MiB before the cut were
+    // shared among them (at most 32 MiB each), at least 3 ranges arrived, and at least 2 with
+    // their hashes.
+    relay.cut_after(Direction::down, 80 * kMiB);
     ProcessResult cut = mlt({"ssh", "-h", via(relay.port()), "download", "m"});
     EXPECT_EQ(cut.exit_code, 255) << describe(cut);
     EXPECT_FALSE(fs::exists(local_logs("m") + "/big.bin"));

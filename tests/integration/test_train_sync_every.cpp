@@ -195,11 +195,13 @@ TEST_F(SyncEveryTest, LinesKeepComingWhileABigCheckpointIsPulled) {
 }
 
 // The link drops (all connections: the run's and the pull's) in the middle of the pull: both
-// reconnect, the pull continues inside the file, and everything arrives once.
+// reconnect, the pull continues inside the file, and everything arrives once. The file has
+// 6 ranges: the first 4 move side by side (one connection's channels) and end together, and
+// the cut comes once one is done, while the last 2 move.
 TEST_F(SyncEveryTest, APullCutByADroppedLinkContinuesAfterTheReconnect) {
-    const uint64_t bytes = 64 * kMiB;
+    const uint64_t bytes = 96 * kMiB;
     FaultRelay relay(sshd().port());
-    relay.set_rate(16 * kMiB);
+    relay.set_rate(24 * kMiB);
     go_through(relay);
     write_shell_model("m", checkpoint_model(gate(), bytes));
     auto run = start_mlt({"ssh", "train", "m", "--sync-every", "1"});

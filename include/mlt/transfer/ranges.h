@@ -21,6 +21,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "mlt/ssh/remote.h"
@@ -56,6 +57,10 @@ class LinkPool {
     virtual Remote* link(size_t i) = 0;
     // Drops link i after its transport failed; the next link(i) opens it anew.
     virtual void drop(size_t i) = 0;
+    // Starts connecting the links a transfer opens first, in the background, while the
+    // caller still talks over its own link (the upload's last round trips before its
+    // ranges). None by default.
+    virtual void open_ahead() {}
 };
 
 // The most connections `auto` grows to, the caller's included: within sshd's MaxStartups
@@ -73,12 +78,17 @@ class ConnectionLinks : public LinkPool {
     bool tuning() const override { return wanted_ == 0; }
     Remote* link(size_t i) override;
     void drop(size_t i) override;
+    // Links 0-3 with auto, all with N (a thread each); link(i) waits for its thread. A link
+    // that could not connect ahead counts as refused.
+    void open_ahead() override;
 
   private:
     Connection& primary_;
     const int wanted_;
     std::atomic<bool> offered_{true};  // open_side gave a connection so far
     std::vector<std::unique_ptr<Connection>> links_;
+    std::vector<std::thread> ahead_;  // per link: connecting ahead
+    std::vector<char> failed_ahead_;  // per link: its connect ahead failed
 };
 
 // A link whose round trip is shorter than this is near: one stream there is bound by one
@@ -91,6 +101,9 @@ constexpr uint64_t kNearRangeThreshold = 256ull * 1024 * 1024;
 // is not known) or when `links` were asked for by number (transfer.connections N);
 // kNearRangeThreshold or more over a near one with `auto`.
 bool ranges_pay(const Remote& remote, uint64_t size, const LinkPool* links);
+// Whether a file of `size` moves over `links` besides the caller's link: ranges pay, and it
+// has more ranges than the caller's link takes at once.
+bool uses_links(const Remote& remote, uint64_t size, const LinkPool* links);
 
 // What one ranged transfer did, for -v and the tests.
 struct RangeStats {
