@@ -264,6 +264,7 @@ class ExecChannel {
             return false;
         }
         stalled_ = false;
+        count_taken(window);
         if (window == 0) return false;
         const uint32_t len = static_cast<uint32_t>(std::min<size_t>(window, in_len_ - in_at_));
         const int n = ssh_channel_write(ch, in_.data() + in_at_, len);
@@ -279,6 +280,7 @@ class ExecChannel {
             return false;
         }
         in_at_ += static_cast<size_t>(n);
+        written_ += static_cast<uint64_t>(n);
         return n > 0;
     }
 
@@ -294,16 +296,31 @@ class ExecChannel {
             exit_status_ = exit_status_of(s_, live_, channel_.get(), display_);
             channel_.reset();
             done_ = true;
+            if (job_.on_taken && written_ > taken_) job_.on_taken(written_ - taken_);
         }
         return got > 0;
     }
 
   private:
+    // Reports what the server has taken: what was written less what is still in flight, the
+    // largest window it granted less the window left now (sshd grants a fixed window again
+    // as it passes input on).
+    void count_taken(uint32_t window) {
+        if (!job_.on_taken) return;
+        most_window_ = std::max<uint64_t>(most_window_, window);
+        const uint64_t in_flight = std::min(most_window_ - window, written_);
+        if (written_ - in_flight > taken_) {
+            job_.on_taken(written_ - in_flight - taken_);
+            taken_ = written_ - in_flight;
+        }
+    }
+
     ssh_session s_;
     Liveness& live_;
     const std::string& display_;
     const StreamJob& job_;
     ChannelPtr channel_;
+    uint64_t written_ = 0, taken_ = 0, most_window_ = 0;  // input: bytes (count_taken)
     std::vector<char> in_;
     size_t in_at_ = 0, in_len_ = 0;
     bool sending_;
@@ -362,7 +379,7 @@ struct ChannelStarter {
 
 ExecResult Session::exec(const std::string& command, const InputSource& input,
                          const OutputSink& on_stdout, const OutputSink& on_stderr) {
-    return exec_parallel({StreamJob{command, input, on_stdout, on_stderr}}).front();
+    return exec_parallel({StreamJob{command, input, on_stdout, on_stderr, {}}}).front();
 }
 
 std::vector<ExecResult> Session::exec_parallel(const std::vector<StreamJob>& jobs) {

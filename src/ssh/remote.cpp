@@ -80,7 +80,9 @@ double SessionRemote::round_trip_s() const {
 }
 
 std::vector<int> SessionRemote::stream_parallel(const std::vector<StreamJob>& jobs) {
-    if (jobs.size() == 1) return Remote::stream_parallel(jobs);
+    // One job goes as stream() does (its input may travel in the control shell), unless it
+    // counts what the server took, which only an exec channel tells.
+    if (jobs.size() == 1 && !jobs.front().on_taken) return Remote::stream_parallel(jobs);
     std::vector<int> statuses;
     for (const auto& r : session_.exec_parallel(jobs)) statuses.push_back(r.exit_status);
     return statuses;

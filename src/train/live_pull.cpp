@@ -88,8 +88,8 @@ std::vector<int> StoppableRemote::stream_parallel(const std::vector<StreamJob>& 
     check();
     std::vector<StreamJob> mine;
     for (const auto& job : jobs)
-        mine.push_back(
-            {job.command, guarded(job.input), guarded(job.on_stdout), guarded(job.on_stderr)});
+        mine.push_back({job.command, guarded(job.input), guarded(job.on_stdout),
+                        guarded(job.on_stderr), job.on_taken});
     return inner_.stream_parallel(mine);
 }
 

@@ -436,8 +436,11 @@ class RangeRunner {
                 std::lock_guard<std::mutex> lock(mutex_);
                 if (stop_ || queue_.empty()) break;
                 // Fewer ranges per command as the queue runs low, so that the links end
-                // together.
-                const size_t share = queue_.size() / (allowed_ * kChannelsPerLink);
+                // together: shared among the links there will be (all the pool's while `auto`
+                // still grows), so the first links do not take runs the later ones then wait
+                // for.
+                const size_t links = settled_ ? allowed_ : pool_->limit() + 1;
+                const size_t share = queue_.size() / (links * kChannelsPerLink);
                 const size_t take =
                     kChannelsPerLink * std::clamp<size_t>(share, 1, kRangesPerCommand);
                 while (!queue_.empty() && batch.size() < take) {
@@ -722,7 +725,10 @@ class RangedFile {
         std::vector<Range> todo;
         for (const Range& r : ranges_)
             if (!done_.count(r.index)) todo.push_back(r);
-        RangeRunner runner(remote_, pays_ ? options_.links : nullptr, moved_, [this](size_t index) {
+        // Up, the growth is measured by what the server took, not by what went into the
+        // channels (a window ahead of it).
+        const std::atomic<uint64_t>& rated = Self::kRatesTaken ? taken_ : moved_;
+        RangeRunner runner(remote_, pays_ ? options_.links : nullptr, rated, [this](size_t index) {
             std::lock_guard<std::mutex> lock(mutex_);
             return done_.count(index) > 0;
         });
@@ -762,6 +768,7 @@ class RangedFile {
     std::map<size_t, std::string> done_;
     std::mutex mutex_;  // guards done_ and stats_ while the links move ranges
     std::atomic<uint64_t> moved_{0};
+    std::atomic<uint64_t> taken_{0};  // up: the bytes the server took (StreamJob::on_taken)
     RangeStats stats_;
 };
 
@@ -769,6 +776,7 @@ class RangedFile {
 
 class Download : public RangedFile<Download> {
   public:
+    static constexpr bool kRatesTaken = false;  // what arrived is what moved
     Download(Remote& remote, const std::string& remote_path, const RemoteFileInfo& listed,
              const std::string& local_path, const RangeOptions& options)
         : RangedFile(remote, remote_path, local_path, options), listed_(listed) {
@@ -975,6 +983,7 @@ LocalVersion local_version(int fd, const std::string& shown) {
 
 class Upload : public RangedFile<Upload> {
   public:
+    static constexpr bool kRatesTaken = true;
     Upload(Remote& remote, const std::string& local_path, const std::string& remote_path,
            const RangeOptions& options)
         : RangedFile(remote, remote_path, local_path, options) {
@@ -1034,6 +1043,7 @@ class Upload : public RangedFile<Upload> {
             return n;
         };
         job.on_stderr = [&run](std::string_view d) { run.err.append(d); };
+        job.on_taken = [this](uint64_t n) { taken_ += n; };
         return job;
     }
 

@@ -262,7 +262,8 @@ TransferStats upload_streams(Remote& remote, const std::string& remote_base,
                  shell_quote(tar_compression_flag(streams[i].compression)) + "; " + kUploadScript,
              [producer](char* buffer, size_t capacity) { return producer->fill(buffer, capacity); },
              {},
-             [err](std::string_view d) { err->append(d); }});
+             [err](std::string_view d) { err->append(d); },
+             {}});
     }
     const std::vector<int> statuses = remote.stream_parallel(jobs);
     // A local failure cut an archive short, so the remote error is only its consequence.

@@ -1,8 +1,10 @@
 // The control shell (src/ssh/control_shell.cpp) against a real sshd: framing of output that
 // holds any bytes, exit statuses, a shell that survives its commands' `exit`, syntax errors
-// and chatty login shells, and the fallback to exec channels.
+// and chatty login shells, and the fallback to exec channels; and the exec channels' count of
+// the input the server took.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <string>
 
@@ -236,6 +238,37 @@ TEST_F(ControlShellTest, AnAccountThatRunsNoCommandsIsRefusedWithTheServersWords
             EXPECT_TRUE(has_text(e.what(), "This account is closed. | Ask the admin."));
         }
     }
+}
+
+// An upload's rate is what the server took, not what went into the channel: while the remote
+// command reads nothing, the input sent (sshd's 2 MiB window of it) is not counted as taken;
+// once the command has read it all, every byte is.
+TEST_F(ControlShellTest, InputCountsAsTakenOnlyOnceTheServerTookIt) {
+    mlt::Session session = open();
+    mlt::SessionRemote remote(session);
+    constexpr uint64_t kMiB = 1024 * 1024, kTotal = 8 * kMiB;
+    const std::string gate = sshd().dir() + "/gate";
+    uint64_t fed = 0, taken = 0, taken_at_window = kTotal;
+    mlt::StreamJob job;
+    // Reads one byte, then nothing until the gate opens: sshd passes on no more than a pipe
+    // holds, and grants no window back meanwhile.
+    job.command = "head -c 1 >/dev/null; while [ ! -e " + mlt::shell_quote(gate) +
+                  " ]; do sleep 0.05; done; cat >/dev/null";
+    job.input = [&](char* buffer, size_t capacity) -> size_t {
+        if (fed >= 2 * kMiB && taken_at_window == kTotal) {
+            taken_at_window = taken;  // a window's worth has gone into the channel
+            write_file(gate, "");
+        }
+        const size_t n = static_cast<size_t>(std::min<uint64_t>(capacity, kTotal - fed));
+        std::fill(buffer, buffer + n, 'x');
+        fed += n;
+        return n;
+    };
+    job.on_taken = [&](uint64_t n) { taken += n; };
+    ASSERT_EQ(remote.stream_parallel({job}), std::vector<int>{0});
+    EXPECT_LT(taken_at_window, kMiB) << "bytes still in the window were counted as taken";
+    EXPECT_EQ(fed, kTotal);
+    EXPECT_EQ(taken, kTotal);
 }
 
 }  // namespace

@@ -27,6 +27,11 @@ struct StreamJob {
     InputSource input;
     OutputSink on_stdout;
     OutputSink on_stderr;
+    // Called with the input bytes the server has taken since the last call: it granted its
+    // window again for them (what is still in flight is not counted), and at the end for all
+    // the rest. Input is taken from `input` up to a window ahead, so counting there would
+    // count bytes still on their way (over a slow link, seconds of them).
+    std::function<void(uint64_t)> on_taken;
 };
 
 // What a remote command printed and how it ended.
@@ -53,11 +58,22 @@ class Remote {
                        const OutputSink& on_stdout, const OutputSink& on_stderr) = 0;
     // Like stream() for several commands, run side by side where the transport can (an SSH
     // connection: one channel each, each with its own flow-control window); here, one after
-    // another. Returns the exit statuses in the order of `jobs`.
+    // another (each job's input counts as taken when its command ended). Returns the exit
+    // statuses in the order of `jobs`.
     virtual std::vector<int> stream_parallel(const std::vector<StreamJob>& jobs) {
         std::vector<int> statuses;
-        for (const auto& job : jobs)
-            statuses.push_back(stream(job.command, job.input, job.on_stdout, job.on_stderr));
+        for (const auto& job : jobs) {
+            uint64_t fed = 0;
+            InputSource input;
+            if (job.input)
+                input = [&job, &fed](char* buffer, size_t capacity) {
+                    const size_t n = job.input(buffer, capacity);
+                    fed += n;
+                    return n;
+                };
+            statuses.push_back(stream(job.command, input, job.on_stdout, job.on_stderr));
+            if (job.on_taken && fed > 0) job.on_taken(fed);
+        }
         return statuses;
     }
     // The quickest command round trip seen on this link so far, in seconds: -1 when none
