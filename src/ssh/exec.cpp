@@ -103,23 +103,28 @@ std::vector<ChannelPtr> open_execs(ssh_session s, Liveness& live,
                                    const std::vector<std::string>& commands,
                                    const std::string& display, std::optional<Error>& refused) {
     std::vector<ChannelPtr> channels;
+    // What each open said when it was sent: its answer (a refusal too) may already have come
+    // within the call, while it read the answers to the opens before it.
+    std::vector<int> said;
     const auto asked = std::chrono::steady_clock::now();
     {
         NonBlocking sending(s);
         for (size_t i = 0; i < commands.size(); ++i) {
             channels.emplace_back(ssh_channel_new(s));
             if (!channels.back()) throw channel_error(s, "cannot create a channel to " + display);
-            if (ssh_channel_open_session(channels.back().get()) == SSH_ERROR)
-                throw channel_error(s, "cannot open a channel to " + display);
+            said.push_back(ssh_channel_open_session(channels.back().get()));
         }
     }
     // Every answer is awaited, also behind a refusal: a channel is closed only once its
-    // open is answered, and no command has run on those behind it.
+    // open is answered, and no command has run on those behind it. A lost link shows here
+    // as a failed open of a link that is gone (channel_error's kind).
     size_t opened = 0;
     for (size_t i = 0; i < channels.size(); ++i) {
-        int rc;
-        while ((rc = ssh_channel_open_session(channels[i].get())) == SSH_AGAIN)
+        int rc = said[i];
+        while (rc == SSH_AGAIN) {
             live.check(s, display);
+            rc = ssh_channel_open_session(channels[i].get());
+        }
         if (i == 0) live.saw_reply(asked);  // sshd answers an open at once
         if (rc != SSH_OK && !refused) {
             refused = channel_error(s, "cannot open a channel to " + display);
@@ -333,8 +338,8 @@ class ExecChannel {
 // Starts the jobs of one exec_parallel while there is room, their channels side by side
 // (open_execs). A server that refuses a channel beyond the ones running (sshd's MaxSessions)
 // sets the limit: the rest start as others end. sshd frees a closed channel's slot a moment
-// after the close arrives, so a channel opened right after another ended may be refused once
-// more: retried a few times.
+// after the close arrives, so a channel opened right after another ended (ours, or one of
+// this connection's before the call) may be refused once more: retried a few times.
 struct ChannelStarter {
     ssh_session s;
     Liveness& live;
@@ -362,7 +367,8 @@ struct ChannelStarter {
                 ++running;
             }
             if (!refused) continue;
-            if (next == 0) throw *refused;
+            // Nothing of ours runs (also before the first job): a slot sshd has not freed
+            // yet, from a channel that just closed. Asked again a few times.
             if (running == 0) {
                 if (++retries > kReopenRetries) throw *refused;
                 std::this_thread::sleep_for(std::chrono::milliseconds(kReopenWaitMs));
