@@ -163,15 +163,23 @@ constexpr int kMovesPerRange = 3;
 // Channels per link, each running one remote command for a run of ranges: one's start (a
 // channel, the command, the remote shell) overlaps the others' bytes, and each channel
 // brings its window. sshd's is 2 MiB, so an upload moves at most 2 MiB per round trip per
-// channel: 4 give a connection 42 MB/s at 200 ms where 2 gave 21 (and 3 connections, not 6,
-// fill 1 Gbit/s). With the control shell that is 5 of sshd's 10 (MaxSessions).
-constexpr size_t kChannelsPerLink = 4;
+// channel: over a far link 4 give a connection 42 MB/s at 200 ms where 2 gave 21 (and 3
+// connections, not 6, fill 1 Gbit/s); with the control shell that is 5 of sshd's 10
+// (MaxSessions). Over a near link the window is no limit and every remote command more
+// costs CPU (a login shell each): 2 there.
+constexpr size_t kChannelsPerFarLink = 4;
+constexpr size_t kChannelsPerNearLink = 2;
+
+size_t channels_per_link(const Remote& remote) {
+    const double rtt = remote.round_trip_s();
+    return rtt >= 0 && rtt < kNearRoundTrip ? kChannelsPerNearLink : kChannelsPerFarLink;
+}
 }  // namespace
 
 bool uses_links(const Remote& remote, uint64_t size, const LinkPool* links) {
     if (!links || links->limit() == 0 || !ranges_pay(remote, size, links)) return false;
     const uint64_t range = range_size_for(size);
-    return (size + range - 1) / range > kChannelsPerLink;
+    return (size + range - 1) / range > channels_per_link(remote);
 }
 
 namespace {
@@ -229,13 +237,14 @@ struct Run {
 // What a login profile may print before a command's own output, at most.
 constexpr size_t kMaxPreamble = 64 * 1024;
 
-// Moves `batch` over `remote`, in up to kChannelsPerLink runs side by side (one channel and
+// Moves `batch` over `remote`, in up to `channels` runs side by side (one channel and
 // one remote command each): `self` gives each run's StreamJob (job_for) and judges each range
 // once its command ended (judge).
 template <class Mover>
-std::vector<Outcome> move_batch(Mover& self, Remote& remote, const std::vector<Range>& batch) {
+std::vector<Outcome> move_batch(Mover& self, Remote& remote, const std::vector<Range>& batch,
+                                size_t channels) {
     std::vector<RangeState> states(batch.size());
-    const size_t per_run = (batch.size() + kChannelsPerLink - 1) / kChannelsPerLink;
+    const size_t per_run = (batch.size() + channels - 1) / channels;
     std::vector<Run> runs((batch.size() + per_run - 1) / per_run);
     std::vector<size_t> run_of(batch.size());
     for (size_t i = 0; i < batch.size(); ++i) {
@@ -324,12 +333,19 @@ class RangeRunner {
     // `done(index)`: whether a range is done (one a lost link had in flight may be).
     RangeRunner(Remote& caller, LinkPool* pool, const std::atomic<uint64_t>& bytes,
                 std::function<bool(size_t)> done)
-        : caller_(caller), pool_(pool), bytes_(bytes), done_(std::move(done)) {}
+        : caller_(caller),
+          pool_(pool),
+          bytes_(bytes),
+          done_(std::move(done)),
+          channels_(channels_per_link(caller)) {}
+
+    // The commands each link runs at once (channels_per_link of the caller's link).
+    size_t channels() const { return channels_; }
 
     // Returns the most links used at once (1 without links).
     size_t run(const std::vector<Range>& todo, const Move& move) {
         if (todo.empty()) return 0;
-        if (!pool_ || pool_->limit() == 0 || todo.size() <= kChannelsPerLink) {
+        if (!pool_ || pool_->limit() == 0 || todo.size() <= channels_) {
             move_all(caller_, todo, move);
             return 1;
         }
@@ -343,7 +359,7 @@ class RangeRunner {
         window_ = window_for(caller_);  // before worker 0 uses the caller's link
         // With auto, the links of the next step connect while this one is measured.
         const size_t open = pool_->tuning() ? std::min(2 * allowed_, links) : allowed_;
-        const size_t useful = (todo.size() + kChannelsPerLink - 1) / kChannelsPerLink;
+        const size_t useful = (todo.size() + channels_ - 1) / channels_;
         for (size_t i = 0; i < std::min(open, useful); ++i) start(i, move);
         control(move);
         for (auto& t : threads_) t.join();
@@ -381,12 +397,12 @@ class RangeRunner {
 
     // Every range of `todo` over the one `remote`, a full batch at a time.
     void move_all(Remote& remote, const std::vector<Range>& todo, const Move& move) {
-        constexpr size_t kBatch = kChannelsPerLink * kRangesPerCommand;
-        for (size_t at = 0; at < todo.size(); at += kBatch)
+        const size_t batch_size = channels_ * kRangesPerCommand;
+        for (size_t at = 0; at < todo.size(); at += batch_size)
             move_checked(remote,
                          std::vector<Range>(todo.begin() + static_cast<std::ptrdiff_t>(at),
-                                            todo.begin() + static_cast<std::ptrdiff_t>(
-                                                               std::min(todo.size(), at + kBatch))),
+                                            todo.begin() + static_cast<std::ptrdiff_t>(std::min(
+                                                               todo.size(), at + batch_size))),
                          move);
     }
 
@@ -436,13 +452,9 @@ class RangeRunner {
                 std::lock_guard<std::mutex> lock(mutex_);
                 if (stop_ || queue_.empty()) break;
                 // Fewer ranges per command as the queue runs low, so that the links end
-                // together: shared among the links there will be (all the pool's while `auto`
-                // still grows), so the first links do not take runs the later ones then wait
-                // for.
-                const size_t links = settled_ ? allowed_ : pool_->limit() + 1;
-                const size_t share = queue_.size() / (links * kChannelsPerLink);
-                const size_t take =
-                    kChannelsPerLink * std::clamp<size_t>(share, 1, kRangesPerCommand);
+                // together.
+                const size_t share = queue_.size() / (allowed_ * channels_);
+                const size_t take = channels_ * std::clamp<size_t>(share, 1, kRangesPerCommand);
                 while (!queue_.empty() && batch.size() < take) {
                     batch.push_back(queue_.front());
                     queue_.pop_front();
@@ -545,7 +557,7 @@ class RangeRunner {
             // As many again (2, 4, 8): a far host needs many. Their connections are open
             // already (opened during this step), so a step costs two windows.
             const size_t grow_to =
-                std::min({2 * allowed_, links, allowed_ + queue_.size() / kChannelsPerLink});
+                std::min({2 * allowed_, links, allowed_ + queue_.size() / channels_});
             if ((base_rate > 0 && rate < base_rate * kWorthGrowing) || grow_to <= allowed_) {
                 settled_ = true;  // the links opened ahead give up
                 changed_.notify_all();
@@ -586,6 +598,7 @@ class RangeRunner {
     std::exception_ptr fatal_;
     std::unique_ptr<Error> link_error_;
     std::map<size_t, int> mismatches_;  // per range index
+    const size_t channels_;
 };
 
 // `<dir>/<name>` split at the last `/`: ("." when there is none).
@@ -732,9 +745,9 @@ class RangedFile {
             std::lock_guard<std::mutex> lock(mutex_);
             return done_.count(index) > 0;
         });
-        stats_.links =
-            std::max(stats_.links, runner.run(todo, [this](Remote& r, const std::vector<Range>& b) {
-                return move_batch(static_cast<Self&>(*this), r, b);
+        stats_.links = std::max(
+            stats_.links, runner.run(todo, [this, &runner](Remote& r, const std::vector<Range>& b) {
+                return move_batch(static_cast<Self&>(*this), r, b, runner.channels());
             }));
     }
 

@@ -225,12 +225,14 @@ SyncResult sync_up(Remote& remote, const std::map<std::string, std::vector<Uploa
         spdlog::info("{}", *summary);
     const auto start = Clock::now();
     TransferProgress progress("upload", files, bytes);
-    // A big file to send: its side links connect while the compression and the ranges'
-    // state are asked for (two round trips; a connection takes four or five).
+    // A big file to send over a far link: its side links connect while the compression and
+    // the ranges' state are asked for (two round trips; a connection takes four or five).
+    // Over a near link that saves nothing, and the handshakes take CPU from the start.
     bool ahead = false;
     for (const auto& [base, planned] : changed)
         for (const auto& file : planned) ahead = ahead || uses_links(remote, file.size, links);
-    if (ahead) links->open_ahead();
+    if (ahead && !(remote.round_trip_s() >= 0 && remote.round_trip_s() < kNearRoundTrip))
+        links->open_ahead();
     const Compression compression = files > 0 ? choose() : Compression::none;
     for (auto& [base, planned] : changed) {
         judge_compression(planned, compression);

@@ -77,10 +77,10 @@ TEST_F(TrainRangesTest, ABigFileGoesUpAndComesHomeInRangesOverSeveralConnections
     const std::string sum = sha256_of(project() + "/big.bin");
     EXPECT_EQ(sha256_of(remote() + "/big.bin"), sum);
     EXPECT_EQ(sha256_of(local_logs("m") + "/out.bin"), sum);
-    // Both ways in ranges: 6 of them, 4 at a time per connection, so over 2 connections of
-    // the 3 allowed.
+    // Both ways in ranges: 6 of them, 2 at a time per connection over a near link (loopback)
+    // and 4 over a far one (a loaded machine can answer slowly), so over 3 or 2 connections.
     EXPECT_TRUE(has_text(r.err, "pushed " + project() + "/big.bin: 6 range(s)")) << r.err;
-    EXPECT_TRUE(has_text(r.err, ", 2 link(s)")) << r.err;
+    EXPECT_TRUE(has_text(r.err, ", 3 link(s)") || has_text(r.err, ", 2 link(s)")) << r.err;
     EXPECT_TRUE(has_text(r.err, "out.bin: 6 range(s), 0 kept from before")) << r.err;
     EXPECT_EQ(mtime_ns(remote() + "/big.bin"), mtime_ns(project() + "/big.bin"));
     EXPECT_EQ(range_leftovers(remote()), std::vector<std::string>{});
@@ -115,9 +115,9 @@ TEST_F(TrainRangesTest, AnUploadCutMidFileSendsOnlyTheRangesNotDoneAfterTheRecon
     copy_model("  reconnect_timeout: 60\n");
     FaultRelay relay(sshd().port());
     trust_port(relay.port());
-    // One connection: three commands of 2 ranges (16 MiB each) side by side. However the
-    // 64 MiB before the cut were shared among them (at most 32 MiB each), at least 2 ranges
-    // were done, and one's hash may still have been on its way.
+    // One connection: 2 commands of 3 ranges (16 MiB each) side by side over a near link,
+    // 3 of 2 over a far one. However the 64 MiB before the cut were shared among them, at
+    // least 2 ranges were done, and one's hash may still have been on its way.
     relay.cut_after(Direction::up, 64 * kMiB);
     ProcessResult r = mlt({"ssh", "-h", via(relay.port()), "train", "m", "--connections", "1"});
     ASSERT_EQ(r.exit_code, 0) << describe(r);
@@ -137,9 +137,8 @@ TEST_F(TrainRangesTest, ADownloadCutMidFileMovesOnlyTheRangesNotDoneNextTime) {
     write_noise(remote_logs_root() + "/m/big.bin", 96 * kMiB, 3);
     FaultRelay relay(sshd().port());
     trust_port(relay.port());
-    // Three commands of 2 ranges side by side, as up: however the 80 MiB before the cut were
-    // shared among them (at most 32 MiB each), at least 3 ranges arrived, and at least 2 with
-    // their hashes.
+    // As up, 2 commands of 3 ranges or 3 of 2: however the 80 MiB before the cut were shared
+    // among them, at least 3 ranges arrived, and at least 2 with their hashes.
     relay.cut_after(Direction::down, 80 * kMiB);
     ProcessResult cut = mlt({"ssh", "-h", via(relay.port()), "download", "m"});
     EXPECT_EQ(cut.exit_code, 255) << describe(cut);

@@ -196,8 +196,8 @@ TEST_F(SyncEveryTest, LinesKeepComingWhileABigCheckpointIsPulled) {
 
 // The link drops (all connections: the run's and the pull's) in the middle of the pull: both
 // reconnect, the pull continues inside the file, and everything arrives once. The file has
-// 6 ranges: the first 4 move side by side (one connection's channels) and end together, and
-// the cut comes once one is done, while the last 2 move.
+// 6 ranges, more than one connection moves at once (2 or 4), so the cut comes once one is
+// done, while others still move.
 TEST_F(SyncEveryTest, APullCutByADroppedLinkContinuesAfterTheReconnect) {
     const uint64_t bytes = 96 * kMiB;
     FaultRelay relay(sshd().port());
