@@ -40,45 +40,6 @@ void write_all(ssh_session s, Liveness& live, ssh_channel ch, const char* data, 
     }
 }
 
-ChannelPtr open_exec(ssh_session s, Liveness& live, const std::string& command,
-                     const std::string& display, std::string_view first_input) {
-    ChannelPtr channel(ssh_channel_new(s));
-    if (!channel) throw channel_error(s, "cannot create a channel to " + display);
-    // Both requests wait for the server's answer; SSH_AGAIN means the call timeout passed
-    // first, and the same call continues where it was.
-    int rc;
-    const auto asked = std::chrono::steady_clock::now();
-    while ((rc = ssh_channel_open_session(channel.get())) == SSH_AGAIN) live.check(s, display);
-    if (rc != SSH_OK) throw channel_error(s, "cannot open a channel to " + display);
-    // sshd answers an open at once: about one round trip of the link.
-    live.saw_reply(asked);
-    spdlog::trace("exec on {}: {}", display, command);
-    if (!first_input.empty()) {
-        // The request goes out without waiting for its answer (a call that does not block
-        // returns SSH_AGAIN once it is sent), the input right behind it: sshd handles a
-        // channel's messages in order, so the command has its stdin by then, and the
-        // answer comes a round trip sooner. The same call then waits for the answer.
-        const int blocking = ssh_is_blocking(s);
-        ssh_set_blocking(s, 0);
-        rc = ssh_channel_request_exec(channel.get(), command.c_str());
-        ssh_set_blocking(s, blocking);
-        if (rc == SSH_ERROR) throw channel_error(s, "cannot start a remote command on " + display);
-        try {
-            write_all(s, live, channel.get(), first_input.data(), first_input.size(), display);
-        } catch (const Error& e) {
-            // The command ended before it took its input (a ForceCommand that runs something
-            // else and exits): the caller sees the channel end. A lost link or a signal goes up.
-            if (e.kind() != ErrorKind::remote) throw;
-            spdlog::debug("{}", e.what());
-        }
-        if (rc == SSH_OK) return channel;
-    }
-    while ((rc = ssh_channel_request_exec(channel.get(), command.c_str())) == SSH_AGAIN)
-        live.check(s, display);
-    if (rc != SSH_OK) throw channel_error(s, "cannot start a remote command on " + display);
-    return channel;
-}
-
 namespace {
 
 // Sets a session non-blocking for as long as it lives: a call then sends its request and
@@ -98,6 +59,45 @@ class NonBlocking {
 };
 
 }  // namespace
+
+ChannelPtr open_exec(ssh_session s, Liveness& live, const std::string& command,
+                     const std::string& display, std::string_view first_input) {
+    ChannelPtr channel(ssh_channel_new(s));
+    if (!channel) throw channel_error(s, "cannot create a channel to " + display);
+    // Both requests wait for the server's answer; SSH_AGAIN means the call timeout passed
+    // first, and the same call continues where it was.
+    int rc;
+    const auto asked = std::chrono::steady_clock::now();
+    while ((rc = ssh_channel_open_session(channel.get())) == SSH_AGAIN) live.check(s, display);
+    if (rc != SSH_OK) throw channel_error(s, "cannot open a channel to " + display);
+    // sshd answers an open at once: about one round trip of the link.
+    live.saw_reply(asked);
+    spdlog::trace("exec on {}: {}", display, command);
+    if (!first_input.empty()) {
+        // The request goes out without waiting for its answer (a call that does not block
+        // returns SSH_AGAIN once it is sent), the input right behind it: sshd handles a
+        // channel's messages in order, so the command has its stdin by then, and the
+        // answer comes a round trip sooner. The same call then waits for the answer.
+        {
+            NonBlocking sending(s);
+            rc = ssh_channel_request_exec(channel.get(), command.c_str());
+        }
+        if (rc == SSH_ERROR) throw channel_error(s, "cannot start a remote command on " + display);
+        try {
+            write_all(s, live, channel.get(), first_input.data(), first_input.size(), display);
+        } catch (const Error& e) {
+            // The command ended before it took its input (a ForceCommand that runs something
+            // else and exits): the caller sees the channel end. A lost link or a signal goes up.
+            if (e.kind() != ErrorKind::remote) throw;
+            spdlog::debug("{}", e.what());
+        }
+        if (rc == SSH_OK) return channel;
+    }
+    while ((rc = ssh_channel_request_exec(channel.get(), command.c_str())) == SSH_AGAIN)
+        live.check(s, display);
+    if (rc != SSH_OK) throw channel_error(s, "cannot start a remote command on " + display);
+    return channel;
+}
 
 std::vector<ChannelPtr> open_execs(ssh_session s, Liveness& live,
                                    const std::vector<std::string>& commands,
