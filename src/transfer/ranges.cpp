@@ -60,9 +60,13 @@ uint64_t range_size_for(uint64_t file_size) {
     return std::max(kMin, whole_blocks(file_size / 256));
 }
 
-bool ranges_pay(const Remote& remote, uint64_t size, const LinkPool* links) {
+bool is_near(const Remote& remote) {
     const double rtt = remote.round_trip_s();
-    const bool near = rtt >= 0 && rtt < kNearRoundTrip && (!links || links->tuning());
+    return rtt >= 0 && rtt < kNearRoundTrip;
+}
+
+bool ranges_pay(const Remote& remote, uint64_t size, const LinkPool* links) {
+    const bool near = is_near(remote) && (!links || links->tuning());
     return size >= (near ? kNearRangeThreshold : kRangeThreshold);
 }
 
@@ -88,16 +92,9 @@ void ConnectionLinks::open_ahead() {
         if (links_[i] || ahead_[i].joinable()) continue;
         ahead_[i] = thread_without_signals([this, i] {
             try {
-                std::unique_ptr<Connection> link = primary_.open_side();
-                if (!link) {
-                    offered_ = false;
-                    return;
-                }
-                link->remote();
-                links_[i] = std::move(link);
-            } catch (const Error& e) {
-                spdlog::debug("no connection {} for ranges: {}", i + 1, e.what());
-                failed_ahead_[i] = 1;
+                if (!connect(i)) failed_ahead_[i] = 1;
+            } catch (const Error&) {
+                failed_ahead_[i] = 1;  // a signal: the caller's thread sees it
             }
         });
     }
@@ -108,12 +105,17 @@ size_t ConnectionLinks::limit() const {
 }
 
 Remote* ConnectionLinks::link(size_t i) {
-    if (i < ahead_.size() && ahead_[i].joinable()) ahead_[i].join();
-    if (i < failed_ahead_.size() && failed_ahead_[i]) {
+    if (i >= links_.size()) return nullptr;
+    if (ahead_[i].joinable()) ahead_[i].join();
+    if (failed_ahead_[i]) {
         failed_ahead_[i] = 0;
-        return nullptr;  // as a refusal below: the links open so far carry the transfer
+        return nullptr;  // as a refusal: the links open so far carry the transfer
     }
-    if (i >= links_.size() || !offered_) return nullptr;
+    return connect(i);
+}
+
+Remote* ConnectionLinks::connect(size_t i) {
+    if (!offered_) return nullptr;
     if (!links_[i]) {
         links_[i] = primary_.open_side();
         if (!links_[i]) {
@@ -171,8 +173,7 @@ constexpr size_t kChannelsPerFarLink = 4;
 constexpr size_t kChannelsPerNearLink = 2;
 
 size_t channels_per_link(const Remote& remote) {
-    const double rtt = remote.round_trip_s();
-    return rtt >= 0 && rtt < kNearRoundTrip ? kChannelsPerNearLink : kChannelsPerFarLink;
+    return is_near(remote) ? kChannelsPerNearLink : kChannelsPerFarLink;
 }
 }  // namespace
 

@@ -231,8 +231,7 @@ SyncResult sync_up(Remote& remote, const std::map<std::string, std::vector<Uploa
     bool ahead = false;
     for (const auto& [base, planned] : changed)
         for (const auto& file : planned) ahead = ahead || uses_links(remote, file.size, links);
-    if (ahead && !(remote.round_trip_s() >= 0 && remote.round_trip_s() < kNearRoundTrip))
-        links->open_ahead();
+    if (ahead && !is_near(remote)) links->open_ahead();
     const Compression compression = files > 0 ? choose() : Compression::none;
     for (auto& [base, planned] : changed) {
         judge_compression(planned, compression);

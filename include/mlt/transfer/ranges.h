@@ -83,6 +83,10 @@ class ConnectionLinks : public LinkPool {
     void open_ahead() override;
 
   private:
+    // Link i, opened now unless it is: nullptr when it was not offered or the server
+    // refused it. A signal goes up.
+    Remote* connect(size_t i);
+
     Connection& primary_;
     const int wanted_;
     std::atomic<bool> offered_{true};  // open_side gave a connection so far
@@ -95,6 +99,9 @@ class ConnectionLinks : public LinkPool {
 // core's cipher, not by the window, and a connection or a remote command more costs more
 // than it brings, unless the file is at least kNearRangeThreshold.
 constexpr double kNearRoundTrip = 0.010;
+// Whether `remote` is a near link: its quickest round trip so far is under kNearRoundTrip
+// (one not known yet counts as far).
+bool is_near(const Remote& remote);
 constexpr uint64_t kNearRangeThreshold = 256ull * 1024 * 1024;
 // Whether a file of `size` moves as ranges over several connections rather than in one
 // stream over `remote`: kRangeThreshold or more over a far link (or one whose round trip
