@@ -49,8 +49,8 @@ class LinkPool {
     // The most links this transfer may use besides the caller's (transfer.connections N
     // less one, or the auto limit less one).
     virtual size_t limit() const = 0;
-    // True for `auto`: start with 2 connections (the caller's and one link) and add links
-    // while the measured rate still gains.
+    // True for `auto`: start with 2 connections (the caller's and one link; over a near
+    // link one per two local cores) and add links while the measured rate still gains.
     virtual bool tuning() const = 0;
     // Link i (0 <= i < limit()), opened on first use; nullptr when it cannot be opened now
     // (the server refused it: MaxStartups, MaxSessions; a refusal is no error).
