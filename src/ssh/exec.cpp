@@ -165,10 +165,17 @@ int exit_status_of(ssh_session s, Liveness& live, ssh_channel ch, const std::str
     }
 }
 
+size_t read_size(const Liveness& live) {
+    if (live.fastest_reply_s < 0) return kReadChunk;
+    const double bytes = live.fastest_reply_s * kWindowRate;
+    return static_cast<size_t>(std::clamp(bytes, static_cast<double>(kMinReadChunk),
+                                          static_cast<double>(kReadChunk)));
+}
+
 bool read_turn(ssh_session s, Liveness& live, ssh_channel ch, ReadBuffer& buf, int wait_ms,
                const OutputSink& on_stdout, const OutputSink& on_stderr, const std::string& display,
                size_t* got) {
-    const auto size = static_cast<uint32_t>(buf.size());
+    const auto size = static_cast<uint32_t>(std::min(buf.size(), read_size(live)));
     // Waits (up to wait_ms) for anything on either stream, then takes what has arrived: a
     // read of `size` with no wait grows the window to `size` without waiting to fill it.
     if (wait_ms > 0 && ssh_channel_poll(ch, 1) <= 0) ssh_channel_poll_timeout(ch, wait_ms, 0);

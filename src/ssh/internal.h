@@ -77,12 +77,24 @@ Resolved configure(ssh_session raw, const ConnectSpec& spec);
 
 // Reads wait up to this long for output before looking at the other stream and at EOF.
 constexpr int kPollMs = 50;
-// The read size. libssh 0.10 grows a channel's receive window to the size of the read it
-// is asked for (else 1.28 MB), and one window per round trip caps a download: 16 MiB allows
-// 160 MB/s per channel at 100 ms where 1.28 MB allowed 13 (tests/bench/README.md). A read
-// takes what has arrived and does not wait for the whole size, so memory follows the data,
-// not the window.
+// The most a read asks for. libssh 0.10 grows a channel's receive window to the size of the
+// read it is asked for (else 1.28 MB), and one window per round trip caps a download: 16 MiB
+// allows 160 MB/s per channel at 100 ms where 1.28 MB allowed 13 (tests/bench/README.md). A
+// read takes what has arrived and does not wait for the whole size, so memory follows the
+// data, not the window.
 constexpr size_t kReadChunk = 16 * 1024 * 1024;
+// The least a read asks for, over a link whose round trip is known to be short.
+constexpr size_t kMinReadChunk = 2 * 1024 * 1024;
+// The rate per channel the window is sized for (about one core's cipher).
+constexpr double kWindowRate = 400e6;
+
+// The size of a channel read, and so of the window libssh keeps open: the link's round trip
+// (Liveness::fastest_reply_s) times kWindowRate, between kMinReadChunk and kReadChunk, or
+// kReadChunk while the round trip is not known. No bigger than the link needs: sshd buffers
+// a command's output up to the window, and its buffers grow by copies that zero memory; over
+// loopback a 16 MiB window made a 1 GiB download a third slower than 2 MiB.
+struct Liveness;
+size_t read_size(const Liveness& live);
 
 // A buffer of kReadChunk bytes whose pages are touched only as data lands in them.
 class ReadBuffer {

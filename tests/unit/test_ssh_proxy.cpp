@@ -1,4 +1,5 @@
-// ProxyCommand tokens and the ProxyJump command as OpenSSH builds them.
+// ProxyCommand tokens and the ProxyJump command as OpenSSH builds them; the size of a channel
+// read.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -57,3 +58,17 @@ TEST(SshProxy, LibsshCommandKeepsPercentAndCapturesStderr) {
 }
 
 }  // namespace
+
+// The read size (and so the window libssh keeps open) follows the link's round trip.
+TEST(SshReadSize, IsTheRoundTripTimesTheRateBetweenTwoAndSixteenMiB) {
+    using mlt::ssh_detail::kMinReadChunk;
+    using mlt::ssh_detail::kReadChunk;
+    mlt::ssh_detail::Liveness live;
+    EXPECT_EQ(mlt::ssh_detail::read_size(live), kReadChunk);  // not known yet
+    live.fastest_reply_s = 0.0002;                             // loopback
+    EXPECT_EQ(mlt::ssh_detail::read_size(live), kMinReadChunk);
+    live.fastest_reply_s = 0.020;
+    EXPECT_EQ(mlt::ssh_detail::read_size(live), 8000000u);
+    live.fastest_reply_s = 0.100;
+    EXPECT_EQ(mlt::ssh_detail::read_size(live), kReadChunk);
+}
