@@ -65,6 +65,14 @@ bool is_near(const Remote& remote) {
     return rtt >= 0 && rtt < kNearRoundTrip;
 }
 
+std::string remote_hash_setup() {
+    const std::string empty_sha256 =
+        "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855";
+    return "hash_cmd=sha256sum; [ \"$(printf '' | openssl dgst -sha256 -r 2>/dev/null | "
+           "cut -c1-64)\" = " +
+           empty_sha256 + " ] && hash_cmd='openssl dgst -sha256 -r'; export hash_cmd; ";
+}
+
 bool ranges_pay(const Remote& remote, uint64_t size, const LinkPool* links) {
     const bool near = is_near(remote) && (!links || links->tuning());
     return size >= (near ? kNearRangeThreshold : kRangeThreshold);
@@ -641,9 +649,9 @@ std::map<size_t, std::string> remote_range_hashes(Remote& remote, const std::str
         specs += std::to_string(r.index) + ":" + std::to_string(r.offset + 1) + ":" +
                  std::to_string(r.length) + "\n";
     const RemoteOutput got = remote.run(
-        remote_file_word("f", path) +
-            "xargs -P 8 -n 1 sh -c 'IFS=:; set -- $1; "
-            "h=$(tail -c +$2 \"$0\" | head -c $3 | sha256sum) && echo \"$1 ${h%% *}\"' \"$f\"",
+        remote_hash_setup() + remote_file_word("f", path) +
+            "xargs -P 8 -n 1 sh -c 'IFS=:; set -- $1; unset IFS; "
+            "h=$(tail -c +$2 \"$0\" | head -c $3 | $hash_cmd) && echo \"$1 ${h%% *}\"' \"$f\"",
         specs);
     return hash_lines(got.out);
 }
@@ -833,14 +841,15 @@ class Download : public RangedFile<Download> {
     StreamJob job_for(Run& run) {
         StreamJob job;
         job.command =
-            "printf '%s\\n' " + token_ + "; " + remote_file_word("f", path_) + "for r in " +
+            "printf '%s\\n' " + token_ + "; " + remote_hash_setup() + remote_file_word("f", path_) +
+            "for r in " +
             range_words(run,
                         [](const Range& r) {
                             return std::to_string(r.offset + 1) + ":" + std::to_string(r.length);
                         }) +
-            "; do IFS=:; set -- $r; { tail -c +$2 \"$f\" | head -c $3; head -c $3 "
+            "; do IFS=:; set -- $r; unset IFS; { tail -c +$2 \"$f\" | head -c $3; head -c $3 "
             "/dev/zero; } | head -c $3; h=$(tail -c +$2 \"$f\" | head -c $3 | "
-            "sha256sum) || exit 1; echo \"$1 ${h%% *}\" >&2; done";
+            "$hash_cmd) || exit 1; echo \"$1 ${h%% *}\" >&2; done";
         job.on_stdout = [this, &run, leg = size_t(0)](std::string_view d) mutable {
             if (!run.begun && !(d = after_marker(run, d)).data()) return;
             while (!d.empty()) {
@@ -1045,17 +1054,18 @@ class Upload : public RangedFile<Upload> {
     // of what landed goes into <partial>.d/<index>.sha and, as "INDEX SHA256", to stderr.
     StreamJob job_for(Run& run) {
         StreamJob job;
-        job.command =
-            words() + "for r in " +
-            range_words(run,
-                        [](const Range& r) {
-                            return std::to_string(r.offset / kRangeBlock) + ":" +
-                                   std::to_string(r.offset + 1) + ":" + std::to_string(r.length);
-                        }) +
-            "; do IFS=:; set -- $r; head -c $4 | dd of=\"$p\" bs=" + std::to_string(kRangeBlock) +
-            " seek=$2 conv=notrunc 2>/dev/null || exit 1; h=$(tail -c +$3 \"$p\" | "
-            "head -c $4 | sha256sum | cut -c1-64) && echo \"$h\" > \"$d/$1.sha\" || "
-            "exit 1; echo \"$1 $h\" >&2; done";
+        job.command = words() + remote_hash_setup() + "for r in " +
+                      range_words(run,
+                                  [](const Range& r) {
+                                      return std::to_string(r.offset / kRangeBlock) + ":" +
+                                             std::to_string(r.offset + 1) + ":" +
+                                             std::to_string(r.length);
+                                  }) +
+                      "; do IFS=:; set -- $r; unset IFS; head -c $4 | dd of=\"$p\" bs=" +
+                      std::to_string(kRangeBlock) +
+                      " seek=$2 conv=notrunc 2>/dev/null || exit 1; h=$(tail -c +$3 \"$p\" | "
+                      "head -c $4 | $hash_cmd | cut -c1-64) && echo \"$h\" > \"$d/$1.sha\" || "
+                      "exit 1; echo \"$1 $h\" >&2; done";
         job.input = [this, &run, leg = size_t(0)](char* buffer, size_t capacity) mutable -> size_t {
             const Leg* now = current_leg(run, leg);
             if (!now) return 0;

@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <map>
 #include <string>
 
 #include "local_remote.h"
@@ -327,6 +328,43 @@ TEST(TransferRanges, RangesPayFrom32MiBOverAFarLinkAndFrom256MiBOverANearOneWith
     EXPECT_TRUE(mlt::ranges_pay(near, 256 * mib, &tuning));
     // A number of connections asked for is used from 32 MiB, near or far.
     EXPECT_TRUE(mlt::ranges_pay(near, 32 * mib, &fixed));
+}
+
+// The remote hashes with openssl when it is there and answers right, else with sha256sum;
+// each PATH here holds only the tools it names, so the choice is the setup's own.
+TEST(TransferRanges, TheRemoteHashIsOpensslWhenItHashesRightElseSha256sum) {
+    TempDir dir;
+    LocalRemote local;
+    const std::string tools = local.run("command -v sha256sum; command -v cut").out;
+    const size_t nl = tools.find('\n');
+    ASSERT_NE(nl, std::string::npos) << tools;
+    const std::string sha256sum = tools.substr(0, nl);
+    const std::string cut = tools.substr(nl + 1, tools.find('\n', nl + 1) - nl - 1);
+    const std::string abc = "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad";
+    const std::map<std::string, std::string> openssl_by_case = {
+        {"none", ""},
+        {"broken", "#!/bin/sh\necho 0000 \"*stdin\"\n"},
+        {"good", "#!/bin/sh\n: > \"${0%/*}/used\"; h=$(" + sha256sum +
+                     "); echo \"${h%% *} *stdin\"\n"},
+    };
+    for (const auto& [name, openssl] : openssl_by_case) {
+        const std::string bin = dir / name;
+        ASSERT_TRUE(std::filesystem::create_directory(bin));
+        std::filesystem::create_symlink(sha256sum, bin + "/sha256sum");
+        std::filesystem::create_symlink(cut, bin + "/cut");
+        if (!openssl.empty()) {
+            write_file(bin + "/openssl", openssl);
+            ::chmod((bin + "/openssl").c_str(), 0755);
+        }
+        const mlt::RemoteOutput got =
+            local.run("PATH=" + mlt::shell_quote(bin) + "; " + mlt::remote_hash_setup() +
+                      "echo \"$hash_cmd\"; printf abc | $hash_cmd | cut -c1-64");
+        const bool used = name == "good";
+        EXPECT_EQ(got.out,
+                  std::string(used ? "openssl dgst -sha256 -r" : "sha256sum") + "\n" + abc + "\n")
+            << name << ": " << got.err;
+        EXPECT_EQ(std::filesystem::exists(bin + "/used"), used) << name;
+    }
 }
 
 // Over a near link a 40 MiB file does not pay for ranges: it is one range, one remote
