@@ -404,6 +404,38 @@ TEST_F(TrainFaultTest, ARunWithoutAnArchiveNeverPresentsThePreviousOne) {
     EXPECT_TRUE(has_text(r.out, trim(read_or_empty(job_file("m", "run_id"))))) << describe(r);
 }
 
+// Rules see each line once across a reconnect: val_loss 0.5 (the best), 0.6 and 0.7, then
+// the link is cut; mlt reconnects by itself and follows on at the exact byte, and 0.8, the
+// third value without a new best, fires the plateau rule. Had the lines before the cut been
+// seen again, the rule would have fired on a repeated 0.5 (no new best either) and named it.
+TEST_F(TrainFaultTest, ARuleSeesEachLineOnceAcrossAReconnect) {
+    write_shell_model("ruled",
+                      "sleep 120 &\n"
+                      "echo $! >> pids.txt\n"
+                      "echo $$ >> pids.txt\n"
+                      "echo val_loss=0.5; echo val_loss=0.6; echo val_loss=0.7\n"
+                      "n=0; while [ ! -f gate ] && [ $n -lt 2400 ]; do sleep 0.05; "
+                      "n=$((n+1)); done\n"
+                      "echo val_loss=0.8\n"
+                      "wait\n");
+    write_model_settings("ruled",
+                         "ssh:\n  train_cmd: \"sh {spec}\"\n"
+                         "  watch: {stop_when: [{metric: 'val_loss=([0-9.]+)', patience: 3}]}\n");
+    auto run = start_mlt({"ssh", "train", "ruled"});
+    ASSERT_TRUE(run->wait_for_output("val_loss=0.7", kTrainTimeout)) << run->out() << run->err();
+    relay_->cut();
+    open_gate();
+    const ProcessResult r = run->wait(kTrainTimeout);
+    EXPECT_EQ(r.exit_code, 6) << describe(r) << job_state("ruled");
+    EXPECT_TRUE(has_text(r.err, "lost while following the log; reconnecting")) << describe(r);
+    EXPECT_TRUE(has_text(r.out + r.err, "(line: 'val_loss=0.8'): stopping the remote job"))
+        << describe(r);
+    for (const char* line : {"val_loss=0.5", "val_loss=0.6", "val_loss=0.7", "val_loss=0.8"})
+        EXPECT_EQ(count_lines(r.out, line), 1u) << line << " on the terminal:\n" << r.out;
+    EXPECT_EQ(relay_->cuts(), 1u);
+    EXPECT_TRUE(wait_pids_gone(remote() + "/pids.txt")) << "the job's group lives on";
+}
+
 class TrainLeaveTest : public TrainFaultTest, public ::testing::WithParamInterface<int> {};
 
 TEST_P(TrainLeaveTest, TermAndHupLeaveTheJobRunningForResume) {
