@@ -367,9 +367,9 @@ const std::vector<FieldDecl>& transfer_fields() {
         choice("connections", {"auto", "1", "2", "3", "4", "5", "6", "7", "8"}, "`auto`", "4",
                "SSH connections (the run's own included) a file of 32 MiB or more moves over, as "
                "ranges side by side (as `--connections`): `auto` starts with 2 and doubles them "
-               "while the rate still gains 10 %, up to 8, and over a near link (round trip under "
-               "10 ms) starts with one per two local cores and uses ranges only from 256 MiB; a connection the server refuses "
-               "(MaxStartups) is no error",
+               "while the rate still gains 10 %, up to 8; over a near link (round trip under 16 "
+               "ms) it uses one per two local cores (1 to 8) and ranges only from 256 MiB; a "
+               "connection the server refuses (MaxStartups) is no error",
                nullptr),
     };
     return kFields;

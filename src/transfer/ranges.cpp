@@ -318,14 +318,15 @@ constexpr int kRounds = 3;
 // `auto`: links at the start, and the gain a new link must bring to keep growing.
 constexpr size_t kStartLinks = 2;
 constexpr double kWorthGrowing = 1.10;
-// The links `auto` starts with: 2, or over a near link one per two local cores. There one
-// stream is bound by a core's cipher at each end, and a file of a few GiB moves in 2-3 s,
-// before the growth (a second a step) gets far: on 16 cores over loopback it ended at 0.65
-// GB/s where 8 connections moved 1.1-1.3.
+// The links `auto` starts with: 2 over a far link; over a near link one per two local cores
+// (1 to 8), and no growth. There a stream is bound by a core's cipher at each end, not by a
+// window: on 2 cores the caller's link alone moved 1 GiB over loopback at 240-260 MB/s each
+// way, where 2 connections moved 155-225 down; on 16 cores a 2 GiB file took 8 connections
+// to 1.1 GB/s, and one that started at 2 was home before the growth (a second a step) got
+// past 4 (0.65 GB/s).
 size_t start_links(const Remote& remote) {
     if (!is_near(remote)) return kStartLinks;
-    return std::clamp<size_t>(std::thread::hardware_concurrency() / 2, kStartLinks,
-                              kAutoConnections);
+    return std::clamp<size_t>(std::thread::hardware_concurrency() / 2, 1, kAutoConnections);
 }
 // The rate is measured over windows of 0.5 s, or 5 round trips of a far link (up to 2 s): a
 // new link's first command takes a few round trips before its bytes flow, and a window
@@ -338,9 +339,9 @@ constexpr int kLinkRetries = 4;
 
 // Runs `move` for every range of `todo` over the caller's link and the pool's links at once
 // (a thread each), or over the caller's alone without links. The caller's link starts at
-// once; the links connect side by side. With `auto`, starts with start_links and doubles
-// them while the last step raised the rate by more than 10 % (measured over a window,
-// window_for, once the new links are connected, after one window to ramp up); the links of
+// once; the links connect side by side. With `auto`, starts with start_links and, over a
+// far link, doubles them while the last step raised the rate by more than 10 % (measured over a
+// window, window_for, once the new links are connected, after one window to ramp up); the links of
 // the next step connect during the current one and wait for it (or give up). A link whose
 // transport fails gives its ranges back and is opened anew (kLinkRetries in all; the
 // caller's own is the caller's to reopen); other errors stop every link and go up.
@@ -372,11 +373,14 @@ class RangeRunner {
         // as they connect, side by side.
         const size_t links = pool_->limit() + 1;
         allowed_ = pool_->tuning() ? std::min(start_links(caller_), links) : links;
-        settled_ = !pool_->tuning();
+        settled_ = !pool_->tuning() || is_near(caller_);  // growth: auto over a far link
+        if (pool_->tuning() && settled_)
+            spdlog::debug("ranges: {} connection(s) over a near link ({} local cores)", allowed_,
+                          std::thread::hardware_concurrency());
         up_.assign(links, false);
         window_ = window_for(caller_);  // before worker 0 uses the caller's link
-        // With auto, the links of the next step connect while this one is measured.
-        const size_t open = pool_->tuning() ? std::min(2 * allowed_, links) : allowed_;
+        // While growing, the links of the next step connect while this one is measured.
+        const size_t open = settled_ ? allowed_ : std::min(2 * allowed_, links);
         const size_t useful = (todo.size() + channels_ - 1) / channels_;
         for (size_t i = 0; i < std::min(open, useful); ++i) start(i, move);
         control(move);
