@@ -340,11 +340,12 @@ constexpr int kLinkRetries = 4;
 // Runs `move` for every range of `todo` over the caller's link and the pool's links at once
 // (a thread each), or over the caller's alone without links. The caller's link starts at
 // once; the links connect side by side. With `auto`, starts with start_links and, over a
-// far link, doubles them while the last step raised the rate by more than 10 % (measured over a
-// window, window_for, once the new links are connected, after one window to ramp up); the links of
-// the next step connect during the current one and wait for it (or give up). A link whose
-// transport fails gives its ranges back and is opened anew (kLinkRetries in all; the
-// caller's own is the caller's to reopen); other errors stop every link and go up.
+// far link, doubles them while the last step raised the rate by more than 10 % (measured
+// over a window, window_for, once the new links are connected, after one window to ramp
+// up); the links of the next step connect during the current one and wait for it (or give
+// up). A link whose transport fails gives its ranges back and is opened anew (kLinkRetries
+// in all; the caller's own is the caller's to reopen); other errors stop every link and go
+// up.
 class RangeRunner {
   public:
     using Move = std::function<std::vector<Outcome>(Remote&, const std::vector<Range>&)>;

@@ -8,14 +8,13 @@
 // connections (the caller's and a LinkPool's), needing nothing on the remote but sh, tail,
 // head, dd and sha256sum (or openssl, faster, when there); over a near link, where one
 // stream is faster (ranges_pay), a file under kNearRangeThreshold is one range over the
-// caller's link. Each range's sha256 is
-// taken on both ends as it moves; the receiver writes it at its offset in a partial file
-// next to the destination and records it as done only when both hashes agree. A transfer
-// cut off keeps its done ranges; the next one (a reconnect, --resume, the next pull) moves
-// only the others. The partial file is renamed into place once every range is done and the
-// source is still the version whose ranges were moved (same size, mtime, ctime and inode);
-// a source that changed meanwhile has its ranges hashed again and only those that differ
-// are moved again.
+// caller's link. Each range's sha256 is taken on both ends as it moves; the receiver writes
+// it at its offset in a partial file next to the destination and records it as done only
+// when both hashes agree. A transfer cut off keeps its done ranges; the next one (a
+// reconnect, --resume, the next pull) moves only the others. The partial file is renamed
+// into place once every range is done and the source is still the version whose ranges were
+// moved (same size, mtime, ctime and inode); a source that changed meanwhile has its ranges
+// hashed again and only those that differ are moved again.
 
 #include <atomic>
 #include <cstddef>
@@ -50,8 +49,9 @@ class LinkPool {
     // The most links this transfer may use besides the caller's (transfer.connections N
     // less one, or the auto limit less one).
     virtual size_t limit() const = 0;
-    // True for `auto`: start with 2 connections (the caller's and one link; over a near
-    // link one per two local cores) and add links while the measured rate still gains.
+    // True for `auto`: over a far link start with 2 connections (the caller's and one link)
+    // and add links while the measured rate still gains; over a near link use one per two
+    // local cores.
     virtual bool tuning() const = 0;
     // Link i (0 <= i < limit()), opened on first use; nullptr when it cannot be opened now
     // (the server refused it: MaxStartups, MaxSessions; a refusal is no error).
