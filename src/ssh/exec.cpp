@@ -168,8 +168,8 @@ int exit_status_of(ssh_session s, Liveness& live, ssh_channel ch, const std::str
 size_t read_size(const Liveness& live) {
     if (live.fastest_reply_s < 0) return kReadChunk;
     const double bytes = live.fastest_reply_s * kWindowRate;
-    return static_cast<size_t>(std::clamp(bytes, static_cast<double>(kMinReadChunk),
-                                          static_cast<double>(kReadChunk)));
+    return static_cast<size_t>(
+        std::clamp(bytes, static_cast<double>(kMinReadChunk), static_cast<double>(kReadChunk)));
 }
 
 bool read_turn(ssh_session s, Liveness& live, ssh_channel ch, ReadBuffer& buf, int wait_ms,

@@ -65,7 +65,7 @@ TEST(SshReadSize, IsTheRoundTripTimesTheRateBetweenTwoAndSixteenMiB) {
     using mlt::ssh_detail::kReadChunk;
     mlt::ssh_detail::Liveness live;
     EXPECT_EQ(mlt::ssh_detail::read_size(live), kReadChunk);  // not known yet
-    live.fastest_reply_s = 0.0002;                             // loopback
+    live.fastest_reply_s = 0.0002;                            // loopback
     EXPECT_EQ(mlt::ssh_detail::read_size(live), kMinReadChunk);
     live.fastest_reply_s = 0.020;
     EXPECT_EQ(mlt::ssh_detail::read_size(live), 8000000u);

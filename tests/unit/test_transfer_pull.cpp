@@ -344,8 +344,8 @@ TEST(TransferRanges, TheRemoteHashIsOpensslWhenItHashesRightElseSha256sum) {
     const std::map<std::string, std::string> openssl_by_case = {
         {"none", ""},
         {"broken", "#!/bin/sh\necho 0000 \"*stdin\"\n"},
-        {"good", "#!/bin/sh\n: > \"${0%/*}/used\"; h=$(" + sha256sum +
-                     "); echo \"${h%% *} *stdin\"\n"},
+        {"good",
+         "#!/bin/sh\n: > \"${0%/*}/used\"; h=$(" + sha256sum + "); echo \"${h%% *} *stdin\"\n"},
     };
     for (const auto& [name, openssl] : openssl_by_case) {
         const std::string bin = dir / name;
