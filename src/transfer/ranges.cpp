@@ -180,15 +180,15 @@ constexpr int kMovesPerRange = 3;
 constexpr size_t kChannelsPerFarLink = 4;
 constexpr size_t kChannelsPerNearLink = 2;
 
-size_t channels_per_link(const Remote& remote) {
-    return is_near(remote) ? kChannelsPerNearLink : kChannelsPerFarLink;
+size_t channels_per_link(bool near) {
+    return near ? kChannelsPerNearLink : kChannelsPerFarLink;
 }
 }  // namespace
 
 bool uses_links(const Remote& remote, uint64_t size, const LinkPool* links) {
     if (!links || links->limit() == 0 || !ranges_pay(remote, size, links)) return false;
     const uint64_t range = range_size_for(size);
-    return (size + range - 1) / range > channels_per_link(remote);
+    return (size + range - 1) / range > channels_per_link(is_near(remote));
 }
 
 namespace {
@@ -305,13 +305,18 @@ std::string said(const std::string& err) {
     return out;
 }
 
-// "I:A:B:...": the words of one range for a remote `for` loop (read back with IFS=:).
-std::string range_words(const Run& run, const std::function<std::string(const Range&)>& words) {
-    std::string out;
-    for (const Leg& leg : run.legs)
-        out +=
-            (out.empty() ? "" : " ") + std::to_string(leg.range->index) + ":" + words(*leg.range);
-    return out;
+// "I:BLOCK:LEN", one range as the remote commands read it back (IFS=:, then `set --`): $1
+// its index, $2 its first block of kRangeBlock bytes (ranges start on one), $3 its length.
+std::string range_word(const Range& r) {
+    return std::to_string(r.index) + ":" + std::to_string(r.offset / kRangeBlock) + ":" +
+           std::to_string(r.length);
+}
+
+// The head of a remote `for` loop over the ranges of `run`, each in $1 $2 $3 (range_word).
+std::string range_loop(const Run& run) {
+    std::string words;
+    for (const Leg& leg : run.legs) words += (words.empty() ? "" : " ") + range_word(*leg.range);
+    return "for r in " + words + "; do IFS=:; set -- $r; unset IFS; ";
 }
 // A changed source is moved again this many rounds in all.
 constexpr int kRounds = 3;
@@ -324,8 +329,8 @@ constexpr double kWorthGrowing = 1.10;
 // way, where 2 connections moved 155-225 down; on 16 cores a 2 GiB file took 8 connections
 // to 1.1 GB/s, and one that started at 2 was home before the growth (a second a step) got
 // past 4 (0.65 GB/s).
-size_t start_links(const Remote& remote) {
-    if (!is_near(remote)) return kStartLinks;
+size_t start_links(bool near) {
+    if (!near) return kStartLinks;
     return std::clamp<size_t>(std::thread::hardware_concurrency() / 2, 1, kAutoConnections);
 }
 // The rate is measured over windows of 0.5 s, or 5 round trips of a far link (up to 2 s): a
@@ -357,7 +362,8 @@ class RangeRunner {
           pool_(pool),
           bytes_(bytes),
           done_(std::move(done)),
-          channels_(channels_per_link(caller)) {}
+          near_(is_near(caller)),
+          channels_(channels_per_link(near_)) {}
 
     // The commands each link runs at once (channels_per_link of the caller's link).
     size_t channels() const { return channels_; }
@@ -373,8 +379,8 @@ class RangeRunner {
         // The caller's own link (worker 0) moves ranges from the start; the side links join
         // as they connect, side by side.
         const size_t links = pool_->limit() + 1;
-        allowed_ = pool_->tuning() ? std::min(start_links(caller_), links) : links;
-        settled_ = !pool_->tuning() || is_near(caller_);  // growth: auto over a far link
+        allowed_ = pool_->tuning() ? std::min(start_links(near_), links) : links;
+        settled_ = !pool_->tuning() || near_;  // growth: auto over a far link
         if (pool_->tuning() && settled_)
             spdlog::debug("ranges: {} connection(s) over a near link ({} local cores)", allowed_,
                           std::thread::hardware_concurrency());
@@ -621,6 +627,9 @@ class RangeRunner {
     std::exception_ptr fatal_;
     std::unique_ptr<Error> link_error_;
     std::map<size_t, int> mismatches_;  // per range index
+    // The caller's link was near when the transfer began: its channels, links and growth
+    // follow from that once (a round trip measured meanwhile changes none of them).
+    const bool near_;
     const size_t channels_;
 };
 
@@ -644,15 +653,13 @@ std::string remote_file_word(const std::string& var, const std::string& path) {
            var + " ;; esac; ";
 }
 
-// Shell words that write the bytes of a range of the file in variable `file` to stdout: the
-// range starting at block `$block` (of kRangeBlock bytes; ranges start on one), `$length`
-// bytes rounded up to whole blocks (a cut follows where it matters). One dd reading whole
-// blocks copies a range once; `tail -c +OFF | head -c LEN` copied it twice in 8 KiB pieces,
-// twice the remote's CPU for a download.
-std::string range_read(const std::string& file, const std::string& block,
-                       const std::string& length) {
+// Shell words that write the bytes of the range in $2 and $3 (range_word) of the file in
+// variable `file` to stdout, rounded up to whole blocks (a cut follows where it matters). One
+// dd reading whole blocks copies a range once; `tail -c +OFF | head -c LEN` copied it twice
+// in 8 KiB pieces, twice the remote's CPU for a download.
+std::string range_read(const std::string& file) {
     const std::string b = std::to_string(kRangeBlock);
-    return "dd if=\"$" + file + "\" bs=" + b + " skip=$" + block + " count=$((($" + length + " + " +
+    return "dd if=\"$" + file + "\" bs=" + b + " skip=$2 count=$((($3 + " +
            std::to_string(kRangeBlock - 1) + ") / " + b + ")) 2>/dev/null";
 }
 
@@ -662,16 +669,13 @@ std::map<size_t, std::string> remote_range_hashes(Remote& remote, const std::str
                                                   const std::vector<Range>& ranges) {
     if (ranges.empty()) return {};
     std::string specs;
-    for (const Range& r : ranges)
-        specs += std::to_string(r.index) + ":" + std::to_string(r.offset / kRangeBlock) + ":" +
-                 std::to_string(r.length) + "\n";
-    const RemoteOutput got =
-        remote.run(remote_hash_setup() + remote_file_word("f", path) +
-                       "xargs -P 8 -n 1 sh -c 'IFS=:; set -- $1; unset IFS; "
-                       "f=$0; h=$(" +
-                       range_read("f", "2", "3") +
-                       " | head -c $3 | $hash_cmd) && echo \"$1 ${h%% *}\"' \"$f\"",
-                   specs);
+    for (const Range& r : ranges) specs += range_word(r) + "\n";
+    const RemoteOutput got = remote.run(
+        remote_hash_setup() + remote_file_word("f", path) +
+            "xargs -P 8 -n 1 sh -c 'IFS=:; set -- $1; unset IFS; "
+            "f=$0; h=$(" +
+            range_read("f") + " | head -c $3 | $hash_cmd) && echo \"$1 ${h%% *}\"' \"$f\"",
+        specs);
     return hash_lines(got.out);
 }
 
@@ -860,14 +864,8 @@ class Download : public RangedFile<Download> {
     StreamJob job_for(Run& run) {
         StreamJob job;
         job.command = "printf '%s\\n' " + token_ + "; " + remote_hash_setup() +
-                      remote_file_word("f", path_) + "for r in " +
-                      range_words(run,
-                                  [](const Range& r) {
-                                      return std::to_string(r.offset / kRangeBlock) + ":" +
-                                             std::to_string(r.length);
-                                  }) +
-                      "; do IFS=:; set -- $r; unset IFS; { " + range_read("f", "2", "3") +
-                      "; head -c $3 /dev/zero; } | head -c $3; h=$(" + range_read("f", "2", "3") +
+                      remote_file_word("f", path_) + range_loop(run) + "{ " + range_read("f") +
+                      "; head -c $3 /dev/zero; } | head -c $3; h=$(" + range_read("f") +
                       " | head -c $3 | $hash_cmd) || exit 1; echo \"$1 ${h%% *}\" >&2; done";
         job.on_stdout = [this, &run, leg = size_t(0)](std::string_view d) mutable {
             if (!run.begun && !(d = after_marker(run, d)).data()) return;
@@ -1073,16 +1071,9 @@ class Upload : public RangedFile<Upload> {
     // of what landed goes into <partial>.d/<index>.sha and, as "INDEX SHA256", to stderr.
     StreamJob job_for(Run& run) {
         StreamJob job;
-        job.command = words() + remote_hash_setup() + "for r in " +
-                      range_words(run,
-                                  [](const Range& r) {
-                                      return std::to_string(r.offset / kRangeBlock) + ":" +
-                                             std::to_string(r.length);
-                                  }) +
-                      "; do IFS=:; set -- $r; unset IFS; head -c $3 | dd of=\"$p\" bs=" +
-                      std::to_string(kRangeBlock) +
-                      " seek=$2 conv=notrunc 2>/dev/null || exit 1; h=$(" +
-                      range_read("p", "2", "3") +
+        job.command = words() + remote_hash_setup() + range_loop(run) +
+                      "head -c $3 | dd of=\"$p\" bs=" + std::to_string(kRangeBlock) +
+                      " seek=$2 conv=notrunc 2>/dev/null || exit 1; h=$(" + range_read("p") +
                       " | head -c $3 | $hash_cmd | cut -c1-64) && echo \"$h\" > \"$d/$1.sha\" || "
                       "exit 1; echo \"$1 $h\" >&2; done";
         job.input = [this, &run, leg = size_t(0)](char* buffer, size_t capacity) mutable -> size_t {
