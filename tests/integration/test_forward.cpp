@@ -86,7 +86,9 @@ TEST_F(ForwardTest, PortsThatAreNotLocalColonRemoteAreExit2) {
 
 // `tensorboard MODEL`: a fake tensorboard on the remote PATH (the remote home's .bashrc)
 // that serves its --logdir over http; the model's log dir (recorded by its job) is reached
-// here, and Ctrl+C stops the remote one (exit 0).
+// here, and Ctrl+C stops the remote one (exit 0). Like TensorBoard's own "at http://" line,
+// the fake's ("Serving HTTP on ... (http://...)", unbuffered by -u) comes once it listens:
+// a line printed before the bind let a loaded machine fetch from a port not yet open.
 TEST_F(ForwardTest, TensorboardServesTheModelsLogDirHereAndStopsOnCtrlC) {
     const std::string bin = sshd().dir() + "/fakebin";
     make_dir(bin, 0755);
@@ -94,8 +96,8 @@ TEST_F(ForwardTest, TensorboardServesTheModelsLogDirHereAndStopsOnCtrlC) {
                "#!/bin/sh\n"
                "while [ $# -gt 0 ]; do case $1 in --logdir) d=$2; shift;; --port) p=$2; shift;; "
                "esac; shift; done\n"
-               "echo \"TensorBoard 2.99 at http://localhost:$p/ (Press CTRL+C to quit)\"\n"
-               "exec /usr/bin/python3 -m http.server --bind 127.0.0.1 --directory \"$d\" \"$p\"\n",
+               "exec /usr/bin/python3 -u -m http.server --bind 127.0.0.1 --directory \"$d\" "
+               "\"$p\"\n",
                0755);
     write_file(sshd().remote_home() + "/.bashrc", "export PATH=\"" + bin + ":$PATH\"\n");
     write_user_settings();
