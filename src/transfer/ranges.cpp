@@ -171,25 +171,28 @@ std::vector<Range> cut_ranges(uint64_t size, uint64_t range_size) {
 // a few times, never taken).
 enum class Outcome { done, mismatch };
 constexpr int kMovesPerRange = 3;
-// Channels per link, each running one remote command for a run of ranges: one's start (a
+// Channels per link, each running one remote command for its ranges: one's start (a
 // channel, the command, the remote shell) overlaps the others' bytes, and each channel
 // brings its window. sshd's is 2 MiB, so an upload moves at most 2 MiB per round trip per
-// channel: over a far link 4 give a connection 42 MB/s at 200 ms where 2 gave 21 (and 3
-// connections, not 6, fill 1 Gbit/s); with the control shell that is 5 of sshd's 10
-// (MaxSessions). Over a near link the window is no limit and every remote command more
-// costs CPU (a login shell each): 2 there.
-constexpr size_t kChannelsPerFarLink = 4;
+// channel: over a far link 8 give a connection 84 MB/s at 200 ms (4 gave 42, and the two
+// connections auto starts with then held an upload to 84 MB/s for the 2 s its first growth
+// step took); with the control shell that is 9 of sshd's 10 (MaxSessions). A download
+// reads with windows of up to 16 MiB (read_size), so 4 do there. Over a near link the
+// window is no limit and every remote command more costs CPU (a login shell each): 2 there.
+constexpr size_t kChannelsPerFarLinkUp = 8;
+constexpr size_t kChannelsPerFarLinkDown = 4;
 constexpr size_t kChannelsPerNearLink = 2;
 
-size_t channels_per_link(bool near) {
-    return near ? kChannelsPerNearLink : kChannelsPerFarLink;
+size_t channels_per_link(bool near, bool up) {
+    if (near) return kChannelsPerNearLink;
+    return up ? kChannelsPerFarLinkUp : kChannelsPerFarLinkDown;
 }
 }  // namespace
 
 bool uses_links(const Remote& remote, uint64_t size, const LinkPool* links) {
     if (!links || links->limit() == 0 || !ranges_pay(remote, size, links)) return false;
     const uint64_t range = range_size_for(size);
-    return (size + range - 1) / range > channels_per_link(is_near(remote));
+    return (size + range - 1) / range > channels_per_link(is_near(remote), true);
 }
 
 namespace {
@@ -229,96 +232,143 @@ std::map<size_t, std::string> hash_lines(const std::string& text) {
     return out;
 }
 
-// One range on its way: the hash of its bytes at this end, how far it got, and the hash the
-// remote printed for it.
-struct RangeState {
+// One range of a remote command, in the order the command moves them: the hash of its bytes
+// at this end, how far they got, the hash the remote printed for it, and whether it was
+// judged (as soon as its bytes and that hash have both come).
+struct Leg {
+    Range range;
     Sha256 hash;
     uint64_t at = 0;
     std::string remote;
-    std::optional<Outcome> outcome;  // judged already (as soon as its bytes and hash came)
-};
+    bool judged = false;
+    bool announced = false;  // up, streamed: its header line went to the command
 
-// The ranges one remote command moves, in order, and what they did.
-struct Leg {
-    const Range* range;
-    RangeState* state;
-    uint64_t end() const { return range->offset + range->length; }
-    bool complete() const { return state->at == end(); }
+    explicit Leg(const Range& r) : range(r), at(r.offset) {}
+    uint64_t end() const { return range.offset + range.length; }
+    bool complete() const { return at == end(); }
 };
 struct Run {
-    std::vector<Leg> legs;
+    std::deque<Leg> legs;  // a deque: a leg stays where it is while more are added
     std::string err;       // the command's stderr: a line "INDEX SHA256" per range done, errors
+    size_t parsed = 0;     // err up to here is read for hash lines
+    size_t heard = 0;      // the legs whose hash line came (the first `heard`)
     bool begun = false;    // down: the command's marker line has come
     std::string preamble;  // down: what came before it (a login profile that prints)
+
+    // Gives the legs the hash lines of err not read yet: the remote prints one per range, in
+    // the order it moves them (a range moved twice by one command gets its own each time).
+    void hear(const std::string& shown) {
+        size_t eol;
+        while ((eol = err.find('\n', parsed)) != std::string::npos) {
+            const std::string line = err.substr(parsed, eol - parsed);
+            parsed = eol + 1;
+            size_t index = 0;
+            std::string hash;
+            if (!hash_line(line, index, hash)) continue;
+            if (heard >= legs.size() || legs[heard].range.index != index)
+                throw remote_error("moving " + shown + ": the remote hashed range " +
+                                   std::to_string(index) + ", which was not the next");
+            legs[heard++].remote = hash;
+        }
+    }
 };
 
 // What a login profile may print before a command's own output, at most.
 constexpr size_t kMaxPreamble = 64 * 1024;
 
-// Moves `batch` over `remote`, in up to `channels` runs side by side (one channel and
-// one remote command each): `self` gives each run's StreamJob (job_for) and judges each range
-// (judge) as soon as its bytes and the remote's hash of them have both come, while its
-// command goes on: a download killed mid-command keeps the ranges it recorded. A range
-// whose hash never came is judged once its command ended, with the command's status.
+// Deals the ranges one link moves and takes back what became of each (RangeRunner's queue).
+class Dealer {
+  public:
+    virtual ~Dealer() = default;
+    // The commands the link runs at once.
+    virtual size_t channels() const = 0;
+    // One range to move now; none once the queue is empty (or the transfer stops).
+    virtual std::optional<Range> next() = 0;
+    // A run of ranges for channels() commands at once, fewer as the queue runs low.
+    virtual std::vector<Range> batch() = 0;
+    // A range dealt here was judged: done, or moved again (an error after a few times).
+    virtual void settled(const Range& r, Outcome outcome) = 0;
+};
+
+// Judges each leg of `run` whose bytes and hash both came (the hash proves the range), or,
+// with `status` given (the command ended), every leg not judged yet; each goes to `dealer`.
 template <class Mover>
-std::vector<Outcome> move_batch(Mover& self, Remote& remote, const std::vector<Range>& batch,
-                                size_t channels) {
-    std::vector<RangeState> states(batch.size());
-    const size_t per_run = (batch.size() + channels - 1) / channels;
-    std::vector<Run> runs((batch.size() + per_run - 1) / per_run);
-    for (size_t i = 0; i < batch.size(); ++i) {
-        states[i].at = batch[i].offset;
-        runs[i / per_run].legs.push_back({&batch[i], &states[i]});
+void judge_legs(Mover& self, Remote& remote, Run& run, Dealer& dealer,
+                std::optional<int> status = std::nullopt) {
+    run.hear(remote.name());
+    for (size_t i = 0; i < run.legs.size(); ++i) {
+        Leg& leg = run.legs[i];
+        const bool arrived = i < run.heard && leg.complete();
+        if (leg.judged || (!arrived && !status)) continue;
+        // A command that failed after some of its ranges: those whose hash came stand.
+        const Outcome outcome = self.judge(remote, leg, arrived ? 0 : *status, run.err);
+        leg.judged = true;
+        dealer.settled(leg.range, outcome);
     }
-    // Judges each leg of `run` whose bytes and hash both came (the hash proves the range).
-    const auto judge_arrived = [&](Run& run) {
-        const std::map<size_t, std::string> hashes = hash_lines(run.err);
-        for (Leg& leg : run.legs) {
-            RangeState& st = *leg.state;
-            if (st.outcome || !leg.complete()) continue;
-            const auto hash = hashes.find(leg.range->index);
-            if (hash == hashes.end()) continue;
-            st.remote = hash->second;
-            st.outcome = self.judge(remote, *leg.range, st, 0, run.err);
-        }
-    };
-    std::vector<StreamJob> jobs;
-    for (Run& run : runs) {
-        StreamJob job = self.job_for(run);
+}
+
+// Runs `jobs` (one per run of `runs`), judging each leg as soon as its bytes and hash have
+// both come, while its command goes on: a command killed midway keeps the ranges it
+// recorded. A link lost midway leaves the legs not judged with the dealer (given back).
+template <class Mover>
+void run_legs(Mover& self, Remote& remote, std::deque<Run>& runs, std::vector<StreamJob> jobs,
+              Dealer& dealer) {
+    for (size_t r = 0; r < jobs.size(); ++r) {
+        Run& run = runs[r];
+        StreamJob& job = jobs[r];
         // Either may come last: a hash line, or the last bytes of its range.
-        job.on_stderr = [&judge_arrived, &run,
+        job.on_stderr = [&self, &remote, &run, &dealer,
                          sink = std::move(job.on_stderr)](std::string_view d) {
             sink(d);
-            if (d.find('\n') != std::string_view::npos) judge_arrived(run);
+            if (d.find('\n') != std::string_view::npos) judge_legs(self, remote, run, dealer);
         };
         if (job.on_stdout)
-            job.on_stdout = [&judge_arrived, &run,
+            job.on_stdout = [&self, &remote, &run, &dealer,
                              sink = std::move(job.on_stdout)](std::string_view d) {
                 sink(d);
-                judge_arrived(run);
+                judge_legs(self, remote, run, dealer);
             };
-        jobs.push_back(std::move(job));
     }
     std::vector<int> statuses;
     try {
         statuses = remote.stream_parallel(jobs);
     } catch (const Error&) {
-        // The link went mid-batch: what was judged stays so, the rest is moved again later.
-        for (Run& run : runs) judge_arrived(run);
+        for (Run& run : runs) judge_legs(self, remote, run, dealer);
         throw;
     }
-    std::vector<Outcome> out;
-    for (size_t r = 0; r < runs.size(); ++r) {
-        judge_arrived(runs[r]);
-        // A command that failed after some of its ranges: those judged stand.
-        for (Leg& leg : runs[r].legs) {
-            RangeState& st = *leg.state;
-            if (!st.outcome)
-                st.outcome = self.judge(remote, *leg.range, st, statuses[r], runs[r].err);
-            out.push_back(*st.outcome);
-        }
+    for (size_t r = 0; r < runs.size(); ++r) judge_legs(self, remote, runs[r], dealer, statuses[r]);
+}
+
+// Moves `batch` over `remote`, in up to dealer.channels() runs side by side (one channel and
+// one remote command each, its ranges fixed when it starts): `self` gives each run's
+// StreamJob (job_for) and judges each range (judge).
+template <class Mover>
+void move_batch(Mover& self, Remote& remote, const std::vector<Range>& batch, Dealer& dealer) {
+    const size_t channels = dealer.channels();
+    const size_t per_run = (batch.size() + channels - 1) / channels;
+    std::deque<Run> runs((batch.size() + per_run - 1) / per_run);
+    for (size_t i = 0; i < batch.size(); ++i) runs[i / per_run].legs.emplace_back(batch[i]);
+    std::vector<StreamJob> jobs;
+    for (Run& run : runs) jobs.push_back(self.job_for(run));
+    run_legs(self, remote, runs, std::move(jobs), dealer);
+}
+
+// Moves ranges over `remote` on up to dealer.channels() commands side by side, each taking
+// its next range from `dealer` as it is ready for one (`self.stream_job`), until the dealer
+// has none. Returns false when it had none to start with.
+template <class Mover>
+bool move_stream(Mover& self, Remote& remote, Dealer& dealer) {
+    std::deque<Run> runs;  // a deque: a run stays where it is (its jobs point at it)
+    for (size_t c = 0; c < dealer.channels(); ++c) {
+        std::optional<Range> first = dealer.next();
+        if (!first) break;
+        runs.emplace_back().legs.emplace_back(*first);
     }
-    return out;
+    if (runs.empty()) return false;
+    std::vector<StreamJob> jobs;
+    for (Run& run : runs) jobs.push_back(self.stream_job(run, dealer));
+    run_legs(self, remote, runs, std::move(jobs), dealer);
+    return true;
 }
 
 // What a run's command said besides its hash lines: for an error message.
@@ -342,7 +392,7 @@ std::string range_word(const Range& r) {
 // The head of a remote `for` loop over the ranges of `run`, each in $1 $2 $3 (range_word).
 std::string range_loop(const Run& run) {
     std::string words;
-    for (const Leg& leg : run.legs) words += (words.empty() ? "" : " ") + range_word(*leg.range);
+    for (const Leg& leg : run.legs) words += (words.empty() ? "" : " ") + range_word(leg.range);
     return "for r in " + words + "; do IFS=:; set -- $r; unset IFS; ";
 }
 // A changed source is moved again this many rounds in all.
@@ -380,27 +430,27 @@ constexpr int kLinkRetries = 4;
 // up.
 class RangeRunner {
   public:
-    using Move = std::function<std::vector<Outcome>(Remote&, const std::vector<Range>&)>;
+    // Moves ranges dealt by the Dealer over the Remote until it has none.
+    using Move = std::function<void(Remote&, Dealer&)>;
 
-    // `done(index)`: whether a range is done (one a lost link had in flight may be).
+    // `done(index)`: whether a range is done (one a lost link had in flight may be); `up`:
+    // an upload (channels_per_link).
     RangeRunner(Remote& caller, LinkPool* pool, const std::atomic<uint64_t>& bytes,
-                std::function<bool(size_t)> done)
+                std::function<bool(size_t)> done, bool up)
         : caller_(caller),
           pool_(pool),
           bytes_(bytes),
           done_(std::move(done)),
           near_(is_near(caller)),
-          channels_(channels_per_link(near_)),
+          channels_(channels_per_link(near_, up)),
           per_command_(ranges_per_command(near_)) {}
-
-    // The commands each link runs at once (channels_per_link of the caller's link).
-    size_t channels() const { return channels_; }
 
     // Returns the most links used at once (1 without links).
     size_t run(const std::vector<Range>& todo, const Move& move) {
         if (todo.empty()) return 0;
         if (!pool_ || pool_->limit() == 0 || todo.size() <= channels_) {
-            move_all(caller_, todo, move);
+            queue_.assign(todo.begin(), todo.end());
+            move_all(move);
             return 1;
         }
         queue_.assign(todo.begin(), todo.end());
@@ -424,43 +474,78 @@ class RangeRunner {
         // What the links could not move (refused, or lost too often) goes over the caller's
         // own link: if that one is lost too, the caller's reconnect takes it from there.
         if (!queue_.empty() && link_error_) spdlog::debug("ranges: {}", link_error_->what());
-        move_all(caller_, std::vector<Range>(queue_.begin(), queue_.end()), move);
+        move_all(move);
         return std::max<size_t>(most_, 1);
     }
 
   private:
-    // Moves `batch` over `remote` until every range of it is done; a range whose hashes
-    // keep differing is an error.
-    void move_checked(Remote& remote, std::vector<Range> batch, const Move& move) {
-        while (!batch.empty()) {
-            const std::vector<Outcome> outcomes = move(remote, batch);
-            std::vector<Range> again;
-            for (size_t i = 0; i < batch.size(); ++i) {
-                if (outcomes[i] == Outcome::done) continue;
-                int attempts = 0;
-                {
-                    std::lock_guard<std::mutex> lock(mutex_);
-                    attempts = ++mismatches_[batch[i].index];
-                }
-                if (attempts >= kMovesPerRange)
-                    throw remote_error("range " + std::to_string(batch[i].index) +
-                                       " arrived with another sha256 than it was sent with, " +
-                                       std::to_string(attempts) + " times");
-                again.push_back(batch[i]);
-            }
-            batch = std::move(again);
-        }
-    }
+    // One link's dealer: the ranges of the queue its commands take, held until they are
+    // settled (a link lost gives back those it held that are not done).
+    class LinkDealer : public Dealer {
+      public:
+        // `shared`: other links take from the queue too (batches then even out).
+        LinkDealer(RangeRunner& runner, bool shared) : runner_(runner), shared_(shared) {}
 
-    // Every range of `todo` over the one `remote`, a full batch at a time.
-    void move_all(Remote& remote, const std::vector<Range>& todo, const Move& move) {
-        const size_t batch_size = channels_ * per_command_;
-        for (size_t at = 0; at < todo.size(); at += batch_size)
-            move_checked(remote,
-                         std::vector<Range>(todo.begin() + static_cast<std::ptrdiff_t>(at),
-                                            todo.begin() + static_cast<std::ptrdiff_t>(std::min(
-                                                               todo.size(), at + batch_size))),
-                         move);
+        size_t channels() const override { return runner_.channels_; }
+
+        std::optional<Range> next() override {
+            std::lock_guard<std::mutex> lock(runner_.mutex_);
+            if (runner_.stop_ || runner_.queue_.empty()) return std::nullopt;
+            return hold();
+        }
+
+        std::vector<Range> batch() override {
+            std::lock_guard<std::mutex> lock(runner_.mutex_);
+            std::vector<Range> out;
+            if (runner_.stop_) return out;
+            // Fewer ranges per command as the queue runs low, so that the links end together.
+            const size_t links = shared_ ? std::max<size_t>(runner_.allowed_, 1) : 1;
+            const size_t share = shared_ ? runner_.queue_.size() / (links * runner_.channels_)
+                                         : runner_.per_command_;
+            const size_t take =
+                runner_.channels_ * std::clamp<size_t>(share, 1, runner_.per_command_);
+            while (!runner_.queue_.empty() && out.size() < take) out.push_back(hold());
+            return out;
+        }
+
+        void settled(const Range& r, Outcome outcome) override {
+            std::lock_guard<std::mutex> lock(runner_.mutex_);
+            held_.erase(r.index);
+            if (outcome == Outcome::done) return;
+            const int attempts = ++runner_.mismatches_[r.index];
+            if (attempts >= kMovesPerRange)
+                throw remote_error("range " + std::to_string(r.index) +
+                                   " arrived with another sha256 than it was sent with, " +
+                                   std::to_string(attempts) + " times");
+            runner_.queue_.push_front(r);  // moved again, first
+            runner_.changed_.notify_all();
+        }
+
+        // The ranges dealt here and not settled, back into the queue unless done (the
+        // runner's mutex held).
+        void give_back() {
+            for (auto r = held_.rbegin(); r != held_.rend(); ++r)
+                if (!runner_.done_(r->first)) runner_.queue_.push_front(r->second);
+            held_.clear();
+        }
+
+      private:
+        Range hold() {
+            Range r = runner_.queue_.front();
+            runner_.queue_.pop_front();
+            held_.emplace(r.index, r);
+            return r;
+        }
+
+        RangeRunner& runner_;
+        const bool shared_;
+        std::map<size_t, Range> held_;
+    };
+
+    // The queue over the caller's own link, until it is empty.
+    void move_all(const Move& move) {
+        LinkDealer dealer(*this, false);
+        while (!queue_.empty() && !stop_) move(caller_, dealer);
     }
 
     void start(size_t index, const Move& move) {
@@ -503,46 +588,28 @@ class RangeRunner {
             }
             most_ = std::max(most_, index + 1);
         }
-        for (;;) {
-            std::vector<Range> batch;
-            {
-                std::lock_guard<std::mutex> lock(mutex_);
-                if (stop_ || queue_.empty()) break;
-                // Fewer ranges per command as the queue runs low, so that the links end
-                // together.
-                const size_t share = queue_.size() / (allowed_ * channels_);
-                const size_t take = channels_ * std::clamp<size_t>(share, 1, per_command_);
-                while (!queue_.empty() && batch.size() < take) {
-                    batch.push_back(queue_.front());
-                    queue_.pop_front();
-                }
-            }
-            try {
-                move_checked(*remote, batch, move);
-            } catch (const Error& e) {
-                std::lock_guard<std::mutex> lock(mutex_);
-                if (!is_link_loss(e)) {
-                    if (!fatal_) fatal_ = std::current_exception();
-                    stop_ = true;
-                } else {
-                    for (auto r = batch.rbegin(); r != batch.rend(); ++r)
-                        if (!done_(r->index)) queue_.push_front(*r);
-                    link_error_ = std::make_unique<Error>(e);
-                    // The caller's link is reopened by the caller (after this transfer).
-                    if (index > 0) {
-                        lost_.push_back(index);
-                        pool_->drop(index - 1);
-                    }
-                }
-                leave();
-                return;
-            } catch (...) {
-                finish_with(std::current_exception());
-                return;
-            }
+        LinkDealer dealer(*this, true);
+        try {
+            move(*remote, dealer);
+        } catch (const Error& e) {
             std::lock_guard<std::mutex> lock(mutex_);
-            spdlog::trace("ranges: connection {} moved {} range(s)", index + 1, batch.size());
-            changed_.notify_all();
+            if (!is_link_loss(e)) {
+                if (!fatal_) fatal_ = std::current_exception();
+                stop_ = true;
+            } else {
+                dealer.give_back();
+                link_error_ = std::make_unique<Error>(e);
+                // The caller's link is reopened by the caller (after this transfer).
+                if (index > 0) {
+                    lost_.push_back(index);
+                    pool_->drop(index - 1);
+                }
+            }
+            leave();
+            return;
+        } catch (...) {
+            finish_with(std::current_exception());
+            return;
         }
         std::lock_guard<std::mutex> lock(mutex_);
         spdlog::trace("ranges: connection {} has no more to move", index + 1);
@@ -776,9 +843,9 @@ class RangedFile {
     }
 
     // `n` bytes at `data` of `leg`'s range passed this end: hashed, and counted.
-    void passed(const Leg& leg, const char* data, size_t n) {
-        leg.state->hash.update(data, n);
-        leg.state->at += n;
+    void passed(Leg& leg, const char* data, size_t n) {
+        leg.hash.update(data, n);
+        leg.at += n;
         count(n);
     }
 
@@ -810,27 +877,29 @@ class RangedFile {
             if (!done_.count(r.index)) todo.push_back(r);
         // Up, the growth is measured by what the server took, not by what went into the
         // channels (a window ahead of it).
-        const std::atomic<uint64_t>& rated = Self::kRatesTaken ? taken_ : moved_;
-        RangeRunner runner(remote_, pays_ ? options_.links : nullptr, rated, [this](size_t index) {
-            std::lock_guard<std::mutex> lock(mutex_);
-            return done_.count(index) > 0;
-        });
-        stats_.links = std::max(
-            stats_.links, runner.run(todo, [this, &runner](Remote& r, const std::vector<Range>& b) {
-                return move_batch(static_cast<Self&>(*this), r, b, runner.channels());
-            }));
+        const std::atomic<uint64_t>& rated = Self::kUp ? taken_ : moved_;
+        RangeRunner runner(
+            remote_, pays_ ? options_.links : nullptr, rated,
+            [this](size_t index) {
+                std::lock_guard<std::mutex> lock(mutex_);
+                return done_.count(index) > 0;
+            },
+            Self::kUp);
+        stats_.links = std::max(stats_.links, runner.run(todo, [this](Remote& r, Dealer& d) {
+            static_cast<Self&>(*this).move_on(r, d);
+        }));
     }
 
     // A range whose command ended with `status` (`doing`: "reading", "writing"): done when
     // all of it went and both hashes agree (then recorded, and `record` is called with its
     // hash under the lock), else moved again.
-    Outcome settle(Remote& remote, const char* doing, const Range& r, RangeState& st, int status,
-                   const std::string& err,
+    Outcome settle(Remote& remote, const char* doing, Leg& leg, int status, const std::string& err,
                    const std::function<void(const std::string&)>& record = {}) {
         if (status != 0) throw remote_failure(remote, doing + (" " + path_), status, said(err));
-        const std::string hash = st.hash.hex_digest();
+        const std::string hash = leg.hash.hex_digest();
+        const Range& r = leg.range;
         std::lock_guard<std::mutex> lock(mutex_);
-        if (st.at != r.offset + r.length || st.remote != hash) {
+        if (!leg.complete() || leg.remote != hash) {
             ++stats_.moved_again;
             return Outcome::mismatch;
         }
@@ -859,7 +928,7 @@ class RangedFile {
 
 class Download : public RangedFile<Download> {
   public:
-    static constexpr bool kRatesTaken = false;  // what arrived is what moved
+    static constexpr bool kUp = false;  // the rate: what arrived is what moved
     Download(Remote& remote, const std::string& remote_path, const RemoteFileInfo& listed,
              const std::string& local_path, const RangeOptions& options)
         : RangedFile(remote, remote_path, local_path, options), listed_(listed) {
@@ -899,13 +968,13 @@ class Download : public RangedFile<Download> {
         job.on_stdout = [this, &run, leg = size_t(0)](std::string_view d) mutable {
             if (!run.begun && !(d = after_marker(run, d)).data()) return;
             while (!d.empty()) {
-                const Leg* now = current_leg(run, leg);
+                Leg* now = current_leg(run, leg);
                 if (!now)
                     throw remote_error("reading " + path_ +
                                        ": the remote sent more bytes than asked for");
                 const size_t n =
-                    static_cast<size_t>(std::min<uint64_t>(d.size(), now->end() - now->state->at));
-                write_at(d.substr(0, n), now->state->at);
+                    static_cast<size_t>(std::min<uint64_t>(d.size(), now->end() - now->at));
+                write_at(d.substr(0, n), now->at);
                 passed(*now, d.data(), n);
                 d.remove_prefix(n);
             }
@@ -939,11 +1008,16 @@ class Download : public RangedFile<Download> {
         return rest == 0 ? std::string_view("", 0) : d.substr(d.size() - rest);
     }
 
-    Outcome judge(Remote& remote, const Range& r, RangeState& st, int status,
-                  const std::string& err) {
-        return settle(remote, "reading", r, st, status, err, [&](const std::string& hash) {
-            std::ofstream(state_, std::ios::app) << r.index << " " << hash << "\n";
+    Outcome judge(Remote& remote, Leg& leg, int status, const std::string& err) {
+        return settle(remote, "reading", leg, status, err, [&](const std::string& hash) {
+            std::ofstream(state_, std::ios::app) << leg.range.index << " " << hash << "\n";
         });
+    }
+
+    // Batches of ranges, each command's fixed when it starts (its words in a `for` loop).
+    void move_on(Remote& remote, Dealer& dealer) {
+        for (std::vector<Range> b; !(b = dealer.batch()).empty();)
+            move_batch(*this, remote, b, dealer);
     }
 
   private:
@@ -1061,7 +1135,7 @@ LocalVersion local_version(int fd, const std::string& shown) {
 
 class Upload : public RangedFile<Upload> {
   public:
-    static constexpr bool kRatesTaken = true;
+    static constexpr bool kUp = true;
     Upload(Remote& remote, const std::string& local_path, const std::string& remote_path,
            const RangeOptions& options)
         : RangedFile(remote, remote_path, local_path, options) {
@@ -1095,22 +1169,42 @@ class Upload : public RangedFile<Upload> {
         return log_done("pushed", local_, stats_, moved_.load(), began);
     }
 
-    // The run's ranges one after the other on stdin: each is read off exactly (head -c
-    // reads no further than it writes) into the partial file at its offset; then the sha256
-    // of what landed goes into <partial>.d/<index>.sha and, as "INDEX SHA256", to stderr.
-    StreamJob job_for(Run& run) {
+    // A command that takes ranges from its stdin until it ends, each a header line (its
+    // range_word) and its bytes: read off exactly (head -c reads no further than it writes)
+    // into the partial file at its offset; then the sha256 of what landed goes into
+    // <partial>.d/<index>.sha and, as "INDEX SHA256", to stderr. The next range is taken
+    // from `dealer` once the last one's bytes are in the channel, so every channel stays
+    // busy to the end: a command's ranges are not fixed when it starts.
+    StreamJob stream_job(Run& run, Dealer& dealer) {
         StreamJob job;
-        job.command = words() + remote_hash_setup() + range_loop(run) +
-                      "head -c $3 | dd of=\"$p\" bs=" + std::to_string(kRangeBlock) +
+        job.command = words() + remote_hash_setup() +
+                      "while read -r r; do IFS=:; set -- $r; unset IFS; "
+                      "head -c $3 | dd of=\"$p\" bs=" +
+                      std::to_string(kRangeBlock) +
                       " seek=$2 conv=notrunc 2>/dev/null || exit 1; h=$(" + range_read("p") +
                       " | head -c $3 | $hash_cmd | cut -c1-64) && echo \"$h\" > \"$d/$1.sha\" || "
                       "exit 1; echo \"$1 $h\" >&2; done";
-        job.input = [this, &run, leg = size_t(0)](char* buffer, size_t capacity) mutable -> size_t {
-            const Leg* now = current_leg(run, leg);
-            if (!now) return 0;
-            const uint64_t at = now->state->at;
-            const size_t n = read_at(fd_.get(), buffer,
-                                     std::min<uint64_t>(capacity, now->end() - at), at, local_);
+        job.input = [this, &run, &dealer, leg = size_t(0), head = std::string()](
+                        char* buffer, size_t capacity) mutable -> size_t {
+            Leg* now = current_leg(run, leg);
+            if (!now) {
+                const std::optional<Range> r = dealer.next();
+                if (!r) return 0;
+                now = &run.legs.emplace_back(*r);
+            }
+            if (!now->announced) {
+                now->announced = true;
+                head = range_word(now->range) + "\n";
+            }
+            if (!head.empty()) {  // the header line first (in pieces if need be)
+                const size_t n = std::min(capacity, head.size());
+                std::memcpy(buffer, head.data(), n);
+                head.erase(0, n);
+                return n;
+            }
+            const size_t n =
+                read_at(fd_.get(), buffer, std::min<uint64_t>(capacity, now->end() - now->at),
+                        now->at, local_);
             passed(*now, buffer, n);
             return n;
         };
@@ -1119,9 +1213,14 @@ class Upload : public RangedFile<Upload> {
         return job;
     }
 
-    Outcome judge(Remote& remote, const Range& r, RangeState& st, int status,
-                  const std::string& err) {
-        return settle(remote, "writing", r, st, status, err);
+    Outcome judge(Remote& remote, Leg& leg, int status, const std::string& err) {
+        return settle(remote, "writing", leg, status, err);
+    }
+
+    // Streams: each command takes its next range when it is ready for one.
+    void move_on(Remote& remote, Dealer& dealer) {
+        while (move_stream(*this, remote, dealer)) {
+        }
     }
 
   private:

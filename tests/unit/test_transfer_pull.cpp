@@ -309,10 +309,13 @@ class NoLinks : public mlt::LinkPool {
     bool tuning_;
 };
 
-// The commands of `remote` that moved ranges (each moves a run of them).
+// The commands of `remote` that moved ranges (each moves a run of them): down, a `for` loop
+// over the ranges it was given; up, a `while read` loop over those it is sent.
 size_t range_commands(const LocalRemote& remote) {
     size_t n = 0;
-    for (const auto& c : remote.commands) n += c.find("for r in ") != std::string::npos;
+    for (const auto& c : remote.commands)
+        n += c.find("for r in ") != std::string::npos ||
+             c.find("while read -r r;") != std::string::npos;
     return n;
 }
 
@@ -391,13 +394,52 @@ TEST(TransferRanges, AFileThatDoesNotPayIsOneRangeInOneCommandEachWay) {
     EXPECT_EQ(slurp(remote_dir / "back.ckpt"), slurp(path));
 }
 
-// Where ranges pay, one remote command moves a run of them, one after the other: the 5
-// ranges of a 72 MiB file go in 3 commands side by side (2 ranges, 2 and 1), each way, and
-// every byte lands at its place.
+// A remote whose writes of range 1 land with their first byte wrong, the first time: the
+// hash of what landed differs from what was sent.
+class CorruptingRemote : public TimedRemote {
+  public:
+    explicit CorruptingRemote(std::string flag) : TimedRemote(0.05), flag_(std::move(flag)) {}
+    int stream(const std::string& command, const mlt::InputSource& input,
+               const mlt::OutputSink& on_stdout, const mlt::OutputSink& on_stderr) override {
+        const std::string write = "head -c $3 | dd of=";
+        std::string c = command;
+        const size_t at = c.find(write);
+        if (at != std::string::npos)
+            c.replace(at, write.size(),
+                      "head -c $3 | { if [ \"$1\" = 1 ] && [ ! -e " + flag_ + " ]; then : > " +
+                          flag_ + "; head -c 1 >/dev/null; printf X; fi; cat; } | dd of=");
+        return TimedRemote::stream(c, input, on_stdout, on_stderr);
+    }
+
+  private:
+    std::string flag_;
+};
+
+// Up, a range that lands with other bytes than were sent (its remote hash differs) is dealt
+// again (to a command still taking ranges, or to a new one), and the file is put in place
+// only whole.
+TEST(TransferRanges, AnUploadedRangeThatLandedWrongIsSentAgainNeverTaken) {
+    TempDir remote_dir, local;
+    const std::string source = local / "model.ckpt";
+    write_file(source, std::string(72 * 1024 * 1024, '7'));
+    CorruptingRemote remote(remote_dir / "corrupted-once");
+    const mlt::RangeStats up = mlt::upload_ranges(remote, source, remote_dir / "back.ckpt");
+    EXPECT_TRUE(fs::exists(remote_dir / "corrupted-once"));
+    EXPECT_EQ(up.ranges, 5u);
+    EXPECT_EQ(up.moved_again, 1u);
+    EXPECT_EQ(slurp(remote_dir / "back.ckpt"), slurp(source));
+    EXPECT_TRUE(mlt::test::part_files(remote_dir.path()).empty());
+}
+
+// Where ranges pay, one remote command moves several, one after the other, and every byte
+// lands at its place. The 9 ranges of a 130 MiB file: down, a run fixed when each command
+// starts, 3 commands side by side (3 ranges each); up, each of the far link's 8 commands
+// takes its next range as it is ready for one (this fake runs them one after the other, so
+// the first takes the ninth).
 TEST(TransferRanges, OneCommandMovesARunOfRangesEachWay) {
     TempDir remote_dir, local;
     const std::string path = remote_dir / "model.ckpt";
-    std::string bytes(72 * 1024 * 1024, '\0');
+    std::string bytes(130 * 1024 * 1024, '\0');
     for (size_t i = 0; i < bytes.size(); ++i) bytes[i] = static_cast<char>((i * 7919) >> 13);
     write_file(path, bytes);
     TimedRemote remote(0.05);
@@ -405,13 +447,13 @@ TEST(TransferRanges, OneCommandMovesARunOfRangesEachWay) {
     ASSERT_EQ(listed.size(), 1u);
     const mlt::RangeStats down =
         mlt::download_ranges(remote, path, listed.front(), local / "model.ckpt");
-    EXPECT_EQ(down.ranges, 5u);
+    EXPECT_EQ(down.ranges, 9u);
     EXPECT_EQ(range_commands(remote), 3u);
     EXPECT_EQ(slurp(local / "model.ckpt"), bytes);
     const mlt::RangeStats up =
         mlt::upload_ranges(remote, local / "model.ckpt", remote_dir / "back.ckpt");
-    EXPECT_EQ(up.ranges, 5u);
-    EXPECT_EQ(range_commands(remote), 6u);
+    EXPECT_EQ(up.ranges, 9u);
+    EXPECT_EQ(range_commands(remote), 11u);
     EXPECT_EQ(slurp(remote_dir / "back.ckpt"), bytes);
     EXPECT_TRUE(mlt::test::part_files(local.path()).empty());
     EXPECT_TRUE(mlt::test::part_files(remote_dir.path()).empty());
