@@ -12,7 +12,7 @@ ShellJob::ShellJob(Connection& connection, std::string remote_dir, std::string m
     : connection_(connection),
       remote_dir_(std::move(remote_dir)),
       model_(std::move(model)),
-      compression_(checked_compression([this]() -> Remote& { return remote(); }, compression)),
+      compression_([this]() -> Remote& { return remote(); }, compression),
       transfer_connections_(transfer_connections) {}
 
 std::vector<JobStatus> ShellJob::status() {
@@ -55,11 +55,18 @@ void ShellJob::clean(const std::string& archive, const std::string& log_dir) {
 }
 
 SyncResult ShellJob::upload(const std::map<std::string, std::vector<UploadItem>>& uploads) {
+    // The check sent ahead answered first (before the listings): read now, also when nothing
+    // is to be sent (the collection asks it then).
+    if (compression_ahead_) compression_.choice()();
+    compression_ahead_ = false;
     ConnectionLinks links(connection_, transfer_connections_);
-    return sync_up(remote(), uploads, compression_, &links);
+    return sync_up(remote(), uploads, compression_.choice(), &links);
 }
 
+// The compression's check (once per run: the upload or the collection asks it) and the
+// listings go with the lock's command: no round trip of their own.
 void ShellJob::upload_ahead(const std::map<std::string, std::vector<UploadItem>>& uploads) {
+    compression_ahead_ = compression_.send_ahead();
     sync_up_ahead(remote(), uploads);
 }
 
@@ -99,7 +106,7 @@ JobResult ShellJob::result() {
 TransferStats ShellJob::collect(const TrainPlan& plan, const JobResult& result,
                                 Reporter& reporter) {
     ConnectionLinks links(connection_, plan.transfer_connections);
-    return collect_results(remote(), plan, result, compression_, reporter, &links);
+    return collect_results(remote(), plan, result, compression_.choice(), reporter, &links);
 }
 
 bool ShellJob::start_shutdown(const std::string& run_id, const std::string& script,

@@ -176,11 +176,23 @@ std::string describe(const SyncResult& r) {
     return text;
 }
 
+namespace {
+
+const char* compressor(Compression wanted) {
+    return wanted == Compression::zstd ? "zstd" : "gzip";
+}
+
+// The command usable_compression runs: "yes" when the remote has the compressor.
+std::string compressor_check(Compression wanted) {
+    return std::string("command -v ") + compressor(wanted) + " >/dev/null 2>&1 && echo yes";
+}
+
+}  // namespace
+
 Compression usable_compression(Remote& remote, Compression wanted) {
     if (wanted == Compression::none) return wanted;
-    const char* program = wanted == Compression::zstd ? "zstd" : "gzip";
-    const RemoteOutput out =
-        remote.run(std::string("command -v ") + program + " >/dev/null 2>&1 && echo yes");
+    const char* program = compressor(wanted);
+    const RemoteOutput out = remote.run(compressor_check(wanted));
     if (out.out.find("yes") != std::string::npos) return wanted;
     spdlog::info(
         "{} has no {}; transfers go uncompressed (install {} there, or set "
@@ -190,12 +202,21 @@ Compression usable_compression(Remote& remote, Compression wanted) {
 }
 
 CompressionChoice checked_compression(std::function<Remote&()> remote, const std::string& wanted) {
-    auto known = std::make_shared<std::optional<Compression>>();
-    const Compression asked = parse_compression(wanted).value_or(Compression::none);
-    return [remote = std::move(remote), known, asked] {
-        if (!*known) *known = usable_compression(remote(), asked);
-        return **known;
-    };
+    return CompressionCheck(std::move(remote), wanted).choice();
+}
+
+CompressionCheck::CompressionCheck(std::function<Remote&()> remote, const std::string& wanted)
+    : state_(std::make_shared<State>(State{
+          std::move(remote), parse_compression(wanted).value_or(Compression::none), {}})),
+      choice_([state = state_] {
+          if (!state->known) state->known = usable_compression(state->remote(), state->wanted);
+          return *state->known;
+      }) {}
+
+bool CompressionCheck::send_ahead() {
+    if (state_->known || state_->wanted == Compression::none) return false;
+    state_->remote().run_ahead(compressor_check(state_->wanted), {});
+    return true;
 }
 
 SyncResult sync_up(Remote& remote, const std::map<std::string, std::vector<UploadItem>>& plan,

@@ -114,10 +114,11 @@ TEST_F(TrainSyncTest, ASecondWorkspaceRunUploadsNothingAndAThirdOnlyTheEdit) {
     EXPECT_EQ(runs[2]["bytes_up"], "30") << read_or_empty(history_path());
 }
 
-// The upload's listing goes with the lock's command and the first follow segment with the
-// start's (docs/remote-protocol.md, "Commands sent ahead"): -vv names both replies as sent
-// ahead; the upload still skips what is there and the console log arrives once.
-TEST_F(TrainSyncTest, TheListingAndTheFirstFollowAreSentAhead) {
+// The check for the compressor and the upload's listing go with the lock's command, and the
+// first follow segment with the start's (docs/remote-protocol.md, "Commands sent ahead"):
+// -vv names the three replies as sent ahead, also in a run with nothing to upload; the upload
+// still skips what is there and the console log arrives once.
+TEST_F(TrainSyncTest, TheCompressorCheckTheListingAndTheFirstFollowAreSentAhead) {
     write_tree(workspace(), {{"a.txt", "a"}, {"sub/b.txt", "b"}});
     write_shell_model("ahead", "echo trained\n");
     write_model_settings("ahead", kShellSidecar);
@@ -132,9 +133,11 @@ TEST_F(TrainSyncTest, TheListingAndTheFirstFollowAreSentAhead) {
     for (size_t at = r.err.find("(sent ahead): "); at != std::string::npos;
          at = r.err.find("(sent ahead): ", at + 1))
         ahead.push_back(r.err.substr(at, r.err.find("\nmlt: ", at) - at));
-    ASSERT_EQ(ahead.size(), 2u) << describe(r);
-    EXPECT_TRUE(has_text(ahead[0], "xargs -0 -r sh -c 'find")) << ahead[0];  // the listing
-    EXPECT_TRUE(has_text(ahead[1], "mlt_send")) << ahead[1];                 // the follow
+    ASSERT_EQ(ahead.size(), 3u) << describe(r);
+    EXPECT_TRUE(has_text(ahead[0], "command -v zstd")) << ahead[0];          // the check
+    EXPECT_TRUE(has_text(ahead[1], "xargs -0 -r sh -c 'find")) << ahead[1];  // the listing
+    EXPECT_TRUE(has_text(ahead[2], "mlt_send")) << ahead[2];                 // the follow
+    EXPECT_FALSE(has_text(r.err, "dropping the control shell")) << describe(r);
     EXPECT_TRUE(has_text(r.out, "uploaded 0 file(s)")) << describe(r);
     EXPECT_EQ(lines_starting(r.out, "trained").size(), 1u) << describe(r);
     EXPECT_EQ(

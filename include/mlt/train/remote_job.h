@@ -110,8 +110,9 @@ class ShellJob : public RemoteJob {
     Connection& connection_;
     std::string remote_dir_;
     std::string model_;
-    CompressionChoice compression_;
-    int transfer_connections_;  // 0: auto
+    CompressionCheck compression_;
+    bool compression_ahead_ = false;  // its check went with the lock (upload_ahead)
+    int transfer_connections_;        // 0: auto
     int sample_every_ = 0;      // watch(): a job's follow samples the host this often
     OutputSink on_sample_;
 };

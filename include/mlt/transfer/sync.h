@@ -5,6 +5,8 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -79,6 +81,27 @@ using CompressionChoice = std::function<Compression()>;
 // `remote()` gives then, and keeps the answer (a reconnect does not change the remote's
 // programs). `wanted` is a settings word ("none", "gzip", "zstd"); anything else is none.
 CompressionChoice checked_compression(std::function<Remote&()> remote, const std::string& wanted);
+
+// checked_compression whose one check may also travel ahead of another command.
+class CompressionCheck {
+  public:
+    CompressionCheck(std::function<Remote&()> remote, const std::string& wanted);
+    // The CompressionChoice: asks the remote when first called, then keeps the answer.
+    const CompressionChoice& choice() const { return choice_; }
+    // Sends the check ahead (Remote::run_ahead) when it is still to be made, and returns
+    // whether it went: then choice() must be called right after the command it went with
+    // (and after the replies sent ahead before it), or the control shell drops them all.
+    bool send_ahead();
+
+  private:
+    struct State {
+        std::function<Remote&()> remote;
+        Compression wanted;
+        std::optional<Compression> known;
+    };
+    std::shared_ptr<State> state_;
+    CompressionChoice choice_;
+};
 
 // Uploads, per remote base, the items whose remote copy is missing or differs (one listing
 // round trip, then the streams of plan_upload_streams side by side; files that
