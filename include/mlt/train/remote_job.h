@@ -113,7 +113,7 @@ class ShellJob : public RemoteJob {
     CompressionCheck compression_;
     bool compression_ahead_ = false;  // its check went with the lock (upload_ahead)
     int transfer_connections_;        // 0: auto
-    int sample_every_ = 0;      // watch(): a job's follow samples the host this often
+    int sample_every_ = 0;            // watch(): a job's follow samples the host this often
     OutputSink on_sample_;
 };
 
