@@ -206,8 +206,8 @@ CompressionChoice checked_compression(std::function<Remote&()> remote, const std
 }
 
 CompressionCheck::CompressionCheck(std::function<Remote&()> remote, const std::string& wanted)
-    : state_(std::make_shared<State>(State{
-          std::move(remote), parse_compression(wanted).value_or(Compression::none), {}})),
+    : state_(std::make_shared<State>(
+          State{std::move(remote), parse_compression(wanted).value_or(Compression::none), {}})),
       choice_([state = state_] {
           if (!state->known) state->known = usable_compression(state->remote(), state->wanted);
           return *state->known;
