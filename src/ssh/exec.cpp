@@ -252,10 +252,8 @@ class ExecChannel {
         ssh_channel ch = channel_.get();
         if (!sending_) return false;
         if (in_at_ == in_len_) {
-            const size_t n = job_.input(in_.data(), in_.size());
-            in_at_ = in_len_ = 0;
-            if (n == kInputLater) return false;  // asked again on the next turn
-            in_len_ = n;
+            in_len_ = job_.input(in_.data(), in_.size());
+            in_at_ = 0;
             if (in_len_ == 0) {
                 sending_ = false;
                 if (!ssh_channel_is_closed(ch) && ssh_channel_send_eof(ch) != SSH_OK)

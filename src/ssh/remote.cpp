@@ -57,16 +57,14 @@ RemoteOutput SessionRemote::run(const std::string& command, std::string_view inp
 int SessionRemote::stream(const std::string& command, const InputSource& input,
                           const OutputSink& on_stdout, const OutputSink& on_stderr) {
     // Read up to kInlineInput of the input: if it ends there, the command can go through the
-    // control shell; otherwise (a tar upload, or input that waits for output) it needs a
-    // channel whose stdin it owns.
+    // control shell; otherwise (a tar upload) it needs a channel whose stdin it owns.
     std::string head;
     bool ended = !input;
     while (!ended && head.size() <= kInlineInput) {
         const size_t before = head.size();
         head.resize(before + 64 * 1024);
         const size_t n = input(head.data() + before, head.size() - before);
-        head.resize(before + (n == kInputLater ? 0 : n));
-        if (n == kInputLater) break;
+        head.resize(before + n);
         ended = n == 0;
     }
     if (ended) return session_.shell(command, head, on_stdout, on_stderr).exit_status;

@@ -47,9 +47,43 @@ class LocalRemote : public Remote {
         ::close(in[0]);
         ::close(out[1]);
         ::close(err[1]);
-        pollfd fds[3] = {{out[0], POLLIN, 0}, {err[0], POLLIN, 0}, {in[1], POLLOUT, 0}};
+        // Feed stdin on its own, like the SSH session does, then drain both outputs.
+        std::vector<char> buf(64 * 1024);
+        std::signal(SIGPIPE, SIG_IGN);
+        if (input) {
+            for (size_t n; (n = input(buf.data(), buf.size())) > 0;) {
+                size_t done = 0;
+                while (done < n) {
+                    ssize_t w = ::write(in[1], buf.data() + done, n - done);
+                    if (w < 0 && errno == EINTR) continue;
+                    if (w <= 0) break;
+                    done += static_cast<size_t>(w);
+                }
+                if (done < n) break;  // the command stopped reading
+            }
+        }
+        ::close(in[1]);
+        pollfd fds[2] = {{out[0], POLLIN, 0}, {err[0], POLLIN, 0}};
+        int open_fds = 2;
         try {
-            exchange(fds, input, on_stdout, on_stderr);
+            while (open_fds > 0) {
+                const int ready = ::poll(fds, 2, 30000);
+                if (ready < 0 && errno == EINTR) continue;
+                if (ready <= 0) break;
+                for (int i = 0; i < 2; ++i) {
+                    if (fds[i].fd < 0 || !(fds[i].revents & (POLLIN | POLLHUP))) continue;
+                    ssize_t r = ::read(fds[i].fd, buf.data(), buf.size());
+                    if (r < 0 && errno == EINTR) continue;
+                    if (r <= 0) {
+                        ::close(fds[i].fd);
+                        fds[i].fd = -1;
+                        --open_fds;
+                    } else {
+                        const auto& sink = i == 0 ? on_stdout : on_stderr;
+                        if (sink) sink(std::string_view(buf.data(), static_cast<size_t>(r)));
+                    }
+                }
+            }
         } catch (...) {
             // A sink that throws (a simulated lost link) ends the command as a cut channel
             // would: no leaked pipes, no child left blocked on a full one.
@@ -70,66 +104,6 @@ class LocalRemote : public Remote {
     std::vector<std::string> commands;  // every command, in order
 
   private:
-    // Feeds `fds[2]` (the command's stdin) from `input` while it drains fds[0] and fds[1]
-    // (stdout, stderr) into the sinks, until both outputs end.
-    static void exchange(pollfd (&fds)[3], const InputSource& input, const OutputSink& on_stdout,
-                         const OutputSink& on_stderr) {
-        // As over an SSH channel: input that answers output (kInputLater until it came) is
-        // asked again as output arrives.
-        std::vector<char> buf(64 * 1024);
-        std::signal(SIGPIPE, SIG_IGN);
-        ::fcntl(fds[2].fd, F_SETFL, O_NONBLOCK);
-        int open_fds = 2;
-        std::string pending;  // input taken from `input`, not written yet
-        bool later = false;   // `input` had nothing yet
-        const auto stop_feeding = [&] {
-            ::close(fds[2].fd);
-            fds[2].fd = -1;
-        };
-        if (!input) stop_feeding();
-        while (open_fds > 0) {
-            if (fds[2].fd >= 0 && pending.empty() && !later) {
-                const size_t n = input(buf.data(), buf.size());
-                if (n == kInputLater)
-                    later = true;
-                else if (n == 0)
-                    stop_feeding();
-                else
-                    pending.assign(buf.data(), n);
-            }
-            fds[2].events = pending.empty() ? 0 : POLLOUT;
-            const int ready = ::poll(fds, 3, later ? 10 : 30000);
-            if (ready < 0 && errno == EINTR) continue;
-            if (ready == 0 && later) {
-                later = false;
-                continue;
-            }
-            if (ready <= 0) break;
-            if (fds[2].fd >= 0 && !pending.empty() &&
-                (fds[2].revents & (POLLOUT | POLLERR | POLLHUP))) {
-                const ssize_t w = ::write(fds[2].fd, pending.data(), pending.size());
-                if (w > 0)
-                    pending.erase(0, static_cast<size_t>(w));
-                else if (!(w < 0 && (errno == EINTR || errno == EAGAIN)))
-                    stop_feeding();  // the command stopped reading
-            }
-            for (int i = 0; i < 2; ++i) {
-                if (fds[i].fd < 0 || !(fds[i].revents & (POLLIN | POLLHUP))) continue;
-                ssize_t r = ::read(fds[i].fd, buf.data(), buf.size());
-                if (r < 0 && errno == EINTR) continue;
-                if (r <= 0) {
-                    ::close(fds[i].fd);
-                    fds[i].fd = -1;
-                    --open_fds;
-                } else {
-                    later = false;
-                    const auto& sink = i == 0 ? on_stdout : on_stderr;
-                    if (sink) sink(std::string_view(buf.data(), static_cast<size_t>(r)));
-                }
-            }
-        }
-    }
-
     std::string name_ = "local";
 };
 

@@ -134,7 +134,7 @@ class CannedRemote : public Remote {
         commands.push_back(command);
         std::vector<char> buf(64 * 1024);
         if (input)
-            for (size_t n; (n = input(buf.data(), buf.size())) > 0 && n != kInputLater;) {
+            while (input(buf.data(), buf.size()) > 0) {
             }
         for (size_t off = 0; off < out_.size(); off += kChunk) {
             std::string_view piece = std::string_view(out_).substr(off, kChunk);

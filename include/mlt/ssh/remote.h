@@ -11,11 +11,8 @@ namespace mlt {
 
 class Session;
 
-// Fills `buffer` with up to `capacity` bytes of a command's stdin; returns 0 at the end, or
-// kInputLater when it has nothing yet but more to come (what it sends next answers output
-// still on its way): it is asked again once more output came or a moment passed.
+// Fills `buffer` with up to `capacity` bytes of a command's stdin; returns 0 at the end.
 using InputSource = std::function<size_t(char* buffer, size_t capacity)>;
-constexpr size_t kInputLater = static_cast<size_t>(-1);
 // An InputSource that serves `data` (which must outlive it), then whatever `then` gives
 // (nothing when empty).
 InputSource input_from(std::string_view data, InputSource then = {});
