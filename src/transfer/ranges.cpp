@@ -1,15 +1,17 @@
 // Big files as ranges over several connections (see mlt/transfer/ranges.h).
 //
-// The remote side is a short sh command per run of ranges (a `for` loop over them, one
-// after the other), both ways:
-//   down: each range's bytes (`dd skip=BLOCK`, padded or cut to exactly LEN) on stdout, then
-//         their sha256 (read from the file once more) as "INDEX SHA256" on stderr;
-//   up:   each range read off stdin (`head -c LEN`) and written at its offset (`dd seek=
-//         conv=notrunc`), then the sha256 of what landed in the partial file, as "INDEX
-//         SHA256" on stderr and into `<partial>.d/<index>.sha`.
+// The remote side is a short sh command per channel, moving ranges one after the other:
+//   down: a run of ranges fixed when it starts (a `for` loop over them): each range's bytes
+//         (`dd skip=BLOCK`, padded or cut to exactly LEN) on stdout, then their sha256 (read
+//         from the file once more) as "INDEX SHA256" on stderr;
+//   up:   ranges dealt to it as it is ready for one (a `while read` loop until its stdin
+//         ends): each a header line "I:BLOCK:LEN", its bytes read off stdin (`head -c LEN`)
+//         and written at its offset (`dd seek= conv=notrunc`), then the sha256 of what landed
+//         in the partial file, as "INDEX SHA256" on stderr and into `<partial>.d/<index>.sha`.
 // The local side hashes what it sends or receives; a range counts as done only when both
-// hashes agree. Hashing the remote file again (down) or what was written (up) is what finds
-// a range that changed on its way: it is moved again, never taken.
+// hashes agree, judged as soon as its bytes and the remote's hash have both come. Hashing the
+// remote file again (down) or what was written (up) is what finds a range that changed on its way:
+// it is moved again, never taken.
 
 #include "mlt/transfer/ranges.h"
 
@@ -202,7 +204,7 @@ namespace {
 // pyenv). Over a near link that CPU is the transfer's own (the cipher's cores): 16 ranges
 // a command moved 1 GiB over loopback on 2 cores at 309-323 MB/s down and 351-376 up, where
 // 4 moved 165-262 and 264-276. Over a far link 4 keep the commands of the tail short, so
-// that the links end together. A range is recorded as its hash comes (move_batch), so a
+// that the links end together. A range is recorded as its hash comes (judge_legs), so a
 // long command killed midway keeps what it moved.
 size_t ranges_per_command(bool near) {
     return near ? 16 : 4;
@@ -448,12 +450,11 @@ class RangeRunner {
     // Returns the most links used at once (1 without links).
     size_t run(const std::vector<Range>& todo, const Move& move) {
         if (todo.empty()) return 0;
+        queue_.assign(todo.begin(), todo.end());
         if (!pool_ || pool_->limit() == 0 || todo.size() <= channels_) {
-            queue_.assign(todo.begin(), todo.end());
             move_all(move);
             return 1;
         }
-        queue_.assign(todo.begin(), todo.end());
         // The caller's own link (worker 0) moves ranges from the start; the side links join
         // as they connect, side by side.
         const size_t links = pool_->limit() + 1;
@@ -815,8 +816,9 @@ RangeStats log_done(const char* way, const std::string& shown, RangeStats s, uin
 }
 
 // What both ways share: the file's ranges and those done (index -> sha256), the bytes
-// moved, and the moving itself. `Self` gives each range's StreamJob (job_for) and settles it
-// once its command ended (judge, through settle).
+// moved, and the moving itself. `Self` moves the ranges a Dealer gives it (move_on: down in
+// batches of job_for, up in streams of stream_job) and judges each range as its bytes and
+// hash have come (judge, through settle).
 template <class Self>
 class RangedFile {
   protected:
@@ -890,9 +892,10 @@ class RangedFile {
         }));
     }
 
-    // A range whose command ended with `status` (`doing`: "reading", "writing"): done when
-    // all of it went and both hashes agree (then recorded, and `record` is called with its
-    // hash under the lock), else moved again.
+    // A range judged with `status` (0 once its bytes and hash came, while its command may go
+    // on; else its command's exit status; `doing`: "reading", "writing"): done when all of
+    // it went and both hashes agree (then recorded, and `record` is called with its hash
+    // under the lock), else moved again.
     Outcome settle(Remote& remote, const char* doing, Leg& leg, int status, const std::string& err,
                    const std::function<void(const std::string&)>& record = {}) {
         if (status != 0) throw remote_failure(remote, doing + (" " + path_), status, said(err));
