@@ -247,7 +247,9 @@ class Pull {
                 RangeOptions options;
                 options.links = links_;
                 options.progress = &progress;
-                download_ranges(remote_, remote_base_ + "/" + path, info, staged(path), options);
+                const RangeStats stats = download_ranges(remote_, remote_base_ + "/" + path, info,
+                                                         staged(path), options);
+                looked_[path] = {stats.seen, stats.seen_clock_ns, Steady::now()};
             } catch (const Error& e) {
                 // The file could not be read this time (e.g. its mode changed): the check
                 // below decides. A lost link is another kind and goes up.
@@ -262,16 +264,31 @@ class Pull {
     }
 
     // Publishes what arrived whole and unchanged; returns what is to be fetched again (with
-    // what the remote shows now) and sets `clock` to the remote clock of this look.
+    // what the remote shows now) and sets `clock` to the remote clock of this look. A file
+    // that came in ranges was looked at once its ranges had moved (download_ranges): that
+    // look stands, and a round trip is spared when it covers every file.
     std::map<std::string, RemoteFileInfo> verify(
         const std::map<std::string, RemoteFileInfo>& pending, int64_t& clock,
         TransferStats& moved) {
         std::vector<std::string> paths;
-        for (const auto& [path, info] : pending) paths.push_back(path);
         std::map<std::string, RemoteFileInfo> now;
-        for (auto& info : stat_remote_files(remote_, remote_base_, paths, &clock))
-            now[info.path] = info;
-        seen_ = Steady::now();
+        for (const auto& [path, info] : pending) {
+            auto look = looked_.find(path);
+            if (look != looked_.end() && look->second.info.same_version(info)) {
+                now[path] = look->second.info;
+                now[path].path = path;
+                clock = look->second.clock_ns;
+                seen_ = look->second.when;
+            } else {
+                paths.push_back(path);
+            }
+        }
+        looked_.clear();
+        if (!paths.empty()) {
+            for (auto& info : stat_remote_files(remote_, remote_base_, paths, &clock))
+                now[info.path] = info;
+            seen_ = Steady::now();
+        }
         std::map<std::string, RemoteFileInfo> again;
         for (const auto& [path, listed] : pending) {
             auto it = now.find(path);
@@ -367,6 +384,13 @@ class Pull {
     UniqueFd base_;
     std::string staging_;
     Steady::time_point seen_;  // when the last look at the remote (and its clock) came back
+    // The look download_ranges took at a file of this round after its ranges moved.
+    struct Look {
+        RemoteFileInfo info;
+        int64_t clock_ns = 0;
+        Steady::time_point when;
+    };
+    std::map<std::string, Look> looked_;
     std::vector<std::string> again_, vanished_, changing_, unreadable_, too_long_, in_the_way_,
         aside_;
 };

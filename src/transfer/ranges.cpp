@@ -946,10 +946,11 @@ class Download : public RangedFile<Download> {
             cut(listed_.size);
             if (round == 1) open_partial();
             move_missing();
-            const auto now =
-                stat_remote_files(remote_, split_last(path_).first, {split_last(path_).second});
+            const auto now = stat_remote_files(remote_, split_last(path_).first,
+                                               {split_last(path_).second}, &stats_.seen_clock_ns);
             if (now.empty())
                 throw remote_error("reading " + path_ + ": it vanished while it was read");
+            stats_.seen = now.front();
             if (now.front().same_version(listed_)) break;
             if (round >= kRounds)
                 throw remote_error("reading " + path_ + ": it kept changing while it was read");
@@ -1045,8 +1046,12 @@ class Download : public RangedFile<Download> {
         }
         write_state();
         // The file grows as ranges land (a partial file's size is how far it got); one of
-        // another version starts empty.
-        if (done_.empty() && ::ftruncate(fd_.get(), 0) != 0)
+        // another version starts empty. One that is empty already is not truncated: ext4
+        // flushes a file truncated to 0 when it is closed (auto_da_alloc), and that close took
+        // 0.24 s after a 1 GiB download here.
+        struct stat st;
+        if (done_.empty() && (::fstat(fd_.get(), &st) != 0 || st.st_size > 0) &&
+            ::ftruncate(fd_.get(), 0) != 0)
             throw io_error("cannot write " + partial_ + ": " + std::strerror(errno));
         const uint64_t kept = count_kept();
         if (!done_.empty())

@@ -129,6 +129,10 @@ struct RangeStats {
     size_t kept = 0;           // ranges found done from before (resumed)
     size_t moved_again = 0;    // ranges moved again (a hash that did not match, a changed source)
     size_t links = 1;          // links used at the most
+    // Down: the remote file as the look after its ranges moved showed it (the version the
+    // local copy is, unless it kept changing), and the remote clock of that look.
+    RemoteFileInfo seen;
+    int64_t seen_clock_ns = 0;
 };
 
 struct RangeOptions {
