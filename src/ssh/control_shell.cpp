@@ -238,7 +238,14 @@ std::optional<ExecResult> Session::reply_sent_ahead(const std::string& command,
                                                     const OutputSink& on_stdout,
                                                     const OutputSink& on_stderr) {
     ControlShell& sh = impl_->shell;
-    if (sh.ahead.empty() || sh.ahead.front().serial == 0) return std::nullopt;
+    if (sh.ahead.empty()) return std::nullopt;
+    if (sh.ahead.front().serial == 0) {
+        // Not sent yet (the command before went over an exec channel): when it is this one,
+        // it runs once, now.
+        if (sh.ahead.front().command == command && sh.ahead.front().input == input)
+            sh.ahead.erase(sh.ahead.begin());
+        return std::nullopt;
+    }
     const ControlShell::Ahead& sent = sh.ahead.front();
     if (sent.command != command || sent.input != input) {
         // Not asked for (another run holds the lock, a Ctrl+C, a stop): its reply is not

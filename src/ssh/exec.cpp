@@ -99,9 +99,9 @@ ChannelPtr open_exec(ssh_session s, Liveness& live, const std::string& command,
     return channel;
 }
 
-std::vector<ChannelPtr> open_execs(ssh_session s, Liveness& live,
-                                   const std::vector<std::string>& commands,
-                                   const std::string& display, std::optional<Error>& refused) {
+std::vector<StartedExec> open_execs(ssh_session s, Liveness& live,
+                                    const std::vector<std::string>& commands,
+                                    const std::string& display, std::optional<Error>& refused) {
     std::vector<ChannelPtr> channels;
     // What each open said when it was sent: its answer (a refusal too) may already have come
     // within the call, while it read the answers to the opens before it.
@@ -133,25 +133,26 @@ std::vector<ChannelPtr> open_execs(ssh_session s, Liveness& live,
         if (!refused) ++opened;
     }
     channels.resize(opened);
-    // An exec request whose answer came within the call that sent it is done: calling again
-    // would send a second one.
-    std::vector<int> started(channels.size());
+    // Each exec request goes out, its answer taken later (exec_request).
+    std::vector<StartedExec> started;
+    for (size_t i = 0; i < channels.size(); ++i) {
+        spdlog::trace("exec on {}: {}", display, commands[i]);
+        StartedExec& exec = started.emplace_back();
+        exec.channel = std::move(channels[i]);
+        exec_request(s, exec.channel.get(), exec.answer, commands[i], display);
+    }
+    return started;
+}
+
+void exec_request(ssh_session s, ssh_channel ch, int& answer, const std::string& command,
+                  const std::string& display) {
+    if (answer != SSH_AGAIN) return;
     {
         NonBlocking sending(s);
-        for (size_t i = 0; i < channels.size(); ++i) {
-            spdlog::trace("exec on {}: {}", display, commands[i]);
-            started[i] = ssh_channel_request_exec(channels[i].get(), commands[i].c_str());
-        }
+        answer = ssh_channel_request_exec(ch, command.c_str());
     }
-    for (size_t i = 0; i < channels.size(); ++i) {
-        int& rc = started[i];
-        while (rc == SSH_AGAIN) {
-            live.check(s, display);
-            rc = ssh_channel_request_exec(channels[i].get(), commands[i].c_str());
-        }
-        if (rc != SSH_OK) throw channel_error(s, "cannot start a remote command on " + display);
-    }
-    return channels;
+    if (answer != SSH_OK && answer != SSH_AGAIN)
+        throw channel_error(s, "cannot start a remote command on " + display);
 }
 
 int exit_status_of(ssh_session s, Liveness& live, ssh_channel ch, const std::string& display) {
@@ -227,14 +228,15 @@ void wait_for_server(ssh_session s, int timeout_ms) {
 // exit status and stderr say what happened, not a failed write.
 class ExecChannel {
   public:
-    // `channel`: the job's command runs on it (open_execs).
+    // `exec`: the job's command runs on its channel (open_execs), its answer maybe not in yet.
     ExecChannel(ssh_session s, Liveness& live, const std::string& display, const StreamJob& job,
-                ChannelPtr channel)
+                StartedExec exec)
         : s_(s),
           live_(live),
           display_(display),
           job_(job),
-          channel_(std::move(channel)),
+          channel_(std::move(exec.channel)),
+          answer_(exec.answer),
           sending_(static_cast<bool>(job.input)) {
         if (sending_) {
             in_.resize(kInputChunk);
@@ -302,6 +304,9 @@ class ExecChannel {
         size_t got = 0;
         const bool drained = read_turn(s_, live_, channel_.get(), buf, wait_ms, job_.on_stdout,
                                        job_.on_stderr, display_, &got);
+        // The server answers the exec request before the command's output and close.
+        exec_request(s_, channel_.get(), answer_, job_.command, display_);
+        if (answer_ == SSH_AGAIN) return got > 0;
         if (drained && !sending_) {
             // Waits for the status if it is not in yet, then closes the channel: sshd
             // counts a channel against MaxSessions until it is closed from this side.
@@ -332,6 +337,7 @@ class ExecChannel {
     const std::string& display_;
     const StreamJob& job_;
     ChannelPtr channel_;
+    int answer_;  // to the exec request: SSH_OK, or SSH_AGAIN while it has not come
     uint64_t written_ = 0, taken_ = 0, most_window_ = 0;  // input: bytes (count_taken)
     std::vector<char> in_;
     size_t in_at_ = 0, in_len_ = 0;
@@ -367,9 +373,9 @@ struct ChannelStarter {
             // Only a refusal (kind remote) is about the channel limit; a lost or silent link
             // throws, and is the caller's.
             std::optional<Error> refused;
-            for (auto& channel : open_execs(s, live, commands, display, refused)) {
+            for (auto& exec : open_execs(s, live, commands, display, refused)) {
                 channels[next] =
-                    std::make_unique<ExecChannel>(s, live, display, jobs[next], std::move(channel));
+                    std::make_unique<ExecChannel>(s, live, display, jobs[next], std::move(exec));
                 ++next;
                 ++running;
             }

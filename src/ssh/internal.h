@@ -171,15 +171,31 @@ void write_all(ssh_session s, Liveness& live, ssh_channel ch, const char* data, 
 ChannelPtr open_exec(ssh_session s, Liveness& live, const std::string& command,
                      const std::string& display, std::string_view first_input = {});
 
-// Opens a session channel for each of `commands` and starts the command on it, side by
-// side: every open goes out before the first answer is awaited, and then every exec request
-// likewise, so n channels take two round trips where open_exec one after another takes 2n.
-// A refused open (sshd's MaxSessions) sets `refused` and ends the list there: the channels
-// opened behind it are closed before any command ran on them, so the result holds the first
-// commands only (none when the first open was refused). Other failures throw.
-std::vector<ChannelPtr> open_execs(ssh_session s, Liveness& live,
-                                   const std::vector<std::string>& commands,
-                                   const std::string& display, std::optional<Error>& refused);
+// A channel whose exec request went out: `answer` is SSH_OK once the server said yes, or
+// SSH_AGAIN while its answer has not come (exec_answer takes it later).
+struct StartedExec {
+    ChannelPtr channel;
+    int answer = SSH_AGAIN;
+};
+
+// Opens a session channel for each of `commands` and sends the command's exec request on
+// it, side by side: every open goes out before the first answer is awaited, so n channels
+// take one round trip where open_exec one after another takes 2n. The exec requests' answers
+// are not awaited: input may follow a request at once (sshd handles a channel's messages in
+// order), a round trip sooner. A refused open (sshd's MaxSessions) sets `refused` and ends
+// the list there: the channels opened behind it are closed before any command ran on them,
+// so the result holds the first commands only (none when the first open was refused).
+// Other failures throw.
+std::vector<StartedExec> open_execs(ssh_session s, Liveness& live,
+                                    const std::vector<std::string>& commands,
+                                    const std::string& display, std::optional<Error>& refused);
+
+// The exec request of `command` on the open channel `ch`, without waiting: the first call
+// sends it, and while `answer` is SSH_AGAIN a later one takes its answer into `answer` once
+// it has come (libssh keeps the request pending, so it is never sent twice). Throws
+// channel_error when the server refused to run the command.
+void exec_request(ssh_session s, ssh_channel ch, int& answer, const std::string& command,
+                  const std::string& display);
 
 // The exit status of a channel whose command ended, waiting (with liveness checks) until the
 // server's close has arrived; -1 when it sent none (killed by a signal).

@@ -1151,12 +1151,17 @@ class Upload : public RangedFile<Upload> {
         hashes_ = partial_ + ".d";
     }
 
-    RangeStats run() {
-        const auto began = Steady::now();
+    // Opens the local file and cuts its ranges.
+    void open() {
         fd_ = UniqueFd(::open(local_.c_str(), O_RDONLY | O_CLOEXEC));
         if (!fd_) throw io_error("cannot read " + local_ + ": " + std::strerror(errno));
         version_ = local_version(fd_.get(), local_);
         cut(version_.size);
+    }
+
+    RangeStats run() {
+        const auto began = Steady::now();
+        open();
         resume();
         for (int round = 1;; ++round) {
             move_missing();
@@ -1231,6 +1236,23 @@ class Upload : public RangedFile<Upload> {
         }
     }
 
+    // The remote command that prepares the partial file and lists the hashes of the ranges
+    // an earlier attempt at this size left there (a range size or file size of their own:
+    // those go).
+    std::string resume_command() const {
+        const std::string id =
+            "mlt-ranges 2 " + std::to_string(version_.size) + " " + std::to_string(range_size_);
+        return words() + "mkdir -p -- " + shell_quote_path(dir_) +
+               " && { [ ! -L \"$p\" ] || rm -f -- \"$p\"; } && mkdir -p -- \"$d\" || exit 1; "
+               "if [ \"$(cat \"$d/id\" 2>/dev/null)\" = " +
+               shell_quote(id) +
+               " ]; then "
+               "for h in \"$d\"/*.sha; do [ -f \"$h\" ] && n=${h##*/} && "
+               "echo \"${n%.sha} $(cut -c1-64 \"$h\")\"; done; "
+               "else rm -f -- \"$d\"/*.sha; printf '%s\\n' " +
+               shell_quote(id) + " > \"$d/id\"; fi; true";
+    }
+
   private:
     std::string words() const {
         return "p=" + shell_quote_path(partial_) + "; d=" + shell_quote_path(hashes_) + "; ";
@@ -1239,18 +1261,7 @@ class Upload : public RangedFile<Upload> {
     // The ranges an earlier attempt left remotely: each <index>.sha there names the hash of
     // what landed; a range counts as done when this file's bytes there hash the same.
     void resume() {
-        const std::string id =
-            "mlt-ranges 2 " + std::to_string(version_.size) + " " + std::to_string(range_size_);
-        const RemoteOutput got = remote_.run(
-            words() + "mkdir -p -- " + shell_quote_path(dir_) +
-            " && { [ ! -L \"$p\" ] || rm -f -- \"$p\"; } && mkdir -p -- \"$d\" || exit 1; "
-            "if [ \"$(cat \"$d/id\" 2>/dev/null)\" = " +
-            shell_quote(id) +
-            " ]; then "
-            "for h in \"$d\"/*.sha; do [ -f \"$h\" ] && n=${h##*/} && "
-            "echo \"${n%.sha} $(cut -c1-64 \"$h\")\"; done; "
-            "else rm -f -- \"$d\"/*.sha; printf '%s\\n' " +
-            shell_quote(id) + " > \"$d/id\"; fi; true");
+        const RemoteOutput got = remote_.run(resume_command());
         if (got.exit_status != 0)
             throw remote_failure(remote_, "preparing " + path_, got.exit_status, got.err);
         std::istringstream in(got.out);
@@ -1294,6 +1305,13 @@ RangeStats download_ranges(Remote& remote, const std::string& remote_path,
 RangeStats upload_ranges(Remote& remote, const std::string& local_path,
                          const std::string& remote_path, const RangeOptions& options) {
     return Upload(remote, local_path, remote_path, options).run();
+}
+
+void upload_ranges_ahead(Remote& remote, const std::string& local_path,
+                         const std::string& remote_path, const RangeOptions& options) {
+    Upload upload(remote, local_path, remote_path, options);
+    upload.open();
+    remote.run_ahead(upload.resume_command(), {});
 }
 
 }  // namespace mlt

@@ -277,19 +277,29 @@ SyncResult sync_up(Remote& remote, const std::map<std::string, std::vector<Uploa
         if (!ranged.empty() && streamed_bytes >= kBytesPerUploadStream && links &&
             links->limit() >= 1)
             beside.emplace(*links, base, streams, progress);
-        for (const auto& item : ranged) {
-            RangeOptions options;
-            options.links = beside ? beside->rest() : links;
-            options.progress = &progress;
-            upload_ranges(remote, item.local_path, base + "/" + item.remote_path, options);
-            result.moved.files += 1;
-            result.moved.bytes += local_size(item.local_path);
+        RangeOptions options;
+        options.links = beside ? beside->rest() : links;
+        options.progress = &progress;
+        const auto add = [&](const TransferStats& s) {
+            result.moved.files += s.files;
+            result.moved.bytes += s.bytes;
+        };
+        // The rest goes over the caller's link: before the ranges, with the first one's
+        // preparing command sent along (one round trip for both).
+        const bool streams_first = !beside && !streamed.empty() && !ranged.empty();
+        if (streams_first) {
+            const UploadItem& item = ranged.front();
+            upload_ranges_ahead(remote, item.local_path, base + "/" + item.remote_path, options);
+            add(upload_streams(remote, base, streams, &progress));
         }
-        if (streamed.empty() && !ranged.empty()) continue;
+        for (const auto& item : ranged) {
+            upload_ranges(remote, item.local_path, base + "/" + item.remote_path, options);
+            add({1, local_size(item.local_path)});
+        }
+        if ((streamed.empty() && !ranged.empty()) || streams_first) continue;
         TransferStats s;
         if (!beside || !beside->done(s)) s = upload_streams(remote, base, streams, &progress);
-        result.moved.files += s.files;
-        result.moved.bytes += s.bytes;
+        add(s);
     }
     progress.dismiss();
     result.seconds = seconds_since(start);

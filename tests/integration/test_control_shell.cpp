@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstring>
 #include <filesystem>
 #include <string>
 
@@ -193,6 +194,35 @@ TEST_F(ControlShellTest, ACommandSentAheadThatNobodyAsksForIsNotWaitedFor) {
     EXPECT_EQ(remote.run("echo ahead; cat", "two").out, "ahead\ntwo");
     EXPECT_EQ(remote.run("echo second").out, "second\n");
     write_file(done, "", 0644);
+}
+
+// A command sent ahead whose carrier went over an exec channel (input too big for the
+// shell) was never sent: asked for next, it runs once, and the shell goes on.
+TEST_F(ControlShellTest, ACommandSentAheadThatFoundNoCarrierRunsOnceWhenAskedFor) {
+    mlt::Session session = open();
+    mlt::SessionRemote remote(session);
+    EXPECT_EQ(remote.run("true").exit_status, 0);  // the shell runs already
+    const std::string runs = sshd().dir() + "/ahead.runs";
+    const std::string ahead = "echo x >> " + mlt::shell_quote(runs) + "; echo ran";
+    remote.run_ahead(ahead, "");
+    const std::string big(mlt::SessionRemote::kInlineInput + 1, 'b');
+    std::string counted;
+    size_t at = 0;
+    const int status = remote.stream(
+        "wc -c",
+        [&](char* buffer, size_t capacity) {
+            const size_t n = std::min(capacity, big.size() - at);
+            std::memcpy(buffer, big.data() + at, n);
+            at += n;
+            return n;
+        },
+        [&](std::string_view d) { counted.append(d); }, nullptr);
+    EXPECT_EQ(status, 0);
+    EXPECT_EQ(std::stoul(counted), big.size());
+    EXPECT_FALSE(std::filesystem::exists(runs)) << "it went with the exec channel's command";
+    EXPECT_EQ(remote.run(ahead).out, "ran\n");
+    EXPECT_EQ(remote.run("echo after").out, "after\n");
+    EXPECT_EQ(read_file(runs), "x\n") << "it ran more than once";
 }
 
 TEST_F(ControlShellTest, WhatALoginShellPrintsFirstIsNotOutput) {

@@ -156,5 +156,11 @@ RangeStats download_ranges(Remote& remote, const std::string& remote_path,
 // ranges stay for the next call).
 RangeStats upload_ranges(Remote& remote, const std::string& local_path,
                          const std::string& remote_path, const RangeOptions& options = {});
+// Sends the first command of that upload_ranges ahead (Remote::run_ahead), for a call of the
+// same arguments after the next command: it prepares the remote partial file and lists the
+// ranges an earlier attempt left (mlt's own files beside the destination; running it unasked
+// leaves what an interrupted upload leaves).
+void upload_ranges_ahead(Remote& remote, const std::string& local_path,
+                         const std::string& remote_path, const RangeOptions& options = {});
 
 }  // namespace mlt
