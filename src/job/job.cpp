@@ -561,15 +561,29 @@ FollowStep follow_to_end(Remote& remote, const std::string& remote_dir, const st
     }
 }
 
+namespace {
+
+// The command of read_log.
+std::string read_log_command(const std::string& remote_dir, const std::string& model, Task task,
+                             uint64_t offset) {
+    const TaskFiles f = task_files(JobPaths(model), task);
+    return in_dir(remote_dir, "if [ -e " + f.log + " ]; then tail -c +" +
+                                  std::to_string(offset + 1) + " " + f.log + "; fi");
+}
+
+}  // namespace
+
+void read_log_ahead_on_guess(Remote& remote, const std::string& remote_dir,
+                             const std::string& model, Task task, uint64_t offset) {
+    remote.run_ahead_on_guess(read_log_command(remote_dir, model, task, offset), {});
+}
+
 uint64_t read_log(Remote& remote, const std::string& remote_dir, const std::string& model,
                   Task task, uint64_t offset, const OutputSink& sink) {
-    const TaskFiles f = task_files(JobPaths(model), task);
     std::string err;
     uint64_t received = 0;
     int status = remote.stream(
-        in_dir(remote_dir, "if [ -e " + f.log + " ]; then tail -c +" + std::to_string(offset + 1) +
-                               " " + f.log + "; fi"),
-        {},
+        read_log_command(remote_dir, model, task, offset), {},
         [&](std::string_view d) {
             received += d.size();
             sink(d);

@@ -227,10 +227,13 @@ std::string frames(ControlShell& sh, const std::string& command, std::string_vie
 
 }  // namespace
 
-void Session::shell_ahead(std::string command, std::string input) {
+void Session::shell_ahead(std::string command, std::string input, bool guess) {
     ControlShell& sh = impl_->shell;
     if (sh.unavailable || sh.refusal) return;
-    sh.ahead.push_back({std::move(command), std::move(input), 0});
+    // A command on its way already (sent on a guess that came true) is not sent twice.
+    for (const ControlShell::Ahead& a : sh.ahead)
+        if (a.command == command && a.input == input) return;
+    sh.ahead.push_back({std::move(command), std::move(input), 0, guess});
 }
 
 std::optional<ExecResult> Session::reply_sent_ahead(const std::string& command,
@@ -238,13 +241,18 @@ std::optional<ExecResult> Session::reply_sent_ahead(const std::string& command,
                                                     const OutputSink& on_stdout,
                                                     const OutputSink& on_stderr) {
     ControlShell& sh = impl_->shell;
-    if (sh.ahead.empty()) return std::nullopt;
-    if (sh.ahead.front().serial == 0) {
-        // Not sent yet (the command before went over an exec channel): when it is this one,
-        // it runs once, now.
-        if (sh.ahead.front().command == command && sh.ahead.front().input == input)
-            sh.ahead.erase(sh.ahead.begin());
-        return std::nullopt;
+    for (;;) {
+        if (sh.ahead.empty()) return std::nullopt;
+        const ControlShell::Ahead& front = sh.ahead.front();
+        const bool asked = front.command == command && front.input == input;
+        if (front.serial == 0) {
+            // Not sent yet: it goes with this command, or, when it is this one (the command
+            // before went over an exec channel), it runs once, now.
+            if (asked) sh.ahead.erase(sh.ahead.begin());
+            return std::nullopt;
+        }
+        if (asked || !front.guess) break;
+        if (!skip_reply()) return std::nullopt;
     }
     const ControlShell::Ahead& sent = sh.ahead.front();
     if (sent.command != command || sent.input != input) {
@@ -267,6 +275,25 @@ std::optional<ExecResult> Session::reply_sent_ahead(const std::string& command,
             status = shell_ended(impl_->session.get(), impl_->live, sh, impl_->display);
         spdlog::trace("exit status {}", status);
         return ExecResult{status};
+    } catch (...) {
+        drop_shell(sh);
+        throw;
+    }
+}
+
+bool Session::skip_reply() {
+    ControlShell& sh = impl_->shell;
+    spdlog::trace("shell on {}: a reply sent ahead on a guess is not asked for: {}", impl_->display,
+                  sh.ahead.front().command);
+    try {
+        int status = -1;
+        const uint64_t serial = sh.ahead.front().serial;
+        sh.ahead.erase(sh.ahead.begin());
+        if (read_reply(impl_->session.get(), impl_->live, sh, impl_->display, serial, nullptr,
+                       nullptr, &status))
+            return true;
+        shell_ended(impl_->session.get(), impl_->live, sh, impl_->display);
+        return false;
     } catch (...) {
         drop_shell(sh);
         throw;

@@ -299,6 +299,7 @@ struct ControlShell {
     struct Ahead {
         std::string command, input;
         uint64_t serial = 0;  // 0: not sent yet
+        bool guess = false;   // not asked for: its reply is read and dropped
     };
     std::vector<Ahead> ahead;
     // What was read past the end of the last frame read (a frame sent ahead answers at once).

@@ -154,6 +154,15 @@ LogsPull pull_logs(Remote& remote, const TrainPlan& plan, const std::string& rec
     return pulled;
 }
 
+void collect_results_ahead(Remote& remote, const TrainPlan& plan, const JobResult& result,
+                           bool guess) {
+    const bool archive = !plan.local_archive.empty() && !result.sha256.empty();
+    const bool cli_log = plan.mltk_train && !result.log_dir.empty();
+    const std::string log_dir = remote_log_dir_of(plan, result.log_dir);
+    if (!archive && !cli_log && !log_dir.empty())
+        list_remote_file_info_ahead(remote, log_dir, guess);
+}
+
 TransferStats collect_results(Remote& remote, const TrainPlan& plan, const JobResult& result,
                               const CompressionChoice& compression, Reporter& reporter,
                               LinkPool* links) {

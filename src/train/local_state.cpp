@@ -86,6 +86,12 @@ LocalConsole::~LocalConsole() {
     if (fd_ >= 0) ::close(fd_);
 }
 
+std::pair<std::string, uint64_t> LocalConsole::copy_of() const {
+    struct stat st {};
+    if (::lstat(path_.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return {"", 0};
+    return {read_small(state_dir_ + "/console_run"), static_cast<uint64_t>(st.st_size)};
+}
+
 uint64_t LocalConsole::open(const std::string& run_id) {
     if (fd_ >= 0) ::close(fd_);
     fd_ = -1;

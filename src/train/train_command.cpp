@@ -638,6 +638,17 @@ int run_download(const SshCommandLine& cli, const std::string& model, bool test)
     SessionConnection connection(c.target.connect);
     Remote& remote = connection.remote();
     ConnectionLinks links(connection, plan.transfer_connections);
+    LocalConsole console(plan.local_console, plan.local_state_dir);
+    // Sent with the status on a guess: the run is the one the local copy is of, and it
+    // recorded no archive: the read of its console from where the copy ends, and the log
+    // dir's listing (a guess that misses costs those bytes, not a round trip).
+    const auto [copy_run, copy_size] = console.copy_of();
+    if (!copy_run.empty()) {
+        read_log_ahead_on_guess(remote, c.target.remote_dir, c.model.name, Task::job, copy_size);
+        JobResult guessed;
+        guessed.run_id = copy_run;
+        collect_results_ahead(remote, plan, guessed, true);
+    }
     const JobResult result = read_job_result(remote, c.target.remote_dir, c.model.name);
     if (result.run_id.empty()) {
         // No job dir of a known run (a wrong host or remote dir, or an old mlt's job): the
@@ -645,8 +656,8 @@ int run_download(const SshCommandLine& cli, const std::string& model, bool test)
         reporter().notice("no run of " + c.model.name + " in " + c.target.remote_dir + " on " +
                           remote.name() + "; the local console log is left as it is");
     } else {
-        LocalConsole console(plan.local_console, plan.local_state_dir);
         const uint64_t offset = console.open(result.run_id);
+        collect_results_ahead(remote, plan, result, false);  // goes with the console's read
         read_log(remote, c.target.remote_dir, c.model.name, Task::job, offset,
                  [&](std::string_view d) { console.append(d); });
     }

@@ -130,12 +130,28 @@ std::vector<RemoteFileInfo> parse_file_info(Remote& remote, const std::string& r
 
 }  // namespace
 
+namespace {
+
+// The command of list_remote_file_info.
+std::string info_listing(const std::string& remote_base) {
+    return "B=" + shell_quote_path(remote_base) + "; " + kInfoFormats +
+           "[ -d \"$B\" ] || exit 0; cd -- \"$B\" && " + kClock + " && LC_ALL=C find . -type f " +
+           kInfoPrint;
+}
+
+}  // namespace
+
+void list_remote_file_info_ahead(Remote& remote, const std::string& remote_base, bool guess) {
+    if (guess)
+        remote.run_ahead_on_guess(info_listing(remote_base), {});
+    else
+        remote.run_ahead(info_listing(remote_base), {});
+}
+
 std::vector<RemoteFileInfo> list_remote_file_info(Remote& remote, const std::string& remote_base,
                                                   int64_t* clock_ns,
                                                   std::vector<std::string>* unlisted) {
-    const RemoteOutput out = remote.run("B=" + shell_quote_path(remote_base) + "; " + kInfoFormats +
-                                        "[ -d \"$B\" ] || exit 0; cd -- \"$B\" && " + kClock +
-                                        " && LC_ALL=C find . -type f " + kInfoPrint);
+    const RemoteOutput out = remote.run(info_listing(remote_base));
     if (out.exit_status != 0) {
         // Entries find could not read (an unreadable dir, one removed while it walked) are
         // left out and named; anything else is the listing's failure.

@@ -225,6 +225,28 @@ TEST_F(ControlShellTest, ACommandSentAheadThatFoundNoCarrierRunsOnceWhenAskedFor
     EXPECT_EQ(read_file(runs), "x\n") << "it ran more than once";
 }
 
+// Commands sent ahead on a guess: one that is not asked for has its reply read and dropped,
+// never taken for another command's; the next one asked for gives its reply (it ran once,
+// before it was asked for); and the same shell goes on.
+TEST_F(ControlShellTest, AGuessSentAheadThatIsNotAskedForIsSkippedAndTheShellGoesOn) {
+    mlt::Session session = open();
+    mlt::SessionRemote remote(session);
+    const std::string shell_pid = remote.run("echo $$").out;
+    const std::string runs = mlt::shell_quote(sshd().dir() + "/guess.runs");
+    const std::string hit = "echo x >> " + runs + "; echo hit; cat";
+    remote.run_ahead_on_guess("echo missed; echo missed >&2", "");
+    remote.run_ahead_on_guess(hit, "in");
+    remote.run_ahead_on_guess("echo missed too", "");
+    EXPECT_EQ(remote.run("echo first").out, "first\n");
+    const mlt::RemoteOutput r = remote.run(hit, "in");
+    EXPECT_EQ(r.out, "hit\nin");
+    EXPECT_EQ(r.err, "");
+    const mlt::RemoteOutput other = remote.run("echo other");
+    EXPECT_EQ(other.out, "other\n");
+    EXPECT_EQ(remote.run("cat " + runs).out, "x\n") << "the guess that came true ran again";
+    EXPECT_EQ(remote.run("echo $$").out, shell_pid) << "the shell was dropped";
+}
+
 TEST_F(ControlShellTest, WhatALoginShellPrintsFirstIsNotOutput) {
     force_command("echo banner; echo banner >&2; eval \"$SSH_ORIGINAL_COMMAND\"");
     mlt::Session session = open();

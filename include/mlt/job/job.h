@@ -250,6 +250,10 @@ FollowStep follow_to_end(Remote& remote, const std::string& remote_dir, const st
 // log reads as empty.
 uint64_t read_log(Remote& remote, const std::string& remote_dir, const std::string& model,
                   Task task, uint64_t offset, const OutputSink& sink);
+// Sends that read ahead on a guess (Remote::run_ahead_on_guess), for a read_log() of the same
+// arguments after the next command.
+void read_log_ahead_on_guess(Remote& remote, const std::string& remote_dir,
+                             const std::string& model, Task task, uint64_t offset);
 
 // Reads the job dir's run id, exit status, archive sha256, log dir, whether the training
 // started, whether mlt's stop ended it and whether the remote disk is full, in one round trip.

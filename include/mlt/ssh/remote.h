@@ -87,6 +87,12 @@ class Remote {
         (void)command;
         (void)input;
     }
+    // The same for a guess: a quick command that only reads, whose reply is read and dropped
+    // when another command is asked for first (the shell goes on). Here: nothing.
+    virtual void run_ahead_on_guess(const std::string& command, std::string input) {
+        (void)command;
+        (void)input;
+    }
 };
 
 // How a remote command ended, for messages: "exit N", or "killed by a signal" for -1.
@@ -113,6 +119,8 @@ class SessionRemote : public Remote {
     double round_trip_s() const override;
     // Session::shell_ahead.
     void run_ahead(const std::string& command, std::string input) override;
+    // Session::shell_ahead, a guess.
+    void run_ahead_on_guess(const std::string& command, std::string input) override;
 
     // Input up to this size travels inside the command line (printf_literal).
     static constexpr size_t kInlineInput = 256 * 1024;

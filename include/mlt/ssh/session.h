@@ -144,8 +144,9 @@ class Session {
     // this command and input reads the reply already on its way. Only for a command whose
     // running unasked does no harm (a listing, a log follow): when another command comes
     // first, the shell is dropped unread (a follow may take seconds) and a new one runs it.
-    // Commands sent ahead are asked for in the order they were sent.
-    void shell_ahead(std::string command, std::string input);
+    // A `guess` (a quick command that only reads) that is not asked for has its reply read
+    // and dropped instead. Commands sent ahead are asked for in the order they were sent.
+    void shell_ahead(std::string command, std::string input, bool guess = false);
 
     // Forwards connections to 127.0.0.1:`local_port` here (0: a free one) to
     // `remote_host`:`remote_port` as the remote host reaches it, over this session's
@@ -163,10 +164,13 @@ class Session {
     friend class Connector;
     struct Impl;
     // shell()'s reply when it was sent ahead; nullopt when it was not (a command sent ahead
-    // and not asked for drops the shell).
+    // and not asked for drops the shell, a guess's reply is dropped).
     std::optional<ExecResult> reply_sent_ahead(const std::string& command, std::string_view input,
                                                const OutputSink& on_stdout,
                                                const OutputSink& on_stderr);
+    // Reads and drops the reply of the first command sent ahead, a guess not asked for; false
+    // when the shell ended meanwhile (dropped).
+    bool skip_reply();
     explicit Session(std::unique_ptr<Impl> impl);
     std::unique_ptr<Impl> impl_;
 };

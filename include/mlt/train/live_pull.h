@@ -54,6 +54,9 @@ class StoppableRemote : public Remote {
     void run_ahead(const std::string& command, std::string input) override {
         inner_.run_ahead(command, std::move(input));
     }
+    void run_ahead_on_guess(const std::string& command, std::string input) override {
+        inner_.run_ahead_on_guess(command, std::move(input));
+    }
 
   private:
     void check() const;

@@ -50,6 +50,9 @@ class LocalConsole {
     // Makes the copy run `run_id`'s (emptying another run's) and returns its size. Throws
     // mlt::Error (io) when it cannot be written.
     uint64_t open(const std::string& run_id);
+    // The run the copy is of ("" when none is known) and its size: what open() of that run
+    // would return. Changes nothing.
+    std::pair<std::string, uint64_t> copy_of() const;
     // Appends bytes of the remote log (after open()). Throws mlt::Error (io).
     void append(std::string_view bytes);
 

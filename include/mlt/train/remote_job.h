@@ -125,6 +125,11 @@ class ShellJob : public RemoteJob {
 TransferStats collect_results(Remote& remote, const TrainPlan& plan, const JobResult& result,
                               const CompressionChoice& compression, Reporter& reporter,
                               LinkPool* links = nullptr);
+// Sends the first command of collect_results ahead (Remote::run_ahead; on a guess of the
+// result with `guess`) when it is the log dir's listing: no archive to fetch and no MLTK CLI
+// log first.
+void collect_results_ahead(Remote& remote, const TrainPlan& plan, const JobResult& result,
+                           bool guess);
 
 // The remote log dir of a job: the one it recorded (`recorded`: it asked the remote MLTK),
 // else the one the settings name (remote_log_dir, in the remote dir); "" when neither.

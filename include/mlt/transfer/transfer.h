@@ -87,6 +87,9 @@ struct RemoteFileInfo {
 std::vector<RemoteFileInfo> list_remote_file_info(Remote& remote, const std::string& remote_base,
                                                   int64_t* clock_ns = nullptr,
                                                   std::vector<std::string>* unlisted = nullptr);
+// Sends that listing ahead (Remote::run_ahead, or run_ahead_on_guess with `guess`), for a
+// list_remote_file_info() of the same base after the next command.
+void list_remote_file_info_ahead(Remote& remote, const std::string& remote_base, bool guess);
 
 // The same for just `paths` (relative to `remote_base`) in one round trip; paths that are
 // missing or not regular files are left out. A missing base gives an empty list.
