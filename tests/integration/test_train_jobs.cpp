@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -335,6 +336,31 @@ TEST_F(TrainJobsTest, StopEndsTheGroupAndReleasesTheLock) {
     r = mlt({"ssh", "train", "blocker", "--", "quick"});
     EXPECT_EQ(r.exit_code, 0) << describe(r);
     EXPECT_TRUE(has_text(r.out, "quick run"));
+}
+
+// download sends the console's read with the status on a guess: the run is the one the
+// local copy is of. A copy of another run (here: its tag and bytes rewritten) makes the
+// guess miss: its reply is dropped, the same shell goes on, and the copy becomes this run's
+// console, whole.
+TEST_F(TrainJobsTest, ADownloadWhoseGuessOfTheRunMissesStillGetsThisRunsWholeConsole) {
+    shell_model("plain", "echo 'plain one'\necho 'plain two'\n");
+    ProcessResult r = mlt({"ssh", "train", "plain"});
+    ASSERT_EQ(r.exit_code, 0) << describe(r);
+    const std::string remote_console = read_or_empty(job_file("plain", "console.log"));
+    ASSERT_TRUE(has_text(remote_console, "plain two")) << remote_console;
+    ASSERT_EQ(read_or_empty(local_console("plain")), remote_console);
+    const std::string tag =
+        (std::filesystem::path(local_logs("plain")).parent_path().parent_path() /
+         "ssh/models/plain/console_run")
+            .string();
+    ASSERT_TRUE(path_exists(tag));
+    write_file(tag, "6b000000-another\n");
+    write_file(local_console("plain"), "another run's console\n" + std::string(200, 'x') + "\n");
+    r = mlt({"ssh", "-vv", "download", "plain"});
+    ASSERT_EQ(r.exit_code, 0) << describe(r);
+    EXPECT_TRUE(has_text(r.err, "a reply sent ahead on a guess is not asked for")) << r.err;
+    EXPECT_FALSE(has_text(r.err, "dropping the control shell")) << r.err;
+    EXPECT_EQ(read_or_empty(local_console("plain")), remote_console);
 }
 
 TEST_F(TrainJobsTest, StatusLogsAndDownloadLeaveTheJobAlone) {
