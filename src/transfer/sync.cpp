@@ -87,6 +87,13 @@ class StreamsBeside {
 
 using Clock = std::chrono::steady_clock;
 
+// A round trip this long is worth sparing by sending a big file's preparing command with the
+// small files' stream. Below it the preparing command goes on its own: its reply is a clean
+// measure of the round trip, which tells a near link (ranges_pay, the links' count), where
+// the first channel open can take 40 ms even over loopback (sshd's reply waits for the ACK
+// of the one before it, which this end delays).
+constexpr double kLongRoundTrip = 0.05;
+
 double seconds_since(Clock::time_point start) {
     return std::chrono::duration<double>(Clock::now() - start).count();
 }
@@ -284,9 +291,10 @@ SyncResult sync_up(Remote& remote, const std::map<std::string, std::vector<Uploa
             result.moved.files += s.files;
             result.moved.bytes += s.bytes;
         };
-        // The rest goes over the caller's link: before the ranges, with the first one's
-        // preparing command sent along (one round trip for both).
-        const bool streams_first = !beside && !streamed.empty() && !ranged.empty();
+        // The rest goes over the caller's link: over a far one before the ranges, with the
+        // first one's preparing command sent along (one round trip for both).
+        const bool streams_first = !beside && !streamed.empty() && !ranged.empty() &&
+                                   remote.round_trip_s() >= kLongRoundTrip;
         if (streams_first) {
             const UploadItem& item = ranged.front();
             upload_ranges_ahead(remote, item.local_path, base + "/" + item.remote_path, options);

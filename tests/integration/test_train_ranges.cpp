@@ -72,10 +72,8 @@ class TrainRangesTest : public TrainTest {
 TEST_F(TrainRangesTest, ABigFileGoesUpAndComesHomeInRangesOverSeveralConnections) {
     write_noise(project() + "/big.bin", 80 * kMiB + 12345, 1);
     copy_model();
-    ProcessResult r = mlt({"ssh", "-vv", "train", "m", "--connections", "3"});
+    ProcessResult r = mlt({"ssh", "-v", "train", "m", "--connections", "3"});
     ASSERT_EQ(r.exit_code, 0) << describe(r);
-    // The spec's small stream goes first, and the big file's preparing command with it.
-    EXPECT_TRUE(has_text(r.err, "(sent ahead): p=")) << r.err;
     const std::string sum = sha256_of(project() + "/big.bin");
     EXPECT_EQ(sha256_of(remote() + "/big.bin"), sum);
     EXPECT_EQ(sha256_of(local_logs("m") + "/out.bin"), sum);

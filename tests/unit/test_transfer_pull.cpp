@@ -14,6 +14,7 @@
 #include <functional>
 #include <map>
 #include <string>
+#include <vector>
 
 #include "local_remote.h"
 #include "mlt/transfer/ranges.h"
@@ -392,6 +393,54 @@ TEST(TransferRanges, AFileThatDoesNotPayIsOneRangeInOneCommandEachWay) {
     EXPECT_EQ(up.ranges, 1u);
     EXPECT_EQ(range_commands(remote), 2u);
     EXPECT_EQ(slurp(remote_dir / "back.ckpt"), slurp(path));
+}
+
+// A TimedRemote that keeps the commands sent ahead (and runs each when it is asked for).
+class AheadRemote : public TimedRemote {
+  public:
+    explicit AheadRemote(double rtt) : TimedRemote(rtt) {}
+    void run_ahead(const std::string& command, std::string) override { aheads.push_back(command); }
+    std::vector<std::string> aheads;
+};
+
+// The first of `remote`'s commands that contains `text`; commands.size() when none does.
+size_t first_with(const LocalRemote& remote, const std::string& text) {
+    size_t i = 0;
+    while (i < remote.commands.size() && remote.commands[i].find(text) == std::string::npos) ++i;
+    return i;
+}
+
+// An upload of a big file and a small one: over a far link the small file's stream goes
+// first, with the big file's preparing command sent ahead (the same command, asked for next);
+// over a near link that command goes first on its own, and nothing is sent ahead.
+TEST(TransferRanges, OverAFarLinkTheSmallStreamGoesFirstWithTheBigFilesPreparingCommand) {
+    for (const double rtt : {0.1, 0.002}) {
+        SCOPED_TRACE(rtt);
+        TempDir remote_dir, local;
+        write_file(local / "big.bin", std::string(33 * 1024 * 1024, 'b'));
+        write_file(local / "small.txt", "small");
+        AheadRemote remote(rtt);
+        NoLinks links(false);  // a number of connections: ranges from 32 MiB either way
+        const std::map<std::string, std::vector<mlt::UploadItem>> plan = {
+            {remote_dir.path(),
+             {{local / "big.bin", "big.bin"}, {local / "small.txt", "small.txt"}}}};
+        mlt::sync_up(
+            remote, plan, [] { return mlt::Compression::none; }, &links);
+        EXPECT_EQ(slurp(remote_dir / "big.bin"), slurp(local / "big.bin"));
+        EXPECT_EQ(slurp(remote_dir / "small.txt"), "small");
+        const size_t stream = first_with(remote, "tar -x");
+        const size_t prepare = first_with(remote, "mlt-ranges.d; mkdir -p");
+        ASSERT_LT(stream, remote.commands.size());
+        ASSERT_LT(prepare, remote.commands.size());
+        if (rtt > 0.05) {
+            EXPECT_LT(stream, prepare);
+            ASSERT_EQ(remote.aheads.size(), 1u);
+            EXPECT_EQ(remote.aheads.front(), remote.commands[prepare]);
+        } else {
+            EXPECT_LT(prepare, stream);
+            EXPECT_EQ(remote.aheads.size(), 0u);
+        }
+    }
 }
 
 // A remote whose writes of range 1 land with their first byte wrong, the first time: the
