@@ -79,6 +79,12 @@ void ShellJob::follow_ahead(Task task, const std::string* run_id, uint64_t offse
                      task == Task::job ? sample_every_ : 0);
 }
 
+void ShellJob::collect_ahead_on_guess(const TrainPlan& plan, const std::string& run_id) {
+    JobResult guessed;
+    guessed.run_id = run_id;
+    collect_results_ahead(remote(), plan, guessed, true);
+}
+
 void ShellJob::watch(int every_s, OutputSink on_sample) {
     sample_every_ = every_s;
     on_sample_ = std::move(on_sample);

@@ -397,7 +397,12 @@ Phase TrainRun::start() {
     // The first follow segment travels with the start's command (follow() asks for exactly
     // it: offset 0, as the local copy starts empty below).
     arm_watch();
-    if (!plan_.no_wait) job_.follow_ahead(Task::job, &run_id_, 0, segment_seconds());
+    if (!plan_.no_wait) {
+        job_.follow_ahead(Task::job, &run_id_, 0, segment_seconds());
+        // A short job ends within it: the collection's listing then comes, on a guess (a job
+        // that runs on, or records an archive, skips its reply once).
+        job_.collect_ahead_on_guess(plan_, run_id_);
+    }
     long pgid = 0;
     {
         // One bounded round trip that must not be cut by a Ctrl+C: the job may be launched

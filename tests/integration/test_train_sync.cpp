@@ -115,10 +115,11 @@ TEST_F(TrainSyncTest, ASecondWorkspaceRunUploadsNothingAndAThirdOnlyTheEdit) {
 }
 
 // The check for the compressor and the upload's listing go with the lock's command, and the
-// first follow segment with the start's (docs/remote-protocol.md, "Commands sent ahead"):
-// -vv names the three replies as sent ahead, also in a run with nothing to upload; the upload
-// still skips what is there and the console log arrives once.
-TEST_F(TrainSyncTest, TheCompressorCheckTheListingAndTheFirstFollowAreSentAhead) {
+// first follow segment with the start's, with the collection's listing on a guess (a short
+// job ends within that segment; docs/remote-protocol.md, "Commands sent ahead"): -vv names
+// the four replies as sent ahead, also in a run with nothing to upload; the upload still
+// skips what is there and the console log arrives once.
+TEST_F(TrainSyncTest, TheCompressorCheckTheListingsAndTheFirstFollowAreSentAhead) {
     write_tree(workspace(), {{"a.txt", "a"}, {"sub/b.txt", "b"}});
     write_shell_model("ahead", "echo trained\n");
     write_model_settings("ahead", kShellSidecar);
@@ -133,10 +134,12 @@ TEST_F(TrainSyncTest, TheCompressorCheckTheListingAndTheFirstFollowAreSentAhead)
     for (size_t at = r.err.find("(sent ahead): "); at != std::string::npos;
          at = r.err.find("(sent ahead): ", at + 1))
         ahead.push_back(r.err.substr(at, r.err.find("\nmlt: ", at) - at));
-    ASSERT_EQ(ahead.size(), 3u) << describe(r);
+    ASSERT_EQ(ahead.size(), 4u) << describe(r);
     EXPECT_TRUE(has_text(ahead[0], "command -v zstd")) << ahead[0];          // the check
     EXPECT_TRUE(has_text(ahead[1], "xargs -0 -r sh -c 'find")) << ahead[1];  // the listing
     EXPECT_TRUE(has_text(ahead[2], "mlt_send")) << ahead[2];                 // the follow
+    EXPECT_TRUE(has_text(ahead[3], "find . -type f")) << ahead[3];           // the log dir's
+    EXPECT_FALSE(has_text(r.err, "on a guess is not asked for")) << describe(r);
     EXPECT_FALSE(has_text(r.err, "dropping the control shell")) << describe(r);
     EXPECT_TRUE(has_text(r.out, "uploaded 0 file(s)")) << describe(r);
     EXPECT_EQ(lines_starting(r.out, "trained").size(), 1u) << describe(r);

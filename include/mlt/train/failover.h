@@ -78,6 +78,9 @@ class ForwardingJob : public RemoteJob {
     void follow_ahead(Task task, const std::string* run_id, uint64_t offset, int seconds) override {
         t_->follow_ahead(task, run_id, offset, seconds);
     }
+    void collect_ahead_on_guess(const TrainPlan& plan, const std::string& run_id) override {
+        t_->collect_ahead_on_guess(plan, run_id);
+    }
     void watch(int every_s, OutputSink on_sample) override {
         t_->watch(every_s, std::move(on_sample));
     }

@@ -52,6 +52,12 @@ class RemoteJob {
     virtual void follow_ahead(Task task, const std::string* run_id, uint64_t offset, int seconds) {
         (void)task, (void)run_id, (void)offset, (void)seconds;
     }
+    // A guess, given after follow_ahead: the job of `run_id` ends within that segment and
+    // records no archive, so collect() follows, and its first command (the log dir's
+    // listing) may go along (collect_results_ahead). Nothing by default.
+    virtual void collect_ahead_on_guess(const TrainPlan& plan, const std::string& run_id) {
+        (void)plan, (void)run_id;
+    }
     // Restarts the run's lost job as attempt `attempt` (restart_job); returns its process
     // group.
     virtual long restart(const std::string& run_id, int attempt) = 0;
@@ -92,6 +98,7 @@ class ShellJob : public RemoteJob {
     void upload_ahead(const std::map<std::string, std::vector<UploadItem>>& uploads) override;
     long start(const std::string& run_id) override;
     void follow_ahead(Task task, const std::string* run_id, uint64_t offset, int seconds) override;
+    void collect_ahead_on_guess(const TrainPlan& plan, const std::string& run_id) override;
     void watch(int every_s, OutputSink on_sample) override;
     long restart(const std::string& run_id, int attempt) override;
     bool stop(int grace_s, const std::string* run_id) override;
