@@ -306,7 +306,12 @@ class ExecChannel {
                                        job_.on_stderr, display_, &got);
         // The server answers the exec request before the command's output and close.
         exec_request(s_, channel_.get(), answer_, job_.command, display_);
-        if (answer_ == SSH_AGAIN) return got > 0;
+        if (answer_ == SSH_AGAIN) {
+            // sshd answers before it closes: a channel closed unanswered ran nothing.
+            if (ssh_channel_is_closed(channel_.get()))
+                throw channel_error(s_, "cannot start a remote command on " + display_);
+            return got > 0;
+        }
         if (drained && !sending_) {
             // Waits for the status if it is not in yet, then closes the channel: sshd
             // counts a channel against MaxSessions until it is closed from this side.
