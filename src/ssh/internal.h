@@ -172,7 +172,7 @@ ChannelPtr open_exec(ssh_session s, Liveness& live, const std::string& command,
                      const std::string& display, std::string_view first_input = {});
 
 // A channel whose exec request went out: `answer` is SSH_OK once the server said yes, or
-// SSH_AGAIN while its answer has not come (exec_answer takes it later).
+// SSH_AGAIN while its answer has not come (exec_request takes it later).
 struct StartedExec {
     ChannelPtr channel;
     int answer = SSH_AGAIN;

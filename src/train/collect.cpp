@@ -24,12 +24,23 @@ void add(TransferStats& total, const TransferStats& more) {
     total.bytes += more.bytes;
 }
 
+// Whether the collection fetches an archive first: one is expected and this run's job
+// recorded its sha256.
+bool fetches_archive(const TrainPlan& plan, const JobResult& result) {
+    return !plan.local_archive.empty() && !result.sha256.empty();
+}
+
+// Whether the log pull fetches MLTK's CLI log first (beside the log dir the job recorded).
+bool fetches_cli_log(const TrainPlan& plan, const std::string& recorded_log_dir) {
+    return plan.mltk_train && !recorded_log_dir.empty();
+}
+
 // The archive, only when this run's job recorded its sha256, and never through a remote
 // symlink (the job may have left one pointing anywhere).
 void collect_archive(Remote& remote, const TrainPlan& plan, const JobResult& result,
                      Reporter& reporter, TransferStats& total) {
     const std::string run = result.run_id.empty() ? "-" : result.run_id;
-    if (result.sha256.empty()) {
+    if (!fetches_archive(plan, result)) {
         // The previous run's archive was moved aside when this run took the lock: whatever
         // lies there now without a recorded hash is not a verified result of this run.
         reporter.notice("no archive: run " + run + " of " + plan.model + " recorded none");
@@ -130,7 +141,7 @@ LogsPull pull_logs(Remote& remote, const TrainPlan& plan, const std::string& rec
     // MLTK's CLI log sits beside its models dir: <cache>/cli_logs/train.log, kept locally as
     // train.log. Fetched first: when it exists, it is the local train.log.
     bool have_cli_log = false;
-    if (plan.mltk_train && !recorded_log_dir.empty()) {
+    if (fetches_cli_log(plan, recorded_log_dir)) {
         const fs::path cache = fs::path(recorded_log_dir).parent_path().parent_path();
         if (auto size = download_file_if_present(remote, (cache / "cli_logs/train.log").string(),
                                                  plan.local_logs + "/train.log")) {
@@ -156,10 +167,9 @@ LogsPull pull_logs(Remote& remote, const TrainPlan& plan, const std::string& rec
 
 void collect_results_ahead(Remote& remote, const TrainPlan& plan, const JobResult& result,
                            bool guess) {
-    const bool archive = !plan.local_archive.empty() && !result.sha256.empty();
-    const bool cli_log = plan.mltk_train && !result.log_dir.empty();
     const std::string log_dir = remote_log_dir_of(plan, result.log_dir);
-    if (!archive && !cli_log && !log_dir.empty())
+    if (!fetches_archive(plan, result) && !fetches_cli_log(plan, result.log_dir) &&
+        !log_dir.empty())
         list_remote_file_info_ahead(remote, log_dir, guess);
 }
 

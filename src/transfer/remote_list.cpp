@@ -128,10 +128,6 @@ std::vector<RemoteFileInfo> parse_file_info(Remote& remote, const std::string& r
     return files;
 }
 
-}  // namespace
-
-namespace {
-
 // The command of list_remote_file_info.
 std::string info_listing(const std::string& remote_base) {
     return "B=" + shell_quote_path(remote_base) + "; " + kInfoFormats +
