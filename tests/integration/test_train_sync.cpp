@@ -135,6 +135,11 @@ TEST_F(TrainSyncTest, TheCompressorCheckTheListingsAndTheFirstFollowAreSentAhead
          at = r.err.find("(sent ahead): ", at + 1))
         ahead.push_back(r.err.substr(at, r.err.find("\nmlt: ", at) - at));
     ASSERT_EQ(ahead.size(), 4u) << describe(r);
+    // The link's round trip is known before the lock's command goes (what goes ahead with it
+    // depends on it): measured by the authentication service's answer, before any channel.
+    const size_t measured = r.err.find("(the authentication service's answer)");
+    ASSERT_NE(measured, std::string::npos) << describe(r);
+    EXPECT_LT(measured, r.err.find("starting the control shell")) << describe(r);
     EXPECT_TRUE(has_text(ahead[0], "command -v zstd")) << ahead[0];          // the check
     EXPECT_TRUE(has_text(ahead[1], "xargs -0 -r sh -c 'find")) << ahead[1];  // the listing
     EXPECT_TRUE(has_text(ahead[2], "mlt_send")) << ahead[2];                 // the follow
