@@ -59,15 +59,26 @@ SyncResult ShellJob::upload(const std::map<std::string, std::vector<UploadItem>>
     // is to be sent (the collection asks it then).
     if (compression_ahead_) compression_.choice()();
     compression_ahead_ = false;
-    ConnectionLinks links(connection_, transfer_connections_);
-    return sync_up(remote(), uploads, compression_.choice(), &links);
+    if (!upload_links_)
+        upload_links_ = std::make_unique<ConnectionLinks>(connection_, transfer_connections_);
+    const SyncResult sent = sync_up(remote(), uploads, compression_.choice(), upload_links_.get());
+    close_idle_links();
+    return sent;
+}
+
+void ShellJob::close_idle_links() {
+    // Not while one still connects (a link opened ahead that the upload did not need):
+    // waiting for it would hold the run up; a later phase closes it.
+    if (upload_links_ && !upload_links_->connecting()) upload_links_.reset();
 }
 
 // The compression's check (once per run: the upload or the collection asks it) and the
 // listings go with the lock's command: no round trip of their own.
 void ShellJob::upload_ahead(const std::map<std::string, std::vector<UploadItem>>& uploads) {
     compression_ahead_ = compression_.send_ahead();
-    sync_up_ahead(remote(), uploads);
+    if (!upload_links_)
+        upload_links_ = std::make_unique<ConnectionLinks>(connection_, transfer_connections_);
+    sync_up_ahead(remote(), uploads, upload_links_.get());
 }
 
 long ShellJob::start(const std::string& run_id) {
@@ -100,6 +111,7 @@ bool ShellJob::stop(int grace_s, const std::string* run_id) {
 
 FollowStep ShellJob::follow(Task task, const std::string* run_id, uint64_t offset, int seconds,
                             const OutputSink& sink) {
+    close_idle_links();
     const bool job = task == Task::job;
     return follow_log(remote(), remote_dir_, model_, task, run_id, offset, seconds, sink,
                       job ? sample_every_ : 0, job ? &on_sample_ : nullptr);

@@ -98,15 +98,24 @@ ConnectionLinks::~ConnectionLinks() {
 constexpr size_t kAheadLinks = 4;
 
 void ConnectionLinks::open_ahead() {
-    const size_t n = std::min(limit(), wanted_ > 0 ? limit() : kAheadLinks);
+    open_links(std::min(limit(), wanted_ > 0 ? limit() : kAheadLinks));
+}
+
+void ConnectionLinks::open_first() {
+    open_links(std::min<size_t>(limit(), 1));
+}
+
+void ConnectionLinks::open_links(size_t n) {
     for (size_t i = 0; i < n; ++i) {
         if (links_[i] || ahead_[i].joinable()) continue;
+        ++connecting_;
         ahead_[i] = thread_without_signals([this, i] {
             try {
                 if (!connect(i)) failed_ahead_[i] = 1;
             } catch (const Error&) {
                 failed_ahead_[i] = 1;  // a signal: the caller's thread sees it
             }
+            --connecting_;
         });
     }
 }

@@ -231,8 +231,16 @@ SyncResult sync_up(Remote& remote, const std::map<std::string, std::vector<Uploa
     return sync_up(remote, plan, [compression] { return compression; });
 }
 
-void sync_up_ahead(Remote& remote, const std::map<std::string, std::vector<UploadItem>>& plan) {
+void sync_up_ahead(Remote& remote, const std::map<std::string, std::vector<UploadItem>>& plan,
+                   LinkPool* links) {
     for (const auto& [base, items] : plan) changed_for_upload_ahead(remote, base, items);
+    if (!links || is_near(remote)) return;
+    for (const auto& [base, items] : plan)
+        for (const auto& item : items)
+            if (uses_links(remote, local_size(item.local_path), links)) {
+                links->open_first();
+                return;
+            }
 }
 
 SyncResult sync_up(Remote& remote, const std::map<std::string, std::vector<UploadItem>>& plan,

@@ -443,6 +443,41 @@ TEST(TransferRanges, OverAFarLinkTheSmallStreamGoesFirstWithTheBigFilesPreparing
     }
 }
 
+// A LinkPool of no links that counts the links it was asked to open ahead.
+class CountingLinks : public NoLinks {
+  public:
+    CountingLinks() : NoLinks(true) {}
+    size_t limit() const override { return 3; }
+    void open_ahead() override { ++opened_ahead; }
+    void open_first() override { ++opened_first; }
+    int opened_ahead = 0;
+    int opened_first = 0;
+};
+
+// The upload's listings go ahead with the lock. Over a far link a local file big enough for
+// links also starts the first one connecting then (whether it changed is known only from the
+// listing); over a near link, or with small files only, nothing connects.
+TEST(TransferRanges, AFarUploadOfABigLocalFileStartsItsFirstLinkWithTheListings) {
+    TempDir local;
+    write_file(local / "big.bin", "");
+    std::filesystem::resize_file(local / "big.bin", 200ull * 1024 * 1024);  // sparse
+    write_file(local / "small.txt", "small");
+    for (const double rtt : {0.1, 0.002}) {
+        for (const bool big : {true, false}) {
+            SCOPED_TRACE(std::to_string(rtt) + (big ? " big" : " small"));
+            std::vector<mlt::UploadItem> items = {{local / "small.txt", "small.txt"}};
+            if (big) items.push_back({local / "big.bin", "big.bin"});
+            AheadRemote remote(rtt);
+            CountingLinks links;
+            mlt::sync_up_ahead(remote, {{"/nowhere", items}}, &links);
+            EXPECT_EQ(remote.aheads.size(), 1u);  // the listing
+            EXPECT_TRUE(remote.commands.empty());
+            EXPECT_EQ(links.opened_first, big && rtt > 0.05 ? 1 : 0);
+            EXPECT_EQ(links.opened_ahead, 0);
+        }
+    }
+}
+
 // A remote whose writes of range 1 land with their first byte wrong, the first time: the
 // hash of what landed differs from what was sent.
 class CorruptingRemote : public TimedRemote {

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -8,6 +9,7 @@
 #include "mlt/job/status.h"
 #include "mlt/ssh/connection.h"
 #include "mlt/train/train_plan.h"
+#include "mlt/transfer/ranges.h"
 #include "mlt/transfer/sync.h"
 #include "mlt/util/reporter.h"
 
@@ -113,6 +115,8 @@ class ShellJob : public RemoteJob {
 
   private:
     Remote& remote() { return connection_.remote(); }
+    // Closes the upload's links unless one is still connecting.
+    void close_idle_links();
 
     Connection& connection_;
     std::string remote_dir_;
@@ -122,6 +126,9 @@ class ShellJob : public RemoteJob {
     int transfer_connections_;        // 0: auto
     int sample_every_ = 0;            // watch(): a job's follow samples the host this often
     OutputSink on_sample_;
+    // The upload's links: made by upload_ahead (its first may start connecting then), closed
+    // after the upload, or by the follow when one was still connecting (close_idle_links).
+    std::unique_ptr<ConnectionLinks> upload_links_;
 };
 
 // Pulls what a finished (or running, for `download`) job left: the archive when `result`

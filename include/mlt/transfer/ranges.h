@@ -62,6 +62,11 @@ class LinkPool {
     // caller still talks over its own link (the upload's last round trips before its
     // ranges). None by default.
     virtual void open_ahead() {}
+    // Starts connecting the first link only, in the background: for a transfer that may take
+    // links over a far link, before it knows it will (a big local file to upload whose remote
+    // copy is not listed yet; a download). One connection that may go unused, against the
+    // four or five round trips a link takes to open once it is known to be needed.
+    virtual void open_first() {}
 };
 
 // The most connections `auto` grows to, the caller's included: within sshd's MaxStartups
@@ -82,8 +87,13 @@ class ConnectionLinks : public LinkPool {
     // Links 0-3 with auto, all with N (a thread each); link(i) waits for its thread. A link
     // that could not connect ahead counts as refused.
     void open_ahead() override;
+    void open_first() override;
+    // Whether a link opened ahead is still connecting (destroying this waits for it).
+    bool connecting() const { return connecting_ > 0; }
 
   private:
+    // Links 0..n-1 that are not open nor opening start connecting, a thread each.
+    void open_links(size_t n);
     // Link i, opened now unless it is: nullptr when it was not offered or the server
     // refused it. A signal goes up.
     Remote* connect(size_t i);
@@ -94,6 +104,7 @@ class ConnectionLinks : public LinkPool {
     std::vector<std::unique_ptr<Connection>> links_;
     std::vector<std::thread> ahead_;  // per link: connecting ahead
     std::vector<char> failed_ahead_;  // per link: its connect ahead failed
+    std::atomic<int> connecting_{0};  // links connecting ahead now
 };
 
 // A link whose round trip is shorter than this is near: one stream there is bound by one
