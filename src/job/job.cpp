@@ -28,7 +28,7 @@ std::string in_dir(const std::string& remote_dir, const std::string& command) {
 constexpr const char* kRunFunctions =
     R"sh(mlt_lock_run() { sed -n 's/^run=//p' "$j/lock" 2>/dev/null; }
 mlt_mine() { [ -f "$j/lock" ] && [ "$(mlt_lock_run)" = "$r" ]; }
-mlt_files_mine() { [ "$(cat "$j/run_id" 2>/dev/null)" = "$r" ]; }
+mlt_files_mine() { mlt_id=; { read -r mlt_id < "$j/run_id"; } 2>/dev/null; [ "$mlt_id" = "$r" ]; }
 mlt_phase() { mlt_mine && sed "s/^phase=.*/phase=$1/" "$j/lock" > "$j/lock.$$.tmp" && mv -f "$j/lock.$$.tmp" "$j/lock"; }
 mlt_foreign() {
   if [ ! -f "$j/lock" ]; then echo "its lock was released" >&2
@@ -228,10 +228,10 @@ bool acquire_run(Remote& remote, const std::string& remote_dir, const std::strin
     moved += " \"$j\"/started.[0-9]*";  // the markers of later attempts
     const std::string a = shell_quote(run.archive);
     // The lock first (O_EXCL through noclobber: of concurrent launches exactly one wins),
-    // then the previous run aside, then this run's files; run_id last, so that its presence
-    // says the rest is done. A retry finds the lock its own and redoes only what is missing,
-    // without emptying previous/ a second time: what previous/ holds already stays, and a
-    // file of that name still in the job dir is this run's own half-written one, removed.
+    // then the previous run aside (one mv), then this run's files; run_id last, so that its
+    // presence says the rest is done. A retry finds the lock its own and redoes only what is
+    // missing, without emptying previous/ a second time: what previous/ holds already stays,
+    // and a file of that name still in the job dir is this run's own half-written one, removed.
     // The lock is written whole under a name of its own, then linked into place (atomic,
     // fails when one exists): a full disk leaves no empty lock behind. A job of the previous
     // run that still lives (its group, or a process of its run that left the group) keeps
@@ -253,10 +253,12 @@ bool acquire_run(Remote& remote, const std::string& remote_dir, const std::strin
         "fi\n"
         "if ! mlt_files_mine; then\n"
         "  mkdir -p \"$j/previous\" || exit 1\n"
+        "  set --\n"
         "  for f in" +
         moved +
-        "; do if [ ! -e \"$f\" ]; then :; elif [ -e \"$j/previous/${f##*/}\" ]; then rm -f \"$f\"; "
-        "else mv -f \"$f\" \"$j/previous/\"; fi || exit 1; done\n"
+        "; do if [ ! -e \"$f\" ]; then :; elif [ -e \"$j/previous/${f##*/}\" ]; then rm -f \"$f\" "
+        "|| exit 1; else set -- \"$@\" \"$f\"; fi; done\n"
+        "  [ $# = 0 ] || mv -f -- \"$@\" \"$j/previous/\" || exit 1\n"
         "  if [ -e " +
         a + " ]; then mv -f " + a +
         " \"$j/previous/\" || exit 1; fi\n"
@@ -436,7 +438,10 @@ std::string follow_command(const std::string& remote_dir, const std::string& mod
     // end of the log and nothing is left for a catch-up. Exit 0: ended; kSegmentOverStatus:
     // the segment's time is up, by the remote clock (a count of sleeps would stretch under
     // load). From the start of the log it polls every 0.05 s for 2 s, then every 0.2 s: a
-    // short task's end is seen sooner, a long one costs no more.
+    // short task's end is seen sooner, a long one costs no more. Each poll looks at the log
+    // and the status file with builtins and one `wc`; the processes (ps) and the clock only
+    // every 5th: a task that ends writes its status, and only one killed outright is seen
+    // by ps, up to 1 s later (the poll's own processes took CPU from the task it follows).
     const std::string body =
         "mlt_end() {\n" + at_end + "}\n" +
         std::string(run_id ? "mlt_files_mine || mlt_foreign\n" : "") + job_detail::kAliveFunction +
@@ -451,16 +456,19 @@ std::string follow_command(const std::string& remote_dir, const std::string& mod
         sampler(sample_every) + "e=$(($(date +%s) + " + std::to_string(seconds) + ")); w=$((e - " +
         std::to_string(seconds) + " + 1)); q=" + (offset == 0 ? "40" : "0") +
         "\n"
+        "k=0\n"
         "while :; do\n" +
         std::string(run_id ? "  mlt_files_mine || mlt_foreign\n" : "") +
         "  mlt_send\n"
-        "  if [ -e \"$s\" ] || [ -z \"$g\" ] || ! mlt_alive \"$g\"; then mlt_send; mlt_end; exit "
-        "0; "
-        "fi\n"
-        "  t=$(date +%s); [ \"$t\" -lt \"$w\" ] || mlt_sample \"$t\"\n"
-        "  [ \"$t\" -lt \"$e\" ] || exit " +
+        "  if [ -e \"$s\" ] || [ -z \"$g\" ] || { [ $k = 0 ] && ! mlt_alive \"$g\"; }; then "
+        "mlt_send; mlt_end; exit 0; fi\n"
+        "  if [ $k = 0 ]; then\n"
+        "    t=$(date +%s); [ \"$t\" -lt \"$w\" ] || mlt_sample \"$t\"\n"
+        "    [ \"$t\" -lt \"$e\" ] || exit " +
         std::to_string(kSegmentOverStatus) +
         "\n"
+        "  fi\n"
+        "  k=$(((k + 1) % 5))\n"
         "  if [ $q -gt 0 ]; then q=$((q - 1)); sleep 0.05; else sleep 0.2; fi\n"
         "done\n";
     return run_command(remote_dir, model, run_id ? *run_id : std::string(), body);
