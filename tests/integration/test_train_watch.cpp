@@ -8,7 +8,9 @@
 #include <string>
 
 #include "harness/expect.h"
+#include "harness/fault_relay.h"
 #include "harness/files.h"
+#include "harness/test_sshd.h"
 #include "harness/train_fixture.h"
 #include "harness/train_process.h"
 
@@ -116,6 +118,47 @@ TEST_F(TrainWatchTest, APlateauGoesOnCountingAcrossAResume) {
     EXPECT_TRUE(has_text(r.out + r.err, "(line: 'val_loss=0.8'): stopping the remote job"))
         << describe(r);
     EXPECT_FALSE(has_text(r.out, "val_loss=0.5")) << "a line shown twice";
+    EXPECT_TRUE(wait_pids_gone(remote() + "/pids.txt")) << "the job's group lives on";
+}
+
+// Each line is seen once across a reconnect too: every connection drops (through a relay)
+// after val_loss 0.5 (the best), 0.6 and 0.7; mlt reconnects and follows on from its local
+// copy with the same rule state, so the one value after the cut, 0.8, is the third without a
+// new best and fires the rule. A state lost at the reconnect would take 0.8 for a first
+// best, and the job would train on for two minutes; a segment read twice would count a value
+// twice and fire on 0.7.
+TEST_F(TrainWatchTest, APlateauGoesOnCountingAcrossAReconnect) {
+    write_user_settings();
+    write_shell_model("cut",
+                      "sleep 120 &\n"
+                      "echo $! >> pids.txt\n"
+                      "echo $$ >> pids.txt\n"
+                      "echo val_loss=0.5; echo val_loss=0.6; echo val_loss=0.7\n"
+                      "i=0; while [ ! -e \"$MLT_REMOTE_DIR/go\" ] && [ $i -lt 1200 ]; do "
+                      "sleep 0.1; i=$((i+1)); done\n"
+                      "echo val_loss=0.8\n"
+                      "wait\n");
+    write_model_settings("cut",
+                         "ssh:\n  train_cmd: \"sh {spec}\"\n  reconnect_timeout: 60\n"
+                         "  watch: {stop_when: [{metric: 'val_loss=([0-9.]+)', patience: 3}]}\n");
+    FaultRelay relay(sshd().port());
+    append_file(default_known_hosts(), "[127.0.0.1]:" + std::to_string(relay.port()) + " " +
+                                           sshd().host_key_type_and_blob() + "\n");
+    const std::string via = sshd().user() + "@127.0.0.1:" + std::to_string(relay.port());
+    auto run = start_mlt({"ssh", "-h", via, "train", "cut"});
+    ASSERT_TRUE(run->wait_for_output("val_loss=0.7", kTrainTimeout)) << run->err();
+    relay.cut();
+    write_file(remote() + "/go", "");
+    const ProcessResult r = run->wait(kTrainTimeout);
+    EXPECT_EQ(r.exit_code, 6) << describe(r) << job_state("cut");
+    EXPECT_GE(relay.cuts(), 1u);
+    EXPECT_TRUE(has_text(r.err, "reconnecting")) << describe(r);
+    EXPECT_TRUE(has_text(r.out + r.err, "(line: 'val_loss=0.8'): stopping the remote job"))
+        << describe(r);
+    for (const char* value : {"0.5", "0.6", "0.7", "0.8"})
+        EXPECT_EQ(lines_starting(r.out, std::string("val_loss=") + value).size(), 1u)
+            << value << "\n"
+            << describe(r);
     EXPECT_TRUE(wait_pids_gone(remote() + "/pids.txt")) << "the job's group lives on";
 }
 
