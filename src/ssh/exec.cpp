@@ -75,9 +75,10 @@ ChannelPtr open_exec(ssh_session s, Liveness& live, const std::string& command,
     spdlog::trace("exec on {}: {}", display, command);
     if (!first_input.empty()) {
         // The request goes out without waiting for its answer (a call that does not block
-        // returns SSH_AGAIN once it is sent), the input right behind it: sshd handles a
-        // channel's messages in order, so the command has its stdin by then, and the
-        // answer comes a round trip sooner. The same call then waits for the answer.
+        // returns SSH_AGAIN once it is sent), and the input is written as soon as it can go:
+        // sshd gives a session channel a window of 0 until its command starts, and opens it
+        // just before it answers, so the input travels while the login shell starts (libssh
+        // waits that round trip for the window). The same call then waits for the answer.
         {
             NonBlocking sending(s);
             rc = ssh_channel_request_exec(channel.get(), command.c_str());

@@ -181,9 +181,9 @@ struct StartedExec {
 // Opens a session channel for each of `commands` and sends the command's exec request on
 // it, side by side: every open goes out before the first answer is awaited, so n channels
 // take one round trip where open_exec one after another takes 2n. The exec requests' answers
-// are not awaited: input may follow a request at once (sshd handles a channel's messages in
-// order), a round trip sooner. A refused open (sshd's MaxSessions) sets `refused` and ends
-// the list there: the channels opened behind it are closed before any command ran on them,
+// are not awaited: input goes as soon as sshd opens the channel's window, which it does when
+// it starts the command, just before the answer. A refused open (sshd's MaxSessions) sets `refused`
+// and ends the list there: the channels opened behind it are closed before any command ran on them,
 // so the result holds the first commands only (none when the first open was refused).
 // Other failures throw.
 std::vector<StartedExec> open_execs(ssh_session s, Liveness& live,
