@@ -182,10 +182,10 @@ struct StartedExec {
 // it, side by side: every open goes out before the first answer is awaited, so n channels
 // take one round trip where open_exec one after another takes 2n. The exec requests' answers
 // are not awaited: input goes as soon as sshd opens the channel's window, which it does when
-// it starts the command, just before the answer. A refused open (sshd's MaxSessions) sets `refused`
-// and ends the list there: the channels opened behind it are closed before any command ran on them,
-// so the result holds the first commands only (none when the first open was refused).
-// Other failures throw.
+// it starts the command, just before the answer. A refused open (sshd's MaxSessions) sets
+// `refused` and ends the list there: the channels opened behind it are closed before any
+// command ran on them, so the result holds the first commands only (none when the first open
+// was refused). Other failures throw.
 std::vector<StartedExec> open_execs(ssh_session s, Liveness& live,
                                     const std::vector<std::string>& commands,
                                     const std::string& display, std::optional<Error>& refused);
