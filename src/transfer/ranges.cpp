@@ -108,15 +108,20 @@ void ConnectionLinks::open_first() {
 void ConnectionLinks::open_links(size_t n) {
     for (size_t i = 0; i < n; ++i) {
         if (links_[i] || ahead_[i].joinable()) continue;
-        ++connecting_;
-        ahead_[i] = thread_without_signals([this, i] {
-            try {
-                if (!connect(i)) failed_ahead_[i] = 1;
-            } catch (const Error&) {
-                failed_ahead_[i] = 1;  // a signal: the caller's thread sees it
-            }
-            --connecting_;
-        });
+        ++connecting_;  // before the thread, which may end first
+        try {
+            ahead_[i] = thread_without_signals([this, i] {
+                try {
+                    if (!connect(i)) failed_ahead_[i] = 1;
+                } catch (const Error&) {
+                    failed_ahead_[i] = 1;  // a signal: the caller's thread sees it
+                }
+                --connecting_;
+            });
+        } catch (...) {
+            --connecting_;  // no thread
+            throw;
+        }
     }
 }
 
