@@ -44,6 +44,23 @@ class TrainWatchTest : public TrainTest {
                              "  watch:\n    stop_when: " +
                                  rules + "\n");
     }
+    // A model that records its process group's pids, prints val_loss 0.5 (the best), 0.6
+    // and 0.7, waits (bounded) for `go` in the remote dir, prints 0.8 and trains on "for two
+    // minutes"; a plateau rule with patience 3 watches it. `extra_settings`: more ssh lines.
+    void write_plateau_model(const std::string& name, const std::string& extra_settings = {}) {
+        write_shell_model(name,
+                          "sleep 120 &\n"
+                          "echo $! >> pids.txt\n"
+                          "echo $$ >> pids.txt\n"
+                          "echo val_loss=0.5; echo val_loss=0.6; echo val_loss=0.7\n"
+                          "i=0; while [ ! -e \"$MLT_REMOTE_DIR/go\" ] && [ $i -lt 1200 ]; do "
+                          "sleep 0.1; i=$((i+1)); done\n"
+                          "echo val_loss=0.8\n"
+                          "wait\n");
+        write_model_settings(
+            name, "ssh:\n  train_cmd: \"sh {spec}\"\n" + extra_settings +
+                      "  watch: {stop_when: [{metric: 'val_loss=([0-9.]+)', patience: 3}]}\n");
+    }
     // What a rule's stop leaves: exit 6, the rule and its line named, the job's processes
     // gone, its results here, shutdown_cmds run, the lock released, the history's record.
     void expect_rule_stop(const ProcessResult& r, const std::string& rule,
@@ -95,18 +112,7 @@ TEST_F(TrainWatchTest, APlateauRuleFiresAfterPatienceValuesWithoutANewBest) {
 // would train on for two minutes.
 TEST_F(TrainWatchTest, APlateauGoesOnCountingAcrossAResume) {
     write_user_settings();
-    write_shell_model("resumed",
-                      "sleep 120 &\n"
-                      "echo $! >> pids.txt\n"
-                      "echo $$ >> pids.txt\n"
-                      "echo val_loss=0.5; echo val_loss=0.6; echo val_loss=0.7\n"
-                      "i=0; while [ ! -e \"$MLT_REMOTE_DIR/go\" ] && [ $i -lt 1200 ]; do "
-                      "sleep 0.1; i=$((i+1)); done\n"
-                      "echo val_loss=0.8\n"
-                      "wait\n");
-    write_model_settings("resumed",
-                         "ssh:\n  train_cmd: \"sh {spec}\"\n"
-                         "  watch: {stop_when: [{metric: 'val_loss=([0-9.]+)', patience: 3}]}\n");
+    write_plateau_model("resumed");
     auto first = start_mlt({"ssh", "train", "resumed"});
     ASSERT_TRUE(first->wait_for_output("val_loss=0.7", kTrainTimeout)) << first->err();
     first->signal(SIGTERM);
@@ -129,18 +135,7 @@ TEST_F(TrainWatchTest, APlateauGoesOnCountingAcrossAResume) {
 // twice and fire on 0.7.
 TEST_F(TrainWatchTest, APlateauGoesOnCountingAcrossAReconnect) {
     write_user_settings();
-    write_shell_model("cut",
-                      "sleep 120 &\n"
-                      "echo $! >> pids.txt\n"
-                      "echo $$ >> pids.txt\n"
-                      "echo val_loss=0.5; echo val_loss=0.6; echo val_loss=0.7\n"
-                      "i=0; while [ ! -e \"$MLT_REMOTE_DIR/go\" ] && [ $i -lt 1200 ]; do "
-                      "sleep 0.1; i=$((i+1)); done\n"
-                      "echo val_loss=0.8\n"
-                      "wait\n");
-    write_model_settings("cut",
-                         "ssh:\n  train_cmd: \"sh {spec}\"\n  reconnect_timeout: 60\n"
-                         "  watch: {stop_when: [{metric: 'val_loss=([0-9.]+)', patience: 3}]}\n");
+    write_plateau_model("cut", "  reconnect_timeout: 60\n");
     FaultRelay relay(sshd().port());
     append_file(default_known_hosts(), "[127.0.0.1]:" + std::to_string(relay.port()) + " " +
                                            sshd().host_key_type_and_blob() + "\n");
