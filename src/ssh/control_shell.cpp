@@ -241,10 +241,11 @@ std::optional<ExecResult> Session::reply_sent_ahead(const std::string& command,
                                                     const OutputSink& on_stdout,
                                                     const OutputSink& on_stderr) {
     ControlShell& sh = impl_->shell;
+    bool asked = false;
     for (;;) {
         if (sh.ahead.empty()) return std::nullopt;
         const ControlShell::Ahead& front = sh.ahead.front();
-        const bool asked = front.command == command && front.input == input;
+        asked = front.command == command && front.input == input;
         if (front.serial == 0) {
             // Not sent yet: it goes with this command, or, when it is this one (the command
             // before went over an exec channel), it runs once, now.
@@ -254,8 +255,7 @@ std::optional<ExecResult> Session::reply_sent_ahead(const std::string& command,
         if (asked || !front.guess) break;
         if (!skip_reply()) return std::nullopt;
     }
-    const ControlShell::Ahead& sent = sh.ahead.front();
-    if (sent.command != command || sent.input != input) {
+    if (!asked) {
         // Not asked for (another run holds the lock, a Ctrl+C, a stop): its reply is not
         // waited for (a log follow sent ahead may take seconds); a new shell runs this.
         spdlog::trace(
@@ -268,7 +268,7 @@ std::optional<ExecResult> Session::reply_sent_ahead(const std::string& command,
     spdlog::trace("shell on {} (sent ahead): {}", impl_->display, command);
     try {
         int status = -1;
-        const uint64_t serial = sent.serial;
+        const uint64_t serial = sh.ahead.front().serial;
         sh.ahead.erase(sh.ahead.begin());
         if (!read_reply(impl_->session.get(), impl_->live, sh, impl_->display, serial, &on_stdout,
                         &on_stderr, &status))
