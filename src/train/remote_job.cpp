@@ -59,11 +59,15 @@ SyncResult ShellJob::upload(const std::map<std::string, std::vector<UploadItem>>
     // is to be sent (the collection asks it then).
     if (compression_ahead_) compression_.choice()();
     compression_ahead_ = false;
-    if (!upload_links_)
-        upload_links_ = std::make_unique<ConnectionLinks>(connection_, transfer_connections_);
-    const SyncResult sent = sync_up(remote(), uploads, compression_.choice(), upload_links_.get());
+    const SyncResult sent = sync_up(remote(), uploads, compression_.choice(), &upload_links());
     close_idle_links();
     return sent;
+}
+
+ConnectionLinks& ShellJob::upload_links() {
+    if (!upload_links_)
+        upload_links_ = std::make_unique<ConnectionLinks>(connection_, transfer_connections_);
+    return *upload_links_;
 }
 
 void ShellJob::close_idle_links() {
@@ -76,9 +80,7 @@ void ShellJob::close_idle_links() {
 // listings go with the lock's command: no round trip of their own.
 void ShellJob::upload_ahead(const std::map<std::string, std::vector<UploadItem>>& uploads) {
     compression_ahead_ = compression_.send_ahead();
-    if (!upload_links_)
-        upload_links_ = std::make_unique<ConnectionLinks>(connection_, transfer_connections_);
-    sync_up_ahead(remote(), uploads, upload_links_.get());
+    sync_up_ahead(remote(), uploads, &upload_links());
 }
 
 long ShellJob::start(const std::string& run_id) {

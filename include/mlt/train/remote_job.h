@@ -115,6 +115,8 @@ class ShellJob : public RemoteJob {
 
   private:
     Remote& remote() { return connection_.remote(); }
+    // The upload's links, made on first use.
+    ConnectionLinks& upload_links();
     // Closes the upload's links unless one is still connecting.
     void close_idle_links();
 
