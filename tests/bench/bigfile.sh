@@ -18,11 +18,12 @@
 # against ssh cat's.
 #
 #   tests/bench/bigfile.sh [--size-mb N] [--rtt-ms N ...] [--rate-mbit N] [--reps N]
-#                          [--direct] [--tools LIST] [--compression C] [--keep]
+#                          [--direct | --direct-only] [--tools LIST] [--compression C] [--keep]
 #
 # Defaults: 1024 MiB of AES-CTR keystream (incompressible, fixed key), --rtt-ms 100 and 200,
 # --rate-mbit 1000 (0: no cap), --reps 1 (with more, the fastest run of each counts).
-# --direct adds a table without any relay (sshd itself on loopback, no cap). --tools: a
+# --direct adds a table without any relay (sshd itself on loopback, no cap); --direct-only
+# runs that table alone (a many-core machine's cipher-bound check). --tools: a
 # comma-separated subset of ssh,rsync,rclone,lftp,mlt (mlt includes its 1 KiB runs).
 # --compression none|gzip|zstd: mlt's setting (default: mlt's). --keep keeps the temp dir.
 # Needs rsync, rclone and lftp (scripts/install-deps.sh --bench). Environment: MLT (default
@@ -40,8 +41,9 @@ while [ $# -gt 0 ]; do
     --size-mb) size_mb=$2; shift 2 ;;
     --reps) reps=$2; shift 2 ;;
     --direct) direct=1; shift ;;
+    --direct-only) direct=2; shift ;;
     --tools) tools=$2; shift 2 ;;
-    -h|--help) sed -n '2,28p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,30p' "$0"; exit 0 ;;
     *) echo "unknown option $1" >&2; exit 2 ;;
   esac
 done
@@ -53,7 +55,8 @@ done
 for r in "${rtts[@]}"; do
   [[ $r =~ ^[0-9]+$ ]] || { echo "--rtt-ms: whole ms (--direct: no relay)" >&2; exit 2; }
 done
-[ ${#rtts[@]} -gt 0 ] || rtts=(100 200)
+[ "$direct" != 2 ] || [ ${#rtts[@]} = 0 ] || { echo "--direct-only: no --rtt-ms" >&2; exit 2; }
+[ ${#rtts[@]} -gt 0 ] || [ "$direct" = 2 ] || rtts=(100 200)
 [ "$direct" = 0 ] || rtts=(direct "${rtts[@]}")
 uses() { [[ ,$tools, == *,$1,* ]]; }
 
