@@ -101,7 +101,7 @@ settings_detail::SettingsLayer read_spec_layer(const SourceFile& f, const std::s
     if (mode != "literals" && options.may_run_python) {
         SpecLoad load{f.path, options.python, mode == "mltk", options.test, options.load_timeout};
         try {
-            if (auto yaml = mltk_spec_yaml(load, replaced, warnings))
+            if (auto yaml = mltk_spec_yaml(load, replaced, warnings, options.ahead.get()))
                 return read_settings_file(f.path + " (as MLTK loaded it)", *yaml, warnings);
         } catch (const Error& e) {
             if (!options.literals_when_load_fails) throw;
@@ -117,6 +117,27 @@ settings_detail::SettingsLayer read_spec_layer(const SourceFile& f, const std::s
 }
 
 }  // namespace
+
+std::shared_ptr<SpecLoadAhead> start_spec_load_ahead(const SettingsSources& sources,
+                                                     const SpecOptions& options) {
+    using namespace settings_detail;
+    if (!options.may_run_python) return nullptr;
+    try {
+        const auto spec = read_if_present(sources.spec_path, "");
+        if (!spec) return nullptr;
+        SettingsLayer user, sidecar;
+        if (auto f = read_if_present(sources.user_settings_path, ""))
+            user = read_settings_file(f->path, f->text, nullptr);
+        if (auto f = read_if_present(sources.model_settings_path, ""))
+            sidecar = read_settings_file(f->path, f->text, nullptr);
+        const std::string mode = spec_loader_of(user, sidecar);
+        if (mode == "literals") return nullptr;
+        return std::make_shared<SpecLoadAhead>(SpecLoad{spec->path, options.python, mode == "mltk",
+                                                        options.test, options.load_timeout});
+    } catch (const Error&) {
+        return nullptr;
+    }
+}
 
 bool settings_file_holds_secret(const std::string& path) {
     try {

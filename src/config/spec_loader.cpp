@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "mlt/util/error.h"
+#include "mlt/util/interrupt.h"
 #include "mlt/util/paths.h"
 #include "mlt/util/process.h"
 #include "spec_literals.h"
@@ -116,20 +117,31 @@ std::string ssh_document(const SpecLoad& load, nlohmann::json ssh,
 
 }  // namespace
 
-std::optional<std::string> mltk_spec_yaml(const SpecLoad& load, const std::set<std::string>& skip,
-                                          std::vector<SettingsWarning>* warnings) {
+SpecLoadOutcome run_spec_load(const SpecLoad& load, const std::atomic<bool>* stop) {
     ResultFile result;
-    std::deque<std::string> tail;
+    SpecLoadOutcome o;
     const std::string name = std::filesystem::path(load.spec_path).filename().string();
     spdlog::debug("loading {} through the local MLTK (python3, at most {} s)", load.spec_path,
                   std::chrono::duration_cast<std::chrono::seconds>(load.timeout).count());
-    const ChildResult r = run_child(
+    o.child = run_child(
         {load.python, "-c", kDriver, result.path(), load.spec_path, load.test ? "1" : "0"},
-        load.timeout, [&](const std::string& line) {
+        load.timeout,
+        [&](const std::string& line) {
             spdlog::debug("{}: {}", name, line);
-            tail.push_back(line);
-            if (tail.size() > kTailLines) tail.pop_front();
-        });
+            o.tail.push_back(line);
+            if (o.tail.size() > kTailLines) o.tail.pop_front();
+        },
+        stop);
+    if (o.child.started) o.result = read_file(result.path());
+    return o;
+}
+
+std::optional<std::string> mltk_spec_yaml(const SpecLoad& load, const std::set<std::string>& skip,
+                                          std::vector<SettingsWarning>* warnings,
+                                          SpecLoadAhead* ahead) {
+    SpecLoadOutcome o = ahead && ahead->loads(load) ? ahead->take() : run_spec_load(load);
+    const ChildResult& r = o.child;
+    const std::deque<std::string>& tail = o.tail;
     if (!r.started)
         return no_mltk(load, "python3 cannot run: " + std::string(std::strerror(r.start_errno)));
     if (r.timed_out)
@@ -140,7 +152,7 @@ std::optional<std::string> mltk_spec_yaml(const SpecLoad& load, const std::set<s
                     std::chrono::duration_cast<std::chrono::seconds>(load.timeout).count()) +
                 " s (stopped it and its process group)",
             tail);
-    nlohmann::json doc = nlohmann::json::parse(read_file(result.path()), nullptr, false);
+    nlohmann::json doc = nlohmann::json::parse(o.result, nullptr, false);
     if (doc.is_discarded() || !doc.is_object())
         load_failed(load,
                     "did not load through MLTK: python3 ended with exit status " +
@@ -156,3 +168,32 @@ std::optional<std::string> mltk_spec_yaml(const SpecLoad& load, const std::set<s
 }
 
 }  // namespace mlt::settings_detail
+
+namespace mlt {
+
+SpecLoadAhead::SpecLoadAhead(settings_detail::SpecLoad load)
+    : load_(std::move(load)), thread_(thread_without_signals([this] {
+          try {
+              outcome_ = settings_detail::run_spec_load(load_, &stop_);
+          } catch (...) {
+              error_ = std::current_exception();
+          }
+      })) {}
+
+SpecLoadAhead::~SpecLoadAhead() {
+    stop_ = true;
+    if (thread_.joinable()) thread_.join();
+}
+
+bool SpecLoadAhead::loads(const settings_detail::SpecLoad& load) const {
+    return thread_.joinable() && load.spec_path == load_.spec_path && load.python == load_.python &&
+           load.test == load_.test && load.timeout == load_.timeout;
+}
+
+settings_detail::SpecLoadOutcome SpecLoadAhead::take() {
+    thread_.join();
+    if (error_) std::rethrow_exception(error_);
+    return std::move(outcome_);
+}
+
+}  // namespace mlt

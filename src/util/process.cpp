@@ -107,15 +107,15 @@ int exit_fd(pid_t pid) {
 }
 
 // Hands the child's output to `lines` until the child has exited (true), or the
-// time is up or a signal for mlt is pending (false). A process the child left
+// time is up, a signal for mlt is pending or `stop` is set (false). A process the child left
 // behind holding the output open does not keep this waiting. `output_open`
 // becomes false when the output has ended. `exited` (-1: none) wakes the wait at
 // the child's exit: its output ends a moment before it exits, and without it the
 // next look came a whole slice later (up to 0.1 s of every spec load).
 bool watch(pid_t pid, int fd, int exited, Clock::time_point deadline, LineSplitter& lines,
-           bool& output_open) {
+           bool& output_open, const std::atomic<bool>* stop) {
     for (;;) {
-        if (interrupt_pending() || leave_signal() != 0) return false;
+        if (interrupt_pending() || leave_signal() != 0 || (stop && *stop)) return false;
         if (child_exited(pid)) return true;
         auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
         if (left.count() <= 0) return false;
@@ -143,7 +143,8 @@ int wait_status(pid_t pid) {
 }  // namespace
 
 ChildResult run_child(const std::vector<std::string>& argv, std::chrono::milliseconds timeout,
-                      const std::function<void(const std::string&)>& on_line) {
+                      const std::function<void(const std::string&)>& on_line,
+                      const std::atomic<bool>* stop) {
     std::vector<char*> args;
     for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
     args.push_back(nullptr);
@@ -176,12 +177,12 @@ ChildResult run_child(const std::vector<std::string>& argv, std::chrono::millise
     LineSplitter lines(on_line);
     bool output_open = true;
     Fd exited{exit_fd(pid)};
-    const bool ended = watch(pid, out_read.fd, exited.fd, deadline, lines, output_open);
+    const bool ended = watch(pid, out_read.fd, exited.fd, deadline, lines, output_open, stop);
     // The whole group goes, the child (if still running) and whatever it left
     // behind; the child is not reaped yet, so its group id still names its group.
     ::kill(-pid, SIGKILL);
     if (ended && output_open) drain(out_read.fd, lines);  // what it wrote before it exited
-    result.timed_out = !ended && !interrupt_pending() && leave_signal() == 0;
+    result.timed_out = !ended && !interrupt_pending() && leave_signal() == 0 && !(stop && *stop);
     lines.finish();
     result.exit_code = wait_status(pid);
     throw_if_interrupted();

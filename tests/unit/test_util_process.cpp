@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 
+#include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <cstdlib>
@@ -76,6 +77,24 @@ TEST(RunChild, AChildThatHangsWritingNothingIsStoppedAtTheBound) {
     Outcome r = run_it({"sh", "-c", "echo started; sleep 20"}, 300ms);
     EXPECT_TRUE(r.result.timed_out);
     EXPECT_EQ(r.lines, (std::vector<std::string>{"started"}));
+}
+
+TEST(RunChild, AStopSetByAnotherThreadEndsTheChildLikeTheBoundWithoutCountingAsIt) {
+    std::atomic<bool> stop{false};
+    std::vector<std::string> lines;
+    std::thread setter;
+    const ChildResult r = run_child(
+        {"sh", "-c", "echo started; sleep 20"}, 60s,
+        [&](const std::string& line) {
+            lines.push_back(line);
+            setter = std::thread([&stop] { stop = true; });  // once the child runs
+        },
+        &stop);
+    setter.join();
+    EXPECT_TRUE(r.started);
+    EXPECT_FALSE(r.timed_out);
+    EXPECT_EQ(r.exit_code, 128 + SIGKILL);
+    EXPECT_EQ(lines, (std::vector<std::string>{"started"}));
 }
 
 TEST(RunChild, WhatTheChildLeftRunningDoesNotHoldTheResultAndIsStopped) {

@@ -1,12 +1,15 @@
 #pragma once
 
 #include <chrono>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "mlt/config/settings.h"
 
 namespace mlt {
+
+class SpecLoadAhead;
 
 // How load_settings treats the model spec beyond SettingsSources.
 struct SpecOptions {
@@ -21,7 +24,18 @@ struct SpecOptions {
     // of being an error: for the commands that act on a job already there (status, logs,
     // stop, download, train --resume), which must work whatever the local environment is now.
     bool literals_when_load_fails = false;
+    // A load through MLTK already under way (start_spec_load_ahead): its outcome is taken
+    // when it loads this spec the same way, instead of running python3 again.
+    std::shared_ptr<SpecLoadAhead> ahead;
 };
+
+// Starts loading the spec of `sources` through MLTK (python3) on a thread of its own, which
+// only waits on that child, when load_settings(sources, options) would load it so
+// (spec_loader auto or mltk, Python allowed): `train` connects meanwhile. nullptr when it
+// would not, or when a settings file does not read (load_settings says why later). A load
+// never taken is stopped (its process group killed) when the last owner lets it go.
+std::shared_ptr<SpecLoadAhead> start_spec_load_ahead(const SettingsSources& sources,
+                                                     const SpecOptions& options);
 
 // load_settings(sources, warnings) with these options: the spec's SshMixin values come from
 // MLTK's own loader when `spec_loader` (user settings < sidecar) is auto and python3 can import
