@@ -84,7 +84,9 @@ How mlt reads them depends on `spec_loader` (set in the user settings or the sid
   `mlt` command, and reads every `ssh_*` property of the loaded model, as `mltk ssh train`
   does. Computed values, control flow (`os.environ.get('TRAIN_TEACHER')`, ...) and test mode
   then behave exactly as in MLTK. A specification that fails to load stops the run before
-  any connection (exit status 2), with its error and its last lines of output; one that has
+  anything runs on the remote (exit status 2), with its error and its last lines of output
+  (`train` connects while the spec loads, to save that time; nothing else happens there
+  before the load has succeeded); one that has
   not loaded after 60 seconds is stopped (its whole process group) and named. `-v` shows
   everything it printed. Without a `python3` that can import `mltk`, mlt reads the literals
   as below.

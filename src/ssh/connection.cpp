@@ -3,6 +3,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include <utility>
+
 #include "mlt/ssh/session.h"
 
 namespace mlt {
@@ -31,6 +33,7 @@ const std::string& SessionConnection::name() const {
 }
 
 Remote& SessionConnection::remote() {
+    if (ahead_error_) std::rethrow_exception(std::exchange(ahead_error_, nullptr));
     if (!remote_) {
         session_ = std::make_unique<Session>(connector_->open());
         remote_ = std::make_unique<SessionRemote>(*session_);
@@ -38,9 +41,19 @@ Remote& SessionConnection::remote() {
     return *remote_;
 }
 
+void SessionConnection::open_ahead() {
+    try {
+        remote();
+    } catch (const Error& e) {
+        if (is_signal(e.kind())) throw;
+        ahead_error_ = std::current_exception();
+    }
+}
+
 void SessionConnection::reconnect() {
     // The old session is freed without a goodbye that could wait on a dead link: libssh's
     // disconnect only writes into the socket buffer and closes it.
+    ahead_error_ = nullptr;
     remote_.reset();
     session_.reset();
     remote();

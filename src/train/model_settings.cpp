@@ -15,16 +15,21 @@ void print_settings_warnings(const std::vector<SettingsWarning>& warnings) {
 
 namespace {
 
-SshSettings load_settings_with(const std::string& spec_path, const SpecOptions& options,
-                               std::vector<SettingsWarning>* warnings) {
+// The user settings, and the spec's sidecar and the spec itself when there is one.
+SettingsSources sources_for(const std::string& spec_path) {
     SettingsSources sources;
     sources.user_settings_path = default_user_settings_path();
     if (!spec_path.empty()) {
         sources.model_settings_path = model_settings_path_for(spec_path);
         sources.spec_path = spec_path;
     }
+    return sources;
+}
+
+SshSettings load_settings_with(const std::string& spec_path, const SpecOptions& options,
+                               std::vector<SettingsWarning>* warnings) {
     std::vector<SettingsWarning> found;
-    SshSettings settings = load_settings(sources, options, &found);
+    SshSettings settings = load_settings(sources_for(spec_path), options, &found);
     if (warnings)
         warnings->insert(warnings->end(), found.begin(), found.end());
     else
@@ -52,7 +57,7 @@ void wipe_settings_secrets(SshSettings& settings) {
 }
 
 ModelSettings resolve_model_settings(const SshCommandLine& cli, const std::string& model, bool test,
-                                     bool spec_optional) {
+                                     bool spec_optional, std::shared_ptr<SpecLoadAhead> ahead) {
     ModelSettings m;
     if (!model.empty()) {
         // model_paths come from the user settings; the model's own sidecar is read once the
@@ -80,10 +85,39 @@ ModelSettings resolve_model_settings(const SshCommandLine& cli, const std::strin
     options.test = ends_with(m.model.name, "-test");
     // A job already there must stay reachable (stop above all) whatever the spec does now.
     options.literals_when_load_fails = spec_optional;
+    options.ahead = std::move(ahead);
     m.settings = load_settings_with(m.model.spec_path, options, nullptr);
     m.targets = resolve_targets(cli, m.settings);
     wipe_settings_secrets(m.settings);
     return m;
+}
+
+std::optional<ModelSettings> resolve_settings_quietly(const SshCommandLine& cli,
+                                                      const std::string& model, bool test,
+                                                      bool spec_optional) {
+    if (model.empty()) return std::nullopt;
+    try {
+        ModelSettings m;
+        std::vector<SettingsWarning> unshown;
+        const SshSettings user = load_settings_for_command({}, &unshown);
+        m.model = resolve_model(model, user.model_paths, test, spec_optional);
+        if (m.model.spec_path.empty()) return std::nullopt;
+        SpecOptions literals;
+        literals.may_run_python = false;
+        m.settings = load_settings_with(m.model.spec_path, literals, &unshown);
+        m.targets = resolve_targets(cli, m.settings);
+        wipe_settings_secrets(m.settings);
+        return m;
+    } catch (const Error&) {
+        return std::nullopt;
+    }
+}
+
+std::shared_ptr<SpecLoadAhead> start_spec_load_ahead(const ModelRef& model) {
+    if (model.spec_path.empty()) return nullptr;
+    SpecOptions options;
+    options.test = ends_with(model.name, "-test");
+    return start_spec_load_ahead(sources_for(model.spec_path), options);
 }
 
 }  // namespace mlt

@@ -69,10 +69,8 @@ std::string node_log_dir(const std::string& setting, const std::string& model,
 }
 
 // `several`: train, logs and stop take several nodes; download works on one.
-RunContext prepare(const SshCommandLine& cli, const std::string& model_arg, bool test,
-                   bool spec_optional, bool several = false) {
+RunContext context_of(ModelSettings m, const SshCommandLine& cli, bool several) {
     RunContext c;
-    ModelSettings m = resolve_model_settings(cli, model_arg, test, spec_optional);
     c.model = std::move(m.model);
     c.settings = std::move(m.settings);
     if (m.targets.size() != 1 && !several && !cli.hosts.empty())
@@ -95,6 +93,13 @@ RunContext prepare(const SshCommandLine& cli, const std::string& model_arg, bool
     c.local_dir = c.model.spec_dir.empty() ? fs::current_path(ec).string() : c.model.spec_dir;
     c.local_archive = c.local_dir + "/" + c.archive;
     return c;
+}
+
+RunContext prepare(const SshCommandLine& cli, const std::string& model_arg, bool test,
+                   bool spec_optional, bool several = false,
+                   std::shared_ptr<SpecLoadAhead> ahead = nullptr) {
+    return context_of(resolve_model_settings(cli, model_arg, test, spec_optional, std::move(ahead)),
+                      cli, several);
 }
 
 // --clean removes remote_log_dir: refused (exit 2, before any remote action) when the
@@ -325,7 +330,7 @@ namespace {
 
 // The version of the MLTK installed here, as MLTK pins the remote one to it; empty when
 // there is none (or python3 does not answer within 10 s).
-std::string local_mltk_version() {
+std::string read_local_mltk_version() {
     FILE* p =
         ::popen("timeout 10 python3 -c 'import mltk; print(mltk.__version__)' 2>/dev/null", "r");
     if (!p) return {};
@@ -340,6 +345,12 @@ std::string local_mltk_version() {
                                         "0123456789.abcdefghijklmnopqrstuvwxyz"
                                         "ABCDEFGHIJKLMNOPQRSTUVWXYZ+-_") == std::string::npos;
     return ok ? out : std::string();
+}
+
+// read_local_mltk_version, once per process (a train plans twice when python3 loads its spec).
+const std::string& local_mltk_version() {
+    static const std::string version = read_local_mltk_version();
+    return version;
 }
 
 WrapperSpec wrapper_for(const RunContext& c, const TrainOptions& o) {
@@ -432,6 +443,15 @@ void check_restore(const TrainOptions& o, const TrainPlan& plan) {
                           "leave --restore out, or bring the logs home first ('download')");
 }
 
+// fallback_hosts, parsed (exit 2 for a bad entry).
+std::vector<StandbyHost> standby_hosts_of(const RunContext& c) {
+    std::vector<StandbyHost> hosts;
+    for (size_t i = 0; i < c.settings.fallback_hosts.size(); ++i)
+        hosts.push_back(parse_standby_host(c.settings.fallback_hosts[i],
+                                           "fallback_hosts entry " + std::to_string(i + 1)));
+    return hosts;
+}
+
 // The standby hosts of fallback_hosts and provision_cmd, checked before any remote action;
 // none when neither is set.
 std::unique_ptr<HostPool> host_pool_for(const RunContext& c, const SshCommandLine& cli,
@@ -440,9 +460,7 @@ std::unique_ptr<HostPool> host_pool_for(const RunContext& c, const SshCommandLin
                                         int transfer_connections) {
     HostPoolSpec spec;
     spec.transfer_connections = transfer_connections;
-    for (size_t i = 0; i < c.settings.fallback_hosts.size(); ++i)
-        spec.fallback_hosts.push_back(parse_standby_host(
-            c.settings.fallback_hosts[i], "fallback_hosts entry " + std::to_string(i + 1)));
+    spec.fallback_hosts = standby_hosts_of(c);
     spec.provision_cmd = c.settings.provision_cmd;
     if (spec.fallback_hosts.empty() && trim(spec.provision_cmd).empty()) return nullptr;
     spec.base = c.target;
@@ -506,6 +524,66 @@ int train_nodes(const RunContext& c, const SshCommandLine& cli, const TrainOptio
     return run_train_nodes(std::move(spec));
 }
 
+// A connection made while python3 loads the spec (MLTK: 0.1 s to seconds): the model's
+// local lock taken and the key read first, as without it; nothing remote runs before the
+// spec has loaded and the local checks have passed.
+struct EarlyConnection {
+    std::shared_ptr<SpecLoadAhead> spec;
+    std::unique_ptr<LocalModelLock> lock;
+    std::unique_ptr<SessionConnection> connection;
+    ConnectSpec connect;
+
+    // The connection for `target`: this one when it was made for the same destination
+    // (always, as the spec sets none of it), else a new one.
+    std::unique_ptr<SessionConnection> take_for(const ConnectSpec& target) {
+        const auto key = [](const ConnectSpec& c) {
+            return std::tie(c.host, c.user, c.port, c.identity_file, c.config_path, c.fallback_user,
+                            c.fallback_port, c.fallback_identity_file);
+        };
+        if (connection && key(connect) == key(target)) return std::move(connection);
+        return std::make_unique<SessionConnection>(target);
+    }
+};
+
+// Whether the run's local checks pass on `m` (the settings without Python), saying nothing:
+// the planning after the spec's load says it all, and bad input makes no connection at all.
+bool passes_local_checks(ModelSettings m, const SshCommandLine& cli, const TrainOptions& o,
+                         bool test) {
+    struct Quiet {
+        std::shared_ptr<spdlog::logger> logger = spdlog::default_logger();
+        spdlog::level::level_enum level = logger->level();
+        Quiet() { logger->set_level(spdlog::level::off); }
+        ~Quiet() { logger->set_level(level); }
+    } quiet;
+    try {
+        const RunContext c = context_of(std::move(m), cli, true);
+        const TrainPlan plan = plan_node(c, cli, o, test);
+        check_own_file(plan.local_console);
+        check_own_file(plan.local_state_dir + "/console_run");
+        standby_hosts_of(c);
+        return true;
+    } catch (const Error&) {
+        return false;
+    }
+}
+
+EarlyConnection connect_while_spec_loads(const SshCommandLine& cli, const TrainOptions& o,
+                                         bool test) {
+    EarlyConnection e;
+    std::optional<ModelSettings> quick = resolve_settings_quietly(cli, o.model, test, o.resume);
+    // Several nodes connect in their own way (train_nodes).
+    if (!quick || quick->targets.size() != 1 || !passes_local_checks(*quick, cli, o, test))
+        return e;
+    e.spec = start_spec_load_ahead(quick->model);
+    if (!e.spec) return e;  // no Python runs: nothing to wait for
+    const std::string& name = quick->model.name;
+    e.lock = std::make_unique<LocalModelLock>(local_state_dir(name), name);
+    e.connect = quick->targets.front().connect;
+    e.connection = std::make_unique<SessionConnection>(e.connect);
+    e.connection->open_ahead();
+    return e;
+}
+
 }  // namespace
 
 int run_train(const SshCommandLine& cli, const TrainOptions& o) {
@@ -515,18 +593,23 @@ int run_train(const SshCommandLine& cli, const TrainOptions& o) {
     if (o.resume && o.clean)
         spdlog::warn("--clean is ignored with --resume: the run's logs and archive are kept");
     const bool test = wants_test_model(o.args);
+    EarlyConnection early = connect_while_spec_loads(cli, o, test);
     // --resume acts on the run the remote holds: a bare NAME is enough unless that run must
     // upload again (TrainRun refuses it then).
-    const RunContext c = prepare(cli, o.model, test, o.resume, true);
+    const RunContext c = prepare(cli, o.model, test, o.resume, true, early.spec);
     if (c.targets.size() > 1) return train_nodes(c, cli, o, test);
     TrainPlan plan = plan_node(c, cli, o, test);
 
-    // Before any connection: a second mlt on this model's local files is refused, and the
-    // key is decrypted (or the password asked) once for the whole run.
-    LocalModelLock local_lock(plan.local_state_dir, plan.model);
+    // Before any connection (or, made early, before anything remote): a second mlt on this
+    // model's local files is refused, and the key is decrypted (or the password asked) once
+    // for the whole run.
+    std::unique_ptr<LocalModelLock> local_lock = std::move(early.lock);
+    if (!local_lock)
+        local_lock = std::make_unique<LocalModelLock>(plan.local_state_dir, plan.model);
     check_own_file(plan.local_console);
     check_own_file(plan.local_state_dir + "/console_run");
-    SessionConnection first_connection(c.target.connect);
+    const std::unique_ptr<SessionConnection> owned_connection = early.take_for(c.target.connect);
+    SessionConnection& first_connection = *owned_connection;
     ShellJob first_job(first_connection, plan.remote_dir, plan.model, plan.compression,
                        plan.transfer_connections);
     ForwardingConnection connection(first_connection);

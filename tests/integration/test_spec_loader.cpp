@@ -8,6 +8,7 @@
 
 #include "harness/expect.h"
 #include "harness/files.h"
+#include "harness/net.h"
 #include "harness/train_fixture.h"
 
 namespace mlt_test {
@@ -63,7 +64,7 @@ TEST_F(SpecLoaderTest, TeacherStudentSwitchFollowsTheLocalEnvironment) {
     EXPECT_EQ(read_or_empty(remote() + "/kws.teacher.h5"), "weights");
 }
 
-TEST_F(SpecLoaderTest, ASpecThatRaisesStopsBeforeAnyConnection) {
+TEST_F(SpecLoaderTest, ASpecThatRaisesStopsBeforeAnyRemoteCommand) {
     // The student needs the teacher's file, which is not there: MLTK fails at once, locally.
     write_file(project() + "/kws.py", kTeacherStudentSpec);
     ProcessResult r = mlt({"ssh", "train", "kws"});
@@ -74,6 +75,81 @@ TEST_F(SpecLoaderTest, ASpecThatRaisesStopsBeforeAnyConnection) {
         << describe(r);
     EXPECT_FALSE(path_exists(remote() + "/.mlt")) << "a remote job dir was created";
     EXPECT_FALSE(path_exists(remote() + "/kws.py")) << "the spec was uploaded";
+}
+
+// A spec that waits until sshd has logged a login after LOG_FROM (bounded by WAIT_S), and
+// tells the job whether it saw one.
+const char* const kWaitsForTheLoginSpec =
+    "import os, time\n"
+    "import mltk.core as mltk_core\n"
+    "class MyModel(mltk_core.MltkModel, mltk_core.SshMixin):\n"
+    "    pass\n"
+    "my_model = MyModel()\n"
+    "def login_seen():\n"
+    "    deadline = time.time() + float(os.environ['WAIT_S'])\n"
+    "    while time.time() < deadline:\n"
+    "        with open(os.environ['SSHD_LOG']) as f:\n"
+    "            if 'Accepted publickey' in f.read()[int(os.environ['LOG_FROM']):]:\n"
+    "                return True\n"
+    "        time.sleep(0.05)\n"
+    "    return False\n"
+    "my_model.ssh_environment = dict(SAW_LOGIN='yes' if login_seen() else 'no')\n";
+
+TEST_F(SpecLoaderTest, TheConnectionIsMadeWhileMltkLoadsTheSpec) {
+    write_file(project() + "/kws.py", kWaitsForTheLoginSpec);
+    write_model_settings("kws", "ssh:\n  train_cmd: \"echo SAW_LOGIN=[$SAW_LOGIN]\"\n");
+    env().set("SSHD_LOG", sshd().log_path());
+    env().set("LOG_FROM", std::to_string(sshd().log_size()));
+    env().set("WAIT_S", std::to_string(kEffectTimeout.count()));
+    ProcessResult r = mlt({"ssh", "train", "kws"});
+    ASSERT_EQ(r.exit_code, 0) << describe(r);
+    EXPECT_TRUE(has_text(read_or_empty(local_console("kws")), "SAW_LOGIN=[yes]"))
+        << "the spec loaded before the connection was made: " << describe(r);
+}
+
+TEST_F(SpecLoaderTest, WhatThePlanningSaysComesOnceAlthoughItIsCheckedBeforeTheLoad) {
+    write_file(project() + "/kws.py", kTeacherStudentSpec);
+    write_file(project() + "/kws.teacher.h5", "weights");
+    env().set("TRAIN_TEACHER", "1");
+    write_user_settings("  compression: zstd\n  compression: zstd\n");
+    write_model_settings("kws", "ssh:\n  train_cmd: \"true\"\n  upload_files: ['nothing*.bin']\n");
+    ProcessResult r = mlt({"ssh", "train", "kws"});
+    ASSERT_EQ(r.exit_code, 0) << describe(r);
+    const auto count = [&](const std::string& text) {
+        std::size_t n = 0;
+        for (auto at = r.err.find(text); at != std::string::npos; at = r.err.find(text, at + 1))
+            ++n;
+        return n;
+    };
+    EXPECT_EQ(count("duplicate setting ssh.compression"), 1u) << describe(r);
+    EXPECT_EQ(count("'nothing*.bin' matches no file"), 1u) << describe(r);
+}
+
+TEST_F(SpecLoaderTest, ASpecThatRaisesOutranksAConnectionThatFailed) {
+    write_file(project() + "/kws.py", kTeacherStudentSpec);  // raises: no teacher file
+    const int closed = find_free_port();
+    ProcessResult r = mlt({"ssh", "-p", std::to_string(closed), "train", "kws"});
+    EXPECT_EQ(r.exit_code, 2) << describe(r);
+    EXPECT_TRUE(has_text(r.err, "Teacher keras model not found")) << describe(r);
+    EXPECT_TRUE(lacks_text(r.err, "cannot connect")) << describe(r);
+}
+
+TEST_F(SpecLoaderTest, AConnectionThatFailsWhileTheSpecLoadsEndsTheRunAsWithoutMltk) {
+    write_file(project() + "/kws.py", kTeacherStudentSpec);
+    write_file(project() + "/kws.teacher.h5", "weights");
+    env().set("TRAIN_TEACHER", "1");
+    const std::string closed = std::to_string(find_free_port());
+    ProcessResult loaded = mlt({"ssh", "-p", closed, "train", "kws"});
+    write_user_settings("  spec_loader: literals\n");
+    ProcessResult literal = mlt({"ssh", "-p", closed, "train", "kws"});
+    EXPECT_NE(loaded.exit_code, 0) << describe(loaded);
+    EXPECT_EQ(loaded.exit_code, literal.exit_code) << describe(loaded) << describe(literal);
+    const auto first_error = [](const std::string& err) {
+        const auto at = err.find("mlt: error:");
+        return at == std::string::npos ? std::string() : err.substr(at, err.find('\n', at) - at);
+    };
+    EXPECT_FALSE(first_error(loaded.err).empty()) << describe(loaded);
+    EXPECT_EQ(first_error(loaded.err), first_error(literal.err));
 }
 
 TEST_F(SpecLoaderTest, AJobAlreadyThereStaysReachableWhenTheSpecNoLongerLoads) {

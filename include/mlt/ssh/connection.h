@@ -1,5 +1,6 @@
 #pragma once
 
+#include <exception>
 #include <memory>
 #include <optional>
 #include <string>
@@ -54,8 +55,13 @@ class SessionConnection : public Connection {
     SessionConnection& operator=(const SessionConnection&) = delete;
 
     const std::string& name() const override;
+    // Throws first the error that open_ahead() kept, if any.
     Remote& remote() override;
     void reconnect() override;
+    // Connects now, ahead of the first remote() (train: while python3 loads the spec). An
+    // error (but an interruption) is kept and thrown by that first remote() call instead,
+    // where it would have come without this, so the run treats it as before.
+    void open_ahead();
     // Shares this connection's Connector (whose opens are thread-safe), so the side link may
     // connect or reconnect while this one does.
     std::unique_ptr<Connection> open_side() override;
@@ -66,6 +72,7 @@ class SessionConnection : public Connection {
     std::shared_ptr<Connector> connector_;
     std::unique_ptr<Session> session_;
     std::unique_ptr<SessionRemote> remote_;
+    std::exception_ptr ahead_error_;
 };
 
 }  // namespace mlt

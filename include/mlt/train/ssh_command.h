@@ -1,10 +1,12 @@
 #pragma once
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "mlt/config/settings.h"
+#include "mlt/config/spec_options.h"
 #include "mlt/ssh/session.h"
 #include "mlt/train/model.h"
 
@@ -60,8 +62,22 @@ struct ModelSettings {
 // is enough (one note on stderr says that the user settings and the command line are used).
 // Prints settings warnings once; wipes the settings' secrets (the targets keep theirs).
 // Throws mlt::Error (exit 2) as resolve_model, load_settings and resolve_targets do.
+// `ahead`: the spec's load through MLTK started by resolve_settings_ahead, taken here.
 ModelSettings resolve_model_settings(const SshCommandLine& cli, const std::string& model, bool test,
-                                     bool spec_optional);
+                                     bool spec_optional,
+                                     std::shared_ptr<SpecLoadAhead> ahead = nullptr);
+
+// What `train` connects with before python3 has loaded the spec: the model and its targets
+// from the settings without running Python, printing nothing (resolve_model_settings says
+// it all later). The spec adds only SshMixin values, none of which the connection uses.
+// Nothing when the model, a settings file or a target does not read (the same call says why).
+std::optional<ModelSettings> resolve_settings_quietly(const SshCommandLine& cli,
+                                                      const std::string& model, bool test,
+                                                      bool spec_optional);
+
+// The load of `model`'s spec through MLTK (python3) started on a thread of its own, as
+// resolve_model_settings would run it; nullptr when it would run no Python.
+std::shared_ptr<SpecLoadAhead> start_spec_load_ahead(const ModelRef& model);
 
 // `mlt ssh ... status [MODEL]`: prints the job table of every node; returns the exit code.
 int run_status(const SshCommandLine& cli, const std::string& model);

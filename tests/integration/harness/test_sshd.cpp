@@ -107,9 +107,8 @@ bool TestSshd::try_start(std::string* why) {
     port_ = find_free_port();
     const std::string cfg_path = dir_.file("sshd_config");
     write_file(cfg_path, config_text(), 0600);
-    const std::string log_path = dir_.file("sshd.log");
-    write_file(log_path, "", 0644);
-    int log_fd = open(log_path.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC);
+    write_file(log_path(), "", 0644);
+    int log_fd = open(log_path().c_str(), O_WRONLY | O_APPEND | O_CLOEXEC);
     int null_fd = open("/dev/null", O_RDWR | O_CLOEXEC);
     if (log_fd < 0 || null_fd < 0) throw std::runtime_error("cannot open sshd log or /dev/null");
     std::vector<std::string> args = {kSshdPath, "-D", "-e", "-f", cfg_path};
@@ -133,7 +132,7 @@ bool TestSshd::try_start(std::string* why) {
     const std::string ready = "Server listening on 127.0.0.1 port " + std::to_string(port_);
     const auto deadline = Clock::now() + kStartTimeout;
     while (Clock::now() < deadline) {
-        std::string log = read_file(log_path);
+        std::string log = read_file(log_path());
         if (log.find(ready) != std::string::npos) return true;
         int status = 0;
         if (waitpid(pid_, &status, WNOHANG) == pid_) {
@@ -145,7 +144,7 @@ bool TestSshd::try_start(std::string* why) {
         wait_a_little();
     }
     *why = "sshd not listening after " + std::to_string(kStartTimeout.count()) + " s; log:\n" +
-           read_file(log_path);
+           read_file(log_path());
     stop();
     return false;
 }
@@ -174,7 +173,7 @@ void TestSshd::authorize_key_line(const std::string& pub_line) {
 }
 
 std::string TestSshd::log_text() const {
-    return read_file(dir_.file("sshd.log"));
+    return read_file(log_path());
 }
 
 std::size_t TestSshd::log_size() const {

@@ -65,8 +65,10 @@ class TestSshd {
     // Authorizes one public key line.
     void authorize_key_line(const std::string& pub_line);
 
-    // Everything sshd logged so far, and its size (an offset for connections_since).
+    // Everything sshd logged so far, and its size (an offset for connections_since); the
+    // file it logs to (LogLevel VERBOSE).
     std::string log_text() const;
+    std::string log_path() const { return dir_.file("sshd.log"); }
     std::size_t log_size() const;
     // The "Connection from" lines logged after `log_offset`. It first opens and closes a
     // marker connection and waits (bounded) until sshd logged it, so that a connection a
