@@ -26,7 +26,7 @@ std::string in_dir(const std::string& remote_dir, const std::string& command) {
 // (the run id) to be set. The lock names its run on a `run=` line; a lock of an older mlt
 // has none, which reads as the run id "".
 constexpr const char* kRunFunctions =
-    R"sh(mlt_lock_run() { sed -n 's/^run=//p' "$j/lock" 2>/dev/null; }
+    R"sh(mlt_lock_run() { { while IFS= read -r mlt_l || [ -n "$mlt_l" ]; do case $mlt_l in run=*) printf '%s\n' "${mlt_l#run=}";; esac; done < "$j/lock"; } 2>/dev/null; }
 mlt_mine() { [ -f "$j/lock" ] && [ "$(mlt_lock_run)" = "$r" ]; }
 mlt_files_mine() { mlt_id=; { read -r mlt_id < "$j/run_id"; } 2>/dev/null; [ "$mlt_id" = "$r" ]; }
 mlt_phase() { mlt_mine && sed "s/^phase=.*/phase=$1/" "$j/lock" > "$j/lock.$$.tmp" && mv -f "$j/lock.$$.tmp" "$j/lock"; }
@@ -101,12 +101,21 @@ namespace {
 // Prints a job's result as tagged lines (a half-written file cannot shift one value into
 // another's place); runs in the remote dir. read_job_result, and follow_log at a job's end.
 std::string job_result_lines(const JobPaths& p) {
-    return "printf 'run=%s\\nexit=%s\\nsha=%s\\nlog=%s\\ntrain=%s\\nstopped=%s\\nfull=%s\\n' "
-           "\"$(cat " +
-           shell_quote(p.run_id) + " 2>/dev/null)\" \"$(cat " + shell_quote(p.exit_status) +
-           " 2>/dev/null)\" \"$(cat " + shell_quote(p.sha256) + " 2>/dev/null)\" \"$(cat " +
-           shell_quote(p.log_dir) + " 2>/dev/null)\" \"$([ -e " + shell_quote(p.training) +
-           " ] && echo 1)\" \"$(cat " + shell_quote(p.stopped) + " 2>/dev/null)\" \"$({ [ -e " +
+    // The first line of each file, read by the shell itself: this runs at every job's end,
+    // where each `cat` would be a process more between the end and mlt seeing it.
+    std::string o;
+    for (const auto& [var, file] :
+         std::vector<std::pair<const char*, const std::string*>>{{"mlt_v1", &p.run_id},
+                                                                 {"mlt_v2", &p.exit_status},
+                                                                 {"mlt_v3", &p.sha256},
+                                                                 {"mlt_v4", &p.log_dir},
+                                                                 {"mlt_v5", &p.stopped}})
+        o += std::string(var) + "=; { IFS= read -r " + var + " < " + shell_quote(*file) +
+             "; } 2>/dev/null\n";
+    return o +
+           "printf 'run=%s\\nexit=%s\\nsha=%s\\nlog=%s\\ntrain=%s\\nstopped=%s\\nfull=%s\\n' "
+           "\"$mlt_v1\" \"$mlt_v2\" \"$mlt_v3\" \"$mlt_v4\" \"$([ -e " +
+           shell_quote(p.training) + " ] && echo 1)\" \"$mlt_v5\" \"$({ [ -e " +
            shell_quote(p.disk_full) +
            " ] || [ \"$(df -Pk . 2>/dev/null | awk 'NR == 2 { print $4 }')\" "
            "= 0 ]; } && echo 1)\"\n";
