@@ -2,6 +2,7 @@
 // tests/integration/mltk_standin/ is on the local PYTHONPATH, and its load_mltk_model runs the
 // spec as MLTK does.
 #include <gtest/gtest.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <string>
@@ -123,6 +124,28 @@ TEST_F(SpecLoaderTest, WhatThePlanningSaysComesOnceAlthoughItIsCheckedBeforeTheL
     };
     EXPECT_EQ(count("duplicate setting ssh.compression"), 1u) << describe(r);
     EXPECT_EQ(count("'nothing*.bin' matches no file"), 1u) << describe(r);
+}
+
+TEST_F(SpecLoaderTest, ACtrlCWhileTheSpecLoadsAfterTheConnectionEndsTheRunAndTheLoad) {
+    // The spec loads until the login is in sshd's log, then for longer than the test waits.
+    write_file(project() + "/kws.py",
+               std::string(kWaitsForTheLoginSpec) + "if login_seen():\n    time.sleep(600)\n");
+    write_model_settings("kws", "ssh:\n  train_cmd: \"true\"\n");
+    env().set("SSHD_LOG", sshd().log_path());
+    const std::size_t log_from = sshd().log_size();
+    env().set("LOG_FROM", std::to_string(log_from));
+    env().set("WAIT_S", std::to_string(kEffectTimeout.count()));
+    auto run = start_mlt({"ssh", "train", "kws"});
+    ASSERT_TRUE(wait_until(
+        [&] { return has_text(sshd().log_text().substr(log_from), "Accepted publickey"); },
+        kEffectTimeout))
+        << "no login while the spec loads: " << run->err();
+    run->signal(SIGINT);
+    const ProcessResult r = run->wait(kEffectTimeout);
+    EXPECT_EQ(r.exit_code, 130) << describe(r);
+    EXPECT_TRUE(wait_until([&] { return processes_in(project()).empty(); }, kEffectTimeout))
+        << "the spec's python3 is left: " << processes_in(project()).front();
+    EXPECT_FALSE(path_exists(remote() + "/.mlt")) << "a remote job dir was created";
 }
 
 TEST_F(SpecLoaderTest, ASpecThatRaisesOutranksAConnectionThatFailed) {
