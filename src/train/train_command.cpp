@@ -545,16 +545,21 @@ struct EarlyConnection {
     }
 };
 
-// Whether the run's local checks pass on `m` (the settings without Python), saying nothing:
-// the planning after the spec's load says it all, and bad input makes no connection at all.
+// Nothing is logged while it lives: what is read and checked under it is read and checked
+// again (and said) by the planning after the spec's load.
+struct QuietLog {
+    std::shared_ptr<spdlog::logger> logger = spdlog::default_logger();
+    spdlog::level::level_enum level = logger->level();
+    QuietLog() { logger->set_level(spdlog::level::off); }
+    ~QuietLog() { logger->set_level(level); }
+    QuietLog(const QuietLog&) = delete;
+    QuietLog& operator=(const QuietLog&) = delete;
+};
+
+// Whether the run's local checks pass on `m` (the settings without Python): bad input makes
+// no connection at all.
 bool passes_local_checks(ModelSettings m, const SshCommandLine& cli, const TrainOptions& o,
                          bool test) {
-    struct Quiet {
-        std::shared_ptr<spdlog::logger> logger = spdlog::default_logger();
-        spdlog::level::level_enum level = logger->level();
-        Quiet() { logger->set_level(spdlog::level::off); }
-        ~Quiet() { logger->set_level(level); }
-    } quiet;
     try {
         const RunContext c = context_of(std::move(m), cli, true);
         const TrainPlan plan = plan_node(c, cli, o, test);
@@ -570,10 +575,14 @@ bool passes_local_checks(ModelSettings m, const SshCommandLine& cli, const Train
 EarlyConnection connect_while_spec_loads(const SshCommandLine& cli, const TrainOptions& o,
                                          bool test) {
     EarlyConnection e;
-    std::optional<ModelSettings> quick = resolve_settings_quietly(cli, o.model, test, o.resume);
-    // Several nodes connect in their own way (train_nodes).
-    if (!quick || quick->targets.size() != 1 || !passes_local_checks(*quick, cli, o, test))
-        return e;
+    std::optional<ModelSettings> quick;
+    {
+        QuietLog quiet;
+        quick = resolve_settings_quietly(cli, o.model, test, o.resume);
+        // Several nodes connect in their own way (train_nodes).
+        if (!quick || quick->targets.size() != 1 || !passes_local_checks(*quick, cli, o, test))
+            return e;
+    }
     e.spec = start_spec_load_ahead(quick->model);
     if (!e.spec) return e;  // no Python runs: nothing to wait for
     const std::string& name = quick->model.name;

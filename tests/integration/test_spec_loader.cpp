@@ -112,8 +112,16 @@ TEST_F(SpecLoaderTest, WhatThePlanningSaysComesOnceAlthoughItIsCheckedBeforeTheL
     write_file(project() + "/kws.py", kTeacherStudentSpec);
     write_file(project() + "/kws.teacher.h5", "weights");
     env().set("TRAIN_TEACHER", "1");
-    write_user_settings("  compression: zstd\n  compression: zstd\n");
-    write_model_settings("kws", "ssh:\n  train_cmd: \"true\"\n  upload_files: ['nothing*.bin']\n");
+    const std::string sidecar = "ssh:\n  train_cmd: \"true\"\n  upload_files: ['nothing*.bin']\n";
+    write_model_settings("kws", sidecar);
+    // The same model in a model path, which comes first: a warning says which one is used.
+    const std::string copies = project() + "/copies";
+    make_dir(copies);
+    write_file(copies + "/kws.py", kTeacherStudentSpec);
+    write_file(copies + "/kws.teacher.h5", "weights");
+    write_file(copies + "/kws.ssh.yaml", sidecar);
+    write_user_settings("  compression: zstd\n  compression: zstd\n  model_paths: ['" + copies +
+                        "']\n");
     ProcessResult r = mlt({"ssh", "train", "kws"});
     ASSERT_EQ(r.exit_code, 0) << describe(r);
     const auto count = [&](const std::string& text) {
@@ -124,6 +132,7 @@ TEST_F(SpecLoaderTest, WhatThePlanningSaysComesOnceAlthoughItIsCheckedBeforeTheL
     };
     EXPECT_EQ(count("duplicate setting ssh.compression"), 1u) << describe(r);
     EXPECT_EQ(count("'nothing*.bin' matches no file"), 1u) << describe(r);
+    EXPECT_EQ(count("also found"), 1u) << describe(r);
 }
 
 TEST_F(SpecLoaderTest, ACtrlCWhileTheSpecLoadsAfterTheConnectionEndsTheRunAndTheLoad) {
