@@ -56,8 +56,11 @@ void wipe_settings_secrets(SshSettings& settings) {
     }
 }
 
-ModelSettings resolve_model_settings(const SshCommandLine& cli, const std::string& model, bool test,
-                                     bool spec_optional, std::shared_ptr<SpecLoadAhead> ahead) {
+namespace {
+
+// resolve_model_settings with `options` for the spec (its test mode and fallback set here).
+ModelSettings resolve_with(const SshCommandLine& cli, const std::string& model, bool test,
+                           bool spec_optional, SpecOptions options) {
     ModelSettings m;
     if (!model.empty()) {
         // model_paths come from the user settings; the model's own sidecar is read once the
@@ -81,32 +84,33 @@ ModelSettings resolve_model_settings(const SshCommandLine& cli, const std::strin
         }
     }
     // MLTK's loader sees the test mode of a `-test` model, as `mltk ssh train` passes it.
-    SpecOptions options;
     options.test = ends_with(m.model.name, "-test");
     // A job already there must stay reachable (stop above all) whatever the spec does now.
     options.literals_when_load_fails = spec_optional;
-    options.ahead = std::move(ahead);
     m.settings = load_settings_with(m.model.spec_path, options, nullptr);
     m.targets = resolve_targets(cli, m.settings);
     wipe_settings_secrets(m.settings);
     return m;
 }
 
+}  // namespace
+
+ModelSettings resolve_model_settings(const SshCommandLine& cli, const std::string& model, bool test,
+                                     bool spec_optional, std::shared_ptr<SpecLoadAhead> ahead) {
+    SpecOptions options;
+    options.ahead = std::move(ahead);
+    return resolve_with(cli, model, test, spec_optional, std::move(options));
+}
+
 std::optional<ModelSettings> resolve_settings_quietly(const SshCommandLine& cli,
                                                       const std::string& model, bool test,
                                                       bool spec_optional) {
     if (model.empty()) return std::nullopt;
+    SpecOptions literals;
+    literals.may_run_python = false;
     try {
-        ModelSettings m;
-        std::vector<SettingsWarning> unshown;
-        const SshSettings user = load_settings_for_command({}, &unshown);
-        m.model = resolve_model(model, user.model_paths, test, spec_optional);
+        ModelSettings m = resolve_with(cli, model, test, spec_optional, std::move(literals));
         if (m.model.spec_path.empty()) return std::nullopt;
-        SpecOptions literals;
-        literals.may_run_python = false;
-        m.settings = load_settings_with(m.model.spec_path, literals, &unshown);
-        m.targets = resolve_targets(cli, m.settings);
-        wipe_settings_secrets(m.settings);
         return m;
     } catch (const Error&) {
         return std::nullopt;

@@ -62,15 +62,16 @@ struct ModelSettings {
 // is enough (one note on stderr says that the user settings and the command line are used).
 // Prints settings warnings once; wipes the settings' secrets (the targets keep theirs).
 // Throws mlt::Error (exit 2) as resolve_model, load_settings and resolve_targets do.
-// `ahead`: the spec's load through MLTK started by resolve_settings_ahead, taken here.
+// `ahead`: the spec's load through MLTK started by start_spec_load_ahead, taken here.
 ModelSettings resolve_model_settings(const SshCommandLine& cli, const std::string& model, bool test,
                                      bool spec_optional,
                                      std::shared_ptr<SpecLoadAhead> ahead = nullptr);
 
-// What `train` connects with before python3 has loaded the spec: the model and its targets
-// from the settings without running Python, printing nothing (resolve_model_settings says
-// it all later). The spec adds only SshMixin values, none of which the connection uses.
-// Nothing when the model, a settings file or a target does not read (the same call says why).
+// What `train` connects with before python3 has loaded the spec: resolve_model_settings
+// without running Python (the spec's literals). The spec adds only SshMixin values, none of
+// which the connection uses. Nothing when the model, its spec, a settings file or a target
+// does not read (resolve_model_settings then says why). Its warnings are logged as that
+// call's are: train reads it with the log off, as resolve_model_settings says it all later.
 std::optional<ModelSettings> resolve_settings_quietly(const SshCommandLine& cli,
                                                       const std::string& model, bool test,
                                                       bool spec_optional);
