@@ -175,6 +175,7 @@ void require_commands(Session& session, const std::string& token, const std::str
 void drop_shell(ControlShell& sh) {
     sh.channel.reset();
     sh.ahead.clear();
+    sh.unasked.clear();
     sh.out_rest.clear();
     sh.err_rest.clear();
 }
@@ -253,6 +254,22 @@ std::optional<ExecResult> Session::reply_sent_ahead(const std::string& command,
             return std::nullopt;
         }
         if (asked || !front.guess) break;
+        // Guesses only, none of them asked for: the command goes out now, and its reader drops
+        // their replies first (read_unasked), instead of waiting for them before it is sent.
+        const auto sent = std::find_if(sh.ahead.begin(), sh.ahead.end(),
+                                       [](const ControlShell::Ahead& a) { return a.serial == 0; });
+        const bool all_guesses = std::all_of(sh.ahead.begin(), sent, [&](const auto& a) {
+            return a.guess && !(a.command == command && a.input == input);
+        });
+        if (all_guesses) {
+            for (auto a = sh.ahead.begin(); a != sent; ++a) {
+                spdlog::trace("shell on {}: a reply sent ahead on a guess is not asked for: {}",
+                              impl_->display, a->command);
+                sh.unasked.push_back(a->serial);
+            }
+            sh.ahead.erase(sh.ahead.begin(), sent);
+            continue;
+        }
         if (!skip_reply()) return std::nullopt;
     }
     if (!asked) {
@@ -340,6 +357,9 @@ ExecResult Session::shell(const std::string& command, std::string_view input,
         for (const ControlShell::Ahead& ahead : sh.ahead)
             spdlog::trace("sent ahead on {}: {}", impl_->display, ahead.command);
         int status = -1;
+        for (const uint64_t unasked : std::exchange(sh.unasked, {}))
+            if (!read_reply(s, impl_->live, sh, impl_->display, unasked, nullptr, nullptr, &status))
+                return ExecResult{shell_ended(s, impl_->live, sh, impl_->display)};
         if (starting) {
             std::string login_said;
             const OutputSink keep_login = keep_tail(login_said);

@@ -302,6 +302,9 @@ struct ControlShell {
         bool guess = false;   // not asked for: its reply is read and dropped
     };
     std::vector<Ahead> ahead;
+    // Frames sent ahead on a guess and not asked for, whose replies the next frame's reader
+    // drops first: that frame goes out without waiting for them.
+    std::vector<uint64_t> unasked;
     // What was read past the end of the last frame read (a frame sent ahead answers at once).
     std::string out_rest, err_rest;
     bool unavailable = false;  // the server refused it: use exec channels instead
