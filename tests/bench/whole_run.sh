@@ -9,7 +9,7 @@
 # state is checked: sha256 of the uploaded workspace and of the pulled log dir.
 #
 #   tests/bench/whole_run.sh [--rtt-ms N ...] [--rate-mbit N] [--compression C] [--small]
-#                            [--trace] [--profile-s S] [--keep]
+#                            [--trace] [--profile-s S] [--repeat N] [--keep]
 #
 # Defaults: RTTs 0 and 50 ms; workspace of 2,000 files of 1-64 KiB + one 50 MB file; the job
 # writes 2,000 files of 0.5-8 KiB. --small: 300 files + 5 MB, 300 log files. --trace: the
@@ -18,6 +18,8 @@
 # Mbit/s (a slow link). --compression none|gzip|zstd: mlt's setting (default: mlt's default).
 # --profile-s S: every `bash --login` (a job's batch) sleeps S s first, as a remote whose
 # profile sets up pyenv or conda does (lib.sh). The table counts sshd sessions and login shells.
+# --repeat N: the warm run goes N times, by hand and with mlt, one after the other as usual;
+# the table shows the median, and the spread below it (a warm run at 50 ms varies by 0.2 s).
 # Everything lives in a temp dir removed on exit (--keep keeps it); the runs start 31 s after
 # the set-up, and the dirs of a run are set aside, not deleted (see set_aside).
 # Environment: MLT (binary, default build/src/mlt), BENCH_TIMEOUT (s per command, default 600).
@@ -25,16 +27,18 @@ set -euo pipefail
 # shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
 
-rtts=() small=0 keep=0 trace=0
+rtts=() small=0 keep=0 trace=0 repeat=1
 while [ $# -gt 0 ]; do
   common_option "$@"
   if [ "$opt_words" -gt 0 ]; then shift "$opt_words"; continue; fi
   case $1 in
     --small) small=1; shift ;;
     --trace) trace=1; shift ;;
+    --repeat) [[ $2 =~ ^[1-9][0-9]?$ ]] || { echo "--repeat: 1 to 99" >&2; exit 2; }
+              repeat=$2; shift 2 ;;
     --profile-s) [[ $2 =~ ^[0-9]+([.][0-9]+)?$ ]] || { echo "--profile-s: not a number" >&2; exit 2; }
                  bench_profile_s=$2; shift 2 ;;
-    -h|--help) sed -n '2,24p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,26p' "$0"; exit 0 ;;
     *) echo "unknown option $1" >&2; exit 2 ;;
   esac
 done
@@ -221,9 +225,11 @@ ssh:
   remote_log_dir: "$remote_logs"
 $(compression_yaml)
 YAML
-    times=() counts=()
+    times=() counts=() warm_times=()
     shells
-    for pass in cold warm; do
+    passes=(cold)
+    for ((i = 0; i < repeat; i++)); do passes+=(warm); done
+    for pass in "${passes[@]}"; do
       echo "== $pass" >>"$log"
       case $how in
         hand)
@@ -233,10 +239,13 @@ YAML
           t=$(cd "$proj" && timed "$log" "$mlt" ssh -h "$dest_host:$port/$remote" "${mlt_opts[@]}" \
                 train bench_model --workspace "$ws") ;;
       esac
-      times+=("$t")
       shells
-      counts+=("$shells_out")
+      if [ "$pass" = cold ] || [ ${#warm_times[@]} = 0 ]; then counts+=("$shells_out"); fi
+      if [ "$pass" = cold ]; then times+=("$t"); else warm_times+=("$t"); fi
     done
+    # The median warm run (the lower middle one of an even count); every one goes to the log.
+    times+=("$(printf '%s\n' "${warm_times[@]}" | sort -g | sed -n "$(((${#warm_times[@]} + 1) / 2))p")")
+    [ "$repeat" = 1 ] || echo "rtt $rtt, $how, warm runs: ${warm_times[*]}" >>"$work/spread.txt"
     ok=$(check "$remote" "$local_logs")
     if [ "$trace" = 1 ] && [ "$how" = mlt ]; then
       # Untimed: the same cold and warm runs again with -vv, from an empty remote and local dir.
@@ -286,5 +295,6 @@ PY
 for rtt in "${rtts[@]}"; do
   grep -h '^steps:' "$work/hand-$rtt.log" | sed "s/^/hand, rtt $rtt: /" || true
 done
+[ "$repeat" = 1 ] || cat "$work/spread.txt"
 [ "$trace" = 0 ] || { echo; cat "$work/trace.txt"; }
 if cut -f5 "$results" | grep -qvx ok; then echo "some runs failed or differ; logs kept with --keep" >&2; exit 1; fi
