@@ -196,6 +196,8 @@ JobPaths::JobPaths(const std::string& model) : dir(".mlt/" + model) {
     restore = dir + "/restore";
     ready = dir + "/ready";
     go = dir + "/go";
+    start_tickets = dir + "/start.ticket.";
+    start_claimed = dir + "/start.claimed";
 }
 
 const char* to_string(RunPhase phase) {
@@ -218,6 +220,39 @@ Error foreign_run(const std::string& host, const std::string& model, const std::
                      "' pulls what its job left");
 }
 
+namespace {
+
+// The files of a previous run that a new run moves into previous/, as shell words.
+std::string previous_run_words(const JobPaths& p) {
+    std::string moved;
+    for (const std::string* f : {&p.run_id,
+                                 &p.run_sh,
+                                 &p.cmd,
+                                 &p.started,
+                                 &p.pid,
+                                 &p.console_log,
+                                 &p.exit_status,
+                                 &p.sha256,
+                                 &p.stopped,
+                                 &p.disk_full,
+                                 &p.shutdown_sh,
+                                 &p.shutdown_started,
+                                 &p.shutdown_pid,
+                                 &p.shutdown_log,
+                                 &p.shutdown_status,
+                                 &p.batch,
+                                 &p.shutdown_batch,
+                                 &p.log_dir,
+                                 &p.training,
+                                 &p.restore,
+                                 &p.start_claimed})
+        moved += " " + shell_quote(*f);
+    moved += " \"$j\"/started.[0-9]*";  // the markers of later attempts
+    return moved;
+}
+
+}  // namespace
+
 bool acquire_run(Remote& remote, const std::string& remote_dir, const std::string& model,
                  const NewRun& run) {
     const JobPaths p(model);
@@ -227,14 +262,7 @@ bool acquire_run(Remote& remote, const std::string& remote_dir, const std::strin
         " \"$(date +%s)\" \"$r\" " +
         shell_quote(std::string(run.clean ? "clean=1\n" : "") +
                     (run.attempt > 1 ? "attempt=" + std::to_string(run.attempt) + "\n" : ""));
-    std::string moved;  // the previous run's files, as shell words
-    for (const std::string* f :
-         {&p.run_id,      &p.run_sh,           &p.cmd,          &p.started,      &p.pid,
-          &p.console_log, &p.exit_status,      &p.sha256,       &p.stopped,      &p.disk_full,
-          &p.shutdown_sh, &p.shutdown_started, &p.shutdown_pid, &p.shutdown_log, &p.shutdown_status,
-          &p.batch,       &p.shutdown_batch,   &p.log_dir,      &p.training,     &p.restore})
-        moved += " " + shell_quote(*f);
-    moved += " \"$j\"/started.[0-9]*";  // the markers of later attempts
+    const std::string moved = previous_run_words(p);
     const std::string a = shell_quote(run.archive);
     // The lock first (O_EXCL through noclobber: of concurrent launches exactly one wins),
     // then the previous run aside (one mv), then this run's files; run_id last, so that its
@@ -277,7 +305,14 @@ bool acquire_run(Remote& remote, const std::string& remote_dir, const std::strin
         shell_quote(run.command_text) +
         " > \"$j/cmd\" && printf '%s\\n' \"$r\" > \"$j/run_id.tmp\" && mv -f \"$j/run_id.tmp\" "
         "\"$j/run_id\" || { mlt_nospace; exit 1; }\n"
-        "fi\n"
+        "fi\n" +
+        // Older tickets go first (start_job_if_current): a start sent ahead before this lock
+        // has claimed the start by now or never will. Without its ticket (a full disk) the
+        // start sent ahead does not start the job; start_job does, after the upload.
+        (run.start_ticket.empty()
+             ? std::string()
+             : "rm -f \"$j\"/start.ticket.*; : > " +
+                   shell_quote(p.start_tickets + run.start_ticket) + " 2>/dev/null\n") +
         "echo acquired\n";
     const std::string command =
         "mkdir -p " + shell_quote_path(remote_dir) + " || exit 1\n" +
@@ -302,9 +337,10 @@ void release_run(Remote& remote, const std::string& remote_dir, const std::strin
     check_status(remote, "releasing the job lock", out, model, run_id);
 }
 
-long start_job(Remote& remote, const std::string& remote_dir, const std::string& model,
-               const std::string& run_id) {
-    const JobPaths p(model);
+namespace {
+
+// What start_job runs after the run functions: prints the job's process group.
+std::string start_body(const JobPaths& p) {
     const TaskFiles f = task_files(p, Task::job);
     // Only while the run holds the lock: a `stop` meanwhile released it.
     // A run that continues here after its host was lost starts as the attempt its lock
@@ -313,18 +349,78 @@ long start_job(Remote& remote, const std::string& remote_dir, const std::string&
         "if [ -n \"$a\" ]; then { [ -z \"$(tail -c 1 \"$j/console.log\" 2>/dev/null)\" ] || "
         "echo; echo \"==== mlt: attempt $a of run $r (continued on this host: the previous one "
         "was lost) ====\"; } >> \"$j/console.log\" || { mlt_nospace; exit 1; }; fi";
-    const std::string body =
-        "{ mlt_mine && mlt_files_mine; } || mlt_foreign\nmlt_phase starting\n"
-        "a=$(sed -n 's/^attempt=//p' \"$j/lock\" 2>/dev/null)\n" +
-        launch_once(shell_quote(p.started), shell_quote(p.run_sh), f,
-                    "${a:+env MLT_ATTEMPT=\"$a\"} sh", marker_line) +
-        "mlt_phase running\ncat " + f.pid + "\n";
-    RemoteOutput out = remote.run(run_command(remote_dir, model, run_id, body));
-    // Anything but a process group id is reported below.
+    return "{ mlt_mine && mlt_files_mine; } || mlt_foreign\nmlt_phase starting\n"
+           "a=$(sed -n 's/^attempt=//p' \"$j/lock\" 2>/dev/null)\n" +
+           launch_once(shell_quote(p.started), shell_quote(p.run_sh), f,
+                       "${a:+env MLT_ATTEMPT=\"$a\"} sh", marker_line) +
+           "mlt_phase running\ncat " + f.pid + "\n";
+}
+
+// The process group start_body printed; throws for anything else.
+long started_group(const Remote& remote, RemoteOutput out, const std::string& model,
+                   const std::string& run_id) {
     const long pgid = static_cast<long>(parse_decimal(trim(out.out), 1, INT_MAX).value_or(0));
     if (out.exit_status == 0 && pgid <= 0) out.exit_status = 1;
     check_status(remote, "starting the job", out, model, run_id);
     return pgid;
+}
+
+// start_job_if_current's command. Without a start or a claim yet, the ticket is claimed only
+// when nothing is left to upload; otherwise it goes, and "changed" is printed.
+std::string start_if_current_command(const std::string& remote_dir, const std::string& model,
+                                     const std::string& run_id, const std::string& ticket,
+                                     const std::string& current_test) {
+    const JobPaths p(model);
+    const std::string claimed = shell_quote(p.start_claimed);
+    const std::string mine = shell_quote(p.start_tickets + ticket);
+    return run_command(remote_dir, model, run_id,
+                       "{ mlt_mine && mlt_files_mine; } || mlt_foreign\n"
+                       "if [ ! -e " +
+                           shell_quote(p.started) + " ] && [ ! -e " + claimed +
+                           " ]; then\n"
+                           "  if ! " +
+                           current_test + " || ! mv " + mine + " " + claimed +
+                           " 2>/dev/null; then rm -f " + mine +
+                           "; echo changed; exit 0; fi\n"
+                           "fi\n" +
+                           start_body(p));
+}
+
+}  // namespace
+
+long start_job(Remote& remote, const std::string& remote_dir, const std::string& model,
+               const std::string& run_id) {
+    RemoteOutput out =
+        remote.run(run_command(remote_dir, model, run_id, start_body(JobPaths(model))));
+    return started_group(remote, std::move(out), model, run_id);
+}
+
+void start_job_ahead_if_current(Remote& remote, const std::string& remote_dir,
+                                const std::string& model, const std::string& run_id,
+                                const std::string& ticket, const std::string& current_test) {
+    remote.run_ahead(start_if_current_command(remote_dir, model, run_id, ticket, current_test), {});
+}
+
+std::optional<long> start_job_if_current(Remote& remote, const std::string& remote_dir,
+                                         const std::string& model, const std::string& run_id,
+                                         const std::string& ticket,
+                                         const std::string& current_test) {
+    RemoteOutput out =
+        remote.run(start_if_current_command(remote_dir, model, run_id, ticket, current_test));
+    if (out.exit_status == 0 && trim(out.out) == "changed") return std::nullopt;
+    return started_group(remote, std::move(out), model, run_id);
+}
+
+bool void_start_tickets(Remote& remote, const std::string& remote_dir, const std::string& model,
+                        const std::string& run_id) {
+    const JobPaths p(model);
+    RemoteOutput out =
+        remote.run(run_command(remote_dir, model, run_id,
+                               "mlt_mine || mlt_foreign\nrm -f \"$j\"/start.ticket.* || exit 1\n"
+                               "if [ -e " +
+                                   shell_quote(p.start_claimed) + " ]; then echo claimed; fi\n"));
+    check_status(remote, "looking for a start sent ahead", out, model, run_id);
+    return trim(out.out) == "claimed";
 }
 
 namespace {

@@ -80,11 +80,33 @@ void ShellJob::close_idle_links() {
 // listings go with the lock's command: no round trip of their own.
 void ShellJob::upload_ahead(const std::map<std::string, std::vector<UploadItem>>& uploads) {
     compression_ahead_ = compression_.send_ahead();
-    sync_up_ahead(remote(), uploads, &upload_links());
+    // Behind a start sent ahead that may start the job, the listings may go unasked.
+    sync_up_ahead(remote(), uploads, &upload_links(), start_ahead_.has_value());
 }
 
 long ShellJob::start(const std::string& run_id) {
     return start_job(remote(), remote_dir_, model_, run_id);
+}
+
+void ShellJob::start_ahead_if_current(const std::string& run_id, const std::string& ticket,
+                                      const std::string& current_test) {
+    start_ahead_ = {run_id, ticket, current_test};
+    start_job_ahead_if_current(remote(), remote_dir_, model_, run_id, ticket, current_test);
+}
+
+std::optional<long> ShellJob::start_sent_ahead() {
+    if (!start_ahead_) return std::nullopt;
+    const auto [run_id, ticket, test] = *std::exchange(start_ahead_, std::nullopt);
+    const auto pgid = start_job_if_current(remote(), remote_dir_, model_, run_id, ticket, test);
+    // The compression's check came next: read now, as upload() would (the listings after it
+    // are guesses, dropped unread when the job started).
+    if (pgid && compression_ahead_) compression_.choice()();
+    if (pgid) compression_ahead_ = false;
+    return pgid;
+}
+
+bool ShellJob::void_start_tickets(const std::string& run_id) {
+    return mlt::void_start_tickets(remote(), remote_dir_, model_, run_id);
 }
 
 void ShellJob::follow_ahead(Task task, const std::string* run_id, uint64_t offset, int seconds) {

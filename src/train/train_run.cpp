@@ -15,7 +15,9 @@
 #include <utility>
 
 #include "mlt/train/history.h"
+#include "mlt/transfer/transfer.h"
 #include "mlt/util/interrupt.h"
+#include "mlt/util/text.h"
 
 namespace fs = std::filesystem;
 
@@ -266,24 +268,59 @@ Phase TrainRun::take_lock() {
     if (run_id_.empty()) run_id_ = new_run_id();  // a retry after a lost link keeps it
     WrapperSpec wrapper = plan_.wrapper;
     wrapper.run_id = run_id_;
-    const NewRun run{run_id_,           plan_.owner,   make_wrapper_script(wrapper),
-                     wrapper.train_cmd, plan_.archive, plan_.clean,
-                     attempt_};
-    // The upload's listings travel with the lock's command (--clean removes files between).
-    if (!plan_.clean) job_.upload_ahead(uploads());
+    NewRun run{run_id_,
+               plan_.owner,
+               make_wrapper_script(wrapper),
+               wrapper.train_cmd,
+               plan_.archive,
+               plan_.clean,
+               attempt_,
+               {}};
+    // The upload's listings travel with the lock's command (--clean removes files between),
+    // and so does the start, on the condition that the listings will find nothing to send:
+    // a run whose files are all there starts in the lock's round trip. (Not for a gang,
+    // whose nodes all upload before any starts.)
+    const auto planned = uploads();
+    std::optional<std::string> current;
+    if (!plan_.clean && !gang_) current = uploads_current_test(planned);
+    if (current) {
+        run.start_ticket = random_token();
+        job_.start_ahead_if_current(run_id_, run.start_ticket, *current);
+    }
+    if (!plan_.clean) job_.upload_ahead(planned);
+    const auto hold_lock = [&] {
+        lock_ = LockHold::held;
+        started_iso_ = iso_time(std::time(nullptr));
+        if (ledger_.empty()) begin_attempt(wall_now());
+        record("running", std::nullopt);
+    };
     bool acquired = false;
+    std::optional<long> pgid;
     {
         // One round trip that a Ctrl+C must not cut: the lock may be taken remotely before
-        // the reply is read, and then only a lock known to be ours can be released.
+        // the reply is read, and then only a lock known to be ours can be released; the job
+        // may be started too, and then only a job known to be started is stopped.
         InterruptDeferral hold;
         acquired = job_.lock(run);
+        if (acquired) {
+            hold_lock();  // a start that fails (as start() would) releases it
+            pgid = job_.start_sent_ahead();
+        }
     }
-    if (!acquired && !take_over(run)) return Phase::lock;  // released in between: again
-    lock_ = LockHold::held;
-    started_iso_ = iso_time(std::time(nullptr));
-    if (ledger_.empty()) begin_attempt(wall_now());
-    record("running", std::nullopt);
-    return plan_.clean ? Phase::clean : Phase::upload;
+    if (!acquired) {
+        run.start_ticket.clear();                 // its start, sent ahead, found the lock another's
+        if (!take_over(run)) return Phase::lock;  // released in between: again
+        hold_lock();
+    }
+    if (!pgid) return plan_.clean ? Phase::clean : Phase::upload;
+    SyncResult nothing;
+    for (const auto& [base, items] : planned) nothing.unchanged += items.size();
+    reporter_.notice("uploaded " + describe(nothing));
+    watch_.life = JobWatch::Life::may_run;
+    arm_watch();
+    // The collection's listing goes with the first follow segment, as after start().
+    if (!plan_.no_wait) job_.collect_ahead_on_guess(plan_, run_id_);
+    return launched(*pgid);
 }
 
 // The lock is another run's: refused without --force; with it, that run's job is stopped and
@@ -338,6 +375,12 @@ Phase TrainRun::adopt(const JobStatus& job) {
     begin_attempt(job.started > 0 ? static_cast<double>(job.started) : wall_now());
     switch (job.state) {
         case JobState::uploading:
+            // The mlt that was cut may have sent a start ahead with its lock: none may start
+            // the job once the upload goes on, and one that did leaves nothing to upload.
+            if (job_.void_start_tickets(run_id_)) {
+                reporter_.notice("continuing " + which() + ": starting its job");
+                return Phase::start;
+            }
             reporter_.notice("continuing " + which() + ": its upload did not finish");
             return job.clean ? Phase::clean : Phase::upload;
         case JobState::starting:
@@ -410,6 +453,10 @@ Phase TrainRun::start() {
         InterruptDeferral hold;
         pgid = job_.start(run_id_);
     }
+    return launched(pgid);
+}
+
+Phase TrainRun::launched(long pgid) {
     reporter_.notice("started " + plan_.model + " on " + host() + " (run " + run_id_ +
                      (attempt_ > 1 ? ", attempt " + std::to_string(attempt_) : "") +
                      ", process group " + std::to_string(pgid) + ")");

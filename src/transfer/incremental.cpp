@@ -6,6 +6,8 @@
 #include <unordered_map>
 
 #include "mlt/transfer/transfer.h"
+#include "mlt/util/sha256.h"
+#include "mlt/util/shell.h"
 
 namespace mlt {
 
@@ -25,8 +27,8 @@ std::vector<std::string> remote_paths(const std::vector<UploadItem>& items) {
 }  // namespace
 
 void changed_for_upload_ahead(Remote& remote, const std::string& remote_base,
-                              const std::vector<UploadItem>& items) {
-    stat_remote_files_ahead(remote, remote_base, remote_paths(items));
+                              const std::vector<UploadItem>& items, bool guess) {
+    stat_remote_files_ahead(remote, remote_base, remote_paths(items), guess);
 }
 
 std::vector<UploadItem> changed_for_upload(Remote& remote, const std::string& remote_base,
@@ -45,6 +47,51 @@ std::vector<UploadItem> changed_for_upload(Remote& remote, const std::string& re
             changed.push_back(item);
     }
     return changed;
+}
+
+namespace {
+
+// The names a test carries, at most: it travels inside its command line. Beyond this, the one
+// round trip it would save is little beside the listing of that many files.
+constexpr size_t kMaxTestNames = 256 * 1024;
+
+// An mtime as GNU find's %T@ prints it: seconds, a dot, ten digits (the nanoseconds and a 0).
+std::string find_time(const struct timespec& t) {
+    std::string ns = std::to_string(t.tv_nsec);
+    return std::to_string(t.tv_sec) + "." + std::string(9 - ns.size(), '0') + ns + "0";
+}
+
+}  // namespace
+
+std::optional<std::string> uploads_current_test(
+    const std::map<std::string, std::vector<UploadItem>>& plan) {
+    Sha256 want;
+    // Per base: the names on stdin, one find per batch, each record "SIZE MTIME ./NAME\0" (the
+    // format travels in $MLT_M, so it needs no quoting inside `sh -c '...'`).
+    std::string listing;
+    size_t total = 0;
+    for (const auto& [base, items] : plan) {
+        if (items.empty()) continue;
+        std::string names;
+        for (const auto& item : items) {
+            struct stat st {};
+            if (::stat(item.local_path.c_str(), &st) != 0 || st.st_mtim.tv_sec < 0)
+                return std::nullopt;
+            const std::string name = "./" + item.remote_path;
+            want.update(std::to_string(st.st_size) + " " + find_time(st.st_mtim) + " " + name);
+            want.update(std::string_view("\0", 1));
+            names += name + '\0';
+            total += name.size() + 1;
+            if (total > kMaxTestNames) return std::nullopt;
+        }
+        listing += "( cd -- " + shell_quote_path(base) + " 2>/dev/null && printf " +
+                   printf_literal(names) +
+                   " | xargs -0 -r sh -c 'find \"$@\" -maxdepth 0 -type f -printf \"$MLT_M\" "
+                   "2>/dev/null; exit 0' sh ); ";
+    }
+    if (listing.empty()) return std::string("true");
+    return "[ \"$(export MLT_M='%s %T@ %p\\0'; { " + listing +
+           "} | sha256sum 2>/dev/null | cut -c 1-64)\" = " + want.hex_digest() + " ]";
 }
 
 std::vector<std::string> changed_for_download(const std::vector<RemoteFileInfo>& remote_files,

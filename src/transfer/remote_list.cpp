@@ -199,10 +199,13 @@ std::vector<RemoteFileInfo> stat_remote_files(Remote& remote, const std::string&
 }
 
 void stat_remote_files_ahead(Remote& remote, const std::string& remote_base,
-                             const std::vector<std::string>& paths) {
+                             const std::vector<std::string>& paths, bool guess) {
     if (paths.empty()) return;
     auto [command, input] = stat_request(remote_base, paths);
-    remote.run_ahead(command, std::move(input));
+    if (guess)
+        remote.run_ahead_on_guess(command, std::move(input));
+    else
+        remote.run_ahead(command, std::move(input));
 }
 
 }  // namespace mlt

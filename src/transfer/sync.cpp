@@ -232,8 +232,8 @@ SyncResult sync_up(Remote& remote, const std::map<std::string, std::vector<Uploa
 }
 
 void sync_up_ahead(Remote& remote, const std::map<std::string, std::vector<UploadItem>>& plan,
-                   LinkPool* links) {
-    for (const auto& [base, items] : plan) changed_for_upload_ahead(remote, base, items);
+                   LinkPool* links, bool guess) {
+    for (const auto& [base, items] : plan) changed_for_upload_ahead(remote, base, items, guess);
     if (!links || is_near(remote)) return;
     for (const auto& [base, items] : plan)
         for (const auto& item : items)

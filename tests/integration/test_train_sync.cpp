@@ -114,39 +114,68 @@ TEST_F(TrainSyncTest, ASecondWorkspaceRunUploadsNothingAndAThirdOnlyTheEdit) {
     EXPECT_EQ(runs[2]["bytes_up"], "30") << read_or_empty(history_path());
 }
 
-// The check for the compressor and the upload's listing go with the lock's command, and the
-// first follow segment with the start's, with the collection's listing on a guess (a short
-// job ends within that segment; docs/remote-protocol.md, "Commands sent ahead"): -vv names
-// the four replies as sent ahead, also in a run with nothing to upload; the upload still
-// skips what is there and the console log arrives once.
-TEST_F(TrainSyncTest, TheCompressorCheckTheListingsAndTheFirstFollowAreSentAhead) {
+size_t occurrences(const std::string& text, const std::string& part) {
+    size_t n = 0;
+    for (size_t at = text.find(part); at != std::string::npos; at = text.find(part, at + 1)) ++n;
+    return n;
+}
+
+// What -vv names as replies sent ahead (docs/remote-protocol.md, "Commands sent ahead"): each
+// such command up to the next log line.
+std::vector<std::string> replies_sent_ahead(const std::string& err) {
+    std::vector<std::string> ahead;
+    for (size_t at = err.find("(sent ahead): "); at != std::string::npos;
+         at = err.find("(sent ahead): ", at + 1))
+        ahead.push_back(err.substr(at, err.find("\nmlt: ", at) - at));
+    return ahead;
+}
+
+// The start on the condition that nothing is to be uploaded, the check for the compressor
+// and the upload's listing go with the lock's command; the first follow segment with the
+// start's, with the collection's listing on a guess (a short job ends within that segment).
+// A first run uploads, so its conditional start does not start the job: the start goes after
+// the upload. A second run with nothing to upload starts the job in the lock's round trip:
+// its listing, sent on a guess, is not asked for (the follow goes without waiting for its
+// reply), and the control shell is kept.
+TEST_F(TrainSyncTest, TheStartTheCompressorCheckTheListingsAndTheFirstFollowAreSentAhead) {
     write_tree(workspace(), {{"a.txt", "a"}, {"sub/b.txt", "b"}});
     write_shell_model("ahead", "echo trained\n");
     write_model_settings("ahead", kShellSidecar);
     write_user_settings();
     const std::vector<std::string> train = {"ssh",   "-vv",         "train",
                                             "ahead", "--workspace", workspace()};
-    ASSERT_EQ(mlt(train).exit_code, 0);
-    const ProcessResult r = mlt(train);
+    ProcessResult r = mlt(train);
     ASSERT_EQ(r.exit_code, 0) << describe(r) << job_state("ahead");
-    // Each reply sent ahead as logged: its command up to the next log line.
-    std::vector<std::string> ahead;
-    for (size_t at = r.err.find("(sent ahead): "); at != std::string::npos;
-         at = r.err.find("(sent ahead): ", at + 1))
-        ahead.push_back(r.err.substr(at, r.err.find("\nmlt: ", at) - at));
-    ASSERT_EQ(ahead.size(), 4u) << describe(r);
+    std::vector<std::string> ahead = replies_sent_ahead(r.err);
+    ASSERT_EQ(ahead.size(), 5u) << describe(r);
     // The link's round trip is known before the lock's command goes (what goes ahead with it
     // depends on it): measured by the authentication service's answer, before any channel.
     const size_t measured = r.err.find("(the authentication service's answer)");
     ASSERT_NE(measured, std::string::npos) << describe(r);
     EXPECT_LT(measured, r.err.find("starting the control shell")) << describe(r);
-    EXPECT_TRUE(has_text(ahead[0], "command -v zstd")) << ahead[0];          // the check
-    EXPECT_TRUE(has_text(ahead[1], "xargs -0 -r sh -c 'find")) << ahead[1];  // the listing
-    EXPECT_TRUE(has_text(ahead[2], "mlt_send")) << ahead[2];                 // the follow
-    EXPECT_TRUE(has_text(ahead[3], "find . -type f")) << ahead[3];           // the log dir's
+    EXPECT_TRUE(has_text(ahead[0], "start.ticket.")) << ahead[0];            // the start
+    EXPECT_TRUE(has_text(ahead[1], "command -v zstd")) << ahead[1];          // the check
+    EXPECT_TRUE(has_text(ahead[2], "xargs -0 -r sh -c 'find")) << ahead[2];  // the listing
+    EXPECT_TRUE(has_text(ahead[3], "mlt_send")) << ahead[3];                 // the follow
+    EXPECT_TRUE(has_text(ahead[4], "find . -type f")) << ahead[4];           // the log dir's
+    EXPECT_TRUE(has_text(r.out, "uploaded 3 file(s)")) << describe(r);
+    EXPECT_EQ(occurrences(r.err, "mlt_phase starting"), 3u) << describe(r);  // and start_job's
     EXPECT_FALSE(has_text(r.err, "on a guess is not asked for")) << describe(r);
     EXPECT_FALSE(has_text(r.err, "dropping the control shell")) << describe(r);
-    EXPECT_TRUE(has_text(r.out, "uploaded 0 file(s)")) << describe(r);
+
+    r = mlt(train);
+    ASSERT_EQ(r.exit_code, 0) << describe(r) << job_state("ahead");
+    ahead = replies_sent_ahead(r.err);
+    ASSERT_EQ(ahead.size(), 3u) << describe(r);
+    EXPECT_TRUE(has_text(ahead[0], "start.ticket.")) << ahead[0];
+    EXPECT_TRUE(has_text(ahead[1], "command -v zstd")) << ahead[1];
+    EXPECT_TRUE(has_text(ahead[2], "find . -type f")) << ahead[2];  // with the follow
+    EXPECT_TRUE(has_text(r.err, "on a guess is not asked for: B=")) << describe(r);
+    EXPECT_FALSE(has_text(r.err, "dropping the control shell")) << describe(r);
+    // No start of its own: the one with the lock started the job (its text is logged when it
+    // is sent and when its reply is read).
+    EXPECT_EQ(occurrences(r.err, "mlt_phase starting"), 2u) << describe(r);
+    EXPECT_TRUE(has_text(r.out, "uploaded 0 file(s), 0 bytes (3 unchanged)")) << describe(r);
     EXPECT_EQ(lines_starting(r.out, "trained").size(), 1u) << describe(r);
     EXPECT_EQ(
         lines_starting(read_file(local_logs("ahead") + "/mltk_ssh_train_ahead.log"), "trained")

@@ -278,7 +278,7 @@ TEST_F(TrainRunTest, ACleanRunGoesThroughEveryPhase) {
 }
 
 // The remote commands of a clean run of plan() through the real shell scripts.
-constexpr int kShellRunCalls = 12;
+constexpr int kShellRunCalls = 13;
 
 TEST_F(TrainRunTest, ACleanRunMakesThisManyRemoteCalls) {
     EXPECT_EQ(count_calls(), kShellRunCalls) << "update kShellRunCalls (and see that the cuts "

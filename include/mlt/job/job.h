@@ -26,6 +26,11 @@ struct JobPaths {
     // log dir once it knows it, before the training starts.
     std::string restore;
     std::string ready, go;  // the barrier of a multi-node run (WrapperSpec::gang_barrier)
+    // A start sent ahead with the lock (start_job_if_current) may start the job only by
+    // renaming its ticket (`start.ticket.<token>`, written by that lock) to start_claimed: a
+    // later lock of the run, or void_start_tickets(), removes the tickets first.
+    std::string start_tickets;  // the prefix, up to the token
+    std::string start_claimed;
 };
 
 // A detached remote task of a run: the training job, or the shutdown_cmds batch. Each has a
@@ -115,6 +120,9 @@ struct NewRun {
     // host after its host was lost (recorded as `attempt=N` in the lock; start_job then
     // gives the job MLT_ATTEMPT=N and writes a marker line into the console log).
     int attempt = 1;
+    // The ticket of a start sent ahead with this lock (start_job_if_current): the lock
+    // removes every older ticket of the run and writes this one. Empty: none.
+    std::string start_ticket = {};
 };
 
 // Takes the job lock for a new run in one round trip: creates `lock` atomically (O_EXCL)
@@ -147,6 +155,28 @@ void release_run(Remote& remote, const std::string& remote_dir, const std::strin
 // when the job dir belongs to another run.
 long start_job(Remote& remote, const std::string& remote_dir, const std::string& model,
                const std::string& run_id);
+
+// start_job sent ahead of acquire_run (Remote::run_ahead), in the same round trip, on a
+// condition: it starts the job only if `current_test` (uploads_current_test: nothing is left
+// to upload) holds on the remote and the lock of that acquire_run wrote `ticket`
+// (NewRun::start_ticket), which it claims by renaming. A job started or claimed already by
+// an earlier start of the run is started as start_job does (at most once). Then
+// start_job_if_current() with the same arguments, right after acquire_run, reads the answer:
+// the process group, or nullopt when it did not start (something is to be uploaded; the
+// ticket is gone). A start sent ahead whose answer was lost (a cut link) can start the job
+// later only until the next lock of the run or void_start_tickets().
+void start_job_ahead_if_current(Remote& remote, const std::string& remote_dir,
+                                const std::string& model, const std::string& run_id,
+                                const std::string& ticket, const std::string& current_test);
+std::optional<long> start_job_if_current(Remote& remote, const std::string& remote_dir,
+                                         const std::string& model, const std::string& run_id,
+                                         const std::string& ticket,
+                                         const std::string& current_test);
+// Removes every start ticket of run `run_id` (a run taken up by --resume in its upload, whose
+// mlt may have sent a start ahead): none can start the job afterwards. True when one had
+// claimed the start already (the job is started, or about to be): no upload may follow.
+bool void_start_tickets(Remote& remote, const std::string& remote_dir, const std::string& model,
+                        const std::string& run_id);
 
 // Restarts the lost job of run `run_id` in place as attempt `attempt` (2 for the first
 // restart) from the same run.sh, and returns its process group. Lost: its process group is

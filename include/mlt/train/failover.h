@@ -96,6 +96,14 @@ class ForwardingJob : public RemoteJob {
         return t_->upload(uploads);
     }
     long start(const std::string& run_id) override { return t_->start(run_id); }
+    void start_ahead_if_current(const std::string& run_id, const std::string& ticket,
+                                const std::string& current_test) override {
+        t_->start_ahead_if_current(run_id, ticket, current_test);
+    }
+    std::optional<long> start_sent_ahead() override { return t_->start_sent_ahead(); }
+    bool void_start_tickets(const std::string& run_id) override {
+        return t_->void_start_tickets(run_id);
+    }
     long restart(const std::string& run_id, int attempt) override {
         return t_->restart(run_id, attempt);
     }

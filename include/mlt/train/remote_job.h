@@ -1,5 +1,6 @@
 #pragma once
 
+#include <array>
 #include <memory>
 #include <optional>
 #include <string>
@@ -46,6 +47,23 @@ class RemoteJob {
     }
     // Starts the recorded job, at most once per run (start_job); returns its process group.
     virtual long start(const std::string& run_id) = 0;
+    // A hint, given before upload_ahead() and lock(): the job's start goes along with the
+    // lock's command, on the condition `current_test` (start_job_ahead_if_current), and the
+    // upload's listings go as guesses. start_sent_ahead() must follow right after lock().
+    // Nothing by default.
+    virtual void start_ahead_if_current(const std::string& run_id, const std::string& ticket,
+                                        const std::string& current_test) {
+        (void)run_id, (void)ticket, (void)current_test;
+    }
+    // The answer to that start (start_job_if_current): the process group when the job
+    // started, nullopt when it did not (upload() and start() follow) or none was sent.
+    virtual std::optional<long> start_sent_ahead() { return std::nullopt; }
+    // Voids the start tickets of `run_id` (void_start_tickets): true when a start sent ahead
+    // claimed the start already. False by default.
+    virtual bool void_start_tickets(const std::string& run_id) {
+        (void)run_id;
+        return false;
+    }
     // From now on, a follow of the job samples the host every `every_s` seconds (0: never)
     // and passes each sample line to `on_sample` (follow_log). Nothing by default.
     virtual void watch(int every_s, OutputSink on_sample) { (void)every_s, (void)on_sample; }
@@ -99,6 +117,10 @@ class ShellJob : public RemoteJob {
     SyncResult upload(const std::map<std::string, std::vector<UploadItem>>& uploads) override;
     void upload_ahead(const std::map<std::string, std::vector<UploadItem>>& uploads) override;
     long start(const std::string& run_id) override;
+    void start_ahead_if_current(const std::string& run_id, const std::string& ticket,
+                                const std::string& current_test) override;
+    std::optional<long> start_sent_ahead() override;
+    bool void_start_tickets(const std::string& run_id) override;
     void follow_ahead(Task task, const std::string* run_id, uint64_t offset, int seconds) override;
     void collect_ahead_on_guess(const TrainPlan& plan, const std::string& run_id) override;
     void watch(int every_s, OutputSink on_sample) override;
@@ -125,8 +147,11 @@ class ShellJob : public RemoteJob {
     std::string model_;
     CompressionCheck compression_;
     bool compression_ahead_ = false;  // its check went with the lock (upload_ahead)
-    int transfer_connections_;        // 0: auto
-    int sample_every_ = 0;            // watch(): a job's follow samples the host this often
+    // The start sent ahead (start_ahead_if_current), until its answer is read: run id,
+    // ticket, test.
+    std::optional<std::array<std::string, 3>> start_ahead_;
+    int transfer_connections_;  // 0: auto
+    int sample_every_ = 0;      // watch(): a job's follow samples the host this often
     OutputSink on_sample_;
     // The upload's links: made by upload_ahead (its first may start connecting then), closed
     // after the upload, or by the follow when one was still connecting (close_idle_links).

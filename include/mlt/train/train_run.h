@@ -206,6 +206,9 @@ class TrainRun {
     Phase clean();
     Phase upload();
     Phase start();
+    // What follows the job's start (by start() or with the lock): the notice, the local
+    // console copy, the follow (or the end of a --no-wait run).
+    Phase launched(long pgid);
     Phase restart();
     // The follow saw the job end lost (no exit status, not stopped by mlt): true when it is
     // restarted (max_restarts allows one more), with the lost attempt recorded.

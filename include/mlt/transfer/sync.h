@@ -118,9 +118,10 @@ SyncResult sync_up(Remote& remote, const std::map<std::string, std::vector<Uploa
 // Sends sync_up's listings of `plan` ahead (Remote::run_ahead): called just before another
 // command (the lock), their round trips overlap that one's. With `links`, over a far link,
 // a local file big enough for them starts the first one connecting (LinkPool::open_first):
-// whether it changed is known only from the listing.
+// whether it changed is known only from the listing. As a `guess`, the listings may go unasked
+// (a start sent ahead on the condition that nothing changed, which started the job).
 void sync_up_ahead(Remote& remote, const std::map<std::string, std::vector<UploadItem>>& plan,
-                   LinkPool* links = nullptr);
+                   LinkPool* links = nullptr, bool guess = false);
 
 // The private dir in a pull's local base where files wait until they are checked.
 constexpr char kPullStaging[] = ".mlt-pull";

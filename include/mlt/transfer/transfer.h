@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -99,15 +100,25 @@ std::vector<RemoteFileInfo> stat_remote_files(Remote& remote, const std::string&
 // Sends that listing ahead (Remote::run_ahead), for a stat_remote_files() of the same
 // arguments after the next command.
 void stat_remote_files_ahead(Remote& remote, const std::string& remote_base,
-                             const std::vector<std::string>& paths);
+                             const std::vector<std::string>& paths, bool guess = false);
 
 // The items whose remote copy under `remote_base` is missing or differs in size or mtime
 // (a file whose size and mtime match is not sent, as rsync does). One round trip.
 std::vector<UploadItem> changed_for_upload(Remote& remote, const std::string& remote_base,
                                            const std::vector<UploadItem>& items);
-// Sends that listing ahead (stat_remote_files_ahead).
+// Sends that listing ahead (stat_remote_files_ahead); a `guess` may go unasked.
 void changed_for_upload_ahead(Remote& remote, const std::string& remote_base,
-                              const std::vector<UploadItem>& items);
+                              const std::vector<UploadItem>& items, bool guess = false);
+
+// A remote shell test that holds exactly when changed_for_upload() would find nothing to
+// send in `plan` (remote base -> items) as the local files are now: every item there as a
+// regular file of its local size and mtime, to the nanosecond. The local side is written
+// down as GNU find prints it, hashed; the remote hashes what find prints there (sha256sum).
+// A remote that prints otherwise, or lacks sha256sum, fails the test, never passes it
+// wrongly. nullopt when a local file cannot be stat'ed or has an mtime before 1970, or when
+// the names would be more than 256 KiB of the command line.
+std::optional<std::string> uploads_current_test(
+    const std::map<std::string, std::vector<UploadItem>>& plan);
 
 // The remote files (from list_remote_file_info) whose copy under `local_base` is missing or
 // differs in size or mtime.
