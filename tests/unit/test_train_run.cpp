@@ -14,6 +14,7 @@
 #include <memory>
 #include <optional>
 #include <sstream>
+#include <tuple>
 
 #include "capturing_reporter.h"
 #include "local_remote.h"
@@ -301,6 +302,56 @@ TEST_P(TrainRunShellCut, AReplyLostAfterTheCommandRanIsRetriedSafely) {
 INSTANTIATE_TEST_SUITE_P(EveryCall, TrainRunShellCut, ::testing::Range(1, kShellRunCalls + 1),
                          [](const ::testing::TestParamInfo<int>& call) {
                              return "Call" + std::to_string(call.param);
+                         });
+
+// A warm run (its files uploaded by the run before): the start that goes with the lock
+// starts the job, so no upload and no start of its own follow.
+class TrainRunWarm : public TrainRunTest {
+  protected:
+    // The run before, whose job's traces then go, so that the next run's count alone.
+    void run_before() {
+        Rig rig(plan());
+        ASSERT_EQ(rig.run.run(), 0) << rig.rep.alerts;
+        fs::remove(remote_dir() + "/launches.txt");
+        fs::remove(remote_dir() + "/shutdowns.txt");
+    }
+};
+
+// The remote commands of a warm run of plan() through the real shell scripts.
+constexpr int kWarmShellRunCalls = 10;
+
+TEST_F(TrainRunWarm, ItStartsItsJobWithTheLockAndMakesThisManyRemoteCalls) {
+    run_before();
+    Rig rig(plan());
+    ASSERT_EQ(rig.run.run(), 0) << rig.rep.alerts;
+    expect_complete(rig.run.run_id(), rig.rep);
+    EXPECT_NE(rig.rep.notices.find("uploaded 0 file(s), 0 bytes (1 unchanged)"), std::string::npos)
+        << rig.rep.notices;
+    EXPECT_EQ(rig.remote.calls, kWarmShellRunCalls)
+        << "update kWarmShellRunCalls (and see that the cuts below still cover every call)";
+    EXPECT_TRUE(fs::exists(remote_dir() + "/.mlt/m/start.claimed"));
+}
+
+// Each remote command of a warm run cut before it reached the remote, or after it ran with
+// its reply lost: the start that went with the lock, started or not, is the one job, and the
+// run completes.
+class TrainRunWarmShellCut : public TrainRunWarm,
+                             public ::testing::WithParamInterface<std::tuple<int, Cut>> {};
+
+TEST_P(TrainRunWarmShellCut, AWarmRunCutAtAnyCallStartsItsJobOnce) {
+    run_before();
+    Rig rig(plan(), std::get<0>(GetParam()), std::get<1>(GetParam()));
+    ASSERT_EQ(rig.run.run(), 0) << rig.rep.alerts << rig.rep.notices;
+    EXPECT_EQ(rig.run.reconnects(), 1);
+    expect_complete(rig.run.run_id(), rig.rep);
+}
+
+INSTANTIATE_TEST_SUITE_P(EveryCall, TrainRunWarmShellCut,
+                         ::testing::Combine(::testing::Range(1, kWarmShellRunCalls + 1),
+                                            ::testing::Values(Cut::before, Cut::after)),
+                         [](const ::testing::TestParamInfo<std::tuple<int, Cut>>& p) {
+                             return "Call" + std::to_string(std::get<0>(p.param)) +
+                                    (std::get<1>(p.param) == Cut::before ? "Before" : "After");
                          });
 
 TEST_F(TrainRunTest, ARunWithoutAnArchiveNeverReturnsThePreviousOne) {
