@@ -172,6 +172,8 @@ for t, msg in rows:
 phase, phases = "connect", []
 for t, end, kind, cmd in execs:
     if "lock.new." in cmd: phase = "lock"
+    # The start sent with the lock (start.ticket.): its answer is read with the lock's.
+    elif "start.ticket." in cmd: phase = "lock"
     elif "run.sh" in cmd and "setsid" in cmd: phase = "start"
     elif "mlt_send" in cmd and "console.log" in cmd: phase = "follow"
     elif "shutdown.sh" in cmd or "shutdown.log" in cmd or "shutdown.status" in cmd:
