@@ -254,7 +254,7 @@ std::string previous_run_words(const JobPaths& p) {
 }  // namespace
 
 bool acquire_run(Remote& remote, const std::string& remote_dir, const std::string& model,
-                 const NewRun& run) {
+                 const NewRun& run, bool* start_claimed) {
     const JobPaths p(model);
     // started= by the remote clock: `status` subtracts it from the remote's `date`.
     const std::string lock_text =
@@ -306,20 +306,25 @@ bool acquire_run(Remote& remote, const std::string& remote_dir, const std::strin
         " > \"$j/cmd\" && printf '%s\\n' \"$r\" > \"$j/run_id.tmp\" && mv -f \"$j/run_id.tmp\" "
         "\"$j/run_id\" || { mlt_nospace; exit 1; }\n"
         "fi\n" +
-        // Older tickets go first (start_job_if_current): a start sent ahead before this lock
-        // has claimed the start by now or never will. Without its ticket (a full disk) the
-        // start sent ahead does not start the job; start_job does, after the upload.
+        // Every older ticket goes first (start_job_if_current): a start sent ahead before this
+        // lock has claimed the start by now, which is said ("claimed": nothing may be uploaded
+        // any more), or never will. Without its ticket (a full disk) the start sent ahead
+        // with this lock does not start the job; start_job does, after the upload.
+        "rm -f \"$j\"/start.ticket.* || exit 1\n"
+        "if [ -e \"$j/start.claimed\" ]; then echo claimed\n" +
         (run.start_ticket.empty()
              ? std::string()
-             : "rm -f \"$j\"/start.ticket.*; : > " +
-                   shell_quote(p.start_tickets + run.start_ticket) + " 2>/dev/null\n") +
+             : "else : > " + shell_quote(p.start_tickets + run.start_ticket) + " 2>/dev/null\n") +
+        "fi\n"
         "echo acquired\n";
     const std::string command =
         "mkdir -p " + shell_quote_path(remote_dir) + " || exit 1\n" +
         run_command(remote_dir, model, run.run_id, "mkdir -p \"$j\" || exit 1\n" + body);
     RemoteOutput out = remote.run(command, run.wrapper);
     check_status(remote, "taking the job lock", out, model, run.run_id);
-    return out.out.find("acquired") != std::string::npos;
+    const bool acquired = out.out.find("acquired") != std::string::npos;
+    if (start_claimed) *start_claimed = acquired && out.out.find("claimed\n") != std::string::npos;
+    return acquired;
 }
 
 void set_run_phase(Remote& remote, const std::string& remote_dir, const std::string& model,
@@ -373,14 +378,15 @@ std::string start_if_current_command(const std::string& remote_dir, const std::s
     const JobPaths p(model);
     const std::string claimed = shell_quote(p.start_claimed);
     const std::string mine = shell_quote(p.start_tickets + ticket);
-    return run_command(remote_dir, model, run_id,
+    // The test first, from the login dir, where the upload's bases are relative to.
+    return "if " + current_test + "; then mlt_current=1; else mlt_current=; fi\n" +
+           run_command(remote_dir, model, run_id,
                        "{ mlt_mine && mlt_files_mine; } || mlt_foreign\n"
                        "if [ ! -e " +
                            shell_quote(p.started) + " ] && [ ! -e " + claimed +
                            " ]; then\n"
-                           "  if ! " +
-                           current_test + " || ! mv " + mine + " " + claimed +
-                           " 2>/dev/null; then rm -f " + mine +
+                           "  if [ -z \"$mlt_current\" ] || ! mv " +
+                           mine + " " + claimed + " 2>/dev/null; then rm -f " + mine +
                            "; echo changed; exit 0; fi\n"
                            "fi\n" +
                            start_body(p));

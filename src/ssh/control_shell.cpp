@@ -255,7 +255,7 @@ std::optional<ExecResult> Session::reply_sent_ahead(const std::string& command,
         }
         if (asked || !front.guess) break;
         // Guesses only, none of them asked for: the command goes out now, and its reader drops
-        // their replies first (read_unasked), instead of waiting for them before it is sent.
+        // their replies first (sh.unasked), instead of waiting for them before it is sent.
         const auto sent = std::find_if(sh.ahead.begin(), sh.ahead.end(),
                                        [](const ControlShell::Ahead& a) { return a.serial == 0; });
         const bool all_guesses = std::all_of(sh.ahead.begin(), sent, [&](const auto& a) {
@@ -358,8 +358,12 @@ ExecResult Session::shell(const std::string& command, std::string_view input,
             spdlog::trace("sent ahead on {}: {}", impl_->display, ahead.command);
         int status = -1;
         for (const uint64_t unasked : std::exchange(sh.unasked, {}))
-            if (!read_reply(s, impl_->live, sh, impl_->display, unasked, nullptr, nullptr, &status))
-                return ExecResult{shell_ended(s, impl_->live, sh, impl_->display)};
+            if (!read_reply(s, impl_->live, sh, impl_->display, unasked, nullptr, nullptr,
+                            &status)) {
+                // sh ended in a guess, before this command ran: a new shell runs it.
+                shell_ended(s, impl_->live, sh, impl_->display);
+                return shell(command, input, on_stdout, on_stderr);
+            }
         if (starting) {
             std::string login_said;
             const OutputSink keep_login = keep_tail(login_said);

@@ -20,7 +20,11 @@ std::vector<JobStatus> ShellJob::status() {
 }
 
 bool ShellJob::lock(const NewRun& run) {
-    return acquire_run(remote(), remote_dir_, model_, run);
+    // A start sent ahead goes with the lock of its ticket only (a lock without one, after a
+    // first try, must not ask for that try's).
+    if (run.start_ticket.empty()) start_ahead_.reset();
+    start_claimed_ = false;
+    return acquire_run(remote(), remote_dir_, model_, run, &start_claimed_);
 }
 
 void ShellJob::set_phase(const std::string& run_id, RunPhase phase) {

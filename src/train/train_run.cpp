@@ -286,6 +286,9 @@ Phase TrainRun::take_lock() {
     if (current) {
         run.start_ticket = random_token();
         job_.start_ahead_if_current(run_id_, run.start_ticket, *current);
+        // From the write on, the job may run: a Ctrl+C, a failure or a failover that comes
+        // before the answer treats it so.
+        watch_.life = JobWatch::Life::may_run;
     }
     if (!plan_.clean) job_.upload_ahead(planned);
     const auto hold_lock = [&] {
@@ -308,10 +311,21 @@ Phase TrainRun::take_lock() {
         }
     }
     if (!acquired) {
-        run.start_ticket.clear();                 // its start, sent ahead, found the lock another's
+        // Its start, sent ahead, found the lock another's and did nothing.
+        watch_.life = JobWatch::Life::none;
+        run.start_ticket.clear();
         if (!take_over(run)) return Phase::lock;  // released in between: again
         hold_lock();
     }
+    if (!pgid && job_.start_claimed()) {
+        // A start sent with an earlier lock of this run (its answer lost) claimed it: the job
+        // runs, or is about to, with the files it checked; start() reports it (at most once).
+        watch_.life = JobWatch::Life::may_run;
+        return Phase::start;
+    }
+    // Not started, and no start sent ahead can start it any more (this lock removed the
+    // tickets): on to the upload.
+    if (!pgid) watch_.life = JobWatch::Life::none;
     if (!pgid) return plan_.clean ? Phase::clean : Phase::upload;
     SyncResult nothing;
     for (const auto& [base, items] : planned) nothing.unchanged += items.size();

@@ -51,9 +51,11 @@ std::vector<UploadItem> changed_for_upload(Remote& remote, const std::string& re
 
 namespace {
 
-// The names a test carries, at most: it travels inside its command line. Beyond this, the one
-// round trip it would save is little beside the listing of that many files.
-constexpr size_t kMaxTestNames = 256 * 1024;
+// The names a test carries, at most, as they stand in its command line: over exec channels
+// (a server without a control shell) that line is one argument of `sh -c`, which Linux caps
+// at 128 KiB. Beyond this, the one round trip it would save is little beside the listing of
+// that many files.
+constexpr size_t kMaxTestNames = 96 * 1024;
 
 // An mtime as GNU find's %T@ prints it: seconds, a dot, ten digits (the nanoseconds and a 0).
 std::string find_time(const struct timespec& t) {
@@ -81,11 +83,12 @@ std::optional<std::string> uploads_current_test(
             want.update(std::to_string(st.st_size) + " " + find_time(st.st_mtim) + " " + name);
             want.update(std::string_view("\0", 1));
             names += name + '\0';
-            total += name.size() + 1;
-            if (total > kMaxTestNames) return std::nullopt;
+            if (total + names.size() > kMaxTestNames) return std::nullopt;
         }
-        listing += "( cd -- " + shell_quote_path(base) + " 2>/dev/null && printf " +
-                   printf_literal(names) +
+        const std::string literal = printf_literal(names);
+        total += literal.size();
+        if (total > kMaxTestNames) return std::nullopt;
+        listing += "( cd -- " + shell_quote_path(base) + " 2>/dev/null && printf " + literal +
                    " | xargs -0 -r sh -c 'find \"$@\" -maxdepth 0 -type f -printf \"$MLT_M\" "
                    "2>/dev/null; exit 0' sh ); ";
     }

@@ -52,9 +52,10 @@ class StartAhead : public mlt::test::JobFixture {
         ASSERT_EQ(::utimensat(AT_FDCWD, path.c_str(), times, 0), 0) << path;
     }
     // Copies every planned file to the remote dir, keeping its mtime (what the upload does).
-    void upload_all() {
-        for (const auto& item : plan_[dir_]) {
-            const std::string to = dir_ + "/" + item.remote_path;
+    void upload_all() { upload_to(dir_); }
+    void upload_to(const std::string& base) {
+        for (const auto& item : plan_.begin()->second) {
+            const std::string to = base + "/" + item.remote_path;
             fs::create_directories(fs::path(to).parent_path());
             fs::copy_file(item.local_path, to, fs::copy_options::overwrite_existing);
             struct stat st {};
@@ -100,12 +101,12 @@ TEST_F(StartAhead, TheTestHoldsOnlyWhenEveryFileIsThereWithItsSizeAndMtime) {
     // A local file that cannot be looked at: no test at all (the upload reports it).
     plan_[dir_].push_back({local_ + "/missing", "missing"});
     EXPECT_FALSE(mlt::uploads_current_test(plan_).has_value());
-    // Names beyond 256 KiB: no test (it would travel inside the command line).
+    // Names beyond 96 KiB: no test (it travels inside the command line).
     Plan many;
     for (int i = 0; i < 3000; ++i)
         many[dir_].push_back({local_ + "/a.txt", std::string(100, 'x') + std::to_string(i)});
     EXPECT_FALSE(mlt::uploads_current_test(many).has_value());
-    many[dir_].resize(2000);
+    many[dir_].resize(800);
     EXPECT_TRUE(mlt::uploads_current_test(many).has_value());
     // Nothing planned: nothing to wait for.
     EXPECT_EQ(mlt::uploads_current_test({}).value_or(""), "true");
@@ -134,6 +135,38 @@ TEST_F(StartAhead, ItStartsTheJobOnlyWhenNothingIsLeftToUpload) {
     std::string log;
     mlt::test::follow_to_end(r, dir_, log);
     EXPECT_EQ(ran(log), 1) << log;
+}
+
+TEST_F(StartAhead, TheTestLooksFromTheLoginDirWhereRelativeBasesAre) {
+    // The upload's bases are relative to the login dir (a relative remote_dir), while the
+    // start's command changes into the remote dir.
+    const std::string relative = fs::relative(dir_, fs::current_path()).string();
+    ASSERT_NE(relative.front(), '/');
+    Plan plan;
+    plan[relative] = plan_[dir_];
+    plan_ = plan;
+    mlt::test::LocalRemote r;
+    upload_to(dir_);
+    ASSERT_TRUE(lock(r, "t1"));
+    EXPECT_TRUE(start(r, "t1").has_value()) << "a relative base was looked for in the remote dir";
+}
+
+TEST_F(StartAhead, ALockSaysWhenAnEarlierStartClaimedTheJob) {
+    mlt::test::LocalRemote r;
+    upload_all();
+    ASSERT_TRUE(lock(r, "t1"));
+    bool claimed = true;
+    ASSERT_TRUE(
+        mlt::acquire_run(r, dir_, "m", new_run(wrapper("run-1", "echo ran-once")), &claimed));
+    EXPECT_FALSE(claimed);
+    ASSERT_TRUE(lock(r, "t2"));
+    ASSERT_TRUE(start(r, "t2").has_value());
+    // The retry's lock, with no start of its own (its local files could not be looked at):
+    // the start is claimed, so nothing may be uploaded.
+    ASSERT_TRUE(
+        mlt::acquire_run(r, dir_, "m", new_run(wrapper("run-1", "echo ran-once")), &claimed));
+    EXPECT_TRUE(claimed);
+    EXPECT_FALSE(exists(".mlt/m/start.ticket.t2"));
 }
 
 TEST_F(StartAhead, AStartSentBeforeTheLastLockNeverStartsTheJob) {

@@ -332,6 +332,22 @@ TEST_F(TrainRunWarm, ItStartsItsJobWithTheLockAndMakesThisManyRemoteCalls) {
     EXPECT_TRUE(fs::exists(remote_dir() + "/.mlt/m/start.claimed"));
 }
 
+// The start sent with the lock ran and claimed the job, and its answer was lost; at the
+// retry the local file cannot be looked at (it is gone), so no start goes with the lock:
+// the lock says the start was claimed, and the run goes to the start (which reports that
+// job), never to an upload (which would fail here, the file being gone).
+TEST_F(TrainRunWarm, ARetryAfterAStartThatClaimedTheJobNeverUploads) {
+    run_before();
+    Rig rig(plan(), 2, Cut::after);  // call 1: the lock, call 2: its start
+    const std::string spec = dir_ + "/project/m.py";
+    rig.connection.on_attempt = [&] { fs::rename(spec, spec + ".away"); };
+    ASSERT_EQ(rig.run.run(), 0) << rig.rep.alerts << rig.rep.notices;
+    fs::rename(spec + ".away", spec);
+    EXPECT_EQ(rig.run.reconnects(), 1);
+    expect_complete(rig.run.run_id(), rig.rep);
+    EXPECT_EQ(rig.rep.notices.find("uploaded"), std::string::npos) << rig.rep.notices;
+}
+
 // Each remote command of a warm run cut before it reached the remote, or after it ran with
 // its reply lost: the start that went with the lock, started or not, is the one job, and the
 // run completes.

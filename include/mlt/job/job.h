@@ -132,8 +132,11 @@ struct NewRun {
 // it again for the same run id (a retry after a lost link) completes what is missing and
 // returns true. The previous run's restore dir goes aside too. Throws mlt::Error when the
 // transport or a remote step fails.
+// `start_claimed` (when given) is set when a start sent ahead with an earlier lock of the run
+// claimed the start (start_job_if_current): the job is started, or about to be, so nothing
+// may be uploaded; start_job then reports it.
 bool acquire_run(Remote& remote, const std::string& remote_dir, const std::string& model,
-                 const NewRun& run);
+                 const NewRun& run, bool* start_claimed = nullptr);
 
 // Records `phase` in the lock of run `run_id`. Throws mlt::Error (conflict, exit 3) when the
 // lock is no longer that run's (another mlt took it with --force).

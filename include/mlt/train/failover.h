@@ -101,6 +101,7 @@ class ForwardingJob : public RemoteJob {
         t_->start_ahead_if_current(run_id, ticket, current_test);
     }
     std::optional<long> start_sent_ahead() override { return t_->start_sent_ahead(); }
+    bool start_claimed() const override { return t_->start_claimed(); }
     bool void_start_tickets(const std::string& run_id) override {
         return t_->void_start_tickets(run_id);
     }

@@ -58,6 +58,10 @@ class RemoteJob {
     // The answer to that start (start_job_if_current): the process group when the job
     // started, nullopt when it did not (upload() and start() follow) or none was sent.
     virtual std::optional<long> start_sent_ahead() { return std::nullopt; }
+    // Whether the last lock() found the start claimed by a start sent ahead with an earlier
+    // lock of the run (acquire_run): then nothing may be uploaded, and start() reports the
+    // job. False by default.
+    virtual bool start_claimed() const { return false; }
     // Voids the start tickets of `run_id` (void_start_tickets): true when a start sent ahead
     // claimed the start already. False by default.
     virtual bool void_start_tickets(const std::string& run_id) {
@@ -120,6 +124,7 @@ class ShellJob : public RemoteJob {
     void start_ahead_if_current(const std::string& run_id, const std::string& ticket,
                                 const std::string& current_test) override;
     std::optional<long> start_sent_ahead() override;
+    bool start_claimed() const override { return start_claimed_; }
     bool void_start_tickets(const std::string& run_id) override;
     void follow_ahead(Task task, const std::string* run_id, uint64_t offset, int seconds) override;
     void collect_ahead_on_guess(const TrainPlan& plan, const std::string& run_id) override;
@@ -150,8 +155,9 @@ class ShellJob : public RemoteJob {
     // The start sent ahead (start_ahead_if_current), until its answer is read: run id,
     // ticket, test.
     std::optional<std::array<std::string, 3>> start_ahead_;
-    int transfer_connections_;  // 0: auto
-    int sample_every_ = 0;      // watch(): a job's follow samples the host this often
+    bool start_claimed_ = false;  // what the last lock() found
+    int transfer_connections_;    // 0: auto
+    int sample_every_ = 0;        // watch(): a job's follow samples the host this often
     OutputSink on_sample_;
     // The upload's links: made by upload_ahead (its first may start connecting then), closed
     // after the upload, or by the follow when one was still connecting (close_idle_links).

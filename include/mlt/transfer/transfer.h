@@ -116,7 +116,7 @@ void changed_for_upload_ahead(Remote& remote, const std::string& remote_base,
 // down as GNU find prints it, hashed; the remote hashes what find prints there (sha256sum).
 // A remote that prints otherwise, or lacks sha256sum, fails the test, never passes it
 // wrongly. nullopt when a local file cannot be stat'ed or has an mtime before 1970, or when
-// the names would be more than 256 KiB of the command line.
+// the names would take more than 96 KiB of the command line.
 std::optional<std::string> uploads_current_test(
     const std::map<std::string, std::vector<UploadItem>>& plan);
 
