@@ -306,7 +306,7 @@ Phase TrainRun::take_lock() {
         InterruptDeferral hold;
         acquired = job_.lock(run);
         if (acquired) {
-            hold_lock();  // a start that fails (as start() would) releases it
+            hold_lock();  // before the start's answer: a failure there keeps it (may run)
             pgid = job_.start_sent_ahead();
         }
     }
