@@ -251,6 +251,20 @@ std::string previous_run_words(const JobPaths& p) {
     return moved;
 }
 
+// Removes every start ticket, then prints "claimed" when a start sent ahead claimed the
+// start already, else runs `otherwise` (if any).
+std::string void_tickets(const JobPaths& p, const std::string& otherwise) {
+    return "rm -f \"$j\"/start.ticket.* || exit 1\n"
+           "if [ -e " +
+           shell_quote(p.start_claimed) + " ]; then echo claimed\n" +
+           (otherwise.empty() ? std::string() : "else " + otherwise + "\n") + "fi\n";
+}
+
+// Whether void_tickets printed its "claimed" line in `out`.
+bool said_claimed(const std::string& out) {
+    return ("\n" + out).find("\nclaimed\n") != std::string::npos;
+}
+
 }  // namespace
 
 bool acquire_run(Remote& remote, const std::string& remote_dir, const std::string& model,
@@ -310,12 +324,10 @@ bool acquire_run(Remote& remote, const std::string& remote_dir, const std::strin
         // lock has claimed the start by now, which is said ("claimed": nothing may be uploaded
         // any more), or never will. Without its ticket (a full disk) the start sent ahead
         // with this lock does not start the job; start_job does, after the upload.
-        "rm -f \"$j\"/start.ticket.* || exit 1\n"
-        "if [ -e \"$j/start.claimed\" ]; then echo claimed\n" +
-        (run.start_ticket.empty()
-             ? std::string()
-             : "else : > " + shell_quote(p.start_tickets + run.start_ticket) + " 2>/dev/null\n") +
-        "fi\n"
+        void_tickets(
+            p, run.start_ticket.empty()
+                   ? std::string()
+                   : ": > " + shell_quote(p.start_tickets + run.start_ticket) + " 2>/dev/null") +
         "echo acquired\n";
     const std::string command =
         "mkdir -p " + shell_quote_path(remote_dir) + " || exit 1\n" +
@@ -323,7 +335,7 @@ bool acquire_run(Remote& remote, const std::string& remote_dir, const std::strin
     RemoteOutput out = remote.run(command, run.wrapper);
     check_status(remote, "taking the job lock", out, model, run.run_id);
     const bool acquired = out.out.find("acquired") != std::string::npos;
-    if (start_claimed) *start_claimed = acquired && out.out.find("claimed\n") != std::string::npos;
+    if (start_claimed) *start_claimed = acquired && said_claimed(out.out);
     return acquired;
 }
 
@@ -420,13 +432,10 @@ std::optional<long> start_job_if_current(Remote& remote, const std::string& remo
 bool void_start_tickets(Remote& remote, const std::string& remote_dir, const std::string& model,
                         const std::string& run_id) {
     const JobPaths p(model);
-    RemoteOutput out =
-        remote.run(run_command(remote_dir, model, run_id,
-                               "mlt_mine || mlt_foreign\nrm -f \"$j\"/start.ticket.* || exit 1\n"
-                               "if [ -e " +
-                                   shell_quote(p.start_claimed) + " ]; then echo claimed; fi\n"));
+    RemoteOutput out = remote.run(
+        run_command(remote_dir, model, run_id, "mlt_mine || mlt_foreign\n" + void_tickets(p, "")));
     check_status(remote, "looking for a start sent ahead", out, model, run_id);
-    return trim(out.out) == "claimed";
+    return said_claimed(out.out);
 }
 
 namespace {

@@ -2,6 +2,8 @@
 // the Connection has open now (a reconnect replaces it).
 #include "mlt/train/remote_job.h"
 
+#include <utility>
+
 #include "mlt/transfer/ranges.h"
 #include "mlt/util/shell.h"
 
@@ -104,8 +106,7 @@ std::optional<long> ShellJob::start_sent_ahead() {
     const auto pgid = start_job_if_current(remote(), remote_dir_, model_, run_id, ticket, test);
     // The compression's check came next: read now, as upload() would (the listings after it
     // are guesses, dropped unread when the job started).
-    if (pgid && compression_ahead_) compression_.choice()();
-    if (pgid) compression_ahead_ = false;
+    if (pgid && std::exchange(compression_ahead_, false)) compression_.choice()();
     return pgid;
 }
 

@@ -5,6 +5,7 @@
 
 #include <unordered_map>
 
+#include "internal.h"
 #include "mlt/transfer/transfer.h"
 #include "mlt/util/sha256.h"
 #include "mlt/util/shell.h"
@@ -89,8 +90,7 @@ std::optional<std::string> uploads_current_test(
         total += literal.size();
         if (total > kMaxTestNames) return std::nullopt;
         listing += "( cd -- " + shell_quote_path(base) + " 2>/dev/null && printf " + literal +
-                   " | xargs -0 -r sh -c 'find \"$@\" -maxdepth 0 -type f -printf \"$MLT_M\" "
-                   "2>/dev/null; exit 0' sh ); ";
+                   " | " + transfer_detail::find_each_named("-printf \"$MLT_M\"") + " ); ";
     }
     if (listing.empty()) return std::string("true");
     return "[ \"$(export MLT_M='%s %T@ %p\\0'; { " + listing +

@@ -79,6 +79,12 @@ bool has_dotdot(std::string_view path);
 // false when it is not such a number or does not fit (seconds past the year 2262).
 bool parse_mtime(std::string_view text, int64_t& ns);
 
+// A command that prints, with GNU find's `-printf print`, each name NUL-separated on its
+// stdin (as ./name), in that order; a name that is missing, or not a regular file, prints
+// nothing. `print` goes inside `sh -c '...'`, so it holds no single quote (formats travel in
+// exported variables).
+std::string find_each_named(const std::string& print);
+
 // Adds the upload compressor for `compression` to a libarchive writer: gzip or zstd at
 // level 1 (nothing for none). Level 1 because the link, not the ratio, is what there is to
 // win against; higher levels cost more CPU than they save time (tests/bench/README.md).

@@ -178,13 +178,17 @@ std::pair<std::string, std::string> stat_request(const std::string& remote_base,
     std::string input;
     for (const auto& p : paths) input += "./" + p + '\0';
     return {"B=" + shell_quote_path(remote_base) + "; " + kInfoFormats +
-                "cd -- \"$B\" 2>/dev/null || { cat >/dev/null; exit 0; }; " + kClock +
-                "; xargs -0 -r sh -c 'find \"$@\" -maxdepth 0 -type f " + kInfoPrint +
-                " 2>/dev/null; exit 0' sh",
+                "cd -- \"$B\" 2>/dev/null || { cat >/dev/null; exit 0; }; " + kClock + "; " +
+                find_each_named(kInfoPrint),
             input};
 }
 
 }  // namespace
+
+std::string transfer_detail::find_each_named(const std::string& print) {
+    return "xargs -0 -r sh -c 'find \"$@\" -maxdepth 0 -type f " + print +
+           " 2>/dev/null; exit 0' sh";
+}
 
 std::vector<RemoteFileInfo> stat_remote_files(Remote& remote, const std::string& remote_base,
                                               const std::vector<std::string>& paths,
