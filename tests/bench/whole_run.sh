@@ -38,7 +38,7 @@ while [ $# -gt 0 ]; do
               repeat=$2; shift 2 ;;
     --profile-s) [[ $2 =~ ^[0-9]+([.][0-9]+)?$ ]] || { echo "--profile-s: not a number" >&2; exit 2; }
                  bench_profile_s=$2; shift 2 ;;
-    -h|--help) sed -n '2,26p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,25p' "$0"; exit 0 ;;
     *) echo "unknown option $1" >&2; exit 2 ;;
   esac
 done
