@@ -7,6 +7,7 @@
 #include "alive.h"
 #include "job_shell.h"
 #include "mlt/job/status.h"
+#include "mlt/transfer/transfer.h"
 #include "mlt/util/error.h"
 #include "mlt/util/shell.h"
 #include "mlt/util/text.h"
@@ -135,6 +136,7 @@ JobResult parse_job_result(std::string_view text) {
         if (line.rfind("log=", 0) == 0) result.log_dir = line.substr(4);
         if (line == "train=1") result.training_started = true;
         if (line == "full=1") result.disk_full = true;
+        if (line == "released=1") result.released = true;
         if (line.rfind("stopped=", 0) == 0)
             result.stopped_with = recorded_status(std::string_view(line).substr(8));
         if (line.rfind("exit=", 0) == 0)
@@ -354,6 +356,29 @@ void release_run(Remote& remote, const std::string& remote_dir, const std::strin
     check_status(remote, "releasing the job lock", out, model, run_id);
 }
 
+void retake_run(Remote& remote, const std::string& remote_dir, const std::string& model,
+                const std::string& run_id, const std::string& owner) {
+    // The lock is marked `retaken=1`, which no follow releases; a new one is written whole,
+    // then linked into place as acquire_run's is (fails when one exists).
+    const std::string body =
+        "if mlt_mine; then\n"
+        "  grep -q '^retaken=' \"$j/lock\" || { { cat \"$j/lock\" && echo retaken=1; } > "
+        "\"$j/lock.$$.tmp\" && mv -f \"$j/lock.$$.tmp\" \"$j/lock\"; } || { rm -f "
+        "\"$j/lock.$$.tmp\"; mlt_nospace; echo 'cannot mark the lock' >&2; exit 1; }\n"
+        "elif [ ! -e \"$j/lock\" ] && mlt_files_mine; then\n"
+        "  t=\"$j/lock.new.$$\"\n"
+        "  if ! (printf 'owner=%s\\nstarted=%s\\nrun=%s\\nphase=finished\\nretaken=1\\n' " +
+        shell_quote(owner) +
+        " \"$(date +%s)\" \"$r\" > \"$t\") 2>/dev/null; then rm -f \"$t\"; mlt_nospace; "
+        "echo \"cannot write $t\" >&2; exit 1; fi\n"
+        "  ln \"$t\" \"$j/lock\" 2>/dev/null; rm -f \"$t\"\n"
+        "  mlt_mine || mlt_foreign\n"
+        "else mlt_foreign\n"
+        "fi\n";
+    RemoteOutput out = remote.run(run_command(remote_dir, model, run_id, body));
+    check_status(remote, "taking the job lock back", out, model, run_id);
+}
+
 namespace {
 
 // What start_job runs after the run functions: prints the job's process group.
@@ -539,9 +564,28 @@ void take_samples(std::string& err, size_t& looked, const OutputSink* on_sample)
 }
 
 // follow_log's command.
+// What a follow of a run's job does at the end, after its result (ReleaseAtEnd): releases
+// the lock when nothing is left to collect. After the result, so that a follow whose reader
+// is gone (its channel closed) dies on that write first and releases nothing. Never a lock
+// that retake_run marked: a follow of an earlier connection may still be waiting for the job's
+// end. The lock is moved aside first and looked at there: a retake that replaced it meanwhile
+// is put back.
+std::string release_at_end(const ReleaseAtEnd& release) {
+    return "if [ -e \"$s\" ] && [ -z \"$mlt_v3\" ] && { [ -z \"$mlt_v4\" ] || [ \"$mlt_v4\" = " +
+           shell_quote(release.log_dir) + " ]; } && mlt_mine && [ \"$(" +
+           remote_tree_digest(release.log_dir) + ")\" = " + release.listing_sha256 +
+           " ] && mv \"$j/lock\" \"$j/lock.release.$$\" 2>/dev/null; then\n"
+           "  if grep -qxF \"run=$r\" \"$j/lock.release.$$\" && ! grep -q '^retaken=' "
+           "\"$j/lock.release.$$\"; then\n"
+           "    rm -f \"$j/lock.release.$$\" && printf 'released=1\\n' >&2\n"
+           "  else ln \"$j/lock.release.$$\" \"$j/lock\" 2>/dev/null; rm -f "
+           "\"$j/lock.release.$$\"; fi\n"
+           "fi\n";
+}
+
 std::string follow_command(const std::string& remote_dir, const std::string& model, Task task,
                            const std::string* run_id, uint64_t offset, int seconds,
-                           int sample_every) {
+                           int sample_every, const ReleaseAtEnd* release) {
     const JobPaths p(model);
     const TaskFiles f = task_files(p, task);
     // At the end, after the log's last byte: the result on stderr, and for a run's job its
@@ -552,7 +596,7 @@ std::string follow_command(const std::string& remote_dir, const std::string& mod
         std::string(kResultMarker.substr(0, kResultMarker.size() - 1)) + "\\n'; " +
         (task == Task::job ? job_result_lines(p)
                            : "printf 'exit=%s\\n' \"$(cat " + f.status + " 2>/dev/null)\"\n") +
-        "} >&2\n";
+        "} >&2\n" + (release && run_id && task == Task::job ? release_at_end(*release) : "");
     // Polls the log's size and sends exactly the bytes between the offset and that size, so
     // the remote side knows what it sent: when the task has ended, one last send reaches the
     // end of the log and nothing is left for a catch-up. Exit 0: ended; kSegmentOverStatus:
@@ -598,21 +642,23 @@ std::string follow_command(const std::string& remote_dir, const std::string& mod
 
 void follow_log_ahead(Remote& remote, const std::string& remote_dir, const std::string& model,
                       Task task, const std::string* run_id, uint64_t offset, int seconds,
-                      int sample_every) {
-    remote.run_ahead(follow_command(remote_dir, model, task, run_id, offset, seconds, sample_every),
-                     {});
+                      int sample_every, const ReleaseAtEnd* release) {
+    remote.run_ahead(
+        follow_command(remote_dir, model, task, run_id, offset, seconds, sample_every, release),
+        {});
 }
 
 FollowStep follow_log(Remote& remote, const std::string& remote_dir, const std::string& model,
                       Task task, const std::string* run_id, uint64_t offset, int seconds,
-                      const OutputSink& sink, int sample_every, const OutputSink* on_sample) {
+                      const OutputSink& sink, int sample_every, const OutputSink* on_sample,
+                      const ReleaseAtEnd* release) {
     FollowStep step;
     step.offset = offset;
     std::string err;
     size_t looked = 0;  // err before this holds no sample line
     const std::string rid = run_id ? *run_id : std::string();
     int status = remote.stream(
-        follow_command(remote_dir, model, task, run_id, offset, seconds, sample_every), {},
+        follow_command(remote_dir, model, task, run_id, offset, seconds, sample_every, release), {},
         [&](std::string_view d) {
             step.offset += d.size();
             sink(d);

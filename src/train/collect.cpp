@@ -35,15 +35,23 @@ bool fetches_cli_log(const TrainPlan& plan, const std::string& recorded_log_dir)
     return plan.mltk_train && !recorded_log_dir.empty();
 }
 
+// The previous run's archive was moved aside when this run took the lock: whatever lies
+// there now without a recorded hash is not a verified result of this run.
+void no_archive_notice(const TrainPlan& plan, const JobResult& result, Reporter& reporter) {
+    const std::string run = result.run_id.empty() ? "-" : result.run_id;
+    reporter.notice("no archive: run " + run + " of " + plan.model + " recorded none");
+}
+
+void logs_notice(const TrainPlan& plan, const SyncResult& logs, Reporter& reporter) {
+    reporter.notice("logs: " + plan.local_logs + ": " + describe(logs));
+}
+
 // The archive, only when this run's job recorded its sha256, and never through a remote
 // symlink (the job may have left one pointing anywhere).
 void collect_archive(Remote& remote, const TrainPlan& plan, const JobResult& result,
                      Reporter& reporter, TransferStats& total) {
-    const std::string run = result.run_id.empty() ? "-" : result.run_id;
     if (!fetches_archive(plan, result)) {
-        // The previous run's archive was moved aside when this run took the lock: whatever
-        // lies there now without a recorded hash is not a verified result of this run.
-        reporter.notice("no archive: run " + run + " of " + plan.model + " recorded none");
+        no_archive_notice(plan, result, reporter);
         return;
     }
     const std::string remote_archive = remote_path_in(plan.remote_dir, plan.archive);
@@ -64,8 +72,8 @@ void collect_archive(Remote& remote, const TrainPlan& plan, const JobResult& res
             remote_archive);
     } else {
         spdlog::warn(
-            "run {} recorded an archive, but {} is gone from the remote; nothing collected", run,
-            remote_archive);
+            "run {} recorded an archive, but {} is gone from the remote; nothing collected",
+            result.run_id.empty() ? "-" : result.run_id, remote_archive);
     }
 }
 
@@ -83,7 +91,7 @@ void collect_logs(Remote& remote, const TrainPlan& plan, const JobResult& result
         return;
     }
     add(total, pulled.logs.moved);
-    reporter.notice("logs: " + plan.local_logs + ": " + describe(pulled.logs));
+    logs_notice(plan, pulled.logs, reporter);
 }
 
 // One `from|to` pair of download_files: a file, or a directory copied as a whole.
@@ -153,16 +161,34 @@ LogsPull pull_logs(Remote& remote, const TrainPlan& plan, const std::string& rec
     if (log_dir.empty()) return pulled;
     pulled.log_dir_known = true;
     // Only what is new or changed since the last pull (e.g. a --resume, or `download`).
-    // The console copy (and MLTK's train.log, fetched above) are mlt's own: a remote
-    // file of the same name is stored aside instead of replacing them.
+    pulled.logs = sync_down(remote, log_dir, plan.local_logs, compression,
+                            local_own_names(plan, have_cli_log), report, links);
+    return pulled;
+}
+
+std::vector<std::string> local_own_names(const TrainPlan& plan, bool have_cli_log) {
+    // The console copy (and MLTK's train.log) are mlt's own: a remote file of the same name
+    // is stored aside instead of replacing them.
     std::vector<std::string> own;
     const fs::path console = fs::path(plan.local_console);
     if (console.parent_path() == fs::path(plan.local_logs))
         own.push_back(console.filename().string());
     if (have_cli_log) own.push_back("train.log");
     own.push_back(kMetricsFile);
-    pulled.logs = sync_down(remote, log_dir, plan.local_logs, compression, own, report, links);
-    return pulled;
+    own.push_back(kPullStaging);
+    return own;
+}
+
+bool logs_only_collection(const TrainPlan& plan) {
+    return plan.download_files.empty() && !plan.mltk_train && !remote_log_dir_of(plan, "").empty();
+}
+
+void collected_in_place(const TrainPlan& plan, const JobResult& result, size_t files,
+                        Reporter& reporter) {
+    if (!plan.local_archive.empty()) no_archive_notice(plan, result, reporter);
+    SyncResult logs;
+    logs.unchanged = files;
+    logs_notice(plan, logs, reporter);
 }
 
 void collect_results_ahead(Remote& remote, const TrainPlan& plan, const JobResult& result,

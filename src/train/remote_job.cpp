@@ -115,8 +115,18 @@ bool ShellJob::void_start_tickets(const std::string& run_id) {
 }
 
 void ShellJob::follow_ahead(Task task, const std::string* run_id, uint64_t offset, int seconds) {
+    const bool job = task == Task::job;
     follow_log_ahead(remote(), remote_dir_, model_, task, run_id, offset, seconds,
-                     task == Task::job ? sample_every_ : 0);
+                     job ? sample_every_ : 0, job && release_ ? &*release_ : nullptr);
+}
+
+bool ShellJob::release_with_follow(const ReleaseAtEnd& release) {
+    release_ = release;
+    return true;
+}
+
+void ShellJob::retake(const std::string& run_id, const std::string& owner) {
+    retake_run(remote(), remote_dir_, model_, run_id, owner);
 }
 
 void ShellJob::collect_ahead_on_guess(const TrainPlan& plan, const std::string& run_id) {
@@ -143,7 +153,8 @@ FollowStep ShellJob::follow(Task task, const std::string* run_id, uint64_t offse
     close_idle_links();
     const bool job = task == Task::job;
     return follow_log(remote(), remote_dir_, model_, task, run_id, offset, seconds, sink,
-                      job ? sample_every_ : 0, job ? &on_sample_ : nullptr);
+                      job ? sample_every_ : 0, job ? &on_sample_ : nullptr,
+                      job && release_ ? &*release_ : nullptr);
 }
 
 JobResult ShellJob::result() {

@@ -450,11 +450,16 @@ Phase TrainRun::upload() {
 
 Phase TrainRun::start() {
     if (gang_) wait_for_gang();  // every node set up before any job starts
+    retake_if_unread();
     watch_.life = JobWatch::Life::may_run;
     // The first follow segment travels with the start's command (follow() asks for exactly
     // it: offset 0, as the local copy starts empty below).
     arm_watch();
+    arm_release();
     if (!plan_.no_wait) {
+        // Until the start's answer is read, a follow that carries the release is out: after
+        // a lost link it may still release at the job's end.
+        release_unread_ = release_armed_;
         job_.follow_ahead(Task::job, &run_id_, 0, segment_seconds());
         // A short job ends within it: the collection's listing then comes, on a guess (a job
         // that runs on, or records an archive, skips its reply once).
@@ -467,6 +472,7 @@ Phase TrainRun::start() {
         InterruptDeferral hold;
         pgid = job_.start(run_id_);
     }
+    release_unread_ = false;  // follow() reads the follow sent ahead
     return launched(pgid);
 }
 
@@ -484,6 +490,7 @@ Phase TrainRun::launched(long pgid) {
 Phase TrainRun::follow() {
     if (gang_) check_gang();
     check_budget();
+    retake_if_unread();
     if (watch_.stop_pending()) {
         watch_.stop = JobWatch::Stop::sent;
         job_.stop(kStopGraceSeconds, &run_id_);
@@ -493,6 +500,7 @@ Phase TrainRun::follow() {
     const uint64_t offset = console_.open(run_id_);
     if (!rules_primed_) prime_rules(offset);
     arm_watch();
+    arm_release();
     const auto show = [&](std::string_view d) {
         console_.append(d);  // the record first
         reporter_.console(d);
@@ -505,11 +513,16 @@ Phase TrainRun::follow() {
     show_cost();
     FollowStep seen;
     try {
+        // Its answer lost (a lost link, a rule that cut it short), a follow that carries the
+        // release may still release at the job's end: the lock is taken back first.
+        release_unread_ = release_unread_ || release_armed_;
         seen = job_.follow(Task::job, &run_id_, offset, poll ? 0 : segment_seconds(), show);
+        release_unread_ = false;
     } catch (const RuleFired&) {
         status_.clear();
         return Phase::follow;  // the stop first, then the follow on from the local copy
     }
+    if (seen.ended && seen.result && seen.result->released) released_ahead_ = true;
     if (seen.ended) {
         status_.clear();
         if (restart_lost(seen.result)) return Phase::restart;
@@ -526,6 +539,7 @@ Phase TrainRun::follow() {
 
 Phase TrainRun::collect() {
     stop_sync();  // the collection pulls into the same local dir
+    retake_if_unread();
     // The follow's last segment read the result and recorded phase finished; a retry (after
     // a lost link) asks again.
     const std::optional<JobResult> followed = std::exchange(followed_, std::nullopt);
@@ -550,6 +564,11 @@ Phase TrainRun::collect() {
             "the job of {} (run {}) ended without recording an exit status (killed by "
             "SIGKILL, or the host restarted)",
             plan_.model, run_id_);
+    if (released_ahead_ && collected_with_release(result)) {
+        // The follow released the lock with the logs home: nothing more to ask the remote.
+        collected_ = true;
+        return Phase::shutdown;
+    }
     if (!followed) job_.set_phase(run_id_, RunPhase::finished);
     const TransferStats got = job_.collect(plan_, result, reporter_);
     down_.files += got.files;
@@ -597,7 +616,7 @@ Phase TrainRun::shutdown() {
 }
 
 Phase TrainRun::release() {
-    job_.release(run_id_);
+    if (!released_ahead_) job_.release(run_id_);
     lock_ = LockHold::released;
     return Phase::done;
 }

@@ -3,6 +3,8 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
+#include <filesystem>
 #include <unordered_map>
 
 #include "internal.h"
@@ -95,6 +97,47 @@ std::optional<std::string> uploads_current_test(
     if (listing.empty()) return std::string("true");
     return "[ \"$(export MLT_M='%s %T@ %p\\0'; { " + listing +
            "} | sha256sum 2>/dev/null | cut -c 1-64)\" = " + want.hex_digest() + " ]";
+}
+
+std::optional<TreeDigest> local_tree_digest(const std::string& local_base,
+                                            const std::vector<std::string>& own_names,
+                                            size_t max_files) {
+    namespace fs = std::filesystem;
+    std::vector<std::string> records;
+    std::error_code ec;
+    if (!fs::exists(fs::symlink_status(local_base, ec)))
+        return TreeDigest{Sha256().hex_digest(), 0};
+    fs::recursive_directory_iterator it(local_base, ec), end;
+    if (ec) return std::nullopt;
+    for (; it != end; it.increment(ec)) {
+        if (ec) return std::nullopt;
+        const std::string rel = it->path().lexically_relative(local_base).generic_string();
+        if (it.depth() == 0 &&
+            std::find(own_names.begin(), own_names.end(), rel) != own_names.end()) {
+            it.disable_recursion_pending();
+            continue;
+        }
+        struct stat st {};
+        if (::lstat(it->path().c_str(), &st) != 0) return std::nullopt;
+        if (!S_ISREG(st.st_mode)) continue;
+        if (st.st_mtim.tv_sec < 0 || records.size() >= max_files) return std::nullopt;
+        records.push_back(std::to_string(st.st_size) + " " + find_time(st.st_mtim) + " ./" + rel);
+    }
+    if (ec) return std::nullopt;
+    std::sort(records.begin(), records.end());
+    Sha256 digest;
+    for (const auto& record : records) {
+        digest.update(record);
+        digest.update(std::string_view("\0", 1));
+    }
+    return TreeDigest{digest.hex_digest(), records.size()};
+}
+
+std::string remote_tree_digest(const std::string& remote_dir) {
+    return "cd -- " + shell_quote_path(remote_dir) +
+           " 2>/dev/null && { LC_ALL=C find . -type f \\( -readable -printf '%s %T@ %p\\0' -o "
+           "-printf 'u\\0' \\) || printf 'x\\0'; } | LC_ALL=C sort -z | sha256sum 2>/dev/null | "
+           "cut -c 1-64";
 }
 
 std::vector<std::string> changed_for_download(const std::vector<RemoteFileInfo>& remote_files,

@@ -57,6 +57,7 @@ class FlakyRemote : public mlt::Remote {
                const mlt::OutputSink& on_stdout, const mlt::OutputSink& on_stderr) override {
         if (!up) throw lost();
         ++calls;
+        if (before_call) before_call(command);
         const bool cut_here =
             calls == cut_at || (!cut_on.empty() && command.find(cut_on) != std::string::npos);
         if (cut_here) cut_on.clear();
@@ -98,6 +99,7 @@ class FlakyRemote : public mlt::Remote {
     std::string fail_on;  // the first command containing this fails (exit 1) instead
     Cut mode = Cut::before;
     bool up = true;
+    std::function<void(const std::string&)> before_call;  // each command, before it runs
 
   private:
     std::string name_ = "me@fake:22";
@@ -348,6 +350,12 @@ TEST_F(TrainRunWarm, ARetryAfterAStartThatClaimedTheJobNeverUploads) {
     EXPECT_EQ(rig.rep.notices.find("uploaded"), std::string::npos) << rig.rep.notices;
 }
 
+// "Call3After": a cut at call 3, after it ran.
+std::string cut_name(const ::testing::TestParamInfo<std::tuple<int, Cut>>& p) {
+    return "Call" + std::to_string(std::get<0>(p.param)) +
+           (std::get<1>(p.param) == Cut::before ? "Before" : "After");
+}
+
 // Each remote command of a warm run cut before it reached the remote, or after it ran with
 // its reply lost: the start that went with the lock, started or not, is the one job, and the
 // run completes.
@@ -365,10 +373,101 @@ TEST_P(TrainRunWarmShellCut, AWarmRunCutAtAnyCallStartsItsJobOnce) {
 INSTANTIATE_TEST_SUITE_P(EveryCall, TrainRunWarmShellCut,
                          ::testing::Combine(::testing::Range(1, kWarmShellRunCalls + 1),
                                             ::testing::Values(Cut::before, Cut::after)),
-                         [](const ::testing::TestParamInfo<std::tuple<int, Cut>>& p) {
-                             return "Call" + std::to_string(std::get<0>(p.param)) +
-                                    (std::get<1>(p.param) == Cut::before ? "Before" : "After");
-                         });
+                         cut_name);
+
+// A warm run whose logs are home when its job ends (it rewrites the same file; no archive,
+// no shutdown_cmds): the follow releases the lock, and nothing is asked after it.
+class TrainRunReleased : public TrainRunTest {
+  protected:
+    mlt::TrainPlan plan() const {
+        mlt::TrainPlan p = TrainRunTest::plan();
+        p.shutdown_cmds.clear();
+        p.wrapper.train_cmd = "echo launched >> launches.txt; echo 'line one'; echo 'line two'; " +
+                              gate_ +
+                              "echo log > \"$MLT_LOG_DIR/steps.log\"; "
+                              "touch -d @1700000000 \"$MLT_LOG_DIR/steps.log\"; echo 'line three'";
+        return p;
+    }
+    void run_before() {
+        Rig rig(plan());
+        ASSERT_EQ(rig.run.run(), 0) << rig.rep.alerts;
+        fs::remove(remote_dir() + "/launches.txt");
+    }
+    std::string local_log() const { return dir_ + "/cache/models/m/steps.log"; }
+    void expect_released(const std::string& run_id, const CapturingReporter& rep) {
+        const std::string local = slurp(dir_ + "/cache/models/m/mltk_ssh_train_m.log");
+        EXPECT_EQ(local, slurp(remote_dir() + "/.mlt/m/console.log"));
+        for (const char* line : {"line one\n", "line two\n", "line three\n"})
+            EXPECT_EQ(count(local, line), 1u) << line << "in the local copy:\n" << local;
+        EXPECT_EQ(slurp(remote_dir() + "/launches.txt"), "launched\n") << "one job, started once";
+        EXPECT_EQ(slurp(local_log()), "log\n");
+        EXPECT_FALSE(fs::exists(remote_dir() + "/.mlt/m/lock")) << "the lock was not released";
+        int skipped = 0;
+        auto runs = mlt::latest_per_run(mlt::read_history(mlt::history_path(), &skipped));
+        ASSERT_FALSE(runs.empty());
+        EXPECT_EQ(runs.back()["id"], run_id);
+        EXPECT_EQ(runs.back()["status"], "success") << runs.back().dump();
+        EXPECT_NE(rep.notices.find("no archive: run " + run_id), std::string::npos);
+    }
+    std::string gate_;  // shell text the job runs before it writes its log
+};
+
+// The remote commands of such a run of plan() through the real shell scripts.
+constexpr int kReleasedShellRunCalls = 3;
+
+TEST_F(TrainRunReleased, ItReleasesWithTheFollowAndMakesThisManyRemoteCalls) {
+    run_before();
+    Rig rig(plan());
+    ASSERT_EQ(rig.run.run(), 0) << rig.rep.alerts;
+    expect_released(rig.run.run_id(), rig.rep);
+    EXPECT_NE(rig.rep.notices.find(": 0 file(s), 0 bytes (1 unchanged)"), std::string::npos)
+        << rig.rep.notices;
+    EXPECT_EQ(rig.remote.calls, kReleasedShellRunCalls)
+        << "update kReleasedShellRunCalls (and see that the cuts below still cover every call)";
+}
+
+// The local copy changed while the job ran (by hand): the logs are pulled again, under the
+// lock taken back, never after its release.
+TEST_F(TrainRunReleased, ALocalLogChangedMeanwhileIsPulledUnderTheLockTakenBack) {
+    run_before();
+    const std::string go = dir_ + "/go";
+    gate_ = "while [ ! -e '" + go + "' ]; do sleep 0.01; done; ";
+    Rig rig(plan());
+    bool released_seen = false;
+    rig.remote.before_call = [&](const std::string& command) {
+        // The follow goes out with the local dir as it was: now it changes.
+        if (command.find("mlt-follow-result") != std::string::npos && !fs::exists(go)) {
+            fs::remove(local_log());
+            std::ofstream(go).put('1');
+        }
+        if (command.find("retaken=1") != std::string::npos)
+            released_seen = !fs::exists(remote_dir() + "/.mlt/m/lock");
+    };
+    ASSERT_EQ(rig.run.run(), 0) << rig.rep.alerts;
+    EXPECT_TRUE(released_seen) << "the follow did not release, or no lock was taken back";
+    expect_released(rig.run.run_id(), rig.rep);
+    EXPECT_NE(rig.rep.notices.find(": 1 file(s), 4 bytes (0 unchanged)"), std::string::npos)
+        << rig.rep.notices;
+}
+
+// Each remote command of such a run cut before it reached the remote, or after it ran with its
+// reply lost: a follow that released and was lost leaves the lock to be taken back, and the
+// run completes.
+class TrainRunReleasedShellCut : public TrainRunReleased,
+                                 public ::testing::WithParamInterface<std::tuple<int, Cut>> {};
+
+TEST_P(TrainRunReleasedShellCut, ARunCutAtAnyCallCompletesOnce) {
+    run_before();
+    Rig rig(plan(), std::get<0>(GetParam()), std::get<1>(GetParam()));
+    ASSERT_EQ(rig.run.run(), 0) << rig.rep.alerts << rig.rep.notices;
+    EXPECT_EQ(rig.run.reconnects(), 1);
+    expect_released(rig.run.run_id(), rig.rep);
+}
+
+INSTANTIATE_TEST_SUITE_P(EveryCall, TrainRunReleasedShellCut,
+                         ::testing::Combine(::testing::Range(1, kReleasedShellRunCalls + 1),
+                                            ::testing::Values(Cut::before, Cut::after)),
+                         cut_name);
 
 TEST_F(TrainRunTest, ARunWithoutAnArchiveNeverReturnsThePreviousOne) {
     {

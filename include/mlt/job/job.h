@@ -147,6 +147,13 @@ void set_run_phase(Remote& remote, const std::string& remote_dir, const std::str
 void release_run(Remote& remote, const std::string& remote_dir, const std::string& model,
                  const std::string& run_id);
 
+// Takes the lock of run `run_id` back after a release that went with its follow
+// (ReleaseAtEnd), for a collection that finds something to pull after all: only when no lock
+// is there and the job files are still that run's. Nothing when the lock is that run's.
+// Throws mlt::Error (conflict, exit 3) when another run took the model meanwhile.
+void retake_run(Remote& remote, const std::string& remote_dir, const std::string& model,
+                const std::string& run_id, const std::string& owner);
+
 // Starts the job of run `run_id` from its recorded run.sh, detached in its own session, and
 // waits (bounded, 10 s) until it has recorded its process group; returns that id. At most
 // one start per run: a marker file created atomically makes a repeated call (a retry after a
@@ -226,6 +233,17 @@ struct JobResult {
     bool training_started = false;    // the setup (environment, venv, startup_cmds) succeeded
     std::optional<int> stopped_with;  // mlt's stop ended the job, with this status (143, 137)
     bool disk_full = false;           // the remote disk was full when the job ended, or is now
+    bool released = false;            // its follow released the run's lock (ReleaseAtEnd)
+};
+
+// A release of the run's lock that goes with the follow of its job (follow_log), so that a
+// run whose logs are home already ends without a round trip after its job. At the job's end,
+// after the result, the follow releases the lock (JobResult::released) only if the job
+// recorded an exit status, no archive and no log dir but `log_dir`, and that dir's listing
+// hashes to `listing_sha256` (remote_tree_digest: the local copy holds every file of it).
+struct ReleaseAtEnd {
+    std::string log_dir;  // as the collection lists it (remote_log_dir_of)
+    std::string listing_sha256;
 };
 
 // What one bounded piece of a log follow saw.
@@ -255,12 +273,12 @@ constexpr int kFollowSegmentSeconds = 15;
 FollowStep follow_log(Remote& remote, const std::string& remote_dir, const std::string& model,
                       Task task, const std::string* run_id, uint64_t offset, int seconds,
                       const OutputSink& sink, int sample_every = 0,
-                      const OutputSink* on_sample = nullptr);
+                      const OutputSink* on_sample = nullptr, const ReleaseAtEnd* release = nullptr);
 // Sends that follow_log command ahead (Remote::run_ahead), for a follow_log() of the same
 // arguments after the next command (the job's start).
 void follow_log_ahead(Remote& remote, const std::string& remote_dir, const std::string& model,
                       Task task, const std::string* run_id, uint64_t offset, int seconds,
-                      int sample_every = 0);
+                      int sample_every = 0, const ReleaseAtEnd* release = nullptr);
 
 // Starts TensorBoard on the remote for the model's log dir (the one its job recorded): the
 // job's venv's `tensorboard` (<remote dir>/.venv), else one on PATH, on 127.0.0.1:`port`,

@@ -82,6 +82,19 @@ class RemoteJob {
     virtual void collect_ahead_on_guess(const TrainPlan& plan, const std::string& run_id) {
         (void)plan, (void)run_id;
     }
+    // From now on, every follow of the job carries `release` (ReleaseAtEnd): the one that
+    // sees the job end may release the run's lock (JobResult::released). Returns whether the
+    // follows carry it; false by default (they never release).
+    virtual bool release_with_follow(const ReleaseAtEnd& release) {
+        (void)release;
+        return false;
+    }
+    // Takes the lock of `run_id` back, marked so that no follow releases it any more
+    // (retake_run): after a follow that carried a release and may have released it. Nothing
+    // by default.
+    virtual void retake(const std::string& run_id, const std::string& owner) {
+        (void)run_id, (void)owner;
+    }
     // Restarts the run's lost job as attempt `attempt` (restart_job); returns its process
     // group.
     virtual long restart(const std::string& run_id, int attempt) = 0;
@@ -128,6 +141,8 @@ class ShellJob : public RemoteJob {
     bool void_start_tickets(const std::string& run_id) override;
     void follow_ahead(Task task, const std::string* run_id, uint64_t offset, int seconds) override;
     void collect_ahead_on_guess(const TrainPlan& plan, const std::string& run_id) override;
+    bool release_with_follow(const ReleaseAtEnd& release) override;
+    void retake(const std::string& run_id, const std::string& owner) override;
     void watch(int every_s, OutputSink on_sample) override;
     long restart(const std::string& run_id, int attempt) override;
     bool stop(int grace_s, const std::string* run_id) override;
@@ -155,9 +170,10 @@ class ShellJob : public RemoteJob {
     // The start sent ahead (start_ahead_if_current), until its answer is read: run id,
     // ticket, test.
     std::optional<std::array<std::string, 3>> start_ahead_;
-    bool start_claimed_ = false;  // what the last lock() found
-    int transfer_connections_;    // 0: auto
-    int sample_every_ = 0;        // watch(): a job's follow samples the host this often
+    bool start_claimed_ = false;           // what the last lock() found
+    int transfer_connections_;             // 0: auto
+    int sample_every_ = 0;                 // watch(): a job's follow samples the host this often
+    std::optional<ReleaseAtEnd> release_;  // release_with_follow(): a job's follow carries it
     OutputSink on_sample_;
     // The upload's links: made by upload_ahead (its first may start connecting then), closed
     // after the upload, or by the follow when one was still connecting (close_idle_links).
@@ -181,6 +197,18 @@ void collect_results_ahead(Remote& remote, const TrainPlan& plan, const JobResul
 // The remote log dir of a job: the one it recorded (`recorded`: it asked the remote MLTK),
 // else the one the settings name (remote_log_dir, in the remote dir); "" when neither.
 std::string remote_log_dir_of(const TrainPlan& plan, const std::string& recorded);
+
+// The top-level names in the local log dir that are mlt's own (the console copy, the metrics,
+// MLTK's train.log with `have_cli_log`, a pull's staging dir): never a remote file's copy.
+std::vector<std::string> local_own_names(const TrainPlan& plan, bool have_cli_log);
+// Whether collect_results brings nothing but the log dir the settings name (plus an archive,
+// when the job records one): no download_files, no MLTK CLI log.
+bool logs_only_collection(const TrainPlan& plan);
+// What collect_results says when the local log dir holds the remote one's `files` files
+// already (a release that went with the follow saw it: ReleaseAtEnd) and the job recorded
+// no archive: the same notices, with nothing moved.
+void collected_in_place(const TrainPlan& plan, const JobResult& result, size_t files,
+                        Reporter& reporter);
 
 // What pull_logs brought.
 struct LogsPull {

@@ -17,6 +17,7 @@
 #include "mlt/train/status_line.h"
 #include "mlt/train/stop_rules.h"
 #include "mlt/train/train_plan.h"
+#include "mlt/transfer/transfer.h"
 #include "mlt/util/reporter.h"
 
 namespace mlt {
@@ -325,6 +326,23 @@ class TrainRun {
     void on_sample(std::string_view line);
     // The idle-GPU rule after a sample: true when it stops the job now.
     bool check_idle();
+    // The release that goes with the job's follows (ReleaseAtEnd), for a run whose logs may
+    // be home when its job ends: the local log dir as it was when the run first followed.
+    std::optional<TreeDigest> logs_digest_;
+    bool release_considered_ = false;
+    bool release_armed_ = false;   // the follows carry it
+    bool release_unread_ = false;  // one that carried it went out, and its answer was lost
+    bool released_ahead_ = false;  // a follow released the lock: nothing is left to pull
+    // Has the job's follows carry the release, when this run may use it (before the start
+    // and each follow).
+    void arm_release();
+    // After a follow that carried the release and was lost: the lock back, marked so that
+    // no follow releases it any more (before the next follow, or the collection).
+    void retake_if_unread();
+    // The collection of a run whose follow released the lock: true when the local log dir
+    // is still as the release saw it (nothing to pull, the notices said); otherwise the lock
+    // is taken back and false.
+    bool collected_with_release(const JobResult& result);
     bool collected_ = false;          // this run brought the job's results home
     bool archive_collected_ = false;  // ... with an archive of this run
     // The pulls of --sync-every; declared last, so that they stop before what they use goes.

@@ -120,6 +120,24 @@ void changed_for_upload_ahead(Remote& remote, const std::string& remote_base,
 std::optional<std::string> uploads_current_test(
     const std::map<std::string, std::vector<UploadItem>>& plan);
 
+// A local dir written down as the remote lists its copy (remote_tree_digest): every regular
+// file under it, symlinks not followed, as "SIZE MTIME ./PATH\0" records (GNU find's %s %T@
+// %p), sorted bytewise, hashed. `own_names`: first path components left out (mlt's own
+// files there). nullopt when the dir cannot be read through, or holds more than
+// `max_files` files; a missing dir holds none.
+struct TreeDigest {
+    std::string sha256;
+    size_t files = 0;
+};
+std::optional<TreeDigest> local_tree_digest(const std::string& local_base,
+                                            const std::vector<std::string>& own_names,
+                                            size_t max_files);
+// A remote shell command that prints the sha256 of `remote_dir`'s records as
+// local_tree_digest writes them. Any file that is not readable, or an error of find, adds a
+// record that no local dir has; a missing dir, or a remote without GNU find, sort -z or
+// sha256sum, prints no such sha256.
+std::string remote_tree_digest(const std::string& remote_dir);
+
 // The remote files (from list_remote_file_info) whose copy under `local_base` is missing or
 // differs in size or mtime.
 std::vector<std::string> changed_for_download(const std::vector<RemoteFileInfo>& remote_files,
