@@ -200,6 +200,7 @@ JobPaths::JobPaths(const std::string& model) : dir(".mlt/" + model) {
     go = dir + "/go";
     start_tickets = dir + "/start.ticket.";
     start_claimed = dir + "/start.claimed";
+    running = dir + "/running";
 }
 
 const char* to_string(RunPhase phase) {
@@ -583,6 +584,22 @@ std::string release_at_end(const ReleaseAtEnd& release) {
            "fi\n";
 }
 
+// mlt_nap SECONDS: the follow's wait between two looks. For a job, on the wrapper's lock of
+// `running` (flock -s -w), which ends the wait as the job ends: status 1 is the time up (the
+// job runs); 0 with no status file, or an error, means the wrapper holds no lock (no flock
+// there, an older wrapper, a job dir it cannot write), and the follow sleeps from then on.
+std::string nap(const JobPaths& p, Task task) {
+    if (task != Task::job) return "mlt_nap() { sleep \"$1\"; }\n";
+    return "mlt_fl=; [ -z \"$g\" ] || ! command -v flock >/dev/null 2>&1 || mlt_fl=1\n"
+           "mlt_nap() {\n"
+           "  if [ -z \"$mlt_fl\" ]; then sleep \"$1\"; return; fi\n"
+           "  flock -s -w \"$1\" " +
+           shell_quote(p.running) +
+           " true 2>/dev/null\n"
+           "  case $? in 0) [ -e \"$s\" ] || mlt_fl= ;; 1) ;; *) mlt_fl=; sleep \"$1\" ;; esac\n"
+           "}\n";
+}
+
 std::string follow_command(const std::string& remote_dir, const std::string& model, Task task,
                            const std::string* run_id, uint64_t offset, int seconds,
                            int sample_every, const ReleaseAtEnd* release) {
@@ -617,8 +634,8 @@ std::string follow_command(const std::string& remote_dir, const std::string& mod
         "mlt_send() { n=$(wc -c < \"$l\" 2>/dev/null) || return 0; n=$((n)); "
         "if [ \"$n\" -gt \"$o\" ]; then tail -c +$((o+1)) \"$l\" | head -c $((n-o)); o=$n; fi; "
         "}\n" +
-        sampler(sample_every) + "e=$(($(date +%s) + " + std::to_string(seconds) + ")); w=$((e - " +
-        std::to_string(seconds) + " + 1)); q=" + (offset == 0 ? "40" : "0") +
+        sampler(sample_every) + nap(p, task) + "e=$(($(date +%s) + " + std::to_string(seconds) +
+        ")); w=$((e - " + std::to_string(seconds) + " + 1)); q=" + (offset == 0 ? "40" : "0") +
         "\n"
         "k=0\n"
         "while :; do\n" +
@@ -633,7 +650,7 @@ std::string follow_command(const std::string& remote_dir, const std::string& mod
         "\n"
         "  fi\n"
         "  k=$(((k + 1) % 5))\n"
-        "  if [ $q -gt 0 ]; then q=$((q - 1)); sleep 0.05; else sleep 0.2; fi\n"
+        "  if [ $q -gt 0 ]; then q=$((q - 1)); mlt_nap 0.05; else mlt_nap 0.2; fi\n"
         "done\n";
     return run_command(remote_dir, model, run_id ? *run_id : std::string(), body);
 }

@@ -21,9 +21,11 @@ std::string write_here_doc(const std::string& file_word, const std::string& body
 
 // Runs a batch file as MLTK does: `bash --login` (so /etc/profile and ~/.bash_profile set up
 // PATH, CUDA_HOME, ...), plain sh where there is no bash. Its status is in $mlt_s.
+// The wrapper's lock on `running` (fd 9) is not passed on: what the batch leaves behind must
+// not hold it.
 std::string run_login_batch(const std::string& file_word) {
-    return "if command -v bash >/dev/null 2>&1; then bash --login " + file_word + "; else sh " +
-           file_word + "; fi\nmlt_s=$?\n";
+    return "if command -v bash >/dev/null 2>&1; then bash --login " + file_word +
+           " 9>&-; else sh " + file_word + " 9>&-; fi\nmlt_s=$?\n";
 }
 
 // The first lines of every batch: back to the remote dir (a login profile may `cd`), and the
@@ -223,7 +225,7 @@ std::string finish_functions(const JobPaths& p) {
          "  trap '' TERM INT HUP\n"
          "  (unset MLT_RUN_ID; exec setsid sh -c \"$mlt_sweeper\" sh \"$$\" \"$mlt_run\" " +
          shell_quote(p.dir) +
-         ") &\n"
+         " 9>&-) &\n"
          "  wait $!\n"
          "}\n";
     o += "mlt_finish() {\n"
@@ -262,6 +264,12 @@ std::string make_wrapper_script(const WrapperSpec& s) {
     // Absolute paths for mlt's own files; the user's commands run in a process of their own,
     // so nothing they do (cd, exit, set -u, a syntax error) reaches this bookkeeping.
     o += bookkeeping_prologue(p, s.run_id);
+    // While this shell runs it holds `running` locked (flock, where the host has it), before
+    // the start sees its pid: a follow waits on that lock and wakes as the job ends. A
+    // redirection that fails on `exec` would end the shell: a plain command tries it first.
+    o += "if command -v flock >/dev/null 2>&1 && true 9>>\"$mlt_dir\"/" + shell_quote(p.running) +
+         " 2>/dev/null; then exec 9>>\"$mlt_dir\"/" + shell_quote(p.running) +
+         "; flock -n 9 || exec 9>&-; fi\n";
     // setsid made this shell a process-group leader: its pid is the group id to signal.
     o += "echo $$ > \"$mlt_job/pid.tmp\" && mv -f \"$mlt_job/pid.tmp\" \"$mlt_job/pid\"\n";
     // Room for the last records, should the training fill the disk: freed as the job ends.

@@ -176,6 +176,42 @@ TEST_F(JobProtocol, AFollowSegmentEndsOnTimeAndTheNextContinuesAtTheOffset) {
     EXPECT_EQ(log, read(".mlt/m/console.log"));
 }
 
+// A follow waits on the wrapper's lock of `running` between its looks, and wakes as the job
+// ends: the wrapper holds it while it runs, and nothing the training starts inherits it (a
+// process left behind would keep the follow waiting its full naps).
+TEST_F(JobProtocol, TheWrapperHoldsItsRunningLockAloneUntilTheJobEnds) {
+    mlt::test::LocalRemote r;
+    start(r, "ls -l /proc/self/fd/ > fds.txt; while [ ! -f gate ]; do sleep 0.05; done");
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+    while (!exists("fds.txt") && std::chrono::steady_clock::now() < deadline)
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    EXPECT_EQ(r.run("cd " + dir_ + " && flock -n .mlt/m/running true").exit_status, 1)
+        << "the running job's wrapper does not hold its lock";
+    EXPECT_EQ(read("fds.txt").find("running"), std::string::npos) << read("fds.txt");
+    std::ofstream(dir_ + "/gate").put('\n');
+    std::string log;
+    follow_to_end(r, dir_, log);
+    EXPECT_EQ(log, read(".mlt/m/console.log"));
+    EXPECT_EQ(r.run("cd " + dir_ + " && flock -n .mlt/m/running true").exit_status, 0);
+}
+
+// A job whose wrapper holds no lock (an older wrapper, a host without flock): the follow
+// finds that out and sleeps between its looks instead, and still sees the whole log and the
+// end.
+TEST_F(JobProtocol, AFollowOfAJobWithoutItsLockStillSeesItsEnd) {
+    mlt::test::LocalRemote r;
+    start(r, "echo first; while [ ! -f gate ]; do sleep 0.05; done; echo second");
+    fs::remove(dir_ + "/.mlt/m/running");  // the wrapper's lock is on a file no longer there
+    std::string log;
+    auto step = mlt::follow_log(r, dir_, "m", mlt::Task::job, nullptr, 0, 1,
+                                [&](std::string_view d) { log += d; });
+    EXPECT_FALSE(step.ended);
+    std::ofstream(dir_ + "/gate").put('\n');
+    follow_to_end(r, dir_, log, nullptr, step.offset);
+    EXPECT_EQ(log, read(".mlt/m/console.log"));
+    EXPECT_NE(log.find("second\n"), std::string::npos) << log;
+}
+
 TEST_F(JobProtocol, StartingTwiceStartsOneJob) {
     mlt::test::LocalRemote r;
     const long pgid = start(r, "echo launched >> launches.txt; sleep 1000");

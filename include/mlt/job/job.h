@@ -31,6 +31,9 @@ struct JobPaths {
     // later lock of the run, or void_start_tickets(), removes the tickets first.
     std::string start_tickets;  // the prefix, up to the token
     std::string start_claimed;
+    // Locked (flock) by the job's wrapper for as long as it runs, where the host has flock(1):
+    // a follow waits on it between its looks, and wakes as the job ends.
+    std::string running;
 };
 
 // A detached remote task of a run: the training job, or the shutdown_cmds batch. Each has a
