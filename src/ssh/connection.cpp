@@ -43,7 +43,8 @@ Remote& SessionConnection::remote() {
 
 void SessionConnection::open_ahead() {
     try {
-        remote();
+        // The control shell's channel opens too, while the caller plans its first command.
+        remote().prepare();
     } catch (const Error& e) {
         if (is_signal(e.kind())) throw;
         ahead_error_ = std::current_exception();

@@ -174,6 +174,7 @@ void require_commands(Session& session, const std::string& token, const std::str
 // Forgets the shell after an error (its output is out of step) or when it ended.
 void drop_shell(ControlShell& sh) {
     sh.channel.reset();
+    sh.opening.reset();
     sh.ahead.clear();
     sh.unasked.clear();
     sh.out_rest.clear();
@@ -227,6 +228,13 @@ std::string frames(ControlShell& sh, const std::string& command, std::string_vie
 }
 
 }  // namespace
+
+void Session::open_shell_ahead() {
+    ControlShell& sh = impl_->shell;
+    if (sh.channel || sh.opening || sh.unavailable || sh.refusal) return;
+    spdlog::trace("opening the control shell's channel on {}", impl_->display);
+    sh.opening = open_ahead(impl_->session.get());
+}
 
 void Session::shell_ahead(std::string command, std::string input, bool guess) {
     ControlShell& sh = impl_->shell;
@@ -349,7 +357,8 @@ ExecResult Session::shell(const std::string& command, std::string_view input,
             // (nologin) may close the channel while they are written: open_exec leaves that
             // to the read below, where it is a frame 0 that never comes.
             spdlog::trace("starting the control shell on {}", impl_->display);
-            sh.channel = open_exec(s, impl_->live, "exec sh", impl_->display, text);
+            sh.channel = open_exec(s, impl_->live, "exec sh", impl_->display, text,
+                                   std::exchange(sh.opening, std::nullopt));
         } else {
             write_all(s, impl_->live, sh.channel.get(), text.data(), text.size(), impl_->display);
         }

@@ -60,14 +60,32 @@ class NonBlocking {
 
 }  // namespace
 
+std::optional<OpeningChannel> open_ahead(ssh_session s) {
+    OpeningChannel opening{ChannelPtr(ssh_channel_new(s)), std::chrono::steady_clock::now()};
+    if (!opening.channel) return std::nullopt;
+    int rc;
+    {
+        NonBlocking sending(s);
+        rc = ssh_channel_open_session(opening.channel.get());
+    }
+    if (rc != SSH_OK && rc != SSH_AGAIN) return std::nullopt;
+    return opening;
+}
+
 ChannelPtr open_exec(ssh_session s, Liveness& live, const std::string& command,
                      const std::string& display, std::string_view first_input) {
-    ChannelPtr channel(ssh_channel_new(s));
+    return open_exec(s, live, command, display, first_input, std::nullopt);
+}
+
+ChannelPtr open_exec(ssh_session s, Liveness& live, const std::string& command,
+                     const std::string& display, std::string_view first_input,
+                     std::optional<OpeningChannel> opening) {
+    ChannelPtr channel(opening ? std::move(opening->channel) : ChannelPtr(ssh_channel_new(s)));
     if (!channel) throw channel_error(s, "cannot create a channel to " + display);
     // Both requests wait for the server's answer; SSH_AGAIN means the call timeout passed
-    // first, and the same call continues where it was.
+    // first, and the same call continues where it was (also an open sent ahead).
     int rc;
-    const auto asked = std::chrono::steady_clock::now();
+    const auto asked = opening ? opening->asked : std::chrono::steady_clock::now();
     while ((rc = ssh_channel_open_session(channel.get())) == SSH_AGAIN) live.check(s, display);
     if (rc != SSH_OK) throw channel_error(s, "cannot open a channel to " + display);
     // sshd answers an open at once: about one round trip of the link.

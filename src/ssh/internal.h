@@ -171,6 +171,19 @@ void write_all(ssh_session s, Liveness& live, ssh_channel ch, const char* data, 
 ChannelPtr open_exec(ssh_session s, Liveness& live, const std::string& command,
                      const std::string& display, std::string_view first_input = {});
 
+// A session channel whose open went out (open_ahead) and is not answered yet: open_exec takes
+// it on from there, as if it had sent that open itself at `asked`.
+struct OpeningChannel {
+    ChannelPtr channel;
+    std::chrono::steady_clock::time_point asked;
+};
+// Sends the open of a session channel without waiting for its answer; nullopt when libssh
+// refused it at once (the open in open_exec then says why).
+std::optional<OpeningChannel> open_ahead(ssh_session s);
+ChannelPtr open_exec(ssh_session s, Liveness& live, const std::string& command,
+                     const std::string& display, std::string_view first_input,
+                     std::optional<OpeningChannel> opening);
+
 // A channel whose exec request went out: `answer` is SSH_OK once the server said yes, or
 // SSH_AGAIN while its answer has not come (exec_request takes it later).
 struct StartedExec {
@@ -307,6 +320,8 @@ struct ControlShell {
     std::vector<uint64_t> unasked;
     // What was read past the end of the last frame read (a frame sent ahead answers at once).
     std::string out_rest, err_rest;
+    // The open of its channel, sent ahead (Session::open_shell_ahead) and not answered yet.
+    std::optional<ssh_detail::OpeningChannel> opening;
     bool unavailable = false;  // the server refused it: use exec channels instead
     // Set when the account runs no commands at all (nologin): every later command fails so.
     std::optional<Error> refusal;

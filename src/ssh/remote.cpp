@@ -75,6 +75,10 @@ void SessionRemote::run_ahead(const std::string& command, std::string input) {
     session_.shell_ahead(command, std::move(input));
 }
 
+void SessionRemote::prepare() {
+    session_.open_shell_ahead();
+}
+
 void SessionRemote::run_ahead_on_guess(const std::string& command, std::string input) {
     session_.shell_ahead(command, std::move(input), true);
 }

@@ -258,6 +258,7 @@ std::string TrainRun::which() const {
 }
 
 Phase TrainRun::take_lock() {
+    job_.prepare();  // the control shell's channel opens while the run is planned
     if (plan_.resume) {
         auto jobs = job_.status();
         if (jobs.empty() || !jobs.front().locked)

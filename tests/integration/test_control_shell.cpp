@@ -275,6 +275,45 @@ TEST_F(ControlShellTest, AServerThatRefusesTheShellGetsExecChannels) {
     EXPECT_EQ(remote.run("cat", std::string("a\0b", 3)).out, std::string("a\0b", 3));
 }
 
+// The shell's channel opened ahead (Remote::prepare, while mlt plans its first command) is the
+// shell's: the first command starts it there, once, and a server that refuses the shell or
+// runs no commands at all is told apart as without it.
+TEST_F(ControlShellTest, AChannelOpenedAheadStartsTheShellAsAnyOther) {
+    {
+        mlt::Session session = open();
+        mlt::SessionRemote remote(session);
+        remote.prepare();
+        remote.prepare();  // one open ahead, not two
+        const std::string pid = remote.run("echo $PPID").out;
+        EXPECT_EQ(remote.run("echo one; echo two >&2; exit 3").exit_status, 3);
+        EXPECT_EQ(remote.run("echo $PPID").out, pid) << "not the same shell";
+        remote.prepare();  // a shell runs: nothing to open
+        EXPECT_EQ(remote.run("echo $PPID").out, pid);
+    }
+    force_command(
+        "case \"$SSH_ORIGINAL_COMMAND\" in 'exec sh') exit 1;; esac; "
+        "eval \"$SSH_ORIGINAL_COMMAND\"");
+    {
+        mlt::Session session = open();
+        mlt::SessionRemote remote(session);
+        remote.prepare();
+        mlt::RemoteOutput r = remote.run("echo via exec; exit 5");
+        EXPECT_EQ(r.exit_status, 5);
+        EXPECT_EQ(r.out, "via exec\n");
+    }
+    force_command("echo 'This account is closed.'; exit 1");
+    mlt::Session session = open();
+    mlt::SessionRemote remote(session);
+    remote.prepare();
+    try {
+        remote.run("echo never");
+        ADD_FAILURE() << "a command ran";
+    } catch (const mlt::Error& e) {
+        EXPECT_TRUE(has_text(e.what(), "runs no commands (exit 1)")) << e.what();
+        EXPECT_TRUE(has_text(e.what(), "This account is closed.")) << e.what();
+    }
+}
+
 TEST_F(ControlShellTest, AnAccountThatRunsNoCommandsIsRefusedWithTheServersWords) {
     // Like nologin, which says so and exits 1 whatever it is asked to run: its words are
     // neither a command's output nor lost, but the error, on this and every later command.

@@ -87,6 +87,9 @@ class Remote {
         (void)command;
         (void)input;
     }
+    // A hint: a command comes soon, after some local work (planning an upload); the
+    // transport may start getting ready for it meanwhile. Here: nothing.
+    virtual void prepare() {}
     // The same for a guess: a quick command that only reads, whose reply is read and dropped
     // when another command is asked for first (the shell goes on). Here: nothing.
     virtual void run_ahead_on_guess(const std::string& command, std::string input) {
@@ -121,6 +124,8 @@ class SessionRemote : public Remote {
     void run_ahead(const std::string& command, std::string input) override;
     // Session::shell_ahead, a guess.
     void run_ahead_on_guess(const std::string& command, std::string input) override;
+    // Session::open_shell_ahead.
+    void prepare() override;
 
     // Input up to this size travels inside the command line (printf_literal).
     static constexpr size_t kInlineInput = 256 * 1024;

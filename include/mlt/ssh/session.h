@@ -147,6 +147,9 @@ class Session {
     // A `guess` (a quick command that only reads) that is not asked for has its reply read
     // and dropped instead. Commands sent ahead are asked for in the order they were sent.
     void shell_ahead(std::string command, std::string input, bool guess = false);
+    // Sends the open of the control shell's channel now, when it has none, without waiting
+    // for the answer: the first shell() then finds that round trip (partly) behind it.
+    void open_shell_ahead();
 
     // Forwards connections to 127.0.0.1:`local_port` here (0: a free one) to
     // `remote_host`:`remote_port` as the remote host reaches it, over this session's

@@ -94,6 +94,7 @@ class ForwardingJob : public RemoteJob {
         t_->set_phase(run_id, phase);
     }
     void release(const std::string& run_id) override { t_->release(run_id); }
+    void prepare() override { t_->prepare(); }
     void discard() override { t_->discard(); }
     void clean(const std::string& archive, const std::string& log_dir) override {
         t_->clean(archive, log_dir);

@@ -38,6 +38,9 @@ class RemoteJob {
     // --clean on the remote: removes the archive and, when named, the log dir (checked
     // remotely to hold nothing but the model's logs).
     virtual void clean(const std::string& archive, const std::string& log_dir) = 0;
+    // A hint, given before the run plans its upload: the lock's command follows that local
+    // work, and the link may get ready for it meanwhile (Remote::prepare). Nothing by default.
+    virtual void prepare() {}
     // Sends what changed of the uploads (several commands).
     virtual SyncResult upload(const std::map<std::string, std::vector<UploadItem>>& uploads) = 0;
     // A hint, given just before lock(): upload(uploads) follows it, so its listings may go
@@ -131,6 +134,7 @@ class ShellJob : public RemoteJob {
     void release(const std::string& run_id) override;
     void discard() override;
     void clean(const std::string& archive, const std::string& log_dir) override;
+    void prepare() override { remote().prepare(); }
     SyncResult upload(const std::map<std::string, std::vector<UploadItem>>& uploads) override;
     void upload_ahead(const std::map<std::string, std::vector<UploadItem>>& uploads) override;
     long start(const std::string& run_id) override;
