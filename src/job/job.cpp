@@ -137,6 +137,7 @@ JobResult parse_job_result(std::string_view text) {
         if (line == "train=1") result.training_started = true;
         if (line == "full=1") result.disk_full = true;
         if (line == "released=1") result.released = true;
+        if (line == "gone=1") result.lock_gone = true;
         if (line.rfind("stopped=", 0) == 0)
             result.stopped_with = recorded_status(std::string_view(line).substr(8));
         if (line.rfind("exit=", 0) == 0)
@@ -149,9 +150,15 @@ JobResult parse_job_result(std::string_view text) {
 // A follow that an mlt left behind (killed, or cut off) may still reach the end after a
 // newer mlt of the run recorded collected, which it must not undo. The lock is written
 // through a temp file of each shell's own ($$): concurrent writers never mix their bytes.
+// A lock that another follow of the run released (ReleaseAtEnd: it lies as `released`) is
+// said (`gone=1` in the result), for mlt to take it back before it collects.
 constexpr const char* kFinishedAtEnd =
-    "mlt_mine || mlt_foreign\n"
-    "[ \"$(sed -n 's/^phase=//p' \"$j/lock\")\" != running ] || mlt_phase finished\n";
+    "mlt_gone=\n"
+    "if mlt_mine; then\n"
+    "  [ \"$(sed -n 's/^phase=//p' \"$j/lock\")\" != running ] || mlt_phase finished\n"
+    "elif [ ! -e \"$j/lock\" ] && mlt_files_mine && grep -qxF \"run=$r\" \"$j/released\" "
+    "2>/dev/null; then mlt_gone=1\n"
+    "else mlt_foreign; fi\n";
 
 // The line before the result a follow prints on stderr at the task's end.
 constexpr std::string_view kResultMarker = "mlt-follow-result\n";
@@ -302,7 +309,7 @@ bool acquire_run(Remote& remote, const std::string& remote_dir, const std::strin
         " > \"$t\") 2>/dev/null; then rm -f \"$t\"; mlt_nospace; echo \"cannot write $t\" >&2; "
         "exit 1; fi\n"
         "  if ln \"$t\" \"$j/lock\" 2>/dev/null; then rm -f \"$t\"; rm -rf \"$j/previous\" "
-        "\"$j\"/*.tmp || exit 1\n"
+        "\"$j\"/*.tmp \"$j/released\" \"$j/retaken\" || exit 1\n"
         "  else rm -f \"$t\"; mlt_mine || { echo held; exit 0; }; fi\n"
         "fi\n"
         "if ! mlt_files_mine; then\n"
@@ -358,24 +365,33 @@ void release_run(Remote& remote, const std::string& remote_dir, const std::strin
 }
 
 void retake_run(Remote& remote, const std::string& remote_dir, const std::string& model,
-                const std::string& run_id, const std::string& owner) {
-    // The lock is marked `retaken=1`, which no follow releases; a new one is written whole,
-    // then linked into place as acquire_run's is (fails when one exists).
+                const std::string& run_id) {
+    // Only a lock of the run to keep (the run's, one a follow of the run released, one being
+    // released): otherwise nothing is written. `retaken` first, which no follow's release
+    // passes (release_at_end looks for it after it moved the lock aside); then the lock put
+    // back: the released one linked into place (fails when another took its place), a
+    // release under way waited for, briefly.
+    const std::string released =
+        "{ [ ! -e \"$j/lock\" ] && mlt_files_mine && grep -qxF \"run=$r\" \"$j/released\" "
+        "2>/dev/null; }";
     const std::string body =
-        "if mlt_mine; then\n"
-        "  grep -q '^retaken=' \"$j/lock\" || { { cat \"$j/lock\" && echo retaken=1; } > "
-        "\"$j/lock.$$.tmp\" && mv -f \"$j/lock.$$.tmp\" \"$j/lock\"; } || { rm -f "
-        "\"$j/lock.$$.tmp\"; mlt_nospace; echo 'cannot mark the lock' >&2; exit 1; }\n"
-        "elif [ ! -e \"$j/lock\" ] && mlt_files_mine; then\n"
-        "  t=\"$j/lock.new.$$\"\n"
-        "  if ! (printf 'owner=%s\\nstarted=%s\\nrun=%s\\nphase=finished\\nretaken=1\\n' " +
-        shell_quote(owner) +
-        " \"$(date +%s)\" \"$r\" > \"$t\") 2>/dev/null; then rm -f \"$t\"; mlt_nospace; "
-        "echo \"cannot write $t\" >&2; exit 1; fi\n"
-        "  ln \"$t\" \"$j/lock\" 2>/dev/null; rm -f \"$t\"\n"
-        "  mlt_mine || mlt_foreign\n"
-        "else mlt_foreign\n"
-        "fi\n";
+        "mlt_releasing() { set -- \"$j\"/lock.release.*; [ -e \"$1\" ]; }\n"
+        "if mlt_mine || " +
+        released +
+        " || mlt_releasing; then\n"
+        "  (printf '%s\\n' \"$r\" > \"$j/retaken\") 2>/dev/null || { mlt_nospace; echo \"cannot "
+        "write $j/retaken\" >&2; exit 1; }\n"
+        "else mlt_foreign; fi\n"
+        "n=0\n"
+        "until mlt_mine; do\n"
+        "  [ $n -lt 20 ] || mlt_foreign\n"
+        "  n=$((n + 1))\n"
+        "  if " +
+        released +
+        "; then ln \"$j/released\" \"$j/lock\" 2>/dev/null && rm -f \"$j/released\"\n"
+        "  elif mlt_releasing; then sleep 0.05\n"
+        "  else mlt_foreign; fi\n"
+        "done\n";
     RemoteOutput out = remote.run(run_command(remote_dir, model, run_id, body));
     check_status(remote, "taking the job lock back", out, model, run_id);
 }
@@ -567,18 +583,18 @@ void take_samples(std::string& err, size_t& looked, const OutputSink* on_sample)
 // follow_log's command.
 // What a follow of a run's job does at the end, after its result (ReleaseAtEnd): releases
 // the lock when nothing is left to collect. After the result, so that a follow whose reader
-// is gone (its channel closed) dies on that write first and releases nothing. Never a lock
-// that retake_run marked: a follow of an earlier connection may still be waiting for the job's
-// end. The lock is moved aside first and looked at there: a retake that replaced it meanwhile
-// is put back.
+// is gone (its channel closed) dies on that write first and releases nothing. Never once
+// retake_run has left `retaken` (a follow of an earlier connection may still be waiting for
+// the job's end): the lock is moved aside first and `retaken` looked for after that, so a
+// retake that came meanwhile gets it back. The lock released lies as `released`, which
+// names the run: only a retake of that run puts it back.
 std::string release_at_end(const ReleaseAtEnd& release) {
     return "if [ -e \"$s\" ] && [ -z \"$mlt_v3\" ] && { [ -z \"$mlt_v4\" ] || [ \"$mlt_v4\" = " +
-           shell_quote(release.log_dir) + " ]; } && mlt_mine && [ \"$(" +
+           shell_quote(release.log_dir) + " ]; } && [ ! -e \"$j/retaken\" ] && mlt_mine && [ \"$(" +
            remote_tree_digest(release.log_dir) + ")\" = " + release.listing_sha256 +
            " ] && mv \"$j/lock\" \"$j/lock.release.$$\" 2>/dev/null; then\n"
-           "  if grep -qxF \"run=$r\" \"$j/lock.release.$$\" && ! grep -q '^retaken=' "
-           "\"$j/lock.release.$$\"; then\n"
-           "    rm -f \"$j/lock.release.$$\" && printf 'released=1\\n' >&2\n"
+           "  if grep -qxF \"run=$r\" \"$j/lock.release.$$\" && [ ! -e \"$j/retaken\" ] && mv -f "
+           "\"$j/lock.release.$$\" \"$j/released\" 2>/dev/null; then printf 'released=1\\n' >&2\n"
            "  else ln \"$j/lock.release.$$\" \"$j/lock\" 2>/dev/null; rm -f "
            "\"$j/lock.release.$$\"; fi\n"
            "fi\n";
@@ -590,7 +606,10 @@ std::string release_at_end(const ReleaseAtEnd& release) {
 // there, an older wrapper, a job dir it cannot write), and the follow sleeps from then on.
 std::string nap(const JobPaths& p, Task task) {
     if (task != Task::job) return "mlt_nap() { sleep \"$1\"; }\n";
-    return "mlt_fl=; [ -z \"$g\" ] || ! command -v flock >/dev/null 2>&1 || mlt_fl=1\n"
+    // BusyBox's flock has no -w (its usage error would read as the time up): util-linux's
+    // answers `-w 0` on /dev/null with 0.
+    return "mlt_fl=; [ -z \"$g\" ] || ! command -v flock >/dev/null 2>&1 || ! flock -s -w 0 "
+           "/dev/null true 2>/dev/null || mlt_fl=1\n"
            "mlt_nap() {\n"
            "  if [ -z \"$mlt_fl\" ]; then sleep \"$1\"; return; fi\n"
            "  flock -s -w \"$1\" " +
@@ -613,6 +632,7 @@ std::string follow_command(const std::string& remote_dir, const std::string& mod
         std::string(kResultMarker.substr(0, kResultMarker.size() - 1)) + "\\n'; " +
         (task == Task::job ? job_result_lines(p)
                            : "printf 'exit=%s\\n' \"$(cat " + f.status + " 2>/dev/null)\"\n") +
+        (run_id && task == Task::job ? "[ -z \"$mlt_gone\" ] || printf 'gone=1\\n'\n" : "") +
         "} >&2\n" + (release && run_id && task == Task::job ? release_at_end(*release) : "");
     // Polls the log's size and sends exactly the bytes between the offset and that size, so
     // the remote side knows what it sent: when the task has ended, one last send reaches the

@@ -267,9 +267,10 @@ std::string make_wrapper_script(const WrapperSpec& s) {
     // While this shell runs it holds `running` locked (flock, where the host has it), before
     // the start sees its pid: a follow waits on that lock and wakes as the job ends. A
     // redirection that fails on `exec` would end the shell: a plain command tries it first.
-    o += "if command -v flock >/dev/null 2>&1 && true 9>>\"$mlt_dir\"/" + shell_quote(p.running) +
-         " 2>/dev/null; then exec 9>>\"$mlt_dir\"/" + shell_quote(p.running) +
-         "; flock -n 9 || exec 9>&-; fi\n";
+    // A follow's look at the lock holds it for an instant: up to 1 s is waited for it.
+    o += "if command -v flock >/dev/null 2>&1 && true 2>/dev/null 9>>\"$mlt_dir\"/" +
+         shell_quote(p.running) + "; then exec 9>>\"$mlt_dir\"/" + shell_quote(p.running) +
+         "; flock -w 1 9 || exec 9>&-; fi\n";
     // setsid made this shell a process-group leader: its pid is the group id to signal.
     o += "echo $$ > \"$mlt_job/pid.tmp\" && mv -f \"$mlt_job/pid.tmp\" \"$mlt_job/pid\"\n";
     // Room for the last records, should the training fill the disk: freed as the job ends.

@@ -172,9 +172,10 @@ void require_commands(Session& session, const std::string& token, const std::str
 }
 
 // Forgets the shell after an error (its output is out of step) or when it ended.
+// An open sent ahead stays for the next shell (a channel freed while its open is answered
+// would leave a session open on the server).
 void drop_shell(ControlShell& sh) {
     sh.channel.reset();
-    sh.opening.reset();
     sh.ahead.clear();
     sh.unasked.clear();
     sh.out_rest.clear();

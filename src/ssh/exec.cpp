@@ -88,8 +88,9 @@ ChannelPtr open_exec(ssh_session s, Liveness& live, const std::string& command,
     const auto asked = opening ? opening->asked : std::chrono::steady_clock::now();
     while ((rc = ssh_channel_open_session(channel.get())) == SSH_AGAIN) live.check(s, display);
     if (rc != SSH_OK) throw channel_error(s, "cannot open a channel to " + display);
-    // sshd answers an open at once: about one round trip of the link.
-    live.saw_reply(asked);
+    // sshd answers an open at once: about one round trip of the link (not one sent ahead,
+    // whose answer waited for the caller).
+    if (!opening) live.saw_reply(asked);
     spdlog::trace("exec on {}: {}", display, command);
     if (!first_input.empty()) {
         // The request goes out without waiting for its answer (a call that does not block

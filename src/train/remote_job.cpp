@@ -125,8 +125,8 @@ bool ShellJob::release_with_follow(const ReleaseAtEnd& release) {
     return true;
 }
 
-void ShellJob::retake(const std::string& run_id, const std::string& owner) {
-    retake_run(remote(), remote_dir_, model_, run_id, owner);
+void ShellJob::retake(const std::string& run_id) {
+    retake_run(remote(), remote_dir_, model_, run_id);
 }
 
 void ShellJob::collect_ahead_on_guess(const TrainPlan& plan, const std::string& run_id) {

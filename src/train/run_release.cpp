@@ -39,9 +39,21 @@ void TrainRun::retake_if_unread() {
     if (!release_unread_) return;
     // The lost follow may still run on the remote (a silent link) and release at the job's
     // end: the marked lock is one it leaves alone.
-    job_.retake(run_id_, plan_.owner);
+    job_.retake(run_id_);
     release_unread_ = false;
     released_ahead_ = false;
+}
+
+bool TrainRun::resume_released(const std::string& run_id) {
+    if (run_id.empty()) return false;
+    try {
+        job_.retake(run_id);
+    } catch (const Error& e) {
+        if (e.kind() != ErrorKind::conflict) throw;
+        return false;  // not released by a follow: nothing to resume
+    }
+    spdlog::debug("run {}: its follow had released the lock; taken back to resume it", run_id);
+    return true;
 }
 
 bool TrainRun::collected_with_release(const JobResult& result) {
@@ -55,7 +67,7 @@ bool TrainRun::collected_with_release(const JobResult& result) {
     // The local dir changed since (by hand): the pull needs the lock again, as any pull does.
     spdlog::debug("the local log dir changed while the job ran; taking the lock of run {} back",
                   run_id_);
-    job_.retake(run_id_, plan_.owner);
+    job_.retake(run_id_);
     released_ahead_ = false;
     return false;
 }

@@ -261,6 +261,8 @@ Phase TrainRun::take_lock() {
     job_.prepare();  // the control shell's channel opens while the run is planned
     if (plan_.resume) {
         auto jobs = job_.status();
+        if (!jobs.empty() && !jobs.front().locked && resume_released(jobs.front().run_id))
+            jobs = job_.status();
         if (jobs.empty() || !jobs.front().locked)
             throw conflict("no job of " + plan_.model + " to resume on " + host(),
                            "run without --resume");
@@ -457,10 +459,11 @@ Phase TrainRun::start() {
     // it: offset 0, as the local copy starts empty below).
     arm_watch();
     arm_release();
+    const bool lost_before = release_unread_;
     if (!plan_.no_wait) {
         // Until the start's answer is read, a follow that carries the release is out: after
         // a lost link it may still release at the job's end.
-        release_unread_ = release_armed_;
+        release_unread_ = release_unread_ || release_armed_;
         job_.follow_ahead(Task::job, &run_id_, 0, segment_seconds());
         // A short job ends within it: the collection's listing then comes, on a guess (a job
         // that runs on, or records an archive, skips its reply once).
@@ -473,7 +476,9 @@ Phase TrainRun::start() {
         InterruptDeferral hold;
         pgid = job_.start(run_id_);
     }
-    release_unread_ = false;  // follow() reads the follow sent ahead
+    // follow() reads the follow sent ahead, unless another command goes first.
+    release_unread_ = lost_before;
+    follow_ahead_unread_ = release_armed_ && !plan_.no_wait;
     return launched(pgid);
 }
 
@@ -491,8 +496,9 @@ Phase TrainRun::launched(long pgid) {
 Phase TrainRun::follow() {
     if (gang_) check_gang();
     check_budget();
-    retake_if_unread();
     if (watch_.stop_pending()) {
+        // The stop goes first: a follow sent ahead is dropped unread, and may still release.
+        release_unread_ = release_unread_ || std::exchange(follow_ahead_unread_, false);
         watch_.stop = JobWatch::Stop::sent;
         job_.stop(kStopGraceSeconds, &run_id_);
         watch_.stop = JobWatch::Stop::done;
@@ -515,15 +521,20 @@ Phase TrainRun::follow() {
     FollowStep seen;
     try {
         // Its answer lost (a lost link, a rule that cut it short), a follow that carries the
-        // release may still release at the job's end: the lock is taken back first.
-        release_unread_ = release_unread_ || release_armed_;
+        // release may still release at the job's end: the lock is taken back before the
+        // collection (retake_if_unread).
+        const bool lost_before = release_unread_;
+        release_unread_ = lost_before || release_armed_;
+        follow_ahead_unread_ = false;
         seen = job_.follow(Task::job, &run_id_, offset, poll ? 0 : segment_seconds(), show);
-        release_unread_ = false;
+        release_unread_ = lost_before;
     } catch (const RuleFired&) {
         status_.clear();
         return Phase::follow;  // the stop first, then the follow on from the local copy
     }
     if (seen.ended && seen.result && seen.result->released) released_ahead_ = true;
+    // Another follow of the run released the lock (a lost one): back before the collection.
+    if (seen.ended && seen.result && seen.result->lock_gone) release_unread_ = true;
     if (seen.ended) {
         status_.clear();
         if (restart_lost(seen.result)) return Phase::restart;

@@ -283,7 +283,7 @@ TEST_F(ControlShellTest, AChannelOpenedAheadStartsTheShellAsAnyOther) {
         mlt::Session session = open();
         mlt::SessionRemote remote(session);
         remote.prepare();
-        remote.prepare();  // one open ahead, not two
+        remote.prepare();  // one open ahead, not two (ControlShellOneSessionTest)
         const std::string pid = remote.run("echo $PPID").out;
         EXPECT_EQ(remote.run("echo one; echo two >&2; exit 3").exit_status, 3);
         EXPECT_EQ(remote.run("echo $PPID").out, pid) << "not the same shell";
@@ -312,6 +312,21 @@ TEST_F(ControlShellTest, AChannelOpenedAheadStartsTheShellAsAnyOther) {
         EXPECT_TRUE(has_text(e.what(), "runs no commands (exit 1)")) << e.what();
         EXPECT_TRUE(has_text(e.what(), "This account is closed.")) << e.what();
     }
+}
+
+// With one session allowed per connection, the shell can only be the channel opened ahead.
+class ControlShellOneSessionTest : public ControlShellTest {
+  protected:
+    std::string sshd_extra_config() const override { return "MaxSessions 1\n"; }
+};
+
+TEST_F(ControlShellOneSessionTest, TheShellIsTheChannelOpenedAhead) {
+    mlt::Session session = open();
+    mlt::SessionRemote remote(session);
+    remote.prepare();
+    remote.prepare();
+    EXPECT_EQ(remote.run("echo one").out, "one\n");
+    EXPECT_EQ(remote.run("echo two").out, "two\n");
 }
 
 TEST_F(ControlShellTest, AnAccountThatRunsNoCommandsIsRefusedWithTheServersWords) {

@@ -156,19 +156,57 @@ TEST_F(ReleaseAtEnd, ALockTakenBackIsNeverReleased) {
     // A follow that is lost may still run on the remote: once the lock is taken back (here
     // while the job runs), it leaves it alone.
     again(r, std::string(kWritesLogs) + " && sleep 0.3");
-    mlt::retake_run(r, dir_, "m", "run-1", "tester");
-    EXPECT_NE(read(".mlt/m/lock").find("\nretaken=1\n"), std::string::npos);
+    mlt::retake_run(r, dir_, "m", "run-1");
+    EXPECT_TRUE(exists(".mlt/m/retaken"));
     EXPECT_FALSE(follow_with_release(r, release()).released);
     EXPECT_TRUE(exists(".mlt/m/lock"));
     // Taken back after a release: a lock of the run again, which no follow releases.
     again(r, kWritesLogs);
     ASSERT_TRUE(follow_with_release(r, release()).released);
-    mlt::retake_run(r, dir_, "m", "run-1", "tester");
+    mlt::retake_run(r, dir_, "m", "run-1");
     const std::string lock = read(".mlt/m/lock");
     EXPECT_NE(lock.find("run=run-1\n"), std::string::npos) << lock;
     EXPECT_NE(lock.find("phase=finished\n"), std::string::npos) << lock;
     EXPECT_FALSE(follow_with_release(r, release()).released);
     EXPECT_TRUE(exists(".mlt/m/lock"));
+}
+
+// A follow that finds the lock released by another follow of the run (a lost one) says so,
+// and does not fail: mlt takes it back before it collects.
+TEST_F(ReleaseAtEnd, AFollowAfterAnotherOnesReleaseSaysTheLockIsGone) {
+    mlt::test::LocalRemote r;
+    run_once(r, kWritesLogs);
+    pull();
+    again(r, kWritesLogs);
+    ASSERT_TRUE(follow_with_release(r, release()).released);
+    std::string log;
+    const std::string run = "run-1";
+    const mlt::FollowStep step = mlt::follow_log(r, dir_, "m", mlt::Task::job, &run, 0, 1,
+                                                 [&](std::string_view d) { log += d; });
+    ASSERT_TRUE(step.ended);
+    ASSERT_TRUE(step.result.has_value());
+    EXPECT_TRUE(step.result->lock_gone);
+    EXPECT_EQ(step.result->exit_status.value_or(-1), 0);
+    mlt::retake_run(r, dir_, "m", "run-1");
+    EXPECT_TRUE(exists(".mlt/m/lock"));
+    EXPECT_FALSE(exists(".mlt/m/released"));
+    // A new run clears what the release and the retake left.
+    again(r, kWritesLogs);
+    EXPECT_FALSE(exists(".mlt/m/retaken"));
+}
+
+// A lock released otherwise (`stop`, or the run's own release after its collection) is
+// never taken back: only one that a follow of the run released.
+TEST_F(ReleaseAtEnd, ALockReleasedByAStopIsNotTakenBack) {
+    mlt::test::LocalRemote r;
+    run_once(r, kWritesLogs);
+    mlt::release_run(r, dir_, "m", "run-1");
+    EXPECT_THROW(mlt::retake_run(r, dir_, "m", "run-1"), mlt::Error);
+    EXPECT_FALSE(exists(".mlt/m/lock"));
+    // Nor does a follow of the run then pass for one whose lock another follow released.
+    const std::string run = "run-1";
+    EXPECT_THROW(mlt::follow_log(r, dir_, "m", mlt::Task::job, &run, 0, 1, [](std::string_view) {}),
+                 mlt::Error);
 }
 
 TEST_F(ReleaseAtEnd, ALockCannotBeTakenBackFromAnotherRun) {
@@ -180,7 +218,7 @@ TEST_F(ReleaseAtEnd, ALockCannotBeTakenBackFromAnotherRun) {
     // Another run took the model meanwhile: its lock stays, and the run is told.
     start(r, "true", {}, "run-2");
     try {
-        mlt::retake_run(r, dir_, "m", "run-1", "tester");
+        mlt::retake_run(r, dir_, "m", "run-1");
         FAIL() << "took another run's lock";
     } catch (const mlt::Error& e) {
         EXPECT_NE(std::string(e.what()).find("run-2"), std::string::npos) << e.what();
@@ -188,7 +226,7 @@ TEST_F(ReleaseAtEnd, ALockCannotBeTakenBackFromAnotherRun) {
     EXPECT_NE(read(".mlt/m/lock").find("run=run-2\n"), std::string::npos);
     // Its lock released too, its files are not run-1's: still not taken.
     mlt::release_run(r, dir_, "m", "run-2");
-    EXPECT_THROW(mlt::retake_run(r, dir_, "m", "run-1", "tester"), mlt::Error);
+    EXPECT_THROW(mlt::retake_run(r, dir_, "m", "run-1"), mlt::Error);
     EXPECT_FALSE(exists(".mlt/m/lock"));
 }
 

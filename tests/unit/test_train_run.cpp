@@ -440,7 +440,7 @@ TEST_F(TrainRunReleased, ALocalLogChangedMeanwhileIsPulledUnderTheLockTakenBack)
             fs::remove(local_log());
             std::ofstream(go).put('1');
         }
-        if (command.find("retaken=1") != std::string::npos)
+        if (command.find("cannot write $j/retaken") != std::string::npos)
             released_seen = !fs::exists(remote_dir() + "/.mlt/m/lock");
     };
     ASSERT_EQ(rig.run.run(), 0) << rig.rep.alerts;
@@ -448,6 +448,31 @@ TEST_F(TrainRunReleased, ALocalLogChangedMeanwhileIsPulledUnderTheLockTakenBack)
     expect_released(rig.run.run_id(), rig.rep);
     EXPECT_NE(rig.rep.notices.find(": 1 file(s), 4 bytes (0 unchanged)"), std::string::npos)
         << rig.rep.notices;
+}
+
+// A run whose follow released the lock, and whose mlt was lost before it read that (a silent
+// link, then killed): --resume takes the lock back and collects the run, as it would with
+// the lock there. A lock released by the run's own release stays released.
+TEST_F(TrainRunReleased, AResumeTakesBackALockItsFollowReleased) {
+    run_before();
+    {
+        Rig rig(plan());
+        ASSERT_EQ(rig.run.run(), 0) << rig.rep.alerts;
+    }
+    ASSERT_FALSE(fs::exists(remote_dir() + "/.mlt/m/lock"));
+    mlt::TrainPlan p = plan();
+    p.resume = true;
+    Rig rig(p);
+    ASSERT_EQ(rig.run.run(), 0) << rig.rep.alerts << rig.rep.notices;
+    EXPECT_NE(rig.rep.notices.find("logs: "), std::string::npos) << rig.rep.notices;
+    EXPECT_FALSE(fs::exists(remote_dir() + "/.mlt/m/lock")) << "the lock was not released";
+    Rig again(p);
+    try {
+        again.run.run();
+        FAIL() << "resumed a run whose lock its own release removed";
+    } catch (const mlt::Error& e) {
+        EXPECT_EQ(e.code(), mlt::exit_code::kConflict) << e.what();
+    }
 }
 
 // Each remote command of such a run cut before it reached the remote, or after it ran with its

@@ -150,12 +150,12 @@ void set_run_phase(Remote& remote, const std::string& remote_dir, const std::str
 void release_run(Remote& remote, const std::string& remote_dir, const std::string& model,
                  const std::string& run_id);
 
-// Takes the lock of run `run_id` back after a release that went with its follow
-// (ReleaseAtEnd), for a collection that finds something to pull after all: only when no lock
-// is there and the job files are still that run's. Nothing when the lock is that run's.
-// Throws mlt::Error (conflict, exit 3) when another run took the model meanwhile.
+// Takes the lock of run `run_id` back, so that no follow of the run releases it any more
+// (ReleaseAtEnd): the run's lock stays, and the one a follow of the run released is put back
+// while the job files are still that run's. Throws mlt::Error (conflict, exit 3) when
+// another run took the model meanwhile, or the lock went otherwise (`stop` released it).
 void retake_run(Remote& remote, const std::string& remote_dir, const std::string& model,
-                const std::string& run_id, const std::string& owner);
+                const std::string& run_id);
 
 // Starts the job of run `run_id` from its recorded run.sh, detached in its own session, and
 // waits (bounded, 10 s) until it has recorded its process group; returns that id. At most
@@ -237,6 +237,7 @@ struct JobResult {
     std::optional<int> stopped_with;  // mlt's stop ended the job, with this status (143, 137)
     bool disk_full = false;           // the remote disk was full when the job ended, or is now
     bool released = false;            // its follow released the run's lock (ReleaseAtEnd)
+    bool lock_gone = false;  // another follow of the run released it: retake_run before more
 };
 
 // A release of the run's lock that goes with the follow of its job (follow_log), so that a

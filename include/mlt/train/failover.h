@@ -84,9 +84,7 @@ class ForwardingJob : public RemoteJob {
     bool release_with_follow(const ReleaseAtEnd& release) override {
         return t_->release_with_follow(release);
     }
-    void retake(const std::string& run_id, const std::string& owner) override {
-        t_->retake(run_id, owner);
-    }
+    void retake(const std::string& run_id) override { t_->retake(run_id); }
     void watch(int every_s, OutputSink on_sample) override {
         t_->watch(every_s, std::move(on_sample));
     }

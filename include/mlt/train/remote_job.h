@@ -95,9 +95,7 @@ class RemoteJob {
     // Takes the lock of `run_id` back, marked so that no follow releases it any more
     // (retake_run): after a follow that carried a release and may have released it. Nothing
     // by default.
-    virtual void retake(const std::string& run_id, const std::string& owner) {
-        (void)run_id, (void)owner;
-    }
+    virtual void retake(const std::string& run_id) { (void)run_id; }
     // Restarts the run's lost job as attempt `attempt` (restart_job); returns its process
     // group.
     virtual long restart(const std::string& run_id, int attempt) = 0;
@@ -146,7 +144,7 @@ class ShellJob : public RemoteJob {
     void follow_ahead(Task task, const std::string* run_id, uint64_t offset, int seconds) override;
     void collect_ahead_on_guess(const TrainPlan& plan, const std::string& run_id) override;
     bool release_with_follow(const ReleaseAtEnd& release) override;
-    void retake(const std::string& run_id, const std::string& owner) override;
+    void retake(const std::string& run_id) override;
     void watch(int every_s, OutputSink on_sample) override;
     long restart(const std::string& run_id, int attempt) override;
     bool stop(int grace_s, const std::string* run_id) override;

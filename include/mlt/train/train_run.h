@@ -330,9 +330,13 @@ class TrainRun {
     // be home when its job ends: the local log dir as it was when the run first followed.
     std::optional<TreeDigest> logs_digest_;
     bool release_considered_ = false;
-    bool release_armed_ = false;   // the follows carry it
-    bool release_unread_ = false;  // one that carried it went out, and its answer was lost
-    bool released_ahead_ = false;  // a follow released the lock: nothing is left to pull
+    bool release_armed_ = false;        // the follows carry it
+    bool release_unread_ = false;       // one that carried it went out, and its answer was lost
+    bool released_ahead_ = false;       // a follow released the lock: nothing is left to pull
+    bool follow_ahead_unread_ = false;  // start() sent a follow that carries it, unread yet
+    // --resume of a run whose lock a follow released (an mlt lost before it read that
+    // follow): takes it back (retake_run). False when it is not such a run.
+    bool resume_released(const std::string& run_id);
     // Has the job's follows carry the release, when this run may use it (before the start
     // and each follow).
     void arm_release();
