@@ -257,17 +257,19 @@ std::string TrainRun::which() const {
     return plan_.model + " (run " + (run_id_.empty() ? "-" : run_id_) + ")";
 }
 
+Phase TrainRun::resume_lock() {
+    auto jobs = job_.status();
+    if (!jobs.empty() && !jobs.front().locked && resume_released(jobs.front().run_id))
+        jobs = job_.status();
+    if (jobs.empty() || !jobs.front().locked)
+        throw conflict("no job of " + plan_.model + " to resume on " + host(),
+                       "run without --resume");
+    return adopt(jobs.front());
+}
+
 Phase TrainRun::take_lock() {
     job_.prepare();  // the control shell's channel opens while the run is planned
-    if (plan_.resume) {
-        auto jobs = job_.status();
-        if (!jobs.empty() && !jobs.front().locked && resume_released(jobs.front().run_id))
-            jobs = job_.status();
-        if (jobs.empty() || !jobs.front().locked)
-            throw conflict("no job of " + plan_.model + " to resume on " + host(),
-                           "run without --resume");
-        return adopt(jobs.front());
-    }
+    if (plan_.resume) return resume_lock();
     if (run_id_.empty()) run_id_ = new_run_id();  // a retry after a lost link keeps it
     WrapperSpec wrapper = plan_.wrapper;
     wrapper.run_id = run_id_;

@@ -337,6 +337,8 @@ class TrainRun {
     // --resume of a run whose lock a follow released (an mlt lost before it read that
     // follow): takes it back (retake_run). False when it is not such a run.
     bool resume_released(const std::string& run_id);
+    // The lock phase of --resume: the run the remote holds, adopted.
+    Phase resume_lock();
     // Has the job's follows carry the release, when this run may use it (before the start
     // and each follow).
     void arm_release();
