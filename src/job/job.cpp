@@ -146,19 +146,26 @@ JobResult parse_job_result(std::string_view text) {
     return result;
 }
 
+// A shell test: the lock is gone because a follow of run $r released it (ReleaseAtEnd: it
+// lies as `released`), and the job files are still that run's.
+constexpr const char* kReleasedByFollow =
+    "{ [ ! -e \"$j/lock\" ] && mlt_files_mine && grep -qxF \"run=$r\" \"$j/released\" "
+    "2>/dev/null; }";
+
 // What the follow of a run's job does at its end: phase finished, only over phase running.
 // A follow that an mlt left behind (killed, or cut off) may still reach the end after a
 // newer mlt of the run recorded collected, which it must not undo. The lock is written
 // through a temp file of each shell's own ($$): concurrent writers never mix their bytes.
 // A lock that another follow of the run released (ReleaseAtEnd: it lies as `released`) is
 // said (`gone=1` in the result), for mlt to take it back before it collects.
-constexpr const char* kFinishedAtEnd =
-    "mlt_gone=\n"
-    "if mlt_mine; then\n"
-    "  [ \"$(sed -n 's/^phase=//p' \"$j/lock\")\" != running ] || mlt_phase finished\n"
-    "elif [ ! -e \"$j/lock\" ] && mlt_files_mine && grep -qxF \"run=$r\" \"$j/released\" "
-    "2>/dev/null; then mlt_gone=1\n"
-    "else mlt_foreign; fi\n";
+std::string finished_at_end() {
+    return std::string(
+               "mlt_gone=\n"
+               "if mlt_mine; then\n"
+               "  [ \"$(sed -n 's/^phase=//p' \"$j/lock\")\" != running ] || mlt_phase finished\n"
+               "elif ") +
+           kReleasedByFollow + "; then mlt_gone=1\nelse mlt_foreign; fi\n";
+}
 
 // The line before the result a follow prints on stderr at the task's end.
 constexpr std::string_view kResultMarker = "mlt-follow-result\n";
@@ -371,9 +378,7 @@ void retake_run(Remote& remote, const std::string& remote_dir, const std::string
     // passes (release_at_end looks for it after it moved the lock aside); then the lock put
     // back: the released one linked into place (fails when another took its place), a
     // release under way waited for, briefly.
-    const std::string released =
-        "{ [ ! -e \"$j/lock\" ] && mlt_files_mine && grep -qxF \"run=$r\" \"$j/released\" "
-        "2>/dev/null; }";
+    const std::string released = kReleasedByFollow;
     const std::string body =
         "mlt_releasing() { set -- \"$j\"/lock.release.*; [ -e \"$1\" ]; }\n"
         "if mlt_mine || " +
@@ -580,7 +585,6 @@ void take_samples(std::string& err, size_t& looked, const OutputSink* on_sample)
     }
 }
 
-// follow_log's command.
 // What a follow of a run's job does at the end, after its result (ReleaseAtEnd): releases
 // the lock when nothing is left to collect. After the result, so that a follow whose reader
 // is gone (its channel closed) dies on that write first and releases nothing. Never once
@@ -619,6 +623,7 @@ std::string nap(const JobPaths& p, Task task) {
            "}\n";
 }
 
+// follow_log's command.
 std::string follow_command(const std::string& remote_dir, const std::string& model, Task task,
                            const std::string* run_id, uint64_t offset, int seconds,
                            int sample_every, const ReleaseAtEnd* release) {
@@ -628,7 +633,7 @@ std::string follow_command(const std::string& remote_dir, const std::string& mod
     // phase, so that collecting it needs no round trip of its own. The lock must still be
     // the run's, as set_run_phase requires.
     const std::string at_end =
-        std::string(run_id && task == Task::job ? kFinishedAtEnd : "") + "{ printf '" +
+        (run_id && task == Task::job ? finished_at_end() : std::string()) + "{ printf '" +
         std::string(kResultMarker.substr(0, kResultMarker.size() - 1)) + "\\n'; " +
         (task == Task::job ? job_result_lines(p)
                            : "printf 'exit=%s\\n' \"$(cat " + f.status + " 2>/dev/null)\"\n") +

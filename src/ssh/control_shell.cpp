@@ -358,8 +358,8 @@ ExecResult Session::shell(const std::string& command, std::string_view input,
             // (nologin) may close the channel while they are written: open_exec leaves that
             // to the read below, where it is a frame 0 that never comes.
             spdlog::trace("starting the control shell on {}", impl_->display);
-            sh.channel = open_exec(s, impl_->live, "exec sh", impl_->display, text,
-                                   std::exchange(sh.opening, std::nullopt));
+            sh.channel =
+                open_exec(s, impl_->live, "exec sh", impl_->display, text, std::move(sh.opening));
         } else {
             write_all(s, impl_->live, sh.channel.get(), text.data(), text.size(), impl_->display);
         }

@@ -60,37 +60,31 @@ class NonBlocking {
 
 }  // namespace
 
-std::optional<OpeningChannel> open_ahead(ssh_session s) {
-    OpeningChannel opening{ChannelPtr(ssh_channel_new(s)), std::chrono::steady_clock::now()};
-    if (!opening.channel) return std::nullopt;
+ChannelPtr open_ahead(ssh_session s) {
+    ChannelPtr channel(ssh_channel_new(s));
+    if (!channel) return nullptr;
     int rc;
     {
         NonBlocking sending(s);
-        rc = ssh_channel_open_session(opening.channel.get());
+        rc = ssh_channel_open_session(channel.get());
     }
-    if (rc != SSH_OK && rc != SSH_AGAIN) return std::nullopt;
-    return opening;
+    return rc == SSH_OK || rc == SSH_AGAIN ? std::move(channel) : nullptr;
 }
 
 ChannelPtr open_exec(ssh_session s, Liveness& live, const std::string& command,
-                     const std::string& display, std::string_view first_input) {
-    return open_exec(s, live, command, display, first_input, std::nullopt);
-}
-
-ChannelPtr open_exec(ssh_session s, Liveness& live, const std::string& command,
-                     const std::string& display, std::string_view first_input,
-                     std::optional<OpeningChannel> opening) {
-    ChannelPtr channel(opening ? std::move(opening->channel) : ChannelPtr(ssh_channel_new(s)));
+                     const std::string& display, std::string_view first_input, ChannelPtr opening) {
+    // An open sent ahead is no measure of the link: its answer waited for the caller.
+    const bool measured = !opening;
+    ChannelPtr channel = opening ? std::move(opening) : ChannelPtr(ssh_channel_new(s));
     if (!channel) throw channel_error(s, "cannot create a channel to " + display);
     // Both requests wait for the server's answer; SSH_AGAIN means the call timeout passed
     // first, and the same call continues where it was (also an open sent ahead).
     int rc;
-    const auto asked = opening ? opening->asked : std::chrono::steady_clock::now();
+    const auto asked = std::chrono::steady_clock::now();
     while ((rc = ssh_channel_open_session(channel.get())) == SSH_AGAIN) live.check(s, display);
     if (rc != SSH_OK) throw channel_error(s, "cannot open a channel to " + display);
-    // sshd answers an open at once: about one round trip of the link (not one sent ahead,
-    // whose answer waited for the caller).
-    if (!opening) live.saw_reply(asked);
+    // sshd answers an open at once: about one round trip of the link.
+    if (measured) live.saw_reply(asked);
     spdlog::trace("exec on {}: {}", display, command);
     if (!first_input.empty()) {
         // The request goes out without waiting for its answer (a call that does not block

@@ -166,23 +166,16 @@ void write_all(ssh_session s, Liveness& live, ssh_channel ch, const char* data, 
 
 // Opens a session channel and starts `command` on it (an exec request), waiting through
 // libssh's call timeouts while the link answers. `first_input`, when given, is written to
-// the command's stdin right behind the request, before its answer. Throws channel_error /
-// Liveness errors.
+// the command's stdin right behind the request, before its answer. `opening`, when given, is
+// a channel whose open went out already (open_ahead): it is taken on from there. Throws
+// channel_error / Liveness errors.
 ChannelPtr open_exec(ssh_session s, Liveness& live, const std::string& command,
-                     const std::string& display, std::string_view first_input = {});
+                     const std::string& display, std::string_view first_input = {},
+                     ChannelPtr opening = nullptr);
 
-// A session channel whose open went out (open_ahead) and is not answered yet: open_exec takes
-// it on from there, as if it had sent that open itself at `asked`.
-struct OpeningChannel {
-    ChannelPtr channel;
-    std::chrono::steady_clock::time_point asked;
-};
-// Sends the open of a session channel without waiting for its answer; nullopt when libssh
-// refused it at once (the open in open_exec then says why).
-std::optional<OpeningChannel> open_ahead(ssh_session s);
-ChannelPtr open_exec(ssh_session s, Liveness& live, const std::string& command,
-                     const std::string& display, std::string_view first_input,
-                     std::optional<OpeningChannel> opening);
+// Sends the open of a session channel without waiting for its answer (for open_exec's
+// `opening`); null when libssh refused it at once (the open in open_exec then says why).
+ChannelPtr open_ahead(ssh_session s);
 
 // A channel whose exec request went out: `answer` is SSH_OK once the server said yes, or
 // SSH_AGAIN while its answer has not come (exec_request takes it later).
@@ -321,7 +314,7 @@ struct ControlShell {
     // What was read past the end of the last frame read (a frame sent ahead answers at once).
     std::string out_rest, err_rest;
     // The open of its channel, sent ahead (Session::open_shell_ahead) and not answered yet.
-    std::optional<ssh_detail::OpeningChannel> opening;
+    ssh_detail::ChannelPtr opening;
     bool unavailable = false;  // the server refused it: use exec channels instead
     // Set when the account runs no commands at all (nologin): every later command fails so.
     std::optional<Error> refusal;

@@ -13,6 +13,11 @@ namespace {
 // remote lists and hashes them all at the job's end, where the run waits for it.
 constexpr size_t kMaxReleaseFiles = 20000;
 
+// The local log dir as the remote lists its copy, mlt's own files left out.
+std::optional<TreeDigest> local_logs_digest(const TrainPlan& plan) {
+    return local_tree_digest(plan.local_logs, local_own_names(plan, false), kMaxReleaseFiles);
+}
+
 }  // namespace
 
 void TrainRun::arm_release() {
@@ -23,9 +28,7 @@ void TrainRun::arm_release() {
         // something: an empty one (a first run, --clean) is seldom what the job leaves.
         const bool may = !gang_ && !plan_.no_wait && plan_.shutdown_cmds.empty() &&
                          plan_.sync_every_s <= 0 && logs_only_collection(plan_);
-        if (may)
-            logs_digest_ = local_tree_digest(plan_.local_logs, local_own_names(plan_, false),
-                                             kMaxReleaseFiles);
+        if (may) logs_digest_ = local_logs_digest(plan_);
         if (logs_digest_ && logs_digest_->files == 0) logs_digest_.reset();
     }
     // Each time: after a failover, the follows are another host's.
@@ -57,8 +60,7 @@ bool TrainRun::resume_released(const std::string& run_id) {
 }
 
 bool TrainRun::collected_with_release(const JobResult& result) {
-    const auto now =
-        local_tree_digest(plan_.local_logs, local_own_names(plan_, false), kMaxReleaseFiles);
+    const auto now = local_logs_digest(plan_);
     if (now && logs_digest_ && now->sha256 == logs_digest_->sha256) {
         lock_ = LockHold::released;
         collected_in_place(plan_, result, now->files, reporter_);

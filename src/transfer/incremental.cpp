@@ -66,6 +66,20 @@ std::string find_time(const struct timespec& t) {
     return std::to_string(t.tv_sec) + "." + std::string(9 - ns.size(), '0') + ns + "0";
 }
 
+// The records both sides hash, as GNU find's -printf writes them: "SIZE MTIME ./NAME\0".
+constexpr const char* kFindRecord = "%s %T@ %p\\0";
+
+// A local file's record in that form, without its NUL.
+std::string find_record(const struct stat& st, const std::string& name) {
+    return std::to_string(st.st_size) + " " + find_time(st.st_mtim) + " " + name;
+}
+
+// Adds a record and its NUL to `digest`.
+void hash_record(Sha256& digest, const std::string& record) {
+    digest.update(record);
+    digest.update(std::string_view("\0", 1));
+}
+
 }  // namespace
 
 std::optional<std::string> uploads_current_test(
@@ -83,8 +97,7 @@ std::optional<std::string> uploads_current_test(
             if (::stat(item.local_path.c_str(), &st) != 0 || st.st_mtim.tv_sec < 0)
                 return std::nullopt;
             const std::string name = "./" + item.remote_path;
-            want.update(std::to_string(st.st_size) + " " + find_time(st.st_mtim) + " " + name);
-            want.update(std::string_view("\0", 1));
+            hash_record(want, find_record(st, name));
             names += name + '\0';
             if (total + names.size() > kMaxTestNames) return std::nullopt;
         }
@@ -95,7 +108,7 @@ std::optional<std::string> uploads_current_test(
                    " | " + transfer_detail::find_each_named("-printf \"$MLT_M\"") + " ); ";
     }
     if (listing.empty()) return std::string("true");
-    return "[ \"$(export MLT_M='%s %T@ %p\\0'; { " + listing +
+    return "[ \"$(export MLT_M='" + std::string(kFindRecord) + "'; { " + listing +
            "} | sha256sum 2>/dev/null | cut -c 1-64)\" = " + want.hex_digest() + " ]";
 }
 
@@ -121,23 +134,20 @@ std::optional<TreeDigest> local_tree_digest(const std::string& local_base,
         if (::lstat(it->path().c_str(), &st) != 0) return std::nullopt;
         if (!S_ISREG(st.st_mode)) continue;
         if (st.st_mtim.tv_sec < 0 || records.size() >= max_files) return std::nullopt;
-        records.push_back(std::to_string(st.st_size) + " " + find_time(st.st_mtim) + " ./" + rel);
+        records.push_back(find_record(st, "./" + rel));
     }
     if (ec) return std::nullopt;
     std::sort(records.begin(), records.end());
     Sha256 digest;
-    for (const auto& record : records) {
-        digest.update(record);
-        digest.update(std::string_view("\0", 1));
-    }
+    for (const auto& record : records) hash_record(digest, record);
     return TreeDigest{digest.hex_digest(), records.size()};
 }
 
 std::string remote_tree_digest(const std::string& remote_dir) {
     return "cd -- " + shell_quote_path(remote_dir) +
-           " 2>/dev/null && { LC_ALL=C find . -type f \\( -readable -printf '%s %T@ %p\\0' -o "
-           "-printf 'u\\0' \\) || printf 'x\\0'; } | LC_ALL=C sort -z | sha256sum 2>/dev/null | "
-           "cut -c 1-64";
+           " 2>/dev/null && { LC_ALL=C find . -type f \\( -readable -printf '" + kFindRecord +
+           "' -o -printf 'u\\0' \\) || printf 'x\\0'; } | LC_ALL=C sort -z | sha256sum "
+           "2>/dev/null | cut -c 1-64";
 }
 
 std::vector<std::string> changed_for_download(const std::vector<RemoteFileInfo>& remote_files,

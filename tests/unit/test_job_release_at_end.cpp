@@ -79,6 +79,13 @@ class ReleaseAtEnd : public mlt::test::JobFixture {
         }
     }
     mlt::ReleaseAtEnd release() { return {logs(), local_digest()}; }
+    // A run-1 whose logs are home, run again: its follow released the lock.
+    void released_once(mlt::test::LocalRemote& r) {
+        run_once(r, kWritesLogs);
+        pull();
+        again(r, kWritesLogs);
+        ASSERT_TRUE(follow_with_release(r, release()).released);
+    }
     // Takes a new lock of run-1 (the job files stay its own) and starts its job again.
     void again(mlt::test::LocalRemote& r, const std::string& cmd) {
         fs::remove_all(dir_ + "/.mlt");
@@ -175,10 +182,7 @@ TEST_F(ReleaseAtEnd, ALockTakenBackIsNeverReleased) {
 // and does not fail: mlt takes it back before it collects.
 TEST_F(ReleaseAtEnd, AFollowAfterAnotherOnesReleaseSaysTheLockIsGone) {
     mlt::test::LocalRemote r;
-    run_once(r, kWritesLogs);
-    pull();
-    again(r, kWritesLogs);
-    ASSERT_TRUE(follow_with_release(r, release()).released);
+    ASSERT_NO_FATAL_FAILURE(released_once(r));
     std::string log;
     const std::string run = "run-1";
     const mlt::FollowStep step = mlt::follow_log(r, dir_, "m", mlt::Task::job, &run, 0, 1,
@@ -211,10 +215,7 @@ TEST_F(ReleaseAtEnd, ALockReleasedByAStopIsNotTakenBack) {
 
 TEST_F(ReleaseAtEnd, ALockCannotBeTakenBackFromAnotherRun) {
     mlt::test::LocalRemote r;
-    run_once(r, kWritesLogs);
-    pull();
-    again(r, kWritesLogs);
-    ASSERT_TRUE(follow_with_release(r, release()).released);
+    ASSERT_NO_FATAL_FAILURE(released_once(r));
     // Another run took the model meanwhile: its lock stays, and the run is told.
     start(r, "true", {}, "run-2");
     try {
