@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -12,6 +13,9 @@
 #include "mlt/transfer/progress.h"
 #include "mlt/transfer/transfer.h"
 #include "mlt/util/paths.h"
+#include "mlt/util/remote_name.h"
+#include "mlt/util/shell.h"
+#include "mlt/util/text.h"
 
 namespace fs = std::filesystem;
 
@@ -47,12 +51,14 @@ void logs_notice(const TrainPlan& plan, const SyncResult& logs, Reporter& report
 }
 
 // The archive, only when this run's job recorded its sha256, and never through a remote
-// symlink (the job may have left one pointing anywhere).
-void collect_archive(Remote& remote, const TrainPlan& plan, const JobResult& result,
-                     Reporter& reporter, TransferStats& total) {
+// symlink (the job may have left one pointing anywhere). Returns why it was not collected
+// (nullopt: collected, or none was recorded): the caller collects the rest, then throws it,
+// so that nothing presents an older local archive as this run's.
+std::optional<Error> collect_archive(Remote& remote, const TrainPlan& plan, const JobResult& result,
+                                     Reporter& reporter, TransferStats& total) {
     if (!fetches_archive(plan, result)) {
         no_archive_notice(plan, result, reporter);
-        return;
+        return std::nullopt;
     }
     const std::string remote_archive = remote_path_in(plan.remote_dir, plan.archive);
     TransferProgress progress("archive", 1, 0);
@@ -62,19 +68,22 @@ void collect_archive(Remote& remote, const TrainPlan& plan, const JobResult& res
     options.follow_links = false;
     const FetchResult got = fetch_file(remote, remote_archive, plan.local_archive, options);
     progress.dismiss();
+    const std::string run = result.run_id.empty() ? "-" : result.run_id;
     if (got.found == RemoteEntry::file) {
         add(total, {1, got.size});
         reporter.notice("archive: " + plan.local_archive);
-    } else if (got.found == RemoteEntry::symlink) {
-        spdlog::warn(
-            "{} on the remote is a symlink; not collected (mlt never follows a link "
-            "the job left)",
-            remote_archive);
-    } else {
-        spdlog::warn(
-            "run {} recorded an archive, but {} is gone from the remote; nothing collected",
-            result.run_id.empty() ? "-" : result.run_id, remote_archive);
+        return std::nullopt;
     }
+    if (got.found == RemoteEntry::symlink)
+        return tampered_error(
+            "the archive " + remote_archive + " of run " + run + " on " + remote.name(),
+            "it became a symlink after the job recorded its sha256; not "
+            "collected, and " +
+                plan.local_archive + " is not this run's result");
+    return remote_error("run " + run + " recorded an archive, but " + remote_archive +
+                            " is no longer a file on " + remote.name() + "; not collected, and " +
+                            plan.local_archive + " is not this run's result",
+                        "something removed it after the job ended; look at the console log");
 }
 
 // The remote log dir into the local one (pull_logs), with its notice.
@@ -94,11 +103,37 @@ void collect_logs(Remote& remote, const TrainPlan& plan, const JobResult& result
     logs_notice(plan, pulled.logs, reporter);
 }
 
+// The remote path of a download_files `from`: `$NAME` and `${NAME}` expanded by the remote's
+// environment, as MLTK's expandvars does there (a name it lacks stays as it is). awk reads
+// the path from the environment: nothing in it runs as shell code.
+std::string expanded_remote_path(Remote& remote, const std::string& from) {
+    if (from.find('$') == std::string::npos) return from;
+    static const char kExpand[] =
+        "export P; awk 'BEGIN { s = ENVIRON[\"P\"]; o = \"\"; "
+        "while (match(s, /\\$(\\{[A-Za-z_][A-Za-z0-9_]*\\}|[A-Za-z_][A-Za-z0-9_]*)/)) { "
+        "n = substr(s, RSTART + 1, RLENGTH - 1); gsub(/[{}]/, \"\", n); "
+        "o = o substr(s, 1, RSTART - 1) (n in ENVIRON ? ENVIRON[n] : substr(s, RSTART, RLENGTH)); "
+        "s = substr(s, RSTART + RLENGTH) } printf \"%s\", o s }'";
+    const RemoteOutput out = remote.run("P=" + shell_quote(from) + "; " + kExpand);
+    if (out.exit_status != 0)
+        throw remote_failure(remote, "expanding download_files path " + from, out.exit_status,
+                             out.err);
+    if (out.out.empty() || out.out.size() > kMaxRemoteName ||
+        out.out.find_first_of(std::string("\0\n", 2)) != std::string::npos)
+        throw tampered_error("the expansion of " + from + " on " + remote.name(),
+                             "'" + printable(out.out, 200) + "' is no path");
+    return out.out;
+}
+
 // One `from|to` pair of download_files: a file, or a directory copied as a whole.
 void collect_pair(Remote& remote, const TrainPlan& plan, const std::string& entry,
                   const TransferSpec& spec, const CompressionChoice& compression,
                   TransferStats& total) {
-    const std::string from = remote_path_in(plan.remote_dir, spec.from);
+    // As MLTK's abspath in the remote dir, after the expansion: `$LOGNAME.dl` is in the remote
+    // dir, `$HOME/x` where HOME is.
+    const std::string path = expanded_remote_path(remote, spec.from);
+    const std::string from =
+        path[0] == '$' ? plan.remote_dir + "/" + path : remote_path_in(plan.remote_dir, path);
     const std::string to = local_path_in(plan.spec_dir, expand_env_vars(spec.to));
     const FetchResult got = fetch_file(remote, from, to);
     if (got.found == RemoteEntry::file) {
@@ -111,9 +146,11 @@ void collect_pair(Remote& remote, const TrainPlan& plan, const std::string& entr
     }
 }
 
+// The download_files globs match the remote dir's listing (each name through the gate); the
+// tar stream that brings them may hold exactly those files, each at most its listed size.
 void collect_download_files(Remote& remote, const TrainPlan& plan,
                             const CompressionChoice& compression, TransferStats& total) {
-    std::vector<std::string> remote_files;
+    std::vector<RemoteFileInfo> remote_files;
     bool listed = false;
     for (const auto& entry : plan.download_files) {
         const TransferSpec spec = parse_transfer_spec(entry, TransferDirection::download);
@@ -121,17 +158,23 @@ void collect_download_files(Remote& remote, const TrainPlan& plan,
             collect_pair(remote, plan, entry, spec, compression, total);
             continue;
         }
-        if (!listed) remote_files = list_remote_files(remote, plan.remote_dir);
+        if (!listed) remote_files = list_remote_file_info(remote, plan.remote_dir);
         listed = true;
-        std::vector<std::string> matched;
+        std::vector<RemoteFileInfo> matched;
         for (const auto& f : remote_files)
-            if (glob_match(spec.from, f)) matched.push_back(f);
+            if (glob_match(spec.from, f.path)) matched.push_back(f);
         if (matched.empty()) {
             spdlog::warn("download_files: '{}' matches no remote file", entry);
             continue;
         }
-        add(total,
-            download(remote, plan.remote_dir, matched, plan.spec_dir, nullptr, compression()));
+        const TransferStats got = download_listed(remote, plan.remote_dir, matched, plan.spec_dir,
+                                                  nullptr, compression());
+        if (got.files < matched.size())
+            spdlog::warn(
+                "download_files: '{}': {} of {} files changed after they were listed; "
+                "not downloaded",
+                entry, matched.size() - got.files, matched.size());
+        add(total, got);
     }
 }
 
@@ -204,9 +247,12 @@ TransferStats collect_results(Remote& remote, const TrainPlan& plan, const JobRe
                               LinkPool* links) {
     TransferStats total;
     // A node of a multi-node run other than rank 0 leaves the archive to rank 0.
-    if (!plan.local_archive.empty()) collect_archive(remote, plan, result, reporter, total);
+    std::optional<Error> no_archive;
+    if (!plan.local_archive.empty())
+        no_archive = collect_archive(remote, plan, result, reporter, total);
     collect_logs(remote, plan, result, compression, reporter, total, links);
     collect_download_files(remote, plan, compression, total);
+    if (no_archive) throw *no_archive;
     return total;
 }
 

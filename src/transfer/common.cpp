@@ -1,6 +1,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -17,6 +18,22 @@ std::optional<Compression> parse_compression(std::string_view text) {
     if (text == "gzip") return Compression::gzip;
     if (text == "zstd") return Compression::zstd;
     return std::nullopt;
+}
+
+void check_free_space(const std::string& local_path, uint64_t bytes) {
+    std::filesystem::path at = local_path.empty() ? "." : local_path;
+    struct statvfs fs;
+    while (::statvfs(at.c_str(), &fs) != 0) {
+        if (errno != ENOENT || !at.has_relative_path()) return;  // not ours to judge here
+        at = at.parent_path().empty() ? "." : at.parent_path();
+    }
+    const uint64_t free = static_cast<uint64_t>(fs.f_bavail) * fs.f_frsize;
+    if (bytes <= free && free - bytes >= kFreeSpaceMargin) return;
+    auto mib = [](uint64_t b) { return std::to_string((b + (1 << 20) - 1) >> 20) + " MiB"; };
+    throw io_error("not enough free space for " + local_path + ": the remote announced " +
+                       mib(bytes) + ", and " + mib(free) + " are free here (" +
+                       mib(kFreeSpaceMargin) + " are kept free)",
+                   "free some space, or check what the remote dir holds");
 }
 
 }  // namespace mlt

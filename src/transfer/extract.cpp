@@ -11,18 +11,25 @@
 
 #include <cerrno>
 #include <cstring>
+#include <map>
+#include <set>
 
 #include "internal.h"
 #include "mlt/transfer/progress.h"
+#include "mlt/util/remote_name.h"
 
 namespace mlt::transfer_detail {
 
 namespace {
 
 constexpr size_t kWriteChunk = 1024 * 1024;
+// The permission bits a downloaded file keeps.
+constexpr mode_t kKeptMode = 0775;
 
 const char* type_name(mode_t type) {
     switch (type) {
+        case AE_IFDIR:
+            return "directory";
         case AE_IFLNK:
             return "symlink";
         case AE_IFCHR:
@@ -84,8 +91,9 @@ class PartFile {
 class Extractor {
   public:
     Extractor(archive* a, int base_fd, const std::string& local_base, const Remote& remote,
-              TransferStats& stats, TransferProgress* progress)
-        : a_(a),
+              TarWanted wanted, TransferStats& stats, TransferProgress* progress)
+        : wanted_(std::move(wanted)),
+          a_(a),
           base_fd_(base_fd),
           local_base_(local_base),
           remote_(remote),
@@ -117,39 +125,68 @@ class Extractor {
                             "run with -v for details");
     }
 
+    Error tampered(const std::string& why) const {
+        return tampered_error("the tar stream from " + remote_.name(), "it holds " + why);
+    }
+
     Error refuse(const std::string& name, const std::string& why) const {
         return remote_error("refusing to write '" + name + "' from " + remote_.name() + ": " + why,
                             "the remote files may have been tampered with; nothing outside " +
                                 local_base_ + " was written");
     }
 
+    // Writes one entry: only one that was asked for (a named file, each once, or anything
+    // under a named directory), never a file larger than announced (one that grew since it was
+    // listed is skipped: the caller finds it missing).
     void extract_entry(archive_entry* entry, bool* damaged) {
         const char* raw = archive_entry_pathname(entry);
-        if (!raw) throw refuse("(no name)", "the entry has no usable name");
-        const std::string name = raw;
-        if (!name.empty() && name[0] == '/') throw refuse(name, "the name is absolute");
-        if (has_dotdot(name)) throw refuse(name, "the name contains '..'");
-        const std::vector<std::string> parts = split_path(name);
+        if (!raw) throw tampered("an entry without a usable name");
+        std::string name = raw;
         const mode_t type = archive_entry_filetype(entry);
-
-        if (archive_entry_hardlink(entry)) {
-            spdlog::warn("skipping hard link '{}' from {}", name, remote_.name());
+        if (type == AE_IFDIR && name.size() > 1 && name.back() == '/') name.pop_back();
+        check_remote_name(name, "the tar stream from " + remote_.name());
+        const uint64_t announced = admit(name);
+        // A link or special file is never written. An honest tar sends one when a listed
+        // file was replaced by it after the listing: skipped, and missing from the count.
+        if (archive_entry_hardlink(entry) || (type != AE_IFREG && type != AE_IFDIR)) {
+            spdlog::warn("skipping {} '{}' from {}",
+                         archive_entry_hardlink(entry) ? "hard link" : type_name(type),
+                         printable(name, 200), remote_.name());
             return;
         }
+        const std::vector<std::string> parts = split_path(name);
         if (type == AE_IFDIR) {
-            if (!parts.empty()) {
-                const mode_t mode = (archive_entry_perm(entry) & 0777) | 0700;
-                open_dir(parts, parts.size(), name, mode);
-            }
+            if (announced != kAnySize)
+                throw tampered("a directory '" + printable(name, 200) +
+                               "' where a file was asked for");
+            open_dir(parts, parts.size(), name, (archive_entry_perm(entry) & kKeptMode) | 0700);
             return;
         }
-        if (type != AE_IFREG) {
-            spdlog::warn("skipping {} '{}' from {}", type_name(type), name, remote_.name());
+        if (archive_entry_size_is_set(entry) &&
+            static_cast<uint64_t>(archive_entry_size(entry)) > announced) {
+            spdlog::debug("{} from {} grew after it was listed; not written", printable(name),
+                          remote_.name());
             return;
         }
-        if (parts.empty()) throw refuse(name, "a file entry without a file name");
         UniqueFd dir = open_dir(parts, parts.size() - 1, name, 0755);
-        write_file(entry, dir.get(), parts.back(), name, damaged);
+        write_file(entry, dir.get(), parts.back(), name, announced, damaged);
+    }
+
+    // The size an entry may have (kAnySize under a named directory) when it was asked for;
+    // throws tampered otherwise. A named file is admitted once.
+    uint64_t admit(const std::string& name) {
+        auto exact = wanted_.files.find(name);
+        if (exact != wanted_.files.end()) {
+            const uint64_t size = exact->second;
+            wanted_.files.erase(exact);
+            done_.insert(name);
+            return size;
+        }
+        for (const auto& tree : wanted_.trees)
+            if (tree == "." || name == tree || name.compare(0, tree.size() + 1, tree + "/") == 0)
+                return kAnySize;
+        throw tampered("'" + printable(name, 200) + "', which was not asked for" +
+                       (done_.count(name) ? " again" : ""));
     }
 
     UniqueFd open_dir(const std::vector<std::string>& parts, size_t count, const std::string& name,
@@ -160,7 +197,7 @@ class Extractor {
     }
 
     void write_file(archive_entry* entry, int dir_fd, const std::string& leaf,
-                    const std::string& name, bool* damaged) {
+                    const std::string& name, uint64_t announced, bool* damaged) {
         const std::string target = local_base_ + "/" + name;
         struct stat st;
         if (::fstatat(dir_fd, leaf.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0) {
@@ -178,6 +215,8 @@ class Extractor {
                 *damaged = true;
                 throw damaged_stream();
             }
+            if (static_cast<uint64_t>(n) > announced - written)
+                throw tampered("more bytes of '" + printable(name, 200) + "' than its header said");
             part.write(buffer_.data(), static_cast<size_t>(n));
             written += static_cast<uint64_t>(n);
             if (progress_) progress_->add_bytes(static_cast<uint64_t>(n));
@@ -189,12 +228,15 @@ class Extractor {
             mtime.tv_sec -= 1;
             mtime.tv_nsec = 1000000000 - mtime.tv_nsec;
         }
-        part.commit(archive_entry_perm(entry) & 0777, mtime);
+        // No setuid, setgid or sticky bit, and nothing world-writable, whatever the remote said.
+        part.commit(archive_entry_perm(entry) & kKeptMode, mtime);
         stats_.files++;
         stats_.bytes += written;
         if (progress_) progress_->file_done();
     }
 
+    TarWanted wanted_;            // what may still come
+    std::set<std::string> done_;  // the named files that came
     archive* a_;
     int base_fd_;
     const std::string& local_base_;
@@ -240,8 +282,9 @@ UniqueFd open_dirs(int base_fd, const std::vector<std::string>& parts, size_t co
 }
 
 void extract_tar(archive* a, int base_fd, const std::string& local_base, const Remote& remote,
-                 TransferStats& stats, TransferProgress* progress, bool* damaged) {
-    Extractor(a, base_fd, local_base, remote, stats, progress).run(damaged);
+                 TarWanted wanted, TransferStats& stats, TransferProgress* progress,
+                 bool* damaged) {
+    Extractor(a, base_fd, local_base, remote, std::move(wanted), stats, progress).run(damaged);
 }
 
 }  // namespace mlt::transfer_detail

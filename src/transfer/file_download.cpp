@@ -38,11 +38,14 @@ namespace {
 constexpr int kMissing = 3;
 constexpr int kSymlink = 4;
 constexpr int kDirectory = 5;
+// The header "<size> <mtime>" is some 40 bytes; anything much longer is not one.
+constexpr size_t kMaxHeader = 256;
 
 // Prints "<size> <mtime>" (GNU find), then the file from byte OFF+1 when OFF is within it,
-// else all of it. A relative path gets "./" so that find cannot take it for an option. With
-// `follow`, a symlink counts as the file it points to (-L), as for cat: download_files may
-// name one; without, it is not read at all (a file the job wrote: never what it points to).
+// else all of it, never more than <size> bytes in all (a file still growing is cut there). A
+// relative path gets "./" so that find cannot take it for an option. With `follow`, a symlink
+// counts as the file it points to (-L), as for cat: download_files may name one; without, it is not
+// read at all (a file the job wrote: never what it points to).
 std::string fetch_command(const std::string& remote_path, uint64_t offset, bool follow) {
     const std::string off = std::to_string(offset);
     return "f=" + shell_quote_path(remote_path) + "; case $f in /*) ;; *) f=./$f ;; esac; " +
@@ -52,8 +55,8 @@ std::string fetch_command(const std::string& remote_path, uint64_t offset, bool 
            "[ -n \"$i\" ] || { [ -d \"$f\" ] && exit " +
            std::to_string(kDirectory) + "; echo \"no such regular file: $f\" >&2; exit " +
            std::to_string(kMissing) + "; }; echo \"$i\"; s=${i%% *}; if [ " + off +
-           " -gt 0 ] && [ " + off + " -le \"$s\" ]; then exec tail -c +" +
-           std::to_string(offset + 1) + " -- \"$f\"; else exec cat -- \"$f\"; fi";
+           " -gt 0 ] && [ " + off + " -le \"$s\" ]; then tail -c +" + std::to_string(offset + 1) +
+           " -- \"$f\" | head -c $((s - " + off + ")); else head -c \"$s\" -- \"$f\"; fi";
 }
 
 // The resume file names of `leaf` start with this (see side_name).
@@ -124,6 +127,10 @@ class Fetch {
         if (!header_done_) {
             header_.append(d);
             const size_t nl = header_.find('\n');
+            if (nl == std::string::npos && header_.size() > kMaxHeader)
+                throw tampered_error(
+                    "reading " + shown_,
+                    "a header line longer than " + std::to_string(kMaxHeader) + " bytes");
             if (nl == std::string::npos) return;
             start(header_.substr(0, nl), offset, resume_mtime);
             d = std::string_view(header_).substr(nl + 1);
@@ -140,6 +147,11 @@ class Fetch {
     // asked, else "".
     std::string finish(bool hash) {
         if (!fd_) open_fresh();  // an empty remote file sends no bytes at all
+        if (received_ != announced_)
+            throw remote_error("reading " + shown_ + ": it shrank while it was read (" +
+                                   std::to_string(received_) + " of " + std::to_string(announced_) +
+                                   " bytes)",
+                               "run the command again once nothing writes the file");
         const timespec times[2] = {{0, UTIME_NOW}, to_timespec(remote_mtime_)};
         ::futimens(fd_.get(), times);  // best effort: a wrong mtime only costs a resend
         if (fd_.reset() != 0)
@@ -179,8 +191,10 @@ class Fetch {
                                 ? std::nullopt
                                 : parse_decimal(header.substr(0, sp), 0, LLONG_MAX);
         if (!listed || !parse_mtime(header.substr(sp + 1), remote_mtime_))
-            throw remote_error("unexpected reply when reading " + shown_ + ": " + header);
+            throw remote_error("unexpected reply when reading " + shown_ + ": " +
+                               printable(header, 200));
         const auto size = static_cast<uint64_t>(*listed);
+        announced_ = size;
         const bool tail = offset > 0 && offset <= size;
         if (tail && remote_mtime_ != resume_mtime) throw StartOver{};
         if (tail) {
@@ -209,6 +223,11 @@ class Fetch {
     }
 
     void write(std::string_view d) {
+        // The command sends at most the size it announced: more is not an honest host's.
+        if (d.size() > announced_ - received_)
+            throw tampered_error("reading " + shown_, "the remote sent more than the " +
+                                                          std::to_string(announced_) +
+                                                          " bytes it announced");
         write_all(fd_.get(), d.data(), d.size(), shown_);
         received_ += d.size();
         if (progress_) progress_->add_bytes(d.size());
@@ -238,6 +257,7 @@ class Fetch {
     bool header_done_ = false;
     bool resumed_ = false;
     int64_t remote_mtime_ = 0;
+    uint64_t announced_ = 0;  // the size in the header
     uint64_t received_ = 0;
     UniqueFd fd_;
 };

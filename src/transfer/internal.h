@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -121,19 +122,29 @@ UniqueFd open_dirs(int base_fd, const std::vector<std::string>& parts, size_t co
                    mode_t last_mode, const std::string& shown_base,
                    const std::function<Error(const std::string&)>& on_symlink);
 
+// What a tar stream may hold: the files asked for by name (each once, at most its announced
+// size) and anything under the directories asked for ("." for all).
+struct TarWanted {
+    std::map<std::string, uint64_t> files;
+    std::vector<std::string> trees;
+};
+// A size bound that is none.
+constexpr uint64_t kAnySize = UINT64_MAX;
+
 // Reads a tar stream from `a` (already opened) and writes its regular files and directories
-// under the directory `base_fd`, refusing unsafe names (see download()). `remote` names the
-// source in messages. Throws mlt::Error; sets `*damaged` when the stream itself was broken
+// under the directory `base_fd`. Every entry's name goes through check_remote_name; an entry
+// that was not asked for (`wanted`), a link or special file, or a file longer than its header
+// or its announced size throws tampered, nothing written outside `local_base`. `remote` names
+// the source in messages. Throws mlt::Error; sets `*damaged` when the stream itself was broken
 // (so the caller can prefer the remote command's own error). `progress` may be null.
 void extract_tar(archive* a, int base_fd, const std::string& local_base, const Remote& remote,
-                 TransferStats& stats, TransferProgress* progress, bool* damaged);
+                 TarWanted wanted, TransferStats& stats, TransferProgress* progress, bool* damaged);
 
-// download() with the entries' own failures left to the caller: with `entry_errors`, tar's
-// exit 1 (a file changed while read) and 2 (a file it could not stat or read) are not errors
-// when the stream itself is complete; tar's messages go to `*entry_errors` and the caller
-// checks what arrived. Without it, exactly download().
-TransferStats download_tar(Remote& remote, const std::string& remote_base,
-                           const std::vector<std::string>& remote_paths,
+// Fetches `wanted` (its files and trees, relative to `remote_base`) as one tar stream into
+// `local_base`, as download() does. With `entry_errors`, tar's exit 1 (a file changed while
+// read) and 2 (a file it could not stat or read) are not errors when the stream itself is
+// complete; tar's messages go to `*entry_errors` and the caller checks what arrived.
+TransferStats download_tar(Remote& remote, const std::string& remote_base, TarWanted wanted,
                            const std::string& local_base, TransferProgress* progress,
                            Compression compression, std::string* entry_errors);
 

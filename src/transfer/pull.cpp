@@ -48,8 +48,9 @@ constexpr int64_t kFineSettle = 100000000;
 constexpr size_t kShownName = 120;
 
 std::string shown_name(const std::string& path) {
-    if (path.size() <= kShownName) return "'" + path + "'";
-    return "'" + path.substr(0, kShownName - 40) + "..." + path.substr(path.size() - 37) + "'";
+    if (path.size() <= kShownName) return "'" + printable(path) + "'";
+    return "'" + printable(path.substr(0, kShownName - 40)) + "..." +
+           printable(path.substr(path.size() - 37)) + "'";
 }
 
 std::string shown_names(const std::vector<std::string>& paths) {
@@ -100,16 +101,17 @@ void wait_for_remote_clock(Steady::time_point seen, int64_t clock_ns, int64_t re
 }
 
 // `<local_base>/.mlt-pull`, a directory of mlt's own: anything else under that name (a file,
-// a symlink) is removed first, never followed.
-std::string open_staging(int base_fd, const std::string& local_base) {
+// a symlink) is removed first, never followed. Its descriptor goes to `staging_fd`.
+std::string open_staging(int base_fd, const std::string& local_base, UniqueFd& staging_fd) {
     const std::string path = local_base + "/" + kPullStaging;
     struct stat st;
     if (::fstatat(base_fd, kPullStaging, &st, AT_SYMLINK_NOFOLLOW) == 0 && !S_ISDIR(st.st_mode))
         ::unlinkat(base_fd, kPullStaging, 0);
     if (::mkdirat(base_fd, kPullStaging, 0700) != 0 && errno != EEXIST)
         throw io_error("cannot create " + path + ": " + std::strerror(errno));
-    UniqueFd fd(::openat(base_fd, kPullStaging, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
-    if (!fd) throw io_error("cannot open " + path + ": " + std::strerror(errno));
+    staging_fd =
+        UniqueFd(::openat(base_fd, kPullStaging, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+    if (!staging_fd) throw io_error("cannot open " + path + ": " + std::strerror(errno));
     return path;
 }
 
@@ -160,17 +162,27 @@ class Pull {
             std::error_code ec;
             std::filesystem::remove_all(local_base_ + "/" + kPullStaging, ec);
         } else {
+            check_free_space(local_base_, bytes);
             base_ = open_base(local_base_);
-            staging_ = open_staging(base_.get(), local_base_);
+            staging_ = open_staging(base_.get(), local_base_, staging_fd_);
             const auto start = Steady::now();
             TransferProgress progress("download", pending.size(), bytes, mlt::reporter(),
                                       shown_ == PullReport::shown && stderr_is_terminal());
             std::set<std::string> fetched_again;
-            for (int round = 0; round < kRounds && !pending.empty(); ++round) {
-                if (round > 0)
-                    for (const auto& [path, info] : pending) fetched_again.insert(path);
-                fetch(pending, clock, choose, progress);
-                pending = verify(pending, clock, result.moved);
+            try {
+                for (int round = 0; round < kRounds && !pending.empty(); ++round) {
+                    if (round > 0)
+                        for (const auto& [path, info] : pending) fetched_again.insert(path);
+                    fetch(pending, clock, choose, progress);
+                    pending = verify(pending, clock, result.moved);
+                }
+            } catch (const Error& e) {
+                // What a lying host sent is not kept for a resume: the staging dir goes.
+                if (e.kind() == ErrorKind::tampered) {
+                    std::error_code ec;
+                    std::filesystem::remove_all(staging_, ec);
+                }
+                throw;
             }
             progress.dismiss();
             for (const auto& [path, info] : pending) changing_.push_back(path);
@@ -236,11 +248,17 @@ class Pull {
             ready = std::max(ready, readable_from(info.ctime_ns));
         if (ready > clock)
             wait_for_remote_clock(seen_, clock, std::min(ready, clock + kMaxClockWait));
-        std::vector<std::string> small;
+        TarWanted small;
         for (const auto& [path, info] : pending) {
-            ::unlink(staged(path).c_str());  // only what arrives in this round counts
+            // Only what arrives in this round counts. The names passed the gate when they
+            // were listed; the directories on the way are opened without following a link.
+            const std::vector<std::string> parts = split_path(path);
+            UniqueFd dir = open_dirs(
+                staging_fd_.get(), parts, parts.size() - 1, 0700, staging_,
+                [&](const std::string& where) { return io_error(where + " is a symlink"); });
+            ::unlinkat(dir.get(), parts.back().c_str(), 0);
             if (info.size < kResumableSize) {
-                small.push_back(path);
+                small.files[path] = info.size;
                 continue;
             }
             try {
@@ -257,9 +275,10 @@ class Pull {
                 spdlog::debug("pulling {}: {}", path, e.what());
             }
         }
-        if (small.empty()) return;
+        if (small.files.empty()) return;
         std::string tar_messages;
-        download_tar(remote_, remote_base_, small, staging_, &progress, choose(), &tar_messages);
+        download_tar(remote_, remote_base_, std::move(small), staging_, &progress, choose(),
+                     &tar_messages);
         if (!tar_messages.empty()) spdlog::debug("tar on {}: {}", remote_.name(), tar_messages);
     }
 
@@ -310,8 +329,8 @@ class Pull {
 
     bool arrived_whole(const std::string& path, const RemoteFileInfo& listed) const {
         struct stat st;
-        return ::lstat(staged(path).c_str(), &st) == 0 && S_ISREG(st.st_mode) &&
-               static_cast<uint64_t>(st.st_size) == listed.size &&
+        return ::fstatat(staging_fd_.get(), path.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+               S_ISREG(st.st_mode) && static_cast<uint64_t>(st.st_size) == listed.size &&
                static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec ==
                    listed.mtime_ns;
     }
@@ -340,7 +359,7 @@ class Pull {
             in_the_way_.push_back(local);
             return false;
         }
-        if (::renameat(AT_FDCWD, staged(path).c_str(), dir.get(), parts.back().c_str()) != 0)
+        if (::renameat(staging_fd_.get(), path.c_str(), dir.get(), parts.back().c_str()) != 0)
             throw io_error("cannot write " + local_base_ + "/" + local + ": " +
                            std::strerror(errno));
         if (local != path) aside_.push_back(shown_name(path) + " as " + shown_name(local));
@@ -383,6 +402,7 @@ class Pull {
     std::map<std::string, std::string> local_name_, remote_name_;
     UniqueFd base_;
     std::string staging_;
+    UniqueFd staging_fd_;
     Steady::time_point seen_;  // when the last look at the remote (and its clock) came back
     // The look download_ranges took at a file of this round after its ranges moved.
     struct Look {

@@ -528,10 +528,11 @@ class RangeRunner {
             held_.erase(r.index);
             if (outcome == Outcome::done) return;
             const int attempts = ++runner_.mismatches_[r.index];
+            // Judged by the caller: tampering, unless the file changed meanwhile.
             if (attempts >= kMovesPerRange)
-                throw remote_error("range " + std::to_string(r.index) +
-                                   " arrived with another sha256 than it was sent with, " +
-                                   std::to_string(attempts) + " times");
+                throw tampered_error("moving range " + std::to_string(r.index) + " of a file",
+                                     "it arrived with another sha256 than it was sent with, " +
+                                         std::to_string(attempts) + " times");
             runner_.queue_.push_front(r);  // moved again, first
             runner_.changed_.notify_all();
         }
@@ -959,11 +960,22 @@ class Download : public RangedFile<Download> {
         for (int round = 1;; ++round) {
             cut(listed_.size);
             if (round == 1) open_partial();
-            move_missing();
+            std::optional<Error> mismatch;
+            try {
+                move_missing();
+            } catch (const Error& e) {
+                if (e.kind() != ErrorKind::tampered) throw;
+                mismatch = e;
+            }
             const auto now = stat_remote_files(remote_, split_last(path_).first,
                                                {split_last(path_).second}, &stats_.seen_clock_ns);
             if (now.empty())
                 throw remote_error("reading " + path_ + ": it vanished while it was read");
+            // Ranges that kept arriving with other bytes than the remote hashed, from a file
+            // that did not change: the remote sends one thing and vouches for another.
+            if (mismatch && now.front().same_version(listed_)) throw *mismatch;
+            if (mismatch)
+                throw remote_error("reading " + path_ + ": it kept changing while it was read");
             stats_.seen = now.front();
             if (now.front().same_version(listed_)) break;
             if (round >= kRounds)

@@ -2,9 +2,10 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <type_traits>
+#include <set>
 
 #include "internal.h"
+#include "mlt/util/remote_name.h"
 #include "mlt/util/shell.h"
 
 namespace mlt {
@@ -25,27 +26,72 @@ std::string strip_dot_slash(std::string_view name) {
     return std::string(name);
 }
 
-// Calls `each` with every NUL-terminated record of `out`.
+// A listing never holds more files than this: a host that sends more is not listing a log
+// dir, and the records of a million files already take a few hundred MB here.
+constexpr size_t kMaxListedFiles = 1000000;
+// The stderr of a listing kept for its error message: the end of it, where find's own
+// complaint is.
+constexpr size_t kKeptStderr = 64 * 1024;
+
+// Runs a listing command and calls `each` with every NUL-terminated record of its stdout as
+// it streams in: at most one record (kMaxRemoteName and some fields) is held at a time, so a
+// listing of any length takes bounded memory here, and a record too long to be a name (or
+// more than kMaxListedFiles of them) ends it as tampered. The tail of stderr goes to `err`.
 template <typename Each>
-void for_each_record(const std::string& out, Each each) {
-    size_t start = 0;
-    while (start < out.size()) {
-        size_t end = out.find('\0', start);
-        if (end == std::string::npos) end = out.size();
-        if (end > start) each(std::string_view(out).substr(start, end - start));
-        start = end + 1;
-    }
+int stream_records(Remote& remote, const std::string& what, const std::string& command,
+                   std::string_view input, std::string& err, Each each) {
+    constexpr size_t kMaxRecord = kMaxRemoteName + 200;
+    std::string record;
+    size_t count = 0;
+    auto on_stdout = [&](std::string_view d) {
+        while (!d.empty()) {
+            const size_t end = d.find('\0');
+            const size_t n = end == std::string_view::npos ? d.size() : end;
+            if (record.size() + n > kMaxRecord)
+                throw tampered_error(
+                    what, "a record longer than " + std::to_string(kMaxRecord) + " bytes");
+            record.append(d.substr(0, n));
+            if (end == std::string_view::npos) return;
+            d.remove_prefix(end + 1);
+            if (record.empty()) continue;
+            if (++count > kMaxListedFiles)
+                throw tampered_error(what,
+                                     "more than " + std::to_string(kMaxListedFiles) + " records");
+            each(std::string_view(record));
+            record.clear();
+        }
+    };
+    auto on_stderr = [&](std::string_view d) {
+        err.append(d);
+        if (err.size() > 2 * kKeptStderr) err.erase(0, err.size() - kKeptStderr);
+    };
+    const int status = remote.stream(command, input_from(input), on_stdout, on_stderr);
+    // A last record without its NUL: the command was cut off, or lies; it counts as one.
+    if (!record.empty()) each(std::string_view(record));
+    return status;
+}
+
+// "the listing of BASE on HOST", for messages.
+std::string listing_of(const Remote& remote, const std::string& remote_base) {
+    return "the listing of " + remote_base + " on " + remote.name();
 }
 
 }  // namespace
 
 std::vector<std::string> list_remote_files(Remote& remote, const std::string& remote_base) {
-    RemoteOutput out = remote.run(list_command(remote_base, "-print0"));
-    if (out.exit_status != 0)
-        throw remote_failure(remote, "listing " + remote_base, out.exit_status, out.err);
+    const std::string what = listing_of(remote, remote_base);
     std::vector<std::string> files;
-    for_each_record(out.out, [&](std::string_view r) { files.push_back(strip_dot_slash(r)); });
+    std::string err;
+    const int status = stream_records(remote, what, list_command(remote_base, "-print0"), {}, err,
+                                      [&](std::string_view r) {
+                                          files.push_back(strip_dot_slash(r));
+                                          check_remote_name(files.back(), what);
+                                      });
+    if (status != 0) throw remote_failure(remote, "listing " + remote_base, status, err);
     std::sort(files.begin(), files.end());
+    const auto twice = std::adjacent_find(files.begin(), files.end());
+    if (twice != files.end())
+        throw tampered_error(what, "'" + printable(*twice, 200) + "' listed twice");
     return files;
 }
 
@@ -73,35 +119,27 @@ bool entry_error(std::string_view line) {
     return false;
 }
 
-// Parses the records of kClock and kInfoPrint into sorted infos.
-std::vector<RemoteFileInfo> parse_file_info(Remote& remote, const std::string& remote_base,
-                                            const RemoteOutput& out, int64_t* clock_ns) {
-    auto bad_output = [&] {
-        return remote_error(
-            "listing " + remote_base + " on " + remote.name() + " gave unexpected output",
-            "the remote needs GNU find (findutils)");
-    };
-    auto number = [&](std::string_view text, auto& value) {
-        // 18 digits at most: more would wrap (no file or inode number is that large).
-        if (text.empty() || text.size() > 18) throw bad_output();
-        value = 0;
-        for (char c : text) {
-            if (c < '0' || c > '9') throw bad_output();
-            value = value * 10 + static_cast<std::decay_t<decltype(value)>>(c - '0');
-        }
-    };
-    if (clock_ns) *clock_ns = 0;
-    std::vector<RemoteFileInfo> files;
-    for_each_record(out.out, [&](std::string_view r) {
+// Reads the records of kClock and kInfoPrint, one at a time, into infos whose names passed
+// the gate; sorted() then orders them and refuses a name listed twice.
+class InfoParser {
+  public:
+    // With `asked`, only those names are kept (they are ours, and need no gate); without, every
+    // name goes through the gate.
+    InfoParser(Remote& remote, const std::string& remote_base, int64_t* clock_ns,
+               const std::set<std::string>* asked = nullptr)
+        : remote_(remote),
+          base_(remote_base),
+          what_(listing_of(remote, remote_base)),
+          clock_ns_(clock_ns),
+          asked_(asked) {
+        if (clock_ns_) *clock_ns_ = 0;
+    }
+
+    const std::string& what() const { return what_; }
+
+    void operator()(std::string_view r) {
         if (r[0] == '@') {
-            if (!clock_ns) return;
-            const std::string text = trim(r.substr(1));
-            if (!parse_mtime(text, *clock_ns)) {
-                int64_t seconds = 0;
-                number(std::string_view(text).substr(0, text.find('.')), seconds);
-                if (seconds > INT64_MAX / 1000000000) throw bad_output();  // past 2262
-                *clock_ns = seconds * 1000000000;
-            }
+            clock(trim(r.substr(1)));
             return;
         }
         // "<r|u> <size> <mtime> <ctime> <inode> <path>"
@@ -121,12 +159,57 @@ std::vector<RemoteFileInfo> parse_file_info(Remote& remote, const std::string& r
         if (!parse_mtime(field[2], info.mtime_ns) || !parse_mtime(field[3], info.ctime_ns))
             throw bad_output();
         info.path = strip_dot_slash(r.substr(at));
-        files.push_back(std::move(info));
-    });
-    std::sort(files.begin(), files.end(),
-              [](const RemoteFileInfo& a, const RemoteFileInfo& b) { return a.path < b.path; });
-    return files;
-}
+        if (asked_ && asked_->count(info.path) == 0) return;  // not this listing's to say
+        if (!asked_) check_remote_name(info.path, what_);
+        files_.push_back(std::move(info));
+    }
+
+    std::vector<RemoteFileInfo> sorted() {
+        auto by_path = [](const RemoteFileInfo& a, const RemoteFileInfo& b) {
+            return a.path < b.path;
+        };
+        std::sort(files_.begin(), files_.end(), by_path);
+        const auto twice = std::adjacent_find(
+            files_.begin(), files_.end(),
+            [](const RemoteFileInfo& a, const RemoteFileInfo& b) { return a.path == b.path; });
+        if (twice != files_.end())
+            throw tampered_error(what_, "'" + printable(twice->path, 200) + "' listed twice");
+        return std::move(files_);
+    }
+
+  private:
+    Error bad_output() const {
+        return remote_error(
+            "listing " + base_ + " on " + remote_.name() + " gave unexpected output",
+            "the remote needs GNU find (findutils)");
+    }
+
+    template <typename Value>
+    void number(std::string_view text, Value& value) const {
+        // 18 digits at most: more would wrap (no file or inode number is that large).
+        if (text.empty() || text.size() > 18) throw bad_output();
+        value = 0;
+        for (char c : text) {
+            if (c < '0' || c > '9') throw bad_output();
+            value = value * 10 + static_cast<Value>(c - '0');
+        }
+    }
+
+    void clock(const std::string& text) {
+        if (!clock_ns_ || parse_mtime(text, *clock_ns_)) return;
+        int64_t seconds = 0;
+        number(std::string_view(text).substr(0, text.find('.')), seconds);
+        if (seconds > INT64_MAX / 1000000000) throw bad_output();  // past 2262
+        *clock_ns_ = seconds * 1000000000;
+    }
+
+    Remote& remote_;
+    const std::string& base_;
+    const std::string what_;
+    int64_t* clock_ns_;
+    const std::set<std::string>* asked_;
+    std::vector<RemoteFileInfo> files_;
+};
 
 // The command of list_remote_file_info.
 std::string info_listing(const std::string& remote_base) {
@@ -147,25 +230,31 @@ void list_remote_file_info_ahead(Remote& remote, const std::string& remote_base,
 std::vector<RemoteFileInfo> list_remote_file_info(Remote& remote, const std::string& remote_base,
                                                   int64_t* clock_ns,
                                                   std::vector<std::string>* unlisted) {
-    const RemoteOutput out = remote.run(info_listing(remote_base));
-    if (out.exit_status != 0) {
+    InfoParser parser(remote, remote_base, clock_ns);
+    std::string err;
+    bool listed = false;  // the clock record came: find ran
+    const int status = stream_records(remote, parser.what(), info_listing(remote_base), {}, err,
+                                      [&](std::string_view r) {
+                                          listed = listed || r[0] == '@';
+                                          parser(r);
+                                      });
+    if (status != 0) {
         // Entries find could not read (an unreadable dir, one removed while it walked) are
         // left out and named; anything else is the listing's failure.
         std::vector<std::string> lines;
         size_t start = 0;
-        while (start < out.err.size()) {
-            size_t end = out.err.find('\n', start);
-            if (end == std::string::npos) end = out.err.size();
-            if (end > start) lines.push_back(out.err.substr(start, end - start));
+        while (start < err.size()) {
+            size_t end = err.find('\n', start);
+            if (end == std::string::npos) end = err.size();
+            if (end > start) lines.push_back(err.substr(start, end - start));
             start = end + 1;
         }
-        const bool listed = out.out.size() > 0 && out.out[0] == '@';
         if (!listed || lines.empty() || !unlisted ||
             !std::all_of(lines.begin(), lines.end(), entry_error))
-            throw remote_failure(remote, "listing " + remote_base, out.exit_status, out.err);
-        unlisted->insert(unlisted->end(), lines.begin(), lines.end());
+            throw remote_failure(remote, "listing " + remote_base, status, err);
+        for (auto& line : lines) unlisted->push_back(printable(line, 300));
     }
-    return parse_file_info(remote, remote_base, out, clock_ns);
+    return parser.sorted();
 }
 
 namespace {
@@ -196,10 +285,13 @@ std::vector<RemoteFileInfo> stat_remote_files(Remote& remote, const std::string&
     if (clock_ns) *clock_ns = 0;
     if (paths.empty()) return {};
     const auto [command, input] = stat_request(remote_base, paths);
-    const RemoteOutput out = remote.run(command, input);
-    if (out.exit_status != 0)
-        throw remote_failure(remote, "listing " + remote_base, out.exit_status, out.err);
-    return parse_file_info(remote, remote_base, out, clock_ns);
+    const std::set<std::string> asked(paths.begin(), paths.end());
+    InfoParser parser(remote, remote_base, clock_ns, &asked);
+    std::string err;
+    const int status = stream_records(remote, parser.what(), command, input, err,
+                                      [&](std::string_view r) { parser(r); });
+    if (status != 0) throw remote_failure(remote, "listing " + remote_base, status, err);
+    return parser.sorted();
 }
 
 void stat_remote_files_ahead(Remote& remote, const std::string& remote_base,

@@ -50,9 +50,10 @@ struct ReaderFailed {};
 class ReaderThread {
   public:
     ReaderThread(ByteQueue& queue, int base_fd, const std::string& local_base, const Remote& remote,
-                 TransferProgress* progress)
+                 TarWanted wanted, TransferProgress* progress)
         : queue_(queue) {
-        thread_ = std::thread([this, base_fd, &local_base, &remote, progress] {
+        thread_ = std::thread([this, base_fd, &local_base, &remote, progress,
+                               wanted = std::move(wanted)]() mutable {
             try {
                 ArchiveReadPtr a(archive_read_new());
                 if (!a) throw std::bad_alloc();
@@ -66,7 +67,8 @@ class ReaderThread {
                     throw remote_error("the tar stream from " + remote.name() + " is damaged" +
                                        (detail ? std::string(": ") + detail : std::string()));
                 }
-                extract_tar(a.get(), base_fd, local_base, remote, stats_, progress, &damaged_);
+                extract_tar(a.get(), base_fd, local_base, remote, std::move(wanted), stats_,
+                            progress, &damaged_);
             } catch (...) {
                 error_ = std::current_exception();
                 failed_.store(true);
@@ -108,17 +110,22 @@ class ReaderThread {
     std::thread thread_;
 };
 
-std::string name_list(const std::vector<std::string>& remote_paths) {
+// The NUL-separated names of `wanted` for tar -T. They are the caller's (a listing's, after
+// the gate, or a download_files entry's): one that is not relative and inside is a bug or a
+// settings mistake, and is refused before anything runs.
+std::string name_list(const TarWanted& wanted) {
     std::string list;
-    for (const auto& p : remote_paths) {
+    auto add = [&](const std::string& p) {
         if (p.empty() || p[0] == '/' || has_dotdot(p) || p.find('\0') != std::string::npos)
-            throw usage_error("cannot download '" + p +
+            throw usage_error("cannot download '" + printable(p, 200) +
                                   "': the path must be relative and stay inside the remote "
                                   "directory",
                               "fix the download_files entry");
         list += p;
         list += '\0';
-    }
+    };
+    for (const auto& [name, size] : wanted.files) add(name);
+    for (const auto& tree : wanted.trees) add(tree);
     return list;
 }
 
@@ -127,25 +134,39 @@ std::string name_list(const std::vector<std::string>& remote_paths) {
 TransferStats download(Remote& remote, const std::string& remote_base,
                        const std::vector<std::string>& remote_paths, const std::string& local_base,
                        TransferProgress* progress, Compression compression) {
-    return download_tar(remote, remote_base, remote_paths, local_base, progress, compression,
+    return download_tar(remote, remote_base, TarWanted{{}, remote_paths}, local_base, progress,
+                        compression, nullptr);
+}
+
+TransferStats download_listed(Remote& remote, const std::string& remote_base,
+                              const std::vector<RemoteFileInfo>& files,
+                              const std::string& local_base, TransferProgress* progress,
+                              Compression compression) {
+    TarWanted wanted;
+    uint64_t bytes = 0;
+    for (const auto& f : files) {
+        wanted.files[f.path] = f.size;
+        bytes += f.size;
+    }
+    check_free_space(local_base, bytes);
+    return download_tar(remote, remote_base, std::move(wanted), local_base, progress, compression,
                         nullptr);
 }
 
 namespace transfer_detail {
 
-TransferStats download_tar(Remote& remote, const std::string& remote_base,
-                           const std::vector<std::string>& remote_paths,
+TransferStats download_tar(Remote& remote, const std::string& remote_base, TarWanted wanted,
                            const std::string& local_base, TransferProgress* progress,
                            Compression compression, std::string* entry_errors) {
-    if (remote_paths.empty()) return {};
-    const std::string list = name_list(remote_paths);
+    if (wanted.files.empty() && wanted.trees.empty()) return {};
+    const std::string list = name_list(wanted);
     UniqueFd base = open_base(local_base);
     const std::string command = "B=" + shell_quote_path(remote_base) +
                                 "; Z=" + shell_quote(tar_compression_flag(compression)) + "; " +
                                 kDownloadScript;
 
     ByteQueue queue(kQueueBytes);
-    ReaderThread reader(queue, base.get(), local_base, remote, progress);
+    ReaderThread reader(queue, base.get(), local_base, remote, std::move(wanted), progress);
     std::string err;
     int status = -1;
     try {

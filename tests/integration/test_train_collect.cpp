@@ -50,6 +50,23 @@ TEST_F(TrainCollectTest, ADownloadFilesPairNamingADirectoryCopiesTheDirectory) {
     EXPECT_FALSE(path_exists(project() + "/got_nothing"));
 }
 
+// MLTK expands `$VAR` in a download_files path on the remote (expandvars there), relative to
+// the remote dir: so does mlt, with the remote's environment.
+TEST_F(TrainCollectTest, ADownloadFilesPairExpandsRemoteVariables) {
+    write_shell_model("vars",
+                      "echo mine > \"$LOGNAME.dl\"\n"
+                      "echo braced > \"braced-$LOGNAME.dl\"\n");
+    write_model_settings("vars", std::string(kShellSidecar) +
+                                     "  download_files: ['$LOGNAME.dl|out.txt', "
+                                     "'braced-${LOGNAME}.dl|braced.txt']\n");
+    write_user_settings();
+    ProcessResult r = mlt({"ssh", "train", "vars"});
+    ASSERT_EQ(r.exit_code, 0) << describe(r) << job_state("vars");
+    EXPECT_FALSE(has_text(r.err, "is not on the remote")) << describe(r);
+    EXPECT_EQ(read_or_empty(project() + "/out.txt"), "mine\n") << describe(r);
+    EXPECT_EQ(read_or_empty(project() + "/braced.txt"), "braced\n") << describe(r);
+}
+
 // sha256sum escapes its output line when the file name holds a backslash or a newline
 // ("\<hash>  <name>"): the recorded hash must be the bare hash all the same.
 TEST_F(TrainCollectTest, ARemoteDirWithABackslashAndANewlineCollectsTheArchive) {
@@ -88,7 +105,9 @@ TEST_F(TrainCollectTest, AnArchiveTheJobLeftAsASymlinkIsNotCollectedButTheRestIs
 }
 
 // The job wrote and hashed a real archive; before mlt collects it, it is replaced by a
-// symlink to a file with the same bytes: collection does not follow it either.
+// symlink to a file with the same bytes: collection does not follow it either, and the run
+// says so first and fails; the older local archive beside the spec is never named as this
+// run's result.
 TEST_F(TrainCollectTest, AnArchiveReplacedByASymlinkBeforeCollectionIsNotFollowed) {
     write_shell_model("swapped",
                       "echo result > result.txt\n"
@@ -96,6 +115,7 @@ TEST_F(TrainCollectTest, AnArchiveReplacedByASymlinkBeforeCollectionIsNotFollowe
     write_model_settings("swapped",
                          std::string(kShellSidecar) + "  download_files: [\"result.txt\"]\n");
     write_user_settings();
+    write_file(local_archive("swapped"), "last week's archive");
     const std::string hold = sshd().dir() + "/hold";
     env().set("MLT_TEST_HOLD", "collecting the results:" + hold);
     auto run = start_mlt({"ssh", "train", "swapped"});
@@ -107,10 +127,20 @@ TEST_F(TrainCollectTest, AnArchiveReplacedByASymlinkBeforeCollectionIsNotFollowe
     ASSERT_EQ(::symlink(elsewhere.c_str(), archive.c_str()), 0);
     ::unlink(hold.c_str());
     ProcessResult r = run->wait(kTrainTimeout);
-    ASSERT_EQ(r.exit_code, 0) << describe(r) << job_state("swapped");
-    EXPECT_FALSE(path_exists(local_archive("swapped"))) << describe(r);
-    EXPECT_TRUE(has_text(r.err, "swapped.mltk.zip on the remote is a symlink; not collected"))
+    ASSERT_EQ(r.exit_code, 1) << describe(r) << job_state("swapped");
+    EXPECT_EQ(read_or_empty(local_archive("swapped")), "last week's archive") << describe(r);
+    EXPECT_TRUE(has_text(r.err, "swapped.mltk.zip of run "));
+    EXPECT_TRUE(has_text(r.err,
+                         "looks tampered with: it became a symlink after the job "
+                         "recorded its sha256"))
         << describe(r);
+    EXPECT_FALSE(has_text(r.out + r.err, "archive: " + local_archive("swapped"))) << describe(r);
+    // The summary starts with what happened.
+    const size_t summary = r.out.find("summary of run ");
+    ASSERT_NE(summary, std::string::npos) << describe(r);
+    const std::string first = r.out.substr(summary, r.out.find('\n', summary) - summary);
+    EXPECT_NE(first.find("swapped: failed: "), std::string::npos) << first;
+    EXPECT_NE(first.find("tampered"), std::string::npos) << first;
     EXPECT_EQ(read_or_empty(project() + "/result.txt"), "result\n") << describe(r);
 }
 

@@ -27,6 +27,7 @@ const std::map<std::string, std::string>& allowed() {
         {"reading the shutdown status", "a WHAT of the generic remote-command row"},
         {"for download", "a WHAT of the generic remote-command row (packing DIR for download)"},
         {"creating the directories of the upload in", "a WHAT of the generic remote-command row"},
+        {"expanding download_files path", "a WHAT of the generic remote-command row"},
         // Progress lines of the job's console log, not trouble.
         {"creating .venv", "console progress line of the job's setup"},
         {"job finished with exit status", "console line at the job's end; the status is mlt's"},

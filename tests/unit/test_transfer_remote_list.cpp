@@ -17,8 +17,11 @@ class CannedRemote : public Remote {
     explicit CannedRemote(std::string out) : out_(std::move(out)) {}
     const std::string& name() const override { return name_; }
     RemoteOutput run(const std::string&, std::string_view) override { return {0, out_, ""}; }
-    int stream(const std::string&, const InputSource&, const OutputSink&,
+    // The output in pieces of 7 bytes, so that records arrive split.
+    int stream(const std::string&, const InputSource&, const OutputSink& on_stdout,
                const OutputSink&) override {
+        for (size_t at = 0; at < out_.size(); at += 7)
+            on_stdout(std::string_view(out_).substr(at, 7));
         return 0;
     }
 
@@ -93,6 +96,44 @@ TEST(TransferRemoteList, AnMtimeBeyondTheYear2262IsUnexpectedOutput) {
                 << e.what();
         }
     }
+}
+
+// Every name of a listing goes through the gate: one that climbs out, or a name listed twice,
+// is tampering, whatever else the listing holds.
+TEST(TransferRemoteList, NamesThatLeaveTheBaseAreTampering) {
+    for (const char* bad : {"./../../../.bashrc", "../../../../victim.txt", "./a/../../x", "/etc/x",
+                            "./a\x1b]52;c;cHduZWQ=\x07", "./a//b"}) {
+        try {
+            infos_of({"r 5 1.0 1.0 1 ./fine", std::string("r 40000000 1.0 1.0 2 ") + bad});
+            ADD_FAILURE() << bad << ": no throw";
+        } catch (const Error& e) {
+            EXPECT_EQ(e.kind(), ErrorKind::tampered) << bad << ": " << e.what();
+            EXPECT_NE(std::string(e.what()).find("the listing of w on u@h:22 looks tampered with"),
+                      std::string::npos)
+                << e.what();
+        }
+        CannedRemote plain(std::string("./fine") + '\0' + bad + '\0');
+        EXPECT_THROW(list_remote_files(plain, "w"), Error) << bad;
+    }
+    try {
+        infos_of({"r 5 1.0 1.0 1 ./twice", "r 6 1.0 1.0 2 twice"});
+        ADD_FAILURE() << "a name listed twice passed";
+    } catch (const Error& e) {
+        EXPECT_EQ(e.kind(), ErrorKind::tampered) << e.what();
+    }
+}
+
+// A listing is read record by record: a record longer than any name is refused before it is
+// held whole, and stat_remote_files keeps only the files it asked about.
+TEST(TransferRemoteList, RecordsAreBoundedAndStatKeepsOnlyWhatWasAsked) {
+    CannedRemote endless(std::string(20000, 'n'));
+    EXPECT_THROW(list_remote_files(endless, "w"), Error);
+    std::string listing =
+        std::string("r 1 1.0 1.0 1 ./asked") + '\0' + "r 2 1.0 1.0 2 ./other" + '\0';
+    CannedRemote stat(listing);
+    const auto infos = stat_remote_files(stat, "w", {"asked"});
+    ASSERT_EQ(infos.size(), 1u);
+    EXPECT_EQ(infos[0].path, "asked");
 }
 
 }  // namespace

@@ -92,7 +92,7 @@ TEST(TransferSafety, SkipsLinksDevicesAndFifos) {
                             .add("hard", '1', "", "ok.txt")
                             .add("dev", '3')
                             .add("fifo", '6')
-                            .add("./dir/", '5', "", "", 0750)
+                            .add("dir/", '5', "", "", 0750)
                             .finish());
     mlt::TransferStats s = mlt::download(remote, "base", {"."}, local.path());
     EXPECT_EQ(s.files, 1u);
@@ -175,6 +175,71 @@ TEST(TransferSafety, ARefusalStopsTheTransferEarly) {
     // (at most the queue's capacity plus a chunk or two went through).
     EXPECT_LT(remote.delivered, archive.size() / 2);
     EXPECT_TRUE(fs::is_empty(local.path()));
+}
+
+// A stream may hold only what was asked for: the named files, each once, and what lies under
+// a named directory. Anything else is tampering, and nothing of it is written.
+TEST(TransferSafety, EntriesThatWereNotAskedForAreTampering) {
+    TempDir local;
+    write_file(local / "model.py", "the spec");
+    CannedRemote remote(TarBuilder()
+                            .add("out.txt", '0', "asked")
+                            .add("model.py", '0', "import os; os.system('pwn')")
+                            .finish());
+    try {
+        mlt::download(remote, "base", {"out.txt"}, local.path());
+        FAIL() << "no throw";
+    } catch (const mlt::Error& e) {
+        EXPECT_EQ(e.kind(), mlt::ErrorKind::tampered) << e.what();
+        EXPECT_NE(std::string(e.what()).find("'model.py', which was not asked for"),
+                  std::string::npos)
+            << e.what();
+    }
+    EXPECT_EQ(slurp(local / "model.py"), "the spec");
+
+    CannedRemote twice(
+        TarBuilder().add("out.txt", '0', "first").add("out.txt", '0', "second").finish());
+    const std::vector<mlt::RemoteFileInfo> listed = {{"out.txt", 5, 0, 0, 1, true}};
+    EXPECT_THROW(mlt::download_listed(twice, "base", listed, local.path()), mlt::Error);
+
+    // Under a named directory, anything goes (where the gate lets it).
+    CannedRemote tree(TarBuilder().add("results/a/b.txt", '0', "deep").finish());
+    EXPECT_EQ(mlt::download(tree, "base", {"results"}, local.path()).files, 1u);
+    EXPECT_EQ(slurp(local / "results/a/b.txt"), "deep");
+    CannedRemote beside(TarBuilder().add("resultsX/c.txt", '0', "no").finish());
+    EXPECT_THROW(mlt::download(beside, "base", {"results"}, local.path()), mlt::Error);
+    EXPECT_FALSE(fs::exists(local / "resultsX"));
+}
+
+TEST(TransferSafety, ModesLoseSetuidSetgidStickyAndWorldWrite) {
+    TempDir local;
+    CannedRemote remote(TarBuilder()
+                            .add("run.sh", '0', "#!/bin/sh\n", "", 07777)
+                            .add("d/", '5', "", "", 07777)
+                            .finish());
+    mlt::download(remote, "base", {"."}, local.path());
+    struct stat st {};
+    ASSERT_EQ(::stat((local / "run.sh").c_str(), &st), 0);
+    EXPECT_EQ(st.st_mode & 07777, 0775u);
+    ASSERT_EQ(::stat((local / "d").c_str(), &st), 0);  // created under the umask
+    EXPECT_EQ(st.st_mode & (S_ISUID | S_ISGID | S_ISVTX | S_IWOTH), 0u);
+}
+
+// A listed file is written at most at its listed size: a larger entry (grown since, or a lie)
+// is skipped, so that no stream fills the disk past what was announced.
+TEST(TransferSafety, AListedFileLargerThanListedIsNotWritten) {
+    TempDir local;
+    CannedRemote remote(TarBuilder()
+                            .add("small.txt", '0', "ok")
+                            .add("big.bin", '0', std::string(64 * 1024, 'b'))
+                            .finish());
+    const std::vector<mlt::RemoteFileInfo> listed = {{"big.bin", 10, 0, 0, 1, true},
+                                                     {"small.txt", 2, 0, 0, 2, true}};
+    const mlt::TransferStats s = mlt::download_listed(remote, "base", listed, local.path());
+    EXPECT_EQ(s.files, 1u);
+    EXPECT_EQ(slurp(local / "small.txt"), "ok");
+    EXPECT_FALSE(fs::exists(local / "big.bin"));
+    EXPECT_TRUE(mlt::test::part_files(local.path()).empty());
 }
 
 TEST(TransferSafety, RejectsEscapingRequestPaths) {

@@ -68,6 +68,7 @@ const std::map<ErrorKind, std::string>& phrase_of_kind() {
         {ErrorKind::timeout, "silent link"},
         {ErrorKind::disconnected, "lost"},
         {ErrorKind::remote, "a remote command failed"},
+        {ErrorKind::tampered, "tampering"},
         {ErrorKind::conflict, "job-state conflict"},
         {ErrorKind::interrupted, "interrupted"},
         {ErrorKind::terminated, "SIGTERM"},
@@ -116,6 +117,17 @@ TEST(ExitCodes, EveryDocumentedCodeHasAKind) {
                                << ") but no error kind has it";
         }
     }
+}
+
+// The training's status passes, except where a script would take it for one of mlt's own.
+TEST(ExitCodes, ATrainingsStatusNeverPassesAsOneOfMltsOwn) {
+    for (int own : {2, 3, 4, 5, 6, 255}) EXPECT_EQ(mlt::training_exit_code(own), 1) << own;
+    for (int passes : {0, 1, 7, 42, 127, 129, 130, 137, 143, 254})
+        EXPECT_EQ(mlt::training_exit_code(passes), passes) << passes;
+    const auto items = documented_exit_codes();
+    ASSERT_GE(items.size(), 2u);
+    EXPECT_NE(items[1].meaning.find("2, 3, 4, 5, 6 or 255): then 1"), std::string::npos)
+        << items[1].meaning;
 }
 
 TEST(ExitCodes, SignalsEndWith128PlusTheirNumber) {

@@ -185,7 +185,9 @@ class ShellJob : public RemoteJob {
 // Pulls what a finished (or running, for `download`) job left: the archive when `result`
 // names its sha256 (checked before it replaces the local one; never another run's, never
 // through a remote symlink), the remote log dir into the local one, and download_files (a
-// `from|to` pair naming a remote directory copies the directory). Returns what moved.
+// `from|to` pair naming a remote directory copies the directory). Returns what moved. An
+// archive the job recorded that cannot be collected as that file (a symlink now: tampered;
+// gone: remote) throws once the rest was collected: no older local archive passes as it.
 // `links`: the connections big files move over as ranges (none: one range at a time).
 TransferStats collect_results(Remote& remote, const TrainPlan& plan, const JobResult& result,
                               const CompressionChoice& compression, Reporter& reporter,

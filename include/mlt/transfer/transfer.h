@@ -144,11 +144,13 @@ std::vector<std::string> changed_for_download(const std::vector<RemoteFileInfo>&
                                               const std::string& local_base);
 
 // Fetches `remote_paths` (relative to `remote_base`; files or directories) as ONE tar stream
-// from `tar -cf -` and writes them under `local_base`. Only regular files and directories
-// are written; an entry whose name is absolute, contains `..`, or would pass through a
-// symlink is refused (mlt::Error) and other entry types are skipped. Each file is written to
-// a temporary name in its directory and renamed into place when complete, so a file is
-// either the old one or the whole new one. Modes (& 0777) and mtimes are kept; `local_base`
+// from `tar -cf -` and writes them under `local_base`. Only what was asked for is written (a
+// named file once, anything under a named directory), only regular files and directories,
+// and only by names that pass check_remote_name: anything else in the stream (an entry not
+// asked for, a link, a device, `..`) throws tampered, and nothing is written outside
+// `local_base`, never through a symlink (an io error names a local one in the way). Each file is
+// written to a temporary name in its directory and renamed into place when complete, so a file is
+// either the old one or the whole new one. Modes (& 0775) and mtimes are kept; `local_base`
 // is created if missing. A file that changed remotely while it was read is a warning; a
 // missing remote path throws mlt::Error (remote) with tar's stderr, after the other files
 // have been written.
@@ -157,6 +159,18 @@ TransferStats download(Remote& remote, const std::string& remote_base,
                        const std::vector<std::string>& remote_paths, const std::string& local_base,
                        TransferProgress* progress = nullptr,
                        Compression compression = Compression::none);
+// The same for listed files (list_remote_file_info): each at most its listed size (one that
+// grew since is skipped, and missing from the count), after check_free_space for them all.
+TransferStats download_listed(Remote& remote, const std::string& remote_base,
+                              const std::vector<RemoteFileInfo>& files,
+                              const std::string& local_base, TransferProgress* progress = nullptr,
+                              Compression compression = Compression::none);
+
+// Throws io error naming the sizes unless `bytes` and a margin of kFreeSpaceMargin fit in
+// the free space of the file system that holds `local_path` (or its nearest existing parent).
+void check_free_space(const std::string& local_path, uint64_t bytes);
+// Room kept free beyond what a pull announced: 64 MiB.
+constexpr uint64_t kFreeSpaceMargin = 64ull * 1024 * 1024;
 
 // Fetches one remote file (`~` = remote home) to `local_path` (parent directories created)
 // in one round trip, keeping its mtime; returns its size. A remote symlink counts as the

@@ -36,6 +36,7 @@ enum class ErrorKind {
     timeout,       // a remote operation did not answer in time
     disconnected,  // the link went away
     remote,        // a remote command failed
+    tampered,      // the remote sent what no honest host sends (a name that climbs out, ...)
     conflict,      // job state
     interrupted,   // Ctrl+C
     terminated,    // SIGTERM
@@ -56,6 +57,7 @@ constexpr int exit_code_of(ErrorKind kind) {
         case ErrorKind::internal:
             return exit_code::kInternal;
         case ErrorKind::remote:
+        case ErrorKind::tampered:
             return exit_code::kRemote;
         case ErrorKind::auth:
         case ErrorKind::connect:
@@ -74,6 +76,16 @@ constexpr int exit_code_of(ErrorKind kind) {
             return exit_code::kHangup;
     }
     return exit_code::kInternal;
+}
+
+// What mlt exits with for a training that exited with `status`: that status, except one of
+// mlt's own codes (2 to 6, 255), which becomes 1, so that a script can tell "the connection
+// was lost" (255) from "the training exited 255". 129, 130 and 143 pass as they are.
+constexpr int training_exit_code(int status) {
+    return (status >= exit_code::kUsage && status <= exit_code::kRuled) ||
+                   status == exit_code::kConnection
+               ? 1
+               : status;
 }
 
 // Ctrl+C, SIGTERM or SIGHUP: the user (or the system) asked mlt to end.
@@ -107,6 +119,13 @@ inline Error config_error(std::string what, std::string hint = {}) {
 // A remote command ran and failed: exit 1 (the link itself was fine).
 inline Error remote_error(std::string what, std::string hint = {}) {
     return Error(ErrorKind::remote, std::move(what), std::move(hint));
+}
+// The remote sent something no honest host sends: `what` names it and the host, `why` says
+// what was wrong with it. Exit 1; the hint says that nothing was written or deleted here.
+inline Error tampered_error(const std::string& what, const std::string& why) {
+    return Error(ErrorKind::tampered, what + " looks tampered with: " + why,
+                 "nothing was written or deleted outside the model's local dirs; treat the host "
+                 "as compromised (docs/security.md)");
 }
 // A local file cannot be read or written: exit 2 (before anything remote).
 inline Error io_error(std::string what, std::string hint = {}) {
