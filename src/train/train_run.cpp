@@ -205,9 +205,11 @@ int TrainRun::finish() {
     const bool limited = ending_ == Ending::limited && (outcome_.stopped_by_mlt || !status);
     const bool ruled = ending_ == Ending::ruled && (outcome_.stopped_by_mlt || !status);
     const bool interrupted = ending_ == Ending::interrupted;
-    const int code = interrupted ? exit_code::kInterrupted
-                                 : (limited ? exit_code::kLimit
-                                            : (ruled ? exit_code::kRuled : status.value_or(1)));
+    const int code =
+        interrupted
+            ? exit_code::kInterrupted
+            : (limited ? exit_code::kLimit
+                       : (ruled ? exit_code::kRuled : training_exit_code(status.value_or(1))));
     const std::string how =
         interrupted ? "stopped"
                     : (limited ? "limit" : (ruled ? "rule" : (code == 0 ? "success" : "failed")));
@@ -220,6 +222,10 @@ int TrainRun::finish() {
              : " finished with ") +
         (status ? describe_exit_status(*status, outcome_.stopped_by_mlt)
                 : std::string("no exit status"));
+    if (status && !interrupted && !limited && !ruled && code != *status)
+        end_note_ += "; the training exited " + std::to_string(*status) + ", mlt exits " +
+                     std::to_string(code) + " (" + std::to_string(*status) +
+                     " is one of mlt's own exit codes)";
     if (interrupted) end_note_ = "stopped by Ctrl+C: " + end_note_;
     if (limited || ruled) end_note_ = "stopped by " + stop_note_ + ": " + end_note_;
     return code;

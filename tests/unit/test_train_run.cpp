@@ -502,9 +502,9 @@ TEST_F(TrainRunTest, ARunWithoutAnArchiveNeverReturnsThePreviousOne) {
     const std::string first = slurp(dir_ + "/project/m.mltk.zip");
     ASSERT_FALSE(first.empty());
     mlt::TrainPlan p = plan();
-    p.wrapper.train_cmd = "echo 'no archive this time'; exit 5";
+    p.wrapper.train_cmd = "echo 'no archive this time'; exit 7";
     Rig rig(p);
-    EXPECT_EQ(rig.run.run(), 5);
+    EXPECT_EQ(rig.run.run(), 7);
     EXPECT_EQ(slurp(dir_ + "/project/m.mltk.zip"), first) << "the local archive was replaced";
     EXPECT_NE(rig.rep.notices.find("no archive"), std::string::npos) << rig.rep.notices;
     EXPECT_TRUE(fs::exists(remote_dir() + "/.mlt/m/previous/m.mltk.zip"));
