@@ -53,6 +53,11 @@ void add_budget_options(CLI::App& app, TrainOptions& o) {
         ->transform(real_in(0, 1e9, true, "an amount of USD above 0 (e.g. 20)"));
 }
 
+// train's and logs' --raw-console.
+const char* const kRawConsoleHelp =
+    "Show the console log as the remote wrote it (default: text, colours, progress bars; "
+    "sequences that set the title, clear the screen or write the clipboard are dropped)";
+
 // The end of `mlt ssh train --help`: MODEL, ARGS, settings, results, examples.
 const char* const kTrainFooter =
     "MODEL: a model name (NAME.py is looked for in model_paths, the current directory,\n"
@@ -104,6 +109,7 @@ void add_train_options(CLI::App& app, TrainOptions& o, SshCommandLine& cli, int&
     app.add_flag("--no-failover", o.no_failover,
                  "Never continue on a fallback_hosts / provision_cmd host when the host is lost");
     add_budget_options(app, o);
+    app.add_flag("--raw-console", o.raw_console, kRawConsoleHelp);
     app.add_option_function<int>(
            "--sync-every", [&o](int s) { o.sync_every = s; },
            "Pull the remote log dir (logs, checkpoints) every S seconds while training, on a "
@@ -206,17 +212,19 @@ void add_ssh_job_commands(CLI::App& ssh, Action& action, const std::shared_ptr<S
 
     auto logs_rank = std::make_shared<int>(-1);  // logs --rank N; -1: every node
     auto logs_follow = std::make_shared<bool>(false);
-    auto tb_port = std::make_shared<int>(6006);  // tensorboard --port P
-    auto tb_local = std::make_shared<int>(-1);   // tensorboard --local-port L; -1: P
+    auto logs_raw = std::make_shared<bool>(false);  // logs --raw-console
+    auto tb_port = std::make_shared<int>(6006);     // tensorboard --port P
+    auto tb_local = std::make_shared<int>(-1);      // tensorboard --local-port L; -1: P
     const auto model_command = [&](const char* name, const char* help, ModelRun run) {
         return add_model_command(ssh, action, cli, name, help, std::move(run));
     };
     auto* logs = model_command(
         "logs", "Print the remote console log (-f: follow it)",
-        [logs_rank, logs_follow](const SshCommandLine& c, const std::string& m, bool t) {
-            return run_logs(c, m, t, *logs_follow, *logs_rank);
+        [logs_rank, logs_follow, logs_raw](const SshCommandLine& c, const std::string& m, bool t) {
+            return run_logs(c, m, t, *logs_follow, *logs_rank, *logs_raw);
         });
     logs->add_flag("-f,--follow", *logs_follow, "Keep printing as the log grows");
+    logs->add_flag("--raw-console", *logs_raw, kRawConsoleHelp);
     logs->add_option("--rank", *logs_rank,
                      "With several nodes: only node N's log (0: the first host)")
         ->type_name("N")

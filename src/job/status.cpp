@@ -208,11 +208,13 @@ std::string job_row(const JobStatus& j) {
     std::string exit = j.exit_status ? std::to_string(*j.exit_status) : "-";
     if (const char* signal = j.exit_status ? killing_signal(*j.exit_status) : nullptr)
         exit += std::string(" (") + signal + ")";
-    char line[512];
-    std::snprintf(line, sizeof line, kJobColumns, j.model.c_str(), to_string(j.state),
-                  j.run_id.empty() ? "-" : j.run_id.c_str(), std::to_string(j.attempt).c_str(),
-                  j.pgid ? std::to_string(j.pgid).c_str() : "-", format_time(j.started).c_str(),
-                  elapsed.c_str(), exit.c_str());
+    // The model (a remote dir's name) and the run id are the remote's words: escaped.
+    const std::string model = printable(j.model, 200);
+    const std::string run = j.run_id.empty() ? "-" : printable(j.run_id, 100);
+    char line[1024];
+    std::snprintf(line, sizeof line, kJobColumns, model.c_str(), to_string(j.state), run.c_str(),
+                  std::to_string(j.attempt).c_str(), j.pgid ? std::to_string(j.pgid).c_str() : "-",
+                  format_time(j.started).c_str(), elapsed.c_str(), exit.c_str());
     return line;
 }
 
@@ -238,7 +240,7 @@ std::string format_node_jobs(const std::vector<NodeJobs>& nodes) {
         const NodeJobs& n = nodes[i];
         const std::string start = lead(std::to_string(i), n.host);
         if (!n.problem.empty())
-            out += start + "unreachable: " + n.problem + "\n";
+            out += start + "unreachable: " + printable(n.problem, 2000) + "\n";
         else if (n.jobs.empty())
             out += start + "none\n";
         for (const auto& j : n.jobs) out += start + job_row(j) + "\n";

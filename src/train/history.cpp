@@ -141,10 +141,11 @@ std::string format_history(const std::vector<nlohmann::json>& runs, size_t limit
     out << line;
     for (size_t i = first; i < runs.size(); ++i) {
         const auto& r = runs[i];
-        std::snprintf(line, sizeof line, format, field(r, "id").c_str(), field(r, "model").c_str(),
-                      field(r, "start").c_str(), field(r, "status").c_str(),
-                      field(r, "exit_status").c_str(), field(r, "attempt").c_str(),
-                      cost_field(r).c_str(), field(r, "hosts").c_str());
+        // A run id adopted from a remote lock (--resume) is the remote's word: escaped.
+        const auto shown = [&r](const char* key) { return printable(field(r, key), 200); };
+        std::snprintf(line, sizeof line, format, shown("id").c_str(), shown("model").c_str(),
+                      shown("start").c_str(), shown("status").c_str(), shown("exit_status").c_str(),
+                      shown("attempt").c_str(), cost_field(r).c_str(), shown("hosts").c_str());
         out << line;
     }
     return out.str();
@@ -155,7 +156,9 @@ void append_history(const nlohmann::json& run) {
     std::error_code ec;
     std::filesystem::create_directories(std::filesystem::path(path).parent_path(), ec);
     // One write(2) with O_APPEND: lines of two mlt processes never interleave.
-    const std::string line = run.dump() + "\n";
+    // A run id from a remote lock need not be UTF-8: replaced, not thrown on.
+    const std::string line =
+        run.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
     const int fd =
         ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0644);
     if (fd < 0) {
@@ -176,7 +179,10 @@ int run_jobs(bool json, bool all) {
         nlohmann::json array = nlohmann::json::array();
         const size_t first = !all && runs.size() > kDefaultShown ? runs.size() - kDefaultShown : 0;
         for (size_t i = first; i < runs.size(); ++i) array.push_back(runs[i]);
-        std::printf("%s\n", array.dump(2).c_str());
+        // ASCII only: a remote run id's C1 controls (U+009B is CSI) leave as \u escapes, and
+        // bytes that are not UTF-8 as U+FFFD.
+        std::printf("%s\n",
+                    array.dump(2, ' ', true, nlohmann::json::error_handler_t::replace).c_str());
     } else {
         std::fputs(format_history(runs, all ? 0 : kDefaultShown).c_str(), stdout);
     }

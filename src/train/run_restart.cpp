@@ -12,6 +12,8 @@ Phase TrainRun::restart() {
         InterruptDeferral hold;  // as start(): the job may be launched before the reply
         pgid = job_.restart(run_id_, attempt_);
     }
+    // The lost attempt may have stopped inside a sequence: the new one's lines must show.
+    shown_ = ConsoleFilter(plan_.raw_console);
     reporter_.notice("restarted " + plan_.model + " on " + host() + " (run " + run_id_ +
                      ", attempt " + std::to_string(attempt_) + ", process group " +
                      std::to_string(pgid) + ")");

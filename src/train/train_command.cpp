@@ -27,6 +27,7 @@
 #include "mlt/transfer/sync.h"
 #include "mlt/transfer/transfer.h"
 #include "mlt/transfer/workspace.h"
+#include "mlt/util/console_filter.h"
 #include "mlt/util/error.h"
 #include "mlt/util/interrupt.h"
 #include "mlt/util/paths.h"
@@ -500,6 +501,7 @@ TrainPlan plan_node(const RunContext& c, const SshCommandLine& cli, const TrainO
     plan.force = o.force;
     plan.resume = o.resume;
     plan.no_wait = o.no_wait;
+    plan.raw_console = o.raw_console;
     if (o.reconnect_timeout) plan.reconnect_timeout_s = *o.reconnect_timeout;
     if (o.max_restarts) plan.max_restarts = *o.max_restarts;
     if (o.price) plan.price_per_hour = *o.price;
@@ -635,11 +637,13 @@ int run_train(const SshCommandLine& cli, const TrainOptions& o) {
 namespace {
 
 // One node's console log to `out`: all of it, then with `follow` what comes until its job
-// ends. A signal ends it with the signal's code.
-int show_log(const Target& t, const std::string& model, bool follow, Reporter& out) {
+// ends, filtered as train's follow is (all of it with `raw`). A signal ends it with the
+// signal's code.
+int show_log(const Target& t, const std::string& model, bool follow, bool raw, Reporter& out) {
     Session session = Session::open(t.connect);
     SessionRemote remote(session);
-    const auto print = [&out](std::string_view d) { out.console(d); };
+    ConsoleFilter shown(raw);
+    const auto print = [&out, &shown](std::string_view d) { out.console(shown.feed(d)); };
     try {
         uint64_t offset = read_log(remote, t.remote_dir, model, Task::job, 0, print);
         if (follow)
@@ -655,7 +659,7 @@ int show_log(const Target& t, const std::string& model, bool follow, Reporter& o
 // `logs -f` of several nodes: one follow per node, all at once, their lines merged whole
 // and prefixed [rank N]. A node whose log cannot be read says so and the others go on; the
 // exit status is the first failure's.
-int follow_all_logs(const std::vector<Target>& targets, const std::string& model) {
+int follow_all_logs(const std::vector<Target>& targets, const std::string& model, bool raw) {
     std::vector<std::unique_ptr<PrefixReporter>> outs;
     for (size_t i = 0; i < targets.size(); ++i)
         outs.push_back(
@@ -664,8 +668,8 @@ int follow_all_logs(const std::vector<Target>& targets, const std::string& model
     std::vector<std::thread> threads;
     for (size_t i = 0; i < targets.size(); ++i)
         threads.push_back(thread_without_signals([&, i] {
-            codes[i] =
-                node_outcome(*outs[i], [&] { return show_log(targets[i], model, true, *outs[i]); });
+            codes[i] = node_outcome(
+                *outs[i], [&] { return show_log(targets[i], model, true, raw, *outs[i]); });
         }));
     for (auto& t : threads) t.join();
     for (int code : codes)
@@ -675,8 +679,8 @@ int follow_all_logs(const std::vector<Target>& targets, const std::string& model
 
 }  // namespace
 
-int run_logs(const SshCommandLine& cli, const std::string& model, bool test, bool follow,
-             int rank) {
+int run_logs(const SshCommandLine& cli, const std::string& model, bool test, bool follow, int rank,
+             bool raw_console) {
     install_interrupt_handler();
     RunContext c = prepare(cli, model, test, true, true);
     const size_t nodes = c.targets.size();
@@ -685,12 +689,14 @@ int run_logs(const SshCommandLine& cli, const std::string& model, bool test, boo
                               std::to_string(nodes) + " node(s) (one per -h)",
                           "give a rank from 0 to " + std::to_string(nodes - 1));
     if (rank >= 0)
-        return show_log(c.targets[static_cast<size_t>(rank)], c.model.name, follow, reporter());
-    if (nodes == 1) return show_log(c.targets[0], c.model.name, follow, reporter());
-    if (follow) return follow_all_logs(c.targets, c.model.name);
+        return show_log(c.targets[static_cast<size_t>(rank)], c.model.name, follow, raw_console,
+                        reporter());
+    if (nodes == 1) return show_log(c.targets[0], c.model.name, follow, raw_console, reporter());
+    if (follow) return follow_all_logs(c.targets, c.model.name, raw_console);
     for (size_t i = 0; i < nodes; ++i) {  // node after node, each one's lines together
         PrefixReporter prefixed(reporter(), "[rank " + std::to_string(i) + "] ");
-        if (int code = show_log(c.targets[i], c.model.name, false, prefixed)) return code;
+        if (int code = show_log(c.targets[i], c.model.name, false, raw_console, prefixed))
+            return code;
     }
     return exit_code::kOk;
 }

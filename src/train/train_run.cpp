@@ -127,6 +127,8 @@ TrainRun::TrainRun(Connection& connection, RemoteJob& job, TrainPlan plan, Repor
       clock_(clock),
       observer_(observer),
       console_(plan_.local_console, plan_.local_state_dir),
+      shown_(plan_.raw_console),
+      shutdown_shown_(plan_.raw_console),
       status_(reporter_),
       failover_(failover),
       rules_(plan_.stop_when) {
@@ -495,6 +497,7 @@ Phase TrainRun::launched(long pgid) {
                      (attempt_ > 1 ? ", attempt " + std::to_string(attempt_) : "") +
                      ", process group " + std::to_string(pgid) + ")");
     console_.open(run_id_);  // a new run: the local copy starts empty
+    shown_ = ConsoleFilter(plan_.raw_console);
     if (!plan_.no_wait) return Phase::follow;
     reporter_.notice("not waiting; reattach with: " + plan_.resume_line);
     ending_ = Ending::detached;
@@ -517,8 +520,8 @@ Phase TrainRun::follow() {
     arm_watch();
     arm_release();
     const auto show = [&](std::string_view d) {
-        console_.append(d);  // the record first
-        reporter_.console(d);
+        console_.append(d);  // the record first, every byte
+        reporter_.console(shown_.feed(d));
         // A rule that stops the job cuts the segment short: the stop goes out at once.
         if (auto hit = rules_.feed(d); hit && stop_by_rule(*hit)) throw RuleFired{};
     };
@@ -625,7 +628,7 @@ Phase TrainRun::shutdown() {
     const FollowStep seen = job_.follow(Task::shutdown, &run_id_, shutdown_.offset,
                                         kFollowSegmentSeconds, [&](std::string_view d) {
                                             shutdown_.offset += d.size();
-                                            reporter_.console(d);
+                                            reporter_.console(shutdown_shown_.feed(d));
                                         });
     if (!seen.ended) return Phase::shutdown;
     const auto status = seen.result ? seen.result->exit_status : job_.shutdown_status();

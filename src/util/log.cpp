@@ -42,6 +42,21 @@ class LevelPrefix : public spdlog::custom_flag_formatter {
     }
 };
 
+// `%V`: the message, each of its lines escaped (printable_lines): debug lines quote remote
+// stderr and names, which must not reach a terminal (or a `tail` of the log file) raw.
+class EscapedPayload : public spdlog::custom_flag_formatter {
+  public:
+    void format(const spdlog::details::log_msg& msg, const std::tm&,
+                spdlog::memory_buf_t& dest) override {
+        const std::string text =
+            printable_lines(std::string_view(msg.payload.data(), msg.payload.size()), 8192);
+        dest.append(text.data(), text.data() + text.size());
+    }
+    std::unique_ptr<custom_flag_formatter> clone() const override {
+        return std::make_unique<EscapedPayload>();
+    }
+};
+
 // The console side of the log: each formatted line becomes an Event::log of the process's
 // reporter, so that a warning never lands in the middle of a progress or console line.
 class ReporterSink : public spdlog::sinks::base_sink<std::mutex> {
@@ -53,7 +68,7 @@ class ReporterSink : public spdlog::sinks::base_sink<std::mutex> {
         // The pattern formatter ends the line; the reporter decides how lines end.
         while (!line.empty() && (line.back() == '\n' || line.back() == '\r')) line.remove_suffix(1);
         // Warnings and errors quote outside text (settings keys, remote names): one line,
-        // escaped and bounded. Debug output keeps its lines.
+        // escaped and bounded. Debug output keeps its lines (each escaped by `%V`).
         std::string shown;
         if (msg.level >= spdlog::level::warn) {
             shown = printable(line, 2000);
@@ -70,7 +85,7 @@ class ReporterSink : public spdlog::sinks::base_sink<std::mutex> {
 void setup_logging(int verbosity, const std::string& file_path) {
     auto console = std::make_shared<ReporterSink>();
     auto formatter = std::make_unique<spdlog::pattern_formatter>();
-    formatter->add_flag<LevelPrefix>('*').set_pattern("mlt: %*%v");
+    formatter->add_flag<LevelPrefix>('*').add_flag<EscapedPayload>('V').set_pattern("mlt: %*%V");
     console->set_formatter(std::move(formatter));
     const auto console_level = verbosity >= 2   ? spdlog::level::trace
                                : verbosity == 1 ? spdlog::level::debug
@@ -82,7 +97,10 @@ void setup_logging(int verbosity, const std::string& file_path) {
             std::filesystem::create_directories(std::filesystem::path(file_path).parent_path());
             auto file =
                 std::make_shared<spdlog::sinks::rotating_file_sink_mt>(file_path, 1 << 20, 3);
-            file->set_pattern("%Y-%m-%d %H:%M:%S.%e [%P] %l: %v");
+            auto file_format = std::make_unique<spdlog::pattern_formatter>();
+            file_format->add_flag<EscapedPayload>('V').set_pattern(
+                "%Y-%m-%d %H:%M:%S.%e [%P] %l: %V");
+            file->set_formatter(std::move(file_format));
             file->set_level(std::min(console_level, spdlog::level::debug));
             sinks.push_back(file);
         } catch (const std::exception&) {

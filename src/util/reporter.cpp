@@ -6,6 +6,8 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "mlt/util/text.h"
+
 namespace mlt {
 
 namespace {
@@ -16,6 +18,8 @@ constexpr std::string_view kEraseLine = "\r\033[K";
 // Clear to the end of the line: written after the text, so a redraw with a shorter line
 // hides the end of the previous one without the flicker of erasing first.
 constexpr std::string_view kEraseToEnd = "\033[K";
+// The longest line of mlt's own that is shown whole; the rest of it is cut (printable()).
+constexpr size_t kMaxShownLine = 8192;
 
 void put(std::FILE* stream, std::string_view text) {
     if (text.empty()) return;
@@ -34,6 +38,12 @@ TerminalReporter::TerminalReporter(std::FILE* out, std::FILE* err, bool interact
     : out_(out), err_(err), interactive_(interactive) {}
 
 void TerminalReporter::emit(Event event, std::string_view text) {
+    // mlt's own lines quote remote names, run ids and stderr: whatever they hold, no control
+    // character of theirs reaches the terminal (console bytes are the caller's to filter).
+    const std::string shown = event == Event::console    ? std::string()
+                              : event == Event::progress ? printable(text, kMaxShownLine)
+                                                         : printable_lines(text, kMaxShownLine);
+    if (event != Event::console) text = shown;
     std::lock_guard<std::mutex> lock(mutex_);
     switch (event) {
         case Event::progress:

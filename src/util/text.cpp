@@ -73,6 +73,17 @@ std::string printable(std::string_view text, size_t max_bytes) {
     return out;
 }
 
+std::string printable_lines(std::string_view text, size_t max_line_bytes) {
+    std::string out;
+    for (size_t start = 0;;) {
+        const size_t nl = text.find('\n', start);
+        out += printable(text.substr(start, nl - start), max_line_bytes);
+        if (nl == std::string_view::npos) return out;
+        out += '\n';
+        start = nl + 1;
+    }
+}
+
 std::string last_lines(std::string_view text, size_t max_lines, size_t max_line_bytes) {
     std::vector<std::string_view> lines;
     bool earlier = false;

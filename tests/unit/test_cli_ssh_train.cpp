@@ -185,6 +185,18 @@ TEST(CliSshTrain, RestoreAndNoFailoverAreMltsOwnFlagsBeforeAndAfterModel) {
     EXPECT_TRUE(both.train.args.empty());  // never handed to the training
 }
 
+TEST(CliSshTrain, RawConsoleIsMltsOwnFlagBeforeAndAfterModel) {
+    EXPECT_TRUE(parse({"ssh", "train", "--raw-console", "m"}).train.raw_console);
+    const Parsed after = parse({"ssh", "train", "m", "--epochs", "1", "--raw-console", "x"});
+    EXPECT_TRUE(after.train.raw_console);
+    EXPECT_EQ(after.train.args, (Words{"--epochs", "1", "x"}));  // never handed to the training
+    EXPECT_FALSE(parse({"ssh", "train", "m", "--epochs", "1"}).train.raw_console);
+    // After -- it is the training's.
+    const Parsed passed = parse({"ssh", "train", "m", "--", "--raw-console"});
+    EXPECT_FALSE(passed.train.raw_console);
+    EXPECT_EQ(passed.train.args, (Words{"--raw-console"}));
+}
+
 TEST(CliSshTrain, PriceAndLimitsBeforeAndAfterModel) {
     const auto p = parse({"ssh", "train", "--price", "1.25", "m", "--max-hours=0.5", "--max-cost",
                           "20", "--epochs", "1"});

@@ -122,6 +122,26 @@ TEST(JobStatus, FormatsNoJobAndTable) {
     EXPECT_NE(second.find("673f1c2a-9b3e01  2 "), std::string::npos) << second;
 }
 
+TEST(JobStatus, RemoteNamesAndRunIdsAreShownEscaped) {
+    mlt::JobStatus j;
+    j.model = "m\x1b]0;title\x07";
+    j.state = mlt::JobState::running;
+    j.run_id = "r\x1b]52;c;aGk=\x07\x1b[2J\xc2\x9b";
+    const std::string table = mlt::format_jobs({j}, ".", "h");
+    EXPECT_EQ(table.find('\x1b'), std::string::npos) << table;
+    EXPECT_EQ(table.find('\x07'), std::string::npos) << table;
+    EXPECT_NE(table.find("m\\x1b]0;title\\x07 "), std::string::npos) << table;
+    EXPECT_NE(table.find("r\\x1b]52;c;aGk=\\x07\\x1b[2J\\xc2\\x9b "), std::string::npos) << table;
+    std::vector<mlt::NodeJobs> nodes(2);
+    nodes[0].host = "h0";
+    nodes[0].jobs = {j};
+    nodes[1].host = "h1";
+    nodes[1].problem = "tar said \x1b[?1049h";
+    const std::string both = mlt::format_node_jobs(nodes);
+    EXPECT_EQ(both.find('\x1b'), std::string::npos) << both;
+    EXPECT_NE(both.find("unreachable: tar said \\x1b[?1049h"), std::string::npos) << both;
+}
+
 TEST(JobStatus, OneTableForEveryNode) {
     mlt::JobStatus j;
     j.model = "m";

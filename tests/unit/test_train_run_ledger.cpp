@@ -167,6 +167,14 @@ TEST(History, RecordsTheLedgerAndShowsAttemptsAndCost) {
     EXPECT_EQ(old.find("$"), std::string::npos) << old;
 }
 
+TEST(History, ARunIdFromARemoteLockIsShownEscaped) {
+    // --resume adopts the run id the remote's lock holds, and records it.
+    const std::string table =
+        mlt::format_history({{{"id", "r\x1b]0;title\x07"}, {"model", "m"}, {"hosts", "h"}}}, 0);
+    EXPECT_EQ(table.find('\x1b'), std::string::npos) << table;
+    EXPECT_NE(table.find("r\\x1b]0;title\\x07 "), std::string::npos) << table;
+}
+
 TEST(History, AnEmptyLedgerAddsNothing) {
     nlohmann::json r = {{"cost", nullptr}};
     mlt::add_ledger(r, mlt::RunLedger{}, kT0);

@@ -237,6 +237,41 @@ TEST(RunInMemory, MaxRestartsLetsTheRunRestartItsLostJobItself) {
               (std::vector<std::string>{"1 running", "1 lost", "2 running", "2 success"}));
 }
 
+// The job's console reaches the terminal without the sequences that act on it, also when one
+// is cut between two follow segments; the local copy keeps every byte; --raw-console passes
+// them all.
+TEST(RunInMemory, TheConsoleIsFilteredOnTheTerminalAndWholeInTheCopy) {
+    const std::vector<std::string> lines = {"epoch 1 \x1b[32mok\x1b[0m\n\x1b]0;ti",
+                                            "tle\x07\x1b[2Jline two\n",
+                                            "\x1b]52;c;aGk=\x07line three\n"};
+    for (const bool raw : {false, true}) {
+        mlt::test::TempDir dir;
+        FakeJobHost host;
+        host.script.lines = lines;
+        mlt::TrainPlan p = plan(dir.path());
+        p.raw_console = raw;
+        RunRig r(host, p);
+        EXPECT_EQ(r.run.run(), 0) << r.rep.alerts;
+        EXPECT_EQ(slurp(p.local_console), host.console_log);
+        EXPECT_EQ(r.rep.console,
+                  raw ? host.console_log + host.shutdown_log
+                      : "epoch 1 \x1b[32mok\x1b[0m\nline two\nline three\n" + host.shutdown_log);
+    }
+}
+
+// A lost attempt that stopped inside a string sequence does not hide the next attempt's lines.
+TEST(RunInMemory, ARestartedJobsConsoleShowsAfterALostOneCutMidSequence) {
+    mlt::test::TempDir dir;
+    FakeJobHost host;
+    host.script.lines = {"one\x1b]0;never ended", "two\n", "three\n"};
+    host.script.lost_after = 1;
+    mlt::TrainPlan p = plan(dir.path());
+    p.max_restarts = 1;
+    RunRig r(host, p);
+    EXPECT_EQ(r.run.run(), 0) << r.rep.alerts << r.rep.notices;
+    EXPECT_NE(r.rep.console.find("==== mlt: attempt 2 of run"), std::string::npos) << r.rep.console;
+}
+
 TEST(RunInMemory, WithoutMaxRestartsALostJobEndsTheRunAsBefore) {
     mlt::test::TempDir dir;
     FakeJobHost host;

@@ -236,6 +236,44 @@ TEST(Reporter, SpdlogLinesReachTheReplacedReporter) {
                                          "log|mlt: debug: shown with -v"}));
 }
 
+TEST(TerminalReporter, LinesOfMltsOwnReachTheTerminalEscaped) {
+    Streams s(true);
+    // A remote name in a notice, a remote's stderr in an alert, a log line and the progress
+    // line: none of their controls reaches the terminal, and their lines stay lines.
+    s.reporter.notice("resumed x\x1b]52;c;aGk=\x07.bin");
+    s.reporter.alert("its last lines:\n\x1b[2Jcleared\n\x1b[?1049h");
+    s.reporter.emit(Event::log,
+                    "mlt: debug: tar said:\n\x1b]0;title\x07\xc2\x9b"
+                    "2J");
+    s.reporter.emit(Event::progress, "mlt: pull: a\x1b[Hb");
+    EXPECT_EQ(s.out.read(), "mlt: resumed x\\x1b]52;c;aGk=\\x07.bin\n");
+    EXPECT_EQ(s.err.read(),
+              "mlt: its last lines:\n\\x1b[2Jcleared\n\\x1b[?1049h\n"
+              "mlt: debug: tar said:\n\\x1b]0;title\\x07\\xc2\\x9b2J\n"
+              "\rmlt: pull: a\\x1b[Hb\033[K");
+    // Console bytes are the caller's to filter (ConsoleFilter): written as given.
+    s.reporter.console("\x1b[31mred\x1b[0m\n");
+    EXPECT_EQ(s.out.read(), "mlt: resumed x\\x1b]52;c;aGk=\\x07.bin\n\x1b[31mred\x1b[0m\n");
+}
+
+TEST(Reporter, SpdlogLinesAreEscapedLineByLine) {
+    Recorder recorder;
+    mlt::setup_logging(1);
+    {
+        ReplacedReporter replaced(recorder);
+        spdlog::info("resumed {} after 5 bytes",
+                     "a\x1b]0;t\x07"
+                     "b");
+        spdlog::debug("the login on {} said:\n{}", "h", "\x1b[2Jbanner\r\nline 2");
+        spdlog::warn("odd name {}", "x\ny\x1b[H");
+    }
+    mlt::setup_logging(0);
+    EXPECT_EQ(recorder.events(),
+              (Events{"log|mlt: resumed a\\x1b]0;t\\x07b after 5 bytes",
+                      "log|mlt: debug: the login on h said:\n\\x1b[2Jbanner\\r\nline 2",
+                      "log|mlt: warning: odd name x\\ny\\x1b[H"}));
+}
+
 TEST(TerminalReporter, ConcurrentAlertsStayWholeLines) {
     // One file for both streams, as on a terminal, and interactive, so that every alert
     // must end the console's unfinished line first: a race on that shows as an alert glued

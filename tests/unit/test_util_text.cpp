@@ -37,6 +37,15 @@ TEST(Printable, CutsAtACharacterBoundaryAndSaysHowMuchMore) {
     EXPECT_EQ(printable("ab\x01", 4), "ab ... (1 more bytes)");
 }
 
+TEST(PrintableLines, KeepsTheLinesAndEscapesEachOne) {
+    EXPECT_EQ(mlt::printable_lines("tar: a\x1b]0;t\x07\ntar: b\r\n"),
+              "tar: a\\x1b]0;t\\x07\ntar: b\\r\n");
+    EXPECT_EQ(mlt::printable_lines(""), "");
+    EXPECT_EQ(mlt::printable_lines("\n\n"), "\n\n");
+    // Each line is bounded on its own.
+    EXPECT_EQ(mlt::printable_lines(std::string(10, 'a') + "\nb", 4), "aaaa ... (6 more bytes)\nb");
+}
+
 TEST(LastLines, KeepsTheEndOfALongOutput) {
     std::string banner;
     for (int i = 0; i < 5000; ++i)

@@ -19,7 +19,8 @@ struct TrainOptions {
     bool resume = false;
     bool no_wait = false;
     bool verbose = false;
-    std::string workspace;  // --workspace DIR (relative to the cwd); overrides ssh.workspace
+    bool raw_console = false;  // --raw-console: console bytes pass unfiltered
+    std::string workspace;     // --workspace DIR (relative to the cwd); overrides ssh.workspace
     std::optional<int> reconnect_timeout;  // --reconnect-timeout; overrides the setting
     std::optional<int> max_restarts;       // --max-restarts; overrides the setting
     bool restore = false;                  // --restore
@@ -38,9 +39,10 @@ int run_train(const SshCommandLine& cli, const TrainOptions& options);
 // `logs MODEL [--test] [-f]`: prints the remote console log (following it with -f). `test`:
 // the test model MODEL-test, as `train MODEL --test`.
 // With several -h: every node's log in turn, each line prefixed "[rank N] ", or only node
-// `rank`'s (-1: all); -f follows one node only.
+// `rank`'s (-1: all); -f follows one node only. The log is filtered as train's follow is
+// (ConsoleFilter), unless `raw_console`.
 int run_logs(const SshCommandLine& cli, const std::string& model, bool test, bool follow,
-             int rank = -1);
+             int rank = -1, bool raw_console = false);
 
 // `stop MODEL [--test]`: stops the remote job's process group and releases its lock.
 int run_stop(const SshCommandLine& cli, const std::string& model, bool test);

@@ -39,6 +39,7 @@ struct TrainPlan {
     bool force = false;
     bool resume = false;
     bool no_wait = false;
+    bool raw_console = false;  // --raw-console: the console log reaches the terminal unfiltered
     int reconnect_timeout_s = 600;  // 0: a lost link ends the run at once
     int max_restarts = 0;           // restarts of a job found lost, by this run itself
     // --restore: the local log dir goes to the remote log dir before the job starts.

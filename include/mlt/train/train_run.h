@@ -18,6 +18,7 @@
 #include "mlt/train/stop_rules.h"
 #include "mlt/train/train_plan.h"
 #include "mlt/transfer/transfer.h"
+#include "mlt/util/console_filter.h"
 #include "mlt/util/reporter.h"
 
 namespace mlt {
@@ -275,6 +276,11 @@ class TrainRun {
     RunClock& clock_;
     RunObserver* observer_;
     LocalConsole console_;
+    // What of the job's console log, and of shutdown_cmds' log, reaches the terminal (the
+    // local copy keeps every byte): no sequence that acts on the terminal, unless
+    // --raw-console. A new attempt of the job starts afresh.
+    ConsoleFilter shown_;
+    ConsoleFilter shutdown_shown_;
     // The live line while the job is followed (elapsed time and cost, the last pull): set by
     // the watchers of the run, cleared when the follow ends.
     StatusLine status_;

@@ -9,7 +9,7 @@ namespace mlt {
 
 // What a piece of output is; a Reporter decides where and how it appears.
 enum class Event {
-    console,   // bytes of the remote training's console log, passed on unchanged
+    console,   // bytes of the remote training's console log (filtered by the caller)
     notice,    // a line of mlt's own about what the run does ("uploaded 3 files ...")
     alert,     // a line of mlt's own that needs attention (link lost, signals), not a warning
     log,       // a formatted spdlog line (level prefix included), one line, no trailing newline
@@ -39,8 +39,11 @@ class Reporter {
 // or the console line's end); without it progress events are dropped. Any line written to
 // `err` (or a notice to `out`) while the console stream is in the middle of a line first ends
 // that line on the terminal ("\n" to the same stream, only when interactive, so that console
-// bytes in a file or pipe stay byte-exact). Flushes after each event. Write errors are
-// ignored (nothing to report them to).
+// bytes in a file or pipe stay byte-exact). Notices, alerts, log lines and the progress line
+// are shown through printable_lines() (each line escaped, at most 8 KiB of it): no control
+// character in them reaches the terminal. Console bytes are written as given (see
+// ConsoleFilter). Flushes after each event. Write errors are ignored (nothing to report them
+// to).
 class TerminalReporter : public Reporter {
   public:
     // Writes to `out` and `err`, which must outlive it; neither is closed.

@@ -14,6 +14,11 @@ namespace mlt {
 // result are kept, cut at a character boundary, with ` ... (N more bytes)` added.
 std::string printable(std::string_view text, size_t max_bytes = 400);
 
+// printable() for text of several lines: each line (cut at `\n`, which stays) made printable()
+// within `max_line_bytes`, so that a remote's message keeps its lines but no line can move the
+// cursor, clear the screen or set the title.
+std::string printable_lines(std::string_view text, size_t max_line_bytes = 400);
+
 // The last `max_lines` non-blank lines of a command's output, each made printable() within
 // `max_line_bytes`, joined with ` | `; when earlier lines were left out, the result starts
 // with `... ` (a 200 KB login banner before a tar error leaves the error in view).
