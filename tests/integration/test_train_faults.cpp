@@ -392,9 +392,9 @@ TEST_F(TrainFaultTest, ARunWithoutAnArchiveNeverPresentsThePreviousOne) {
     ASSERT_EQ(r.exit_code, 0) << describe(r);
     const std::string first_sha = sha256_of(local_archive("m"));
     ASSERT_FALSE(first_sha.empty());
-    write_shell_model("m", "echo 'this run writes no archive'; exit 4\n");
+    write_shell_model("m", "echo 'this run writes no archive'; exit 9\n");
     r = mlt({"ssh", "train", "m"});
-    EXPECT_EQ(r.exit_code, 4) << describe(r);
+    EXPECT_EQ(r.exit_code, 9) << describe(r);
     EXPECT_TRUE(has_text(r.out, "no archive")) << describe(r);
     EXPECT_EQ(sha256_of(local_archive("m")), first_sha) << "the local archive was replaced";
     EXPECT_FALSE(path_exists(remote() + "/m.mltk.zip"))

@@ -26,9 +26,9 @@ TEST_F(TrainRemindersTest, ATrainEndsWithTheBillingReminder) {
     ASSERT_EQ(r.exit_code, 0) << describe(r);
     EXPECT_TRUE(has_text(r.out, kReminder)) << describe(r);
     // A failed training too.
-    write_shell_model("m", "exit 3\n");
+    write_shell_model("m", "exit 7\n");
     r = mlt({"ssh", "train", "m"});
-    ASSERT_EQ(r.exit_code, 3) << describe(r);
+    ASSERT_EQ(r.exit_code, 7) << describe(r);
     EXPECT_TRUE(has_text(r.out, kReminder)) << describe(r);
 }
 
