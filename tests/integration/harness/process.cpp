@@ -13,6 +13,7 @@
 #include <cstring>
 #include <stdexcept>
 
+#include "harness/spawner.h"
 #include "harness/time_factor.h"
 
 extern char** environ;
@@ -78,8 +79,22 @@ int ms_until(Clock::time_point deadline, std::chrono::milliseconds cap) {
     return static_cast<int>(std::min(left, cap).count());
 }
 
+// waitpid for a spawned child (spawner.h), which also takes its own peak RSS (KiB).
+pid_t reap(pid_t pid, int* status, int options, long* rss) {
+    return spawn_wait(pid, status, options, rss);
+}
+
 // Kills the group and reaps the child; used when the deadline passed.
-int kill_and_reap(pid_t pid) {
+int kill_and_reap(pid_t pid, long* rss) {
+    kill(-pid, SIGKILL);
+    kill(pid, SIGKILL);
+    int status = 0;
+    reap(pid, &status, 0, rss);
+    return -1;
+}
+
+// The same for a child of this process (the pty's): no RSS of its own is known.
+int kill_and_reap_forked(pid_t pid) {
     kill(-pid, SIGKILL);
     kill(pid, SIGKILL);
     int status = 0;
@@ -90,10 +105,13 @@ int kill_and_reap(pid_t pid) {
 
 // Waits (until `deadline`) for a child whose output is done, unless it already `exited`
 // with `status`; fills the exit code, or kills it and marks the result timed out.
+// `spawned`: a child of the spawner (spawner.h), else of this process.
 template <typename Result>  // ProcessResult or PtyResult
-void finish_child(pid_t pid, bool exited, int status, Clock::time_point deadline, Result& result) {
+void finish_child(pid_t pid, bool exited, int status, Clock::time_point deadline, Result& result,
+                  bool spawned, long* rss) {
     while (!exited) {
-        if (waitpid(pid, &status, WNOHANG) == pid) {
+        const pid_t w = spawned ? reap(pid, &status, WNOHANG, rss) : waitpid(pid, &status, WNOHANG);
+        if (w == pid) {
             exited = true;
             break;
         }
@@ -101,7 +119,7 @@ void finish_child(pid_t pid, bool exited, int status, Clock::time_point deadline
         poll(nullptr, 0, ms_until(deadline, std::chrono::milliseconds(10)));
     }
     if (!exited) {
-        result.exit_code = kill_and_reap(pid);
+        result.exit_code = spawned ? kill_and_reap(pid, rss) : kill_and_reap_forked(pid);
         result.timed_out = true;
         return;
     }
@@ -131,23 +149,14 @@ ProcessResult run_process(const std::vector<std::string>& argv, const std::vecto
                           std::chrono::milliseconds timeout, const std::string& stdin_text) {
     if (argv.empty()) throw std::invalid_argument("run_process: empty argv");
     ignore_sigpipe();
-    CArgs c_argv(argv);
-    CArgs c_env(env);
     int in_pipe[2], out_pipe[2], err_pipe[2];
     if (pipe2(in_pipe, O_CLOEXEC) != 0 || pipe2(out_pipe, O_CLOEXEC) != 0 ||
         pipe2(err_pipe, O_CLOEXEC) != 0) {
         throw std::runtime_error(std::string("pipe2: ") + strerror(errno));
     }
     const auto deadline = Clock::now() + timeout;
-    pid_t pid = fork();
-    if (pid < 0) throw std::runtime_error(std::string("fork: ") + strerror(errno));
-    if (pid == 0) {
-        setsid();
-        dup2(in_pipe[0], STDIN_FILENO);
-        dup2(out_pipe[1], STDOUT_FILENO);
-        dup2(err_pipe[1], STDERR_FILENO);
-        exec_child(c_argv.data(), c_env.data());
-    }
+    const int child_fds[3] = {in_pipe[0], out_pipe[1], err_pipe[1]};
+    const pid_t pid = spawn(argv, env, {}, child_fds);
     close(in_pipe[0]);
     close(out_pipe[1]);
     close(err_pipe[1]);
@@ -193,7 +202,7 @@ ProcessResult run_process(const std::vector<std::string>& argv, const std::vecto
                 }
             }
         }
-        if (!exited && waitpid(pid, &status, WNOHANG) == pid) {
+        if (!exited && reap(pid, &status, WNOHANG, &result.peak_rss_kib) == pid) {
             exited = true;
             read_deadline = std::min(deadline, Clock::now() + kDrainGrace);
         }
@@ -202,7 +211,7 @@ ProcessResult run_process(const std::vector<std::string>& argv, const std::vecto
         if (fd >= 0) close(fd);
     }
     if (in_fd >= 0) close(in_fd);
-    finish_child(pid, exited, status, deadline, result);
+    finish_child(pid, exited, status, deadline, result, true, &result.peak_rss_kib);
     return result;
 }
 
@@ -262,13 +271,13 @@ PtyResult run_in_pty(const std::vector<std::string>& argv, const std::vector<std
     if (!exited && Clock::now() >= deadline) {
         // Decide before closing the master: the hangup of the close would end the child and
         // make a timeout look like an exit on SIGHUP.
-        result.exit_code = kill_and_reap(pid);
+        result.exit_code = kill_and_reap_forked(pid);
         result.timed_out = true;
         close(master);
         return result;
     }
     close(master);
-    finish_child(pid, exited, status, deadline, result);
+    finish_child(pid, exited, status, deadline, result, false, nullptr);
     return result;
 }
 

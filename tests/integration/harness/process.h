@@ -14,12 +14,18 @@ struct ProcessResult {
     std::string out;     // everything written to stdout
     std::string err;     // everything written to stderr
     bool timed_out = false;
+    // The child's peak resident set size in KiB: ru_maxrss of wait4 for this one child (not
+    // RUSAGE_CHILDREN, the high-water mark of every child reaped before), with its own
+    // children reaped by then; started by a small helper (spawner.h), so that it is not the
+    // test binary's RSS copied at fork. -1 when it was not reaped.
+    long peak_rss_kib = -1;
 };
 
 // Runs argv (argv[0] searched in PATH) with exactly the environment `env` ("NAME=value"),
 // stdin fed with stdin_text then closed, in a new session (own process group, no
-// controlling terminal). On timeout the whole process group is killed and exit_code is -1.
-// A program that cannot be started exits 127 with the reason on stderr.
+// controlling terminal), started through the spawner (spawner.h). On timeout the whole process
+// group is killed and exit_code is -1. A program that cannot be started exits 127 with the reason
+// on stderr.
 ProcessResult run_process(const std::vector<std::string>& argv, const std::vector<std::string>& env,
                           std::chrono::milliseconds timeout, const std::string& stdin_text = {});
 

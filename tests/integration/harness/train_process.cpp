@@ -11,6 +11,7 @@
 #include <fstream>
 #include <stdexcept>
 
+#include "harness/spawner.h"
 #include "harness/time_factor.h"
 
 namespace mlt_test {
@@ -22,14 +23,6 @@ constexpr std::chrono::milliseconds kPollSlice{20};
 // After the exit, output still buffered in the pipes is read for at most this long.
 const std::chrono::milliseconds kDrainGrace = scaled(std::chrono::milliseconds{2000});
 
-// NULL-terminated pointer arrays for exec, built before fork.
-std::vector<char*> c_array(const std::vector<std::string>& items) {
-    std::vector<char*> ptrs;
-    for (const auto& item : items) ptrs.push_back(const_cast<char*>(item.c_str()));
-    ptrs.push_back(nullptr);
-    return ptrs;
-}
-
 int decode_status(int status) {
     if (WIFEXITED(status)) return WEXITSTATUS(status);
     if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
@@ -40,6 +33,11 @@ void pause_a_little() {
     poll(nullptr, 0, static_cast<int>(kPollSlice.count()));
 }
 
+// waitpid for the spawned process (spawner.h), which also takes its own peak RSS (KiB).
+pid_t reap(pid_t pid, int* status, int options, long* rss) {
+    return spawn_wait(pid, status, options, rss);
+}
+
 }  // namespace
 
 BackgroundProcess::BackgroundProcess(const std::vector<std::string>& argv,
@@ -47,35 +45,15 @@ BackgroundProcess::BackgroundProcess(const std::vector<std::string>& argv,
     if (argv.empty()) throw std::invalid_argument("BackgroundProcess: empty argv");
     // Writing to a closed pipe must give EPIPE, not kill the test binary.
     ::signal(SIGPIPE, SIG_IGN);
-    std::vector<char*> c_argv = c_array(argv);
-    std::vector<char*> c_env = c_array(env);
     int out_pipe[2], err_pipe[2];
     if (pipe2(out_pipe, O_CLOEXEC) != 0 || pipe2(err_pipe, O_CLOEXEC) != 0 ||
         pipe2(stop_pipe_, O_CLOEXEC) != 0) {
         throw std::runtime_error(std::string("pipe2: ") + std::strerror(errno));
     }
-    pid_ = fork();
-    if (pid_ < 0) throw std::runtime_error(std::string("fork: ") + std::strerror(errno));
-    if (pid_ == 0) {
-        setsid();
-        int null_fd = open("/dev/null", O_RDONLY);
-        dup2(null_fd, STDIN_FILENO);
-        dup2(out_pipe[1], STDOUT_FILENO);
-        dup2(err_pipe[1], STDERR_FILENO);
-        ::signal(SIGPIPE, SIG_DFL);
-        sigset_t none;
-        sigemptyset(&none);
-        sigprocmask(SIG_SETMASK, &none, nullptr);
-        if (chdir(cwd.c_str()) != 0) {
-            const char* what = "chdir failed\n";
-            (void)!write(STDERR_FILENO, what, strlen(what));
-            _exit(127);
-        }
-        execvpe(c_argv[0], c_argv.data(), c_env.data());
-        const char* what = "exec failed\n";
-        (void)!write(STDERR_FILENO, what, strlen(what));
-        _exit(127);
-    }
+    const int null_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    const int fds[3] = {null_fd, out_pipe[1], err_pipe[1]};
+    pid_ = spawn(argv, env, cwd, fds);
+    close(null_fd);
     close(out_pipe[1]);
     close(err_pipe[1]);
     reader_ = std::thread(
@@ -86,7 +64,7 @@ BackgroundProcess::~BackgroundProcess() {
     if (!try_reap()) {
         kill(-pid_, SIGKILL);
         kill(pid_, SIGKILL);
-        while (waitpid(pid_, &status_, 0) < 0 && errno == EINTR) {
+        while (reap(pid_, &status_, 0, &peak_rss_kib_) < 0 && errno == EINTR) {
         }
         reaped_ = true;
     }
@@ -176,7 +154,7 @@ bool BackgroundProcess::wait_signal_taken(int sig, std::chrono::milliseconds tim
 
 bool BackgroundProcess::try_reap() {
     if (reaped_) return true;
-    pid_t w = waitpid(pid_, &status_, WNOHANG);
+    pid_t w = reap(pid_, &status_, WNOHANG, &peak_rss_kib_);
     if (w == pid_ || (w < 0 && errno == ECHILD)) reaped_ = true;
     return reaped_;
 }
@@ -188,7 +166,7 @@ ProcessResult BackgroundProcess::wait(std::chrono::milliseconds timeout) {
     if (!reaped_) {
         kill(-pid_, SIGKILL);
         kill(pid_, SIGKILL);
-        while (waitpid(pid_, &status_, 0) < 0 && errno == EINTR) {
+        while (reap(pid_, &status_, 0, &peak_rss_kib_) < 0 && errno == EINTR) {
         }
         reaped_ = true;
         result.timed_out = true;
@@ -203,6 +181,7 @@ ProcessResult BackgroundProcess::wait(std::chrono::milliseconds timeout) {
         pause_a_little();
     }
     result.exit_code = result.timed_out ? -1 : decode_status(status_);
+    result.peak_rss_kib = peak_rss_kib_;
     result.out = out();
     result.err = err();
     return result;

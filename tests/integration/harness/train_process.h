@@ -14,8 +14,9 @@ namespace mlt_test {
 
 // A program running in the background while a test looks at it, e.g. `mlt ssh ... train`
 // that gets a SIGINT mid-run. It starts in `cwd`, in a new session (own process group, no
-// controlling terminal), with exactly `env`, stdin from /dev/null; a thread collects stdout
-// and stderr. The destructor kills the group (SIGKILL) if it still runs and reaps it.
+// controlling terminal), with exactly `env`, stdin from /dev/null, started through the
+// spawner (spawner.h); a thread collects stdout and stderr. The destructor kills the group
+// (SIGKILL) if it still runs and reaps it.
 class BackgroundProcess {
   public:
     // Throws std::runtime_error when it cannot fork; an exec failure exits 127.
@@ -42,8 +43,11 @@ class BackgroundProcess {
     // false on timeout.
     bool wait_signal_taken(int sig, std::chrono::milliseconds timeout) const;
     // Waits (bounded) for the exit and the end of its output. On timeout the group is
-    // killed and the result says timed_out; the output so far is kept.
+    // killed and the result says timed_out; the output so far is kept. The result's
+    // peak_rss_kib is the process's own (wait4), as run_process gives it.
     ProcessResult wait(std::chrono::milliseconds timeout);
+    // The peak RSS in KiB (wait4) once reaped; -1 before.
+    long peak_rss_kib() const { return peak_rss_kib_; }
 
   private:
     void read_loop(int out_fd, int err_fd);
@@ -52,6 +56,7 @@ class BackgroundProcess {
     pid_t pid_ = -1;
     bool reaped_ = false;
     int status_ = 0;
+    long peak_rss_kib_ = -1;
     mutable std::mutex mutex_;
     std::string out_;
     std::string err_;
