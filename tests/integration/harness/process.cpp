@@ -4,6 +4,7 @@
 #include <poll.h>
 #include <pty.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <termios.h>
 #include <unistd.h>
@@ -88,12 +89,22 @@ int kill_and_reap(pid_t pid) {
     return -1;
 }
 
+// waitpid(WNOHANG) that keeps the child's peak RSS (KiB) in `*peak_kib` once it is reaped.
+pid_t reap(pid_t pid, int* status, long* peak_kib) {
+    rusage usage{};
+    const pid_t got = wait4(pid, status, WNOHANG, &usage);
+    if (got == pid && peak_kib) *peak_kib = usage.ru_maxrss;
+    return got;
+}
+
 // Waits (until `deadline`) for a child whose output is done, unless it already `exited`
-// with `status`; fills the exit code, or kills it and marks the result timed out.
+// with `status`; fills the exit code, or kills it and marks the result timed out. The peak
+// RSS goes to `*peak_kib` (when given) once reaped.
 template <typename Result>  // ProcessResult or PtyResult
-void finish_child(pid_t pid, bool exited, int status, Clock::time_point deadline, Result& result) {
+void finish_child(pid_t pid, bool exited, int status, Clock::time_point deadline, Result& result,
+                  long* peak_kib = nullptr) {
     while (!exited) {
-        if (waitpid(pid, &status, WNOHANG) == pid) {
+        if (reap(pid, &status, peak_kib) == pid) {
             exited = true;
             break;
         }
@@ -193,7 +204,7 @@ ProcessResult run_process(const std::vector<std::string>& argv, const std::vecto
                 }
             }
         }
-        if (!exited && waitpid(pid, &status, WNOHANG) == pid) {
+        if (!exited && reap(pid, &status, &result.max_rss_kib) == pid) {
             exited = true;
             read_deadline = std::min(deadline, Clock::now() + kDrainGrace);
         }
@@ -202,7 +213,7 @@ ProcessResult run_process(const std::vector<std::string>& argv, const std::vecto
         if (fd >= 0) close(fd);
     }
     if (in_fd >= 0) close(in_fd);
-    finish_child(pid, exited, status, deadline, result);
+    finish_child(pid, exited, status, deadline, result, &result.max_rss_kib);
     return result;
 }
 

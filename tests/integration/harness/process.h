@@ -14,6 +14,9 @@ struct ProcessResult {
     std::string out;     // everything written to stdout
     std::string err;     // everything written to stderr
     bool timed_out = false;
+    // The process's peak resident set size in KiB (wait4's ru_maxrss: the process itself,
+    // or a child of its that it waited for when that one was bigger); -1 when not known.
+    long max_rss_kib = -1;
 };
 
 // Runs argv (argv[0] searched in PATH) with exactly the environment `env` ("NAME=value"),
