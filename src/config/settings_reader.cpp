@@ -570,6 +570,10 @@ NodesValue FileReader::read_nodes(const YAML::Node& node, const std::string& key
             out.hosts = std::get<std::vector<std::string>>(std::move(value));
         else if (name == "connections")
             out.connections = std::get<std::string>(std::move(value));
+        else if (name == "min_rate")
+            out.min_rate = std::get<int>(value);
+        else if (name == "stall_seconds")
+            out.stall_seconds = std::get<int>(value);
         else
             out.master_addr = std::get<std::string>(value);
     }

@@ -59,6 +59,8 @@ void merge_transfer(Value&& value, SshSettings& settings) {
     if (transfer.connections)
         settings.transfer_connections =
             *transfer.connections == "auto" ? 0 : std::stoi(*transfer.connections);
+    if (transfer.min_rate) settings.transfer_min_rate = *transfer.min_rate;
+    if (transfer.stall_seconds) settings.transfer_stall_seconds = *transfer.stall_seconds;
 }
 
 // A layer's rules come after the lower layers' (the user's, then the model's).
@@ -254,8 +256,11 @@ std::vector<FieldDecl> link_and_transfer_fields() {
                 "{hosts: [], master_addr: \"\", master_port: 0}",
                 "the nodes of a multi-node run and their rendezvous (docs/multi-node.md)",
                 &merge_nodes),
-        special("transfer", SettingType::transfer, "see below", "{connections: auto}",
-                "how big files move (docs/architecture.md, \"Big files\")", &merge_transfer),
+        special("transfer", SettingType::transfer, "see below",
+                "{connections: auto, min_rate: 65536, stall_seconds: 30}",
+                "how big files move (docs/architecture.md, \"Big files\"), and the progress "
+                "every transfer must make",
+                &merge_transfer),
         special("watch", SettingType::watch, "see below",
                 "{every: 15, idle_gpu_minutes: 0, stop_idle: false, stop_when: []}",
                 "what mlt watches while the job runs (docs/usage.md, \"Watching a run\")",
@@ -371,6 +376,16 @@ const std::vector<FieldDecl>& transfer_fields() {
                "ms) it uses one per two local cores (1 to 8) and ranges only from 256 MiB; a "
                "connection the server refuses (MaxStartups) is no error",
                nullptr),
+        integer("min_rate", "`65536`", "16384",
+                "the floor under every data stream (a tar stream, a range, a file fetch), in "
+                "bytes per second: one that moves fewer than `min_rate` x `stall_seconds` bytes "
+                "over the last `stall_seconds` (judged once it has run that long; the streams "
+                "side by side on one connection count together, stderr not at all) ends with "
+                "an error that says it stalled or trickled, and a connection of several whose "
+                "ranges stall gives them to the others; 0: no floor",
+                0, 1073741824, nullptr),
+        integer("stall_seconds", "`30`", "60", "the window of `min_rate`, in seconds", 1, 86400,
+                nullptr),
     };
     return kFields;
 }
@@ -469,7 +484,7 @@ std::string type_description(const FieldDecl& field) {
         case SettingType::nodes:
             return "a mapping (hosts, master_addr, master_port)";
         case SettingType::transfer:
-            return "a mapping (connections)";
+            return "a mapping (connections, min_rate, stall_seconds)";
         case SettingType::watch:
             return "a mapping (every, idle_gpu_minutes, stop_idle, stop_when)";
         case SettingType::stop_rules:

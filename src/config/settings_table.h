@@ -37,6 +37,8 @@ struct NodesValue {
     std::optional<int> master_port;
     std::optional<std::vector<std::string>> hosts;
     std::optional<std::string> connections;  // `transfer:` (the same reader)
+    std::optional<int> min_rate;             // `transfer:`
+    std::optional<int> stall_seconds;        // `transfer:`
 };
 
 // `watch:` as read from one file.

@@ -8,6 +8,7 @@
 #include "job_shell.h"
 #include "mlt/job/status.h"
 #include "mlt/transfer/transfer.h"
+#include "mlt/util/bounded.h"
 #include "mlt/util/error.h"
 #include "mlt/util/shell.h"
 #include "mlt/util/text.h"
@@ -569,20 +570,15 @@ std::string sampler(int every) {
            std::to_string(every) + ")); }\n";
 }
 
-// Passes each complete sample line of `err` (the follow's stderr so far) to `on_sample` and
-// takes it out, so that what is left is the follow's own words and result; `looked`: where
-// the next line starts.
-void take_samples(std::string& err, size_t& looked, const OutputSink* on_sample) {
-    static constexpr std::string_view kSample = "mlt-sample ";
-    for (size_t end; (end = err.find('\n', looked)) != std::string::npos;) {
-        if (err.compare(looked, kSample.size(), kSample) != 0) {
-            looked = end + 1;
-            continue;
-        }
-        const std::string line = err.substr(looked, end - looked);
-        err.erase(looked, end + 1 - looked);
+// A BoundedTail for a follow's stderr: each sample line goes to `on_sample` (if any) and is
+// not kept, so that what is kept is the follow's own words and result.
+BoundedTail follow_stderr(const OutputSink* on_sample) {
+    return BoundedTail(kKeptStderr, [on_sample](std::string_view line) {
+        static constexpr std::string_view kSample = "mlt-sample ";
+        if (line.substr(0, kSample.size()) != kSample) return false;
         if (on_sample && *on_sample) (*on_sample)(line);
-    }
+        return true;
+    });
 }
 
 // What a follow of a run's job does at the end, after its result (ReleaseAtEnd): releases
@@ -696,8 +692,7 @@ FollowStep follow_log(Remote& remote, const std::string& remote_dir, const std::
                       const ReleaseAtEnd* release) {
     FollowStep step;
     step.offset = offset;
-    std::string err;
-    size_t looked = 0;  // err before this holds no sample line
+    BoundedTail said = follow_stderr(on_sample);
     const std::string rid = run_id ? *run_id : std::string();
     int status = remote.stream(
         follow_command(remote_dir, model, task, run_id, offset, seconds, sample_every, release), {},
@@ -705,10 +700,8 @@ FollowStep follow_log(Remote& remote, const std::string& remote_dir, const std::
             step.offset += d.size();
             sink(d);
         },
-        [&](std::string_view d) {
-            err.append(d);
-            take_samples(err, looked, on_sample);
-        });
+        said.sink());
+    std::string err = said.str();
     if (status == kForeignRunStatus) throw foreign_run(remote, model, rid, err);
     if (status == kSegmentOverStatus) return step;
     if (status != 0) throw remote_failure(remote, "reading the console log", status, err);
@@ -796,7 +789,7 @@ void read_log_ahead_on_guess(Remote& remote, const std::string& remote_dir,
 
 uint64_t read_log(Remote& remote, const std::string& remote_dir, const std::string& model,
                   Task task, uint64_t offset, const OutputSink& sink) {
-    std::string err;
+    BoundedTail err;
     uint64_t received = 0;
     int status = remote.stream(
         read_log_command(remote_dir, model, task, offset), {},
@@ -804,8 +797,8 @@ uint64_t read_log(Remote& remote, const std::string& remote_dir, const std::stri
             received += d.size();
             sink(d);
         },
-        [&](std::string_view d) { err.append(d); });
-    if (status != 0) throw remote_failure(remote, "reading the console log", status, err);
+        err.sink());
+    if (status != 0) throw remote_failure(remote, "reading the console log", status, err.str());
     return offset + received;
 }
 

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "internal.h"
+#include "mlt/util/bounded.h"
 #include "mlt/util/interrupt.h"
 #include "mlt/util/shell.h"
 #include "mlt/util/text.h"
@@ -31,13 +32,9 @@ constexpr std::chrono::seconds kFrameDeadline{600};
 // How much of what a login printed before mlt's first frame is kept (its end) for an error.
 constexpr size_t kLoginKeep = 16 * 1024;
 
-// An OutputSink that keeps the last kLoginKeep bytes of both streams, in arrival order.
-OutputSink keep_tail(std::string& kept) {
-    return [&kept](std::string_view d) {
-        kept.append(d);
-        if (kept.size() > kLoginKeep) kept.erase(0, kept.size() - kLoginKeep);
-    };
-}
+// The most one output stream of the shell holds past the end of the frame being read: the
+// replies of commands sent ahead, while the other stream's end marker is on its way.
+constexpr size_t kMaxCarried = 32 * 1024 * 1024;
 
 // One output stream of the shell, read frame by frame: passes a command's bytes on and stops
 // at its end marker "<token>-<serial> <status>\n". The token is 128 random bits, so the
@@ -62,6 +59,13 @@ class FrameStream {
 
     void feed(const char* data, size_t len) {
         held_.append(data, len);
+        // What is held: the next frame's bytes while the other stream's end is on its way
+        // (sh prints both ends at once), or a marker's status line: much more is not sh's.
+        if (held_.size() > kMaxCarried)
+            throw remote_error("the control shell on its host sent more than " +
+                                   format_bytes(kMaxCarried) +
+                                   " around the end of a command's output",
+                               "a program on the host (its sh) may be broken or replaced");
         if (done_) return;  // the next frame's bytes: kept for start()
         const size_t at = held_.find(prefix_);
         if (at != std::string::npos) {
@@ -126,11 +130,15 @@ std::string command_frame(const ControlShell& shell, uint64_t serial, const std:
 
 // Reads the channel into `out` and `err` until both have seen the end of their frame (true),
 // or until the channel ended first (false: sh itself ended). Throws when nothing came in
-// before `deadline`, which each read that brings bytes moves on.
+// before `deadline`, which each read that brings bytes moves on, and when `floor` (if any)
+// finds the frame's stdout under it.
 bool read_frame(ssh_session s, Liveness& live, ssh_channel ch, const std::string& display,
                 ReadBuffer& buf, std::chrono::steady_clock::time_point& deadline, FrameStream& out,
-                FrameStream& err) {
-    const OutputSink to_out = [&](std::string_view d) { out.feed(d.data(), d.size()); };
+                FrameStream& err, FloorCheck* floor) {
+    const OutputSink to_out = [&](std::string_view d) {
+        if (floor) floor->moved(d.size());
+        out.feed(d.data(), d.size());
+    };
     const OutputSink to_err = [&](std::string_view d) { err.feed(d.data(), d.size()); };
     while (!out.done() || !err.done()) {
         const auto now = std::chrono::steady_clock::now();
@@ -142,6 +150,7 @@ bool read_frame(ssh_session s, Liveness& live, ssh_channel ch, const std::string
         const bool drained = read_turn(s, live, ch, buf, kPollMs, to_out, to_err, display, &got);
         if (got > 0) deadline = now + kFrameDeadline;  // a long pull is no hang
         if (drained) return false;
+        if (floor && !out.done()) floor->check();
     }
     return true;
 }
@@ -153,11 +162,12 @@ bool read_frame(ssh_session s, Liveness& live, ssh_channel ch, const std::string
 // second quotes what the server said (`login_said`: what it printed for the shell). The
 // probe's output is computed by a shell, so a server that echoes the command does not pass.
 void require_commands(Session& session, const std::string& token, const std::string& login_said) {
-    std::string said;
-    const OutputSink keep = keep_tail(said);
+    BoundedTail kept(kLoginKeep);
+    const OutputSink keep = kept.sink();
     const int status =
         session.exec("printf '%s-%s\\n' " + shell_quote(token) + " ok", input_from({}), keep, keep)
             .exit_status;
+    std::string said = kept.str();
     if (said.find(token + "-ok\n") != std::string::npos) return;
     if (trim(said).empty()) said = login_said;
     if (!said.empty()) spdlog::debug("the login on {} said:\n{}", session.display_name(), said);
@@ -186,13 +196,15 @@ void drop_shell(ControlShell& sh) {
 // earlier read took past its own frame; keeps what comes past this one's end. False when
 // the channel ended first (sh itself ended).
 bool read_reply(ssh_session s, Liveness& live, ControlShell& sh, const std::string& display,
-                uint64_t n, const OutputSink* to_out, const OutputSink* to_err, int* status) {
+                uint64_t n, const OutputSink* to_out, const OutputSink* to_err, int* status,
+                FloorCheck* floor = nullptr) {
     FrameStream out(std::exchange(sh.out_rest, {})), err(std::exchange(sh.err_rest, {}));
     out.start(marker_prefix(sh, n), to_out);
     err.start(marker_prefix(sh, n), to_err);
     auto deadline = std::chrono::steady_clock::now() + kFrameDeadline;
     ReadBuffer buf;
-    if (!read_frame(s, live, sh.channel.get(), display, buf, deadline, out, err)) return false;
+    if (!read_frame(s, live, sh.channel.get(), display, buf, deadline, out, err, floor))
+        return false;
     sh.out_rest = out.take_rest();
     sh.err_rest = err.take_rest();
     *status = out.status();
@@ -327,10 +339,14 @@ bool Session::skip_reply() {
 }
 
 ExecResult Session::shell(const std::string& command, std::string_view input,
-                          const OutputSink& on_stdout, const OutputSink& on_stderr) {
+                          const OutputSink& on_stdout, const OutputSink& on_stderr,
+                          const std::string& data_stream) {
     ControlShell& sh = impl_->shell;
     if (sh.refusal) throw *sh.refusal;
-    if (sh.unavailable) return exec(command, input_from(input), on_stdout, on_stderr);
+    if (sh.unavailable)
+        return exec_parallel(
+                   {StreamJob{command, input_from(input), on_stdout, on_stderr, {}, data_stream}})
+            .front();
     ssh_session s = impl_->session.get();
     if (auto sent = reply_sent_ahead(command, input, on_stdout, on_stderr)) return *sent;
     const bool starting = !sh.channel;
@@ -349,7 +365,7 @@ ExecResult Session::shell(const std::string& command, std::string_view input,
             if (e.kind() == ErrorKind::remote) sh.refusal = e;
             throw;
         }
-        return shell(command, input, on_stdout, on_stderr);
+        return shell(command, input, on_stdout, on_stderr, data_stream);
     };
     const auto sent_at = std::chrono::steady_clock::now();
     try {
@@ -372,19 +388,23 @@ ExecResult Session::shell(const std::string& command, std::string_view input,
                             &status)) {
                 // sh ended in a guess, before this command ran: a new shell runs it.
                 shell_ended(s, impl_->live, sh, impl_->display);
-                return shell(command, input, on_stdout, on_stderr);
+                return shell(command, input, on_stdout, on_stderr, data_stream);
             }
         if (starting) {
-            std::string login_said;
-            const OutputSink keep_login = keep_tail(login_said);
+            BoundedTail login(kLoginKeep);
+            const OutputSink keep_login = login.sink();
             if (!read_reply(s, impl_->live, sh, impl_->display, 0, &keep_login, &keep_login,
                             &status))
-                return without_shell(login_said);
+                return without_shell(login.str());
+            const std::string login_said = login.str();
             if (!trim(login_said).empty())
                 spdlog::debug("the login on {} printed first:\n{}", impl_->display, login_said);
         }
-        if (!read_reply(s, impl_->live, sh, impl_->display, serial, &on_stdout, &on_stderr,
-                        &status))
+        // A data stream's input went with its frame: it counts as moved from the start.
+        FloorCheck floor(impl_->data_floor, data_stream, impl_->display);
+        floor.moved(input.size());
+        if (!read_reply(s, impl_->live, sh, impl_->display, serial, &on_stdout, &on_stderr, &status,
+                        &floor))
             return ExecResult{shell_ended(s, impl_->live, sh, impl_->display)};
         if (!starting) impl_->live.saw_reply(sent_at);
         spdlog::trace("exit status {}", status);

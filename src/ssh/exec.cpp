@@ -26,20 +26,6 @@ Error channel_error(ssh_session s, const std::string& what) {
     return Error(ErrorKind::disconnected, what + ": " + last_error(s), "the connection was lost");
 }
 
-void write_all(ssh_session s, Liveness& live, ssh_channel ch, const char* data, size_t len,
-               const std::string& display) {
-    size_t sent = 0;
-    while (sent < len) {
-        // A write waits for the remote window up to the call timeout, then returns what it
-        // sent (maybe 0): a silent link is told from a slow reader by the keepalives.
-        const int n = ssh_channel_write(ch, data + sent, static_cast<uint32_t>(len - sent));
-        if (n == SSH_ERROR) throw channel_error(s, "cannot send input to " + display);
-        sent += static_cast<size_t>(n);
-        live.check(s, display);
-        throw_if_interrupted();
-    }
-}
-
 namespace {
 
 // Sets a session non-blocking for as long as it lives: a call then sends its request and
@@ -59,6 +45,41 @@ class NonBlocking {
 };
 
 }  // namespace
+
+// A channel read with a timeout would not do: it returns on channel data only, so a window
+// adjustment arriving first would still cost the whole timeout (a 1 GiB upload shuts sshd's
+// 2 MiB window about 900 times).
+void wait_for_server(ssh_session s, int timeout_ms) {
+    pollfd p{ssh_get_fd(s), POLLIN, 0};
+    if (p.fd < 0) return;
+    while (::poll(&p, 1, timeout_ms) < 0 && errno == EINTR) {
+    }
+}
+
+void write_all(ssh_session s, Liveness& live, ssh_channel ch, const char* data, size_t len,
+               const std::string& display) {
+    size_t sent = 0;
+    while (sent < len) {
+        int n = 0;
+        if (ssh_channel_window_size(ch) == 0) {
+            // A blocking write would wait for the window up to the call timeout (5 s), deaf
+            // to signals: wait in short turns, and let a write that does not block take the
+            // window adjustment in (and send what it allows).
+            wait_for_server(s, kPollMs);
+            NonBlocking polling(s);
+            n = ssh_channel_write(ch, data + sent, static_cast<uint32_t>(len - sent));
+        } else {
+            // Within the window, a write only waits for the socket: a silent link is told
+            // from a slow reader by the keepalives.
+            const size_t room = std::min<size_t>(len - sent, ssh_channel_window_size(ch));
+            n = ssh_channel_write(ch, data + sent, static_cast<uint32_t>(room));
+        }
+        if (n == SSH_ERROR) throw channel_error(s, "cannot send input to " + display);
+        if (n > 0) sent += static_cast<size_t>(n);
+        live.check(s, display);
+        throw_if_interrupted();
+    }
+}
 
 ChannelPtr open_ahead(ssh_session s) {
     ChannelPtr channel(ssh_channel_new(s));
@@ -171,12 +192,19 @@ void exec_request(ssh_session s, ssh_channel ch, int& answer, const std::string&
 
 int exit_status_of(ssh_session s, Liveness& live, ssh_channel ch, const std::string& display) {
     for (;;) {
-        // Waits for the status up to the call timeout; -1 before the close arrived means
-        // "not yet", after it "none was sent".
-        const int status = ssh_channel_get_exit_status(ch);
+        // Takes in what has come, without waiting (a blocking call would wait up to the call
+        // timeout, deaf to signals); -1 before the close arrived means "not yet", after it
+        // "none was sent".
+        int status;
+        {
+            NonBlocking polling(s);
+            status = ssh_channel_get_exit_status(ch);
+        }
         if (status != -1 || ssh_channel_is_closed(ch)) return status;
         if (!ssh_is_connected(s)) throw channel_error(s, "lost the connection to " + display);
         live.check(s, display);
+        throw_if_interrupted();
+        wait_for_server(s, kPollMs);
     }
 }
 
@@ -224,17 +252,6 @@ constexpr std::chrono::seconds kNoProgressDeadline{600};
 constexpr int kReopenRetries = 40;
 constexpr int kReopenWaitMs = 50;
 
-// Waits up to `timeout_ms` for the server to send anything (a window adjustment, output).
-// A channel read with a timeout would not do: it returns on channel data only, so a window
-// adjustment arriving first would still cost the whole timeout (a 1 GiB upload shuts sshd's
-// 2 MiB window about 900 times).
-void wait_for_server(ssh_session s, int timeout_ms) {
-    pollfd p{ssh_get_fd(s), POLLIN, 0};
-    if (p.fd < 0) return;
-    while (::poll(&p, 1, timeout_ms) < 0 && errno == EINTR) {
-    }
-}
-
 // One remote command on its own exec channel, fed and read by whoever drives it.
 // Input and output are interleaved: input goes out as far as the remote window allows and
 // output is read in between, so neither side can wait on the other. If the remote command
@@ -243,15 +260,21 @@ void wait_for_server(ssh_session s, int timeout_ms) {
 class ExecChannel {
   public:
     // `exec`: the job's command runs on its channel (open_execs), its answer maybe not in yet.
+    // `floor`: counts what a job that names a data stream moves.
     ExecChannel(ssh_session s, Liveness& live, const std::string& display, const StreamJob& job,
-                StartedExec exec)
+                StartedExec exec, FloorCheck& floor)
         : s_(s),
           live_(live),
           display_(display),
           job_(job),
           channel_(std::move(exec.channel)),
           answer_(exec.answer),
-          sending_(static_cast<bool>(job.input)) {
+          sending_(static_cast<bool>(job.input)),
+          floor_(job.data_stream.empty() ? nullptr : &floor),
+          on_stdout_([this](std::string_view d) {
+              if (floor_) floor_->moved(d.size());
+              if (job_.on_stdout) job_.on_stdout(d);
+          }) {
         if (sending_) {
             in_.resize(kInputChunk);
         } else if (ssh_channel_send_eof(channel_.get()) != SSH_OK) {
@@ -260,6 +283,8 @@ class ExecChannel {
     }
 
     bool done() const { return done_; }
+    // A job that names a data stream: held to the floor while it runs.
+    bool data() const { return floor_ != nullptr; }
     bool sending() const { return sending_; }
     int exit_status() const { return exit_status_; }
 
@@ -309,6 +334,7 @@ class ExecChannel {
         }
         in_at_ += static_cast<size_t>(n);
         written_ += static_cast<uint64_t>(n);
+        if (floor_) floor_->moved(static_cast<uint64_t>(n));  // the window goes as sshd takes
         return n > 0;
     }
 
@@ -316,7 +342,7 @@ class ExecChannel {
     // command has ended and everything it sent was read. True if anything was read.
     bool receive(ReadBuffer& buf, int wait_ms) {
         size_t got = 0;
-        const bool drained = read_turn(s_, live_, channel_.get(), buf, wait_ms, job_.on_stdout,
+        const bool drained = read_turn(s_, live_, channel_.get(), buf, wait_ms, on_stdout_,
                                        job_.on_stderr, display_, &got);
         // The server answers the exec request before the command's output and close.
         exec_request(s_, channel_.get(), answer_, job_.command, display_);
@@ -365,6 +391,8 @@ class ExecChannel {
     std::chrono::steady_clock::time_point stalled_since_;
     bool done_ = false;
     int exit_status_ = -1;
+    FloorCheck* floor_;           // null: the job names no data stream
+    const OutputSink on_stdout_;  // job_.on_stdout, counted by floor_
 };
 
 // Starts the jobs of one exec_parallel while there is room, their channels side by side
@@ -378,8 +406,9 @@ struct ChannelStarter {
     const std::string& display;
     const std::vector<StreamJob>& jobs;
     std::vector<std::unique_ptr<ExecChannel>>& channels;
-    size_t limit;     // how many channels the server lets run side by side
-    size_t next = 0;  // the first job not started yet
+    FloorCheck& floor;  // counts the jobs that name a data stream
+    size_t limit;       // how many channels the server lets run side by side
+    size_t next = 0;    // the first job not started yet
 
     void start_more() {
         size_t running = 0;
@@ -393,8 +422,8 @@ struct ChannelStarter {
             // throws, and is the caller's.
             std::optional<Error> refused;
             for (auto& exec : open_execs(s, live, commands, display, refused)) {
-                channels[next] =
-                    std::make_unique<ExecChannel>(s, live, display, jobs[next], std::move(exec));
+                channels[next] = std::make_unique<ExecChannel>(s, live, display, jobs[next],
+                                                               std::move(exec), floor);
                 ++next;
                 ++running;
             }
@@ -417,13 +446,18 @@ struct ChannelStarter {
 
 ExecResult Session::exec(const std::string& command, const InputSource& input,
                          const OutputSink& on_stdout, const OutputSink& on_stderr) {
-    return exec_parallel({StreamJob{command, input, on_stdout, on_stderr, {}}}).front();
+    return exec_parallel({StreamJob{command, input, on_stdout, on_stderr, {}, {}}}).front();
 }
 
 std::vector<ExecResult> Session::exec_parallel(const std::vector<StreamJob>& jobs) {
     ssh_session s = impl_->session.get();
     std::vector<std::unique_ptr<ExecChannel>> channels(jobs.size());
-    ChannelStarter starter{s, impl_->live, impl_->display, jobs, channels, jobs.size()};
+    // The data streams of this call are held to the floor together, named by the first.
+    const auto named = std::find_if(jobs.begin(), jobs.end(),
+                                    [](const StreamJob& j) { return !j.data_stream.empty(); });
+    FloorCheck floor(impl_->data_floor, named == jobs.end() ? "" : named->data_stream,
+                     impl_->display);
+    ChannelStarter starter{s, impl_->live, impl_->display, jobs, channels, floor, jobs.size()};
     size_t& next = starter.next;
     starter.start_more();
     // A pending Ctrl+C ends these commands (the caller decides what next).
@@ -441,6 +475,8 @@ std::vector<ExecResult> Session::exec_parallel(const std::vector<StreamJob>& job
             throw remote_error("a remote command on " + impl_->display + " moved no data for " +
                                    std::to_string(kNoProgressDeadline.count()) + " s",
                                "look at the remote host (a hung disk or mount?); run with -v");
+        // Every pass looks at the signals, also while data keeps coming (read_turn does too).
+        throw_if_interrupted();
         for (size_t i = 0; i < next; ++i) {
             if (channels[i]->done()) continue;
             sent |= channels[i]->send();
@@ -453,12 +489,15 @@ std::vector<ExecResult> Session::exec_parallel(const std::vector<StreamJob>& job
         if (!sent && !received && !alone) wait_for_server(s, kPollMs);
         if (sent) last_progress = std::chrono::steady_clock::now();
         received = false;
+        bool data = false;  // a data stream still runs
         for (size_t i = 0; i < next; ++i) {
             if (channels[i]->done()) continue;
             received |= channels[i]->receive(buf, alone ? kPollMs : 0);
             ended |= channels[i]->done();
             all_done &= channels[i]->done();
+            data |= channels[i]->data() && !channels[i]->done();
         }
+        if (data) floor.check();
         if (all_done && next == jobs.size()) break;
         if (ended || all_done) starter.start_more();
     }

@@ -10,6 +10,7 @@
 #include "handles.h"
 #include "mlt/config/settings.h"
 #include "mlt/ssh/session.h"
+#include "mlt/util/bounded.h"
 #include "mlt/util/error.h"
 
 namespace mlt::ssh_detail {
@@ -160,7 +161,7 @@ bool read_turn(ssh_session s, Liveness& live, ssh_channel ch, ReadBuffer& buf, i
                size_t* got = nullptr);
 
 // Writes all of `data` to a channel's stdin, waiting (with liveness checks) for the remote
-// window.
+// window; a signal is seen within kPollMs while it waits.
 void write_all(ssh_session s, Liveness& live, ssh_channel ch, const char* data, size_t len,
                const std::string& display);
 
@@ -203,9 +204,37 @@ std::vector<StartedExec> open_execs(ssh_session s, Liveness& live,
 void exec_request(ssh_session s, ssh_channel ch, int& answer, const std::string& command,
                   const std::string& display);
 
-// The exit status of a channel whose command ended, waiting (with liveness checks) until the
-// server's close has arrived; -1 when it sent none (killed by a signal).
+// The exit status of a channel whose command ended, waiting (with liveness checks, and a
+// signal seen within kPollMs) until the server's close has arrived; -1 when it sent none
+// (killed by a signal).
 int exit_status_of(ssh_session s, Liveness& live, ssh_channel ch, const std::string& display);
+
+// Waits up to `timeout_ms` for the server to send anything (a window adjustment, output,
+// a close) on the session's socket.
+void wait_for_server(ssh_session s, int timeout_ms);
+
+// The data streams of one command, or of one exec_parallel (the channels of one connection
+// together: a slow link shared by 8 of them is no stall), held to a progress floor
+// (StreamJob::data_stream): counts the bytes that move and, asked on every pass of the read
+// loop, throws StallError naming `data_stream` once too few moved over the floor's window.
+// Does nothing without a name or a floor.
+class FloorCheck {
+  public:
+    FloorCheck(const ProgressFloor& floor, std::string data_stream, std::string display);
+    bool on() const { return on_; }
+    // `n` bytes moved (stdout received, input taken).
+    void moved(uint64_t n) {
+        if (on_) watch_.add(n);
+    }
+    // Throws StallError when the streams are under the floor.
+    void check();
+
+  private:
+    bool on_;
+    ProgressWatch watch_;
+    std::string data_stream_;
+    std::string display_;
+};
 
 // What verify_host_key decided.
 enum class HostKeyVerdict {
@@ -324,8 +353,9 @@ struct Session::Impl {
     ssh_detail::Liveness live;  // before `session`: libssh holds pointers into it
     ssh_detail::SessionPtr session;
     std::string display;
-    std::string fingerprint;  // of the host key this session verified
-    ControlShell shell;       // declared after `session`: closed before it
+    std::string fingerprint;   // of the host key this session verified
+    ProgressFloor data_floor;  // ConnectSpec::data_floor
+    ControlShell shell;        // declared after `session`: closed before it
 };
 
 }  // namespace mlt

@@ -1,5 +1,6 @@
 // Liveness: noticing a link that went silent (laptop asleep, NAT entry gone, a cable pulled
-// somewhere on the way) as OpenSSH's ServerAliveInterval does.
+// somewhere on the way) as OpenSSH's ServerAliveInterval does; FloorCheck: noticing a data
+// stream that moves too little on a link that answers.
 #include <libssh/server.h>  // ssh_send_keepalive: declared there, works on client sessions
 #include <spdlog/spdlog.h>
 
@@ -56,6 +57,22 @@ void Liveness::check(ssh_session s, const std::string& display) {
     ++unanswered;
     spdlog::trace("keepalive {} to {} after {} ms of silence", unanswered, display,
                   duration_cast<milliseconds>(now - last_rx).count());
+}
+
+FloorCheck::FloorCheck(const ProgressFloor& floor, std::string data_stream, std::string display)
+    : on_(floor.on() && !data_stream.empty()),
+      watch_(floor),
+      data_stream_(std::move(data_stream)),
+      display_(std::move(display)) {}
+
+void FloorCheck::check() {
+    if (!on_) return;
+    const std::optional<double> rate = watch_.below_floor();
+    if (!rate) return;
+    throw StallError(ErrorKind::remote,
+                     data_stream_ + " on " + display_ + " " + stall_text(watch_.floor(), *rate),
+                     "the host, its disk or the link is too slow or stuck; transfer.min_rate and "
+                     "transfer.stall_seconds set this floor (docs/settings.md)");
 }
 
 }  // namespace mlt::ssh_detail

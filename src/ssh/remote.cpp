@@ -23,7 +23,10 @@ Error remote_failure(const Remote& remote, const std::string& what, int exit_sta
     const std::string said = last_lines(err);
     if (!said.empty()) {
         message += ": " + said;
-        spdlog::debug("{} said:\n{}", what, err);
+        // Its end only: a remote may send any amount, and the debug log is always on.
+        const std::string_view end =
+            std::string_view(err).substr(err.size() > kKeptStderr ? err.size() - kKeptStderr : 0);
+        spdlog::debug("{} said{}:\n{}", what, end.size() < err.size() ? " (its end)" : "", end);
     }
     return remote_error(message, std::move(hint));
 }
@@ -45,30 +48,63 @@ const std::string& SessionRemote::name() const {
     return session_.display_name();
 }
 
+namespace {
+
+// The error for a command whose stdout passed kMaxRunOutput: names the host and the start of
+// the command (its first line, bounded), since nothing of mlt's prints that much.
+Error too_much_output(const std::string& host, const std::string& command) {
+    const std::string first_line = command.substr(0, command.find('\n'));
+    return remote_error(
+        "the remote sent more than " + format_bytes(kMaxRunOutput) +
+            " of output for a command of mlt on " + host +
+            ", more than any of them prints; the command was: " + printable(first_line, 120),
+        "a program on the host (its sh, find, date, cat...) prints far more "
+        "than it should: it may be broken or replaced; run with -v for details");
+}
+
+}  // namespace
+
 RemoteOutput SessionRemote::run(const std::string& command, std::string_view input) {
     RemoteOutput result;
+    BoundedTail err;
+    // A throw from the sink cuts the command short: the session drops its control shell (its
+    // output is out of step) and the next command gets a new one.
     auto r = session_.shell(
-        command, input, [&](std::string_view d) { result.out.append(d); },
-        [&](std::string_view d) { result.err.append(d); });
+        command, input,
+        [&](std::string_view d) {
+            if (d.size() > kMaxRunOutput - result.out.size())
+                throw too_much_output(name(), command);
+            result.out.append(d);
+        },
+        err.sink());
     result.exit_status = r.exit_status;
+    result.err = err.str();
     return result;
 }
 
 int SessionRemote::stream(const std::string& command, const InputSource& input,
                           const OutputSink& on_stdout, const OutputSink& on_stderr) {
+    return stream_one(StreamJob{command, input, on_stdout, on_stderr, {}, {}});
+}
+
+int SessionRemote::stream_one(const StreamJob& job) {
     // Read up to kInlineInput of the input: if it ends there, the command can go through the
     // control shell; otherwise (a tar upload) it needs a channel whose stdin it owns.
     std::string head;
-    bool ended = !input;
+    bool ended = !job.input;
     while (!ended && head.size() <= kInlineInput) {
         const size_t before = head.size();
         head.resize(before + 64 * 1024);
-        const size_t n = input(head.data() + before, head.size() - before);
+        const size_t n = job.input(head.data() + before, head.size() - before);
         head.resize(before + n);
         ended = n == 0;
     }
-    if (ended) return session_.shell(command, head, on_stdout, on_stderr).exit_status;
-    return session_.exec(command, input_from(head, input), on_stdout, on_stderr).exit_status;
+    if (ended)
+        return session_.shell(job.command, head, job.on_stdout, job.on_stderr, job.data_stream)
+            .exit_status;
+    StreamJob rest = job;
+    rest.input = input_from(head, job.input);
+    return session_.exec_parallel({rest}).front().exit_status;
 }
 
 void SessionRemote::run_ahead(const std::string& command, std::string input) {
@@ -90,7 +126,7 @@ double SessionRemote::round_trip_s() const {
 std::vector<int> SessionRemote::stream_parallel(const std::vector<StreamJob>& jobs) {
     // One job goes as stream() does (its input may travel in the control shell), unless it
     // counts what the server took, which only an exec channel tells.
-    if (jobs.size() == 1 && !jobs.front().on_taken) return Remote::stream_parallel(jobs);
+    if (jobs.size() == 1 && !jobs.front().on_taken) return {stream_one(jobs.front())};
     std::vector<int> statuses;
     for (const auto& r : session_.exec_parallel(jobs)) statuses.push_back(r.exit_status);
     return statuses;

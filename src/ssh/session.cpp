@@ -152,6 +152,7 @@ Session Connector::open() {
     ssh_set_counters(raw, &impl->live.tx, &impl->live.rx);
     const Resolved r = configure(raw, impl_->spec);
     impl->display = r.display;
+    impl->data_floor = impl_->spec.data_floor;
     impl->live.interval_s = r.alive_interval_s;
     impl->live.count_max = r.alive_count_max;
     spdlog::debug("connecting to {} (host {}, config {}, known_hosts {}, key {})", r.display,

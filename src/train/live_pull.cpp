@@ -89,7 +89,7 @@ std::vector<int> StoppableRemote::stream_parallel(const std::vector<StreamJob>& 
     std::vector<StreamJob> mine;
     for (const auto& job : jobs)
         mine.push_back({job.command, guarded(job.input), guarded(job.on_stdout),
-                        guarded(job.on_stderr), job.on_taken});
+                        guarded(job.on_stderr), job.on_taken, job.data_stream});
     return inner_.stream_parallel(mine);
 }
 

@@ -147,6 +147,8 @@ std::vector<Target> resolve_targets(const SshCommandLine& cli, const SshSettings
         t.connect.config_path =
             expand_user(cli.ssh_config.empty() ? settings.config_path : cli.ssh_config);
         t.connect.fallback_host_key_checking = settings.host_key_checking;
+        t.connect.data_floor = {static_cast<uint64_t>(settings.transfer_min_rate),
+                                static_cast<double>(settings.transfer_stall_seconds)};
         for (const auto& o : cli.ssh_options) apply_ssh_option(o, t);
         t.remote_dir = h.remote_dir.empty() ? settings.remote_dir : h.remote_dir;
         if (t.remote_dir.empty()) t.remote_dir = ".";

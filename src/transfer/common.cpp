@@ -5,10 +5,12 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 #include <filesystem>
 
 #include "internal.h"
+#include "mlt/util/interrupt.h"
 #include "mlt/util/sha256.h"
 
 namespace mlt {
@@ -56,9 +58,16 @@ const char* tar_compression_flag(Compression compression) {
 // both on every path (including exceptions), and the network side has its own timeouts.
 bool ByteQueue::push(std::string_view data) {
     std::unique_lock<std::mutex> lock(mutex_);
-    // A chunk larger than the whole capacity is still accepted into an empty queue.
-    changed_.wait(
-        lock, [&] { return stopped_ || chunks_.empty() || queued_ + data.size() <= capacity_; });
+    // A chunk larger than the whole capacity is still accepted into an empty queue. The
+    // producer is a channel's reader: while a slow disk holds it here, a signal still ends
+    // the transfer within a poll.
+    while (!changed_.wait_for(lock, std::chrono::milliseconds(100), [&] {
+        return stopped_ || chunks_.empty() || queued_ + data.size() <= capacity_;
+    })) {
+        lock.unlock();
+        throw_if_interrupted();
+        lock.lock();
+    }
     if (stopped_) return false;
     chunks_.emplace_back(data);
     queued_ += data.size();

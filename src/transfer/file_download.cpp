@@ -303,13 +303,15 @@ FetchResult fetch_file(Remote& remote, const std::string& remote_path,
         int64_t resume_mtime = 0;
         uint64_t offset = fetch.existing(resume_mtime);
         if (attempt > 0) offset = 0;  // the resume file is stale: replaced as soon as data comes
-        std::string err;
+        BoundedTail err;
+        StreamJob job;
+        job.command = fetch_command(remote_path, offset, options.follow_links);
+        job.on_stdout = [&](std::string_view d) { fetch.feed(d, offset, resume_mtime); };
+        job.on_stderr = err.sink();
+        job.data_stream = "the download of " + remote_path;
         int status = -1;
         try {
-            status = remote.stream(
-                fetch_command(remote_path, offset, options.follow_links), {},
-                [&](std::string_view d) { fetch.feed(d, offset, resume_mtime); },
-                [&](std::string_view d) { err.append(d); });
+            status = remote.stream_parallel({job}).front();
         } catch (const StartOver&) {
             if (attempt > 0) throw io_error("cannot resume " + local_path);
             continue;  // the remote file changed since the cut: fetch it whole
@@ -322,7 +324,7 @@ FetchResult fetch_file(Remote& remote, const std::string& remote_path,
         if (status == kDirectory) return {RemoteEntry::directory, 0};
         if (status != 0) {
             fetch.keep_for_resume();
-            throw remote_failure(remote, "reading " + remote_path, status, err);
+            throw remote_failure(remote, "reading " + remote_path, status, err.str());
         }
         if (fetch.resumed()) spdlog::info("resumed {} after {} bytes", local_path, offset);
         const std::string& expect = options.expect_sha256;

@@ -52,21 +52,6 @@ size_t line_columns() {
 
 }  // namespace
 
-std::string format_bytes(uint64_t bytes) {
-    if (bytes < 1024) return std::to_string(bytes) + " B";
-    static const char* const kUnits[] = {"KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
-    double value = static_cast<double>(bytes) / 1024;
-    size_t unit = 0;
-    // Moves up from 1023.95 on, which one decimal would show as "1024.0".
-    while (value >= 1023.95 && unit + 1 < std::size(kUnits)) {
-        value /= 1024;
-        ++unit;
-    }
-    char buf[32];
-    std::snprintf(buf, sizeof buf, "%.1f %s", value, kUnits[unit]);
-    return buf;
-}
-
 std::string format_duration(double seconds) {
     if (!(seconds >= 0)) seconds = 0;  // also NaN
     char buf[32];

@@ -265,22 +265,29 @@ struct Leg {
 };
 struct Run {
     std::deque<Leg> legs;  // a deque: a leg stays where it is while more are added
-    std::string err;       // the command's stderr: a line "INDEX SHA256" per range done, errors
-    size_t parsed = 0;     // err up to here is read for hash lines
+    // The command's stderr: a line "INDEX SHA256" per range done goes to `hashes`, the rest
+    // (errors) is kept, its end, for messages.
+    std::deque<std::pair<size_t, std::string>> hashes;
+    BoundedTail err{kKeptStderr, [this](std::string_view line) {
+                        size_t index = 0;
+                        std::string hash;
+                        if (!hash_line(std::string(line), index, hash)) return false;
+                        hashes.emplace_back(index, std::move(hash));
+                        return true;
+                    }};
     size_t heard = 0;      // the legs whose hash line came (the first `heard`)
     bool begun = false;    // down: the command's marker line has come
     std::string preamble;  // down: what came before it (a login profile that prints)
 
-    // Gives the legs the hash lines of err not read yet: the remote prints one per range, in
-    // the order it moves them (a range moved twice by one command gets its own each time).
+    Run() = default;
+    Run(const Run&) = delete;  // `err` points at this one
+    Run& operator=(const Run&) = delete;
+
+    // Gives the legs the hash lines heard so far: the remote prints one per range, in the
+    // order it moves them (a range moved twice by one command gets its own each time).
     void hear(const std::string& shown) {
-        size_t eol;
-        while ((eol = err.find('\n', parsed)) != std::string::npos) {
-            const std::string line = err.substr(parsed, eol - parsed);
-            parsed = eol + 1;
-            size_t index = 0;
-            std::string hash;
-            if (!hash_line(line, index, hash)) continue;
+        for (; !hashes.empty(); hashes.pop_front()) {
+            const auto& [index, hash] = hashes.front();
             if (heard >= legs.size() || legs[heard].range.index != index)
                 throw remote_error("moving " + shown + ": the remote hashed range " +
                                    std::to_string(index) + ", which was not the next");
@@ -317,7 +324,7 @@ void judge_legs(Mover& self, Remote& remote, Run& run, Dealer& dealer,
         const bool arrived = i < run.heard && leg.complete();
         if (leg.judged || (!arrived && !status)) continue;
         // A command that failed after some of its ranges: those whose hash came stand.
-        const Outcome outcome = self.judge(remote, leg, arrived ? 0 : *status, run.err);
+        const Outcome outcome = self.judge(remote, leg, arrived ? 0 : *status, run.err.str());
         leg.judged = true;
         dealer.settled(leg.range, outcome);
     }
@@ -385,17 +392,6 @@ bool move_stream(Mover& self, Remote& remote, Dealer& dealer) {
     for (Run& run : runs) jobs.push_back(self.stream_job(run, dealer));
     run_legs(self, remote, runs, std::move(jobs), dealer);
     return true;
-}
-
-// What a run's command said besides its hash lines: for an error message.
-std::string said(const std::string& err) {
-    std::istringstream in(err);
-    std::string line, out;
-    size_t index = 0;
-    std::string hash;
-    while (std::getline(in, line))
-        if (!hash_line(line, index, hash)) out += line + "\n";
-    return out;
 }
 
 // "I:BLOCK:LEN", one range as the remote commands read it back (IFS=:, then `set --`): $1
@@ -607,6 +603,17 @@ class RangeRunner {
         LinkDealer dealer(*this, true);
         try {
             move(*remote, dealer);
+        } catch (const StallError& e) {
+            // A link that moves too little (a frozen side connection, a throttled one) gives
+            // its ranges to the links that move; it is not opened again. When no link moves,
+            // the caller's own takes the rest at the end, and its stall goes up.
+            std::lock_guard<std::mutex> lock(mutex_);
+            spdlog::debug("ranges: connection {}: {}; its ranges go to the others", index + 1,
+                          e.what());
+            dealer.give_back();
+            if (index > 0) pool_->drop(index - 1);
+            leave();
+            return;
         } catch (const Error& e) {
             std::lock_guard<std::mutex> lock(mutex_);
             if (!is_link_loss(e)) {
@@ -913,7 +920,7 @@ class RangedFile {
     // under the lock), else moved again.
     Outcome settle(Remote& remote, const char* doing, Leg& leg, int status, const std::string& err,
                    const std::function<void(const std::string&)>& record = {}) {
-        if (status != 0) throw remote_failure(remote, doing + (" " + path_), status, said(err));
+        if (status != 0) throw remote_failure(remote, doing + (" " + path_), status, err);
         const std::string hash = leg.hash.hex_digest();
         const Range& r = leg.range;
         std::lock_guard<std::mutex> lock(mutex_);
@@ -1009,7 +1016,8 @@ class Download : public RangedFile<Download> {
                 d.remove_prefix(n);
             }
         };
-        job.on_stderr = [&run](std::string_view d) { run.err.append(d); };
+        job.on_stderr = run.err.sink();
+        job.data_stream = "the ranges of " + path_;
         return job;
     }
 
@@ -1247,8 +1255,9 @@ class Upload : public RangedFile<Upload> {
             passed(*now, buffer, n);
             return n;
         };
-        job.on_stderr = [&run](std::string_view d) { run.err.append(d); };
+        job.on_stderr = run.err.sink();
         job.on_taken = [this](uint64_t n) { taken_ += n; };
+        job.data_stream = "the ranges sent to " + path_;
         return job;
     }
 

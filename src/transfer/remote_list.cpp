@@ -5,6 +5,7 @@
 #include <set>
 
 #include "internal.h"
+#include "mlt/util/bounded.h"
 #include "mlt/util/remote_name.h"
 #include "mlt/util/shell.h"
 
@@ -29,14 +30,12 @@ std::string strip_dot_slash(std::string_view name) {
 // A listing never holds more files than this: a host that sends more is not listing a log
 // dir, and the records of a million files already take a few hundred MB here.
 constexpr size_t kMaxListedFiles = 1000000;
-// The stderr of a listing kept for its error message: the end of it, where find's own
-// complaint is.
-constexpr size_t kKeptStderr = 64 * 1024;
 
 // Runs a listing command and calls `each` with every NUL-terminated record of its stdout as
 // it streams in: at most one record (kMaxRemoteName and some fields) is held at a time, so a
 // listing of any length takes bounded memory here, and a record too long to be a name (or
-// more than kMaxListedFiles of them) ends it as tampered. The tail of stderr goes to `err`.
+// more than kMaxListedFiles of them) ends it as tampered. The tail of stderr (where find's own
+// complaint is) goes to `err`.
 template <typename Each>
 int stream_records(Remote& remote, const std::string& what, const std::string& command,
                    std::string_view input, std::string& err, Each each) {
@@ -61,11 +60,9 @@ int stream_records(Remote& remote, const std::string& what, const std::string& c
             record.clear();
         }
     };
-    auto on_stderr = [&](std::string_view d) {
-        err.append(d);
-        if (err.size() > 2 * kKeptStderr) err.erase(0, err.size() - kKeptStderr);
-    };
-    const int status = remote.stream(command, input_from(input), on_stdout, on_stderr);
+    BoundedTail said;
+    const int status = remote.stream(command, input_from(input), on_stdout, said.sink());
+    err = said.str();
     // A last record without its NUL: the command was cut off, or lies; it counts as one.
     if (!record.empty()) each(std::string_view(record));
     return status;

@@ -167,22 +167,26 @@ TransferStats download_tar(Remote& remote, const std::string& remote_base, TarWa
 
     ByteQueue queue(kQueueBytes);
     ReaderThread reader(queue, base.get(), local_base, remote, std::move(wanted), progress);
-    std::string err;
+    BoundedTail said;
+    StreamJob job;
+    job.command = command;
+    job.input = input_from(list);
+    job.on_stdout = [&](std::string_view d) {
+        // A failed reader stops the queue; aborting the channel saves downloading the rest
+        // of a large archive for nothing.
+        if (!queue.push(d) && reader.failed()) throw ReaderFailed{};
+    };
+    job.on_stderr = said.sink();
+    job.data_stream = "the tar stream of " + remote_base;
     int status = -1;
     try {
-        status = remote.stream(
-            command, input_from(list),
-            [&](std::string_view d) {
-                // A failed reader stops the queue; aborting the channel saves downloading
-                // the rest of a large archive for nothing.
-                if (!queue.push(d) && reader.failed()) throw ReaderFailed{};
-            },
-            [&](std::string_view d) { err.append(d); });
+        status = remote.stream_parallel({job}).front();
     } catch (const ReaderFailed&) {
         reader.join();
         std::rethrow_exception(reader.error());
     }
     reader.join();
+    const std::string err = said.str();
 
     // A refused entry or a local write error is ours to report; a damaged stream is most
     // likely the consequence of a remote failure, whose stderr says more.

@@ -250,20 +250,21 @@ TransferStats upload_streams(Remote& remote, const std::string& remote_base,
     for (const auto& stream : streams) check_items(stream.items);
     if (streams.size() > 1) make_parent_dirs(remote, remote_base, streams);
     std::vector<std::unique_ptr<TarProducer>> producers;
-    std::vector<std::string> errors(streams.size());
+    std::vector<BoundedTail> errors(streams.size());
     std::vector<StreamJob> jobs;
     for (size_t i = 0; i < streams.size(); ++i) {
         producers.push_back(
             std::make_unique<TarProducer>(streams[i].items, progress, streams[i].compression));
         TarProducer* producer = producers.back().get();
-        std::string* err = &errors[i];
-        jobs.push_back(
-            {"B=" + shell_quote_path(remote_base) + "; Z=" +
-                 shell_quote(tar_compression_flag(streams[i].compression)) + "; " + kUploadScript,
-             [producer](char* buffer, size_t capacity) { return producer->fill(buffer, capacity); },
-             {},
-             [err](std::string_view d) { err->append(d); },
-             {}});
+        StreamJob& job = jobs.emplace_back();
+        job.command = "B=" + shell_quote_path(remote_base) +
+                      "; Z=" + shell_quote(tar_compression_flag(streams[i].compression)) + "; " +
+                      kUploadScript;
+        job.input = [producer](char* buffer, size_t capacity) {
+            return producer->fill(buffer, capacity);
+        };
+        job.on_stderr = errors[i].sink();
+        job.data_stream = "the upload's tar stream into " + remote_base;
     }
     const std::vector<int> statuses = remote.stream_parallel(jobs);
     // A local failure cut an archive short, so the remote error is only its consequence.
@@ -272,7 +273,7 @@ TransferStats upload_streams(Remote& remote, const std::string& remote_base,
     for (size_t i = 0; i < streams.size(); ++i) {
         if (statuses[i] != 0)
             throw remote_failure(remote, "unpacking the upload into " + remote_base, statuses[i],
-                                 errors[i]);
+                                 errors[i].str());
         total.files += producers[i]->stats().files;
         total.bytes += producers[i]->stats().bytes;
     }

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <iterator>
 #include <random>
 #include <vector>
 
@@ -117,6 +118,21 @@ std::string names_in_brief(const std::vector<std::string>& names, size_t shown) 
     for (size_t i = 0; i < names.size() && i < shown; ++i) text += (i ? ", " : "") + names[i];
     if (names.size() > shown) text += " and " + std::to_string(names.size() - shown) + " more";
     return text;
+}
+
+std::string format_bytes(uint64_t bytes) {
+    if (bytes < 1024) return std::to_string(bytes) + " B";
+    static const char* const kUnits[] = {"KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+    double value = static_cast<double>(bytes) / 1024;
+    size_t unit = 0;
+    // Moves up from 1023.95 on, which one decimal would show as "1024.0".
+    while (value >= 1023.95 && unit + 1 < std::size(kUnits)) {
+        value /= 1024;
+        ++unit;
+    }
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.1f %s", value, kUnits[unit]);
+    return buf;
 }
 
 std::string trim(std::string_view s) {

@@ -58,15 +58,25 @@ class ControlShellTest : public SshTest {
 TEST_F(ControlShellTest, OutputOfAnyBytesAndSizesArrivesExactly) {
     mlt::Session session = open();
     mlt::SessionRemote remote(session);
+    // Streamed output has no cap; run() keeps up to kMaxRunOutput (test_bounded_output.cpp).
     const std::string data = all_bytes(3 * 1024 * 1024 + 5);
     const std::string file = sshd().dir() + "/bytes.bin";
     write_file(file, data, 0644);
     for (int round = 0; round < 3; ++round) {
-        mlt::RemoteOutput r = remote.run("cat " + mlt::shell_quote(file) + "; echo oops >&2");
-        ASSERT_EQ(r.exit_status, 0);
-        EXPECT_TRUE(r.out == data) << "round " << round << ": " << r.out.size() << " bytes";
-        EXPECT_EQ(r.err, "oops\n");
+        std::string out, err;
+        const int status = remote.stream(
+            "cat " + mlt::shell_quote(file) + "; echo oops >&2", {},
+            [&](std::string_view d) { out.append(d); }, [&](std::string_view d) { err.append(d); });
+        ASSERT_EQ(status, 0);
+        EXPECT_TRUE(out == data) << "round " << round << ": " << out.size() << " bytes";
+        EXPECT_EQ(err, "oops\n");
     }
+    const std::string small = data.substr(0, mlt::kMaxRunOutput);
+    write_file(file, small, 0644);
+    mlt::RemoteOutput r = remote.run("cat " + mlt::shell_quote(file) + "; echo oops >&2");
+    ASSERT_EQ(r.exit_status, 0);
+    EXPECT_TRUE(r.out == small) << r.out.size() << " bytes";
+    EXPECT_EQ(r.err, "oops\n");
     // Output that ends without a newline, or in something like the start of a frame marker.
     EXPECT_EQ(remote.run("printf 'no newline'").out, "no newline");
     EXPECT_EQ(remote.run("printf '\\n\\nmlt-'").out, "\n\nmlt-");
@@ -156,7 +166,7 @@ TEST_F(ControlShellTest, StreamedOutputArrivesWhileTheCommandRuns) {
 TEST_F(ControlShellTest, ACommandSentAheadRunsOnceAndItsReplyWaitsForIt) {
     mlt::Session session = open();
     mlt::SessionRemote remote(session);
-    const std::string data = all_bytes(1024 * 1024 + 3);
+    const std::string data = all_bytes(mlt::kMaxRunOutput - 3);  // as much as run() keeps
     const std::string file = sshd().dir() + "/ahead.bin", runs = sshd().dir() + "/ahead.runs";
     write_file(file, data, 0644);
     const std::string copy = mlt::shell_quote(sshd().dir() + "/ahead.copy");
@@ -273,6 +283,26 @@ TEST_F(ControlShellTest, AServerThatRefusesTheShellGetsExecChannels) {
     EXPECT_FALSE(std::filesystem::exists(runs));
     EXPECT_EQ(r.out, "via exec\n");
     EXPECT_EQ(remote.run("cat", std::string("a\0b", 3)).out, std::string("a\0b", 3));
+}
+
+// Without a control shell the cap on run()'s output holds as well: the exec channel of the
+// command that sent too much is dropped, and the next command gets one of its own.
+TEST_F(ControlShellTest, WithoutAShellOutputOverTheCapEndsThatCommandOnly) {
+    force_command(
+        "case \"$SSH_ORIGINAL_COMMAND\" in 'exec sh') exit 1;; esac; "
+        "eval \"$SSH_ORIGINAL_COMMAND\"");
+    mlt::Session session = open();
+    mlt::SessionRemote remote(session);
+    EXPECT_EQ(remote.run("echo via exec").out, "via exec\n");
+    try {
+        remote.run("head -c 5242880 /dev/zero");
+        FAIL() << "5 MiB of output were taken";
+    } catch (const mlt::Error& e) {
+        EXPECT_NE(std::string(e.what()).find("the remote sent more than 1.0 MiB"),
+                  std::string::npos)
+            << e.what();
+    }
+    EXPECT_EQ(remote.run("echo alive").out, "alive\n");
 }
 
 // The shell's channel opened ahead (Remote::prepare, while mlt plans its first command) is the

@@ -374,6 +374,24 @@ TEST_F(SettingsTest, NodesGiveTheRendezvous) {
     EXPECT_TRUE(warnings_.empty());
 }
 
+// transfer.min_rate and transfer.stall_seconds: the progress floor of data streams, 64 KiB/s
+// over 30 s unless set; a model's value beats the user's; 0 turns the floor off.
+TEST_F(SettingsTest, TransferFloorHasDefaultsAndBounds) {
+    const SshSettings d = load("");
+    EXPECT_EQ(d.transfer_min_rate, 65536);
+    EXPECT_EQ(d.transfer_stall_seconds, 30);
+    const SshSettings s = load("ssh:\n  transfer: {min_rate: 1000, stall_seconds: 5}\n",
+                               "ssh:\n  transfer: {stall_seconds: 7}\n");
+    EXPECT_EQ(s.transfer_min_rate, 1000);
+    EXPECT_EQ(s.transfer_stall_seconds, 7);
+    EXPECT_EQ(load("ssh:\n  transfer: {min_rate: 0}\n").transfer_min_rate, 0);
+    EXPECT_TRUE(warnings_.empty());
+    EXPECT_EQ(error_of("ssh:\n  transfer: {stall_seconds: 0}\n").first,
+              "u:2:29: ssh.transfer.stall_seconds must be an integer from 1 to 86400, got '0'");
+    EXPECT_EQ(error_of("ssh:\n  transfer: {min_rate: -1}\n").first,
+              "u:2:24: ssh.transfer.min_rate must be an integer from 0 to 1073741824, got '-1'");
+}
+
 // watch.stop_when: regexes and plateau rules, the user's first, then the model's; a regex
 // that does not compile, a plateau without a group or a metric, a bad mode or patience is
 // exit 2 with its place.

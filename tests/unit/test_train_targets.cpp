@@ -86,6 +86,22 @@ TEST(Targets, AnEntryWithoutHostnameDoesNotShiftTheSecrets) {
     EXPECT_EQ(t[0].connect.fallback_identity_file, "~/.ssh/id_gpu");
 }
 
+// transfer.min_rate and transfer.stall_seconds reach every connection as its data floor.
+TEST(Targets, TheTransferFloorGoesWithTheConnection) {
+    mlt::SshSettings s = settings_with_connection();
+    s.transfer_min_rate = 1234;
+    s.transfer_stall_seconds = 7;
+    mlt::SshCommandLine cli;
+    cli.hosts = {"a", "b"};
+    for (const auto& t : mlt::resolve_targets(cli, s)) {
+        EXPECT_EQ(t.connect.data_floor.min_rate, 1234u);
+        EXPECT_EQ(t.connect.data_floor.stall_seconds, 7.0);
+    }
+    const auto defaults = mlt::resolve_targets(cli, mlt::SshSettings{});
+    EXPECT_EQ(defaults.at(0).connect.data_floor.min_rate, 65536u);
+    EXPECT_EQ(defaults.at(0).connect.data_floor.stall_seconds, 30.0);
+}
+
 TEST(Targets, ConnectionKeysOfTheSettings) {
     mlt::SshSettings s = settings_with_connection();
     s.connections[0].password = "pw";

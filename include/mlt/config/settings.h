@@ -64,6 +64,8 @@ struct SshSettings {
     HostKeyChecking host_key_checking = HostKeyChecking::accept_new;
     std::vector<std::string> node_hosts;  // nodes.hosts: rank 0 first
     int transfer_connections = 0;         // transfer.connections; 0: auto
+    int transfer_min_rate = 65536;        // transfer.min_rate: bytes per second; 0: no floor
+    int transfer_stall_seconds = 30;      // transfer.stall_seconds: the floor's window
     std::string master_addr;
     int master_port = 0;  // 0: a free port found on rank 0
     double price_per_hour = 0;

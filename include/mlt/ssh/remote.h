@@ -5,6 +5,7 @@
 #include <string_view>
 #include <vector>
 
+#include "mlt/util/bounded.h"
 #include "mlt/util/error.h"
 
 namespace mlt {
@@ -32,13 +33,31 @@ struct StreamJob {
     // the rest. Input is taken from `input` up to a window ahead, so counting there would
     // count bytes still on their way (over a slow link, seconds of them).
     std::function<void(uint64_t)> on_taken;
+    // Names a data stream ("the tar stream of DIR", "the ranges of FILE") for messages: the
+    // transport holds it to its progress floor (ConnectSpec::data_floor; stdout bytes and
+    // input taken count, stderr does not; the data streams of one stream_parallel count
+    // together) and ends it with StallError when it moves too little. Empty: no floor (a
+    // log follow may be quiet for its whole segment).
+    std::string data_stream;
 };
+
+// The error of a data stream that moved less than its transport's progress floor (kind
+// remote, exit 1): "<data_stream> on <host> stalled: ..." or "... trickled: ...". A caller
+// with other links (ranges) may move the stream's work there.
+class StallError : public Error {
+  public:
+    using Error::Error;
+};
+
+// The most stdout Remote::run() keeps: mlt's own commands print far less (a listing streams,
+// see docs/architecture.md); more ends the command with an Error.
+constexpr size_t kMaxRunOutput = 1024 * 1024;
 
 // What a remote command printed and how it ended.
 struct RemoteOutput {
     int exit_status = -1;
-    std::string out;
-    std::string err;
+    std::string out;  // at most kMaxRunOutput bytes
+    std::string err;  // its last kKeptStderr bytes (BoundedTail)
 };
 
 // The seam between the job/train logic and the SSH transport: unit tests give the logic a
@@ -48,8 +67,10 @@ class Remote {
     virtual ~Remote() = default;
     // `user@host:port`, for messages.
     virtual const std::string& name() const = 0;
-    // Runs a shell command (built with shell_quote) and collects its output; throws
-    // mlt::Error when the transport fails, not when the command fails.
+    // Runs a shell command (built with shell_quote) and collects its output: stdout up to
+    // kMaxRunOutput, the end of stderr. Throws mlt::Error when the transport fails, not when
+    // the command fails; over a real link also (remote) when stdout passes kMaxRunOutput, and
+    // the link stays usable for the next command.
     virtual RemoteOutput run(const std::string& command, std::string_view input = {}) = 0;
     // Runs a shell command, feeding its stdin from `input` (until it returns 0) while
     // streaming stdout/stderr to the sinks; returns the exit status (-1: killed by a
@@ -117,7 +138,8 @@ class SessionRemote : public Remote {
     RemoteOutput run(const std::string& command, std::string_view input = {}) override;
     int stream(const std::string& command, const InputSource& input, const OutputSink& on_stdout,
                const OutputSink& on_stderr) override;
-    // One exec channel per job, all at once (a single job goes through stream()).
+    // One exec channel per job, all at once (a single job goes as stream() does, its
+    // data_stream held to the floor either way).
     std::vector<int> stream_parallel(const std::vector<StreamJob>& jobs) override;
     double round_trip_s() const override;
     // Session::shell_ahead.
@@ -131,6 +153,10 @@ class SessionRemote : public Remote {
     static constexpr size_t kInlineInput = 256 * 1024;
 
   private:
+    // stream() of one job: the control shell when its input ends within kInlineInput, else
+    // an exec channel.
+    int stream_one(const StreamJob& job);
+
     Session& session_;
 };
 

@@ -50,6 +50,9 @@ struct ConnectSpec {
     // -o ProxyCommand=CMD or -o ProxyJump=HOPS (the first given; "none": direct), over the ssh
     // config's; empty keyword: the ssh config's.
     std::string proxy_keyword, proxy_value;
+    // The floor under the data streams of this host's sessions (StreamJob::data_stream):
+    // settings transfer.min_rate and transfer.stall_seconds. Off by default.
+    ProgressFloor data_floor;
 };
 
 // mlt's cipher order when neither -o Ciphers nor the ssh config names one: AES-GCM first on
@@ -137,8 +140,11 @@ class Session {
     // returns the exit status (128+N for a signal). Falls back to exec() when the server does
     // not run the shell (ForceCommand, restricted shells); throws Error (remote, exit 1),
     // quoting what the server printed, when the account runs no commands at all (nologin).
+    // A `data_stream` name holds the command to the progress floor (StreamJob::data_stream).
+    // An exception from a sink ends the command; the next one gets a new shell.
     ExecResult shell(const std::string& command, std::string_view input,
-                     const OutputSink& on_stdout, const OutputSink& on_stderr);
+                     const OutputSink& on_stdout, const OutputSink& on_stderr,
+                     const std::string& data_stream = {});
     // Sends `command` (with `input`) right after the next command of the control shell, in
     // the same write, so that its round trip overlaps that one's: a later shell() of exactly
     // this command and input reads the reply already on its way. Only for a command whose

@@ -9,12 +9,9 @@
 #include <string>
 
 #include "mlt/util/reporter.h"  // also stderr_is_terminal(), the default of `interactive`
+#include "mlt/util/text.h"      // format_bytes
 
 namespace mlt {
-
-// "999 B", "1.0 KiB", "108.4 MiB": binary units as rsync -h and curl show them, one decimal
-// from KiB up (never "1024.0 KiB": that is "1.0 MiB").
-std::string format_bytes(uint64_t bytes);
 
 // "3.2 s" below 10 s, then "42 s", "3m07s", "1h02m03s"; negative or NaN gives "0.0 s",
 // 100 hours or more ">99h".

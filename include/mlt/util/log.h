@@ -1,15 +1,26 @@
 #pragma once
 
+#include <cstddef>
+#include <cstdint>
 #include <string>
 
 namespace mlt {
 
+// The debug log file's cap: once a message would take it past kLogFileBytes it is rotated
+// (FILE -> FILE.1 -> FILE.2), and kLogFilesKept older files stay besides it.
+constexpr uint64_t kLogFileBytes = 8 * 1024 * 1024;
+constexpr int kLogFilesKept = 2;
+// The most of one log message that is written (to the file and the console), the rest
+// replaced by " ... (N more bytes)".
+constexpr size_t kMaxLogMessage = 64 * 1024;
+
 // Configures spdlog for the CLI: messages go to the process's reporter() (looked up per
 // message) as Event::log lines `mlt: <text>`, warnings as `mlt: warning: <text>`, which the
 // default reporter writes to stderr; verbosity 0 shows info and up, 1 (-v) debug, 2 (-vv) trace.
-// When `file_path` is given, debug and up also go there with timestamps (rotated at 1 MiB,
-// 3 files kept); a file that cannot be opened is skipped silently. In both, each line of a
-// message is escaped (printable_lines(): remote stderr and names keep no control character).
+// When `file_path` is given, debug and up also go there with timestamps (rotated at
+// kLogFileBytes, kLogFilesKept older files kept); a file that cannot be opened is skipped
+// silently. Every message is cut at kMaxLogMessage, and in both each line of a message is
+// escaped (printable_lines(): remote stderr and names keep no control character).
 void setup_logging(int verbosity, const std::string& file_path = {});
 
 }  // namespace mlt

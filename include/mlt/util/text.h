@@ -28,6 +28,10 @@ std::string last_lines(std::string_view text, size_t max_lines = 3, size_t max_l
 // about many files stays one line.
 std::string names_in_brief(const std::vector<std::string>& names, size_t shown = 10);
 
+// "999 B", "1.0 KiB", "108.4 MiB": binary units as rsync -h and curl show them, one decimal
+// from KiB up (never "1024.0 KiB": that is "1.0 MiB").
+std::string format_bytes(uint64_t bytes);
+
 // `s` without leading and trailing blanks (spaces, tabs, CR, LF).
 std::string trim(std::string_view s);
 
