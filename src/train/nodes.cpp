@@ -314,7 +314,7 @@ int run_train_nodes(NodesSpec spec) {
                      ") failed first, with exit " + std::to_string(failure->exit_code) +
                      "; the other nodes were stopped. Its last lines:\n" +
                      tail_of_file(failed.local_console, 20));
-    return failure->exit_code;
+    return training_exit_code(failure->exit_code);
 }
 
 }  // namespace mlt

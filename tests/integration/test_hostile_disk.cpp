@@ -171,24 +171,25 @@ TEST_F(HostileDiskTest, ATarThatDripsStderrEndsTheCollectionNamingTheStall) {
     EXPECT_TRUE(contains_icase(r.err, "stall") || contains_icase(r.err, "trickl")) << brief(r);
 }
 
-// New: the `cat` that sends the archive stops after 1 MB and holds its channel open: the
-// collection ends with an error naming the stall, and no partial archive is named.
+// New: the `head` that sends the archive (mlt reads it with `head -c SIZE`) stops after 1 MB
+// and holds its channel open: the collection ends with an error naming the stall, and no
+// partial archive is named.
 TEST_F(HostileDiskTest, ACatThatStopsMidArchiveEndsTheCollectionNamingTheStall) {
-    host().add_tool("cat", "if " + args_contain("m.mltk.zip") +
-                               "; then\n"
-                               "  hostile_mark cat\n"
-                               "  " +
-                               HostileHost::real("cat") + " \"$@\" | head -c 1048576\n  " +
-                               host().stall() +
-                               "\n"
-                               "fi\n"
-                               "exec " +
-                               HostileHost::real("cat") + " \"$@\"\n");
+    host().add_tool("head", "if " + args_contain("m.mltk.zip") +
+                                "; then\n"
+                                "  hostile_mark head\n"
+                                "  " +
+                                HostileHost::real("head") + " \"$@\" | " +
+                                HostileHost::real("head") + " -c 1048576\n  " + host().stall() +
+                                "\n"
+                                "fi\n"
+                                "exec " +
+                                HostileHost::real("head") + " \"$@\"\n");
     shell_model("m", "head -c 8388608 /dev/urandom > \"$MLT_ARCHIVE\"\necho trained\n",
                 deep_log_setting(), kQuickFloor);
     const LaptopSnapshot before = snapshot({"m"});
     ProcessResult r = mlt({"ssh", "train", "m"}, kHostileWait);
-    EXPECT_TRUE(host().triggered("cat")) << host().describe();
+    EXPECT_TRUE(host().triggered("head")) << host().describe();
     expect_contained(r, before);
     EXPECT_NE(r.exit_code, 0) << brief(r);
     EXPECT_TRUE(contains_icase(r.err, "stall"));

@@ -17,14 +17,16 @@ namespace {
 using HostileLowTest = HostileTrainTest;
 
 // Low: a `from|to` pair accepted 1 MB more than the size the remote announced. Here the
-// `cat` that sends it adds 1 MiB of zeros after the file's 1000 bytes.
+// `head` that sends it (mlt reads it with `head -c SIZE`) adds 1 MiB of zeros after the
+// file's 1000 bytes.
 TEST_F(HostileLowTest, APairSendingMoreBytesThanAnnouncedIsRefused) {
-    host().wrap_tool("cat", args_contain("out.bin"), "", "  head -c 1048576 /dev/zero");
+    host().wrap_tool("head", args_contain("out.bin"), "",
+                     "  " + HostileHost::real("head") + " -c 1048576 /dev/zero");
     shell_model("m", "mkdir -p results && head -c 1000 /dev/urandom > results/out.bin\n",
                 deep_log_setting(), "  download_files: [\"results/out.bin|got.bin\"]\n");
     const LaptopSnapshot before = snapshot({"m"}, {"got.bin"});
     ProcessResult r = mlt({"ssh", "train", "m"}, kHostileWait);
-    EXPECT_TRUE(host().triggered("cat")) << host().describe();
+    EXPECT_TRUE(host().triggered("head")) << host().describe();
     expect_contained(r, before);
     struct stat st;
     const bool landed = ::lstat((project() + "/got.bin").c_str(), &st) == 0;
