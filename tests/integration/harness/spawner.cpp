@@ -141,7 +141,20 @@ class Spawner {
             return;
         }
         sock_ = pair[0];
+        helper_ = pid;
     }
+
+    // At the test binary's exit: the helper sees its end of the socket close, ends, and is
+    // reaped here (a container's pid 1 may never reap it).
+    ~Spawner() {
+        if (sock_ < 0) return;
+        close(sock_);
+        int status = 0;
+        while (waitpid(helper_, &status, 0) < 0 && errno == EINTR) {
+        }
+    }
+    Spawner(const Spawner&) = delete;
+    Spawner& operator=(const Spawner&) = delete;
 
     pid_t spawn(const std::vector<std::string>& argv, const std::vector<std::string>& env,
                 const std::string& cwd, const int fds[3]) {
@@ -214,6 +227,7 @@ class Spawner {
     }
 
     int sock_ = -1;
+    pid_t helper_ = -1;
     std::mutex mutex_;
     std::map<pid_t, Reply> exited_;
     std::set<pid_t> running_;
