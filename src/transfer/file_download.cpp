@@ -315,6 +315,13 @@ FetchResult fetch_file(Remote& remote, const std::string& remote_path,
         } catch (const StartOver&) {
             if (attempt > 0) throw io_error("cannot resume " + local_path);
             continue;  // the remote file changed since the cut: fetch it whole
+        } catch (const Error& e) {
+            // What a lying host sent is not kept to be resumed from.
+            if (e.kind() == ErrorKind::tampered)
+                fetch.discard();
+            else
+                fetch.keep_for_resume();
+            throw;
         } catch (...) {
             fetch.keep_for_resume();
             throw;
