@@ -24,9 +24,9 @@ void Gang::passed(int rank) {
     changed_.notify_all();
 }
 
-void Gang::fail(int rank, const std::string& host, int exit_code) {
+void Gang::fail(int rank, const std::string& host, int exit_code, bool training) {
     std::lock_guard<std::mutex> lock(mutex_);
-    if (!failure_) failure_ = Failure{rank, host, exit_code};
+    if (!failure_) failure_ = Failure{rank, host, exit_code, training};
     changed_.notify_all();
 }
 

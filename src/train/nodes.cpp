@@ -314,7 +314,8 @@ int run_train_nodes(NodesSpec spec) {
                      ") failed first, with exit " + std::to_string(failure->exit_code) +
                      "; the other nodes were stopped. Its last lines:\n" +
                      tail_of_file(failed.local_console, 20));
-    return training_exit_code(failure->exit_code);
+    // A training's own status follows the one rule (a 3 is not a job-state conflict).
+    return failure->training ? training_exit_code(failure->exit_code) : failure->exit_code;
 }
 
 }  // namespace mlt

@@ -576,7 +576,7 @@ Phase TrainRun::collect() {
     outcome_.stopped_by_mlt = result.stopped_with.has_value() && result.stopped_with == status;
     // A node whose job failed stops the others (as soon as they look, every few seconds).
     if (gang_ && (!status || *status != 0) && !outcome_.stopped_by_mlt)
-        gang_->fail(rank_, host(), status.value_or(1));
+        gang_->fail(rank_, host(), status.value_or(1), status.has_value());
     if (result.disk_full)
         spdlog::warn(
             "no space left on the remote: the disk of {} on {} is full; what the job of {} "

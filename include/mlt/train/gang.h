@@ -20,6 +20,7 @@ class Gang {
         int rank = 0;
         std::string host;
         int exit_code = 0;
+        bool training = false;  // exit_code is the training's own status (not an mlt code)
     };
 
     // Node `rank` is set up and ready to start its job. Returns true once every node is, or
@@ -29,9 +30,9 @@ class Gang {
     // Node `rank` needs no barrier any more: its job was started before (a --resume that
     // finds it running or ended). Never waits.
     void passed(int rank);
-    // Node `rank` failed (its job exited non-zero, or its run ended with an error): the
-    // first failure is kept, and every other node is to stop its job.
-    void fail(int rank, const std::string& host, int exit_code);
+    // Node `rank` failed (its job exited non-zero: `training`, or its run ended with an
+    // error): the first failure is kept, and every other node is to stop its job.
+    void fail(int rank, const std::string& host, int exit_code, bool training = false);
     // Whether the nodes are to stop (a node failed).
     bool stopping() const;
     std::optional<Failure> first_failure() const;
