@@ -146,6 +146,11 @@ void LivePull::loop(Connection& side) {
         } catch (const Error& e) {
             reopen = true;
             if (stop_.load()) return;
+            if (e.kind() == ErrorKind::tampered) {
+                note_tampered(e);
+                ++pulls_;
+                continue;
+            }
             // A lost link is the run's to report (its own connection goes the same way); a
             // signal is the run's to handle.
             if (is_link_loss(e) || is_signal(e.kind()) || warned_)
@@ -159,6 +164,21 @@ void LivePull::loop(Connection& side) {
         }
         ++pulls_;
     }
+}
+
+std::optional<Error> LivePull::tampered() const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return tampered_;
+}
+
+void LivePull::note_tampered(const Error& e) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (tampered_) return;
+    tampered_ = e;
+    spdlog::warn(
+        "a pull of the logs of {} while training was refused: {}; nothing of it was "
+        "written, and the run will end as failed",
+        plan_.model, e.what());
 }
 
 TransferStats LivePull::pull_once(Connection& side, const CompressionChoice& compression,

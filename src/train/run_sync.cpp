@@ -19,4 +19,13 @@ void TrainRun::stop_sync() {
     status_.set(kSyncPart, "");
 }
 
+void TrainRun::throw_if_sync_tampered() const {
+    // A host that lied to a pull beside the training may have lied to the collection in ways
+    // no check saw: the run is not a success, whatever came home after.
+    if (live_pull_)
+        if (auto lied = live_pull_->tampered()) throw *lied;
+    for (const auto& pull : retired_pulls_)
+        if (auto lied = pull->tampered()) throw *lied;
+}
+
 }  // namespace mlt

@@ -590,6 +590,7 @@ Phase TrainRun::collect() {
     if (released_ahead_ && collected_with_release(result)) {
         // The follow released the lock with the logs home: nothing more to ask the remote.
         collected_ = true;
+        throw_if_sync_tampered();
         return Phase::shutdown;
     }
     if (!followed) job_.set_phase(run_id_, RunPhase::finished);
@@ -599,6 +600,7 @@ Phase TrainRun::collect() {
     collected_ = true;
     archive_collected_ = !result.sha256.empty();
     shutdown_.record_collected = true;
+    throw_if_sync_tampered();
     return Phase::shutdown;
 }
 

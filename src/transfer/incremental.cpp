@@ -150,16 +150,17 @@ std::string remote_tree_digest(const std::string& remote_dir) {
            "2>/dev/null | cut -c 1-64";
 }
 
+bool local_copy_differs(const std::string& local_path, const RemoteFileInfo& info) {
+    struct stat st {};
+    return ::lstat(local_path.c_str(), &st) != 0 || !S_ISREG(st.st_mode) ||
+           static_cast<uint64_t>(st.st_size) != info.size || mtime_ns(st) != info.mtime_ns;
+}
+
 std::vector<std::string> changed_for_download(const std::vector<RemoteFileInfo>& remote_files,
                                               const std::string& local_base) {
     std::vector<std::string> changed;
-    for (const auto& info : remote_files) {
-        struct stat st {};
-        const std::string local = local_base + "/" + info.path;
-        if (::lstat(local.c_str(), &st) != 0 || !S_ISREG(st.st_mode) ||
-            static_cast<uint64_t>(st.st_size) != info.size || mtime_ns(st) != info.mtime_ns)
-            changed.push_back(info.path);
-    }
+    for (const auto& info : remote_files)
+        if (local_copy_differs(local_base + "/" + info.path, info)) changed.push_back(info.path);
     return changed;
 }
 

@@ -39,6 +39,8 @@ using namespace transfer_detail;
 namespace {
 
 constexpr int kRounds = 3;
+// Files fetched, checked and published together: what a pull holds beyond its listing.
+constexpr size_t kBatch = 8192;
 // A ctime this far ahead of the remote clock (a file server whose clock runs ahead) is not
 // waited for any longer.
 constexpr int64_t kMaxClockWait = 5000000000;
@@ -137,27 +139,18 @@ class Pull {
         SyncResult result;
         std::vector<std::string> unlisted;
         int64_t clock = 0;
-        const auto listing = list_remote_file_info(remote_, remote_base_, &clock, &unlisted);
+        // One copy of the listing, cut down in place to what is to be fetched; the rest is
+        // held one batch at a time, so that a log dir of very many files costs little more
+        // than its listing.
+        std::vector<RemoteFileInfo> files =
+            list_remote_file_info(remote_, remote_base_, &clock, &unlisted);
         seen_ = Steady::now();
-        std::vector<RemoteFileInfo> local_view;  // the listing under the local names
-        std::map<std::string, RemoteFileInfo> listed;
-        for (const auto& info : checked(listing)) {
-            RemoteFileInfo local = info;
-            local.path = local_name(info.path);
-            local_view.push_back(local);
-            listed[info.path] = info;
-        }
-        const auto changed = changed_for_download(local_view, local_base_);
-        result.unchanged = local_view.size() - changed.size();
-        std::map<std::string, RemoteFileInfo> pending;
-        uint64_t bytes = 0;
-        for (const auto& local : changed) {
-            const RemoteFileInfo& info = listed[remote_name_[local]];
-            pending[info.path] = info;
-            bytes += info.size;
-        }
+        keep_copyable(files);
+        const size_t copyable = files.size();
+        const uint64_t bytes = keep_changed(files);
+        result.unchanged = copyable - files.size();
 
-        if (pending.empty()) {
+        if (files.empty()) {
             // A pull cut off earlier left its staging dir; nothing of it is needed now.
             std::error_code ec;
             std::filesystem::remove_all(local_base_ + "/" + kPullStaging, ec);
@@ -166,16 +159,11 @@ class Pull {
             base_ = open_base(local_base_);
             staging_ = open_staging(base_.get(), local_base_, staging_fd_);
             const auto start = Steady::now();
-            TransferProgress progress("download", pending.size(), bytes, mlt::reporter(),
+            TransferProgress progress("download", files.size(), bytes, mlt::reporter(),
                                       shown_ == PullReport::shown && stderr_is_terminal());
-            std::set<std::string> fetched_again;
             try {
-                for (int round = 0; round < kRounds && !pending.empty(); ++round) {
-                    if (round > 0)
-                        for (const auto& [path, info] : pending) fetched_again.insert(path);
-                    fetch(pending, clock, choose, progress);
-                    pending = verify(pending, clock, result.moved);
-                }
+                for (size_t from = 0; from < files.size(); from += kBatch)
+                    pull_batch(files, from, clock, choose, progress, result.moved);
             } catch (const Error& e) {
                 // What a lying host sent is not kept for a resume: the staging dir goes.
                 if (e.kind() == ErrorKind::tampered) {
@@ -185,13 +173,9 @@ class Pull {
                 throw;
             }
             progress.dismiss();
-            for (const auto& [path, info] : pending) changing_.push_back(path);
             std::error_code ec;
             std::filesystem::remove_all(staging_, ec);  // what was not published
             result.seconds = std::chrono::duration<double>(Steady::now() - start).count();
-            for (const auto* skipped : {&vanished_, &changing_, &unreadable_})
-                for (const auto& path : *skipped) fetched_again.erase(path);
-            again_.assign(fetched_again.begin(), fetched_again.end());
         }
         report(unlisted);
         result.skipped = vanished_.size() + changing_.size() + unreadable_.size() +
@@ -200,40 +184,74 @@ class Pull {
     }
 
   private:
-    // The listed files that can be copied here: readable, and with a local path that fits
-    // PATH_MAX (with the staging dir's name) and a remote one tar can open.
-    std::vector<RemoteFileInfo> checked(const std::vector<RemoteFileInfo>& listing) {
-        for (const auto& info : listing) firsts_.insert(first_part(info.path));
-        std::vector<RemoteFileInfo> ok;
-        for (const auto& info : listing) {
-            const std::string local = local_name(info.path);
-            const size_t longest = std::max(local.size(), info.path.size());
+    // Files [from, from + kBatch) of `files`: fetched and published, or fetched again while
+    // they change (at most kRounds times in all).
+    void pull_batch(std::vector<RemoteFileInfo>& files, size_t from, int64_t& clock,
+                    const CompressionChoice& choose, TransferProgress& progress,
+                    TransferStats& moved) {
+        std::map<std::string, RemoteFileInfo> pending;
+        const size_t end = std::min(files.size(), from + kBatch);
+        for (size_t i = from; i < end; ++i) {
+            RemoteFileInfo info = std::move(files[i]);
+            std::string path = info.path;
+            pending.emplace(std::move(path), std::move(info));
+        }
+        std::set<std::string> fetched_again;
+        for (int round = 0; round < kRounds && !pending.empty(); ++round) {
+            if (round > 0)
+                for (const auto& [path, info] : pending) fetched_again.insert(path);
+            fetch(pending, clock, choose, progress);
+            pending = verify(pending, clock, moved);
+        }
+        for (const auto& [path, info] : pending) {
+            changing_.push_back(path);
+            fetched_again.erase(path);
+        }
+        for (const auto* skipped : {&vanished_, &unreadable_})
+            for (const auto& path : *skipped) fetched_again.erase(path);
+        again_.insert(again_.end(), fetched_again.begin(), fetched_again.end());
+    }
+
+    // Keeps the listed files that can be copied here: readable, and with a local path that
+    // fits PATH_MAX (with the staging dir's name) and a remote one tar can open.
+    void keep_copyable(std::vector<RemoteFileInfo>& files) {
+        for (const auto& info : files) firsts_.insert(first_part(info.path));
+        auto kept = std::remove_if(files.begin(), files.end(), [&](const RemoteFileInfo& info) {
+            const size_t longest = std::max(local_name(info.path).size(), info.path.size());
             if (local_base_.size() + std::strlen(kPullStaging) + longest + 3 >= PATH_MAX ||
                 info.path.size() + 3 >= PATH_MAX)
                 too_long_.push_back(info.path);
             else if (!info.readable)
                 unreadable_.push_back(info.path);
             else
-                ok.push_back(info);
-        }
-        return ok;
+                return false;
+            return true;
+        });
+        files.erase(kept, files.end());
+    }
+
+    // Keeps the files whose local copy is missing or differs in size or mtime; returns their
+    // bytes.
+    uint64_t keep_changed(std::vector<RemoteFileInfo>& files) {
+        uint64_t bytes = 0;
+        auto kept = std::remove_if(files.begin(), files.end(), [&](const RemoteFileInfo& info) {
+            if (!local_copy_differs(local_base_ + "/" + local_name(info.path), info)) return true;
+            bytes += info.size;
+            return false;
+        });
+        files.erase(kept, files.end());
+        files.shrink_to_fit();
+        return bytes;
     }
 
     // The local path of a remote one: a first component that is one of mlt's own names gets
     // ".remote" (again, until it is no name of the listing either).
-    std::string local_name(const std::string& path) {
-        auto known = local_name_.find(path);
-        if (known != local_name_.end()) return known->second;
-        std::string local = path;
+    std::string local_name(const std::string& path) const {
         const std::string first = first_part(path);
-        if (own_.count(first)) {
-            std::string aside = first + ".remote";
-            while (own_.count(aside) || firsts_.count(aside)) aside += ".remote";
-            local = aside + path.substr(first.size());
-        }
-        local_name_[path] = local;
-        remote_name_[local] = path;
-        return local;
+        if (!own_.count(first)) return path;
+        std::string aside = first + ".remote";
+        while (own_.count(aside) || firsts_.count(aside)) aside += ".remote";
+        return aside + path.substr(first.size());
     }
 
     std::string staged(const std::string& path) const { return staging_ + "/" + path; }
@@ -268,6 +286,8 @@ class Pull {
                 const RangeStats stats = download_ranges(remote_, remote_base_ + "/" + path, info,
                                                          staged(path), options);
                 looked_[path] = {stats.seen, stats.seen_clock_ns, Steady::now()};
+            } catch (const StallError&) {
+                throw;  // no link moved it: the pull cannot complete
             } catch (const Error& e) {
                 // The file could not be read this time (e.g. its mode changed): the check
                 // below decides. A lost link is another kind and goes up.
@@ -399,7 +419,6 @@ class Pull {
     LinkPool* const links_;
     std::set<std::string> own_;     // names directly in local_base that are mlt's
     std::set<std::string> firsts_;  // first components of the listing
-    std::map<std::string, std::string> local_name_, remote_name_;
     UniqueFd base_;
     std::string staging_;
     UniqueFd staging_fd_;

@@ -102,14 +102,16 @@ TEST_F(HostileOutputTest, SigtermDuringAStderrFloodEndsMlt) {
 }
 
 // New: the same during a listing (a command of the control shell, not a stream): `find`
-// prints 300 MB and then nothing, never ending its reply.
+// adds half a million well-formed records (nothing the gate may refuse, so that mlt is still
+// reading when the signal comes) and then nothing, never ending its reply.
 TEST_F(HostileOutputTest, SigtermDuringAListingFloodEndsMlt) {
     shell_model("m", kLogTraining, deep_log_setting());
     ASSERT_EQ(mlt({"ssh", "train", "m"}).exit_code, 0);
     host().find_adding_output(in_dir(deep_log_dir("m")),
-                              "    yes 'r 1 1700000000.0 1700000000.0 1 ./flood' | tr '\\n' '/' | "
-                              "head -c " +
-                                  kFloodBytes + "\n    " + host().stall());
+                              "    awk 'BEGIN { for (i = 0; i < 500000; i++) printf \"r 1 "
+                              "1700000000.0 1700000000.0 %d ./flood%d\\n\", i, i }' | "
+                              "tr '\\n' '\\000'\n    " +
+                                  host().stall());
     const LaptopSnapshot before = snapshot({"m"});
     auto run = start_mlt({"ssh", "download", "m"});
     const bool flooding = wait_until([&] { return host().triggered("find"); }, kTrainTimeout);

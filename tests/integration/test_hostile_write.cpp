@@ -98,12 +98,12 @@ TEST_F(HostileWriteTest, SyncEveryPullOfARecordClimbingToBashrcWritesNothing) {
     const LaptopSnapshot before = snapshot({"m"});
     ProcessResult r = mlt({"ssh", "train", "m", "--sync-every", "1"}, kHostileWait);
     // The pulls beside the training refuse the listing and say so; the final collection's
-    // listing no longer holds the record, so the run itself succeeds (a pull that met
-    // tampering does not end the run yet: open in issue 37).
+    // listing no longer holds the record, yet the run ends as failed: the host lied.
     EXPECT_TRUE(host().triggered("find")) << "the attack never ran\n" << host().describe();
     expect_contained(r, before);
     EXPECT_EQ(read_or_empty(env().home() + "/.bashrc"), bashrc) << brief(r);
     EXPECT_TRUE(contains_icase(r.err, "looks tampered with")) << brief(r);
+    EXPECT_EQ(r.exit_code, 1) << brief(r);
 }
 
 // New: the climb hidden after a first component (`./x/../../../../.bashrc`, x a real dir on

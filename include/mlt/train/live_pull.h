@@ -75,7 +75,8 @@ class StoppableRemote : public Remote {
 // part kSyncPart says when it ended and what it brought; where stderr is no terminal,
 // SyncNotices decides on a log line; -v logs each pull at debug. A lost link is reopened at
 // the next pull; a failed pull is tried again then (the first failure of another kind is one
-// warning). The run's flow never waits on it, except in stop().
+// warning). A pull that finds tampering is one warning, and tampered() keeps it for the run to
+// fail with at its end. The run's flow never waits on it, except in stop().
 class LivePull {
   public:
     // What a pull needs of the run: `plan` (the remote dir and log dir, the local logs),
@@ -100,12 +101,16 @@ class LivePull {
     bool running() const { return thread_.joinable(); }
     // Pulls that ended (with or without error) since construction.
     int pulls() const { return pulls_.load(); }
+    // The first pull that found the host's listing or stream tampered with (nothing of it
+    // was written): the run must not end as a success.
+    std::optional<Error> tampered() const;
 
   private:
     void loop(Connection& side);
     // One pull; returns what moved.
     TransferStats pull_once(Connection& side, const CompressionChoice& compression, bool& reopen);
     void report(const TransferStats& moved);
+    void note_tampered(const Error& e);
 
     const TrainPlan plan_;
     const std::string run_id_;
@@ -114,11 +119,12 @@ class LivePull {
     std::thread thread_;
     std::atomic<bool> stop_{false};
     std::atomic<int> pulls_{0};
-    std::mutex mutex_;  // with wake_: cuts the wait between two pulls short on stop()
+    mutable std::mutex mutex_;  // with wake_: cuts the wait between two pulls short on stop()
     std::condition_variable wake_;
-    std::string log_dir_;  // the remote log dir, once known (the thread's own)
-    SyncNotices notices_;  // the thread's own
-    bool warned_ = false;  // the thread's own: a failed pull was reported
+    std::string log_dir_;            // the remote log dir, once known (the thread's own)
+    std::optional<Error> tampered_;  // under mutex_
+    SyncNotices notices_;            // the thread's own
+    bool warned_ = false;            // the thread's own: a failed pull was reported
 };
 
 }  // namespace mlt

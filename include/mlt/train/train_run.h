@@ -268,6 +268,8 @@ class TrainRun {
     // the run is over, and before anything else that must not run beside them.
     void start_sync();
     void stop_sync();
+    // Throws the tampering that a pull of --sync-every met, if one did.
+    void throw_if_sync_tampered() const;
 
     Connection& connection_;
     RemoteJob& job_;

@@ -142,6 +142,9 @@ std::string remote_tree_digest(const std::string& remote_dir);
 // differs in size or mtime.
 std::vector<std::string> changed_for_download(const std::vector<RemoteFileInfo>& remote_files,
                                               const std::string& local_base);
+// Whether `local_path`, the local copy of the remote file `info`, is missing or differs from
+// it in size or mtime (a symlink or a directory there differs).
+bool local_copy_differs(const std::string& local_path, const RemoteFileInfo& info);
 
 // Fetches `remote_paths` (relative to `remote_base`; files or directories) as ONE tar stream
 // from `tar -cf -` and writes them under `local_base`. Only what was asked for is written (a

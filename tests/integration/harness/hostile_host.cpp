@@ -173,6 +173,10 @@ std::string HostileHost::on_side_connection() const {
            sq(state_file("first_connection")) + ")\" ]";
 }
 
+void HostileHost::forget_first_connection() const {
+    ::unlink(state_file("first_connection").c_str());
+}
+
 std::string HostileHost::stall() const {
     return "cd " + sq(dir()) + " && while :; do sleep 1; done";
 }

@@ -82,6 +82,9 @@ class HostileHost {
     // A shell condition that holds in a session of any SSH connection but the first one the
     // host saw (the wrapper records the first SSH_CONNECTION): mlt's side links.
     std::string on_side_connection() const;
+    // Forgets the first connection: the next session's connection counts as the first (an
+    // mlt started after an earlier one).
+    void forget_first_connection() const;
 
     // A sh command that never ends by itself (a loop of sleeps in the host's dir, so that
     // the fixture's TearDown finds and ends it).
