@@ -210,6 +210,7 @@ JobPaths::JobPaths(const std::string& model) : dir(".mlt/" + model) {
     training = dir + "/training";
     stopped = dir + "/stopped";
     disk_full = dir + "/disk_full";
+    downloads = dir + "/download_files";
     restore = dir + "/restore";
     ready = dir + "/ready";
     go = dir + "/go";
@@ -243,26 +244,13 @@ namespace {
 // The files of a previous run that a new run moves into previous/, as shell words.
 std::string previous_run_words(const JobPaths& p) {
     std::string moved;
-    for (const std::string* f : {&p.run_id,
-                                 &p.run_sh,
-                                 &p.cmd,
-                                 &p.started,
-                                 &p.pid,
-                                 &p.console_log,
-                                 &p.exit_status,
-                                 &p.sha256,
-                                 &p.stopped,
-                                 &p.disk_full,
-                                 &p.shutdown_sh,
-                                 &p.shutdown_started,
-                                 &p.shutdown_pid,
-                                 &p.shutdown_log,
-                                 &p.shutdown_status,
-                                 &p.batch,
-                                 &p.shutdown_batch,
-                                 &p.log_dir,
-                                 &p.training,
-                                 &p.restore,
+    for (const std::string* f : {&p.run_id,           &p.run_sh,       &p.cmd,
+                                 &p.started,          &p.pid,          &p.console_log,
+                                 &p.exit_status,      &p.sha256,       &p.stopped,
+                                 &p.disk_full,        &p.downloads,    &p.shutdown_sh,
+                                 &p.shutdown_started, &p.shutdown_pid, &p.shutdown_log,
+                                 &p.shutdown_status,  &p.batch,        &p.shutdown_batch,
+                                 &p.log_dir,          &p.training,     &p.restore,
                                  &p.start_claimed})
         moved += " " + shell_quote(*f);
     moved += " \"$j\"/started.[0-9]*";  // the markers of later attempts

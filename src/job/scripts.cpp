@@ -213,8 +213,71 @@ mlt_p=$(mlt_left)
 exit 0
 )sh";
 
+// Hashes the files named after its first two words and prints a record for each
+// (docs/remote-protocol.md): k is "f" for a glob's files, "p" for the files under a pair's
+// directory, "P" for a pair's file (recorded without a name); i is the pair's index.
+constexpr const char* kHashEach = R"sh(k=$1 i=$2; shift 2
+for f; do
+  h=$(sha256sum < "$f" 2>/dev/null | cut -c1-64)
+  [ ${#h} -eq 64 ] || continue
+  r=${f#./}; [ "$k" != P ] || r=
+  if [ "$k" = f ]; then printf 'f %s %s\0' "$h" "$r"; else printf 'p %s %s %s\0' "$i" "$h" "$r"; fi
+done
+)sh";
+
+// mlt_record_downloads: the download_files record (JobPaths::downloads), written whole or
+// not at all. The globs are find regexes (one per line of $mlt_dl_globs); each pair's remote
+// side (one per line of $mlt_dl_pairs) is expanded as the collection expands it, recorded
+// ("x I PATH"), and hashed: the file, or every file under the directory.
+constexpr const char* kRecordDownloads = R"sh(mlt_record_downloads() {
+  (cd "$mlt_dir" || exit 0
+  mlt_m="$mlt_job/download_files"
+  {
+    printf 'r %s\0' "$mlt_run"
+    if [ -n "$mlt_dl_globs" ]; then
+      set -- -false
+      while IFS= read -r mlt_g; do set -- "$@" -o -regex "$mlt_g"; done <<MLT_GLOBS
+$mlt_dl_globs
+MLT_GLOBS
+      LC_ALL=C find . -regextype posix-extended -type f \( "$@" \) \
+        -exec sh -c "$mlt_hash_each" sh f 0 {} +
+    fi
+    mlt_i=0
+    [ -z "$mlt_dl_pairs" ] || while IFS= read -r mlt_f; do
+      mlt_e=$(P=$mlt_f; export P; eval "$mlt_expand")
+      case $mlt_e in "~") mlt_e=$HOME ;; "~/"*) mlt_e=$HOME/${mlt_e#"~/"} ;; esac
+      printf 'x %s %s\0' "$mlt_i" "$mlt_e"
+      if [ -d "$mlt_e" ]; then
+        (cd "$mlt_e" && find . -type f -exec sh -c "$mlt_hash_each" sh p "$mlt_i" {} +)
+      elif [ -f "$mlt_e" ]; then
+        sh -c "$mlt_hash_each" sh P "$mlt_i" "$mlt_e"
+      fi
+      mlt_i=$((mlt_i + 1))
+    done <<MLT_PAIRS
+$mlt_dl_pairs
+MLT_PAIRS
+  } > "$mlt_m.tmp" 2>/dev/null && mv -f "$mlt_m.tmp" "$mlt_m")
+}
+)sh";
+
+// The download_files record's function and its inputs, when there is anything to record.
+std::string record_downloads_function(const WrapperSpec& s) {
+    if (s.download_regexes.empty() && s.download_pairs.empty()) return "";
+    std::string globs, pairs;
+    // One per line: a value with a newline in it is left out (a pair keeps its line, so that
+    // the indexes hold; the collection then finds no record of it).
+    for (const auto& r : s.download_regexes)
+        if (r.find('\n') == std::string::npos) globs += (globs.empty() ? "" : "\n") + r;
+    for (size_t i = 0; i < s.download_pairs.size(); ++i)
+        pairs += (i ? "\n" : "") +
+                 (s.download_pairs[i].find('\n') == std::string::npos ? s.download_pairs[i] : "");
+    return "mlt_dl_globs=" + shell_quote(globs) + "\nmlt_dl_pairs=" + shell_quote(pairs) +
+           "\nmlt_hash_each=" + shell_quote(kHashEach) +
+           "\nmlt_expand=" + shell_quote(kExpandVarsOfP) + "\n" + kRecordDownloads;
+}
+
 // mlt_sweep and mlt_finish: the end of a job (mlt_finish STATUS records it and exits).
-std::string finish_functions(const JobPaths& p) {
+std::string finish_functions(const JobPaths& p, bool record_downloads) {
     std::string o;
     // A job whose dir a newer run took over (a --force while it could not be killed) records
     // nothing: its status and archive hash would be taken for the newer run's. A full disk
@@ -247,7 +310,8 @@ std::string finish_functions(const JobPaths& p) {
          // From stdin: with a backslash or a newline in the path, sha256sum would escape its
          // line, and the hash would start with a backslash.
          "    sha256sum < \"$mlt_a\" 2>/dev/null | cut -d' ' -f1 > \"$mlt_job/sha256\"\n"
-         "  fi\n"
+         "  fi\n" +
+         std::string(record_downloads ? "  mlt_record_downloads\n" : "") +
          "  echo \"mlt: job finished with exit status $mlt_status\"\n"
          "  printf '%s\\n' \"$mlt_status\" > \"$mlt_job/exit_status.tmp\" && "
          "mv -f \"$mlt_job/exit_status.tmp\" \"$mlt_job/exit_status\"\n"
@@ -276,7 +340,8 @@ std::string make_wrapper_script(const WrapperSpec& s) {
     // Room for the last records, should the training fill the disk: freed as the job ends.
     o += "head -c 65536 /dev/zero > \"$mlt_job/reserve\" 2>/dev/null || rm -f "
          "\"$mlt_job/reserve\"\n";
-    o += finish_functions(p);
+    o += record_downloads_function(s);
+    o += finish_functions(p, !s.download_regexes.empty() || !s.download_pairs.empty());
     // A TERM to the group reaches the batch and the training too; this shell waits for them,
     // then records their status instead of dying without a word.
     o += "trap 'mlt_stopped=1' TERM INT HUP\n";

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "mlt/config/settings.h"
+#include "mlt/train/download_record.h"
 #include "mlt/train/gpu_watch.h"
 #include "mlt/train/remote_job.h"
 #include "mlt/transfer/progress.h"
@@ -108,13 +109,7 @@ void collect_logs(Remote& remote, const TrainPlan& plan, const JobResult& result
 // the path from the environment: nothing in it runs as shell code.
 std::string expanded_remote_path(Remote& remote, const std::string& from) {
     if (from.find('$') == std::string::npos) return from;
-    static const char kExpand[] =
-        "export P; awk 'BEGIN { s = ENVIRON[\"P\"]; o = \"\"; "
-        "while (match(s, /\\$(\\{[A-Za-z_][A-Za-z0-9_]*\\}|[A-Za-z_][A-Za-z0-9_]*)/)) { "
-        "n = substr(s, RSTART + 1, RLENGTH - 1); gsub(/[{}]/, \"\", n); "
-        "o = o substr(s, 1, RSTART - 1) (n in ENVIRON ? ENVIRON[n] : substr(s, RSTART, RLENGTH)); "
-        "s = substr(s, RSTART + RLENGTH) } printf \"%s\", o s }'";
-    const RemoteOutput out = remote.run("P=" + shell_quote(from) + "; " + kExpand);
+    const RemoteOutput out = remote.run("P=" + shell_quote(from) + "; export P; " + kExpandVarsOfP);
     if (out.exit_status != 0)
         throw remote_failure(remote, "expanding download_files path " + from, out.exit_status,
                              out.err);
@@ -125,37 +120,136 @@ std::string expanded_remote_path(Remote& remote, const std::string& from) {
     return out.out;
 }
 
-// One `from|to` pair of download_files: a file, or a directory copied as a whole.
+// What the collection of download_files found not as the job recorded it.
+struct NotAsRecorded {
+    std::vector<std::string> names;
+    void add(const std::string& entry, const std::vector<std::string>& paths) {
+        for (const auto& p : paths)
+            names.push_back("'" + printable(p, 200) + "' of '" + entry + "'");
+    }
+};
+
+// The files of a pair that the job recorded, or null (no record: they come unchecked).
+const ExpectedHashes* recorded_pair(const DownloadRecord* record, size_t index) {
+    if (!record) return nullptr;
+    static const ExpectedHashes kNone;
+    auto it = record->pairs.find(index);
+    return it == record->pairs.end() ? &kNone : &it->second;
+}
+
+// One `from|to` pair of download_files (the `index`th pair): a file, or a directory copied as
+// a whole; with a record, only what the job recorded, each file with its recorded sha256.
 void collect_pair(Remote& remote, const TrainPlan& plan, const std::string& entry,
-                  const TransferSpec& spec, const CompressionChoice& compression,
-                  TransferStats& total) {
-    // As MLTK's abspath in the remote dir, after the expansion: `$LOGNAME.dl` is in the remote
-    // dir, `$HOME/x` where HOME is.
-    const std::string path = expanded_remote_path(remote, spec.from);
+                  const TransferSpec& spec, const DownloadRecord* record, size_t index,
+                  const CompressionChoice& compression, TransferStats& total,
+                  NotAsRecorded& wrong) {
+    // As MLTK's abspath in the remote dir, after the expansion (the job's, where it recorded
+    // one): `$LOGNAME.dl` is in the remote dir, `$HOME/x` where HOME is.
+    std::string path;
+    if (record && record->pair_paths.count(index))
+        path = record->pair_paths.at(index);
+    else
+        path = expanded_remote_path(remote, spec.from);
+    const ExpectedHashes* files = recorded_pair(record, index);
+    if (files && files->empty()) {
+        spdlog::warn(
+            "download_files: '{}' is not on the remote (it was not there when the job "
+            "of run {} ended); nothing downloaded",
+            entry, record->run_id);
+        return;
+    }
     const std::string from =
         path[0] == '$' ? plan.remote_dir + "/" + path : remote_path_in(plan.remote_dir, path);
     const std::string to = local_path_in(plan.spec_dir, expand_env_vars(spec.to));
-    const FetchResult got = fetch_file(remote, from, to);
-    if (got.found == RemoteEntry::file) {
+    FetchOptions options;
+    const bool one_file = files && files->count("");
+    if (one_file) {
+        options.expect_sha256 = files->at("");
+        options.mismatch_is_result = true;
+    }
+    const FetchResult got = files && !one_file ? FetchResult{RemoteEntry::directory}
+                                               : fetch_file(remote, from, to, options);
+    if (got.mismatched || (one_file && got.found != RemoteEntry::file)) {
+        wrong.add(entry, {spec.from});
+    } else if (got.found == RemoteEntry::file) {
         add(total, {1, got.size});
     } else if (got.found == RemoteEntry::directory) {
-        add(total, sync_down(remote, from, to, compression, {}).moved);
+        const SyncResult pulled =
+            sync_down(remote, from, to, compression, {}, PullReport::shown, nullptr, files);
+        add(total, pulled.moved);
+        wrong.add(entry, pulled.not_as_recorded);
+        if (!pulled.unrecorded.empty())
+            spdlog::warn(
+                "download_files: '{}': {} file(s) were not there when the job of run {} "
+                "ended; not downloaded",
+                entry, pulled.unrecorded.size(), record->run_id);
     } else {
         // As in MLTK: a missing file is not the run's failure.
         spdlog::warn("download_files: '{}' is not on the remote; nothing downloaded", entry);
     }
 }
 
-// The download_files globs match the remote dir's listing (each name through the gate); the
+// The matched files of a glob: with a record, those it names, each placed only with its
+// recorded sha256.
+void collect_glob(Remote& remote, const TrainPlan& plan, const std::string& entry,
+                  const std::vector<RemoteFileInfo>& matched, const DownloadRecord* record,
+                  Compression compression, TransferStats& total, NotAsRecorded& wrong) {
+    if (!record) {
+        const TransferStats got =
+            download_listed(remote, plan.remote_dir, matched, plan.spec_dir, nullptr, compression);
+        if (got.files < matched.size())
+            spdlog::warn(
+                "download_files: '{}': {} of {} files changed after they were listed; "
+                "not downloaded",
+                entry, matched.size() - got.files, matched.size());
+        add(total, got);
+        return;
+    }
+    std::vector<RemoteFileInfo> recorded;
+    size_t later = 0;
+    for (const auto& f : matched) {
+        if (record->globs.count(f.path))
+            recorded.push_back(f);
+        else
+            ++later;
+    }
+    if (later > 0)
+        spdlog::warn(
+            "download_files: '{}': {} file(s) were not there when the job of run {} "
+            "ended; not downloaded",
+            entry, later, record->run_id);
+    std::vector<std::string> not_placed;
+    add(total, download_listed_checked(remote, plan.remote_dir, recorded, record->globs,
+                                       plan.spec_dir, not_placed, compression));
+    wrong.add(entry, not_placed);
+}
+
+// download_files: the globs match the remote dir's listing (each name through the gate); the
 // tar stream that brings them may hold exactly those files, each at most its listed size.
-void collect_download_files(Remote& remote, const TrainPlan& plan,
-                            const CompressionChoice& compression, TransferStats& total) {
+// With the job's record, each file is placed only with the sha256 the job recorded; returns
+// the error that the files found otherwise make (thrown after the rest is collected).
+std::optional<Error> collect_download_files(Remote& remote, const TrainPlan& plan,
+                                            const JobResult& result,
+                                            const CompressionChoice& compression,
+                                            TransferStats& total) {
+    if (plan.download_files.empty()) return std::nullopt;
+    const std::string run = result.run_id.empty() ? "-" : result.run_id;
+    const std::optional<DownloadRecord> record =
+        read_download_record(remote, plan.remote_dir, plan.model, result.run_id);
+    if (!record)
+        spdlog::warn(
+            "download_files: the job of run {} recorded no sha256 of them (it was "
+            "killed, or the host restarted); they come unchecked",
+            run);
+    const DownloadRecord* checked = record ? &*record : nullptr;
     std::vector<RemoteFileInfo> remote_files;
     bool listed = false;
+    size_t pairs = 0;
+    NotAsRecorded wrong;
     for (const auto& entry : plan.download_files) {
         const TransferSpec spec = parse_transfer_spec(entry, TransferDirection::download);
         if (!spec.is_glob) {
-            collect_pair(remote, plan, entry, spec, compression, total);
+            collect_pair(remote, plan, entry, spec, checked, pairs++, compression, total, wrong);
             continue;
         }
         if (!listed) remote_files = list_remote_file_info(remote, plan.remote_dir);
@@ -167,15 +261,14 @@ void collect_download_files(Remote& remote, const TrainPlan& plan,
             spdlog::warn("download_files: '{}' matches no remote file", entry);
             continue;
         }
-        const TransferStats got = download_listed(remote, plan.remote_dir, matched, plan.spec_dir,
-                                                  nullptr, compression());
-        if (got.files < matched.size())
-            spdlog::warn(
-                "download_files: '{}': {} of {} files changed after they were listed; "
-                "not downloaded",
-                entry, matched.size() - got.files, matched.size());
-        add(total, got);
+        collect_glob(remote, plan, entry, matched, checked, compression(), total, wrong);
     }
+    if (wrong.names.empty()) return std::nullopt;
+    return remote_error("download_files: " + std::to_string(wrong.names.size()) +
+                            " file(s) of run " + run + " on " + remote.name() +
+                            " are not as its job recorded them: " + names_in_brief(wrong.names) +
+                            "; not downloaded",
+                        "something changed them after the job ended; look at the remote dir");
 }
 
 }  // namespace
@@ -251,8 +344,10 @@ TransferStats collect_results(Remote& remote, const TrainPlan& plan, const JobRe
     if (!plan.local_archive.empty())
         no_archive = collect_archive(remote, plan, result, reporter, total);
     collect_logs(remote, plan, result, compression, reporter, total, links);
-    collect_download_files(remote, plan, compression, total);
+    const std::optional<Error> not_as_recorded =
+        collect_download_files(remote, plan, result, compression, total);
     if (no_archive) throw *no_archive;
+    if (not_as_recorded) throw *not_as_recorded;
     return total;
 }
 

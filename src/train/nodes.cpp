@@ -130,6 +130,8 @@ void place_node(TrainPlan& p, int rank, const Rendezvous& r) {
     if (rank != 0) {
         p.local_archive.clear();
         p.download_files.clear();
+        p.wrapper.download_regexes.clear();
+        p.wrapper.download_pairs.clear();
     }
     for (auto& kv : node_environment(rank, r)) p.wrapper.fixed_environment.push_back(kv);
     p.wrapper.node_ifname = true;

@@ -385,6 +385,14 @@ WrapperSpec wrapper_for(const RunContext& c, const TrainOptions& o) {
         if (o.verbose) w.train_cmd += " --verbose";
     }
     w.train_args = o.args;
+    // The job records the sha256 of what download_files name, in the collection's order.
+    for (const auto& entry : c.settings.download_files) {
+        const TransferSpec spec = parse_transfer_spec(entry, TransferDirection::download);
+        if (spec.is_glob)
+            w.download_regexes.push_back(glob_find_regex(spec.from));
+        else
+            w.download_pairs.push_back(spec.from);
+    }
     return w;
 }
 

@@ -340,6 +340,7 @@ FetchResult fetch_file(Remote& remote, const std::string& remote_path,
             // Checked on the very file the rename would put in place: the local file stays
             // what it was.
             fetch.discard();
+            if (options.mismatch_is_result) return {RemoteEntry::file, 0, true};
             throw remote_error("the downloaded " + leaf + " does not match its remote sha256 (" +
                                    digest + " vs " + expect +
                                    "); the local file was left as it was",

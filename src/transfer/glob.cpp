@@ -4,6 +4,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <cstring>
 #include <filesystem>
 
 #include "internal.h"
@@ -95,6 +96,78 @@ bool glob_match(const std::string& pattern, const std::string& path) {
     }
     while (p < pat.size() && pat[p] == "**") ++p;
     return p == pat.size();
+}
+
+namespace {
+
+// The end of the `[...]` class that starts at `open` in a segment, as fnmatch reads it (a `]`
+// right after `[`, `[!` or `[^` is a member, `[:name:]` and the like are whole); npos when
+// it is not closed (then the `[` is an ordinary character).
+size_t class_end(const std::string& seg, size_t open) {
+    size_t j = open + 1;
+    if (j < seg.size() && (seg[j] == '!' || seg[j] == '^')) ++j;
+    if (j < seg.size() && seg[j] == ']') ++j;
+    while (j < seg.size() && seg[j] != ']') {
+        if (seg[j] == '[' && j + 1 < seg.size() && std::strchr(":.=", seg[j + 1])) {
+            const size_t close = seg.find(std::string(1, seg[j + 1]) + "]", j + 2);
+            if (close == std::string::npos) return std::string::npos;
+            j = close + 2;
+            continue;
+        }
+        ++j;
+    }
+    return j < seg.size() ? j : std::string::npos;
+}
+
+// One pattern segment (not `**`) as an ERE that never matches a `/`.
+std::string segment_regex(const std::string& seg) {
+    std::string r;
+    for (size_t i = 0; i < seg.size(); ++i) {
+        const char c = seg[i];
+        const size_t end = c == '[' ? class_end(seg, i) : std::string::npos;
+        if (c == '*') {
+            r += "[^/]*";
+        } else if (c == '?') {
+            r += "[^/]";
+        } else if (end != std::string::npos) {
+            std::string body = seg.substr(i + 1, end - i - 1);
+            const bool negated = body[0] == '!' || body[0] == '^';
+            if (negated) body.erase(0, 1);
+            // A leading `]` must stay first in the class; `/` goes after it.
+            if (negated)
+                r += body[0] == ']' ? "[^]/" + body.substr(1) + "]" : "[^/" + body + "]";
+            else
+                r += "[" + body + "]";
+            i = end;
+        } else if (std::strchr(".[]^$+?(){}|*\\", c)) {
+            r += '\\';
+            r += c;
+        } else {
+            r += c;
+        }
+    }
+    return r;
+}
+
+}  // namespace
+
+std::string glob_find_regex(const std::string& pattern) {
+    const std::vector<std::string> pat = split_path(pattern);
+    std::string r = "\\./";
+    for (size_t i = 0; i < pat.size(); ++i) {
+        const bool last = i + 1 == pat.size();
+        if (pat[i] != "**") {
+            r += segment_regex(pat[i]) + (last ? "" : "/");
+        } else if (!last) {
+            r += "([^/]+/)*";  // no segment, or some, each with its slash
+        } else if (r.back() == '/' && r != "\\./") {
+            r.pop_back();  // `a/**`: `a` itself, or `a` and some segments below it
+            r += "(/[^/]+)*";
+        } else {
+            r += "[^/]+(/[^/]+)*";  // the pattern ends in `**` after nothing or a `**`
+        }
+    }
+    return r;
 }
 
 std::vector<UploadItem> expand_local_glob(const std::string& base_dir, const std::string& pattern,

@@ -122,6 +122,23 @@ UniqueFd open_dirs(int base_fd, const std::vector<std::string>& parts, size_t co
                    mode_t last_mode, const std::string& shown_base,
                    const std::function<Error(const std::string&)>& on_symlink);
 
+// `<local_base>/<name>`, a staging directory of mlt's own (0700): anything else under that
+// name (a file, a symlink) is removed first, never followed. Its descriptor goes to
+// `staging_fd`; returns its path. Throws io errors.
+std::string open_staging(int base_fd, const std::string& local_base, const char* name,
+                         UniqueFd& staging_fd);
+
+// The hex sha256 of the regular file `staged` under `staging_fd` (never through a symlink);
+// empty when it cannot be read.
+std::string staged_sha256(int staging_fd, const std::string& staged);
+
+// Renames `staged` (under `staging_fd`) to `local` under `base_fd` (shown as `local_base`),
+// creating the directories on the way without following a symlink. False, and nothing
+// moved, when a symlink on the way or a symlink or directory at `local` is in the way.
+// Throws io errors.
+bool publish_staged(int staging_fd, const std::string& staged, int base_fd,
+                    const std::string& local_base, const std::string& local);
+
 // What a tar stream may hold: the files asked for by name (each once, at most its announced
 // size) and anything under the directories asked for ("." for all).
 struct TarWanted {

@@ -102,21 +102,6 @@ void wait_for_remote_clock(Steady::time_point seen, int64_t clock_ns, int64_t re
     throw_if_interrupted();
 }
 
-// `<local_base>/.mlt-pull`, a directory of mlt's own: anything else under that name (a file,
-// a symlink) is removed first, never followed. Its descriptor goes to `staging_fd`.
-std::string open_staging(int base_fd, const std::string& local_base, UniqueFd& staging_fd) {
-    const std::string path = local_base + "/" + kPullStaging;
-    struct stat st;
-    if (::fstatat(base_fd, kPullStaging, &st, AT_SYMLINK_NOFOLLOW) == 0 && !S_ISDIR(st.st_mode))
-        ::unlinkat(base_fd, kPullStaging, 0);
-    if (::mkdirat(base_fd, kPullStaging, 0700) != 0 && errno != EEXIST)
-        throw io_error("cannot create " + path + ": " + std::strerror(errno));
-    staging_fd =
-        UniqueFd(::openat(base_fd, kPullStaging, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
-    if (!staging_fd) throw io_error("cannot open " + path + ": " + std::strerror(errno));
-    return path;
-}
-
 // The first component of a relative path.
 std::string first_part(const std::string& path) {
     return path.substr(0, path.find('/'));
@@ -125,12 +110,14 @@ std::string first_part(const std::string& path) {
 class Pull {
   public:
     Pull(Remote& remote, const std::string& remote_base, const std::string& local_base,
-         const std::vector<std::string>& own_names, PullReport shown, LinkPool* links)
+         const std::vector<std::string>& own_names, PullReport shown, LinkPool* links,
+         const ExpectedHashes* expected)
         : remote_(remote),
           remote_base_(remote_base),
           local_base_(local_base),
           shown_(shown),
-          links_(links) {
+          links_(links),
+          expected_(expected) {
         own_.insert(own_names.begin(), own_names.end());
         own_.insert(kPullStaging);
     }
@@ -146,6 +133,7 @@ class Pull {
             list_remote_file_info(remote_, remote_base_, &clock, &unlisted);
         seen_ = Steady::now();
         keep_copyable(files);
+        if (expected_) keep_recorded(files, result.unrecorded);
         const size_t copyable = files.size();
         const uint64_t bytes = keep_changed(files);
         result.unchanged = copyable - files.size();
@@ -157,7 +145,7 @@ class Pull {
         } else {
             check_free_space(local_base_, bytes);
             base_ = open_base(local_base_);
-            staging_ = open_staging(base_.get(), local_base_, staging_fd_);
+            staging_ = open_staging(base_.get(), local_base_, kPullStaging, staging_fd_);
             const auto start = Steady::now();
             TransferProgress progress("download", files.size(), bytes, mlt::reporter(),
                                       shown_ == PullReport::shown && stderr_is_terminal());
@@ -178,8 +166,10 @@ class Pull {
             result.seconds = std::chrono::duration<double>(Steady::now() - start).count();
         }
         report(unlisted);
-        result.skipped = vanished_.size() + changing_.size() + unreadable_.size() +
-                         too_long_.size() + in_the_way_.size() + unlisted.size();
+        result.not_as_recorded = not_as_recorded_;
+        result.skipped = result.unrecorded.size() + not_as_recorded_.size() + vanished_.size() +
+                         changing_.size() + unreadable_.size() + too_long_.size() +
+                         in_the_way_.size() + unlisted.size();
         return result;
     }
 
@@ -225,6 +215,16 @@ class Pull {
                 unreadable_.push_back(info.path);
             else
                 return false;
+            return true;
+        });
+        files.erase(kept, files.end());
+    }
+
+    // Keeps the files that the expected hashes name; the others go to `unrecorded`.
+    void keep_recorded(std::vector<RemoteFileInfo>& files, std::vector<std::string>& unrecorded) {
+        auto kept = std::remove_if(files.begin(), files.end(), [&](const RemoteFileInfo& info) {
+            if (expected_->count(info.path)) return false;
+            unrecorded.push_back(info.path);
             return true;
         });
         files.erase(kept, files.end());
@@ -336,7 +336,9 @@ class Pull {
             } else if (!it->second.readable) {
                 unreadable_.push_back(path);
             } else if (it->second.same_version(listed) && arrived_whole(path, listed)) {
-                if (publish(path)) {
+                if (expected_ && staged_sha256(staging_fd_.get(), path) != expected_->at(path)) {
+                    not_as_recorded_.push_back(path);
+                } else if (publish(path)) {
                     moved.files += 1;
                     moved.bytes += listed.size;
                 }
@@ -359,29 +361,10 @@ class Pull {
     // symlink or a directory in the way is reported and left as it is.
     bool publish(const std::string& path) {
         const std::string local = local_name(path);
-        const std::vector<std::string> parts = split_path(local);
-        bool link = false;
-        UniqueFd dir;
-        try {
-            dir = open_dirs(base_.get(), parts, parts.size() - 1, 0755, local_base_,
-                            [&](const std::string& where) {
-                                link = true;
-                                return io_error(where + " is a symlink");
-                            });
-        } catch (const Error&) {
-            if (!link) throw;
+        if (!publish_staged(staging_fd_.get(), path, base_.get(), local_base_, local)) {
             in_the_way_.push_back(local);
             return false;
         }
-        struct stat st;
-        if (::fstatat(dir.get(), parts.back().c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 &&
-            (S_ISLNK(st.st_mode) || S_ISDIR(st.st_mode))) {
-            in_the_way_.push_back(local);
-            return false;
-        }
-        if (::renameat(staging_fd_.get(), path.c_str(), dir.get(), parts.back().c_str()) != 0)
-            throw io_error("cannot write " + local_base_ + "/" + local + ": " +
-                           std::strerror(errno));
         if (local != path) aside_.push_back(shown_name(path) + " as " + shown_name(local));
         return true;
     }
@@ -417,6 +400,8 @@ class Pull {
     const std::string& local_base_;
     const PullReport shown_;
     LinkPool* const links_;
+    const ExpectedHashes* const expected_;
+    std::vector<std::string> not_as_recorded_;
     std::set<std::string> own_;     // names directly in local_base that are mlt's
     std::set<std::string> firsts_;  // first components of the listing
     UniqueFd base_;
@@ -438,8 +423,8 @@ class Pull {
 
 SyncResult sync_down(Remote& remote, const std::string& remote_base, const std::string& local_base,
                      const CompressionChoice& choose, const std::vector<std::string>& own_names,
-                     PullReport report, LinkPool* links) {
-    return Pull(remote, remote_base, local_base, own_names, report, links).run(choose);
+                     PullReport report, LinkPool* links, const ExpectedHashes* expected) {
+    return Pull(remote, remote_base, local_base, own_names, report, links, expected).run(choose);
 }
 
 }  // namespace mlt

@@ -75,6 +75,11 @@ std::string listing_of(const Remote& remote, const std::string& remote_base) {
 
 }  // namespace
 
+int stream_remote_records(Remote& remote, const std::string& what, const std::string& command,
+                          std::string& err, const std::function<void(std::string_view)>& each) {
+    return stream_records(remote, what, command, {}, err, each);
+}
+
 std::vector<std::string> list_remote_files(Remote& remote, const std::string& remote_base) {
     const std::string what = listing_of(remote, remote_base);
     std::vector<std::string> files;

@@ -153,6 +153,49 @@ TransferStats download_listed(Remote& remote, const std::string& remote_base,
                         nullptr);
 }
 
+TransferStats download_listed_checked(Remote& remote, const std::string& remote_base,
+                                      const std::vector<RemoteFileInfo>& files,
+                                      const std::map<std::string, std::string>& sha256,
+                                      const std::string& local_base,
+                                      std::vector<std::string>& not_placed,
+                                      Compression compression) {
+    constexpr char kStaging[] = ".mlt-download";
+    TarWanted wanted;
+    uint64_t bytes = 0;
+    for (const auto& f : files) {
+        wanted.files[f.path] = f.size;
+        bytes += f.size;
+    }
+    if (wanted.files.empty()) return {};
+    check_free_space(local_base, bytes);
+    UniqueFd base = open_base(local_base);
+    UniqueFd staging_fd;
+    const std::string staging = open_staging(base.get(), local_base, kStaging, staging_fd);
+    TransferStats placed;
+    try {
+        download_tar(remote, remote_base, std::move(wanted), staging, nullptr, compression,
+                     nullptr);
+        for (const auto& f : files) {
+            auto expected = sha256.find(f.path);
+            if (expected != sha256.end() &&
+                staged_sha256(staging_fd.get(), f.path) == expected->second &&
+                publish_staged(staging_fd.get(), f.path, base.get(), local_base, f.path)) {
+                placed.files += 1;
+                placed.bytes += f.size;
+            } else {
+                not_placed.push_back(f.path);
+            }
+        }
+    } catch (...) {
+        std::error_code ec;
+        std::filesystem::remove_all(staging, ec);
+        throw;
+    }
+    std::error_code ec;
+    std::filesystem::remove_all(staging, ec);
+    return placed;
+}
+
 namespace transfer_detail {
 
 TransferStats download_tar(Remote& remote, const std::string& remote_base, TarWanted wanted,

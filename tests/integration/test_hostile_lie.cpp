@@ -121,5 +121,33 @@ TEST_F(HostileLieTest, ArchiveRemovedAfterItsHashIsNoResult) {
     expect_no_lie(r, "m", {"archive", "tamper"});
 }
 
+// New: the job's record of its download_files (the sha256 it took of each) is rewritten
+// after the job wrote it, by a process that escaped the job, to name another run: that is
+// tampering, and nothing of download_files is placed.
+TEST_F(HostileLieTest, ADownloadFilesRecordRewrittenForAnotherRunIsTampering) {
+    const std::string record = job_file("m", "download_files");
+    const std::string escapee = sshd().dir() + "/escapee.sh";
+    write_file(escapee,
+               "i=0; while [ ! -s '" + record +
+                   "' ] && [ $i -lt 600 ]; do sleep 0.05; i=$((i+1)); done\n"
+                   "printf 'r another-run\\0' > '" +
+                   record + "' && " + host().mark("swapped") + "\n",
+               0644);
+    shell_model("m",
+                "echo result > result.txt\n"
+                "env -u MLT_RUN_ID -u MLT_JOB_DIR setsid sh '" +
+                    escapee +
+                    "' </dev/null >/dev/null 2>&1 &\n"
+                    "echo trained\n",
+                deep_log_setting(), "  download_files: ['result.txt']\n");
+    const LaptopSnapshot before = snapshot({"m"});
+    ProcessResult r = run_swapped("m");
+    expect_contained(r, before);
+    EXPECT_EQ(r.exit_code, 1) << brief(r);
+    EXPECT_TRUE(contains_icase(r.err, "download_files record")) << brief(r);
+    EXPECT_TRUE(contains_icase(r.err, "looks tampered with")) << brief(r);
+    EXPECT_FALSE(path_exists(project() + "/result.txt")) << brief(r);
+}
+
 }  // namespace
 }  // namespace mlt_test

@@ -190,7 +190,8 @@ TEST_F(TrainSyncTest, TheLogDirPullOfAResumeFetchesOnlyNewAndChangedFiles) {
                       "set -e\n"
                       "mkdir -p \"$MLT_LOG_DIR/ckpt dir\"\n"
                       "printf 'metrics v1\\n' > \"$MLT_LOG_DIR/metrics.csv\"\n"
-                      "printf 'c1' > \"$MLT_LOG_DIR/ckpt dir/c1.bin\"\n");
+                      "printf 'c1' > \"$MLT_LOG_DIR/ckpt dir/c1.bin\"\n"
+                      "printf 'late\\n' > late.txt\n");
     write_model_settings("logged", std::string(kShellSidecar) +
                                        "  download_files: [\"late.txt|blocked/got.txt\"]\n");
     write_user_settings();
@@ -205,7 +206,7 @@ TEST_F(TrainSyncTest, TheLogDirPullOfAResumeFetchesOnlyNewAndChangedFiles) {
     alter_keeping_size_and_mtime(logs + "/metrics.csv", "METRICS V1\n");
     append_file(remote_logs + "/ckpt dir/c1.bin", "+more");  // 7 bytes now
     write_file(remote_logs + "/new 'one'.txt", "new\n");     // 4 bytes
-    write_file(remote() + "/late.txt", "late\n");            // 5 bytes
+    // late.txt (5 bytes), as the job wrote it: only that version is taken.
     ::unlink((project() + "/blocked").c_str());
     r = mlt({"ssh", "train", "logged", "--resume"});
     ASSERT_EQ(r.exit_code, 0) << describe(r) << job_state("logged");

@@ -1,9 +1,13 @@
 // glob_match (MLTK's upload/download globs) and expand_local_glob.
 
 #include <gtest/gtest.h>
+#include <stdio.h>
+
+#include <set>
 
 #include "mlt/transfer/transfer.h"
 #include "mlt/util/error.h"
+#include "mlt/util/shell.h"
 #include "transfer_fixtures.h"
 
 namespace {
@@ -65,6 +69,54 @@ TEST(GlobMatch, Table) {
     for (const auto& c : cases)
         EXPECT_EQ(mlt::glob_match(c.pattern, c.path), c.match)
             << "pattern '" << c.pattern << "' path '" << c.path << "'";
+}
+
+// The files under `dir` that GNU find's `-regex` (as the job runs it) selects.
+std::set<std::string> found_by_regex(const std::string& dir, const std::string& regex) {
+    const std::string command = "cd " + mlt::shell_quote(dir) +
+                                " && LC_ALL=C find . -regextype posix-extended -type f -regex " +
+                                mlt::shell_quote(regex) + " -print0";
+    FILE* pipe = ::popen(command.c_str(), "r");
+    std::string out;
+    char buffer[4096];
+    for (size_t n; (n = fread(buffer, 1, sizeof buffer, pipe)) > 0;) out.append(buffer, n);
+    EXPECT_EQ(::pclose(pipe), 0) << command;
+    std::set<std::string> paths;
+    for (size_t start = 0, end; (end = out.find('\0', start)) != std::string::npos; start = end + 1)
+        paths.insert(out.substr(start + 2, end - start - 2));  // without "./"
+    return paths;
+}
+
+// The job hashes a download_files glob's files with glob_find_regex and GNU find: it must
+// select exactly what glob_match selects from the listing at the collection.
+TEST(GlobFindRegex, GnuFindSelectsWhatGlobMatchDoes) {
+    const TempDir dir;
+    const std::vector<std::string> files = {"data/a.csv",   "data/x/y.csv", "data/.hidden.csv",
+                                            "other/a.csv",  "data/a.csvx",  "database/a",
+                                            "other/data/a", "x/y/a.py",     "x/y/a.pyc",
+                                            "top.py",       "top",          "a/x/b",
+                                            "a/x/y/b",      "a/x/y/c",      "a/1/b/2/3/c",
+                                            "q/b/c",        "1/2/x/3/4",    "1/2/y/3/4",
+                                            "a.txt",        "ab.txt",       "b.txt",
+                                            "d.txt",        "]x",           "bx",
+                                            "!x",           "file.txt",     "dir/file.txt",
+                                            "a\\b",         "sp ace/x y",   "we(ird).t+t",
+                                            "br[a]ck",      "c^$|{1}",      "n.1/2"};
+    for (const auto& f : files) write_file(fs::path(dir.path()) / f, f);
+    const char* patterns[] = {
+        "data/*.csv", "data/**",     "**/*.py",      "**",        "a/**/b",         "a/**/b/**/c",
+        "**/x/**",    "?.txt",       "?/b",          "a?b",       "[abc].txt",      "[!abc].txt",
+        "[a-c]x",     "file.txt",    "./data/*.csv", "dir/",      "a\\b",           "sp ace/*",
+        "*",          "we(ird).t+t", "br[[]a]ck",    "br[a]ck",   "[]]x",           "[!]]x",
+        "[!!]x",      "*.t?t",       "**/c",         "a/**",      "[[:digit:]]/**", "c^$|{1}",
+        "[^a]x",      "n.?/*",       "**/**/c",      "unclosed[", "*/[a-z]*"};
+    for (const char* pattern : patterns) {
+        std::set<std::string> expected;
+        for (const auto& f : files)
+            if (mlt::glob_match(pattern, f)) expected.insert(f);
+        EXPECT_EQ(found_by_regex(dir.path(), mlt::glob_find_regex(pattern)), expected)
+            << "pattern '" << pattern << "', regex '" << mlt::glob_find_regex(pattern) << "'";
+    }
 }
 
 class GlobExpand : public ::testing::Test {

@@ -22,6 +22,9 @@ struct JobPaths {
     std::string training;               // marker: the startup commands succeeded
     std::string stopped;                // mlt's stop ended the job: the status it recorded
     std::string disk_full;              // marker: the wrapper found the remote disk full
+    // The sha256 of every download_files file as the job left it (docs/remote-protocol.md,
+    // "download_files record"): written by the wrapper at the job's end.
+    std::string downloads;
     // Files pushed before the start (--restore, a failover): the wrapper moves them into the
     // log dir once it knows it, before the training starts.
     std::string restore;
@@ -75,6 +78,11 @@ struct WrapperSpec {
     std::vector<std::string> startup_cmds;
     std::string train_cmd;                // a shell command line, placeholders already filled
     std::vector<std::string> train_args;  // appended quoted
+    // download_files, for the record of their sha256 that the job writes at its end
+    // (JobPaths::downloads): the globs as find regexes (glob_find_regex), and the remote side
+    // of each pair as written (`$VAR` and `~` expand on the remote).
+    std::vector<std::string> download_regexes;
+    std::vector<std::string> download_pairs;
 };
 
 // The POSIX sh wrapper for a job: records its process group, exports mlt's variables, then

@@ -22,7 +22,13 @@ struct SyncResult {
     uint64_t unchanged = 0;  // files whose other copy already matched (size and mtime)
     uint64_t skipped = 0;    // remote files a pull left out (see sync_down)
     double seconds = 0;
+    // A pull with expected hashes: the files it did not fetch because the record does not
+    // name them, and those whose copy did not have the recorded sha256 (not published).
+    std::vector<std::string> unrecorded, not_as_recorded;
 };
+
+// The sha256 each file must have, by its path relative to the remote base (a job's record).
+using ExpectedHashes = std::map<std::string, std::string>;
 
 // "3 file(s), 1,234 bytes (9 unchanged)" (", 2 skipped" inside the parentheses when a pull
 // left files out), plus " in 1.2 s, 5.6 MiB/s" when bytes moved.
@@ -147,9 +153,12 @@ constexpr char kPullStaging[] = ".mlt-pull";
 // Big files move as ranges (download_ranges): where they pay (ranges_pay) over `links` at
 // once when given, else over `remote`.
 enum class PullReport { shown, quiet };
+// With `expected`: only the files it names are fetched, and a copy is published only when its
+// sha256 is the one named (SyncResult::unrecorded, not_as_recorded).
 SyncResult sync_down(Remote& remote, const std::string& remote_base, const std::string& local_base,
                      const CompressionChoice& choose, const std::vector<std::string>& own_names,
-                     PullReport report = PullReport::shown, LinkPool* links = nullptr);
+                     PullReport report = PullReport::shown, LinkPool* links = nullptr,
+                     const ExpectedHashes* expected = nullptr);
 SyncResult sync_down(Remote& remote, const std::string& remote_base, const std::string& local_base,
                      Compression compression = Compression::none);
 

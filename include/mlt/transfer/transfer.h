@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -78,6 +79,13 @@ struct RemoteFileInfo {
                ctime_ns == other.ctime_ns;
     }
 };
+
+// Runs `command` and calls `each` with every NUL-terminated record of its stdout as it
+// streams in, as the listings do: one record held at a time; a record longer than a name
+// allows (and some fields), or more than a million of them, ends it as tampered (`what` names
+// the source). Returns the exit status; the tail of stderr goes to `err`.
+int stream_remote_records(Remote& remote, const std::string& what, const std::string& command,
+                          std::string& err, const std::function<void(std::string_view)>& each);
 
 // Like list_remote_files, with sizes, mtimes, ctimes, inodes and readability (GNU find
 // -printf); upload() keeps mtimes to the nanosecond, so an unchanged file compares equal.
@@ -168,6 +176,16 @@ TransferStats download_listed(Remote& remote, const std::string& remote_base,
                               const std::vector<RemoteFileInfo>& files,
                               const std::string& local_base, TransferProgress* progress = nullptr,
                               Compression compression = Compression::none);
+// download_listed for files whose sha256 is known (a job's record, by path relative to
+// `remote_base`): they arrive in a staging dir (`<local_base>/.mlt-download`) and each is
+// moved into its place only when its sha256 is the one given; the paths of those that were
+// not (or that a local symlink or directory was in the way of) go to `not_placed`.
+TransferStats download_listed_checked(Remote& remote, const std::string& remote_base,
+                                      const std::vector<RemoteFileInfo>& files,
+                                      const std::map<std::string, std::string>& sha256,
+                                      const std::string& local_base,
+                                      std::vector<std::string>& not_placed,
+                                      Compression compression = Compression::none);
 
 // Throws io error naming the sizes unless `bytes` and a margin of kFreeSpaceMargin fit in
 // the free space of the file system that holds `local_path` (or its nearest existing parent).
@@ -199,6 +217,9 @@ enum class RemoteEntry { file, missing, directory, symlink };
 struct FetchResult {
     RemoteEntry found = RemoteEntry::missing;
     uint64_t size = 0;  // of the file fetched (found == file)
+    // With FetchOptions::mismatch_is_result: the copy did not have expect_sha256 and was
+    // dropped (found == file, size 0).
+    bool mismatched = false;
 };
 
 struct FetchOptions {
@@ -209,6 +230,9 @@ struct FetchOptions {
     std::string expect_sha256;
     // False: a remote symlink is not read (found == symlink), for files the job wrote.
     bool follow_links = true;
+    // A copy that differs from expect_sha256 is a result (FetchResult::mismatched), not an
+    // error.
+    bool mismatch_is_result = false;
 };
 
 // download_file, reporting instead of fetching when the remote path is missing, a directory,
@@ -219,6 +243,10 @@ FetchResult fetch_file(Remote& remote, const std::string& remote_path,
 // MLTK-style glob match of a `/`-separated relative path: `*` and `?` stay within one path
 // segment, `[...]` classes, `**` matches any number of segments (also none).
 bool glob_match(const std::string& pattern, const std::string& path);
+// The same match as a POSIX extended regular expression of the whole `./PATH`, as GNU find's
+// `-regextype posix-extended -regex` sees a path under `find .` (in the C locale): the job
+// finds and hashes a download_files glob's files with it on the remote.
+std::string glob_find_regex(const std::string& pattern);
 
 // The local files matching an upload glob (relative to `base_dir`), as UploadItems whose
 // remote_path is the path relative to base_dir, sorted. A pattern without wildcards that
