@@ -4,5 +4,8 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${MLT_BUILD_DIR:-$root/build}
-cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo "$@" >/dev/null
+# The flags are set each time (the caller's arguments win): scripts/test.sh builds the same
+# dir without debug info, and the cache would otherwise keep that.
+cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O2 -g -DNDEBUG" "$@" >/dev/null
 cmake --build "$build" --parallel "$(nproc)" ${MLT_TARGET:+--target "$MLT_TARGET"}
