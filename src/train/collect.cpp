@@ -234,8 +234,11 @@ std::optional<Error> collect_download_files(Remote& remote, const TrainPlan& pla
                                             TransferStats& total) {
     if (plan.download_files.empty()) return std::nullopt;
     const std::string run = result.run_id.empty() ? "-" : result.run_id;
+    size_t pair_count = 0;
+    for (const auto& entry : plan.download_files)
+        if (!parse_transfer_spec(entry, TransferDirection::download).is_glob) ++pair_count;
     const std::optional<DownloadRecord> record =
-        read_download_record(remote, plan.remote_dir, plan.model, result.run_id);
+        read_download_record(remote, plan.remote_dir, plan.model, result.run_id, pair_count);
     if (!record)
         spdlog::warn(
             "download_files: the job of run {} recorded no sha256 of them (it was "

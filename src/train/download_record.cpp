@@ -14,8 +14,9 @@ namespace mlt {
 
 namespace {
 
-// The record file is read up to this size; more is no honest record.
-constexpr uint64_t kMaxRecordBytes = 64ull * 1024 * 1024;
+// The record file is read up to this size; more is no honest record. What is kept of it
+// costs about three times its size here (map nodes and strings).
+constexpr uint64_t kMaxRecordBytes = 16ull * 1024 * 1024;
 // A job's record file is missing: no record.
 constexpr int kNoRecord = 3;
 
@@ -48,7 +49,7 @@ bool parse_index(std::string_view s, size_t& index) {
 
 }  // namespace
 
-bool add_download_record(std::string_view record, DownloadRecord& into) {
+bool add_download_record(std::string_view record, DownloadRecord& into, size_t pairs) {
     std::string_view rest = record;
     const std::string_view kind = word(rest);
     size_t index = 0;
@@ -63,12 +64,13 @@ bool add_download_record(std::string_view record, DownloadRecord& into) {
         return true;
     }
     if (kind == "x") {
-        if (!parse_index(word(rest), index) || rest.size() > kMaxRemoteName) return false;
+        if (!parse_index(word(rest), index) || index >= pairs || rest.size() > kMaxRemoteName)
+            return false;
         into.pair_paths[index] = std::string(rest);
         return true;
     }
     if (kind == "p") {
-        if (!parse_index(word(rest), index)) return false;
+        if (!parse_index(word(rest), index) || index >= pairs) return false;
         const std::string_view sha = word(rest);
         if (!is_sha256(sha) || (!rest.empty() && !remote_name_problem(rest).empty())) return false;
         into.pairs[index][std::string(rest)] = std::string(sha);
@@ -79,7 +81,7 @@ bool add_download_record(std::string_view record, DownloadRecord& into) {
 
 std::optional<DownloadRecord> read_download_record(Remote& remote, const std::string& remote_dir,
                                                    const std::string& model,
-                                                   const std::string& run_id) {
+                                                   const std::string& run_id, size_t pairs) {
     const std::string path = remote_path_in(remote_dir, JobPaths(model).downloads);
     const std::string what = "the download_files record " + path + " on " + remote.name();
     const std::string command = "F=" + shell_quote_path(path) + "; [ -f \"$F\" ] || exit " +
@@ -92,7 +94,7 @@ std::optional<DownloadRecord> read_download_record(Remote& remote, const std::st
         bytes += r.size() + 1;
         if (bytes > kMaxRecordBytes)
             throw tampered_error(what, "it is larger than " + format_bytes(kMaxRecordBytes));
-        if (!add_download_record(r, record))
+        if (!add_download_record(r, record, pairs))
             throw tampered_error(what, "'" + printable(std::string(r), 200) + "' is no record");
     });
     if (status == kNoRecord) return std::nullopt;

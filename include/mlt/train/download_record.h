@@ -25,14 +25,16 @@ struct DownloadRecord {
 };
 
 // Adds one record of the file ("r RUN", "f SHA PATH", "x INDEX PATH", "p INDEX SHA PATH");
-// false when it is none of these, or its name or hash is no such thing.
-bool add_download_record(std::string_view record, DownloadRecord& into);
+// false when it is none of these, its name or hash is no such thing, or its INDEX is not
+// below `pairs` (the number of pairs in download_files).
+bool add_download_record(std::string_view record, DownloadRecord& into, size_t pairs);
 
-// The record of `model`'s job in `remote_dir`; nullopt when the job wrote none (it was
-// killed, or has no download_files). Throws tampered when it is malformed, larger than
-// 64 MiB, or names another run than `run_id`.
+// The record of `model`'s job in `remote_dir`, whose download_files have `pairs` pairs;
+// nullopt when the job wrote none (it was killed, or has no download_files). Throws tampered
+// when it is malformed, larger than 16 MiB (a record of some 200,000 files; what it costs
+// here stays within tens of MiB), or names another run than `run_id`.
 std::optional<DownloadRecord> read_download_record(Remote& remote, const std::string& remote_dir,
                                                    const std::string& model,
-                                                   const std::string& run_id);
+                                                   const std::string& run_id, size_t pairs);
 
 }  // namespace mlt
