@@ -33,7 +33,8 @@ mlt_mine() { [ -f "$j/lock" ] && [ "$(mlt_lock_run)" = "$r" ]; }
 mlt_files_mine() { mlt_id=; { read -r mlt_id < "$j/run_id"; } 2>/dev/null; [ "$mlt_id" = "$r" ]; }
 mlt_phase() { mlt_mine && sed "s/^phase=.*/phase=$1/" "$j/lock" > "$j/lock.$$.tmp" && mv -f "$j/lock.$$.tmp" "$j/lock"; }
 mlt_foreign() {
-  if [ ! -f "$j/lock" ]; then echo "its lock was released" >&2
+  if [ ! -d "$PWD/$j" ]; then echo "the remote dir holds no job of this model any more" >&2; exit 80
+  elif [ ! -f "$j/lock" ]; then echo "its lock was released" >&2
   elif ! mlt_mine; then echo "the lock belongs to run '$(mlt_lock_run)'" >&2
   else echo "the job files belong to run '$(cat "$j/run_id" 2>/dev/null)'" >&2; fi
   exit 79
@@ -46,15 +47,19 @@ mlt_nospace() { if mlt_full; then echo "no space left on device in $(pwd)" >&2; 
 // that acts for one run.
 std::string run_command(const std::string& remote_dir, const std::string& model,
                         const std::string& run_id, const std::string& body) {
-    // `|| exit`: a multi-line body must not run in the wrong directory.
-    return "cd " + shell_quote_path(remote_dir) +
-           " || exit 1\nj=" + shell_quote(JobPaths(model).dir) + "; r=" + shell_quote(run_id) +
+    // `|| exit`: a multi-line body must not run in the wrong directory. A remote dir that is
+    // not there at all is gone (kDirGoneStatus): a run-scoped command comes after its start.
+    const std::string dir = shell_quote_path(remote_dir);
+    return "cd " + dir + " 2>/dev/null || { [ -e " + dir +
+           " ] || { echo 'the remote dir is gone' >&2; exit 80; }; cd " + dir +
+           " || exit 1; }\nj=" + shell_quote(JobPaths(model).dir) + "; r=" + shell_quote(run_id) +
            "\n" + kRunFunctions + body;
 }
 
 void check_status(const Remote& remote, const std::string& what, const RemoteOutput& out,
                   const std::string& model, const std::string& run_id) {
     if (out.exit_status == kForeignRunStatus) throw foreign_run(remote, model, run_id, out.err);
+    if (out.exit_status == kDirGoneStatus) throw remote_dir_gone(remote.name(), "", model, run_id);
     if (out.exit_status == kNoSpaceStatus)
         throw Error(ErrorKind::remote,
                     "no space left on the remote: " + what + " of " + model + " on " +
@@ -230,13 +235,28 @@ Error foreign_run(const Remote& remote, const std::string& model, const std::str
 
 Error foreign_run(const std::string& host, const std::string& model, const std::string& run_id,
                   const std::string& err) {
+    // The last line the command said: the one that names the other owner (one line, so
+    // that no message carries a line break).
     std::string other = err;
     while (!other.empty() && (other.back() == '\n' || other.back() == ' ')) other.pop_back();
+    const size_t last_break = other.find_last_of('\n');
+    if (last_break != std::string::npos) other.erase(0, last_break + 1);
     return Error(ErrorKind::conflict,
                  "the job of " + model + " on " + host + " is no longer run '" + run_id +
                      "': " + other + " (another mlt took it over, or stopped it)",
                  "see 'mlt ssh ... status " + model + "'; 'mlt ssh ... download " + model +
                      "' pulls what its job left");
+}
+
+Error remote_dir_gone(const std::string& host, const std::string& remote_dir,
+                      const std::string& model, const std::string& run_id) {
+    const std::string dir = remote_dir.empty() ? "the remote dir" : "the remote dir " + remote_dir;
+    return Error(ErrorKind::gone,
+                 dir + " on " + host + " holds no job of " + model + " any more (the host was " +
+                     "re-imaged or wiped): the job of run '" + run_id +
+                     "' is lost there, with what it had not brought home",
+                 "continue from the checkpoints that came home with '--restore' (a new run), or "
+                 "set fallback_hosts to have the run go on elsewhere");
 }
 
 namespace {
@@ -691,6 +711,7 @@ FollowStep follow_log(Remote& remote, const std::string& remote_dir, const std::
         said.sink());
     std::string err = said.str();
     if (status == kForeignRunStatus) throw foreign_run(remote, model, rid, err);
+    if (status == kDirGoneStatus) throw remote_dir_gone(remote.name(), remote_dir, model, rid);
     if (status == kSegmentOverStatus) return step;
     if (status != 0) throw remote_failure(remote, "reading the console log", status, err);
     step.ended = true;

@@ -53,7 +53,7 @@ bool before_the_end(Phase phase) {
 
 }  // namespace
 
-bool TrainRun::fail_over(double elapsed) {
+bool TrainRun::fail_over(const std::string& why) {
     if (!failover_ || !plan_.failover || !before_the_end(phase_) || watch_.over() ||
         watch_.stop_pending() || ending_ != Ending::completed)
         return false;
@@ -61,8 +61,7 @@ bool TrainRun::fail_over(double elapsed) {
     const std::string during = describe(phase_);
     ledger_.end_attempt("host lost", wall_now());
     if (!run_id_.empty()) record("host lost", std::nullopt);
-    reporter_.alert("host " + lost + " lost while " + during + " and not back after " +
-                    format_duration(elapsed) + "; looking for a standby host");
+    reporter_.alert("host " + lost + " lost while " + during + why + "; looking for a standby host");
     // The pulls of --sync-every are the lost host's: what they brought stays, and they end
     // here without a wait for a connect to the lost host that may be under way (joined when
     // the run ends); the follow on the new host starts its own.
@@ -100,6 +99,25 @@ bool TrainRun::fail_over(double elapsed) {
                     " is left as it is (its lock too)");
     phase_ = Phase::lock;
     return true;
+}
+
+void TrainRun::lost_with_dir(const Error& error) {
+    spdlog::debug("{}", error.what());
+    if (fail_over(": its remote dir is gone (the host was re-imaged or wiped)")) return;
+    if (!run_id_.empty()) record("host lost", outcome_.exit_status);
+    std::string what = error.what();
+    // A job whose end the follow saw: said as it is, its results are what went.
+    if (followed_ && followed_->exit_status)
+        what += "; its job had finished with exit status " +
+                std::to_string(*followed_->exit_status) + " before";
+    std::string restore = plan_.resume_line;
+    const std::string resume = " --resume";
+    if (restore.size() > resume.size() &&
+        restore.compare(restore.size() - resume.size(), resume.size(), resume) == 0)
+        restore.replace(restore.size() - resume.size(), resume.size(), " --restore");
+    throw Fatal{Error(ErrorKind::gone, what,
+                      "continue from the checkpoints that came home in " + plan_.local_logs +
+                          " with: " + restore)};
 }
 
 std::map<std::string, std::vector<UploadItem>> TrainRun::uploads() const {

@@ -35,7 +35,7 @@ void TrainRun::reconnect(const Error& cause) {
         const double elapsed = clock_.now() - began;
         if (limit <= 0 || elapsed >= limit) {
             if (!shutting_down) {
-                if (fail_over(elapsed)) return;
+                if (fail_over(" and not back after " + format_duration(elapsed))) return;
                 give_up_reconnecting(elapsed, limit, last);
             }
             reporter_.alert("link to " + host() + " lost while " + during + " and not back after " +

@@ -187,6 +187,10 @@ std::optional<int> TrainRun::handle(Error error) {
     for (;;) {
         try {
             if (is_signal(error.kind())) return on_signal(error);
+            if (error.kind() == ErrorKind::gone) {
+                lost_with_dir(error);
+                return std::nullopt;
+            }
             if (!is_link_loss(error)) throw Fatal{fail_cleanup(error)};
             reconnect(error);
             return std::nullopt;

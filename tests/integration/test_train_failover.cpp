@@ -104,6 +104,35 @@ class TrainFailoverTest : public TrainTest {
         return newest;
     }
 
+    // With B as the standby, starts the run with --sync-every 1 and returns it once it is
+    // followed (the job's lines reached the terminal) and epoch 3's checkpoint came home while
+    // the job ran; null (with a failure) otherwise.
+    std::unique_ptr<BackgroundProcess> start_with_a_checkpoint_home() {
+        write_settings("  fallback_hosts: [\"" + standby_spec() + " price_per_hour=0.5\"]\n");
+        auto run = start_mlt({"ssh", "-o", "ConnectTimeout=2", "train", "m", "--reconnect-timeout",
+                              "2", "--sync-every", "1"});
+        if (!run->wait_for_output("waiting", kEffectTimeout) ||
+            !wait_until([&] { return path_exists(local_logs("m") + "/ckpt-3"); }, kEffectTimeout)) {
+            ADD_FAILURE() << "not followed, or --sync-every brought no checkpoint home\n"
+                          << run->out() << run->err();
+            return nullptr;
+        }
+        return run;
+    }
+
+    // Host A still answers, but its remote dir is gone with the job (a re-imaged instance at
+    // the same address): that is a lost host, not another mlt's takeover.
+    void wipe_host_a() {
+        const long pgid = job_pgid("m");
+        EXPECT_GT(pgid, 0);
+        std::error_code ec;
+        fs::remove_all(remote(), ec);
+        if (pgid > 0) {
+            EXPECT_EQ(::kill(static_cast<pid_t>(-pgid), SIGKILL), 0);
+            EXPECT_TRUE(wait_group_gone(pgid));
+        }
+    }
+
     // The run went on on B as attempt 2 from checkpoint `resumed`, and ended there well.
     void expect_finished_on_b(const ProcessResult& r, int resumed) const {
         EXPECT_EQ(r.exit_code, 0) << describe(r);
@@ -148,16 +177,8 @@ class TrainFailoverTest : public TrainTest {
 };
 
 TEST_F(TrainFailoverTest, AHostLostMidRunFinishesOnTheFallbackHost) {
-    write_settings("  fallback_hosts: [\"" + standby_spec() + " price_per_hour=0.5\"]\n");
-    auto run = start_mlt({"ssh", "-o", "ConnectTimeout=2", "train", "m", "--reconnect-timeout", "2",
-                          "--sync-every", "1"});
-    // Followed (the job's lines reached the terminal), and epoch 3's checkpoint came home
-    // while the job ran: the host is lost with nothing newer than what was pulled.
-    ASSERT_TRUE(run->wait_for_output("waiting", kEffectTimeout)) << run->out() << run->err();
-    ASSERT_TRUE(
-        wait_until([&] { return path_exists(local_logs("m") + "/ckpt-3"); }, kEffectTimeout))
-        << "--sync-every brought no checkpoint home\n"
-        << run->out() << run->err();
+    auto run = start_with_a_checkpoint_home();
+    ASSERT_TRUE(run);
     const int resumed = lose_host_a();
     EXPECT_EQ(resumed, 3);
     ProcessResult r = run->wait(kTrainTimeout);
@@ -203,6 +224,34 @@ TEST_F(TrainFailoverTest, NoFailoverEndsTheRunWhenTheHostIsLost) {
     EXPECT_EQ(r.exit_code, 255) << describe(r);
     EXPECT_TRUE(has_text(r.err, "gave up reconnecting")) << describe(r);
     EXPECT_FALSE(path_exists(standby_->remote_dir() + "/.mlt")) << "B was used";
+}
+
+TEST_F(TrainFailoverTest, ARemoteDirWipedWhileTheHostAnswersFailsOverToTheStandby) {
+    auto run = start_with_a_checkpoint_home();
+    ASSERT_TRUE(run);
+    lost_port_ = relay_->port();
+    wipe_host_a();
+    ProcessResult r = run->wait(kTrainTimeout);
+    EXPECT_TRUE(has_text(r.err, "its remote dir is gone")) << describe(r);
+    EXPECT_FALSE(has_text(r.out + r.err, "took it over")) << describe(r);
+    expect_finished_on_b(r, 3);
+}
+
+TEST_F(TrainFailoverTest, ARemoteDirWipedWithoutAStandbyEndsSayingSoWithTheRestoreLine) {
+    write_settings("");
+    auto run = start_mlt({"ssh", "-o", "ConnectTimeout=2", "train", "m", "--reconnect-timeout", "2",
+                          "--sync-every", "1"});
+    ASSERT_TRUE(run->wait_for_output("waiting", kEffectTimeout)) << run->out() << run->err();
+    wipe_host_a();
+    ProcessResult r = run->wait(kTrainTimeout);
+    EXPECT_EQ(r.exit_code, 1) << describe(r);
+    EXPECT_TRUE(has_text(r.err, "holds no job of m any more")) << describe(r);
+    EXPECT_TRUE(has_text(r.err, "train m --restore")) << describe(r);
+    EXPECT_FALSE(has_text(r.out + r.err, "took it over")) << describe(r);
+    EXPECT_FALSE(has_text(r.out + r.err, "\\n")) << "a literal \\n in a message\n" << describe(r);
+    const auto runs = history();
+    ASSERT_FALSE(runs.empty());
+    EXPECT_EQ(runs.back().at("status"), "host lost") << read_or_empty(history_path());
 }
 
 TEST_F(TrainFailoverTest, ALostHostThatComesBackDoesNotResumeTheRunThatMovedOn) {

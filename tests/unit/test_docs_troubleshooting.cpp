@@ -40,6 +40,10 @@ const std::map<std::string, std::string>& allowed() {
          "here too), or set spec_loader: literals to read its literal ssh_* values without "
          "running it",
          "hint of the `SPEC ... load through MLTK` rows"},
+        // Said by a run-scoped command on the remote; mlt reports it as remote_dir_gone
+        // (the row `the remote dir DIR on U@H:P holds no job of M any more`).
+        {"the remote dir holds no job of this model any more", "the remote side of a row"},
+        {"the remote dir is gone", "the remote side of a row"},
         // Not trouble: what ssh-keygen made, and the program's own description.
         {"private, 0600) and", "ssh-keygen's report of the files it wrote"},
         {"train machine-learning models on remote machines over SSH", "mlt --help's title"},

@@ -69,6 +69,7 @@ const std::map<ErrorKind, std::string>& phrase_of_kind() {
         {ErrorKind::disconnected, "lost"},
         {ErrorKind::remote, "a remote command failed"},
         {ErrorKind::tampered, "tampering"},
+        {ErrorKind::gone, "the run's remote dir was gone"},
         {ErrorKind::conflict, "job-state conflict"},
         {ErrorKind::interrupted, "interrupted"},
         {ErrorKind::terminated, "SIGTERM"},

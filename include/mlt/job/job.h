@@ -337,6 +337,9 @@ std::optional<int> read_shutdown_status(Remote& remote, const std::string& remot
 
 // Exit status of mlt's own job scripts when the job dir belongs to another run.
 constexpr int kForeignRunStatus = 79;
+// What a run-scoped command exits with when the remote dir, or the model's job dir in it, is
+// gone (the host was re-imaged or wiped while it still answers).
+constexpr int kDirGoneStatus = 80;
 // Exit status of mlt's own job scripts when a write failed on a full remote disk.
 constexpr int kNoSpaceStatus = 78;
 // Exit status of a log follow whose task has neither started nor recorded an end.
@@ -353,5 +356,8 @@ Error foreign_run(const Remote& remote, const std::string& model, const std::str
 // The same, for the host named `host`.
 Error foreign_run(const std::string& host, const std::string& model, const std::string& run_id,
                   const std::string& err);
+// The error of kDirGoneStatus (kind gone): the job of run `run_id` went with the remote dir.
+Error remote_dir_gone(const std::string& host, const std::string& remote_dir,
+                      const std::string& model, const std::string& run_id);
 
 }  // namespace mlt

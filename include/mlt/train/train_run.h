@@ -244,7 +244,10 @@ class TrainRun {
     // as the next attempt when its job may have started, and returns true; false when there
     // is no failover, none is wanted now (the job ended: its results are on the lost host;
     // a stop is under way) or no standby host is left.
-    bool fail_over(double elapsed);
+    bool fail_over(const std::string& why);
+    // The host answers, but the run's remote dir is gone (`error`, kind gone): the host is
+    // lost with the job; the run fails over, or ends with `error` and the --restore line.
+    void lost_with_dir(const Error& error);
     // The uploads of this host: the plan's, plus, for --restore or after a failover, the
     // local log dir into the job's restore dir (and after a failover the console copy as the
     // job's console log, so the log's offsets go on where they were).

@@ -37,6 +37,7 @@ enum class ErrorKind {
     disconnected,  // the link went away
     remote,        // a remote command failed
     tampered,      // the remote sent what no honest host sends (a name that climbs out, ...)
+    gone,          // the host answers, but the run's remote dir is gone (re-imaged, wiped)
     conflict,      // job state
     interrupted,   // Ctrl+C
     terminated,    // SIGTERM
@@ -58,6 +59,7 @@ constexpr int exit_code_of(ErrorKind kind) {
             return exit_code::kInternal;
         case ErrorKind::remote:
         case ErrorKind::tampered:
+        case ErrorKind::gone:
             return exit_code::kRemote;
         case ErrorKind::auth:
         case ErrorKind::connect:
