@@ -61,7 +61,8 @@ bool TrainRun::fail_over(const std::string& why) {
     const std::string during = describe(phase_);
     ledger_.end_attempt("host lost", wall_now());
     if (!run_id_.empty()) record("host lost", std::nullopt);
-    reporter_.alert("host " + lost + " lost while " + during + why + "; looking for a standby host");
+    reporter_.alert("host " + lost + " lost while " + during + why +
+                    "; looking for a standby host");
     // The pulls of --sync-every are the lost host's: what they brought stays, and they end
     // here without a wait for a connect to the lost host that may be under way (joined when
     // the run ends); the follow on the new host starts its own.
