@@ -146,10 +146,8 @@ void collect_pair(Remote& remote, const TrainPlan& plan, const std::string& entr
     // As MLTK's abspath in the remote dir, after the expansion (the job's, where it recorded
     // one): `$LOGNAME.dl` is in the remote dir, `$HOME/x` where HOME is.
     std::string path;
-    if (record && record->pair_paths.count(index))
-        path = record->pair_paths.at(index);
-    else
-        path = expanded_remote_path(remote, spec.from);
+    if (record && record->pair_paths.count(index)) path = record->pair_paths.at(index);
+    if (path.empty()) path = expanded_remote_path(remote, spec.from);
     const ExpectedHashes* files = recorded_pair(record, index);
     if (files && files->empty()) {
         spdlog::warn(
