@@ -93,6 +93,45 @@ std::optional<std::string> moved_away_from(const std::vector<nlohmann::json>& ru
     return std::nullopt;
 }
 
+std::vector<AttemptRecord> earlier_attempts(const std::vector<nlohmann::json>& runs,
+                                            const std::string& run_id, int before, double until) {
+    const auto text = [](const nlohmann::json& object, const char* key) {
+        const auto it = object.find(key);
+        return it != object.end() && it->is_string() ? it->get<std::string>() : std::string();
+    };
+    std::vector<AttemptRecord> earlier;
+    for (const auto& r : latest_per_run(runs)) {
+        if (!r.is_object() || text(r, "id") != run_id) continue;
+        const auto attempts = r.find("attempts");
+        if (attempts == r.end() || !attempts->is_array()) return {};
+        for (const auto& a : *attempts) {
+            if (!a.is_object()) continue;
+            const nlohmann::json number = a.value("attempt", nlohmann::json());
+            const auto start = parse_iso_time(text(a, "start"));
+            if (!number.is_number_integer() || !start) continue;
+            AttemptRecord one;
+            one.attempt = number.get<int>();
+            if (one.attempt >= before) continue;
+            one.host = text(a, "host");
+            one.start = static_cast<double>(*start);
+            const auto end = parse_iso_time(text(a, "end"));
+            one.end = end ? static_cast<double>(*end) : std::max(one.start, until);
+            one.how = text(a, "how").empty() ? "left" : text(a, "how");
+            const nlohmann::json price = a.value("price_per_hour", nlohmann::json());
+            if (price.is_number()) one.price_per_hour = price.get<double>();
+            earlier.push_back(std::move(one));
+        }
+    }
+    return earlier;
+}
+
+std::optional<std::time_t> parse_iso_time(const std::string& text) {
+    std::tm tm{};
+    const char* end = ::strptime(text.c_str(), "%Y-%m-%dT%H:%M:%SZ", &tm);
+    if (!end || *end != '\0') return std::nullopt;
+    return ::timegm(&tm);
+}
+
 std::string history_path() {
     return mltk_dir() + "/ssh/history.jsonl";
 }

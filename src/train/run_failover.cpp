@@ -60,6 +60,8 @@ bool TrainRun::fail_over(const std::string& why) {
     const std::string lost = host();
     const std::string during = describe(phase_);
     ledger_.end_attempt("host lost", wall_now());
+    // No job started there: the next host's start is still the first attempt.
+    if (!watch_.started()) ledger_.renumber_last(0);
     if (!run_id_.empty()) record("host lost", std::nullopt);
     reporter_.alert("host " + lost + " lost while " + during + why +
                     "; looking for a standby host");
@@ -69,6 +71,12 @@ bool TrainRun::fail_over(const std::string& why) {
     if (live_pull_) {
         live_pull_->request_stop();
         retired_pulls_.push_back(std::move(live_pull_));
+    }
+    // The budget first: no standby host is taken (or rented) once a limit is reached.
+    const std::string limit = ledger_.limit_reached(plan_.budget, wall_now());
+    if (!limit.empty()) {
+        reporter_.alert("no standby host is taken: " + limit + " is reached");
+        return false;
     }
     const std::optional<NextHost> next = failover_->next(reporter_);
     if (!next) {

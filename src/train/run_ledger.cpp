@@ -36,6 +36,13 @@ void RunLedger::end_attempt(const std::string& how, double when) {
     attempts_.back().how = how;
 }
 
+void RunLedger::restore(std::vector<AttemptRecord> earlier) {
+    if (!attempts_.empty()) return;
+    for (auto& a : earlier)
+        if (!a.end) a.end = a.start;
+    attempts_ = std::move(earlier);
+}
+
 double RunLedger::elapsed(double now) const {
     if (attempts_.empty()) return 0;
     return std::max(0.0, end_of(attempts_.back(), now) - attempts_.front().start);

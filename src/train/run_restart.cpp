@@ -23,8 +23,12 @@ Phase TrainRun::restart() {
 
 bool TrainRun::restart_lost(const std::optional<JobResult>& result) {
     if (!result || result->exit_status || result->run_id != run_id_ ||
-        watch_.stop != JobWatch::Stop::none || attempt_ - 1 >= plan_.max_restarts)
+        watch_.stop != JobWatch::Stop::none)
         return false;
+    if (attempt_ - 1 >= plan_.max_restarts) {
+        restarts_used_up_ = plan_.max_restarts > 0;  // said in the collection's one line
+        return false;
+    }
     const double now = wall_now();
     const std::string limit = ledger_.limit_reached(plan_.budget, now);
     if (!limit.empty()) {

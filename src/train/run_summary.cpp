@@ -39,7 +39,9 @@ std::vector<std::vector<std::string>> command_words(const std::string& line) {
 
 // "#1 on gpu1 at $1.20/h, 16m00s, lost".
 std::string describe_attempt(const AttemptRecord& a) {
-    std::string text = "#" + std::to_string(a.attempt) + " on " + a.host;
+    std::string text =
+        (a.attempt > 0 ? "#" + std::to_string(a.attempt) : std::string("before the start")) +
+        " on " + a.host;
     if (a.price_per_hour > 0) text += " at " + format_usd(a.price_per_hour) + "/h";
     if (a.end) text += ", " + format_duration(*a.end - a.start);
     if (!a.how.empty()) text += ", " + a.how;

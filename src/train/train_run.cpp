@@ -216,9 +216,12 @@ int TrainRun::finish() {
             ? exit_code::kInterrupted
             : (limited ? exit_code::kLimit
                        : (ruled ? exit_code::kRuled : training_exit_code(status.value_or(1))));
+    // A job that ended without a status of its own (and was not stopped) was lost.
     const std::string how =
-        interrupted ? "stopped"
-                    : (limited ? "limit" : (ruled ? "rule" : (code == 0 ? "success" : "failed")));
+        interrupted
+            ? "stopped"
+            : (limited ? "limit"
+                       : (ruled ? "rule" : (code == 0 ? "success" : (status ? "failed" : "lost"))));
     ledger_.end_attempt(how, wall_now());
     record(how, status);
     end_note_ =
@@ -382,8 +385,8 @@ Phase TrainRun::adopt(const JobStatus& job) {
     // A run that failed over from this host goes on elsewhere: taking it up here would give
     // it a second attempt beside that one, and its results would be taken for the run's.
     int skipped = 0;
-    if (const auto elsewhere =
-            moved_away_from(read_history(history_path(), &skipped), job.run_id, host()))
+    const std::vector<nlohmann::json> runs = read_history(history_path(), &skipped);
+    if (const auto elsewhere = moved_away_from(runs, job.run_id, host()))
         throw conflict("run " + job.run_id + " of " + plan_.model + " continued on " + *elsewhere +
                            " after " + host() + " was lost; resuming it here would run it twice",
                        "continue it on " + *elsewhere + "; 'download " + plan_.model +
@@ -402,8 +405,11 @@ Phase TrainRun::adopt(const JobStatus& job) {
     lock_ = LockHold::held;
     outcome_.exit_status = job.exit_status;
     started_iso_ = iso_time(job.started > 0 ? job.started : std::time(nullptr));
-    // The run's time counts from its start, also what passed before this mlt adopted it.
-    begin_attempt(job.started > 0 ? static_cast<double>(job.started) : wall_now());
+    // The run's time counts from its start, also what passed before this mlt adopted it,
+    // and its earlier attempts (other hosts) stay in its history.
+    const double began = job.started > 0 ? static_cast<double>(job.started) : wall_now();
+    ledger_.restore(earlier_attempts(runs, run_id_, attempt_, began));
+    begin_attempt(began);
     switch (job.state) {
         case JobState::uploading:
             // The mlt that was cut may have sent a start ahead with its lock: none may start
@@ -589,8 +595,11 @@ Phase TrainRun::collect() {
     else if (!status)
         spdlog::warn(
             "the job of {} (run {}) ended without recording an exit status (killed by "
-            "SIGKILL, or the host restarted)",
-            plan_.model, run_id_);
+            "SIGKILL, or the host restarted){}",
+            plan_.model, run_id_,
+            restarts_used_up_ ? "; not restarted: the " + std::to_string(plan_.max_restarts) +
+                                    " restart(s) of max_restarts are used up"
+                              : std::string());
     if (released_ahead_ && collected_with_release(result)) {
         // The follow released the lock with the logs home: nothing more to ask the remote.
         collected_ = true;

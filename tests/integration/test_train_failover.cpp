@@ -281,6 +281,34 @@ TEST_F(TrainFailoverTest, ALostHostThatComesBackDoesNotResumeTheRunThatMovedOn) 
     EXPECT_FALSE(path_exists(job_file("m", "started.2"))) << "a second attempt 2 started on A";
 }
 
+// mlt dies (SIGKILL) once the run went on on B: `--resume -h B` finishes it, and its history
+// still names attempt 1 on A, so that A, back with its disk, refuses a --resume.
+TEST_F(TrainFailoverTest, AResumeOnTheStandbyAfterTheClientDiedKeepsTheLostHostInTheHistory) {
+    auto run = start_with_a_checkpoint_home();
+    ASSERT_TRUE(run);
+    const long pgid = job_pgid("m");
+    ASSERT_GT(pgid, 0);
+    const int port = relay_->port();
+    relay_.reset();  // A is cut off, its job killed, its disk kept
+    ASSERT_EQ(::kill(static_cast<pid_t>(-pgid), SIGKILL), 0);
+    ASSERT_TRUE(wait_group_gone(pgid));
+    ASSERT_TRUE(wait_until([&] { return path_exists(standby_job_file("pid")); }, kTrainTimeout))
+        << run->out() << run->err();
+    run->signal(SIGKILL);
+    run->wait(kEffectTimeout);
+    ProcessResult r = mlt({"ssh", "-h", standby_spec(), "train", "m", "--resume"});
+    ASSERT_EQ(r.exit_code, 0) << describe(r);
+    const auto runs = history();
+    ASSERT_FALSE(runs.empty());
+    const std::string a = "127.0.0.1:" + std::to_string(port);
+    EXPECT_TRUE(has_text(runs.back().at("hosts"), a)) << read_or_empty(history_path());
+    EXPECT_TRUE(has_text(r.out, a)) << "the summary forgot A\n" << describe(r);
+    relay_ = std::make_unique<FaultRelay>(sshd().port(), port);
+    ProcessResult again = mlt({"ssh", "train", "m", "--resume"});
+    EXPECT_EQ(again.exit_code, 3) << describe(again);
+    EXPECT_FALSE(path_exists(job_file("m", "started.2"))) << "a second attempt 2 started on A";
+}
+
 TEST_F(TrainFailoverTest, RestorePushesTheLocalLogDirBeforeTheStart) {
     write_settings("");
     fs::create_directories(local_logs("m"));

@@ -200,3 +200,29 @@ TEST(StandbyHost, BadEntriesAreUsageErrorsNamingWhere) {
 }
 
 }  // namespace
+
+TEST(Failover, AHostLeftBeforeTheStartIsNoAttemptInTheSummary) {
+    FailoverRig r(2);  // lost while uploading
+    EXPECT_EQ(r.run(), 0) << r.rep.alerts;
+    EXPECT_NE(r.rep.notices.find("attempts: before the start on me@a:22"), std::string::npos)
+        << r.rep.notices;
+    EXPECT_EQ(r.rep.notices.find("#1 on me@a:22"), std::string::npos) << r.rep.notices;
+    EXPECT_NE(r.rep.notices.find("#1 on me@b:22"), std::string::npos) << r.rep.notices;
+}
+
+mlt::TrainPlan plan_with_ten_seconds(const std::string& local) {
+    mlt::TrainPlan p = plan(local);
+    p.budget.max_hours = 10.0 / 3600;
+    return p;
+}
+
+// The reconnect wait (20 s) outlasts the budget (10 s): no standby host is taken, and the
+// run ends as a lost link does.
+TEST(Failover, NoStandbyHostIsTakenOnceTheBudgetIsSpent) {
+    FailoverRig r(5, plan_with_ten_seconds);
+    EXPECT_THROW(r.run(), mlt::Error);
+    EXPECT_EQ(r.standby.asked, 0);
+    EXPECT_EQ(r.b.launches, 0);
+    EXPECT_NE(r.rep.alerts.find("no standby host is taken: --max-hours"), std::string::npos)
+        << r.rep.alerts;
+}

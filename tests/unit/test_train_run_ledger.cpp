@@ -207,3 +207,58 @@ TEST(History, ARunThatFailedOverIsSaidToHaveMovedAwayFromTheLostHost) {
         runs[1], {{"id", "r1"}, {"attempts", {attempt_on("a:22", "success")}}}};
     EXPECT_FALSE(mlt::moved_away_from(back, "r1", "a:22").has_value());
 }
+
+// A --resume that adopts attempt 2 on B keeps attempt 1 on A from the history: its time, its
+// price and how it ended (an attempt the record has as open ended when attempt 2 began).
+TEST(History, AResumeKeepsTheEarlierAttemptsOfTheRun) {
+    const nlohmann::json a1 = {{"attempt", 1},
+                               {"host", "a:22"},
+                               {"start", "2026-11-28T10:00:00Z"},
+                               {"end", "2026-11-28T11:00:00Z"},
+                               {"how", "host lost"},
+                               {"price_per_hour", 2.0}};
+    const nlohmann::json open1 = {
+        {"attempt", 1}, {"host", "a:22"}, {"start", "2026-11-28T10:00:00Z"}, {"end", nullptr}};
+    const nlohmann::json b2 = {
+        {"attempt", 2}, {"host", "b:22"}, {"start", "2026-11-28T11:00:05Z"}, {"end", nullptr}};
+    const std::vector<nlohmann::json> runs = {
+        {{"id", "r1"}, {"attempts", {a1, b2}}},
+        {{"id", "r2"}, {"attempts", {open1, b2}}},
+    };
+    const double until = static_cast<double>(*mlt::parse_iso_time("2026-11-28T11:00:05Z"));
+    auto kept = mlt::earlier_attempts(runs, "r1", 2, until);
+    ASSERT_EQ(kept.size(), 1u);
+    EXPECT_EQ(kept[0].host, "a:22");
+    EXPECT_EQ(kept[0].how, "host lost");
+    EXPECT_EQ(*kept[0].end - kept[0].start, 3600);
+    mlt::RunLedger ledger;
+    ledger.restore(kept);
+    ledger.begin_attempt(2, "b:22", 0, until);
+    EXPECT_EQ(ledger.attempts().size(), 2u);
+    EXPECT_DOUBLE_EQ(*ledger.cost(until), 2.0);
+    EXPECT_DOUBLE_EQ(ledger.elapsed(until), 3605);
+    kept = mlt::earlier_attempts(runs, "r2", 2, until);
+    ASSERT_EQ(kept.size(), 1u);
+    EXPECT_EQ(*kept[0].end, until);
+    EXPECT_EQ(kept[0].how, "left");
+    EXPECT_TRUE(mlt::earlier_attempts(runs, "r1", 1, until).empty());  // the adopted one is not
+    EXPECT_TRUE(mlt::earlier_attempts(runs, "r3", 2, until).empty());  // not in the history
+    EXPECT_FALSE(mlt::parse_iso_time("2026-11-28 10:00:00").has_value());
+}
+
+// A host the run left before its job started there is no attempt: the next host's start is
+// still #1, and the summary never shows two #1.
+TEST(RunSummary, AHostLeftBeforeTheStartIsNoAttempt) {
+    mlt::RunSummary s = summary();
+    mlt::RunLedger l;
+    l.begin_attempt(1, "gpu1", 0, kT0);
+    l.end_attempt("host lost", kT0 + 60);
+    l.renumber_last(0);
+    l.begin_attempt(1, "gpu2", 0, kT0 + 60);
+    l.end_attempt("success", kT0 + 120);
+    s.attempts = l.attempts();
+    const auto lines = mlt::summary_lines(s);
+    EXPECT_EQ(lines[1],
+              "  attempts: before the start on gpu1, 1m00s, host lost; #1 on gpu2, "
+              "1m00s, success");
+}

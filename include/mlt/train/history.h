@@ -33,6 +33,16 @@ void add_ledger(nlohmann::json& record, const RunLedger& ledger, double now);
 std::optional<std::string> moved_away_from(const std::vector<nlohmann::json>& runs,
                                            const std::string& run_id, const std::string& host);
 
+// The attempts of run `run_id` before attempt `before` (those of other hosts, or of a restart
+// here), as the newest record of the run in `runs` has them: a --resume that adopts attempt
+// `before` keeps them, so that its history and summary name every host the run was on. An
+// attempt the record has as still open ended at `until` (when the adopted attempt began).
+std::vector<AttemptRecord> earlier_attempts(const std::vector<nlohmann::json>& runs,
+                                            const std::string& run_id, int before, double until);
+
+// "2026-11-25T17:04:05Z" (as iso_time writes it) in epoch seconds; nullopt for anything else.
+std::optional<std::time_t> parse_iso_time(const std::string& text);
+
 // A table of the newest `limit` runs (all when 0), newest last: id, model, start, status,
 // exit status, attempts, cost, hosts.
 std::string format_history(const std::vector<nlohmann::json>& runs, size_t limit);

@@ -8,7 +8,9 @@ namespace mlt {
 
 // One attempt of a run: its job on one host, from its start to its end.
 struct AttemptRecord {
-    int attempt = 1;            // 1, then 2 on: a restart in place or a move to another host
+    // 1, then 2 on: a restart in place or a move to another host; 0 for a host the run left
+    // before its job started there (the attempt that follows is still the first)
+    int attempt = 1;
     std::string host;           // the host's name as the run shows it
     double price_per_hour = 0;  // USD per hour of that host; 0: not known
     double start = 0;           // epoch seconds
@@ -36,6 +38,13 @@ class RunLedger {
     void begin_attempt(int attempt, const std::string& host, double price_per_hour, double when);
     // Ends the open attempt at `when` as `how`; nothing when none is open.
     void end_attempt(const std::string& how, double when);
+    // Numbers the last attempt `attempt` (0: the job never started on that host).
+    void renumber_last(int attempt) {
+        if (!attempts_.empty()) attempts_.back().attempt = attempt;
+    }
+    // Puts the ended attempts of an earlier mlt of the run (the history's) first, when this
+    // ledger has none yet: a --resume counts the run's time and cost from its first attempt.
+    void restore(std::vector<AttemptRecord> earlier);
 
     // Every attempt, oldest first; the last may be open.
     const std::vector<AttemptRecord>& attempts() const { return attempts_; }

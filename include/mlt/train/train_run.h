@@ -309,7 +309,8 @@ class TrainRun {
     void wait_for_gang();
     // Follows the gang: a failed node stops this one's job (follow()).
     void check_gang();
-    bool moved_ = false;  // the run failed over to another host: it continues there
+    bool moved_ = false;             // the run failed over to another host: it continues there
+    bool restarts_used_up_ = false;  // a lost job was not restarted: max_restarts was reached
     RunLedger ledger_;
     double wall_offset_ = 0;  // epoch seconds minus clock_.now()
     std::string end_note_;    // how the run ended, for the summary ("m finished with ...")
