@@ -119,14 +119,18 @@ void TrainRun::lost_with_dir(const Error& error) {
     if (followed_ && followed_->exit_status)
         what += "; its job had finished with exit status " +
                 std::to_string(*followed_->exit_status) + " before";
+    throw Fatal{Error(ErrorKind::gone, what,
+                      "continue from the checkpoints that came home in " + plan_.local_logs +
+                          " with: " + restore_line())};
+}
+
+std::string TrainRun::restore_line() const {
     std::string restore = plan_.resume_line;
     const std::string resume = " --resume";
     if (restore.size() > resume.size() &&
         restore.compare(restore.size() - resume.size(), resume.size(), resume) == 0)
         restore.replace(restore.size() - resume.size(), resume.size(), " --restore");
-    throw Fatal{Error(ErrorKind::gone, what,
-                      "continue from the checkpoints that came home in " + plan_.local_logs +
-                          " with: " + restore)};
+    return restore;
 }
 
 std::map<std::string, std::vector<UploadItem>> TrainRun::uploads() const {

@@ -276,9 +276,16 @@ Phase TrainRun::resume_lock() {
     auto jobs = job_.status();
     if (!jobs.empty() && !jobs.front().locked && resume_released(jobs.front().run_id))
         jobs = job_.status();
-    if (jobs.empty() || !jobs.front().locked)
+    if (jobs.empty() || !jobs.front().locked) {
+        // What came home is the way on when the host that ran the job is gone with its disk.
+        std::error_code ec;
+        const bool home = !std::filesystem::is_empty(plan_.local_logs, ec) && !ec;
         throw conflict("no job of " + plan_.model + " to resume on " + host(),
-                       "run without --resume");
+                       home ? "run without --resume for a new run; or, if the host that ran it "
+                              "is gone, start a new run from what came home in " +
+                                  plan_.local_logs + " with: " + restore_line()
+                            : std::string("run without --resume"));
+    }
     return adopt(jobs.front());
 }
 

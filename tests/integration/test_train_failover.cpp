@@ -309,6 +309,19 @@ TEST_F(TrainFailoverTest, AResumeOnTheStandbyAfterTheClientDiedKeepsTheLostHostI
     EXPECT_FALSE(path_exists(job_file("m", "started.2"))) << "a second attempt 2 started on A";
 }
 
+// A --resume on a host that holds no job of the run, while checkpoints came home: the hint
+// names the --restore command, the way on when the host that ran the job is gone.
+TEST_F(TrainFailoverTest, AResumeWhereNoJobIsPointsToRestoreWhenCheckpointsCameHome) {
+    write_settings("");
+    fs::create_directories(local_logs("m"));
+    write_file(local_logs("m") + "/ckpt-3", "weights of epoch 3\n");
+    ProcessResult r = mlt({"ssh", "-h", standby_spec(), "train", "m", "--resume"});
+    EXPECT_EQ(r.exit_code, 3) << describe(r);
+    EXPECT_TRUE(has_text(r.err, "no job of m to resume on ")) << describe(r);
+    EXPECT_TRUE(has_text(r.err, "train m --restore")) << describe(r);
+    EXPECT_FALSE(path_exists(standby_->remote_dir() + "/.mlt/m/lock")) << "B was locked";
+}
+
 TEST_F(TrainFailoverTest, RestorePushesTheLocalLogDirBeforeTheStart) {
     write_settings("");
     fs::create_directories(local_logs("m"));

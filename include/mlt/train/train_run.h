@@ -248,6 +248,8 @@ class TrainRun {
     // The host answers, but the run's remote dir is gone (`error`, kind gone): the host is
     // lost with the job; the run fails over, or ends with `error` and the --restore line.
     void lost_with_dir(const Error& error);
+    // The resume line with --restore for --resume: a new run from the local log dir.
+    std::string restore_line() const;
     // The uploads of this host: the plan's, plus, for --restore or after a failover, the
     // local log dir into the job's restore dir (and after a failover the console copy as the
     // job's console log, so the log's offsets go on where they were).
