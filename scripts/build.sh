@@ -4,8 +4,8 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${MLT_BUILD_DIR:-$root/build}
-# The flags are set each time (the caller's arguments win): scripts/test.sh builds the same
-# dir without debug info, and the cache would otherwise keep that.
-cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-  "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O2 -g -DNDEBUG" "$@" >/dev/null
+# A dir keeps the flags it was configured with: after scripts/test.sh (no debug info) a build
+# here has none either, and switching back and forth would rebuild everything each time. For
+# a debugger, build into a dir of its own (MLT_BUILD_DIR=build-debug).
+cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo "$@" >/dev/null
 cmake --build "$build" --parallel "$(nproc)" ${MLT_TARGET:+--target "$MLT_TARGET"}

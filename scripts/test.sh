@@ -4,8 +4,9 @@
 #   2. check that every C++ file is as clang-format (.clang-format) writes it, and that no
 #      function is longer than 80 lines (scripts/check-function-length.py)
 #   3. build with gcc, warnings as errors and without debug info (a third less compile time;
-#      scripts/build.sh alone builds with it), into ${MLT_BUILD_DIR:-build}; run every unit and
-#      integration test (the integration tests start their own sshd)
+#      the dir keeps that: build a debugger's dir apart, MLT_BUILD_DIR=build-debug
+#      scripts/build.sh), into ${MLT_BUILD_DIR:-build}; run every unit and integration test
+#      (the integration tests start their own sshd)
 #   4. build with clang, AddressSanitizer + UndefinedBehaviorSanitizer and the libFuzzer
 #      targets, into ${MLT_ASAN_BUILD_DIR:-build-asan}; run the whole suite again there, with
 #      each fuzz target replaying its seed corpus; any sanitizer report fails the stage
