@@ -125,6 +125,32 @@ std::vector<AttemptRecord> earlier_attempts(const std::vector<nlohmann::json>& r
     return earlier;
 }
 
+std::optional<CutFailover> cut_failover(const std::vector<nlohmann::json>& runs,
+                                        const std::string& model, const std::string& here) {
+    const auto text = [](const nlohmann::json& object, const char* key) {
+        const auto it = object.find(key);
+        return it != object.end() && it->is_string() ? it->get<std::string>() : std::string();
+    };
+    // The model's newest run: the last of its records in the file.
+    const nlohmann::json* newest = nullptr;
+    for (const auto& r : runs)
+        if (r.is_object() && text(r, "model") == model) newest = &r;
+    if (!newest || text(*newest, "status") != "host lost") return std::nullopt;
+    const nlohmann::json attempts = newest->value("attempts", nlohmann::json());
+    if (!attempts.is_array() || attempts.empty() || !attempts.back().is_object())
+        return std::nullopt;
+    const nlohmann::json& last = attempts.back();
+    if (text(last, "how") != "host lost" || text(last, "host") == here) return std::nullopt;
+    CutFailover cut{text(*newest, "id"), text(last, "host"), 1};
+    for (const auto& a : attempts) {
+        const nlohmann::json number =
+            a.is_object() ? a.value("attempt", nlohmann::json()) : nlohmann::json();
+        if (number.is_number_integer()) cut.attempt = std::max(cut.attempt, number.get<int>() + 1);
+    }
+    if (cut.run_id.empty()) return std::nullopt;
+    return cut;
+}
+
 std::optional<std::time_t> parse_iso_time(const std::string& text) {
     std::tm tm{};
     const char* end = ::strptime(text.c_str(), "%Y-%m-%dT%H:%M:%SZ", &tm);

@@ -7,6 +7,7 @@
 
 #include "mlt/config/settings.h"
 #include "mlt/train/gpu_watch.h"
+#include "mlt/train/history.h"
 #include "mlt/train/train_run.h"
 #include "mlt/transfer/progress.h"
 #include "mlt/transfer/sync.h"
@@ -122,6 +123,23 @@ void TrainRun::lost_with_dir(const Error& error) {
     throw Fatal{Error(ErrorKind::gone, what,
                       "continue from the checkpoints that came home in " + plan_.local_logs +
                           " with: " + restore_line())};
+}
+
+Phase TrainRun::continue_cut_failover(const std::vector<nlohmann::json>& runs,
+                                      const CutFailover& cut) {
+    run_id_ = cut.run_id;
+    attempt_ = cut.attempt;
+    const double now = wall_now();
+    ledger_.restore(earlier_attempts(runs, run_id_, attempt_, now));
+    begin_attempt(now);
+    moved_ = true;
+    plan_.resume = false;  // a new lock, on this host, for the same run
+    plan_.clean = false;   // what came home is what the run continues from
+    reporter_.alert("continuing " + which() + " on " + host() + " as attempt " +
+                    std::to_string(attempt_) + ": its failover from " + cut.from +
+                    " was cut off before it got here; pushing the local log dir " +
+                    plan_.local_logs + " (the checkpoints that came home), then starting");
+    return take_lock();
 }
 
 std::string TrainRun::restore_line() const {

@@ -277,6 +277,11 @@ Phase TrainRun::resume_lock() {
     if (!jobs.empty() && !jobs.front().locked && resume_released(jobs.front().run_id))
         jobs = job_.status();
     if (jobs.empty() || !jobs.front().locked) {
+        int skipped = 0;
+        const std::vector<nlohmann::json> runs = read_history(history_path(), &skipped);
+        if (plan_.failover && plan_.spec_here)
+            if (const auto cut = cut_failover(runs, plan_.model, host()))
+                return continue_cut_failover(runs, *cut);
         // What came home is the way on when the host that ran the job is gone with its disk.
         std::error_code ec;
         const bool home = !std::filesystem::is_empty(plan_.local_logs, ec) && !ec;

@@ -322,6 +322,47 @@ TEST_F(TrainFailoverTest, AResumeWhereNoJobIsPointsToRestoreWhenCheckpointsCameH
     EXPECT_FALSE(path_exists(standby_->remote_dir() + "/.mlt/m/lock")) << "B was locked";
 }
 
+// mlt dies (SIGKILL) during its failover, after "looking for a standby host" and before it
+// has B's lock (B's link holds the connect). `--resume -h B` continues the failover from the
+// local history: run the same run there as attempt 2, from the checkpoint that came home.
+TEST_F(TrainFailoverTest, AFailoverCutBeforeTheStandbysLockIsContinuedByResumeOnIt) {
+    FaultRelay to_b(standby_->port());
+    append_file(default_known_hosts(), "[127.0.0.1]:" + std::to_string(to_b.port()) + " " +
+                                           standby_->host_key_type_and_blob() + "\n");
+    const std::string b_via_relay =
+        sshd().user() + "@127.0.0.1:" + std::to_string(to_b.port()) + "/" + standby_->remote_dir();
+    write_settings("  fallback_hosts: [\"" + b_via_relay + "\"]\n");
+    auto run = start_mlt({"ssh", "-o", "ConnectTimeout=60", "train", "m", "--reconnect-timeout",
+                          "2", "--sync-every", "1"});
+    ASSERT_TRUE(run->wait_for_output("waiting", kEffectTimeout)) << run->out() << run->err();
+    ASSERT_TRUE(
+        wait_until([&] { return path_exists(local_logs("m") + "/ckpt-3"); }, kEffectTimeout))
+        << run->out() << run->err();
+    to_b.stall();
+    lost_port_ = relay_->port();
+    lose_host_a();
+    ASSERT_TRUE(wait_until([&] { return has_text(run->err(), "looking for a standby host"); },
+                           kTrainTimeout))
+        << run->out() << run->err();
+    run->signal(SIGKILL);
+    run->wait(kEffectTimeout);
+    ASSERT_FALSE(path_exists(standby_job_file("lock"))) << "B was locked before the kill";
+    const std::string run_id = history().back().at("id");
+    ProcessResult r = mlt({"ssh", "-h", standby_spec(), "train", "m", "--resume"});
+    ASSERT_EQ(r.exit_code, 0) << describe(r);
+    EXPECT_TRUE(has_text(r.err, "was cut off before it got here")) << describe(r);
+    EXPECT_EQ(trim(read_or_empty(standby_job_file("run_id"))), run_id);
+    const std::string console = read_or_empty(local_console("m"));
+    EXPECT_EQ(count_lines(console, "attempt 2 resumes after epoch 3"), 1u) << console;
+    for (int i = 1; i <= kEpochs; ++i)
+        EXPECT_EQ(count_lines(console, "epoch " + std::to_string(i)), 1u) << "epoch " << i << ":\n"
+                                                                          << console;
+    const auto runs = history();
+    EXPECT_EQ(runs.back().at("status"), "success") << read_or_empty(history_path());
+    const std::string a = "127.0.0.1:" + std::to_string(lost_port_);
+    EXPECT_TRUE(has_text(runs.back().at("hosts"), a)) << read_or_empty(history_path());
+}
+
 TEST_F(TrainFailoverTest, RestorePushesTheLocalLogDirBeforeTheStart) {
     write_settings("");
     fs::create_directories(local_logs("m"));

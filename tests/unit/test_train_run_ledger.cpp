@@ -262,3 +262,32 @@ TEST(RunSummary, AHostLeftBeforeTheStartIsNoAttempt) {
               "  attempts: before the start on gpu1, 1m00s, host lost; #1 on gpu2, "
               "1m00s, success");
 }
+
+// A failover cut off by a killed mlt: the model's newest run ended its last attempt as
+// "host lost" on another host, and nothing came after; it continues as the next attempt
+// (as attempt 1 when no job had started: the lost host's attempt is numbered 0).
+TEST(History, AFailoverCutOffIsFoundOnlyWhereItWasGoing) {
+    const auto run = [](const std::string& id, const std::string& status, int number,
+                        const std::string& host, const std::string& how) {
+        return nlohmann::json{{"id", id},
+                              {"model", "m"},
+                              {"status", status},
+                              {"attempts", {{{"attempt", number}, {"host", host}, {"how", how}}}}};
+    };
+    const std::vector<nlohmann::json> cut = {run("r1", "host lost", 1, "a:22", "host lost")};
+    const auto found = mlt::cut_failover(cut, "m", "b:22");
+    ASSERT_TRUE(found.has_value());
+    EXPECT_EQ(found->run_id, "r1");
+    EXPECT_EQ(found->from, "a:22");
+    EXPECT_EQ(found->attempt, 2);
+    EXPECT_EQ(
+        mlt::cut_failover({run("r1", "host lost", 0, "a:22", "host lost")}, "m", "b:22")->attempt,
+        1);
+    EXPECT_FALSE(mlt::cut_failover(cut, "m", "a:22").has_value());      // the lost host itself
+    EXPECT_FALSE(mlt::cut_failover(cut, "other", "b:22").has_value());  // another model
+    // A newer run of the model, or a run that went on after the loss: nothing is cut off.
+    EXPECT_FALSE(
+        mlt::cut_failover({cut[0], run("r2", "success", 1, "a:22", "success")}, "m", "b:22")
+            .has_value());
+    EXPECT_FALSE(mlt::cut_failover({run("r1", "running", 1, "a:22", "")}, "m", "b:22").has_value());
+}

@@ -40,6 +40,18 @@ std::optional<std::string> moved_away_from(const std::vector<nlohmann::json>& ru
 std::vector<AttemptRecord> earlier_attempts(const std::vector<nlohmann::json>& runs,
                                             const std::string& run_id, int before, double until);
 
+// A failover of the newest run of `model` that an mlt killed midway did not finish: the run's
+// newest record ends with an attempt on another host than `here` that was lost ("host lost"),
+// and nothing after it. `attempt` is the attempt the run continues as (1 when no job ever
+// started).
+struct CutFailover {
+    std::string run_id;
+    std::string from;  // the lost host
+    int attempt = 1;
+};
+std::optional<CutFailover> cut_failover(const std::vector<nlohmann::json>& runs,
+                                        const std::string& model, const std::string& here);
+
 // "2026-11-25T17:04:05Z" (as iso_time writes it) in epoch seconds; nullopt for anything else.
 std::optional<std::time_t> parse_iso_time(const std::string& text);
 

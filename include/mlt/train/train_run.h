@@ -10,6 +10,7 @@
 #include "mlt/train/failover.h"
 #include "mlt/train/gang.h"
 #include "mlt/train/gpu_watch.h"
+#include "mlt/train/history.h"
 #include "mlt/train/live_pull.h"
 #include "mlt/train/local_state.h"
 #include "mlt/train/remote_job.h"
@@ -248,6 +249,10 @@ class TrainRun {
     // The host answers, but the run's remote dir is gone (`error`, kind gone): the host is
     // lost with the job; the run fails over, or ends with `error` and the --restore line.
     void lost_with_dir(const Error& error);
+    // --resume on a host with no job of the run, where the local history shows the run's
+    // failover from another host cut off before it took this host's lock: continues it here
+    // as that failover would have (run_failover.cpp).
+    Phase continue_cut_failover(const std::vector<nlohmann::json>& runs, const CutFailover& cut);
     // The resume line with --restore for --resume: a new run from the local log dir.
     std::string restore_line() const;
     // The uploads of this host: the plan's, plus, for --restore or after a failover, the
