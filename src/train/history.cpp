@@ -125,30 +125,58 @@ std::vector<AttemptRecord> earlier_attempts(const std::vector<nlohmann::json>& r
     return earlier;
 }
 
-std::optional<CutFailover> cut_failover(const std::vector<nlohmann::json>& runs,
-                                        const std::string& model, const std::string& here) {
-    const auto text = [](const nlohmann::json& object, const char* key) {
-        const auto it = object.find(key);
-        return it != object.end() && it->is_string() ? it->get<std::string>() : std::string();
-    };
-    // The model's newest run: the last of its records in the file.
+namespace {
+
+// A string member of an object, or "" (a record edited by hand may hold anything).
+std::string text_of(const nlohmann::json& object, const char* key) {
+    const auto it = object.find(key);
+    return it != object.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
+// The model's newest run (the last of its records in the file) and its last attempt; false
+// when there is none, or the run has no id or no attempt.
+bool newest_run_of(const std::vector<nlohmann::json>& runs, const std::string& model,
+                   nlohmann::json& run, nlohmann::json& last) {
     const nlohmann::json* newest = nullptr;
     for (const auto& r : runs)
-        if (r.is_object() && text(r, "model") == model) newest = &r;
-    if (!newest || text(*newest, "status") != "host lost") return std::nullopt;
-    const nlohmann::json attempts = newest->value("attempts", nlohmann::json());
-    if (!attempts.is_array() || attempts.empty() || !attempts.back().is_object())
+        if (r.is_object() && text_of(r, "model") == model) newest = &r;
+    if (!newest || text_of(*newest, "id").empty()) return false;
+    run = *newest;
+    const nlohmann::json attempts = run.value("attempts", nlohmann::json());
+    if (!attempts.is_array() || attempts.empty() || !attempts.back().is_object()) return false;
+    last = attempts.back();
+    return true;
+}
+
+}  // namespace
+
+std::optional<CutFailover> cut_failover(const std::vector<nlohmann::json>& runs,
+                                        const std::string& model, const std::string& here) {
+    nlohmann::json run, last;
+    if (!newest_run_of(runs, model, run, last) || text_of(run, "status") != "host lost" ||
+        text_of(last, "how") != "host lost" || text_of(last, "host") == here)
         return std::nullopt;
-    const nlohmann::json& last = attempts.back();
-    if (text(last, "how") != "host lost" || text(last, "host") == here) return std::nullopt;
-    CutFailover cut{text(*newest, "id"), text(last, "host"), 1};
-    for (const auto& a : attempts) {
+    CutFailover cut{text_of(run, "id"), text_of(last, "host"), 1};
+    for (const auto& a : run["attempts"]) {
         const nlohmann::json number =
             a.is_object() ? a.value("attempt", nlohmann::json()) : nlohmann::json();
         if (number.is_number_integer()) cut.attempt = std::max(cut.attempt, number.get<int>() + 1);
     }
-    if (cut.run_id.empty()) return std::nullopt;
     return cut;
+}
+
+std::optional<RunHere> unfinished_run_on(const std::vector<nlohmann::json>& runs,
+                                         const std::string& model, const std::string& host) {
+    nlohmann::json run, last;
+    if (!newest_run_of(runs, model, run, last)) return std::nullopt;
+    const std::string status = text_of(run, "status");
+    if (status != "running" && status != "link lost" && status != "host lost" &&
+        status != "detached")
+        return std::nullopt;
+    const nlohmann::json number = last.value("attempt", nlohmann::json());
+    const auto start = parse_iso_time(text_of(last, "start"));
+    if (text_of(last, "host") != host || !number.is_number_integer() || !start) return std::nullopt;
+    return RunHere{text_of(run, "id"), number.get<int>(), static_cast<double>(*start)};
 }
 
 std::optional<std::time_t> parse_iso_time(const std::string& text) {

@@ -152,11 +152,32 @@ void TrainRun::begin() {
     try {
         connection_.remote();  // the first connection: a refused one is the user's to fix
     } catch (const Error& e) {
+        // Unless it is a --resume of a run this machine knows to be on that host: the host
+        // is lost then, as if the link had gone while following it.
+        if (!is_signal(e.kind()) && resume_unreachable(e)) return;
         exit_code_ = e.code();  // over, either way
         if (!is_signal(e.kind())) throw;
         return;
     }
     phase_ = Phase::lock;
+}
+
+bool TrainRun::resume_unreachable(const Error& error) {
+    if (!plan_.resume || !plan_.failover || !failover_ || !plan_.spec_here || !is_link_loss(error))
+        return false;
+    int skipped = 0;
+    const std::vector<nlohmann::json> runs = read_history(history_path(), &skipped);
+    const auto here = unfinished_run_on(runs, plan_.model, host());
+    if (!here) return false;
+    run_id_ = here->run_id;
+    attempt_ = std::max(1, here->attempt);
+    ledger_.restore(earlier_attempts(runs, run_id_, here->attempt, here->start));
+    begin_attempt(here->start);
+    if (here->attempt > 0) watch_.life = JobWatch::Life::may_run;
+    reporter_.alert("cannot reach " + host() + " to resume " + which() + " (" + error.what() +
+                    "); waiting for it as for a lost link, then failing over");
+    phase_ = Phase::lock;
+    return true;
 }
 
 bool TrainRun::advance() {
@@ -420,6 +441,7 @@ Phase TrainRun::adopt(const JobStatus& job) {
     // The run's time counts from its start, also what passed before this mlt adopted it,
     // and its earlier attempts (other hosts) stay in its history.
     const double began = job.started > 0 ? static_cast<double>(job.started) : wall_now();
+    ledger_ = RunLedger{};  // what a wait for this host counted is this attempt's own
     ledger_.restore(earlier_attempts(runs, run_id_, attempt_, began));
     begin_attempt(began);
     switch (job.state) {

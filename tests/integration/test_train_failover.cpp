@@ -363,6 +363,20 @@ TEST_F(TrainFailoverTest, AFailoverCutBeforeTheStandbysLockIsContinuedByResumeOn
     EXPECT_TRUE(has_text(runs.back().at("hosts"), a)) << read_or_empty(history_path());
 }
 
+// mlt dies (SIGKILL) while the job trains on A; then A is lost. A --resume of the run on A
+// waits for it as for a lost link, then fails over to the standby and finishes there.
+TEST_F(TrainFailoverTest, AResumeOnALostHostWaitsThenFailsOver) {
+    auto run = start_with_a_checkpoint_home();
+    ASSERT_TRUE(run);
+    run->signal(SIGKILL);
+    run->wait(kEffectTimeout);
+    const int resumed = lose_host_a();
+    ProcessResult r = mlt(
+        {"ssh", "-o", "ConnectTimeout=2", "train", "m", "--resume", "--reconnect-timeout", "2"});
+    EXPECT_TRUE(has_text(r.err, "waiting for it as for a lost link")) << describe(r);
+    expect_finished_on_b(r, resumed);
+}
+
 TEST_F(TrainFailoverTest, RestorePushesTheLocalLogDirBeforeTheStart) {
     write_settings("");
     fs::create_directories(local_logs("m"));

@@ -291,3 +291,29 @@ TEST(History, AFailoverCutOffIsFoundOnlyWhereItWasGoing) {
             .has_value());
     EXPECT_FALSE(mlt::cut_failover({run("r1", "running", 1, "a:22", "")}, "m", "b:22").has_value());
 }
+
+// What a --resume on a host that does not answer may wait for: the model's newest run, when
+// its last attempt is on that host and the run has not ended.
+TEST(History, AnUnfinishedRunIsFoundOnTheHostOfItsLastAttempt) {
+    const auto run = [](const std::string& id, const std::string& status, const std::string& host) {
+        return nlohmann::json{
+            {"id", id},
+            {"model", "m"},
+            {"status", status},
+            {"attempts", {{{"attempt", 2}, {"host", host}, {"start", "2026-11-28T10:00:00Z"}}}}};
+    };
+    const auto found = mlt::unfinished_run_on({run("r1", "running", "a:22")}, "m", "a:22");
+    ASSERT_TRUE(found.has_value());
+    EXPECT_EQ(found->run_id, "r1");
+    EXPECT_EQ(found->attempt, 2);
+    EXPECT_EQ(found->start, static_cast<double>(*mlt::parse_iso_time("2026-11-28T10:00:00Z")));
+    for (const char* status : {"link lost", "host lost", "detached"})
+        EXPECT_TRUE(mlt::unfinished_run_on({run("r1", status, "a:22")}, "m", "a:22")) << status;
+    for (const char* status : {"success", "failed", "stopped", "limit", "taken over"})
+        EXPECT_FALSE(mlt::unfinished_run_on({run("r1", status, "a:22")}, "m", "a:22")) << status;
+    EXPECT_FALSE(mlt::unfinished_run_on({run("r1", "running", "b:22")}, "m", "a:22"));
+    EXPECT_FALSE(mlt::unfinished_run_on({run("r1", "running", "a:22")}, "other", "a:22"));
+    // Only the newest run of the model counts.
+    EXPECT_FALSE(mlt::unfinished_run_on(
+        {run("r1", "running", "a:22"), run("r2", "success", "a:22")}, "m", "a:22"));
+}

@@ -52,6 +52,17 @@ struct CutFailover {
 std::optional<CutFailover> cut_failover(const std::vector<nlohmann::json>& runs,
                                         const std::string& model, const std::string& here);
 
+// The newest run of `model` when its last attempt is on `host` and the run has not ended
+// there (running, left by a lost link or a lost host, detached): what a --resume on `host`
+// would continue. `attempt` is that attempt's number (0: its job never started there).
+struct RunHere {
+    std::string run_id;
+    int attempt = 1;
+    double start = 0;  // the attempt's start, epoch seconds
+};
+std::optional<RunHere> unfinished_run_on(const std::vector<nlohmann::json>& runs,
+                                         const std::string& model, const std::string& host);
+
 // "2026-11-25T17:04:05Z" (as iso_time writes it) in epoch seconds; nullopt for anything else.
 std::optional<std::time_t> parse_iso_time(const std::string& text);
 

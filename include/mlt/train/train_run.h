@@ -249,6 +249,10 @@ class TrainRun {
     // The host answers, but the run's remote dir is gone (`error`, kind gone): the host is
     // lost with the job; the run fails over, or ends with `error` and the --restore line.
     void lost_with_dir(const Error& error);
+    // --resume whose first connect failed with a lost link's error, of a run the local
+    // history has on that host: the host is treated as lost (reconnect, then failover) with
+    // the run's id and attempt; false (nothing changed) otherwise.
+    bool resume_unreachable(const Error& error);
     // --resume on a host with no job of the run, where the local history shows the run's
     // failover from another host cut off before it took this host's lock: continues it here
     // as that failover would have (run_failover.cpp).
