@@ -22,6 +22,13 @@ namespace mlt {
 
 namespace {
 
+// A string member of an object, or "" (a record edited by hand may hold anything).
+std::string text_of(const nlohmann::json& object, const char* key) {
+    if (!object.is_object()) return std::string();
+    const auto it = object.find(key);
+    return it != object.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
 constexpr size_t kDefaultShown = 20;
 
 std::string field(const nlohmann::json& run, const char* key) {
@@ -71,21 +78,16 @@ void add_ledger(nlohmann::json& record, const RunLedger& ledger, double now) {
 
 std::optional<std::string> moved_away_from(const std::vector<nlohmann::json>& runs,
                                            const std::string& run_id, const std::string& host) {
-    // A string member of an object, or "" (a record edited by hand may hold anything).
-    const auto text = [](const nlohmann::json& object, const char* key) {
-        if (!object.is_object()) return std::string();
-        const auto it = object.find(key);
-        return it != object.end() && it->is_string() ? it->get<std::string>() : std::string();
-    };
     for (const auto& r : latest_per_run(runs)) {
-        if (text(r, "id") != run_id) continue;
+        if (text_of(r, "id") != run_id) continue;
         const auto attempts = r.find("attempts");
         if (attempts == r.end() || !attempts->is_array()) return std::nullopt;
         bool lost_here = false;
         std::string last;
         for (const auto& a : *attempts) {
-            lost_here = lost_here || (text(a, "host") == host && text(a, "how") == "host lost");
-            last = text(a, "host");
+            lost_here =
+                lost_here || (text_of(a, "host") == host && text_of(a, "how") == "host lost");
+            last = text_of(a, "host");
         }
         if (lost_here && !last.empty() && last != host) return last;
         return std::nullopt;
@@ -95,28 +97,24 @@ std::optional<std::string> moved_away_from(const std::vector<nlohmann::json>& ru
 
 std::vector<AttemptRecord> earlier_attempts(const std::vector<nlohmann::json>& runs,
                                             const std::string& run_id, int before, double until) {
-    const auto text = [](const nlohmann::json& object, const char* key) {
-        const auto it = object.find(key);
-        return it != object.end() && it->is_string() ? it->get<std::string>() : std::string();
-    };
     std::vector<AttemptRecord> earlier;
     for (const auto& r : latest_per_run(runs)) {
-        if (!r.is_object() || text(r, "id") != run_id) continue;
+        if (!r.is_object() || text_of(r, "id") != run_id) continue;
         const auto attempts = r.find("attempts");
         if (attempts == r.end() || !attempts->is_array()) return {};
         for (const auto& a : *attempts) {
             if (!a.is_object()) continue;
             const nlohmann::json number = a.value("attempt", nlohmann::json());
-            const auto start = parse_iso_time(text(a, "start"));
+            const auto start = parse_iso_time(text_of(a, "start"));
             if (!number.is_number_integer() || !start) continue;
             AttemptRecord one;
             one.attempt = number.get<int>();
             if (one.attempt >= before) continue;
-            one.host = text(a, "host");
+            one.host = text_of(a, "host");
             one.start = static_cast<double>(*start);
-            const auto end = parse_iso_time(text(a, "end"));
+            const auto end = parse_iso_time(text_of(a, "end"));
             one.end = end ? static_cast<double>(*end) : std::max(one.start, until);
-            one.how = text(a, "how").empty() ? "left" : text(a, "how");
+            one.how = text_of(a, "how").empty() ? "left" : text_of(a, "how");
             const nlohmann::json price = a.value("price_per_hour", nlohmann::json());
             if (price.is_number()) one.price_per_hour = price.get<double>();
             earlier.push_back(std::move(one));
@@ -126,12 +124,6 @@ std::vector<AttemptRecord> earlier_attempts(const std::vector<nlohmann::json>& r
 }
 
 namespace {
-
-// A string member of an object, or "" (a record edited by hand may hold anything).
-std::string text_of(const nlohmann::json& object, const char* key) {
-    const auto it = object.find(key);
-    return it != object.end() && it->is_string() ? it->get<std::string>() : std::string();
-}
 
 // The model's newest run (the last of its records in the file) and its last attempt; false
 // when there is none, or the run has no id or no attempt.
