@@ -380,6 +380,18 @@ void release_run(Remote& remote, const std::string& remote_dir, const std::strin
     check_status(remote, "releasing the job lock", out, model, run_id);
 }
 
+void mark_run_moved(Remote& remote, const std::string& remote_dir, const std::string& model,
+                    const std::string& run_id, const std::string& where) {
+    // The lock rewritten whole under a name of its own, then moved into place.
+    const std::string body = "w=" + shell_quote(where) +
+                             "\nmlt_mine || exit 0\n"
+                             "{ grep -v '^moved=' \"$j/lock\"; printf 'moved=%s\\n' \"$w\"; } > "
+                             "\"$j/lock.$$.tmp\" && mv -f \"$j/lock.$$.tmp\" \"$j/lock\" || "
+                             "{ rm -f \"$j/lock.$$.tmp\"; mlt_nospace; exit 1; }\n";
+    RemoteOutput out = remote.run(run_command(remote_dir, model, run_id, body));
+    check_status(remote, "marking the job lock as moved", out, model, run_id);
+}
+
 void retake_run(Remote& remote, const std::string& remote_dir, const std::string& model,
                 const std::string& run_id) {
     // Only a lock of the run to keep (the run's, one a follow of the run released, one being

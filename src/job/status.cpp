@@ -15,15 +15,17 @@ namespace mlt {
 namespace {
 
 // One line per job: job<TAB>model<TAB>pgid<TAB>alive<TAB>started<TAB>exit_status<TAB>now
-// <TAB>locked<TAB>run id<TAB>phase<TAB>clean<TAB>attempt. The run id comes from the lock while
-// there is one, else from the run_id file; started from the lock, else from the run's start marker.
-// Everything it reads comes from files mlt itself wrote; the model names were validated.
+// <TAB>locked<TAB>run id<TAB>phase<TAB>clean<TAB>attempt<TAB>moved<TAB>logged. The run id comes
+// from the lock while there is one, else from the run_id file; started from the lock, else from
+// the run's start marker; moved: where the lock says its run went (mark_run_moved); logged: the
+// console log's last change (epoch seconds). The model names were validated; what the files
+// hold is the host's word, checked by the reader.
 constexpr const char* kStatusScript = R"sh(
 for d in $MLT_JOBS; do
   [ -d "$d" ] || continue
   m=${d%/}; m=${m##*/}
   pgid=$(cat "$d/pid" 2>/dev/null)
-  alive=0; locked=0; phase=; clean=; attempt=
+  alive=0; locked=0; phase=; clean=; attempt=; moved=
   if [ -f "$d/lock" ]; then
     locked=1
     started=$(sed -n 's/^started=//p' "$d/lock" 2>/dev/null)
@@ -31,6 +33,7 @@ for d in $MLT_JOBS; do
     phase=$(sed -n 's/^phase=//p' "$d/lock" 2>/dev/null)
     clean=$(sed -n 's/^clean=//p' "$d/lock" 2>/dev/null)
     attempt=$(sed -n 's/^attempt=//p' "$d/lock" 2>/dev/null)
+    moved=$(sed -n 's/^moved=//p' "$d/lock" 2>/dev/null | head -n 1 | cut -c 1-200)
   else
     started=$(date -r "$d/started" +%s 2>/dev/null)
     run=$(cat "$d/run_id" 2>/dev/null)
@@ -39,7 +42,8 @@ for d in $MLT_JOBS; do
   # After the liveness check: a job that ended just before it wrote its status first, so it
   # is never taken for one lost without a status.
   ex=$(cat "$d/exit_status" 2>/dev/null)
-  printf 'job\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$m" "$pgid" "$alive" "$started" "$ex" "$(date +%s)" "$locked" "$run" "$phase" "$clean" "$attempt"
+  logged=$(date -r "$d/console.log" +%s 2>/dev/null)
+  printf 'job\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$m" "$pgid" "$alive" "$started" "$ex" "$(date +%s)" "$locked" "$run" "$phase" "$clean" "$attempt" "$moved" "$logged"
 done
 )sh";
 
@@ -103,7 +107,7 @@ std::vector<JobStatus> query_jobs(Remote& remote, const std::string& remote_dir,
     std::string line;
     while (std::getline(lines, line)) {
         auto f = split(line, '\t');
-        if (f.size() != 12 || f[0] != "job") continue;
+        if (f.size() != 14 || f[0] != "job") continue;
         JobStatus job;
         job.model = f[1];
         job.pgid = to_long(f[2]);
@@ -115,6 +119,8 @@ std::vector<JobStatus> query_jobs(Remote& remote, const std::string& remote_dir,
         job.clean = f[10] == "1";
         job.attempt = static_cast<int>(std::clamp(to_long(f[11]), 1L, 1000000L));
         job.exit_status = recorded_status(trim(f[5]));
+        job.moved_to = printable(f[12]);
+        job.logged = to_long(f[13]);
         job.state =
             job_state(job.locked, job.phase, job.pgid, f[3] == "1", job.exit_status.has_value());
         result.push_back(std::move(job));

@@ -145,16 +145,41 @@ bool newest_run_of(const std::vector<nlohmann::json>& runs, const std::string& m
 std::optional<CutFailover> cut_failover(const std::vector<nlohmann::json>& runs,
                                         const std::string& model, const std::string& here) {
     nlohmann::json run, last;
-    if (!newest_run_of(runs, model, run, last) || text_of(run, "status") != "host lost" ||
-        text_of(last, "how") != "host lost" || text_of(last, "host") == here)
+    if (!newest_run_of(runs, model, run, last)) return std::nullopt;
+    const std::string status = text_of(run, "status");
+    const auto& attempts = run["attempts"];
+    if (status == "failing over") {
+        // [..., the lost host's attempt, the standby's]: the standby's is the one to continue.
+        const nlohmann::json number = last.value("attempt", nlohmann::json());
+        if (attempts.size() < 2 || !number.is_number_integer()) return std::nullopt;
+        const auto& lost = attempts[attempts.size() - 2];
+        if (!lost.is_object() || text_of(lost, "how") != "host lost") return std::nullopt;
+        return CutFailover{text_of(run, "id"), text_of(lost, "host"), text_of(last, "host"),
+                           std::max(1, number.get<int>())};
+    }
+    if (status != "host lost" || text_of(last, "how") != "host lost" ||
+        text_of(last, "host") == here)
         return std::nullopt;
-    CutFailover cut{text_of(run, "id"), text_of(last, "host"), 1};
-    for (const auto& a : run["attempts"]) {
+    CutFailover cut{text_of(run, "id"), text_of(last, "host"), "", 1};
+    for (const auto& a : attempts) {
         const nlohmann::json number =
             a.is_object() ? a.value("attempt", nlohmann::json()) : nlohmann::json();
         if (number.is_number_integer()) cut.attempt = std::max(cut.attempt, number.get<int>() + 1);
     }
     return cut;
+}
+
+std::optional<std::string> newest_run_id(const std::vector<nlohmann::json>& runs,
+                                         const std::string& model) {
+    nlohmann::json run, last;
+    if (!newest_run_of(runs, model, run, last)) return std::nullopt;
+    return text_of(run, "id");
+}
+
+bool knows_run(const std::vector<nlohmann::json>& runs, const std::string& run_id) {
+    for (const auto& r : runs)
+        if (r.is_object() && text_of(r, "id") == run_id) return true;
+    return false;
 }
 
 std::optional<RunHere> unfinished_run_on(const std::vector<nlohmann::json>& runs,
@@ -163,12 +188,13 @@ std::optional<RunHere> unfinished_run_on(const std::vector<nlohmann::json>& runs
     if (!newest_run_of(runs, model, run, last)) return std::nullopt;
     const std::string status = text_of(run, "status");
     if (status != "running" && status != "link lost" && status != "host lost" &&
-        status != "detached")
+        status != "detached" && status != "failing over")
         return std::nullopt;
     const nlohmann::json number = last.value("attempt", nlohmann::json());
     const auto start = parse_iso_time(text_of(last, "start"));
     if (text_of(last, "host") != host || !number.is_number_integer() || !start) return std::nullopt;
-    return RunHere{text_of(run, "id"), number.get<int>(), static_cast<double>(*start)};
+    return RunHere{text_of(run, "id"), number.get<int>(), static_cast<double>(*start),
+                   status == "failing over"};
 }
 
 std::optional<std::time_t> parse_iso_time(const std::string& text) {

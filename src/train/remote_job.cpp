@@ -125,6 +125,10 @@ bool ShellJob::release_with_follow(const ReleaseAtEnd& release) {
     return true;
 }
 
+void ShellJob::mark_moved(const std::string& run_id, const std::string& where) {
+    mark_run_moved(remote(), remote_dir_, model_, run_id, where);
+}
+
 void ShellJob::retake(const std::string& run_id) {
     retake_run(remote(), remote_dir_, model_, run_id);
 }

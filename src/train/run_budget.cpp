@@ -39,6 +39,21 @@ void TrainRun::check_budget() {
                                       (cost ? ", " + format_usd(*cost) : std::string()) + ")");
 }
 
+bool TrainRun::limit_blocks_start() {
+    // A gang's nodes start together or not at all (the barrier): their limit is the follow's.
+    if (gang_ || watch_.started() || !plan_.budget.any() || ending_ != Ending::completed)
+        return false;
+    const double now = wall_now();
+    const std::string limit = ledger_.limit_reached(plan_.budget, now);
+    if (limit.empty()) return false;
+    const auto cost = ledger_.cost(now);
+    ending_ = Ending::limited;
+    stop_note_ = limit + " (reached after " + format_duration(ledger_.elapsed(now)) +
+                 (cost ? ", " + format_usd(*cost) : std::string()) + ")";
+    reporter_.alert(stop_note_ + ": not starting the job of " + which() + " on " + host());
+    return true;
+}
+
 int TrainRun::segment_seconds() const {
     // A segment ends by the limit, so that the stop comes within a second or two of it.
     // A node of a gang looks at the others every kGangSegmentSeconds.

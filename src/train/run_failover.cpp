@@ -94,6 +94,9 @@ bool TrainRun::fail_over(const std::string& why) {
     // A standby host may name its own price; else the run's goes on.
     if (next->price_per_hour) plan_.price_per_hour = *next->price_per_hour;
     begin_attempt(wall_now());
+    // Recorded before anything is done there: a --resume after a crash from here on knows
+    // which host the run went to, as which attempt (cut_failover), and that it left `lost`.
+    record("failing over", std::nullopt);
     plan_.resume = false;  // a new lock, on the new host
     plan_.clean = false;   // what came home is what the run continues from
     moved_ = true;
@@ -140,6 +143,44 @@ Phase TrainRun::continue_cut_failover(const std::vector<nlohmann::json>& runs,
                     " was cut off before it got here; pushing the local log dir " +
                     plan_.local_logs + " (the checkpoints that came home), then starting");
     return take_lock();
+}
+
+void TrainRun::refuse_moved_away(const std::vector<nlohmann::json>& runs, const std::string& run_id,
+                                 const std::string& marked, bool may_mark) {
+    std::string where = marked;
+    if (where.empty()) {
+        const auto elsewhere = moved_away_from(runs, run_id, host());
+        if (!elsewhere) return;
+        where = *elsewhere;
+        // Said on the host too: a --resume from a machine that never saw the failover is
+        // refused there as well.
+        if (may_mark) try {
+                job_.mark_moved(run_id, where);
+            } catch (const Error& e) {
+                spdlog::warn("could not mark the lock of run {} on {} as moved: {}", run_id, host(),
+                             e.what());
+            }
+    }
+    throw Error(
+        ErrorKind::conflict,
+        "run " + run_id + " of " + plan_.model + " continued on " + where + " after " + host() +
+            " was lost; resuming it here would run it twice",
+        "continue it on " + where +
+            (may_mark ? "; 'download " + plan_.model + "' pulls what this host kept, and 'stop " +
+                            plan_.model + "' here (or train --force) discards it"
+                      : std::string()));
+}
+
+void TrainRun::warn_if_silent(const std::vector<nlohmann::json>& runs, const JobStatus& job) {
+    // This machine knows the runs it failed over; another machine's failover it cannot see.
+    if (knows_run(runs, job.run_id) || job.logged <= 0 || job.remote_now <= 0) return;
+    const long silent = job.remote_now - job.logged;
+    if (silent <= plan_.reconnect_timeout_s) return;
+    reporter_.alert("run " + job.run_id + " of " + plan_.model + " on " + host() +
+                    " has written nothing for " + format_duration(static_cast<double>(silent)) +
+                    ", longer than reconnect_timeout, and this machine has no record of it: if "
+                    "the mlt that started it failed it over to another host, it continues "
+                    "there, and resuming it here would train it twice (Ctrl+C now to leave it)");
 }
 
 std::string TrainRun::restore_line() const {

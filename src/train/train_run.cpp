@@ -152,8 +152,20 @@ void TrainRun::begin() {
     try {
         connection_.remote();  // the first connection: a refused one is the user's to fix
     } catch (const Error& e) {
-        // Unless it is a --resume of a run this machine knows to be on that host: the host
-        // is lost then, as if the link had gone while following it.
+        // A --resume of a run that went on elsewhere is refused as it would be if the host
+        // answered; one of a run this machine knows to be on that host takes the host as
+        // lost, as if the link had gone while following it.
+        if (plan_.resume && !is_signal(e.kind())) {
+            try {
+                int skipped = 0;
+                const auto runs = read_history(history_path(), &skipped);
+                if (const auto id = newest_run_id(runs, plan_.model))
+                    refuse_moved_away(runs, *id, "", false);
+            } catch (const Error& refused) {
+                exit_code_ = refused.code();
+                throw;
+            }
+        }
         if (!is_signal(e.kind()) && resume_unreachable(e)) return;
         exit_code_ = e.code();  // over, either way
         if (!is_signal(e.kind())) throw;
@@ -173,7 +185,7 @@ bool TrainRun::resume_unreachable(const Error& error) {
     attempt_ = std::max(1, here->attempt);
     ledger_.restore(earlier_attempts(runs, run_id_, here->attempt, here->start));
     begin_attempt(here->start);
-    if (here->attempt > 0) watch_.life = JobWatch::Life::may_run;
+    if (here->attempt > 0 && !here->failing_over) watch_.life = JobWatch::Life::may_run;
     reporter_.alert("cannot reach " + host() + " to resume " + which() + " (" + error.what() +
                     "); waiting for it as for a lost link, then failing over");
     phase_ = Phase::lock;
@@ -226,6 +238,15 @@ int TrainRun::finish() {
         record("detached", std::nullopt);
         end_note_ = "its job runs on " + host() + " (not waited for)";
         return exit_code::kOk;
+    }
+    if (ending_ == Ending::limited && !watch_.started()) {
+        ledger_.end_attempt("limit", wall_now());
+        record("limit", std::nullopt);
+        end_note_ = "stopped by " + stop_note_ + " before its job started on " + host();
+        if (moved_)
+            end_note_ += "; continue from the checkpoints that came home in " + plan_.local_logs +
+                         " with: " + restore_line();
+        return exit_code::kLimit;
     }
     const auto& status = outcome_.exit_status;
     // A limit's stop that came after the job had ended by itself stopped nothing.
@@ -300,9 +321,15 @@ Phase TrainRun::resume_lock() {
     if (jobs.empty() || !jobs.front().locked) {
         int skipped = 0;
         const std::vector<nlohmann::json> runs = read_history(history_path(), &skipped);
-        if (plan_.failover && plan_.spec_here)
-            if (const auto cut = cut_failover(runs, plan_.model, host()))
+        if (const auto cut = cut_failover(runs, plan_.model, host())) {
+            if (!cut->to.empty() && cut->to != host())
+                throw conflict("run " + cut->run_id + " of " + plan_.model +
+                                   " was failing over from " + cut->from + " to " + cut->to +
+                                   " when its mlt stopped; it continues there, not on " + host(),
+                               "resume it on " + cut->to + " (-h with that host)");
+            if (plan_.spec_here && (plan_.failover || !cut->to.empty()))
                 return continue_cut_failover(runs, *cut);
+        }
         // What came home is the way on when the host that ran the job is gone with its disk.
         std::error_code ec;
         const bool home = !std::filesystem::is_empty(plan_.local_logs, ec) && !ec;
@@ -419,12 +446,8 @@ Phase TrainRun::adopt(const JobStatus& job) {
     // it a second attempt beside that one, and its results would be taken for the run's.
     int skipped = 0;
     const std::vector<nlohmann::json> runs = read_history(history_path(), &skipped);
-    if (const auto elsewhere = moved_away_from(runs, job.run_id, host()))
-        throw conflict("run " + job.run_id + " of " + plan_.model + " continued on " + *elsewhere +
-                           " after " + host() + " was lost; resuming it here would run it twice",
-                       "continue it on " + *elsewhere + "; 'download " + plan_.model +
-                           "' pulls what this host kept, and 'stop " + plan_.model +
-                           "' here (or train --force) discards it");
+    refuse_moved_away(runs, job.run_id, job.moved_to, true);
+    warn_if_silent(runs, job);
     if (job.state == JobState::uploading && !plan_.spec_here)
         // Refused before the run is adopted: the lock stays as it is, for a machine that has
         // the spec.
@@ -498,6 +521,7 @@ Phase TrainRun::clean() {
 }
 
 Phase TrainRun::upload() {
+    if (limit_blocks_start()) return Phase::release;
     const SyncResult sent = job_.upload(uploads());
     up_.files += sent.moved.files;
     up_.bytes += sent.moved.bytes;
@@ -506,6 +530,7 @@ Phase TrainRun::upload() {
 }
 
 Phase TrainRun::start() {
+    if (limit_blocks_start()) return Phase::release;
     if (gang_) wait_for_gang();  // every node set up before any job starts
     retake_if_unread();
     watch_.life = JobWatch::Life::may_run;

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <memory>
@@ -361,6 +362,103 @@ TEST_F(TrainFailoverTest, AFailoverCutBeforeTheStandbysLockIsContinuedByResumeOn
     EXPECT_EQ(runs.back().at("status"), "success") << read_or_empty(history_path());
     const std::string a = "127.0.0.1:" + std::to_string(lost_port_);
     EXPECT_TRUE(has_text(runs.back().at("hosts"), a)) << read_or_empty(history_path());
+}
+
+// mlt dies (SIGKILL) right after its failover chose B and recorded so, before B's lock (held
+// there by the test observer). A, back with its disk, refuses a --resume, names B and marks
+// its lock as moved, so that a machine without this history is refused too; `--resume -h B`
+// continues the failover as attempt 2, and every epoch is trained once.
+TEST_F(TrainFailoverTest, AFailoverCutAfterItChoseItsStandbyLeavesTheLostHostRefusingAResume) {
+    write_settings("  fallback_hosts: [\"" + standby_spec() + "\"]\n");
+    const std::string hold = sshd().dir() + "/hold";
+    env().set("MLT_TEST_HOLD", "taking the job lock#2:" + hold);
+    auto run = start_mlt({"ssh", "-o", "ConnectTimeout=2", "train", "m", "--reconnect-timeout", "2",
+                          "--sync-every", "1"});
+    ASSERT_TRUE(run->wait_for_output("waiting", kEffectTimeout)) << run->out() << run->err();
+    ASSERT_TRUE(
+        wait_until([&] { return path_exists(local_logs("m") + "/ckpt-3"); }, kEffectTimeout))
+        << run->out() << run->err();
+    // A is cut off, its job killed; its disk stays.
+    const long pgid = job_pgid("m");
+    ASSERT_GT(pgid, 0);
+    const int port = relay_->port();
+    relay_.reset();
+    ASSERT_EQ(::kill(static_cast<pid_t>(-pgid), SIGKILL), 0);
+    ASSERT_TRUE(wait_group_gone(pgid));
+    ASSERT_TRUE(wait_until([&] { return path_exists(hold); }, kTrainTimeout))
+        << run->out() << run->err();
+    run->signal(SIGKILL);
+    run->wait(kEffectTimeout);
+    env().set("MLT_TEST_HOLD", "");
+    ASSERT_FALSE(path_exists(standby_job_file("lock"))) << "B was locked before the kill";
+    const std::string run_id = history().back().at("id");
+    EXPECT_EQ(history().back().at("status"), "failing over") << read_or_empty(history_path());
+    relay_ = std::make_unique<FaultRelay>(sshd().port(), port);  // A is back
+    const std::string b = "127.0.0.1:" + std::to_string(standby_->port());
+    ProcessResult on_a = mlt({"ssh", "train", "m", "--resume"});
+    EXPECT_EQ(on_a.exit_code, 3) << describe(on_a);
+    EXPECT_TRUE(has_text(on_a.err, "run " + run_id + " of m continued on ")) << describe(on_a);
+    EXPECT_TRUE(has_text(on_a.err, b)) << describe(on_a);
+    EXPECT_TRUE(has_text(read_or_empty(job_file("m", "lock")), "moved=")) << "A's lock unmarked";
+    // A machine that never saw the failover: the lock's mark refuses it.
+    const std::string saved = history_path() + ".elsewhere";
+    ASSERT_EQ(::rename(history_path().c_str(), saved.c_str()), 0);
+    ProcessResult elsewhere = mlt({"ssh", "train", "m", "--resume"});
+    EXPECT_EQ(elsewhere.exit_code, 3) << describe(elsewhere);
+    EXPECT_TRUE(has_text(elsewhere.err, "continued on ")) << describe(elsewhere);
+    ASSERT_EQ(::rename(saved.c_str(), history_path().c_str()), 0);
+    EXPECT_FALSE(path_exists(job_file("m", "started.2"))) << "a second attempt 2 started on A";
+    ProcessResult on_b = mlt({"ssh", "-h", standby_spec(), "train", "m", "--resume"});
+    ASSERT_EQ(on_b.exit_code, 0) << describe(on_b);
+    EXPECT_TRUE(has_text(on_b.err, "was cut off before it got here")) << describe(on_b);
+    const std::string console = read_or_empty(local_console("m"));
+    EXPECT_EQ(count_lines(console, "attempt 2 resumes after epoch 3"), 1u) << console;
+    for (int i = 1; i <= kEpochs; ++i)
+        EXPECT_EQ(count_lines(console, "epoch " + std::to_string(i)), 1u) << "epoch " << i << ":\n"
+                                                                          << console;
+    const auto runs = history();
+    EXPECT_EQ(runs.back().at("status"), "success") << read_or_empty(history_path());
+    // Each attempt once: 1 on A, 2 on B.
+    const std::string attempts = runs.back().at("attempts");
+    EXPECT_EQ(count_occurrences(attempts, "\"attempt\":"), 2u) << attempts;
+    const size_t first = attempts.find("\"attempt\":1,");
+    const size_t at_a = attempts.find("127.0.0.1:" + std::to_string(port) + "\"");
+    const size_t second = attempts.find("\"attempt\":2,");
+    const size_t at_b = attempts.find(b + "\"");
+    EXPECT_TRUE(first < at_a && at_a < second && second < at_b && at_b != std::string::npos)
+        << attempts;
+}
+
+// A limit reached while the run switches hosts: the standby is locked and pushed to, but no
+// job starts there; the run ends with exit 5 and names the --restore command.
+TEST_F(TrainFailoverTest, ALimitReachedDuringTheFailoverStartsNoJobOnTheStandby) {
+    // A costs next to nothing, B $100 a second: the limit falls while B is taken.
+    write_settings("  fallback_hosts: [\"" + standby_spec() + " price_per_hour=360000\"]\n");
+    const std::string hold = sshd().dir() + "/hold";
+    env().set("MLT_TEST_HOLD", "taking the job lock#2:" + hold);
+    auto run = start_mlt({"ssh", "-o", "ConnectTimeout=2", "train", "m", "--reconnect-timeout", "2",
+                          "--sync-every", "1", "--price", "0.36", "--max-cost", "100"});
+    ASSERT_TRUE(run->wait_for_output("waiting", kEffectTimeout)) << run->out() << run->err();
+    ASSERT_TRUE(
+        wait_until([&] { return path_exists(local_logs("m") + "/ckpt-3"); }, kEffectTimeout))
+        << run->out() << run->err();
+    lose_host_a();
+    ASSERT_TRUE(wait_until([&] { return path_exists(hold); }, kTrainTimeout))
+        << run->out() << run->err();
+    // Two seconds on B: $200, past the limit, before its lock is taken.
+    const auto held = std::chrono::steady_clock::now();
+    wait_until([&] { return std::chrono::steady_clock::now() - held > std::chrono::seconds(2); },
+               kEffectTimeout);
+    ::unlink(hold.c_str());
+    ProcessResult r = run->wait(kTrainTimeout);
+    EXPECT_EQ(r.exit_code, 5) << describe(r);
+    EXPECT_TRUE(has_text(r.err, "not starting the job of m")) << describe(r);
+    EXPECT_FALSE(path_exists(standby_job_file("pid"))) << "a job started on B";
+    EXPECT_FALSE(path_exists(standby_job_file("lock"))) << "B's lock was not released";
+    EXPECT_TRUE(has_text(r.out, "train m --restore")) << describe(r);
+    const auto runs = history();
+    ASSERT_FALSE(runs.empty());
+    EXPECT_EQ(runs.back().at("status"), "limit") << read_or_empty(history_path());
 }
 
 // mlt dies (SIGKILL) while the job trains on A; then A is lost. A --resume of the run on A

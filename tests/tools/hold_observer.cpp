@@ -1,6 +1,8 @@
 // Linked into mlt_hold, the test build of mlt (src/main.cpp plus this file), never into mlt
 // itself. MLT_TEST_HOLD=<phase words>:<file> pauses the run at the first step of that phase
-// (describe(Phase): "starting the job", "collecting the results", ...): mlt creates <file>
+// (describe(Phase): "starting the job", "collecting the results", ...), and
+// MLT_TEST_HOLD=<phase words>#<n>:<file> at the n-th (a failover enters the lock phase a
+// second time, on the standby host): mlt creates <file>
 // holding its pid and waits (at most 120 s) until the test removes it, so that the test can
 // cut the link or kill mlt exactly there. Only the pause is simulated; the faults are real.
 #include <poll.h>
@@ -23,7 +25,14 @@ class HoldObserver : public mlt::RunObserver {
         if (held_ || !spec) return;
         const std::string text = spec;
         const size_t colon = text.find(':');
-        if (colon == std::string::npos || text.substr(0, colon) != mlt::describe(phase)) return;
+        if (colon == std::string::npos) return;
+        std::string words = text.substr(0, colon);
+        int nth = 1;
+        if (const size_t hash = words.find('#'); hash != std::string::npos) {
+            nth = std::atoi(words.c_str() + hash + 1);
+            words.resize(hash);
+        }
+        if (words != mlt::describe(phase) || ++entered_ < nth) return;
         held_ = true;
         const std::string file = text.substr(colon + 1);
         std::ofstream(file) << ::getpid() << "\n";
@@ -34,6 +43,7 @@ class HoldObserver : public mlt::RunObserver {
 
   private:
     bool held_ = false;
+    int entered_ = 0;  // steps of the phase to hold seen so far
 };
 
 HoldObserver observer;

@@ -26,17 +26,17 @@ class FakeRemote : public mlt::Remote {
 };
 
 TEST(JobStatus, ParsesEveryState) {
-    // model pgid alive started exit now locked run phase clean attempt
+    // model pgid alive started exit now locked run phase clean attempt moved logged
     FakeRemote remote({0,
-                       "job\tdone\t\t0\t100\t0\t500\t1\tr1\tfinished\t\t\n"
-                       "job\tfailed\t77\t0\t100\t3\t500\t1\tr2\trunning\t\t\n"
-                       "job\trun\t42\t1\t100\t\t500\t1\tr3\tstarting\t\t\n"
-                       "job\tgone\t43\t0\t100\t\t500\t1\tr4\trunning\t\t2\n"
-                       "job\tnew\t\t0\t100\t\t500\t1\tr5\tstarting\t\t\n"
-                       "job\told\t44\t0\t100\t0\t500\t0\tr6\t\t\t\n"
-                       "job\tup\t\t0\t100\t\t500\t1\tr7\tuploading\t1\t\n"
-                       "job\tcut\t\t0\t100\t\t500\t0\tr8\t\t\t\n"
-                       "job\tdone2\t45\t0\t100\t0\t500\t1\tr9\tcollected\t\t\n"
+                       "job\tdone\t\t0\t100\t0\t500\t1\tr1\tfinished\t\t\t\t\n"
+                       "job\tfailed\t77\t0\t100\t3\t500\t1\tr2\trunning\t\t\t\t\n"
+                       "job\trun\t42\t1\t100\t\t500\t1\tr3\tstarting\t\t\t\t\n"
+                       "job\tgone\t43\t0\t100\t\t500\t1\tr4\trunning\t\t2\t\t\n"
+                       "job\tnew\t\t0\t100\t\t500\t1\tr5\tstarting\t\t\t\t\n"
+                       "job\told\t44\t0\t100\t0\t500\t0\tr6\t\t\t\t\t\n"
+                       "job\tup\t\t0\t100\t\t500\t1\tr7\tuploading\t1\t\t\t\n"
+                       "job\tcut\t\t0\t100\t\t500\t0\tr8\t\t\t\t\t\n"
+                       "job\tdone2\t45\t0\t100\t0\t500\t1\tr9\tcollected\t\t\t\t\n"
                        "garbage line\n",
                        ""});
     auto jobs = mlt::query_jobs(remote, "~/ws");
@@ -64,13 +64,28 @@ TEST(JobStatus, ParsesEveryState) {
     EXPECT_EQ(remote.last_command.rfind("cd \"$HOME\"/ws ", 0), 0u) << remote.last_command;
 }
 
+TEST(JobStatus, AMovedLockAndTheConsoleLogsLastChangeAreRead) {
+    // The lock's moved= line is the host's word: shown printable, never as sequences.
+    FakeRemote remote({0,
+                       "job\tleft\t43\t0\t100\t\t500\t1\tr4\trunning\t\t2\tB\x1b[31m as "
+                       "attempt 3\t450\n",
+                       ""});
+    auto jobs = mlt::query_jobs(remote, "~/ws");
+    ASSERT_EQ(jobs.size(), 1u);
+    EXPECT_EQ(jobs[0].logged, 450);
+    EXPECT_FALSE(jobs[0].moved_to.empty());
+    EXPECT_EQ(jobs[0].moved_to.find('\x1b'), std::string::npos) << jobs[0].moved_to;
+    EXPECT_NE(jobs[0].moved_to.find("as attempt 3"), std::string::npos) << jobs[0].moved_to;
+    EXPECT_EQ(jobs[0].state, mlt::JobState::lost);
+}
+
 TEST(JobStatus, AStatusThatIsNotANumberIsNoStatus) {
     // A half-written or foreign exit_status file once read as 0 (success) or wrapped: it must
     // leave the job without a status, and a garbled pid or time reads as unknown.
     FakeRemote remote({0,
-                       "job\tjunk\t42x\t0\t1e3\tok\t500\t1\tr1\trunning\t\t\n"
-                       "job\thuge\t\t0\t100\t99999999999999999999\t500\t1\tr2\trunning\t\t\n"
-                       "job\tsigned\t-5\t0\t100\t-1\t500\t1\tr3\trunning\t\t\n",
+                       "job\tjunk\t42x\t0\t1e3\tok\t500\t1\tr1\trunning\t\t\t\t\n"
+                       "job\thuge\t\t0\t100\t99999999999999999999\t500\t1\tr2\trunning\t\t\t\t\n"
+                       "job\tsigned\t-5\t0\t100\t-1\t500\t1\tr3\trunning\t\t\t\t\n",
                        ""});
     auto jobs = mlt::query_jobs(remote, "~/ws");
     ASSERT_EQ(jobs.size(), 3u);

@@ -158,6 +158,13 @@ void set_run_phase(Remote& remote, const std::string& remote_dir, const std::str
 void release_run(Remote& remote, const std::string& remote_dir, const std::string& model,
                  const std::string& run_id);
 
+// Marks the lock of run `run_id` as one the run moved away from: a `moved=WHERE` line (the
+// host it went to and its attempt there), which `status` reads and a --resume here, from any
+// machine, refuses. Nothing when the lock is gone or another run's. Throws mlt::Error when the
+// transport or the write fails.
+void mark_run_moved(Remote& remote, const std::string& remote_dir, const std::string& model,
+                    const std::string& run_id, const std::string& where);
+
 // Takes the lock of run `run_id` back, so that no follow of the run releases it any more
 // (ReleaseAtEnd): the run's lock stays, and the one a follow of the run released is put back
 // while the job files are still that run's. Throws mlt::Error (conflict, exit 3) when

@@ -33,6 +33,10 @@ struct JobStatus {
     std::string phase;               // the phase the lock records ("" without a lock)
     bool clean = false;              // the run was started with --clean
     int attempt = 1;                 // the run's attempt (2 on: restarts of a lost job)
+    // Where the run went after this host was lost, as the lock says (an mlt that reached the
+    // host again marked it: "HOST as attempt N"); empty: it did not move.
+    std::string moved_to;
+    long logged = 0;  // remote epoch seconds of the console log's last change; 0: unknown
 };
 
 // The state a job's files show: lock, the phase it records, the recorded process group and

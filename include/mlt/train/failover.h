@@ -85,6 +85,9 @@ class ForwardingJob : public RemoteJob {
         return t_->release_with_follow(release);
     }
     void retake(const std::string& run_id) override { t_->retake(run_id); }
+    void mark_moved(const std::string& run_id, const std::string& where) override {
+        t_->mark_moved(run_id, where);
+    }
     void watch(int every_s, OutputSink on_sample) override {
         t_->watch(every_s, std::move(on_sample));
     }

@@ -40,13 +40,16 @@ std::optional<std::string> moved_away_from(const std::vector<nlohmann::json>& ru
 std::vector<AttemptRecord> earlier_attempts(const std::vector<nlohmann::json>& runs,
                                             const std::string& run_id, int before, double until);
 
-// A failover of the newest run of `model` that an mlt killed midway did not finish: the run's
-// newest record ends with an attempt on another host than `here` that was lost ("host lost"),
-// and nothing after it. `attempt` is the attempt the run continues as (1 when no job ever
-// started).
+// A failover of the newest run of `model` that an mlt killed midway did not finish. Either
+// the run's newest record ends with an attempt on another host than `here` that was lost
+// ("host lost") and nothing after it (no standby chosen yet: `to` is empty), or it is the
+// record a failover writes once it chose its standby, before it acts there ("failing over":
+// the last attempt is the standby's, `to`). `attempt` is the attempt the run continues as (1
+// when no job ever started).
 struct CutFailover {
     std::string run_id;
     std::string from;  // the lost host
+    std::string to;    // the standby the failover chose; empty: none yet
     int attempt = 1;
 };
 std::optional<CutFailover> cut_failover(const std::vector<nlohmann::json>& runs,
@@ -58,10 +61,18 @@ std::optional<CutFailover> cut_failover(const std::vector<nlohmann::json>& runs,
 struct RunHere {
     std::string run_id;
     int attempt = 1;
-    double start = 0;  // the attempt's start, epoch seconds
+    double start = 0;           // the attempt's start, epoch seconds
+    bool failing_over = false;  // a failover to `host` was under way: no job started there yet
 };
 std::optional<RunHere> unfinished_run_on(const std::vector<nlohmann::json>& runs,
                                          const std::string& model, const std::string& host);
+
+// The id of the newest run of `model` in `runs`; nullopt when there is none.
+std::optional<std::string> newest_run_id(const std::vector<nlohmann::json>& runs,
+                                         const std::string& model);
+
+// Whether `runs` holds a record of run `run_id`.
+bool knows_run(const std::vector<nlohmann::json>& runs, const std::string& run_id);
 
 // "2026-11-25T17:04:05Z" (as iso_time writes it) in epoch seconds; nullopt for anything else.
 std::optional<std::time_t> parse_iso_time(const std::string& text);

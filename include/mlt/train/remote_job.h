@@ -96,6 +96,11 @@ class RemoteJob {
     // (retake_run): after a follow that carried a release and may have released it. Nothing
     // by default.
     virtual void retake(const std::string& run_id) { (void)run_id; }
+    // Marks the lock of `run_id` as one the run moved away from, to `where` (mark_run_moved).
+    // Nothing by default.
+    virtual void mark_moved(const std::string& run_id, const std::string& where) {
+        (void)run_id, (void)where;
+    }
     // Restarts the run's lost job as attempt `attempt` (restart_job); returns its process
     // group.
     virtual long restart(const std::string& run_id, int attempt) = 0;
@@ -145,6 +150,7 @@ class ShellJob : public RemoteJob {
     void collect_ahead_on_guess(const TrainPlan& plan, const std::string& run_id) override;
     bool release_with_follow(const ReleaseAtEnd& release) override;
     void retake(const std::string& run_id) override;
+    void mark_moved(const std::string& run_id, const std::string& where) override;
     void watch(int every_s, OutputSink on_sample) override;
     long restart(const std::string& run_id, int attempt) override;
     bool stop(int grace_s, const std::string* run_id) override;

@@ -230,6 +230,9 @@ class TrainRun {
     // reached while it may run; the seconds the next follow segment may last; the live line.
     void check_budget();
     int segment_seconds() const;
+    // Before the upload and the start of a job that has not started (a failover's standby, a
+    // slow push): true when a limit is reached, and the run ends there as limited.
+    bool limit_blocks_start();
     void show_cost();
     // The attempt of the run on this host opens at `when` (a start, a restart, an adoption).
     void begin_attempt(double when);
@@ -257,6 +260,15 @@ class TrainRun {
     // failover from another host cut off before it took this host's lock: continues it here
     // as that failover would have (run_failover.cpp).
     Phase continue_cut_failover(const std::vector<nlohmann::json>& runs, const CutFailover& cut);
+    // --resume of run `run_id` on a host the run moved away from (a failover): refused
+    // (conflict, exit 3), naming where it went, as the lock says (`marked`, from any
+    // machine) or this machine's history; with `may_mark` (the host answered with the run's
+    // lock) the lock is marked moved first. Returns when the run did not move.
+    void refuse_moved_away(const std::vector<nlohmann::json>& runs, const std::string& run_id,
+                           const std::string& marked, bool may_mark);
+    // Adopting `job`, a run this machine has no record of whose console log has been still
+    // for longer than reconnect_timeout: warns that another machine may have failed it over.
+    void warn_if_silent(const std::vector<nlohmann::json>& runs, const JobStatus& job);
     // The resume line with --restore for --resume: a new run from the local log dir.
     std::string restore_line() const;
     // The uploads of this host: the plan's, plus, for --restore or after a failover, the
