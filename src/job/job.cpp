@@ -273,7 +273,7 @@ std::string previous_run_words(const JobPaths& p) {
                                  &p.log_dir,          &p.training,     &p.restore,
                                  &p.start_claimed})
         moved += " " + shell_quote(*f);
-    moved += " \"$j\"/started.[0-9]*";  // the markers of later attempts
+    moved += " \"$j\"/started.[0-9]* \"$j\"/gang.[0-9]*";  // the markers of later attempts
     return moved;
 }
 
@@ -390,6 +390,32 @@ void mark_run_moved(Remote& remote, const std::string& remote_dir, const std::st
                              "{ rm -f \"$j/lock.$$.tmp\"; mlt_nospace; exit 1; }\n";
     RemoteOutput out = remote.run(run_command(remote_dir, model, run_id, body));
     check_status(remote, "marking the job lock as moved", out, model, run_id);
+}
+
+void begin_gang_attempt(Remote& remote, const std::string& remote_dir, const std::string& model,
+                        const std::string& run_id, int attempt) {
+    const JobPaths p(model);
+    std::string state;
+    for (const std::string* f :
+         {&p.started, &p.pid, &p.exit_status, &p.sha256, &p.stopped, &p.disk_full, &p.downloads,
+          &p.training, &p.ready, &p.go, &p.start_claimed, &p.shutdown_started, &p.shutdown_pid,
+          &p.shutdown_status})
+        state += " " + shell_quote(*f);
+    // Once per attempt (its marker): a retry after a lost link finds it and changes nothing.
+    const std::string marker = shell_quote(p.dir + "/gang." + std::to_string(attempt));
+    const std::string body = std::string(job_detail::kAliveFunction) +
+                             "{ mlt_mine && mlt_files_mine; } || mlt_foreign\n"
+                             "[ -e " +
+                             marker +
+                             " ] && exit 0\n"
+                             "if mlt_job_alive \"$(cat \"$j/pid\" 2>/dev/null)\" \"$r\" \"$j\"; "
+                             "then echo 'the job of the "
+                             "attempt before still runs' >&2; exit 1; fi\n"
+                             "rm -f" +
+                             state + " \"$j\"/started.[0-9]* || exit 1\n: > " + marker +
+                             " || { mlt_nospace; exit 1; }\n";
+    RemoteOutput out = remote.run(run_command(remote_dir, model, run_id, body));
+    check_status(remote, "setting up the gang's next attempt", out, model, run_id);
 }
 
 void retake_run(Remote& remote, const std::string& remote_dir, const std::string& model,

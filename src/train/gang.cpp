@@ -30,6 +30,11 @@ void Gang::fail(int rank, const std::string& host, int exit_code, bool training)
     changed_.notify_all();
 }
 
+bool Gang::all_arrived() const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return std::all_of(arrived_.begin(), arrived_.end(), [](bool a) { return a; });
+}
+
 bool Gang::stopping() const {
     std::lock_guard<std::mutex> lock(mutex_);
     return failure_.has_value();

@@ -95,32 +95,53 @@ std::optional<std::string> moved_away_from(const std::vector<nlohmann::json>& ru
     return std::nullopt;
 }
 
-std::vector<AttemptRecord> earlier_attempts(const std::vector<nlohmann::json>& runs,
-                                            const std::string& run_id, int before, double until) {
+namespace {
+
+// The attempts before `before` that record `r` holds (only those on `host`, when given).
+std::vector<AttemptRecord> attempts_of(const nlohmann::json& r, int before, double until,
+                                       const std::string* host) {
     std::vector<AttemptRecord> earlier;
-    for (const auto& r : latest_per_run(runs)) {
-        if (!r.is_object() || text_of(r, "id") != run_id) continue;
-        const auto attempts = r.find("attempts");
-        if (attempts == r.end() || !attempts->is_array()) return {};
-        for (const auto& a : *attempts) {
-            if (!a.is_object()) continue;
-            const nlohmann::json number = a.value("attempt", nlohmann::json());
-            const auto start = parse_iso_time(text_of(a, "start"));
-            if (!number.is_number_integer() || !start) continue;
-            AttemptRecord one;
-            one.attempt = number.get<int>();
-            if (one.attempt >= before) continue;
-            one.host = text_of(a, "host");
-            one.start = static_cast<double>(*start);
-            const auto end = parse_iso_time(text_of(a, "end"));
-            one.end = end ? static_cast<double>(*end) : std::max(one.start, until);
-            one.how = text_of(a, "how").empty() ? "left" : text_of(a, "how");
-            const nlohmann::json price = a.value("price_per_hour", nlohmann::json());
-            if (price.is_number()) one.price_per_hour = price.get<double>();
-            earlier.push_back(std::move(one));
-        }
+    const auto attempts = r.find("attempts");
+    if (attempts == r.end() || !attempts->is_array()) return {};
+    for (const auto& a : *attempts) {
+        if (!a.is_object() || (host && text_of(a, "host") != *host)) continue;
+        const nlohmann::json number = a.value("attempt", nlohmann::json());
+        const auto start = parse_iso_time(text_of(a, "start"));
+        if (!number.is_number_integer() || !start) continue;
+        AttemptRecord one;
+        one.attempt = number.get<int>();
+        if (one.attempt >= before) continue;
+        one.host = text_of(a, "host");
+        one.start = static_cast<double>(*start);
+        const auto end = parse_iso_time(text_of(a, "end"));
+        one.end = end ? static_cast<double>(*end) : std::max(one.start, until);
+        one.how = text_of(a, "how").empty() ? "left" : text_of(a, "how");
+        const nlohmann::json price = a.value("price_per_hour", nlohmann::json());
+        if (price.is_number()) one.price_per_hour = price.get<double>();
+        earlier.push_back(std::move(one));
     }
     return earlier;
+}
+
+}  // namespace
+
+std::vector<AttemptRecord> earlier_attempts(const std::vector<nlohmann::json>& runs,
+                                            const std::string& run_id, int before, double until) {
+    for (const auto& r : latest_per_run(runs))
+        if (r.is_object() && text_of(r, "id") == run_id)
+            return attempts_of(r, before, until, nullptr);
+    return {};
+}
+
+std::vector<AttemptRecord> earlier_attempts_on(const std::vector<nlohmann::json>& runs,
+                                               const std::string& run_id, const std::string& host,
+                                               int before, double until) {
+    for (auto r = runs.rbegin(); r != runs.rend(); ++r) {
+        if (!r->is_object() || text_of(*r, "id") != run_id) continue;
+        auto earlier = attempts_of(*r, before, until, &host);
+        if (!earlier.empty()) return earlier;
+    }
+    return {};
 }
 
 namespace {

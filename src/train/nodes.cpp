@@ -4,6 +4,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <filesystem>
@@ -13,6 +14,8 @@
 #include <thread>
 
 #include "mlt/train/gang.h"
+#include "mlt/train/gang_resume.h"
+#include "mlt/train/history.h"
 #include "mlt/train/local_state.h"
 #include "mlt/train/remote_job.h"
 #include "mlt/train/train_run.h"
@@ -168,7 +171,9 @@ void keep_barrier(std::vector<std::unique_ptr<Connection>>& links,
         }
     };
     while (!done && !gang.stopping()) {
-        bool all_ready = true;
+        // Not before every node is set up (the in-process barrier): a `ready` left by an
+        // attempt before is removed when its node takes the lock again.
+        bool all_ready = gang.all_arrived();
         for (size_t i = 0; i < nodes.size() && all_ready; ++i)
             all_ready = released[i] || on(i, "test -e " + shell_quote(paths.ready));
         if (all_ready) {
@@ -247,6 +252,159 @@ int node_outcome(PrefixReporter& out, const std::function<int()>& body) {
     return code;
 }
 
+namespace {
+
+// How one pass of the gang's runs went.
+struct GangPass {
+    std::optional<Gang::Failure> failure;
+    bool stopped = false;  // a node's job was stopped because another node failed
+};
+
+// One pass: a TrainRun per node in `include` (every node when empty), each in a thread, set
+// up by `prepare`; with `prefail`, the gang has failed before it begins (a --resume that
+// stops what runs on, to restart every node together).
+GangPass run_gang_pass(NodesSpec& spec, std::vector<std::unique_ptr<Connection>>& links,
+                       const std::string& run_id, const std::vector<bool>& include,
+                       const std::function<void(TrainRun&)>& prepare,
+                       const std::optional<Gang::Failure>& prefail) {
+    const size_t n = spec.nodes.size();
+    Gang gang(static_cast<int>(n));
+    if (prefail) gang.fail(prefail->rank, prefail->host, prefail->exit_code, prefail->training);
+    std::vector<std::unique_ptr<PrefixReporter>> reporters;
+    std::vector<std::unique_ptr<ShellJob>> jobs;
+    std::vector<std::unique_ptr<TrainRun>> runs;
+    bool barrier = false;
+    for (size_t i = 0; i < n; ++i) {
+        const TrainPlan& p = spec.nodes[i].plan;
+        reporters.push_back(
+            std::make_unique<PrefixReporter>(reporter(), "[rank " + std::to_string(i) + "] "));
+        jobs.push_back(std::make_unique<ShellJob>(*links[i], p.remote_dir, p.model, p.compression,
+                                                  p.transfer_connections));
+        runs.push_back(std::make_unique<TrainRun>(*links[i], *jobs[i], p, *reporters[i],
+                                                  real_clock(), installed_run_observer()));
+        runs.back()->join_gang(gang, static_cast<int>(i), run_id);
+        if (!include.empty() && !include[i]) continue;
+        if (prepare) prepare(*runs.back());
+        barrier = barrier || (p.wrapper.gang_barrier && !prefail);
+    }
+    std::atomic<bool> runs_over{false};
+    std::thread keeper;
+    if (barrier)
+        keeper = thread_without_signals([&] {
+            try {
+                keep_barrier(links, spec.nodes, gang, runs_over);
+            } catch (const Error& e) {
+                spdlog::warn("the barrier of the nodes failed: {}", e.what());
+            }
+        });
+    std::vector<std::thread> threads;
+    for (size_t i = 0; i < n; ++i) {
+        if (!include.empty() && !include[i]) continue;
+        threads.emplace_back([&, i] {
+            const int code = node_outcome(*reporters[i], [&] { return runs[i]->run(); });
+            if (code != 0) gang.fail(static_cast<int>(i), runs[i]->host(), code);
+        });
+    }
+    for (auto& t : threads) t.join();
+    runs_over = true;
+    if (keeper.joinable()) keeper.join();
+    GangPass pass;
+    pass.failure = prefail ? std::nullopt : gang.first_failure();
+    for (const auto& r : runs) pass.stopped = pass.stopped || r->stopped_for_gang();
+    return pass;
+}
+
+// The history's newest record of the run says how the gang ended, with every node's host.
+void record_gang_end(const std::string& run_id, const std::vector<std::string>& nodes,
+                     const std::string& status) {
+    int skipped = 0;
+    const auto runs = read_history(history_path(), &skipped);
+    for (auto it = runs.rbegin(); it != runs.rend(); ++it) {
+        const auto id = it->is_object() ? it->find("id") : it->end();
+        if (id == it->end() || !id->is_string() || id->get<std::string>() != run_id) continue;
+        nlohmann::json r = *it;
+        r["status"] = status;
+        r["nodes"] = nodes;
+        append_history(r);
+        return;
+    }
+}
+
+// The exit code of the gang, with the line that says which node failed first.
+int gang_exit(const NodesSpec& spec, const GangPass& pass, const std::string& run_id,
+              const std::vector<std::unique_ptr<Connection>>& links) {
+    std::vector<std::string> hosts;
+    for (const auto& l : links) hosts.push_back(l->name());
+    const auto& failure = pass.failure;
+    if (!failure) {
+        record_gang_end(run_id, hosts, "success");
+        return exit_code::kOk;
+    }
+    const int code = failure->exit_code;
+    if (code == exit_code::kInterrupted || code == exit_code::kTerminated ||
+        code == exit_code::kHangup) {
+        reporter().alert(
+            "every node's job was stopped (a signal to mlt) and its results collected");
+        record_gang_end(run_id, hosts, "stopped");
+        return code;
+    }
+    const auto& failed = spec.nodes[static_cast<size_t>(failure->rank)].plan;
+    reporter().alert("rank " + std::to_string(failure->rank) + " (" + failure->host +
+                     ") failed first, with exit " + std::to_string(failure->exit_code) +
+                     (pass.stopped ? "; the other nodes were stopped" : "") +
+                     (failure->training ? std::string()
+                                        : "; to start every node again together from the "
+                                          "checkpoints that came home, run the same command "
+                                          "with --resume") +
+                     ". Its last lines:\n" + tail_of_file(failed.local_console, 20));
+    record_gang_end(run_id, hosts, failure->training ? "failed" : "lost");
+    // A training's own status follows the one rule (a 3 is not a job-state conflict).
+    return failure->training ? training_exit_code(failure->exit_code) : failure->exit_code;
+}
+
+// What each node holds of the model now.
+std::vector<std::optional<JobStatus>> survey(const NodesSpec& spec,
+                                             std::vector<std::unique_ptr<Connection>>& links) {
+    std::vector<std::optional<JobStatus>> jobs;
+    for (size_t i = 0; i < links.size(); ++i) {
+        const TrainPlan& p = spec.nodes[i].plan;
+        auto found = query_jobs(links[i]->remote(), p.remote_dir, p.model);
+        jobs.push_back(found.empty() ? std::nullopt : std::optional<JobStatus>(found.front()));
+    }
+    return jobs;
+}
+
+// --resume of several nodes: the nodes that hold the run's lock settled (collected; stopped
+// first when the gang restarts), then, when a rank was lost, every node again together.
+int resume_gang(NodesSpec& spec, std::vector<std::unique_ptr<Connection>>& links) {
+    const GangResume plan = plan_gang_resume(survey(spec, links), spec.nodes.front().plan.model);
+    if (plan.adopt_all || std::count(plan.settle.begin(), plan.settle.end(), true) > 0) {
+        NodesSpec settling = spec;
+        std::optional<Gang::Failure> prefail;
+        if (plan.restart) {
+            const int rank = std::max(plan.lost_rank, 0);
+            prefail = Gang::Failure{rank, links[static_cast<size_t>(rank)]->name(), 1, false};
+            for (auto& n : settling.nodes) n.plan.shutdown_cmds.clear();  // the run goes on
+        }
+        const GangPass settled =
+            run_gang_pass(settling, links, plan.run_id, plan.settle, {}, prefail);
+        if (!plan.restart) return gang_exit(spec, settled, plan.run_id, links);
+    }
+    reporter().alert("restarting every node of " + spec.nodes.front().plan.model + " (run " +
+                     plan.run_id + ") together as attempt " + std::to_string(plan.attempt) + ": " +
+                     plan.why + "; each pushes the checkpoints that came home");
+    for (auto& n : spec.nodes) {
+        n.plan.resume = false;
+        n.plan.restore = true;  // the node's local log dir, into its remote log dir
+        n.plan.clean = false;
+    }
+    const GangPass pass = run_gang_pass(spec, links, plan.run_id, {},
+                                        [&](TrainRun& r) { r.continue_gang(plan.attempt); }, {});
+    return gang_exit(spec, pass, plan.run_id, links);
+}
+
+}  // namespace
+
 int run_train_nodes(NodesSpec spec) {
     check_nodes(spec);
     const TrainPlan& first = spec.nodes.front().plan;
@@ -263,61 +421,17 @@ int run_train_nodes(NodesSpec spec) {
                       rendezvous.master_addr + ", MASTER_PORT " +
                       std::to_string(rendezvous.master_port));
     preflight(links, rendezvous);
-    const size_t n = spec.nodes.size();
-    Gang gang(static_cast<int>(n));
-    const std::string run_id = new_run_id();  // one run on every node
-    std::vector<std::unique_ptr<PrefixReporter>> reporters;
-    std::vector<std::unique_ptr<ShellJob>> jobs;
-    std::vector<std::unique_ptr<TrainRun>> runs;
-    for (size_t i = 0; i < n; ++i) {
+    for (size_t i = 0; i < spec.nodes.size(); ++i) {
         TrainPlan& p = spec.nodes[i].plan;
         place_node(p, static_cast<int>(i), rendezvous);
         check_own_file(p.local_console);
-        reporters.push_back(
-            std::make_unique<PrefixReporter>(reporter(), "[rank " + std::to_string(i) + "] "));
-        jobs.push_back(std::make_unique<ShellJob>(*links[i], p.remote_dir, p.model, p.compression,
-                                                  p.transfer_connections));
-        runs.push_back(std::make_unique<TrainRun>(*links[i], *jobs[i], p, *reporters[i],
-                                                  real_clock(), installed_run_observer()));
-        runs.back()->join_gang(gang, static_cast<int>(i), run_id);
     }
-    std::atomic<bool> runs_over{false};
-    std::thread keeper;
-    if (spec.nodes.front().plan.wrapper.gang_barrier)
-        keeper = thread_without_signals([&] {
-            try {
-                keep_barrier(links, spec.nodes, gang, runs_over);
-            } catch (const Error& e) {
-                spdlog::warn("the barrier of the nodes failed: {}", e.what());
-            }
-        });
-    std::vector<int> codes(n, 0);
-    std::vector<std::thread> threads;
-    for (size_t i = 0; i < n; ++i)
-        threads.emplace_back([&, i] {
-            codes[i] = node_outcome(*reporters[i], [&] { return runs[i]->run(); });
-            if (codes[i] != 0) gang.fail(static_cast<int>(i), runs[i]->host(), codes[i]);
-        });
-    for (auto& t : threads) t.join();
-    runs_over = true;
-    if (keeper.joinable()) keeper.join();
+    const std::string run_id = new_run_id();  // one run on every node
+    const int code = first.resume ? resume_gang(spec, links)
+                                  : gang_exit(spec, run_gang_pass(spec, links, run_id, {}, {}, {}),
+                                              run_id, links);
     copy_rank0_logs(spec.nodes.front().plan.local_logs, log_dir);
-    const auto failure = gang.first_failure();
-    if (!failure) return exit_code::kOk;
-    const int code = failure->exit_code;
-    if (code == exit_code::kInterrupted || code == exit_code::kTerminated ||
-        code == exit_code::kHangup) {
-        reporter().alert(
-            "every node's job was stopped (a signal to mlt) and its results collected");
-        return code;
-    }
-    const auto& failed = spec.nodes[static_cast<size_t>(failure->rank)].plan;
-    reporter().alert("rank " + std::to_string(failure->rank) + " (" + failure->host +
-                     ") failed first, with exit " + std::to_string(failure->exit_code) +
-                     "; the other nodes were stopped. Its last lines:\n" +
-                     tail_of_file(failed.local_console, 20));
-    // A training's own status follows the one rule (a 3 is not a job-state conflict).
-    return failure->training ? training_exit_code(failure->exit_code) : failure->exit_code;
+    return code;
 }
 
 }  // namespace mlt

@@ -129,6 +129,10 @@ void ShellJob::mark_moved(const std::string& run_id, const std::string& where) {
     mark_run_moved(remote(), remote_dir_, model_, run_id, where);
 }
 
+void ShellJob::begin_gang_attempt(const std::string& run_id, int attempt) {
+    mlt::begin_gang_attempt(remote(), remote_dir_, model_, run_id, attempt);
+}
+
 void ShellJob::retake(const std::string& run_id) {
     retake_run(remote(), remote_dir_, model_, run_id);
 }

@@ -27,6 +27,18 @@ void TrainRun::check_gang() {
     reporter_.alert("rank " + std::to_string(failed ? failed->rank : -1) +
                     " failed: stopping this node's job (its process group), then collecting");
     watch_.stop = JobWatch::Stop::wanted;
+    stopped_for_gang_ = true;
+}
+
+void TrainRun::continue_gang(int attempt) {
+    attempt_ = attempt;
+    gang_attempt_ = true;
+    int skipped = 0;
+    const double now = wall_now();
+    // This node's own: every node records the gang's run under its one id.
+    ledger_.restore(earlier_attempts_on(read_history(history_path(), &skipped), run_id_, host(),
+                                        attempt_, now));
+    begin_attempt(now);
 }
 
 }  // namespace mlt

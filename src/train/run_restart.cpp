@@ -22,8 +22,9 @@ Phase TrainRun::restart() {
 }
 
 bool TrainRun::restart_lost(const std::optional<JobResult>& result) {
+    // A gang's node is not restarted alone: the others could not meet it at the rendezvous.
     if (!result || result->exit_status || result->run_id != run_id_ ||
-        watch_.stop != JobWatch::Stop::none)
+        watch_.stop != JobWatch::Stop::none || gang_)
         return false;
     if (attempt_ - 1 >= plan_.max_restarts) {
         restarts_used_up_ = plan_.max_restarts > 0;  // said in the collection's one line

@@ -405,6 +405,7 @@ Phase TrainRun::take_lock() {
     }
     // Not started, and no start sent ahead can start it any more (this lock removed the
     // tickets): on to the upload.
+    if (!pgid && gang_attempt_) job_.begin_gang_attempt(run_id_, attempt_);
     if (!pgid) watch_.life = JobWatch::Life::none;
     if (!pgid) return plan_.clean ? Phase::clean : Phase::upload;
     SyncResult nothing;
@@ -485,7 +486,9 @@ Phase TrainRun::adopt(const JobStatus& job) {
             watch_.life = JobWatch::Life::may_run;
             return Phase::follow;
         case JobState::lost:
-            if (job.phase == "collected") break;  // collected as lost: finish it
+            // Collected as lost: finish it. A gang's node is not restarted alone (the others
+            // could not meet it): collected, it stops the others; --resume restarts them all.
+            if (job.phase == "collected" || gang_) break;
             ledger_.end_attempt("lost", wall_now());
             ++attempt_;
             begin_attempt(wall_now());

@@ -230,6 +230,125 @@ TEST_F(TrainNodesTest, ResumeAfterTheClientWasKilledFinishesEveryNode) {
     EXPECT_FALSE(path_exists(second_job_file("lock")));
 }
 
+// Each rank resumes after its newest checkpoint in its log dir and writes one per epoch;
+// attempt 1 waits (bounded) after epoch 2, to be lost there.
+const char* const kCheckpointingNodes =
+    "n=0\n"
+    "for f in \"$MLT_LOG_DIR\"/ckpt-*; do [ -e \"$f\" ] || continue; k=${f##*ckpt-}; "
+    "[ \"$k\" -gt \"$n\" ] && n=$k; done\n"
+    "echo \"rank $MLT_NODE_RANK attempt ${MLT_ATTEMPT:-1} resumes after epoch $n\"\n"
+    "i=$((n+1))\n"
+    "while [ $i -le 4 ]; do\n"
+    "  echo \"rank $MLT_NODE_RANK epoch $i\"\n"
+    "  echo \"weights $i\" > \"$MLT_LOG_DIR/.tmp\" && mv \"$MLT_LOG_DIR/.tmp\" "
+    "\"$MLT_LOG_DIR/ckpt-$i\"\n"
+    "  if [ -z \"$MLT_ATTEMPT\" ] && [ $i -eq 2 ]; then echo \"rank $MLT_NODE_RANK waiting\"; "
+    "w=0; while [ $w -lt 2400 ]; do sleep 0.05; w=$((w+1)); done; exit 9; fi\n"
+    "  i=$((i+1))\n"
+    "done\n";
+
+// After a gang stop for a lost rank, the run's --resume (the same hosts) restarts every node
+// together as attempt 2, each from its newest checkpoint: epochs 3-4 once on each rank, the
+// exit status and the history agreeing.
+void expect_restarted_together(const ProcessResult& r, const std::string& run_id,
+                               const std::vector<std::string>& consoles) {
+    EXPECT_EQ(r.exit_code, 0) << describe(r);
+    EXPECT_TRUE(
+        has_text(r.err, "restarting every node of m (run " + run_id + ") together as attempt 2"))
+        << describe(r);
+    for (size_t rank = 0; rank < consoles.size(); ++rank) {
+        const std::string console = read_or_empty(consoles[rank]);
+        const std::string k = std::to_string(rank);
+        EXPECT_EQ(count_lines(console, "rank " + k + " attempt 2 resumes after epoch 2"), 1u)
+            << console;
+        for (int i = 1; i <= 4; ++i)
+            EXPECT_EQ(count_lines(console, "rank " + k + " epoch " + std::to_string(i)), 1u)
+                << "rank " << k << " epoch " << i << ":\n"
+                << console;
+    }
+}
+
+TEST_F(TrainNodesTest, AResumeAfterARanksJobWasKilledRestartsEveryNodeTogether) {
+    write_shell_model("m", kCheckpointingNodes);
+    write_settings();
+    auto run = start_mlt(train({"train", "m"}));
+    ASSERT_TRUE(run->wait_for_output("[rank 0] rank 0 waiting", kEffectTimeout)) << run->out();
+    ASSERT_TRUE(run->wait_for_output("[rank 1] rank 1 waiting", kEffectTimeout)) << run->out();
+    const long pgid1 = std::atol(read_or_empty(second_job_file("pid")).c_str());
+    ASSERT_GT(pgid1, 0);
+    ASSERT_EQ(::kill(static_cast<pid_t>(-pgid1), SIGKILL), 0);
+    ProcessResult lost = run->wait(kTrainTimeout);
+    EXPECT_NE(lost.exit_code, 0) << describe(lost);
+    EXPECT_TRUE(has_text(lost.err, "the other nodes were stopped")) << describe(lost);
+    EXPECT_TRUE(has_text(lost.err, "with --resume")) << describe(lost);
+    const std::string run_id = trim(read_or_empty(job_file("m", "run_id")));
+    ProcessResult r = mlt(train({"train", "m", "--resume"}));
+    expect_restarted_together(r, run_id,
+                              {job_file("m", "console.log"), second_job_file("console.log")});
+    const auto runs = history();
+    ASSERT_FALSE(runs.empty());
+    EXPECT_EQ(runs.back().at("id"), run_id);
+    EXPECT_EQ(runs.back().at("status"), "success") << read_or_empty(history_path());
+    EXPECT_FALSE(path_exists(job_file("m", "lock")));
+    EXPECT_FALSE(path_exists(second_job_file("lock")));
+}
+
+TEST_F(TrainNodesTest, AResumeAfterANodesHostWasLostRestartsEveryNodeTogether) {
+    // Node 1 behind a relay: its host goes away (every connection reset, none accepted) with
+    // its job, keeping its disk, then comes back under the same address.
+    auto relay = std::make_unique<FaultRelay>(second_->port());
+    const int port = relay->port();
+    append_file(default_known_hosts(), "[127.0.0.1]:" + std::to_string(port) + " " +
+                                           second_->host_key_type_and_blob() + "\n");
+    write_shell_model("m", kCheckpointingNodes);
+    write_settings();
+    const std::vector<std::string> nodes = {
+        "ssh",
+        "-o",
+        "ConnectTimeout=2",
+        "-i",
+        sshd().client_key_path(),
+        "-h",
+        host() + "/" + remote(),
+        "-h",
+        sshd().user() + "@127.0.0.1:" + std::to_string(port) + "/" + second_->remote_dir()};
+    std::vector<std::string> args = nodes;
+    for (const char* a : {"train", "m", "--reconnect-timeout", "2"}) args.push_back(a);
+    auto run = start_mlt(args);
+    ASSERT_TRUE(run->wait_for_output("[rank 0] rank 0 waiting", kEffectTimeout)) << run->out();
+    ASSERT_TRUE(run->wait_for_output("[rank 1] rank 1 waiting", kEffectTimeout)) << run->out();
+    const long pgid1 = std::atol(read_or_empty(second_job_file("pid")).c_str());
+    ASSERT_GT(pgid1, 0);
+    relay.reset();
+    ASSERT_EQ(::kill(static_cast<pid_t>(-pgid1), SIGKILL), 0);
+    ProcessResult lost = run->wait(kTrainTimeout);
+    EXPECT_NE(lost.exit_code, 0) << describe(lost);
+    EXPECT_TRUE(has_text(lost.err, "with --resume")) << describe(lost);
+    EXPECT_TRUE(path_exists(second_job_file("lock"))) << "rank 1's lock went with its host";
+    const std::string run_id = trim(read_or_empty(job_file("m", "run_id")));
+    relay = std::make_unique<FaultRelay>(second_->port(), port);  // back, with its disk
+    args = nodes;
+    for (const char* a : {"train", "m", "--resume"}) args.push_back(a);
+    ProcessResult r = mlt(args);
+    expect_restarted_together(r, run_id,
+                              {job_file("m", "console.log"), second_job_file("console.log")});
+    EXPECT_EQ(history().back().at("status"), "success") << read_or_empty(history_path());
+}
+
+// A node that failed on its own (its training's exit status) is no lost rank: the gang's
+// --resume finds every node collected and says so, naming --restore.
+TEST_F(TrainNodesTest, AResumeAfterATrainingFailedRestartsNothing) {
+    write_settings("  environment: [FAIL_RANK1=1]\n");
+    ProcessResult failed = mlt(train({"train", "m"}));
+    EXPECT_EQ(failed.exit_code, 1) << describe(failed);
+    EXPECT_FALSE(has_text(failed.err, "with --resume")) << describe(failed);
+    ProcessResult r = mlt(train({"train", "m", "--resume"}));
+    EXPECT_EQ(r.exit_code, 3) << describe(r);
+    EXPECT_TRUE(has_text(r.err, "has ended on every node")) << describe(r);
+    EXPECT_TRUE(has_text(r.err, "--restore")) << describe(r);
+    EXPECT_FALSE(has_text(r.err, "restarting every node")) << describe(r);
+}
+
 TEST_F(TrainNodesTest, APreflightThatFailsStartsNothing) {
     // MASTER_PORT is taken on rank 0: the preflight's listener cannot have it.
     SilentListener taken;

@@ -2,9 +2,14 @@
 // for all when one fails; the first failure is kept.
 #include <gtest/gtest.h>
 
+#include <optional>
+#include <string>
 #include <thread>
+#include <vector>
 
 #include "mlt/train/gang.h"
+#include "mlt/train/gang_resume.h"
+#include "mlt/util/error.h"
 
 namespace mlt {
 namespace {
@@ -40,3 +45,74 @@ TEST(Gang, AFailureOpensTheBarrierWithFalseAndTheFirstOneIsKept) {
 
 }  // namespace
 }  // namespace mlt
+
+namespace {
+
+mlt::JobStatus node_job(const std::string& run, mlt::JobState state, bool locked, int attempt = 1) {
+    mlt::JobStatus job;
+    job.model = "m";
+    job.run_id = run;
+    job.state = state;
+    job.locked = locked;
+    job.attempt = attempt;
+    return job;
+}
+
+}  // namespace
+
+TEST(GangResume, EveryNodeLockedAndNoneLostIsAdoptedAsItWas) {
+    const auto plan = mlt::plan_gang_resume(
+        {node_job("r", mlt::JobState::running, true), node_job("r", mlt::JobState::finished, true)},
+        "m");
+    EXPECT_TRUE(plan.adopt_all);
+    EXPECT_FALSE(plan.restart);
+    EXPECT_EQ(plan.settle, (std::vector<bool>{true, true}));
+    EXPECT_EQ(plan.run_id, "r");
+}
+
+TEST(GangResume, ALostRankRestartsEveryNodeAsTheNextAttempt) {
+    const auto plan = mlt::plan_gang_resume({node_job("r", mlt::JobState::collected, false),
+                                             node_job("r", mlt::JobState::lost, true, 2)},
+                                            "m");
+    EXPECT_FALSE(plan.adopt_all);
+    EXPECT_TRUE(plan.restart);
+    EXPECT_EQ(plan.attempt, 3);
+    EXPECT_EQ(plan.lost_rank, 1);
+    // The locked lost node is collected first; the one collected already needs nothing.
+    EXPECT_EQ(plan.settle, (std::vector<bool>{false, true}));
+    EXPECT_NE(plan.why.find("rank 1"), std::string::npos) << plan.why;
+}
+
+TEST(GangResume, ANodeWithoutTheRunsJobIsALostRank) {
+    const auto plan =
+        mlt::plan_gang_resume({node_job("r", mlt::JobState::running, true), std::nullopt}, "m");
+    EXPECT_TRUE(plan.restart);
+    EXPECT_EQ(plan.lost_rank, 1);
+    EXPECT_EQ(plan.settle, (std::vector<bool>{true, false}));
+}
+
+TEST(GangResume, ASplitGangRestartsEvenWithoutALoss) {
+    // Rank 0 was stopped by the gang and collected; rank 1 runs on alone, unable to train.
+    const auto plan = mlt::plan_gang_resume({node_job("r", mlt::JobState::collected, false),
+                                             node_job("r", mlt::JobState::running, true)},
+                                            "m");
+    EXPECT_TRUE(plan.restart);
+    EXPECT_EQ(plan.lost_rank, -1);
+    EXPECT_EQ(plan.settle, (std::vector<bool>{false, true}));
+}
+
+TEST(GangResume, DifferentRunsNoRunOrNothingLeftAreRefused) {
+    for (const auto& jobs : std::vector<std::vector<std::optional<mlt::JobStatus>>>{
+             {node_job("r", mlt::JobState::running, true),
+              node_job("s", mlt::JobState::running, true)},
+             {std::nullopt, std::nullopt},
+             {node_job("r", mlt::JobState::collected, false),
+              node_job("r", mlt::JobState::collected, false)}}) {
+        try {
+            mlt::plan_gang_resume(jobs, "m");
+            ADD_FAILURE() << "not refused";
+        } catch (const mlt::Error& e) {
+            EXPECT_EQ(e.code(), mlt::exit_code::kConflict) << e.what();
+        }
+    }
+}

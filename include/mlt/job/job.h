@@ -165,6 +165,14 @@ void release_run(Remote& remote, const std::string& remote_dir, const std::strin
 void mark_run_moved(Remote& remote, const std::string& remote_dir, const std::string& model,
                     const std::string& run_id, const std::string& where);
 
+// A gang that restarts every node together (a --resume after a rank was lost): with the lock
+// of run `run_id` held again, clears what the attempt before left in the job dir (its start
+// marker, process group, exit status, barrier files, result records) while keeping the
+// run's files and console log, so that start_job starts attempt `attempt` (the lock records
+// it) once. Once per attempt; refused while the attempt before still runs. Throws mlt::Error.
+void begin_gang_attempt(Remote& remote, const std::string& remote_dir, const std::string& model,
+                        const std::string& run_id, int attempt);
+
 // Takes the lock of run `run_id` back, so that no follow of the run releases it any more
 // (ReleaseAtEnd): the run's lock stays, and the one a follow of the run released is put back
 // while the job files are still that run's. Throws mlt::Error (conflict, exit 3) when

@@ -88,6 +88,9 @@ class ForwardingJob : public RemoteJob {
     void mark_moved(const std::string& run_id, const std::string& where) override {
         t_->mark_moved(run_id, where);
     }
+    void begin_gang_attempt(const std::string& run_id, int attempt) override {
+        t_->begin_gang_attempt(run_id, attempt);
+    }
     void watch(int every_s, OutputSink on_sample) override {
         t_->watch(every_s, std::move(on_sample));
     }

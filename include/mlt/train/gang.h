@@ -33,6 +33,8 @@ class Gang {
     // Node `rank` failed (its job exited non-zero: `training`, or its run ended with an
     // error): the first failure is kept, and every other node is to stop its job.
     void fail(int rank, const std::string& host, int exit_code, bool training = false);
+    // Whether every node arrived at the barrier or passed it.
+    bool all_arrived() const;
     // Whether the nodes are to stop (a node failed).
     bool stopping() const;
     std::optional<Failure> first_failure() const;

@@ -40,6 +40,12 @@ std::optional<std::string> moved_away_from(const std::vector<nlohmann::json>& ru
 std::vector<AttemptRecord> earlier_attempts(const std::vector<nlohmann::json>& runs,
                                             const std::string& run_id, int before, double until);
 
+// The same for one node of a gang (every node records the run under its one id): the
+// attempts on `host`, from the newest record of the run that has any there.
+std::vector<AttemptRecord> earlier_attempts_on(const std::vector<nlohmann::json>& runs,
+                                               const std::string& run_id, const std::string& host,
+                                               int before, double until);
+
 // A failover of the newest run of `model` that an mlt killed midway did not finish. Either
 // the run's newest record ends with an attempt on another host than `here` that was lost
 // ("host lost") and nothing after it (no standby chosen yet: `to` is empty), or it is the

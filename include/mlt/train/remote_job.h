@@ -101,6 +101,11 @@ class RemoteJob {
     virtual void mark_moved(const std::string& run_id, const std::string& where) {
         (void)run_id, (void)where;
     }
+    // Readies the job dir for attempt `attempt` of a gang that restarts together
+    // (begin_gang_attempt). Nothing by default.
+    virtual void begin_gang_attempt(const std::string& run_id, int attempt) {
+        (void)run_id, (void)attempt;
+    }
     // Restarts the run's lost job as attempt `attempt` (restart_job); returns its process
     // group.
     virtual long restart(const std::string& run_id, int attempt) = 0;
@@ -151,6 +156,7 @@ class ShellJob : public RemoteJob {
     bool release_with_follow(const ReleaseAtEnd& release) override;
     void retake(const std::string& run_id) override;
     void mark_moved(const std::string& run_id, const std::string& where) override;
+    void begin_gang_attempt(const std::string& run_id, int attempt) override;
     void watch(int every_s, OutputSink on_sample) override;
     long restart(const std::string& run_id, int attempt) override;
     bool stop(int grace_s, const std::string* run_id) override;

@@ -179,6 +179,14 @@ class TrainRun {
         run_id_ = run_id;
     }
 
+    // Makes this node's run attempt `attempt` of a gang that restarts every node together
+    // (after join_gang, before begin()): its lock is taken for the gang's run again, the job
+    // dir readied for the new attempt (begin_gang_attempt), the earlier attempts kept from
+    // the local history.
+    void continue_gang(int attempt);
+    // Whether the gang stop stopped this node's job (another node failed).
+    bool stopped_for_gang() const { return stopped_for_gang_; }
+
     // The run's id: new, or the resumed run's.
     const std::string& run_id() const { return run_id_; }
     // The phase reached (Phase::done after a complete run).
@@ -333,6 +341,8 @@ class TrainRun {
     // Follows the gang: a failed node stops this one's job (follow()).
     void check_gang();
     bool moved_ = false;             // the run failed over to another host: it continues there
+    bool gang_attempt_ = false;      // continue_gang(): a new attempt of every node together
+    bool stopped_for_gang_ = false;  // check_gang() stopped this node's job
     bool restarts_used_up_ = false;  // a lost job was not restarted: max_restarts was reached
     RunLedger ledger_;
     double wall_offset_ = 0;  // epoch seconds minus clock_.now()
