@@ -104,8 +104,8 @@ struct Instance {
     }
     void add_output(const std::string& what, const ProcessResult& r) {
         transcript += "---- " + what + ": exit " + std::to_string(r.exit_code) +
-                      (r.timed_out ? " (timed out)" : "") + "\nstdout:\n" + r.out +
-                      "stderr:\n" + r.err;
+                      (r.timed_out ? " (timed out)" : "") + "\nstdout:\n" + r.out + "stderr:\n" +
+                      r.err;
     }
 };
 
@@ -175,12 +175,13 @@ class RecoveryCampaignSlowTest : public TrainTest {
                               ? std::string("ok")
                               : std::to_string(inst.violations.size()) + " violation(s)")
                       << std::endl;
+            if (std::getenv("MLT_CAMPAIGN_VERBOSE")) std::cout << inst.transcript << std::endl;
             if (inst.violations.empty()) continue;
             std::string list;
             for (const auto& v : inst.violations) list += "  - " + v + "\n";
-            ADD_FAILURE() << kind << " seed " << inst.seed << " (replay: MLT_CAMPAIGN_SEED="
-                          << inst.seed << " MLT_CAMPAIGN_RUNS=1)\n  choices: " << inst.choices
-                          << "\n"
+            ADD_FAILURE() << kind << " seed " << inst.seed
+                          << " (replay: MLT_CAMPAIGN_SEED=" << inst.seed
+                          << " MLT_CAMPAIGN_RUNS=1)\n  choices: " << inst.choices << "\n"
                           << list << tail_of(inst.transcript, 12000);
         }
     }
@@ -194,8 +195,7 @@ class RecoveryCampaignSlowTest : public TrainTest {
         if (b_relayed) {
             b_relay_ = std::make_unique<FaultRelay>(standby_->port());
             append_file(default_known_hosts(), "[127.0.0.1]:" + std::to_string(b_relay_->port()) +
-                                                   " " + standby_->host_key_type_and_blob() +
-                                                   "\n");
+                                                   " " + standby_->host_key_type_and_blob() + "\n");
         }
         append_file(default_known_hosts(), "[127.0.0.1]:" + std::to_string(a_port_) + " " +
                                                sshd().host_key_type_and_blob() + "\n");
@@ -262,8 +262,7 @@ class RecoveryCampaignSlowTest : public TrainTest {
     void check_console(Instance& inst, const std::vector<Trained>& trace) const;
     nlohmann::json newest_record(Instance& inst) const;
     void check_history(Instance& inst, const nlohmann::json& record, int exit_code) const;
-    void check_summary(Instance& inst, const ProcessResult& r,
-                       const nlohmann::json& record) const;
+    void check_summary(Instance& inst, const ProcessResult& r, const nlohmann::json& record) const;
     void check_local_results(Instance& inst, const nlohmann::json& record) const;
     void check_no_job_left(Instance& inst, int exit_code) const;
     void check_end(Instance& inst, const ProcessResult& r, const Expected& want);
@@ -275,6 +274,9 @@ class RecoveryCampaignSlowTest : public TrainTest {
                         int delay);
     ProcessResult resume_on(Instance& inst, const std::string& where);
     void budget_instance(Instance& inst, std::mt19937_64& rng);
+    void gang_instance(Instance& inst, std::mt19937_64& rng);
+    std::vector<std::string> gang(const std::vector<std::string>& args) const;
+    void check_gang(Instance& inst, const ProcessResult& r, int stop);
     void check_budget(Instance& inst, const ProcessResult& r, bool by_cost, double limit_s,
                       double t0, double b_price);
 
@@ -347,9 +349,9 @@ void RecoveryCampaignSlowTest::check_trace(Instance& inst, const Expected& want,
     std::map<int, int> count;  // epoch -> trainings
     for (const auto& t : trace) {
         if (t.start) {
-            inst.check(!starts.count(t.attempt),
-                       "attempt " + std::to_string(t.attempt) + " started twice (again on " +
-                           std::string(1, t.host) + ")");
+            inst.check(!starts.count(t.attempt), "attempt " + std::to_string(t.attempt) +
+                                                     " started twice (again on " +
+                                                     std::string(1, t.host) + ")");
             if (!starts.count(t.attempt)) starts[t.attempt] = t;
         } else {
             ++count[t.epoch];
@@ -363,8 +365,8 @@ void RecoveryCampaignSlowTest::check_trace(Instance& inst, const Expected& want,
     for (const auto& [n, s] : starts) {
         const std::string where = s.host == 'A' ? a_name() : b_name();
         inst.check(hosts.count(n) && has_text(hosts[n], where),
-                   "attempt " + std::to_string(n) + " trained on " + std::string(1, s.host) +
-                       " (" + where + ") but the history has it " +
+                   "attempt " + std::to_string(n) + " trained on " + std::string(1, s.host) + " (" +
+                       where + ") but the history has it " +
                        (hosts.count(n) ? "on " + hosts[n] : "not at all") +
                        ": a training mlt does not know of");
         if (n >= 2 && want.home_at_loss >= 0)
@@ -378,8 +380,7 @@ void RecoveryCampaignSlowTest::check_trace(Instance& inst, const Expected& want,
                            std::to_string(n + 1) + " started: two trainings at once");
     }
     for (int i = 1; i <= kEpochs; ++i) {
-        if (success)
-            inst.check(count[i] >= 1, "epoch " + std::to_string(i) + " was never trained");
+        if (success) inst.check(count[i] >= 1, "epoch " + std::to_string(i) + " was never trained");
         const int allowed = (want.home_at_loss >= 0 && i > want.home_at_loss) ? 2 : 1;
         inst.check(count[i] <= allowed, "epoch " + std::to_string(i) + " trained " +
                                             std::to_string(count[i]) + " times (allowed " +
@@ -388,9 +389,9 @@ void RecoveryCampaignSlowTest::check_trace(Instance& inst, const Expected& want,
     if (success && !starts.empty()) {
         const Trained& last = starts.rbegin()->second;
         if (want.final_host)
-            inst.check(last.host == want.final_host,
-                       "the final attempt ran on " + std::string(1, last.host) + ", expected " +
-                           std::string(1, want.final_host));
+            inst.check(last.host == want.final_host, "the final attempt ran on " +
+                                                         std::string(1, last.host) + ", expected " +
+                                                         std::string(1, want.final_host));
     }
     check_console(inst, trace);
 }
@@ -420,17 +421,17 @@ void RecoveryCampaignSlowTest::check_console(Instance& inst,
         inst.check(shown.count(p) == done.count(p),
                    "attempt " + std::to_string(p.first) +
                        (p.second ? " epoch " + std::to_string(p.second) : std::string(" start")) +
-                       ": trained " + std::to_string(done.count(p)) + "x, the local console shows " +
-                       std::to_string(shown.count(p)) + "x");
+                       ": trained " + std::to_string(done.count(p)) +
+                       "x, the local console shows " + std::to_string(shown.count(p)) + "x");
     for (const auto& p : shown)
-        inst.check(done.count(p) > 0, "the local console shows attempt " +
-                                          std::to_string(p.first) + " epoch " +
-                                          std::to_string(p.second) + " that never trained");
+        inst.check(done.count(p) > 0, "the local console shows attempt " + std::to_string(p.first) +
+                                          " epoch " + std::to_string(p.second) +
+                                          " that never trained");
     for (int a : attempts)
         if (a >= 2)
-            inst.check(lines_starting(console, kMarker + std::to_string(a) + " of run ").size() == 1,
-                       "the local console has not one marker line of attempt " +
-                           std::to_string(a));
+            inst.check(
+                lines_starting(console, kMarker + std::to_string(a) + " of run ").size() == 1,
+                "the local console has not one marker line of attempt " + std::to_string(a));
 }
 
 nlohmann::json RecoveryCampaignSlowTest::newest_record(Instance& inst) const {
@@ -479,8 +480,8 @@ void RecoveryCampaignSlowTest::check_history(Instance& inst, const nlohmann::jso
 void RecoveryCampaignSlowTest::check_summary(Instance& inst, const ProcessResult& r,
                                              const nlohmann::json& record) const {
     const auto lines = lines_starting(r.out, "mlt:   attempts: ");
-    inst.check(lines.size() == 1, "the summary has " + std::to_string(lines.size()) +
-                                      " attempts lines (stdout)");
+    inst.check(lines.size() == 1,
+               "the summary has " + std::to_string(lines.size()) + " attempts lines (stdout)");
     inst.check(!has_text(r.out + r.err, "\\n"), "a message holds a literal \\n");
     if (lines.size() != 1 || !record.is_object()) return;
     const auto attempts = record.value("attempts", nlohmann::json::array());
@@ -511,19 +512,18 @@ void RecoveryCampaignSlowTest::check_local_results(Instance& inst,
     const std::string who = "attempt " + std::to_string(last->attempt) + " in ";
     const std::string owner = trim(read_or_empty(local_logs("m") + "/owner"));
     inst.check(owner.rfind(who, 0) == 0 && has_text(owner, dir.substr(dir.rfind('/'))),
-               "the local log dir is '" + owner + "', not the final attempt's (" + who + dir +
-                   ")");
+               "the local log dir is '" + owner + "', not the final attempt's (" + who + dir + ")");
     const std::string archive = read_or_empty(local_archive("m"));
-    inst.check(archive.rfind("archive of " + who, 0) == 0 && has_text(archive, dir.substr(dir.rfind('/'))),
-               "the local archive is '" + archive + "', not the final attempt's");
+    inst.check(
+        archive.rfind("archive of " + who, 0) == 0 && has_text(archive, dir.substr(dir.rfind('/'))),
+        "the local archive is '" + archive + "', not the final attempt's");
     for (int i = last->epoch + 1; i <= kEpochs; ++i)
         inst.check(read_or_empty(local_logs("m") + "/ckpt-" + std::to_string(i)) ==
                        "weights of epoch " + std::to_string(i) + " by attempt " +
                            std::to_string(last->attempt) + "\n",
                    "local ckpt-" + std::to_string(i) + " is not the final attempt's");
     inst.check(read_or_empty(local_console("m")) == host_console(last->host),
-               std::string("the local console copy differs from ") + last->host +
-                   "'s console.log");
+               std::string("the local console copy differs from ") + last->host + "'s console.log");
     (void)record;
 }
 
@@ -559,8 +559,8 @@ void RecoveryCampaignSlowTest::check_returning_a_refuses(Instance& inst, bool wi
         relay_->resume();
     }
     const std::size_t before = read_trace().size();
-    ProcessResult again = mlt({"ssh", "-o", "ConnectTimeout=2", "train", "m", "--resume",
-                               "--reconnect-timeout", "2"});
+    ProcessResult again = mlt(
+        {"ssh", "-o", "ConnectTimeout=2", "train", "m", "--resume", "--reconnect-timeout", "2"});
     inst.add_output("--resume on the returning A", again);
     inst.check(again.exit_code == 3, "the returning A" + std::string(wiped ? " (wiped)" : "") +
                                          " answered --resume with exit " +
@@ -635,7 +635,8 @@ void RecoveryCampaignSlowTest::kill_client_at(Instance& inst, BackgroundProcess&
     }
     inst.check(reached, "harness: the failover never reached " + point);
     pause_ms(delay);
-    inst.choices += std::string(" B-locked-at-kill=") + (path_exists(b_job_file("lock")) ? "1" : "0") +
+    inst.choices += std::string(" B-locked-at-kill=") +
+                    (path_exists(b_job_file("lock")) ? "1" : "0") +
                     " B-job-at-kill=" + (path_exists(b_job_file("pid")) ? "1" : "0");
     run.signal(SIGKILL);
     ProcessResult killed = run.wait(kEffectTimeout);
@@ -663,7 +664,8 @@ void RecoveryCampaignSlowTest::client_killed_instance(Instance& inst, std::mt199
     const int stop = 1 + static_cast<int>(rng() % 5);
     const int delay = static_cast<int>(rng() % 400);
     inst.choices = "kill-at=" + point + " resume-on=" + where +
-                   " stop-after-epoch=" + std::to_string(stop) + " delay-ms=" + std::to_string(delay);
+                   " stop-after-epoch=" + std::to_string(stop) +
+                   " delay-ms=" + std::to_string(delay);
     set_up_hosts(stop, true);
     write_settings(fallback_line(""));
     auto run = start_run(inst, {}, stop, point == "before-B" ? "60" : "2");
@@ -679,6 +681,8 @@ void RecoveryCampaignSlowTest::client_killed_instance(Instance& inst, std::mt199
     relay_.reset();
     kill_job_a(pgid);
     kill_client_at(inst, *run, point, delay);
+    // Once B's lock is the run's, the history has attempt 2 there: A must refuse.
+    const bool locked_b = path_exists(b_job_file("lock"));
     const bool moved = point == "job-started-on-B" || point == "after-marker";
     if (where == "A-back-wiped") {
         std::error_code ec;
@@ -689,13 +693,15 @@ void RecoveryCampaignSlowTest::client_killed_instance(Instance& inst, std::mt199
     ProcessResult r = resume_on(inst, where == "B" ? "B" : "A");
     std::set<int> first = {0};
     if (where == "A-back-wiped" || (moved && where == "A-down")) first = {0, 3, 255};
-    if (moved && where == "A-back-with-disk") first = {3};
+    if (where == "A-back-with-disk" && locked_b)
+        first = moved ? std::set<int>{3} : std::set<int>{0, 3};
     inst.check(first.count(r.exit_code) > 0, "the first --resume (on " + where + ") exited " +
-                                                  std::to_string(r.exit_code) + ", expected " +
-                                                  join(first));
+                                                 std::to_string(r.exit_code) + ", expected " +
+                                                 join(first));
+    inst.choices += " first-resume-exit=" + std::to_string(r.exit_code);
     if (r.exit_code != 0 && r.exit_code != 124) r = resume_on(inst, "B");
     want.exit_codes = {0};
-    want.final_host = (where == "A-back-with-disk" && !moved) ? 0 : 'B';
+    want.final_host = (where == "A-back-with-disk" && !locked_b) ? 0 : 'B';
     check_end(inst, r, want);
     if (r.exit_code == 0 && !read_trace().empty() && read_trace().back().host == 'B')
         check_returning_a_refuses(inst, where == "A-back-wiped");
@@ -763,8 +769,8 @@ void RecoveryCampaignSlowTest::budget_instance(Instance& inst, std::mt19937_64& 
     hours.precision(8);
     hours << limit / 3600.0;
     inst.choices = std::string(by_cost ? "--max-cost " : "--max-hours ") +
-                   (by_cost ? std::to_string(limit) : hours.str()) +
-                   " loss-at-limit" + (offset_ms >= 0 ? "+" : "") + std::to_string(offset_ms) +
+                   (by_cost ? std::to_string(limit) : hours.str()) + " loss-at-limit" +
+                   (offset_ms >= 0 ? "+" : "") + std::to_string(offset_ms) +
                    "ms stop-after-epoch=" + std::to_string(stop) +
                    " B-price=" + std::to_string(static_cast<int>(b_price));
     set_up_hosts(stop, false);
@@ -794,6 +800,121 @@ void RecoveryCampaignSlowTest::budget_instance(Instance& inst, std::mt19937_64& 
 TEST_F(RecoveryCampaignSlowTest, BudgetRunsOutAroundTheFailover) {
     campaign("BudgetRunsOutAroundTheFailover",
              [&](Instance& inst, std::mt19937_64& rng) { budget_instance(inst, rng); });
+}
+
+// ---- Kind 4: a two-node gang loses one node's job or host, then --resume ---------------
+
+// `mlt ssh -i KEY -h A -h B ARGS...`: rank 0 on A (behind relay_), rank 1 on B (behind
+// b_relay_).
+std::vector<std::string> RecoveryCampaignSlowTest::gang(
+    const std::vector<std::string>& args) const {
+    std::vector<std::string> all = {
+        "ssh",
+        "-o",
+        "ConnectTimeout=2",
+        "-o",
+        "ServerAliveInterval=1",
+        "-o",
+        "ServerAliveCountMax=2",
+        "-i",
+        sshd().client_key_path(),
+        "-h",
+        sshd().user() + "@127.0.0.1:" + std::to_string(a_port_) + "/" + remote(),
+        "-h",
+        b_spec()};
+    all.insert(all.end(), args.begin(), args.end());
+    return all;
+}
+
+// Every node trained each epoch after its newest checkpoint once in the end, never two
+// attempts at once, and what each trained is in its local console copy.
+void RecoveryCampaignSlowTest::check_gang(Instance& inst, const ProcessResult& r, int stop) {
+    inst.check(r.exit_code == 0, "the gang's --resume exited " + std::to_string(r.exit_code));
+    inst.transcript += "---- history:\n" + read_or_empty(history_path());
+    const auto record = newest_record(inst);
+    check_history(inst, record, r.exit_code);
+    const std::string hosts =
+        record.is_object() && record.contains("hosts") ? record["hosts"].dump() : "";
+    inst.check(has_text(hosts, a_name()) && has_text(hosts, b_name()),
+               "the run's newest history record names not both nodes: " + hosts);
+    inst.check(!has_text(r.out + r.err, "\\n"), "a message holds a literal \\n");
+    if (r.exit_code == 0)
+        for (const char* rank : {"0", "1"})
+            inst.check(lines_starting(r.out, std::string("mlt: [rank ") + rank + "]   attempts: ")
+                               .size() == 1,
+                       std::string("rank ") + rank + "'s summary has not one attempts line");
+    for (char host : {'A', 'B'}) {
+        const std::string h(1, host);
+        std::map<int, int> count;
+        std::map<int, int> starts;
+        int last_resume = -1;
+        for (const auto& t : read_trace()) {
+            if (t.host != host) continue;
+            if (t.start) {
+                ++starts[t.attempt];
+                last_resume = t.epoch;
+            } else {
+                ++count[t.epoch];
+            }
+        }
+        for (const auto& [a, n] : starts)
+            inst.check(n == 1, "attempt " + std::to_string(a) + " started " + std::to_string(n) +
+                                   "x on " + h);
+        inst.check(last_resume >= stop || starts.size() == 1,
+                   h + "'s last attempt resumed after epoch " + std::to_string(last_resume) +
+                       ", before its own checkpoint " + std::to_string(stop));
+        for (int i = 1; i <= kEpochs; ++i) {
+            inst.check(count[i] >= 1, "epoch " + std::to_string(i) + " never trained on " + h);
+            inst.check(count[i] <= 1 + (i > stop ? 1 : 0),
+                       "epoch " + std::to_string(i) + " trained " + std::to_string(count[i]) +
+                           "x on " + h);
+        }
+        const std::string rank = host == 'A' ? "0" : "1";
+        inst.check(read_or_empty(local_logs("m") + "/nodes/" + rank + "/mltk_ssh_train_m.log") ==
+                       host_console(host),
+                   "rank " + rank + "'s local console copy differs from " + h + "'s console.log");
+    }
+    check_no_job_left(inst, r.exit_code);
+}
+
+void RecoveryCampaignSlowTest::gang_instance(Instance& inst, std::mt19937_64& rng) {
+    const bool rank1 = rng() % 2 == 1;
+    const bool host_lost = rng() % 2 == 1;
+    const int stop = 1 + static_cast<int>(rng() % 5);
+    const int delay = static_cast<int>(rng() % 1000);
+    inst.choices = std::string("node=rank") + (rank1 ? "1" : "0") +
+                   (host_lost ? " way=host-lost" : " way=job-killed") +
+                   " stop-after-epoch=" + std::to_string(stop) +
+                   " delay-ms=" + std::to_string(delay);
+    set_up_hosts(stop, true);
+    env().write_settings("ssh:\n  remote_log_dir: \"logs/{model}\"\n  compression: none\n");
+    auto run = start_mlt(gang({"train", "m", "--reconnect-timeout", "2"}));
+    const std::string line = "] epoch " + std::to_string(stop) + "\n";
+    inst.check(wait_until([&] { return count_occurrences(run->out(), line) >= 2; }, kEffectTimeout),
+               "harness: both ranks never showed epoch " + std::to_string(stop));
+    pause_ms(delay);
+    const long pgid = rank1 ? std::atol(read_or_empty(b_job_file("pid")).c_str()) : job_pgid("m");
+    const int port = rank1 ? b_relay_->port() : a_port_;
+    if (host_lost) (rank1 ? b_relay_ : relay_).reset();
+    kill_job_a(pgid);
+    ProcessResult first = run->wait(kTrainTimeout);
+    inst.add_output("train", first);
+    inst.choices += " first-exit=" + std::to_string(first.exit_code);
+    inst.check(first.exit_code == (host_lost ? 255 : 1),
+               "the gang exited " + std::to_string(first.exit_code) + " after a " +
+                   (host_lost ? "lost host" : "killed job") + ", expected " +
+                   (host_lost ? "255" : "1"));
+    inst.check(!has_text(first.out + first.err, "\\n"), "a message holds a literal \\n");
+    if (host_lost && rank1) b_relay_ = std::make_unique<FaultRelay>(standby_->port(), port);
+    if (host_lost && !rank1) relay_ = std::make_unique<FaultRelay>(sshd().port(), port);
+    ProcessResult r = mlt(gang({"train", "m", "--resume", "--reconnect-timeout", "2"}));
+    inst.add_output("--resume of the gang", r);
+    check_gang(inst, r, stop);
+}
+
+TEST_F(RecoveryCampaignSlowTest, GangNodeLost) {
+    campaign("GangNodeLost",
+             [&](Instance& inst, std::mt19937_64& rng) { gang_instance(inst, rng); });
 }
 
 }  // namespace mlt_test
