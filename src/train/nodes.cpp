@@ -324,6 +324,8 @@ void record_gang_end(const std::string& run_id, const std::vector<std::string>& 
         if (id == it->end() || !id->is_string() || id->get<std::string>() != run_id) continue;
         nlohmann::json r = *it;
         r["status"] = status;
+        // Every node's host, in rank order (each node's own records name only its own).
+        r["hosts"] = nodes;
         r["nodes"] = nodes;
         append_history(r);
         return;
@@ -386,8 +388,11 @@ int resume_gang(NodesSpec& spec, std::vector<std::unique_ptr<Connection>>& links
             prefail = Gang::Failure{rank, links[static_cast<size_t>(rank)]->name(), 1, false};
             for (auto& n : settling.nodes) n.plan.shutdown_cmds.clear();  // the run goes on
         }
+        const auto quiet = [&](TrainRun& r) {
+            if (plan.restart) r.settle_for_restart();
+        };
         const GangPass settled =
-            run_gang_pass(settling, links, plan.run_id, plan.settle, {}, prefail);
+            run_gang_pass(settling, links, plan.run_id, plan.settle, quiet, prefail);
         if (!plan.restart) return gang_exit(spec, settled, plan.run_id, links);
     }
     reporter().alert("restarting every node of " + spec.nodes.front().plan.model + " (run " +

@@ -70,6 +70,7 @@ void TrainRun::show_cost() {
 }
 
 void TrainRun::summarize(const Error* error) {
+    if (settling_) return;
     const bool bad_input = error && error->code() == exit_code::kUsage;
     // No machine is left to bill once shutdown_cmds that power it off ran (phase done), and
     // none was ever reached by a run that never connected.

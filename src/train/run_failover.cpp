@@ -173,7 +173,10 @@ void TrainRun::refuse_moved_away(const std::vector<nlohmann::json>& runs, const 
 
 void TrainRun::warn_if_silent(const std::vector<nlohmann::json>& runs, const JobStatus& job) {
     // This machine knows the runs it failed over; another machine's failover it cannot see.
-    if (knows_run(runs, job.run_id) || job.logged <= 0 || job.remote_now <= 0) return;
+    // Only a job that would train here (a finished one is just collected).
+    const bool trains = job.state == JobState::running || job.state == JobState::lost ||
+                        job.state == JobState::uploading || job.state == JobState::starting;
+    if (!trains || knows_run(runs, job.run_id) || job.logged <= 0 || job.remote_now <= 0) return;
     const long silent = job.remote_now - job.logged;
     if (silent <= plan_.reconnect_timeout_s) return;
     reporter_.alert("run " + job.run_id + " of " + plan_.model + " on " + host() +

@@ -330,6 +330,10 @@ Phase TrainRun::resume_lock() {
             if (plan_.spec_here && (plan_.failover || !cut->to.empty()))
                 return continue_cut_failover(runs, *cut);
         }
+        // A host the run left (it went on elsewhere) is refused as such, even without its
+        // job dir: --restore beside the run that trains there would train it twice.
+        if (const auto id = newest_run_id(runs, plan_.model))
+            refuse_moved_away(runs, *id, "", false);
         // What came home is the way on when the host that ran the job is gone with its disk.
         std::error_code ec;
         const bool home = !std::filesystem::is_empty(plan_.local_logs, ec) && !ec;

@@ -310,6 +310,60 @@ TEST_F(TrainFailoverTest, AResumeOnTheStandbyAfterTheClientDiedKeepsTheLostHostI
     EXPECT_FALSE(path_exists(job_file("m", "started.2"))) << "a second attempt 2 started on A";
 }
 
+// mlt dies once the run trains on B; A comes back without its disk. A --resume there is
+// refused as for a host the run left, never pointed to --restore beside the run on B.
+TEST_F(TrainFailoverTest, ALostHostBackWithoutItsDiskRefusesAResumeAndNamesTheStandby) {
+    auto run = start_with_a_checkpoint_home();
+    ASSERT_TRUE(run);
+    lose_host_a();
+    ASSERT_TRUE(wait_until([&] { return path_exists(standby_job_file("pid")); }, kTrainTimeout))
+        << run->out() << run->err();
+    run->signal(SIGKILL);
+    run->wait(kEffectTimeout);
+    fs::create_directories(remote());
+    relay_ = std::make_unique<FaultRelay>(sshd().port(), lost_port_);
+    ProcessResult r = mlt({"ssh", "train", "m", "--resume"});
+    EXPECT_EQ(r.exit_code, 3) << describe(r);
+    EXPECT_TRUE(has_text(r.err, "continued on 127.0.0.1:" + std::to_string(standby_->port())) ||
+                has_text(r.err, "@127.0.0.1:" + std::to_string(standby_->port())))
+        << describe(r);
+    EXPECT_FALSE(has_text(r.err, "--restore")) << describe(r);
+    EXPECT_FALSE(path_exists(job_file("m", "lock"))) << "A was locked";
+}
+
+// A --resume from a machine that has no record of the run (its history elsewhere), of a job
+// whose console log has been silent for longer than reconnect_timeout: it warns that the run
+// may have been failed over from there; with the record, it does not.
+TEST_F(TrainFailoverTest, AResumeOfASilentRunThisMachineDoesNotKnowWarns) {
+    write_settings("");
+    ProcessResult started = mlt({"ssh", "train", "m", "--no-wait"});
+    ASSERT_EQ(started.exit_code, 0) << describe(started);
+    const std::string console = job_file("m", "console.log");
+    ASSERT_TRUE(
+        wait_until([&] { return has_text(read_or_empty(console), "waiting"); }, kEffectTimeout));
+    // Two seconds without a line, against a reconnect_timeout of one.
+    const auto still = [&] {
+        std::error_code ec;
+        const auto age = fs::file_time_type::clock::now() - fs::last_write_time(console, ec);
+        return !ec && age > std::chrono::milliseconds(2500);
+    };
+    ASSERT_TRUE(wait_until(still, kEffectTimeout));
+    const std::string saved = history_path() + ".elsewhere";
+    ASSERT_EQ(::rename(history_path().c_str(), saved.c_str()), 0);
+    ProcessResult elsewhere =
+        mlt({"ssh", "train", "m", "--resume", "--no-wait", "--reconnect-timeout", "1"});
+    EXPECT_EQ(elsewhere.exit_code, 0) << describe(elsewhere);
+    EXPECT_TRUE(has_text(elsewhere.err, "has written nothing for")) << describe(elsewhere);
+    EXPECT_TRUE(has_text(elsewhere.err, "this machine has no record of it")) << describe(elsewhere);
+    ASSERT_EQ(::rename(saved.c_str(), history_path().c_str()), 0);
+    ProcessResult here =
+        mlt({"ssh", "train", "m", "--resume", "--no-wait", "--reconnect-timeout", "1"});
+    EXPECT_EQ(here.exit_code, 0) << describe(here);
+    EXPECT_FALSE(has_text(here.err, "has written nothing for")) << describe(here);
+    ProcessResult stopped = mlt({"ssh", "stop", "m"});
+    EXPECT_EQ(stopped.exit_code, 0) << describe(stopped);
+}
+
 // A --resume on a host that holds no job of the run, while checkpoints came home: the hint
 // names the --restore command, the way on when the host that ran the job is gone.
 TEST_F(TrainFailoverTest, AResumeWhereNoJobIsPointsToRestoreWhenCheckpointsCameHome) {

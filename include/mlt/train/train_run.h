@@ -184,6 +184,10 @@ class TrainRun {
     // dir readied for the new attempt (begin_gang_attempt), the earlier attempts kept from
     // the local history.
     void continue_gang(int attempt);
+    // This node's run only settles what its job left before the gang restarts (a
+    // --resume): collected as usual, recorded, but with no summary of its own (the
+    // restart's follows).
+    void settle_for_restart() { settling_ = true; }
     // Whether the gang stop stopped this node's job (another node failed).
     bool stopped_for_gang() const { return stopped_for_gang_; }
 
@@ -343,6 +347,7 @@ class TrainRun {
     bool moved_ = false;             // the run failed over to another host: it continues there
     bool gang_attempt_ = false;      // continue_gang(): a new attempt of every node together
     bool stopped_for_gang_ = false;  // check_gang() stopped this node's job
+    bool settling_ = false;          // settle_for_restart()
     bool restarts_used_up_ = false;  // a lost job was not restarted: max_restarts was reached
     RunLedger ledger_;
     double wall_offset_ = 0;  // epoch seconds minus clock_.now()
