@@ -4,8 +4,9 @@
 # pyenv or conda profile does) starts a Python training that runs until it is stopped. The
 # limit falls at LIMIT seconds, during the login shell or the training. For each row it prints
 # when mlt's stop line came after the limit (its "reached after T" against LIMIT), the seconds
-# from the stop line to the job's end (the stop's round trip, the SIGTERM and the job's exit)
-# and mlt's exit code (5 expected).
+# from the stop line to the job's end (the stop's round trip, the SIGTERM and the job's exit),
+# the seconds from the job's start to its first training line ("never": stopped before) and
+# mlt's exit code (5 expected).
 #
 #   tests/bench/budget_stop.sh [--reps N] [--keep]
 #
@@ -72,12 +73,15 @@ if stop:
     if m:
         late = f"{float(m.group(1)) - limit:5.1f}"
 gone = f"{end - stop[0]:5.1f}" if stop and end else "    -"
-print(f"{sys.argv[3]:>8} {limit:6.1f} {late:>8} {gone:>8} {sys.argv[5]:>5}")
+started = next((t for t, x in out + err if "started b on" in x), None)
+trained = next((t for t, x in out if x.endswith("training") and "mlt:" not in x), None)
+first = f"{trained - started:5.1f}" if started and trained else "never"
+print(f"{sys.argv[3]:>8} {limit:6.1f} {late:>8} {gone:>8} {first:>8} {sys.argv[5]:>5}")
 PYEOF
 }
 
-echo "profile  limit   stop s   stop->   exit" >&2
-echo "      s      s   late     end s" >&2
+echo "profile  limit   stop s   stop->   start->  exit" >&2
+echo "      s      s   late     end s    train s" >&2
 for _ in $(seq "$reps"); do
   for row in "0 0.001" "2 0.001" "6 0.001" "0 0.002"; do
     # shellcheck disable=SC2086  # the row's words are the arguments
