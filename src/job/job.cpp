@@ -301,7 +301,8 @@ bool acquire_run(Remote& remote, const std::string& remote_dir, const std::strin
         "printf 'owner=%s\\nstarted=%s\\nrun=%s\\nphase=uploading\\n%s' " + shell_quote(run.owner) +
         " \"$(date +%s)\" \"$r\" " +
         shell_quote(std::string(run.clean ? "clean=1\n" : "") +
-                    (run.attempt > 1 ? "attempt=" + std::to_string(run.attempt) + "\n" : ""));
+                    (run.attempt > 1 ? "attempt=" + std::to_string(run.attempt) + "\n" : "") +
+                    (run.came_from.empty() ? "" : "from=" + run.came_from + "\n"));
     const std::string moved = previous_run_words(p);
     const std::string a = shell_quote(run.archive);
     // The lock first (O_EXCL through noclobber: of concurrent launches exactly one wins),

@@ -100,6 +100,7 @@ bool TrainRun::fail_over(const std::string& why) {
     plan_.resume = false;  // a new lock, on the new host
     plan_.clean = false;   // what came home is what the run continues from
     moved_ = true;
+    came_from_ = lost;
     lock_ = LockHold::none;
     watch_ = JobWatch{};
     outcome_ = JobOutcome{};
@@ -136,6 +137,7 @@ Phase TrainRun::continue_cut_failover(const std::vector<nlohmann::json>& runs,
     ledger_.restore(earlier_attempts(runs, run_id_, attempt_, now));
     begin_attempt(now);
     moved_ = true;
+    came_from_ = cut.from;
     plan_.resume = false;  // a new lock, on this host, for the same run
     plan_.clean = false;   // what came home is what the run continues from
     reporter_.alert("continuing " + which() + " on " + host() + " as attempt " +

@@ -359,7 +359,8 @@ Phase TrainRun::take_lock() {
                plan_.archive,
                plan_.clean,
                attempt_,
-               {}};
+               {},
+               came_from_};
     // The upload's listings travel with the lock's command (--clean removes files between),
     // and so does the start, on the condition that the listings will find nothing to send:
     // a run whose files are all there starts in the lock's round trip. (Not for a gang,

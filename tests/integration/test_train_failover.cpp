@@ -297,6 +297,10 @@ TEST_F(TrainFailoverTest, AResumeOnTheStandbyAfterTheClientDiedKeepsTheLostHostI
         << run->out() << run->err();
     run->signal(SIGKILL);
     run->wait(kEffectTimeout);
+    // B's lock names the attempt and where the run came from.
+    const std::string lock = read_or_empty(standby_job_file("lock"));
+    EXPECT_TRUE(has_text(lock, "attempt=2\nfrom=root@127.0.0.1:" + std::to_string(port) + "\n"))
+        << lock;
     ProcessResult r = mlt({"ssh", "-h", standby_spec(), "train", "m", "--resume"});
     ASSERT_EQ(r.exit_code, 0) << describe(r);
     const auto runs = history();

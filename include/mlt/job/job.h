@@ -134,6 +134,9 @@ struct NewRun {
     // The ticket of a start sent ahead with this lock (start_job_if_current): the lock
     // removes every older ticket of the run and writes this one. Empty: none.
     std::string start_ticket = {};
+    // The host the run continued here from after it was lost there (a failover): recorded
+    // as `from=HOST` in the lock, for people and `status`. Empty: none.
+    std::string came_from = {};
 };
 
 // Takes the job lock for a new run in one round trip: creates `lock` atomically (O_EXCL)

@@ -345,6 +345,7 @@ class TrainRun {
     // Follows the gang: a failed node stops this one's job (follow()).
     void check_gang();
     bool moved_ = false;             // the run failed over to another host: it continues there
+    std::string came_from_;          // the host the run failed over from (the lock says so)
     bool gang_attempt_ = false;      // continue_gang(): a new attempt of every node together
     bool stopped_for_gang_ = false;  // check_gang() stopped this node's job
     bool settling_ = false;          // settle_for_restart()
