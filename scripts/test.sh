@@ -14,8 +14,18 @@
 # Tests run two per core: most of an integration test's time is spent waiting on sshd and
 # on mlt's own processes, so 2 cores finish the suite in about 60 % of the time of one per
 # core.
+# Tests labelled `slow` (their suite's name ends in SlowTest: the randomized recovery
+# campaign) are left out; `scripts/test.sh --slow` runs them too, in the gcc stage only.
 # MLT_TEST_SANITIZE=0 stops after stage 3.
 set -euo pipefail
+slow=0
+case ${1:-} in
+  --slow) slow=1 ;;
+  "") ;;
+  *) echo "usage: scripts/test.sh [--slow]" >&2; exit 2 ;;
+esac
+labels=(-LE slow)
+[ "$slow" = 0 ] || labels=()
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${MLT_BUILD_DIR:-$root/build}
 asan_build=${MLT_ASAN_BUILD_DIR:-$root/build-asan}
@@ -45,7 +55,7 @@ sanitizer_tests() {
   export ASAN_OPTIONS="detect_leaks=1:halt_on_error=1:log_path=$reports/asan"
   export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:log_path=$reports/ubsan"
   export LSAN_OPTIONS="suppressions=$root/tests/lsan.supp:print_suppressions=0"
-  (cd "$asan_build" && ctest --output-on-failure --parallel "$test_jobs") || status=$?
+  (cd "$asan_build" && ctest --output-on-failure --parallel "$test_jobs" -LE slow) || status=$?
   unset ASAN_OPTIONS UBSAN_OPTIONS LSAN_OPTIONS
   if [ -n "$(ls -A "$reports")" ]; then
     echo "test.sh: sanitizer reports:" >&2
@@ -65,7 +75,7 @@ stage "format check" format_check
 stage "function length check" python3 "$root/scripts/check-function-length.py"
 stage "gcc build" env MLT_BUILD_DIR="$build" "$root/scripts/build.sh" -DMLT_WERROR=ON \
   "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O2 -DNDEBUG"
-stage "gcc tests" bash -c "cd '$build' && ctest --output-on-failure --parallel $test_jobs"
+stage "gcc tests" bash -c "cd '$build' && ctest --output-on-failure --parallel $test_jobs ${labels[*]}"
 if [ "${MLT_TEST_SANITIZE:-1}" != 0 ]; then
   source "$root/scripts/lib/asan-cmake-args.sh"
   stage "asan+ubsan build" env MLT_BUILD_DIR="$asan_build" "$root/scripts/build.sh" \
