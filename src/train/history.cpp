@@ -190,6 +190,23 @@ std::optional<CutFailover> cut_failover(const std::vector<nlohmann::json>& runs,
     return cut;
 }
 
+std::optional<WentOn> run_went_on(const std::vector<nlohmann::json>& runs, const std::string& model,
+                                  const std::string& host) {
+    nlohmann::json run, last;
+    if (!newest_run_of(runs, model, run, last)) return std::nullopt;
+    const std::string status = text_of(run, "status");
+    if (status != "running" && status != "link lost" && status != "host lost" &&
+        status != "detached" && status != "failing over")
+        return std::nullopt;
+    const std::string there = text_of(last, "host");
+    if (there.empty() || there == host || !moved_away_from(runs, text_of(run, "id"), host))
+        return std::nullopt;
+    WentOn went{text_of(run, "id"), there, text_of(run, "remote_dir"), std::nullopt};
+    const nlohmann::json price = last.value("price_per_hour", nlohmann::json());
+    if (price.is_number() && price.get<double>() > 0) went.price_per_hour = price.get<double>();
+    return went;
+}
+
 std::optional<std::string> newest_run_id(const std::vector<nlohmann::json>& runs,
                                          const std::string& model) {
     nlohmann::json run, last;

@@ -68,38 +68,40 @@ HostPool::HostPool(HostPoolSpec spec, ForwardingConnection& connection, Forwardi
 HostPool::~HostPool() = default;
 
 std::optional<NextHost> HostPool::next(Reporter& reporter) {
-    while (auto host = candidate(reporter)) {
-        Target t = spec_.base;
-        t.connect.host = host->spec.host;
-        t.connect.host_origin = "standby host " + host->text;
-        t.connect.user = host->spec.user;
-        t.connect.port = host->spec.port;
-        t.connect.proxy_keyword.clear();  // the first host's ProxyCommand is not this one's
-        t.connect.proxy_value.clear();
-        t.remote_dir = host->spec.remote_dir.empty() ? spec_.remote_dir : host->spec.remote_dir;
-        auto connection = std::make_unique<SessionConnection>(t.connect);
-        try {
-            connection->remote();  // connects, checks the host key, logs in
-        } catch (const Error& e) {
-            if (is_signal(e.kind())) throw;
-            reporter.alert("standby host " + host->text + " cannot be used: " + e.what() +
-                           "; trying the next one");
-            continue;
-        }
-        auto job = std::make_unique<ShellJob>(*connection, t.remote_dir, spec_.model,
-                                              spec_.compression, spec_.transfer_connections);
-        connection_.point_at(*connection);
-        job_.point_at(*job);
-        NextHost next;
-        next.name = connection->name();
-        next.remote_dir = t.remote_dir;
-        next.price_per_hour = host->price_per_hour;
-        std::tie(next.resume_line, next.stop_line) = spec_.lines(host->text);
-        connections_.push_back(std::move(connection));
-        jobs_.push_back(std::move(job));
-        return next;
-    }
+    while (auto host = candidate(reporter))
+        if (auto next = at(*host, reporter)) return next;
     return std::nullopt;
+}
+
+std::optional<NextHost> HostPool::at(const StandbyHost& host, Reporter& reporter) {
+    Target t = spec_.base;
+    t.connect.host = host.spec.host;
+    t.connect.host_origin = "standby host " + host.text;
+    t.connect.user = host.spec.user;
+    t.connect.port = host.spec.port;
+    t.connect.proxy_keyword.clear();  // the first host's ProxyCommand is not this one's
+    t.connect.proxy_value.clear();
+    t.remote_dir = host.spec.remote_dir.empty() ? spec_.remote_dir : host.spec.remote_dir;
+    auto connection = std::make_unique<SessionConnection>(t.connect);
+    try {
+        connection->remote();  // connects, checks the host key, logs in
+    } catch (const Error& e) {
+        if (is_signal(e.kind())) throw;
+        reporter.alert("standby host " + host.text + " cannot be used: " + e.what());
+        return std::nullopt;
+    }
+    auto job = std::make_unique<ShellJob>(*connection, t.remote_dir, spec_.model, spec_.compression,
+                                          spec_.transfer_connections);
+    connection_.point_at(*connection);
+    job_.point_at(*job);
+    NextHost next;
+    next.name = connection->name();
+    next.remote_dir = t.remote_dir;
+    next.price_per_hour = host.price_per_hour;
+    std::tie(next.resume_line, next.stop_line) = spec_.lines(host.text);
+    connections_.push_back(std::move(connection));
+    jobs_.push_back(std::move(job));
+    return next;
 }
 
 std::optional<StandbyHost> HostPool::candidate(Reporter& reporter) {

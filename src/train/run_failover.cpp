@@ -87,12 +87,7 @@ bool TrainRun::fail_over(const std::string& why) {
     // A job that may have run on the lost host counts as an attempt; before its start the
     // run just begins elsewhere.
     if (watch_.started()) ++attempt_;
-    plan_.uploads = rebased(std::move(plan_.uploads), plan_.remote_dir, next->remote_dir);
-    plan_.remote_dir = next->remote_dir;
-    plan_.resume_line = next->resume_line;
-    plan_.stop_line = next->stop_line;
-    // A standby host may name its own price; else the run's goes on.
-    if (next->price_per_hour) plan_.price_per_hour = *next->price_per_hour;
+    point_plan_at(*next);
     begin_attempt(wall_now());
     // Recorded before anything is done there: a --resume after a crash from here on knows
     // which host the run went to, as which attempt (cut_failover), and that it left `lost`.
@@ -111,6 +106,39 @@ bool TrainRun::fail_over(const std::string& why) {
                     std::to_string(attempt_) + ": pushing the local log dir " + plan_.local_logs +
                     " (the checkpoints that came home), then starting; " + lost +
                     " is left as it is (its lock too)");
+    phase_ = Phase::lock;
+    return true;
+}
+
+void TrainRun::point_plan_at(const NextHost& next) {
+    plan_.uploads = rebased(std::move(plan_.uploads), plan_.remote_dir, next.remote_dir);
+    plan_.remote_dir = next.remote_dir;
+    plan_.resume_line = next.resume_line;
+    plan_.stop_line = next.stop_line;
+    // A standby host may name its own price; else the run's goes on.
+    if (next.price_per_hour) plan_.price_per_hour = *next.price_per_hour;
+}
+
+bool TrainRun::resume_where_it_went(const Error& error) {
+    if (!plan_.resume || !failover_ || !plan_.spec_here || !is_link_loss(error)) return false;
+    int skipped = 0;
+    const auto went = run_went_on(read_history(history_path(), &skipped), plan_.model, host());
+    if (!went) return false;
+    StandbyHost there;
+    try {
+        there = parse_standby_host(went->host + "/" + went->remote_dir, "the local history");
+    } catch (const Error& e) {
+        spdlog::debug("{}", e.what());
+        return false;
+    }
+    there.price_per_hour = went->price_per_hour;
+    const std::string lost = host();
+    reporter_.alert("cannot reach " + lost + " to resume " + plan_.model + " (" + error.what() +
+                    "); its run " + went->run_id + " went on on " + went->host + " after " + lost +
+                    " was lost: resuming it there");
+    const std::optional<NextHost> next = failover_->at(there, reporter_);
+    if (!next) return false;
+    point_plan_at(*next);
     phase_ = Phase::lock;
     return true;
 }

@@ -155,6 +155,7 @@ void TrainRun::begin() {
         // A --resume of a run that went on elsewhere is refused as it would be if the host
         // answered; one of a run this machine knows to be on that host takes the host as
         // lost, as if the link had gone while following it.
+        if (!is_signal(e.kind()) && resume_where_it_went(e)) return;
         if (plan_.resume && !is_signal(e.kind())) {
             try {
                 int skipped = 0;
@@ -472,6 +473,9 @@ Phase TrainRun::adopt(const JobStatus& job) {
     const double began = job.started > 0 ? static_cast<double>(job.started) : wall_now();
     ledger_ = RunLedger{};  // what a wait for this host counted is this attempt's own
     ledger_.restore(earlier_attempts(runs, run_id_, attempt_, began));
+    // A run that came here from another host (a failover) pushes what came home, when its
+    // upload is still to come.
+    for (const auto& a : ledger_.attempts()) moved_ = moved_ || a.host != host();
     begin_attempt(began);
     switch (job.state) {
         case JobState::uploading:

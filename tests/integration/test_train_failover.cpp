@@ -171,6 +171,37 @@ class TrainFailoverTest : public TrainTest {
         EXPECT_TRUE(has_text(r.out, a + ", should it come back")) << describe(r);
     }
 
+    // mlt dies (SIGKILL) right after its failover chose B and recorded so, before B's lock
+    // (held there by the test observer); A is cut off, its job killed, its disk kept.
+    // Returns A's port (0 after a failure).
+    int cut_after_the_standby_was_chosen() {
+        write_settings("  fallback_hosts: [\"" + standby_spec() + "\"]\n");
+        const std::string hold = sshd().dir() + "/hold";
+        env().set("MLT_TEST_HOLD", "taking the job lock#2:" + hold);
+        auto run = start_mlt({"ssh", "-o", "ConnectTimeout=2", "train", "m", "--reconnect-timeout",
+                              "2", "--sync-every", "1"});
+        const bool followed =
+            run->wait_for_output("waiting", kEffectTimeout) &&
+            wait_until([&] { return path_exists(local_logs("m") + "/ckpt-3"); }, kEffectTimeout);
+        const long pgid = job_pgid("m");
+        if (!followed || pgid <= 0) {
+            ADD_FAILURE() << "not followed\n" << run->out() << run->err();
+            return 0;
+        }
+        const int port = relay_->port();
+        relay_.reset();
+        EXPECT_EQ(::kill(static_cast<pid_t>(-pgid), SIGKILL), 0);
+        EXPECT_TRUE(wait_group_gone(pgid));
+        if (!wait_until([&] { return path_exists(hold); }, kTrainTimeout)) {
+            ADD_FAILURE() << "no failover\n" << run->out() << run->err();
+            return 0;
+        }
+        run->signal(SIGKILL);
+        run->wait(kEffectTimeout);
+        env().set("MLT_TEST_HOLD", "");
+        return port;
+    }
+
     std::unique_ptr<FaultRelay> relay_;
     std::unique_ptr<TestSshd> standby_;
     int lost_port_ = 0;         // host A's port, once it is lost
@@ -427,27 +458,8 @@ TEST_F(TrainFailoverTest, AFailoverCutBeforeTheStandbysLockIsContinuedByResumeOn
 // its lock as moved, so that a machine without this history is refused too; `--resume -h B`
 // continues the failover as attempt 2, and every epoch is trained once.
 TEST_F(TrainFailoverTest, AFailoverCutAfterItChoseItsStandbyLeavesTheLostHostRefusingAResume) {
-    write_settings("  fallback_hosts: [\"" + standby_spec() + "\"]\n");
-    const std::string hold = sshd().dir() + "/hold";
-    env().set("MLT_TEST_HOLD", "taking the job lock#2:" + hold);
-    auto run = start_mlt({"ssh", "-o", "ConnectTimeout=2", "train", "m", "--reconnect-timeout", "2",
-                          "--sync-every", "1"});
-    ASSERT_TRUE(run->wait_for_output("waiting", kEffectTimeout)) << run->out() << run->err();
-    ASSERT_TRUE(
-        wait_until([&] { return path_exists(local_logs("m") + "/ckpt-3"); }, kEffectTimeout))
-        << run->out() << run->err();
-    // A is cut off, its job killed; its disk stays.
-    const long pgid = job_pgid("m");
-    ASSERT_GT(pgid, 0);
-    const int port = relay_->port();
-    relay_.reset();
-    ASSERT_EQ(::kill(static_cast<pid_t>(-pgid), SIGKILL), 0);
-    ASSERT_TRUE(wait_group_gone(pgid));
-    ASSERT_TRUE(wait_until([&] { return path_exists(hold); }, kTrainTimeout))
-        << run->out() << run->err();
-    run->signal(SIGKILL);
-    run->wait(kEffectTimeout);
-    env().set("MLT_TEST_HOLD", "");
+    const int port = cut_after_the_standby_was_chosen();
+    ASSERT_GT(port, 0);
     ASSERT_FALSE(path_exists(standby_job_file("lock"))) << "B was locked before the kill";
     const std::string run_id = history().back().at("id");
     EXPECT_EQ(history().back().at("status"), "failing over") << read_or_empty(history_path());
@@ -485,6 +497,27 @@ TEST_F(TrainFailoverTest, AFailoverCutAfterItChoseItsStandbyLeavesTheLostHostRef
     const size_t at_b = attempts.find(b + "\"");
     EXPECT_TRUE(first < at_a && at_a < second && second < at_b && at_b != std::string::npos)
         << attempts;
+}
+
+// The same cut, and A stays down: a --resume with A's command line goes to B, where the
+// failover was going, and finishes the run there; every epoch once.
+TEST_F(TrainFailoverTest, AResumeOnTheLostHostDownContinuesTheCutFailoverOnTheStandby) {
+    const int port = cut_after_the_standby_was_chosen();
+    ASSERT_GT(port, 0);
+    ProcessResult r = mlt(
+        {"ssh", "-o", "ConnectTimeout=2", "train", "m", "--resume", "--reconnect-timeout", "2"});
+    ASSERT_EQ(r.exit_code, 0) << describe(r);
+    EXPECT_TRUE(has_text(r.err, "was lost: resuming it there")) << describe(r);
+    EXPECT_TRUE(has_text(r.err, "was cut off before it got here")) << describe(r);
+    const std::string console = read_or_empty(local_console("m"));
+    EXPECT_EQ(count_lines(console, "attempt 2 resumes after epoch 3"), 1u) << console;
+    for (int i = 1; i <= kEpochs; ++i)
+        EXPECT_EQ(count_lines(console, "epoch " + std::to_string(i)), 1u) << "epoch " << i << ":\n"
+                                                                          << console;
+    const auto runs = history();
+    EXPECT_EQ(runs.back().at("status"), "success") << read_or_empty(history_path());
+    EXPECT_TRUE(has_text(runs.back().at("hosts"), "127.0.0.1:" + std::to_string(port)))
+        << read_or_empty(history_path());
 }
 
 // A limit reached while the run switches hosts: the standby is locked and pushed to, but no

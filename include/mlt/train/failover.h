@@ -47,6 +47,13 @@ class Failover {
     // says which; nullopt when none is left. Says each host that does not answer in one line
     // through `reporter`. Throws mlt::Error (interrupted) when a signal arrives.
     virtual std::optional<NextHost> next(Reporter& reporter) = 0;
+    // Points them at `host` (a host the run went to before, as its history names it),
+    // whether or not it is one of the standby hosts; nullopt (said through `reporter`) when
+    // it does not answer. None by default.
+    virtual std::optional<NextHost> at(const StandbyHost& host, Reporter& reporter) {
+        (void)host, (void)reporter;
+        return std::nullopt;
+    }
 };
 
 // A Connection that passes everything on to another one, which can be replaced: the run
@@ -165,6 +172,7 @@ class HostPool : public Failover {
     HostPool(HostPoolSpec spec, ForwardingConnection& connection, ForwardingJob& job);
     ~HostPool() override;
     std::optional<NextHost> next(Reporter& reporter) override;
+    std::optional<NextHost> at(const StandbyHost& host, Reporter& reporter) override;
 
   private:
     // The next standby host to try, from the list or from provision_cmd; nullopt: none.

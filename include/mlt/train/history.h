@@ -73,6 +73,18 @@ struct RunHere {
 std::optional<RunHere> unfinished_run_on(const std::vector<nlohmann::json>& runs,
                                          const std::string& model, const std::string& host);
 
+// The newest run of `model` when it went on on another host after `host` was lost (a
+// failover, finished or under way) and has not ended there: where it went, as its newest
+// record has it.
+struct WentOn {
+    std::string run_id;
+    std::string host;        // where it went (user@host:port)
+    std::string remote_dir;  // its remote dir there
+    std::optional<double> price_per_hour;
+};
+std::optional<WentOn> run_went_on(const std::vector<nlohmann::json>& runs, const std::string& model,
+                                  const std::string& host);
+
 // The id of the newest run of `model` in `runs`; nullopt when there is none.
 std::optional<std::string> newest_run_id(const std::vector<nlohmann::json>& runs,
                                          const std::string& model);

@@ -268,6 +268,14 @@ class TrainRun {
     // history has on that host: the host is treated as lost (reconnect, then failover) with
     // the run's id and attempt; false (nothing changed) otherwise.
     bool resume_unreachable(const Error& error);
+    // --resume whose first connect failed with a lost link's error, of a run the local
+    // history has gone on on another host after this one was lost (a failover, finished or
+    // cut off): the run is resumed there, as if that host had been named; false (nothing
+    // changed) otherwise, or when that host does not answer either.
+    bool resume_where_it_went(const Error& error);
+    // The plan follows the run to `next` (a failover): remote dir, uploads, resume and stop
+    // lines, price.
+    void point_plan_at(const NextHost& next);
     // --resume on a host with no job of the run, where the local history shows the run's
     // failover from another host cut off before it took this host's lock: continues it here
     // as that failover would have (run_failover.cpp).
