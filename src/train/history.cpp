@@ -146,6 +146,12 @@ std::vector<AttemptRecord> earlier_attempts_on(const std::vector<nlohmann::json>
 
 namespace {
 
+// A run recorded with `status` has not ended: a --resume may go on with it.
+bool unfinished(const std::string& status) {
+    return status == "running" || status == "link lost" || status == "host lost" ||
+           status == "detached" || status == "failing over";
+}
+
 // The model's newest run (the last of its records in the file) and its last attempt; false
 // when there is none, or the run has no id or no attempt.
 bool newest_run_of(const std::vector<nlohmann::json>& runs, const std::string& model,
@@ -195,9 +201,7 @@ std::optional<WentOn> run_went_on(const std::vector<nlohmann::json>& runs, const
     nlohmann::json run, last;
     if (!newest_run_of(runs, model, run, last)) return std::nullopt;
     const std::string status = text_of(run, "status");
-    if (status != "running" && status != "link lost" && status != "host lost" &&
-        status != "detached" && status != "failing over")
-        return std::nullopt;
+    if (!unfinished(status)) return std::nullopt;
     const std::string there = text_of(last, "host");
     if (there.empty() || there == host || !moved_away_from(runs, text_of(run, "id"), host))
         return std::nullopt;
@@ -225,9 +229,7 @@ std::optional<RunHere> unfinished_run_on(const std::vector<nlohmann::json>& runs
     nlohmann::json run, last;
     if (!newest_run_of(runs, model, run, last)) return std::nullopt;
     const std::string status = text_of(run, "status");
-    if (status != "running" && status != "link lost" && status != "host lost" &&
-        status != "detached" && status != "failing over")
-        return std::nullopt;
+    if (!unfinished(status)) return std::nullopt;
     const nlohmann::json number = last.value("attempt", nlohmann::json());
     const auto start = parse_iso_time(text_of(last, "start"));
     if (text_of(last, "host") != host || !number.is_number_integer() || !start) return std::nullopt;

@@ -171,6 +171,17 @@ class TrainFailoverTest : public TrainTest {
         EXPECT_TRUE(has_text(r.out, a + ", should it come back")) << describe(r);
     }
 
+    // The local console copy: attempt 2 resumed after epoch 3, and every epoch was trained
+    // once in all.
+    void expect_each_epoch_once() const {
+        const std::string console = read_or_empty(local_console("m"));
+        EXPECT_EQ(count_lines(console, "attempt 2 resumes after epoch 3"), 1u) << console;
+        for (int i = 1; i <= kEpochs; ++i)
+            EXPECT_EQ(count_lines(console, "epoch " + std::to_string(i)), 1u)
+                << "epoch " << i << ":\n"
+                << console;
+    }
+
     // mlt dies (SIGKILL) right after its failover chose B and recorded so, before B's lock
     // (held there by the test observer); A is cut off, its job killed, its disk kept.
     // Returns A's port (0 after a failure).
@@ -442,11 +453,7 @@ TEST_F(TrainFailoverTest, AFailoverCutBeforeTheStandbysLockIsContinuedByResumeOn
     ASSERT_EQ(r.exit_code, 0) << describe(r);
     EXPECT_TRUE(has_text(r.err, "was cut off before it got here")) << describe(r);
     EXPECT_EQ(trim(read_or_empty(standby_job_file("run_id"))), run_id);
-    const std::string console = read_or_empty(local_console("m"));
-    EXPECT_EQ(count_lines(console, "attempt 2 resumes after epoch 3"), 1u) << console;
-    for (int i = 1; i <= kEpochs; ++i)
-        EXPECT_EQ(count_lines(console, "epoch " + std::to_string(i)), 1u) << "epoch " << i << ":\n"
-                                                                          << console;
+    expect_each_epoch_once();
     const auto runs = history();
     EXPECT_EQ(runs.back().at("status"), "success") << read_or_empty(history_path());
     const std::string a = "127.0.0.1:" + std::to_string(lost_port_);
@@ -481,11 +488,7 @@ TEST_F(TrainFailoverTest, AFailoverCutAfterItChoseItsStandbyLeavesTheLostHostRef
     ProcessResult on_b = mlt({"ssh", "-h", standby_spec(), "train", "m", "--resume"});
     ASSERT_EQ(on_b.exit_code, 0) << describe(on_b);
     EXPECT_TRUE(has_text(on_b.err, "was cut off before it got here")) << describe(on_b);
-    const std::string console = read_or_empty(local_console("m"));
-    EXPECT_EQ(count_lines(console, "attempt 2 resumes after epoch 3"), 1u) << console;
-    for (int i = 1; i <= kEpochs; ++i)
-        EXPECT_EQ(count_lines(console, "epoch " + std::to_string(i)), 1u) << "epoch " << i << ":\n"
-                                                                          << console;
+    expect_each_epoch_once();
     const auto runs = history();
     EXPECT_EQ(runs.back().at("status"), "success") << read_or_empty(history_path());
     // Each attempt once: 1 on A, 2 on B.
@@ -509,11 +512,7 @@ TEST_F(TrainFailoverTest, AResumeOnTheLostHostDownContinuesTheCutFailoverOnTheSt
     ASSERT_EQ(r.exit_code, 0) << describe(r);
     EXPECT_TRUE(has_text(r.err, "was lost: resuming it there")) << describe(r);
     EXPECT_TRUE(has_text(r.err, "was cut off before it got here")) << describe(r);
-    const std::string console = read_or_empty(local_console("m"));
-    EXPECT_EQ(count_lines(console, "attempt 2 resumes after epoch 3"), 1u) << console;
-    for (int i = 1; i <= kEpochs; ++i)
-        EXPECT_EQ(count_lines(console, "epoch " + std::to_string(i)), 1u) << "epoch " << i << ":\n"
-                                                                          << console;
+    expect_each_epoch_once();
     const auto runs = history();
     EXPECT_EQ(runs.back().at("status"), "success") << read_or_empty(history_path());
     EXPECT_TRUE(has_text(runs.back().at("hosts"), "127.0.0.1:" + std::to_string(port)))
