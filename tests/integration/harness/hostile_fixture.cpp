@@ -72,11 +72,16 @@ std::string brief(const ProcessResult& r) {
 }
 
 void HostileTrainTest::TearDown() {
-    // The tools' stalls run in the host's dir (HostileHost::stall).
-    for (int round = 0; round < 2; ++round)
-        for (const auto& p : processes_in(host_.dir()))
-            kill(static_cast<pid_t>(std::strtol(p.c_str(), nullptr, 10)), SIGKILL);
-    wait_until([&] { return processes_in(host_.dir()).empty(); }, kLeftoverWait);
+    // The tools' stalls run in the host's dir (HostileHost::stall); a tool still on its way
+    // there (in a pipe that drains slowly) is found by its path, killed until none is left.
+    wait_until(
+        [&] {
+            const auto left = processes_naming(host_.dir());
+            for (const auto& p : left)
+                kill(static_cast<pid_t>(std::strtol(p.c_str(), nullptr, 10)), SIGKILL);
+            return left.empty();
+        },
+        kLeftoverWait);
     TrainTest::TearDown();
 }
 

@@ -113,6 +113,18 @@ std::vector<std::string> processes_in(const std::string& dir) {
     return found;
 }
 
+std::vector<std::string> processes_naming(const std::string& dir) {
+    std::vector<std::string> found;
+    for (long pid : all_pids()) {
+        const std::string cwd = cwd_of(pid);
+        const std::string cmdline = cmdline_of(pid);
+        const bool in = cwd == dir || cwd.rfind(dir + "/", 0) == 0;
+        if ((!in && cmdline.find(dir + "/") == std::string::npos) || !process_alive(pid)) continue;
+        found.push_back(std::to_string(pid) + " " + cmdline);
+    }
+    return found;
+}
+
 std::size_t count_lines(const std::string& text, const std::string& line) {
     std::size_t n = 0;
     for (const auto& l : split_lines(text)) n += l == line ? 1 : 0;

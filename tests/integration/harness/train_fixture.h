@@ -32,6 +32,9 @@ bool process_alive(long pid);
 std::vector<long> group_members(long pgid);
 // The live processes whose working directory is `dir` or below it, as "pid cmdline".
 std::vector<std::string> processes_in(const std::string& dir);
+// The same, and the processes whose command line names a path under `dir` (a tool of a
+// hostile host that has not reached its `cd` yet).
+std::vector<std::string> processes_naming(const std::string& dir);
 
 // The number of lines of `text` that are exactly `line`.
 std::size_t count_lines(const std::string& text, const std::string& line);
