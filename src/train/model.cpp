@@ -127,10 +127,6 @@ bool is_spec_path(const std::string& arg) {
            (arg.size() > 3 && arg.compare(arg.size() - 3, 3, ".py") == 0);
 }
 
-std::string model_name_of(const std::string& argument) {
-    return is_spec_path(argument) ? fs::path(argument).stem().string() : argument;
-}
-
 std::vector<ModelSearchDir> model_search_dirs(const std::vector<std::string>& model_paths) {
     std::error_code ec;
     const fs::path cwd_path = fs::current_path(ec);

@@ -730,28 +730,4 @@ Phase TrainRun::release() {
     return Phase::done;
 }
 
-std::vector<RunCoordinator::Outcome> RunCoordinator::run() {
-    std::vector<Outcome> outcomes(runs_.size());
-    for (size_t i = 0; i < runs_.size(); ++i) {
-        try {
-            runs_[i]->begin();
-        } catch (const Error& e) {
-            outcomes[i].error = e;
-        }
-    }
-    for (bool any = true; any;) {
-        any = false;
-        for (size_t i = 0; i < runs_.size(); ++i) {
-            if (runs_[i]->over()) continue;
-            try {
-                any = runs_[i]->advance() || any;
-            } catch (const Error& e) {
-                outcomes[i].error = e;
-            }
-        }
-    }
-    for (size_t i = 0; i < runs_.size(); ++i) outcomes[i].exit_code = runs_[i]->exit_code();
-    return outcomes;
-}
-
 }  // namespace mlt

@@ -283,69 +283,6 @@ TEST(RunInMemory, WithoutMaxRestartsALostJobEndsTheRunAsBefore) {
     EXPECT_EQ(host.console_log, "line one\n");
 }
 
-// Two runs on two hosts, driven side by side by one coordinator.
-struct TwoHosts {
-    TwoHosts() : a("a@h1:22"), b("b@h2:22") {
-        a.journal = b.journal = &journal;
-        b.script.lines = {"b one\n", "b two\n", "b three\n", "b four\n"};
-    }
-    std::vector<std::string> journal;
-    FakeJobHost a, b;
-    mlt::test::TempDir dir_a, dir_b;
-};
-
-size_t position(const std::vector<std::string>& journal, const std::string& entry, int nth = 1) {
-    for (size_t i = 0; i < journal.size(); ++i)
-        if (journal[i] == entry && --nth == 0) return i;
-    return journal.size();
-}
-
-TEST(RunCoordinator, DrivesTwoRunsSideBySideAndEachCompletes) {
-    TwoHosts h;
-    h.a.cut_at = 5;  // the second follow on host a: only a reconnects
-    h.a.mode = Cut::after;
-    RunRig ra(h.a, plan(h.dir_a.path())), rb(h.b, plan(h.dir_b.path()));
-    mlt::RunCoordinator coordinator;
-    coordinator.add(ra.run);
-    coordinator.add(rb.run);
-    const auto outcomes = coordinator.run();
-    ASSERT_EQ(outcomes.size(), 2u);
-    EXPECT_EQ(outcomes[0].exit_code, 0);
-    EXPECT_EQ(outcomes[1].exit_code, 0);
-    EXPECT_FALSE(outcomes[0].error || outcomes[1].error);
-    EXPECT_EQ(ra.run.reconnects(), 1);
-    EXPECT_EQ(rb.run.reconnects(), 0);
-    // Side by side: b's job started before a's follow ended, and their follows alternate.
-    EXPECT_LT(position(h.journal, "b@h2:22: start"), position(h.journal, "a@h1:22: result"));
-    EXPECT_LT(position(h.journal, "a@h1:22: follow"), position(h.journal, "b@h2:22: follow"));
-    EXPECT_LT(position(h.journal, "b@h2:22: follow"), position(h.journal, "a@h1:22: follow", 2));
-    EXPECT_EQ(h.b.console_log, "b one\nb two\nb three\nb four\n");
-    EXPECT_EQ(rb.rep.console, h.b.console_log + h.b.shutdown_log);
-    expect_complete(h.a, ra.run.run_id(), ra.rep.console, plan(h.dir_a.path()).local_console);
-    EXPECT_EQ(h.b.launches, 1);
-    EXPECT_EQ(h.b.shutdown_runs, 1);
-    EXPECT_FALSE(h.b.lock_file.has_value());
-}
-
-TEST(RunCoordinator, ARunThatFailsForGoodDoesNotStopTheOther) {
-    TwoHosts h;
-    h.b.lock_file = FakeJobHost::Lock{"someone-else", mlt::RunPhase::running};
-    h.b.job_run_id = "someone-else";
-    h.b.started = h.b.alive = true;
-    RunRig ra(h.a, plan(h.dir_a.path())), rb(h.b, plan(h.dir_b.path()));
-    mlt::RunCoordinator coordinator;
-    coordinator.add(ra.run);
-    coordinator.add(rb.run);
-    const auto outcomes = coordinator.run();
-    EXPECT_EQ(outcomes[0].exit_code, 0);
-    ASSERT_TRUE(outcomes[1].error.has_value());
-    EXPECT_EQ(outcomes[1].error->code(), mlt::exit_code::kConflict) << outcomes[1].error->what();
-    EXPECT_EQ(outcomes[1].exit_code, mlt::exit_code::kConflict);
-    expect_complete(h.a, ra.run.run_id(), ra.rep.console, plan(h.dir_a.path()).local_console);
-    EXPECT_EQ(h.b.lock_file->run_id, "someone-else") << "the other run's lock was touched";
-    EXPECT_TRUE(h.b.alive);
-}
-
 // --max-hours / --max-cost: a job with many lines, each follow segment lasting its bound on
 // the run's clock.
 struct BudgetRig {

@@ -37,10 +37,6 @@ ModelRef resolve_model(const std::string& argument, const std::vector<std::strin
 // True when a MODEL argument is a spec path (has a `/` or ends in `.py`), not a name.
 bool is_spec_path(const std::string& argument);
 
-// The model name a MODEL argument stands for without looking for its spec: a path's stem,
-// or the name itself.
-std::string model_name_of(const std::string& argument);
-
 // `$MLTK_CACHE_DIR|~/.mltk` + `/models/<model>`: where logs land locally.
 std::string local_log_dir(const std::string& model);
 

@@ -160,7 +160,7 @@ class TrainRun {
     // (exit 3 conflicts, 255 when the link did not come back in time).
     int run();
 
-    // The same in steps, for a coordinator that drives several runs: begin() opens the first
+    // The same in steps (run() is this loop): begin() opens the first
     // connection, then each advance() does one step (a phase, or one segment of a log
     // follow) and handles what went wrong in it; it returns false once the run is over, and
     // exit_code() says how it ended. Both throw as run() does; the run is over then.
@@ -413,22 +413,6 @@ class TrainRun {
     // The pulls of --sync-every; declared last, so that they stop before what they use goes.
     std::vector<std::unique_ptr<LivePull>> retired_pulls_;  // a lost host's, ending
     std::unique_ptr<LivePull> live_pull_;
-};
-
-// Drives several runs side by side, one step of each in turn, until all are over (several
-// nodes build on it). A run that fails for good does not stop the others.
-class RunCoordinator {
-  public:
-    struct Outcome {
-        int exit_code = 0;
-        std::optional<Error> error;  // the run failed for good with this
-    };
-    void add(TrainRun& run) { runs_.push_back(&run); }
-    // The outcome of every run, in the order they were added.
-    std::vector<Outcome> run();
-
-  private:
-    std::vector<TrainRun*> runs_;
 };
 
 }  // namespace mlt
