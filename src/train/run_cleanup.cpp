@@ -51,7 +51,8 @@ Error TrainRun::fail_cleanup(const Error& error) {
             while (phase_ == Phase::shutdown) phase_ = shutdown();
         }
     } catch (const Error& e) {
-        spdlog::warn("after the error below, {} failed too: {}", describe(phase_), e.what());
+        reporter_.warning(std::string("after the error below, ") + describe(phase_) +
+                          " failed too: " + e.what());
     }
     record("failed", outcome_.exit_status);
     if (error.kind() == ErrorKind::io) {

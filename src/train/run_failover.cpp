@@ -187,8 +187,8 @@ void TrainRun::refuse_moved_away(const std::vector<nlohmann::json>& runs, const 
         if (may_mark) try {
                 job_.mark_moved(run_id, where);
             } catch (const Error& e) {
-                spdlog::warn("could not mark the lock of run {} on {} as moved: {}", run_id, host(),
-                             e.what());
+                reporter_.warning("could not mark the lock of run " + run_id + " on " + host() +
+                                  " as moved: " + e.what());
             }
     }
     throw Error(

@@ -74,10 +74,9 @@ bool TrainRun::check_idle() {
                              " (watch.idle_gpu_minutes " + number_text(plan_.idle_gpu_minutes) +
                              ")";
     if (!plan_.stop_idle || !may_stop_job()) {
-        spdlog::warn(
-            "{} while the job of {} runs: a wrong instance type or a stuck data loader? "
-            "(watch.stop_idle: true stops such a job)",
-            what, which());
+        reporter_.warning(what + " while the job of " + which() +
+                          " runs: a wrong instance type or a stuck data loader? "
+                          "(watch.stop_idle: true stops such a job)");
         return false;
     }
     stop_job_for(Ending::limited, what);

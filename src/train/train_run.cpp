@@ -659,18 +659,17 @@ Phase TrainRun::collect() {
     if (gang_ && (!status || *status != 0) && !outcome_.stopped_by_mlt)
         gang_->fail(rank_, host(), status.value_or(1), status.has_value());
     if (result.disk_full)
-        spdlog::warn(
-            "no space left on the remote: the disk of {} on {} is full; what the job of {} "
-            "(run {}) wrote last may be missing (free space there)",
-            plan_.remote_dir, host(), plan_.model, run_id_);
+        reporter_.warning("no space left on the remote: the disk of " + plan_.remote_dir + " on " +
+                          host() + " is full; what the job of " + which() +
+                          " wrote last may be missing (free space there)");
     else if (!status)
-        spdlog::warn(
-            "the job of {} (run {}) ended without recording an exit status (killed by "
-            "SIGKILL, or the host restarted){}",
-            plan_.model, run_id_,
-            restarts_used_up_ ? "; not restarted: the " + std::to_string(plan_.max_restarts) +
-                                    " restart(s) of max_restarts are used up"
-                              : std::string());
+        reporter_.warning("the job of " + which() +
+                          " ended without recording an exit status (killed by SIGKILL, or the host "
+                          "restarted)" +
+                          (restarts_used_up_
+                               ? "; not restarted: the " + std::to_string(plan_.max_restarts) +
+                                     " restart(s) of max_restarts are used up"
+                               : std::string()));
     if (released_ahead_ && collected_with_release(result)) {
         // The follow released the lock with the logs home: nothing more to ask the remote.
         collected_ = true;
@@ -719,8 +718,9 @@ Phase TrainRun::shutdown() {
     if (!seen.ended) return Phase::shutdown;
     const auto status = seen.result ? seen.result->exit_status : job_.shutdown_status();
     if (!status || *status != 0)
-        spdlog::warn("shutdown_cmds of {} failed (exit status {}); the run's own status stands",
-                     plan_.model, status ? std::to_string(*status) : "none");
+        reporter_.warning("shutdown_cmds of " + plan_.model + " failed (exit status " +
+                          (status ? std::to_string(*status) : std::string("none")) +
+                          "); the run's own status stands");
     return Phase::release;
 }
 

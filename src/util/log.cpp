@@ -163,7 +163,22 @@ class ReporterSink : public spdlog::sinks::base_sink<std::mutex> {
 
 }  // namespace
 
+namespace {
+std::shared_ptr<spdlog::sinks::sink> g_file_sink;  // setup_logging()'s, when there is one
+}  // namespace
+
+void log_to_file(std::string_view line) {
+    const auto sink = g_file_sink;
+    if (!sink) return;
+    // The reporter's text begins with "warning: "; the file's pattern names the level.
+    constexpr std::string_view kWarning = "warning: ";
+    if (line.substr(0, kWarning.size()) == kWarning) line.remove_prefix(kWarning.size());
+    sink->log(spdlog::details::log_msg("mlt", spdlog::level::warn,
+                                       spdlog::string_view_t(line.data(), line.size())));
+}
+
 void setup_logging(int verbosity, const std::string& file_path) {
+    g_file_sink.reset();
     auto console = std::make_shared<ReporterSink>();
     auto formatter = std::make_unique<spdlog::pattern_formatter>();
     formatter->add_flag<LevelPrefix>('*').add_flag<EscapedPayload>('V').set_pattern("mlt: %*%V");
@@ -183,6 +198,7 @@ void setup_logging(int verbosity, const std::string& file_path) {
             file->set_formatter(std::move(file_format));
             file->set_level(std::min(console_level, spdlog::level::debug));
             sinks.push_back(file);
+            g_file_sink = file;
         } catch (const std::exception&) {
             // The verbose file log is a convenience: a read-only home must not stop a run.
         }

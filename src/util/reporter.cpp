@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "mlt/util/log.h"
 #include "mlt/util/text.h"
 
 namespace mlt {
@@ -60,6 +61,10 @@ void TerminalReporter::emit(Event event, std::string_view text) {
             break;
         case Event::alert:
             write_line_locked(err_, kPrefix, text);
+            break;
+        case Event::warning:
+            write_line_locked(err_, kPrefix, text);
+            log_to_file(text);
             break;
         case Event::log:
             // The spdlog pattern has put "mlt: " and the level in already.

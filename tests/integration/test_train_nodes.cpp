@@ -281,6 +281,8 @@ TEST_F(TrainNodesTest, AResumeAfterARanksJobWasKilledRestartsEveryNodeTogether) 
     EXPECT_NE(lost.exit_code, 0) << describe(lost);
     EXPECT_TRUE(has_text(lost.err, "the other nodes were stopped")) << describe(lost);
     EXPECT_TRUE(has_text(lost.err, "with --resume")) << describe(lost);
+    // The lost node's warning keeps its rank (it went around the node's reporter before).
+    EXPECT_TRUE(has_text(lost.err, "mlt: [rank 1] warning: the job of m (run ")) << describe(lost);
     const std::string run_id = trim(read_or_empty(job_file("m", "run_id")));
     ProcessResult r = mlt(train({"train", "m", "--resume"}));
     expect_restarted_together(r, run_id,

@@ -13,7 +13,9 @@
 #include <vector>
 
 #include "mlt/util/log.h"
+#include "mlt/util/paths.h"
 #include "mlt/util/reporter.h"
+#include "transfer_fixtures.h"
 
 namespace {
 
@@ -23,7 +25,9 @@ using mlt::Event;
 class Recorder : public mlt::Reporter {
   public:
     void emit(Event event, std::string_view text) override {
-        static const char* const kNames[] = {"console", "notice", "alert", "log", "progress"};
+        // In Event's order.
+        static const char* const kNames[] = {"console", "notice",  "alert",
+                                             "log",     "warning", "progress"};
         std::lock_guard<std::mutex> lock(mutex_);
         events_.push_back(std::string(kNames[static_cast<int>(event)]) + "|" + std::string(text));
     }
@@ -234,6 +238,37 @@ TEST(Reporter, SpdlogLinesReachTheReplacedReporter) {
     }
     EXPECT_EQ(recorder.events(), (Events{"log|mlt: warning: disk /tmp is full", "log|mlt: uploaded",
                                          "log|mlt: debug: shown with -v"}));
+}
+
+// A run's warning goes through its reporter: a node's keeps its prefix, before "warning:",
+// as its alerts do; the terminal shows it on stderr as spdlog's warnings look.
+TEST(PrefixReporter, AWarningIsPrefixedAndShownAsSpdlogsWarningsLook) {
+    Recorder inner;
+    mlt::PrefixReporter r(inner, "[rank 1] ");
+    r.warning("the job of m ended without recording an exit status");
+    EXPECT_EQ(inner.events(),
+              (Events{"warning|[rank 1] warning: the job of m ended without recording an exit "
+                      "status"}));
+    Streams s(false);
+    mlt::PrefixReporter node(s.reporter, "[rank 1] ");
+    node.warning("disk \x1b[2Jfull");
+    EXPECT_EQ(s.err.read(), "mlt: [rank 1] warning: disk \\x1b[2Jfull\n");
+    EXPECT_EQ(s.out.read(), "");
+}
+
+TEST(TerminalReporter, AWarningReachesTheFileLogOnceWithItsLevel) {
+    mlt::test::TempDir dir;
+    const std::string log = dir.path() + "/mlt.log";
+    mlt::setup_logging(0, log);
+    {
+        Streams s(false);
+        s.reporter.warning("the disk is full");
+        EXPECT_EQ(s.err.read(), "mlt: warning: the disk is full\n");
+    }
+    mlt::setup_logging(0);  // no file log for the tests that follow
+    const std::string text = mlt::read_file(log);
+    EXPECT_NE(text.find("warning: the disk is full\n"), std::string::npos) << text;
+    EXPECT_EQ(text.find("warning: warning:"), std::string::npos) << text;
 }
 
 TEST(TerminalReporter, LinesOfMltsOwnReachTheTerminalEscaped) {

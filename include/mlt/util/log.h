@@ -3,6 +3,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 namespace mlt {
 
@@ -22,5 +23,9 @@ constexpr size_t kMaxLogMessage = 64 * 1024;
 // silently. Every message is cut at kMaxLogMessage, and in both each line of a message is
 // escaped (printable_lines(): remote stderr and names keep no control character).
 void setup_logging(int verbosity, const std::string& file_path = {});
+
+// Writes one line to the file log that setup_logging() opened (nothing without one), at
+// warning level: the warnings a Reporter shows go there as spdlog's do.
+void log_to_file(std::string_view line);
 
 }  // namespace mlt

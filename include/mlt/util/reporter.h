@@ -13,6 +13,8 @@ enum class Event {
     notice,    // a line of mlt's own about what the run does ("uploaded 3 files ...")
     alert,     // a line of mlt's own that needs attention (link lost, signals), not a warning
     log,       // a formatted spdlog line (level prefix included), one line, no trailing newline
+    warning,   // a warning of mlt's own from a run ("warning: ..."), shown as an alert is and
+               // written to the file log too
     progress,  // the live progress line of a transfer: redrawn in place; empty text erases it
 };
 
@@ -29,6 +31,9 @@ class Reporter {
     void notice(std::string_view line) { emit(Event::notice, line); }
     // Shows one line of mlt's own that needs attention.
     void alert(std::string_view line) { emit(Event::alert, line); }
+    // Shows one warning of a run: through this reporter (a node's keeps its prefix), where
+    // spdlog's would go around it.
+    void warning(std::string_view line) { emit(Event::warning, "warning: " + std::string(line)); }
 };
 
 // On a terminal and in pipes: console bytes and notices ("mlt: <line>\n") on `out`; alerts
