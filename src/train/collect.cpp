@@ -120,12 +120,15 @@ std::string expanded_remote_path(Remote& remote, const std::string& from) {
     return out.out;
 }
 
-// What the collection of download_files found not as the job recorded it.
-struct NotAsRecorded {
-    std::vector<std::string> names;
-    void add(const std::string& entry, const std::vector<std::string>& paths) {
+// The collection of download_files: what it moved, what it found not as the job recorded
+// it, and the run's reporter for its warnings.
+struct DownloadFilesCollection {
+    Reporter& reporter;
+    TransferStats& total;
+    std::vector<std::string> wrong;
+    void add_wrong(const std::string& entry, const std::vector<std::string>& paths) {
         for (const auto& p : paths)
-            names.push_back("'" + printable(p, 200) + "' of '" + entry + "'");
+            wrong.push_back("'" + printable(p, 200) + "' of '" + entry + "'");
     }
 };
 
@@ -141,8 +144,7 @@ const ExpectedHashes* recorded_pair(const DownloadRecord* record, size_t index) 
 // a whole; with a record, only what the job recorded, each file with its recorded sha256.
 void collect_pair(Remote& remote, const TrainPlan& plan, const std::string& entry,
                   const TransferSpec& spec, const DownloadRecord* record, size_t index,
-                  const CompressionChoice& compression, TransferStats& total,
-                  NotAsRecorded& wrong) {
+                  const CompressionChoice& compression, DownloadFilesCollection& c) {
     // As MLTK's abspath in the remote dir, after the expansion (the job's, where it recorded
     // one): `$LOGNAME.dl` is in the remote dir, `$HOME/x` where HOME is.
     std::string path;
@@ -150,10 +152,9 @@ void collect_pair(Remote& remote, const TrainPlan& plan, const std::string& entr
     if (path.empty()) path = expanded_remote_path(remote, spec.from);
     const ExpectedHashes* files = recorded_pair(record, index);
     if (files && files->empty()) {
-        spdlog::warn(
-            "download_files: '{}' is not on the remote (it was not there when the job "
-            "of run {} ended); nothing downloaded",
-            entry, record->run_id);
+        c.reporter.warning("download_files: '" + entry +
+                           "' is not on the remote (it was not there when the job of run " +
+                           record->run_id + " ended); nothing downloaded");
         return;
     }
     const std::string from =
@@ -168,22 +169,23 @@ void collect_pair(Remote& remote, const TrainPlan& plan, const std::string& entr
     const FetchResult got = files && !one_file ? FetchResult{RemoteEntry::directory}
                                                : fetch_file(remote, from, to, options);
     if (got.mismatched || (one_file && got.found != RemoteEntry::file)) {
-        wrong.add(entry, {spec.from});
+        c.add_wrong(entry, {spec.from});
     } else if (got.found == RemoteEntry::file) {
-        add(total, {1, got.size});
+        add(c.total, {1, got.size});
     } else if (got.found == RemoteEntry::directory) {
         const SyncResult pulled =
             sync_down(remote, from, to, compression, {}, PullReport::shown, nullptr, files);
-        add(total, pulled.moved);
-        wrong.add(entry, pulled.not_as_recorded);
+        add(c.total, pulled.moved);
+        c.add_wrong(entry, pulled.not_as_recorded);
         if (!pulled.unrecorded.empty())
-            spdlog::warn(
-                "download_files: '{}': {} file(s) were not there when the job of run {} "
-                "ended; not downloaded",
-                entry, pulled.unrecorded.size(), record->run_id);
+            c.reporter.warning("download_files: '" + entry +
+                               "': " + std::to_string(pulled.unrecorded.size()) +
+                               " file(s) were not there when the job of run " + record->run_id +
+                               " ended; not downloaded");
     } else {
         // As in MLTK: a missing file is not the run's failure.
-        spdlog::warn("download_files: '{}' is not on the remote; nothing downloaded", entry);
+        c.reporter.warning("download_files: '" + entry +
+                           "' is not on the remote; nothing downloaded");
     }
 }
 
@@ -191,16 +193,16 @@ void collect_pair(Remote& remote, const TrainPlan& plan, const std::string& entr
 // recorded sha256.
 void collect_glob(Remote& remote, const TrainPlan& plan, const std::string& entry,
                   const std::vector<RemoteFileInfo>& matched, const DownloadRecord* record,
-                  Compression compression, TransferStats& total, NotAsRecorded& wrong) {
+                  Compression compression, DownloadFilesCollection& c) {
     if (!record) {
         const TransferStats got =
             download_listed(remote, plan.remote_dir, matched, plan.spec_dir, nullptr, compression);
         if (got.files < matched.size())
-            spdlog::warn(
-                "download_files: '{}': {} of {} files changed after they were listed; "
-                "not downloaded",
-                entry, matched.size() - got.files, matched.size());
-        add(total, got);
+            c.reporter.warning("download_files: '" + entry +
+                               "': " + std::to_string(matched.size() - got.files) + " of " +
+                               std::to_string(matched.size()) +
+                               " files changed after they were listed; not downloaded");
+        add(c.total, got);
         return;
     }
     std::vector<RemoteFileInfo> recorded;
@@ -212,14 +214,13 @@ void collect_glob(Remote& remote, const TrainPlan& plan, const std::string& entr
             ++later;
     }
     if (later > 0)
-        spdlog::warn(
-            "download_files: '{}': {} file(s) were not there when the job of run {} "
-            "ended; not downloaded",
-            entry, later, record->run_id);
+        c.reporter.warning("download_files: '" + entry + "': " + std::to_string(later) +
+                           " file(s) were not there when the job of run " + record->run_id +
+                           " ended; not downloaded");
     std::vector<std::string> not_placed;
-    add(total, download_listed_checked(remote, plan.remote_dir, recorded, record->globs,
-                                       plan.spec_dir, not_placed, compression));
-    wrong.add(entry, not_placed);
+    add(c.total, download_listed_checked(remote, plan.remote_dir, recorded, record->globs,
+                                         plan.spec_dir, not_placed, compression));
+    c.add_wrong(entry, not_placed);
 }
 
 // download_files: the globs match the remote dir's listing (each name through the gate); the
@@ -229,7 +230,7 @@ void collect_glob(Remote& remote, const TrainPlan& plan, const std::string& entr
 std::optional<Error> collect_download_files(Remote& remote, const TrainPlan& plan,
                                             const JobResult& result,
                                             const CompressionChoice& compression,
-                                            TransferStats& total) {
+                                            Reporter& reporter, TransferStats& total) {
     if (plan.download_files.empty()) return std::nullopt;
     const std::string run = result.run_id.empty() ? "-" : result.run_id;
     size_t pair_count = 0;
@@ -238,19 +239,18 @@ std::optional<Error> collect_download_files(Remote& remote, const TrainPlan& pla
     const std::optional<DownloadRecord> record =
         read_download_record(remote, plan.remote_dir, plan.model, result.run_id, pair_count);
     if (!record)
-        spdlog::warn(
-            "download_files: the job of run {} recorded no sha256 of them (it was "
-            "killed, or the host restarted); they come unchecked",
-            run);
+        reporter.warning("download_files: the job of run " + run +
+                         " recorded no sha256 of them (it was killed, or the host restarted); "
+                         "they come unchecked");
     const DownloadRecord* checked = record ? &*record : nullptr;
     std::vector<RemoteFileInfo> remote_files;
     bool listed = false;
     size_t pairs = 0;
-    NotAsRecorded wrong;
+    DownloadFilesCollection c{reporter, total, {}};
     for (const auto& entry : plan.download_files) {
         const TransferSpec spec = parse_transfer_spec(entry, TransferDirection::download);
         if (!spec.is_glob) {
-            collect_pair(remote, plan, entry, spec, checked, pairs++, compression, total, wrong);
+            collect_pair(remote, plan, entry, spec, checked, pairs++, compression, c);
             continue;
         }
         if (!listed) remote_files = list_remote_file_info(remote, plan.remote_dir);
@@ -259,16 +259,15 @@ std::optional<Error> collect_download_files(Remote& remote, const TrainPlan& pla
         for (const auto& f : remote_files)
             if (glob_match(spec.from, f.path)) matched.push_back(f);
         if (matched.empty()) {
-            spdlog::warn("download_files: '{}' matches no remote file", entry);
+            reporter.warning("download_files: '" + entry + "' matches no remote file");
             continue;
         }
-        collect_glob(remote, plan, entry, matched, checked, compression(), total, wrong);
+        collect_glob(remote, plan, entry, matched, checked, compression(), c);
     }
-    if (wrong.names.empty()) return std::nullopt;
-    return remote_error("download_files: " + std::to_string(wrong.names.size()) +
-                            " file(s) of run " + run + " on " + remote.name() +
-                            " are not as its job recorded them: " + names_in_brief(wrong.names) +
-                            "; not downloaded",
+    if (c.wrong.empty()) return std::nullopt;
+    return remote_error("download_files: " + std::to_string(c.wrong.size()) + " file(s) of run " +
+                            run + " on " + remote.name() + " are not as its job recorded them: " +
+                            names_in_brief(c.wrong) + "; not downloaded",
                         "something changed them after the job ended; look at the remote dir");
 }
 
@@ -346,7 +345,7 @@ TransferStats collect_results(Remote& remote, const TrainPlan& plan, const JobRe
         no_archive = collect_archive(remote, plan, result, reporter, total);
     collect_logs(remote, plan, result, compression, reporter, total, links);
     const std::optional<Error> not_as_recorded =
-        collect_download_files(remote, plan, result, compression, total);
+        collect_download_files(remote, plan, result, compression, reporter, total);
     if (no_archive) throw *no_archive;
     if (not_as_recorded) throw *not_as_recorded;
     return total;
