@@ -154,7 +154,11 @@ TEST_F(TrainNodesTest, NoNodeTrainsBeforeEveryNodesStartupCmdsSucceeded) {
     ProcessResult r = mlt(train({"train", "m"}));
     EXPECT_EQ(r.exit_code, 1) << describe(r);  // 4, one of mlt's own codes
     const std::string console0 = read_or_empty(job_file("m", "console.log"));
-    EXPECT_TRUE(has_text(console0, "mlt: set up; waiting for every node")) << console0;
+    // Rank 0 was stopped at the barrier, or (on a loaded machine, rank 1 failing first)
+    // still in its own setup: either way before its training.
+    EXPECT_TRUE(has_text(console0, "mlt: set up; waiting for every node") ||
+                has_text(console0, "the training did not start"))
+        << console0;
     EXPECT_FALSE(has_text(console0, "mlt: training:")) << console0;
     EXPECT_FALSE(has_text(console0, "node 0 of 2")) << console0;
     EXPECT_TRUE(has_text(r.err, "rank 1 (")) << describe(r);
