@@ -93,8 +93,8 @@ std::vector<int> StoppableRemote::stream_parallel(const std::vector<StreamJob>& 
     return inner_.stream_parallel(mine);
 }
 
-LivePull::LivePull(TrainPlan plan, std::string run_id, StatusLine& status)
-    : plan_(std::move(plan)), run_id_(std::move(run_id)), status_(status) {}
+LivePull::LivePull(TrainPlan plan, std::string run_id, StatusLine& status, Reporter& reporter)
+    : plan_(std::move(plan)), run_id_(std::move(run_id)), status_(status), reporter_(reporter) {}
 
 LivePull::~LivePull() {
     stop();
@@ -156,10 +156,10 @@ void LivePull::loop(Connection& side) {
             if (is_link_loss(e) || is_signal(e.kind()) || warned_)
                 spdlog::debug("pulling the logs of {} while training: {}", plan_.model, e.what());
             else
-                spdlog::warn(
-                    "a pull of the logs of {} while training failed: {}; trying again every {} "
-                    "s (the final collection still brings everything)",
-                    plan_.model, e.what(), plan_.sync_every_s);
+                reporter_.warning("a pull of the logs of " + plan_.model +
+                                  " while training failed: " + e.what() + "; trying again every " +
+                                  std::to_string(plan_.sync_every_s) +
+                                  " s (the final collection still brings everything)");
             warned_ = warned_ || !(is_link_loss(e) || is_signal(e.kind()));
         }
         ++pulls_;
@@ -175,10 +175,8 @@ void LivePull::note_tampered(const Error& e) {
     std::lock_guard<std::mutex> lock(mutex_);
     if (tampered_) return;
     tampered_ = e;
-    spdlog::warn(
-        "a pull of the logs of {} while training was refused: {}; nothing of it was "
-        "written, and the run will end as failed",
-        plan_.model, e.what());
+    reporter_.warning("a pull of the logs of " + plan_.model + " while training was refused: " +
+                      e.what() + "; nothing of it was written, and the run will end as failed");
 }
 
 TransferStats LivePull::pull_once(Connection& side, const CompressionChoice& compression,

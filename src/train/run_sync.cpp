@@ -9,7 +9,7 @@ void TrainRun::start_sync() {
     // pull beside.
     if (plan_.sync_every_s <= 0 || plan_.no_wait || !watch_.may_still_run()) return;
     if (live_pull_ && live_pull_->running()) return;
-    if (!live_pull_) live_pull_ = std::make_unique<LivePull>(plan_, run_id_, status_);
+    if (!live_pull_) live_pull_ = std::make_unique<LivePull>(plan_, run_id_, status_, reporter_);
     live_pull_->start(connection_);
 }
 

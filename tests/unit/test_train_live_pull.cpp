@@ -128,7 +128,7 @@ class LivePullRun : public ::testing::Test {
     const std::string dir_ = temp_.path();
     ProgressLog reporter_;
     StatusLine status_{reporter_};
-    LivePull pull_{plan(), "run-1", status_};
+    LivePull pull_{plan(), "run-1", status_, reporter_};
 };
 
 TEST_F(LivePullRun, PullsTheRemoteLogDirInItsOwnThreadUntilStopped) {

@@ -80,9 +80,9 @@ class StoppableRemote : public Remote {
 class LivePull {
   public:
     // What a pull needs of the run: `plan` (the remote dir and log dir, the local logs),
-    // `run_id` (a recorded log dir of another run is not pulled). `status`
-    // must outlive this object.
-    LivePull(TrainPlan plan, std::string run_id, StatusLine& status);
+    // `run_id` (a recorded log dir of another run is not pulled). `status` and `reporter`
+    // (the run's: its warnings go there, with a node's prefix) must outlive this object.
+    LivePull(TrainPlan plan, std::string run_id, StatusLine& status, Reporter& reporter);
     ~LivePull();  // stop()
     LivePull(const LivePull&) = delete;
     LivePull& operator=(const LivePull&) = delete;
@@ -115,6 +115,7 @@ class LivePull {
     const TrainPlan plan_;
     const std::string run_id_;
     StatusLine& status_;
+    Reporter& reporter_;
     std::unique_ptr<Connection> side_;
     std::thread thread_;
     std::atomic<bool> stop_{false};
