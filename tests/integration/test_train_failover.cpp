@@ -16,6 +16,7 @@
 #include "harness/expect.h"
 #include "harness/fault_relay.h"
 #include "harness/files.h"
+#include "harness/net.h"
 #include "harness/test_sshd.h"
 #include "harness/train_fixture.h"
 
@@ -93,6 +94,7 @@ class TrainFailoverTest : public TrainTest {
         EXPECT_GT(pgid, 0);
         lost_port_ = relay_->port();
         relay_.reset();
+        a_closed_ = std::make_unique<ClosedPort>(lost_port_);  // refused, never reused
         if (pgid > 0) {
             EXPECT_EQ(::kill(static_cast<pid_t>(-pgid), SIGKILL), 0);
             EXPECT_TRUE(wait_group_gone(pgid));
@@ -201,6 +203,7 @@ class TrainFailoverTest : public TrainTest {
         }
         const int port = relay_->port();
         relay_.reset();
+        a_closed_ = std::make_unique<ClosedPort>(port);  // refused, never reused
         EXPECT_EQ(::kill(static_cast<pid_t>(-pgid), SIGKILL), 0);
         EXPECT_TRUE(wait_group_gone(pgid));
         if (!wait_until([&] { return path_exists(hold); }, kTrainTimeout)) {
@@ -215,7 +218,10 @@ class TrainFailoverTest : public TrainTest {
 
     std::unique_ptr<FaultRelay> relay_;
     std::unique_ptr<TestSshd> standby_;
-    int lost_port_ = 0;         // host A's port, once it is lost
+    int lost_port_ = 0;  // host A's port, once it is lost
+    // A's port while A is lost: refused, and no parallel test's sshd can take it (a
+    // connect there met another host key).
+    std::unique_ptr<ClosedPort> a_closed_;
     bool provisioned_ = false;  // provision_cmd started B's sshd itself
 };
 
@@ -367,6 +373,7 @@ TEST_F(TrainFailoverTest, ALostHostBackWithoutItsDiskRefusesAResumeAndNamesTheSt
     run->signal(SIGKILL);
     run->wait(kEffectTimeout);
     fs::create_directories(remote());
+    a_closed_.reset();
     relay_ = std::make_unique<FaultRelay>(sshd().port(), lost_port_);
     ProcessResult r = mlt({"ssh", "train", "m", "--resume"});
     EXPECT_EQ(r.exit_code, 3) << describe(r);
@@ -470,6 +477,7 @@ TEST_F(TrainFailoverTest, AFailoverCutAfterItChoseItsStandbyLeavesTheLostHostRef
     ASSERT_FALSE(path_exists(standby_job_file("lock"))) << "B was locked before the kill";
     const std::string run_id = history().back().at("id");
     EXPECT_EQ(history().back().at("status"), "failing over") << read_or_empty(history_path());
+    a_closed_.reset();
     relay_ = std::make_unique<FaultRelay>(sshd().port(), port);  // A is back
     const std::string b = "127.0.0.1:" + std::to_string(standby_->port());
     ProcessResult on_a = mlt({"ssh", "train", "m", "--resume"});

@@ -30,10 +30,12 @@ int local_port_of(int fd) {
 }
 
 // A socket bound to 127.0.0.1:0; throws on failure.
-int bind_any_port() {
+int bind_any_port(int port = 0) {
     int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
     if (fd < 0) throw std::runtime_error(std::string("socket: ") + std::strerror(errno));
-    sockaddr_in addr = loopback_address(0);
+    const int one = 1;  // a port a relay just left may still have connections in TIME_WAIT
+    if (port != 0) setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    sockaddr_in addr = loopback_address(port);
     if (bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
         close(fd);
         throw std::runtime_error(std::string("bind: ") + std::strerror(errno));
@@ -52,6 +54,8 @@ int find_free_port() {
 }
 
 ClosedPort::ClosedPort() : fd_(bind_any_port()), port_(local_port_of(fd_)) {}
+
+ClosedPort::ClosedPort(int port) : fd_(bind_any_port(port)), port_(port) {}
 
 ClosedPort::~ClosedPort() {
     close(fd_);

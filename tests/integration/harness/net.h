@@ -16,6 +16,9 @@ int find_free_port();
 class ClosedPort {
   public:
     ClosedPort();  // throws std::runtime_error on failure
+    // The same on `port` (one a test's relay just left: a lost host's address stays refused,
+    // never another parallel test's sshd).
+    explicit ClosedPort(int port);
     ~ClosedPort();
     ClosedPort(const ClosedPort&) = delete;
     ClosedPort& operator=(const ClosedPort&) = delete;
