@@ -119,10 +119,9 @@ void TrainRun::point_plan_at(const NextHost& next) {
     if (next.price_per_hour) plan_.price_per_hour = *next.price_per_hour;
 }
 
-bool TrainRun::resume_where_it_went(const Error& error) {
+bool TrainRun::resume_where_it_went(const Error& error, const std::vector<nlohmann::json>& runs) {
     if (!plan_.resume || !failover_ || !plan_.spec_here || !is_link_loss(error)) return false;
-    int skipped = 0;
-    const auto went = run_went_on(read_history(history_path(), &skipped), plan_.model, host());
+    const auto went = run_went_on(runs, plan_.model, host());
     if (!went) return false;
     StandbyHost there;
     try {

@@ -152,22 +152,22 @@ void TrainRun::begin() {
     try {
         connection_.remote();  // the first connection: a refused one is the user's to fix
     } catch (const Error& e) {
-        // A --resume of a run that went on elsewhere is refused as it would be if the host
-        // answered; one of a run this machine knows to be on that host takes the host as
-        // lost, as if the link had gone while following it.
-        if (!is_signal(e.kind()) && resume_where_it_went(e)) return;
+        // A --resume, by what the local history (read once) says of the model's newest run:
+        // one that went on elsewhere is resumed there, or refused as it would be if this
+        // host answered; one on this host takes the host as lost, as if the link had gone.
         if (plan_.resume && !is_signal(e.kind())) {
+            int skipped = 0;
+            const auto runs = read_history(history_path(), &skipped);
+            if (resume_where_it_went(e, runs)) return;
             try {
-                int skipped = 0;
-                const auto runs = read_history(history_path(), &skipped);
                 if (const auto id = newest_run_id(runs, plan_.model))
                     refuse_moved_away(runs, *id, "", false);
             } catch (const Error& refused) {
                 exit_code_ = refused.code();
                 throw;
             }
+            if (resume_unreachable(e, runs)) return;
         }
-        if (!is_signal(e.kind()) && resume_unreachable(e)) return;
         exit_code_ = e.code();  // over, either way
         if (!is_signal(e.kind())) throw;
         return;
@@ -175,11 +175,9 @@ void TrainRun::begin() {
     phase_ = Phase::lock;
 }
 
-bool TrainRun::resume_unreachable(const Error& error) {
+bool TrainRun::resume_unreachable(const Error& error, const std::vector<nlohmann::json>& runs) {
     if (!plan_.resume || !plan_.failover || !failover_ || !plan_.spec_here || !is_link_loss(error))
         return false;
-    int skipped = 0;
-    const std::vector<nlohmann::json> runs = read_history(history_path(), &skipped);
     const auto here = unfinished_run_on(runs, plan_.model, host());
     if (!here) return false;
     run_id_ = here->run_id;

@@ -267,12 +267,12 @@ class TrainRun {
     // --resume whose first connect failed with a lost link's error, of a run the local
     // history has on that host: the host is treated as lost (reconnect, then failover) with
     // the run's id and attempt; false (nothing changed) otherwise.
-    bool resume_unreachable(const Error& error);
+    bool resume_unreachable(const Error& error, const std::vector<nlohmann::json>& runs);
     // --resume whose first connect failed with a lost link's error, of a run the local
     // history has gone on on another host after this one was lost (a failover, finished or
     // cut off): the run is resumed there, as if that host had been named; false (nothing
     // changed) otherwise, or when that host does not answer either.
-    bool resume_where_it_went(const Error& error);
+    bool resume_where_it_went(const Error& error, const std::vector<nlohmann::json>& runs);
     // The plan follows the run to `next` (a failover): remote dir, uploads, resume and stop
     // lines, price.
     void point_plan_at(const NextHost& next);
