@@ -18,6 +18,8 @@ packages=(
   libssh-dev libssl-dev libcli11-dev libyaml-cpp-dev libspdlog-dev libarchive-dev nlohmann-json3-dev
   libgtest-dev libgmock-dev
   openssh-server openssh-client python3 procps zstd
+  # the remote sh scripts: checked by shellcheck and run under dash and BusyBox sh
+  shellcheck dash busybox
   # the two-node PyTorch DDP test (gloo on loopback): Debian's torch, run as /usr/bin/python3
   python3-torch
   # the sanitizer build and the fuzz targets: clang, its sanitizer and libFuzzer runtimes,

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The README's test command, run by CI. Stages:
 #   1. install the dependencies (scripts/install-deps.sh)
-#   2. check that every C++ file is as clang-format (.clang-format) writes it, and that no
-#      function is longer than 80 lines (scripts/check-function-length.py)
+#   2. check that every C++ file is as clang-format (.clang-format) writes it, that no
+#      function is longer than 80 lines (scripts/check-function-length.py), and that every
+#      remote script (src/*/sh/*.sh) passes shellcheck as POSIX sh
 #   3. build with gcc, warnings as errors and without debug info (a third less compile time;
 #      the dir keeps that: build a debugger's dir apart, MLT_BUILD_DIR=build-debug
 #      scripts/build.sh), into ${MLT_BUILD_DIR:-build}; run every unit and integration test
@@ -73,6 +74,10 @@ format_check() {
 stage "install dependencies" "$root/scripts/install-deps.sh"
 stage "format check" format_check
 stage "function length check" python3 "$root/scripts/check-function-length.py"
+# The remote scripts as files (the unit tests check them again as embedded, under dash and
+# BusyBox sh, and every command rendered from them). SC2154: a script's inputs are assigned
+# by the command that carries it.
+stage "shellcheck" bash -c "cd '$root' && shellcheck -s sh -e SC2154 src/*/sh/*.sh"
 stage "gcc build" env MLT_BUILD_DIR="$build" "$root/scripts/build.sh" -DMLT_WERROR=ON \
   "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O2 -DNDEBUG"
 stage "gcc tests" bash -c "cd '$build' && ctest --output-on-failure --parallel $test_jobs ${labels[*]}"

@@ -17,31 +17,18 @@ namespace mlt {
 
 namespace job_detail {
 
+std::string job_status_variables() {
+    return "mlt_st_gone=" + std::to_string(kDirGoneStatus) +
+           " mlt_st_foreign=" + std::to_string(kForeignRunStatus) +
+           " mlt_st_nospace=" + std::to_string(kNoSpaceStatus) + "\n";
+}
+
 constexpr const char* kPhases[] = {"uploading", "starting", "running", "finished", "collected"};
 
 // Every job command starts in the remote dir; a missing dir is created only by acquire_run.
 std::string in_dir(const std::string& remote_dir, const std::string& command) {
     return "cd " + shell_quote_path(remote_dir) + " && " + command;
 }
-
-// Shell functions shared by the run-scoped commands. They expect `j` (the job dir) and `r`
-// (the run id) to be set. The lock names its run on a `run=` line; a lock of an older mlt
-// has none, which reads as the run id "".
-constexpr const char* kRunFunctions =
-    R"sh(mlt_lock_run() { { while IFS= read -r mlt_l || [ -n "$mlt_l" ]; do case $mlt_l in run=*) printf '%s\n' "${mlt_l#run=}";; esac; done < "$j/lock"; } 2>/dev/null; }
-mlt_mine() { [ -f "$j/lock" ] && [ "$(mlt_lock_run)" = "$r" ]; }
-mlt_files_mine() { mlt_id=; { read -r mlt_id < "$j/run_id"; } 2>/dev/null; [ "$mlt_id" = "$r" ]; }
-mlt_phase() { mlt_mine && sed "s/^phase=.*/phase=$1/" "$j/lock" > "$j/lock.$$.tmp" && mv -f "$j/lock.$$.tmp" "$j/lock"; }
-mlt_foreign() {
-  if [ ! -d "$PWD/$j" ]; then echo "the remote dir holds no job of this model any more" >&2; exit 80
-  elif [ ! -f "$j/lock" ]; then echo "its lock was released" >&2
-  elif ! mlt_mine; then echo "the lock belongs to run '$(mlt_lock_run)'" >&2
-  else echo "the job files belong to run '$(cat "$j/run_id" 2>/dev/null)'" >&2; fi
-  exit 79
-}
-mlt_full() { [ "$(df -Pk . 2>/dev/null | awk 'NR == 2 { print $4 }')" = 0 ]; }
-mlt_nospace() { if mlt_full; then echo "no space left on device in $(pwd)" >&2; exit 78; fi; }
-)sh";
 
 // `cd DIR && j=.mlt/MODEL && r=RUN` and the functions above: the start of every command
 // that acts for one run.
@@ -53,7 +40,7 @@ std::string run_command(const std::string& remote_dir, const std::string& model,
     return "cd " + dir + " 2>/dev/null || { [ -e " + dir +
            " ] || { echo 'the remote dir is gone' >&2; exit 80; }; cd " + dir +
            " || exit 1; }\nj=" + shell_quote(JobPaths(model).dir) + "; r=" + shell_quote(run_id) +
-           "\n" + kRunFunctions + body;
+           "\n" + job_status_variables() + std::string(scripts::job_run_functions) + body;
 }
 
 void check_status(const Remote& remote, const std::string& what, const RemoteOutput& out,
@@ -553,7 +540,7 @@ std::string stop_script(int grace_s, bool scoped, bool release) {
            (release ? "h=; if [ -f \"$j/lock\" ]; then h=1; r=$(mlt_lock_run); fi\n" : "") +
            "mlt_release() { " +
            (release ? "if [ -n \"$h\" ] && mlt_mine; then rm -f \"$j/lock\"; fi; " : "") +
-           "true; }\n" + job_detail::kAliveFunction +
+           "true; }\n" + std::string(job_detail::kAliveFunction) +
            "g=$(cat \"$j/pid\" 2>/dev/null); o=$(cat \"$j/run_id\" 2>/dev/null)\n"
            "if ! mlt_job_alive \"$g\" \"$o\" \"$j\"; then\n"
            "  if [ -e \"$j/exit_status\" ] && [ -f \"$j/lock\" ] && "

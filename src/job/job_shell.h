@@ -8,6 +8,10 @@
 
 namespace mlt::job_detail {
 
+// `mlt_st_gone=80 mlt_st_foreign=79 mlt_st_nospace=78`: the exit statuses of the job
+// protocol (kDirGoneStatus, ...) as the shell variables the remote scripts exit with.
+std::string job_status_variables();
+
 // `cd DIR && ...`: every job command starts in the remote dir.
 std::string in_dir(const std::string& remote_dir, const std::string& command);
 

@@ -97,7 +97,7 @@ std::vector<JobStatus> query_jobs(Remote& remote, const std::string& remote_dir,
     const std::string jobs = model.empty() ? ".mlt/*/" : ".mlt/" + model + "/";
     const std::string command = "cd " + shell_quote_path(remote_dir) +
                                 " 2>/dev/null || exit 0; MLT_JOBS=" + shell_quote(jobs) + "; " +
-                                job_detail::kAliveFunction + kStatusScript;
+                                std::string(job_detail::kAliveFunction) + kStatusScript;
     RemoteOutput out = remote.run(command);
     if (out.exit_status != 0)
         throw remote_failure(remote, "reading the job state", out.exit_status, out.err,

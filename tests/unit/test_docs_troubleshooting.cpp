@@ -180,10 +180,15 @@ std::string line_of(const std::string& file, const Lexed& lexed, size_t code_pos
     return file + ":" + std::to_string(lines + 1);
 }
 
-// Every message start of one source file: those of error and warning calls (the first
-// literal of the call), the job scripts' own `mlt: ...` lines, and their `echo ... >&2`.
+// Every message start of one source file (or remote script): those of error and warning calls (the
+// first literal of the call), the job scripts' own `mlt: ...` lines, and their `echo ... >&2`.
 void scan(const fs::path& path, const std::string& name, std::vector<Message>& out) {
-    const Lexed lexed = lex(mlt::read_file(path.string()));
+    Lexed lexed;
+    // A remote script (src/*/sh/*.sh) is all text the shell runs: one literal, no calls.
+    if (path.extension() == ".sh")
+        lexed.literals.push_back(mlt::read_file(path.string()));
+    else
+        lexed = lex(mlt::read_file(path.string()));
     static const std::regex call(
         R"((throw\s+[\w:]+|spdlog::(warn|error|critical)|\balert|\bwarn|\b(usage|config|io|remote)_error|\bremote_failure)\s*\()");
     for (std::sregex_iterator it(lexed.code.begin(), lexed.code.end(), call), end; it != end;
@@ -232,7 +237,8 @@ std::vector<Message> all_messages() {
     const fs::path src = fs::path(MLT_SOURCE_DIR) / "src";
     std::vector<fs::path> files;
     for (const auto& e : fs::recursive_directory_iterator(src))
-        if (e.path().extension() == ".cpp" || e.path().extension() == ".h")
+        if (e.path().extension() == ".cpp" || e.path().extension() == ".h" ||
+            e.path().extension() == ".sh")
             files.push_back(e.path());
     std::sort(files.begin(), files.end());
     for (const auto& f : files) scan(f, fs::relative(f, MLT_SOURCE_DIR).generic_string(), out);
