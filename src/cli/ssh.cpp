@@ -4,7 +4,7 @@
 #include <utility>
 
 #include "mlt/cli/commands.h"
-#include "mlt/train/ssh_command.h"
+#include "mlt/commands/ssh_command.h"
 #include "mlt/util/text.h"
 
 namespace mlt::cli {

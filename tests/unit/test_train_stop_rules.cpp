@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "mlt/train/stop_rules.h"
+#include "mlt/train/watch/stop_rules.h"
 
 namespace {
 

@@ -5,8 +5,8 @@
 #include <memory>
 #include <string>
 
-#include "mlt/train/ssh_command.h"
-#include "mlt/train/train_command.h"
+#include "mlt/commands/ssh_command.h"
+#include "mlt/commands/train_command.h"
 
 namespace mlt::cli {
 
