@@ -1,11 +1,13 @@
 // `forward` and `tensorboard`: a port of the remote's loopback reached here over the SSH
 // connection (Session::forward), and TensorBoard started there for it.
+#include "mlt/commands/forward.h"
+
 #include <spdlog/spdlog.h>
 
 #include <cstdio>
 #include <optional>
 
-#include "mlt/commands/ssh_command.h"
+#include "mlt/commands/model_settings.h"
 #include "mlt/job/job.h"
 #include "mlt/ssh/remote.h"
 #include "mlt/util/error.h"

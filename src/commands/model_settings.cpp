@@ -1,7 +1,8 @@
 // How every job command (train, status, logs, stop, download) reads a model's settings.
+#include "mlt/commands/model_settings.h"
+
 #include <spdlog/spdlog.h>
 
-#include "mlt/commands/ssh_command.h"
 #include "mlt/config/spec_options.h"
 #include "mlt/util/error.h"
 #include "mlt/util/terminal.h"

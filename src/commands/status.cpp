@@ -8,7 +8,8 @@
 #include <optional>
 
 #include "mlt/commands/model.h"
-#include "mlt/commands/ssh_command.h"
+#include "mlt/commands/model_settings.h"
+#include "mlt/commands/status.h"
 #include "mlt/ssh/remote.h"
 #include "mlt/train/watch/gpu_watch.h"
 #include "mlt/transfer/progress.h"

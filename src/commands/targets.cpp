@@ -1,7 +1,8 @@
+#include "mlt/commands/targets.h"
+
 #include <algorithm>
 #include <cctype>
 
-#include "mlt/commands/ssh_command.h"
 #include "mlt/config/host_spec.h"
 #include "mlt/config/ssh_config.h"
 #include "mlt/util/error.h"

@@ -1,4 +1,6 @@
 #pragma once
+// How every job command reads a model and its settings (defaults < user settings < the
+// spec's SshMixin literals < its sidecar), and the spec's load through MLTK.
 
 #include <memory>
 #include <optional>
@@ -6,28 +8,11 @@
 #include <vector>
 
 #include "mlt/commands/model.h"
+#include "mlt/commands/targets.h"
 #include "mlt/config/settings.h"
 #include "mlt/config/spec_options.h"
-#include "mlt/ssh/session.h"
-#include "mlt/train/run/target.h"
 
 namespace mlt {
-
-// The connection options of `mlt ssh` (before COMMAND; train also takes -h/-p/-i/--password
-// after MODEL, as MLTK does).
-struct SshCommandLine {
-    std::vector<std::string> hosts;        // -h, repeatable
-    int port = 0;                          // -p
-    std::string identity_file;             // -i
-    std::optional<std::string> password;   // --password
-    std::vector<std::string> ssh_options;  // -o Key=Value
-    std::string ssh_config;                // -F
-};
-
-// Combines the command line with the settings into one Target per node (command line over
-// settings; the ssh config layer is applied later by Session::open). Throws mlt::Error
-// (usage, exit 2) for a bad -h/-o value or when no host is known at all.
-std::vector<Target> resolve_targets(const SshCommandLine& cli, const SshSettings& settings);
 
 // Loads user settings, plus the SshMixin literals of `spec_path` and its sidecar
 // `<stem>.ssh.yaml` when given, and prints their warnings, or appends them to `warnings` when given
@@ -74,18 +59,5 @@ std::optional<ModelSettings> resolve_settings_quietly(const SshCommandLine& cli,
 // The load of `model`'s spec through MLTK (python3) started on a thread of its own, as
 // resolve_model_settings would run it; nullptr when it would run no Python.
 std::shared_ptr<SpecLoadAhead> start_spec_load_ahead(const ModelRef& model);
-
-// `mlt ssh ... status [MODEL]`: prints the job table of every node; returns the exit code.
-int run_status(const SshCommandLine& cli, const std::string& model);
-
-// `mlt ssh -h H forward LOCAL:REMOTE`: 127.0.0.1:LOCAL here (0: a free port) reaches port
-// REMOTE on the host's loopback over the SSH connection, until Ctrl+C (then exit 0).
-int run_forward(const SshCommandLine& cli, const std::string& ports);
-
-// `mlt ssh -h H tensorboard MODEL [--port P] [--local-port L]`: start_tensorboard on the
-// host, its port forwarded to L here (-1: P) as run_forward does, and on Ctrl+C the remote
-// TensorBoard stopped (exit 0).
-int run_tensorboard(const SshCommandLine& cli, const std::string& model, bool test, int port,
-                    int local_port);
 
 }  // namespace mlt

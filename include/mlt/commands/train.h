@@ -1,11 +1,12 @@
 #pragma once
+// `mlt ssh ... train`: its options and the whole train flow.
 
 #include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
-#include "mlt/commands/ssh_command.h"
+#include "mlt/commands/targets.h"
 
 namespace mlt {
 
@@ -36,24 +37,10 @@ struct TrainOptions {
 // training's own status when it failed).
 int run_train(const SshCommandLine& cli, const TrainOptions& options);
 
-// `logs MODEL [--test] [-f]`: prints the remote console log (following it with -f). `test`:
-// the test model MODEL-test, as `train MODEL --test`.
-// With several -h: every node's log in turn, each line prefixed "[rank N] ", or only node
-// `rank`'s (-1: all); -f follows one node only. The log is filtered as train's follow is
-// (ConsoleFilter), unless `raw_console`.
-int run_logs(const SshCommandLine& cli, const std::string& model, bool test, bool follow,
-             int rank = -1, bool raw_console = false);
-
-// `stop MODEL [--test]`: stops the remote job's process group and releases its lock.
-int run_stop(const SshCommandLine& cli, const std::string& model, bool test);
-
 // The packages a new venv gets when venv_packages is not set, as MLTK installs them: wheel
 // and silabs-mltk pinned to `local_mltk_version`, then (the second list, tried when the first
 // fails) the latest; without a local version, only the latest.
 std::pair<std::vector<std::string>, std::vector<std::string>> default_venv_packages(
     const std::string& local_mltk_version);
-
-// `download MODEL [--test]`: pulls archive, logs and download_files now; the job is left alone.
-int run_download(const SshCommandLine& cli, const std::string& model, bool test);
 
 }  // namespace mlt
