@@ -12,7 +12,7 @@
 #include <utility>
 #include <vector>
 
-#include "mlt/train/stop_rules.h"
+#include "mlt/config/stop_rule_spec.h"
 #include "mlt/util/error.h"
 #include "mlt/util/text.h"
 #include "settings_table.h"
