@@ -12,11 +12,12 @@
 #include <utility>
 #include <vector>
 
-#include "internal.h"
+#include "channel_io.h"
 #include "mlt/util/bounded.h"
 #include "mlt/util/interrupt.h"
 #include "mlt/util/shell.h"
 #include "mlt/util/text.h"
+#include "session_impl.h"
 
 namespace mlt {
 
