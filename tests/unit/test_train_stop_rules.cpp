@@ -89,13 +89,6 @@ TEST(StopRules, PrimingFromTheLocalCopyCountsButNeverFires) {
     EXPECT_EQ(hit->line, "v=4");
 }
 
-TEST(StopRules, RulesAreChecked) {
-    EXPECT_FALSE(mlt::rule_error(regex("loss[=:] *nan")));
-    EXPECT_TRUE(mlt::rule_error(regex("loss=(nan")));
-    EXPECT_TRUE(mlt::rule_error(plateau("loss=[0-9.]+", false, 5)));  // no group
-    EXPECT_FALSE(mlt::rule_error(plateau("loss=([0-9.]+)", false, 5)));
-}
-
 TEST(StopRules, NoRulesNeverFire) {
     StopRules rules({});
     EXPECT_TRUE(rules.empty());

@@ -7,32 +7,8 @@
 
 namespace mlt {
 
-namespace {
-
-constexpr auto kFlags = std::regex::ECMAScript | std::regex::optimize;
-
-}  // namespace
-
-std::string describe_rule(const StopRule& rule) {
-    if (!rule.plateau) return "'" + rule.regex + "'";
-    return "plateau of '" + rule.regex + "' (" + (rule.maximize ? "max" : "min") + ", patience " +
-           std::to_string(rule.patience) + ")";
-}
-
-std::optional<std::string> rule_error(const StopRule& rule) {
-    try {
-        const std::regex re(rule.regex, kFlags);
-        if (rule.plateau && re.mark_count() < 1)
-            return "a plateau rule's metric regex needs a group around the value, e.g. "
-                   "'val_loss[=:] *([0-9.eE+-]+)'";
-    } catch (const std::regex_error& e) {
-        return std::string("not a valid regex: ") + e.what();
-    }
-    return std::nullopt;
-}
-
 StopRules::StopRules(const std::vector<StopRule>& rules) {
-    for (const auto& r : rules) rules_.push_back({r, std::regex(r.regex, kFlags), {}, 0});
+    for (const auto& r : rules) rules_.push_back({r, rule_regex(r), {}, 0});
 }
 
 bool StopRules::learns() const {

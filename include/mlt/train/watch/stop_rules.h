@@ -9,17 +9,9 @@
 #include <string_view>
 #include <vector>
 
-#include "mlt/config/settings.h"
+#include "mlt/config/stop_rule_spec.h"
 
 namespace mlt {
-
-// A rule as the messages and the history name it: `'REGEX'`, or `plateau of 'REGEX' (min,
-// patience 5)`.
-std::string describe_rule(const StopRule& rule);
-
-// Why `rule` cannot be used (a regex that does not compile, a plateau regex without a
-// group), or nullopt.
-std::optional<std::string> rule_error(const StopRule& rule);
 
 // A rule that fired, and the line that fired it.
 struct RuleHit {
