@@ -1,7 +1,7 @@
 #pragma once
 // A watch.stop_when rule as the settings give it (StopRule, mlt/config/settings.h), checked
 // when the settings are read: what a message calls it, why it cannot be used, and its regex
-// compiled as the run's rules (mlt/train/stop_rules.h) search with it.
+// compiled as the run's rules (mlt/train/watch/stop_rules.h) search with it.
 
 #include <optional>
 #include <regex>

@@ -12,65 +12,66 @@
 namespace mlt {
 
 void TrainRun::begin_attempt(double when) {
-    ledger_.begin_attempt(attempt_, host(), plan_.price_per_hour, when);
+    account_.ledger.begin_attempt(attempt_, host(), plan_.price_per_hour, when);
 }
 
 bool TrainRun::may_stop_job() const {
-    return ending_ == Ending::completed && watch_.may_still_run() &&
+    return outcome_.ending == Ending::completed && watch_.may_still_run() &&
            watch_.stop == JobWatch::Stop::none;
 }
 
 void TrainRun::stop_job_for(Ending ending, std::string note) {
-    stop_note_ = std::move(note);
-    reporter_.alert(stop_note_ + ": stopping the remote job of " + which() +
+    outcome_.stop_note = std::move(note);
+    reporter_.alert(outcome_.stop_note + ": stopping the remote job of " + which() +
                     ", then collecting its results");
-    ending_ = ending;
+    outcome_.ending = ending;
     watch_.stop = JobWatch::Stop::wanted;
 }
 
 void TrainRun::check_budget() {
     if (!plan_.budget.any() || !may_stop_job()) return;
     const double now = wall_now();
-    const std::string limit = ledger_.limit_reached(plan_.budget, now);
+    const std::string limit = account_.ledger.limit_reached(plan_.budget, now);
     if (limit.empty()) return;
-    const auto cost = ledger_.cost(now);
+    const auto cost = account_.ledger.cost(now);
     stop_job_for(Ending::limited, limit + " (reached after " +
-                                      format_duration(ledger_.elapsed(now)) +
+                                      format_duration(account_.ledger.elapsed(now)) +
                                       (cost ? ", " + format_usd(*cost) : std::string()) + ")");
 }
 
 bool TrainRun::limit_blocks_start() {
     // A gang's nodes start together or not at all (the barrier): their limit is the follow's.
-    if (gang_ || watch_.started() || !plan_.budget.any() || ending_ != Ending::completed)
+    if (gang_ || watch_.started() || !plan_.budget.any() || outcome_.ending != Ending::completed)
         return false;
     const double now = wall_now();
-    const std::string limit = ledger_.limit_reached(plan_.budget, now);
+    const std::string limit = account_.ledger.limit_reached(plan_.budget, now);
     if (limit.empty()) return false;
-    const auto cost = ledger_.cost(now);
-    ending_ = Ending::limited;
-    stop_note_ = limit + " (reached after " + format_duration(ledger_.elapsed(now)) +
-                 (cost ? ", " + format_usd(*cost) : std::string()) + ")";
-    reporter_.alert(stop_note_ + ": not starting the job of " + which() + " on " + host());
+    const auto cost = account_.ledger.cost(now);
+    outcome_.ending = Ending::limited;
+    outcome_.stop_note = limit + " (reached after " +
+                         format_duration(account_.ledger.elapsed(now)) +
+                         (cost ? ", " + format_usd(*cost) : std::string()) + ")";
+    reporter_.alert(outcome_.stop_note + ": not starting the job of " + which() + " on " + host());
     return true;
 }
 
 int TrainRun::segment_seconds() const {
     // A segment ends by the limit, so that the stop comes within a second or two of it.
     // A node of a gang looks at the others every kGangSegmentSeconds.
-    const double left = ledger_.seconds_left(plan_.budget, wall_now());
+    const double left = account_.ledger.seconds_left(plan_.budget, wall_now());
     const int most = gang_ ? kGangSegmentSeconds : kFollowSegmentSeconds;
     return static_cast<int>(std::clamp(std::ceil(left), 1.0, static_cast<double>(most)));
 }
 
 void TrainRun::show_cost() {
     const double now = wall_now();
-    const auto cost = ledger_.cost(now);
-    status_.set("1-cost", "running " + format_duration(ledger_.elapsed(now)) +
-                              (cost ? ", " + format_usd(*cost) : std::string()));
+    const auto cost = account_.ledger.cost(now);
+    terminal_.status.set("1-cost", "running " + format_duration(account_.ledger.elapsed(now)) +
+                                       (cost ? ", " + format_usd(*cost) : std::string()));
 }
 
 void TrainRun::summarize(const Error* error) {
-    if (settling_) return;
+    if (gang_.role == GangSeat::Role::settling) return;
     const bool bad_input = error && error->code() == exit_code::kUsage;
     // No machine is left to bill once shutdown_cmds that power it off ran (phase done), and
     // none was ever reached by a run that never connected.
@@ -86,28 +87,29 @@ void TrainRun::summarize(const Error* error) {
     RunSummary s;
     s.model = plan_.model;
     s.run_id = run_id_;
-    s.status = error ? std::string("failed: ") + error->what() : end_note_;
+    s.status = error ? std::string("failed: ") + error->what() : outcome_.end_note;
     s.exit_code = exit_code();
-    s.attempts = ledger_.attempts();
-    if (!ledger_.empty()) s.duration_s = ledger_.elapsed(now);
-    s.cost = ledger_.cost(now);
+    s.attempts = account_.ledger.attempts();
+    if (!account_.ledger.empty()) s.duration_s = account_.ledger.elapsed(now);
+    s.cost = account_.ledger.cost(now);
     std::error_code ec;
-    if (archive_collected_ && std::filesystem::exists(plan_.local_archive, ec))
+    if (outcome_.collected == Collected::with_archive &&
+        std::filesystem::exists(plan_.local_archive, ec))
         s.archive = plan_.local_archive;
-    if (collected_) s.logs = plan_.local_logs;
+    if (outcome_.collected != Collected::nothing) s.logs = plan_.local_logs;
     if (watch_.started()) s.console = plan_.local_console;
-    if (watch_.started() && !collected_)
+    if (watch_.started() && outcome_.collected == Collected::nothing)
         s.collect_hint = "still on the remote; collect them with: " + plan_.resume_line;
     // A host left after a failover may come back and bill again.
     std::string lost;
-    for (const auto& a : ledger_.attempts())
+    for (const auto& a : account_.ledger.attempts())
         if (a.how == "host lost" && a.host != host() && lost.find(a.host) == std::string::npos)
             lost += (lost.empty() ? "" : ", ") + a.host;
     if (!billing.empty() && !lost.empty())
         billing += " (and the lost " + lost + ", should it come back)";
     s.billing_host = billing;
-    s.detached = ending_ == Ending::detached;
-    s.gpu_use = gpu_.summary();
+    s.detached = outcome_.ending == Ending::detached;
+    s.gpu_use = watchers_.gpu.summary();
     for (const auto& line : summary_lines(s)) reporter_.notice(line);
 }
 

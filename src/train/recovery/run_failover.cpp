@@ -55,31 +55,28 @@ bool before_the_end(Phase phase) {
 }  // namespace
 
 bool TrainRun::fail_over(const std::string& why) {
-    if (!failover_ || !plan_.failover || !before_the_end(phase_) || watch_.over() ||
-        watch_.stop_pending() || ending_ != Ending::completed)
+    if (!relocation_.failover || !plan_.failover || !before_the_end(phase_) || watch_.over() ||
+        watch_.stop_pending() || outcome_.ending != Ending::completed)
         return false;
     const std::string lost = host();
     const std::string during = describe(phase_);
-    ledger_.end_attempt("host lost", wall_now());
+    account_.ledger.end_attempt("host lost", wall_now());
     // No job started there: the next host's start is still the first attempt.
-    if (!watch_.started()) ledger_.renumber_last(0);
+    if (!watch_.started()) account_.ledger.renumber_last(0);
     if (!run_id_.empty()) record("host lost", std::nullopt);
     reporter_.alert("host " + lost + " lost while " + during + why +
                     "; looking for a standby host");
     // The pulls of --sync-every are the lost host's: what they brought stays, and they end
     // here without a wait for a connect to the lost host that may be under way (joined when
     // the run ends); the follow on the new host starts its own.
-    if (live_pull_) {
-        live_pull_->request_stop();
-        retired_pulls_.push_back(std::move(live_pull_));
-    }
+    sync_.retire();
     // The budget first: no standby host is taken (or rented) once a limit is reached.
-    const std::string limit = ledger_.limit_reached(plan_.budget, wall_now());
+    const std::string limit = account_.ledger.limit_reached(plan_.budget, wall_now());
     if (!limit.empty()) {
         reporter_.alert("no standby host is taken: " + limit + " is reached");
         return false;
     }
-    const std::optional<NextHost> next = failover_->next(reporter_);
+    const std::optional<NextHost> next = relocation_.failover->next(reporter_);
     if (!next) {
         reporter_.alert("no standby host left (fallback_hosts, provision_cmd)");
         return false;
@@ -94,14 +91,14 @@ bool TrainRun::fail_over(const std::string& why) {
     record("failing over", std::nullopt);
     plan_.resume = false;  // a new lock, on the new host
     plan_.clean = false;   // what came home is what the run continues from
-    moved_ = true;
-    came_from_ = lost;
+    relocation_.where = Relocation::Where::moved;
+    relocation_.came_from = lost;
     lock_ = LockHold::none;
     watch_ = JobWatch{};
-    outcome_ = JobOutcome{};
-    followed_.reset();
+    outcome_.job = JobOutcome{};
+    outcome_.followed.reset();
     shutdown_ = ShutdownProgress{};
-    status_.clear();
+    terminal_.status.clear();
     reporter_.alert("continuing " + which() + " on " + host() + " as attempt " +
                     std::to_string(attempt_) + ": pushing the local log dir " + plan_.local_logs +
                     " (the checkpoints that came home), then starting; " + lost +
@@ -120,7 +117,8 @@ void TrainRun::point_plan_at(const NextHost& next) {
 }
 
 bool TrainRun::resume_where_it_went(const Error& error, const std::vector<nlohmann::json>& runs) {
-    if (!plan_.resume || !failover_ || !plan_.spec_here || !is_link_loss(error)) return false;
+    if (!plan_.resume || !relocation_.failover || !plan_.spec_here || !is_link_loss(error))
+        return false;
     const auto went = run_went_on(runs, plan_.model, host());
     if (!went) return false;
     StandbyHost there;
@@ -135,7 +133,7 @@ bool TrainRun::resume_where_it_went(const Error& error, const std::vector<nlohma
     reporter_.alert("cannot reach " + lost + " to resume " + plan_.model + " (" + error.what() +
                     "); its run " + went->run_id + " went on on " + went->host + " after " + lost +
                     " was lost: resuming it there");
-    const std::optional<NextHost> next = failover_->at(there, reporter_);
+    const std::optional<NextHost> next = relocation_.failover->at(there, reporter_);
     if (!next) return false;
     point_plan_at(*next);
     phase_ = Phase::lock;
@@ -145,12 +143,12 @@ bool TrainRun::resume_where_it_went(const Error& error, const std::vector<nlohma
 void TrainRun::lost_with_dir(const Error& error) {
     spdlog::debug("{}", error.what());
     if (fail_over(": its remote dir is gone (the host was re-imaged or wiped)")) return;
-    if (!run_id_.empty()) record("host lost", outcome_.exit_status);
+    if (!run_id_.empty()) record("host lost", outcome_.job.exit_status);
     std::string what = error.what();
     // A job whose end the follow saw: said as it is, its results are what went.
-    if (followed_ && followed_->exit_status)
+    if (outcome_.followed && outcome_.followed->exit_status)
         what += "; its job had finished with exit status " +
-                std::to_string(*followed_->exit_status) + " before";
+                std::to_string(*outcome_.followed->exit_status) + " before";
     throw Fatal{Error(ErrorKind::gone, what,
                       "continue from the checkpoints that came home in " + plan_.local_logs +
                           " with: " + restore_line())};
@@ -161,10 +159,10 @@ Phase TrainRun::continue_cut_failover(const std::vector<nlohmann::json>& runs,
     run_id_ = cut.run_id;
     attempt_ = cut.attempt;
     const double now = wall_now();
-    ledger_.restore(earlier_attempts(runs, run_id_, attempt_, now));
+    account_.ledger.restore(earlier_attempts(runs, run_id_, attempt_, now));
     begin_attempt(now);
-    moved_ = true;
-    came_from_ = cut.from;
+    relocation_.where = Relocation::Where::moved;
+    relocation_.came_from = cut.from;
     plan_.resume = false;  // a new lock, on this host, for the same run
     plan_.clean = false;   // what came home is what the run continues from
     reporter_.alert("continuing " + which() + " on " + host() + " as attempt " +
@@ -226,7 +224,7 @@ std::string TrainRun::restore_line() const {
 
 std::map<std::string, std::vector<UploadItem>> TrainRun::uploads() const {
     auto all = plan_.uploads;
-    if (!plan_.restore && !moved_) return all;
+    if (!plan_.restore && !relocation_.moved()) return all;
     const JobPaths paths(plan_.model);
     // The local log dir, less what is mlt's own there: the console copy (pushed as the job's
     // console log after a failover), MLTK's CLI log, the staging dir of pulls.
@@ -245,7 +243,7 @@ std::map<std::string, std::vector<UploadItem>> TrainRun::uploads() const {
             restore.push_back(std::move(item));
         }
     }
-    if (moved_ && fs::is_regular_file(plan_.local_console, ec))
+    if (relocation_.moved() && fs::is_regular_file(plan_.local_console, ec))
         all[remote_path_in(plan_.remote_dir, paths.dir)].push_back(
             {plan_.local_console, fs::path(paths.console_log).filename().string()});
     return all;

@@ -52,7 +52,7 @@ void TrainRun::reconnect(const Error& cause) {
                         std::to_string(static_cast<long>(std::ceil(next))) + "s)");
         try {
             connection_.reconnect();
-            ++reconnects_;
+            ++outcome_.reconnects;
             reporter_.alert("link to " + host() + " is back after " +
                             format_duration(clock_.now() - began) + "; continuing " + during);
             return;
@@ -61,7 +61,7 @@ void TrainRun::reconnect(const Error& cause) {
             if (!is_link_loss(e)) {
                 // A changed host key, refused credentials: trying again will not help, and the
                 // remote cannot be reached to clean anything up. The run stays as it is.
-                record("link lost", outcome_.exit_status);
+                record("link lost", outcome_.job.exit_status);
                 throw Fatal{Error(e.kind(), e.what(),
                                   "the run is kept on the remote; once this is fixed, continue "
                                   "with: " +
@@ -80,7 +80,7 @@ void TrainRun::reconnect(const Error& cause) {
 }
 
 void TrainRun::give_up_reconnecting(double elapsed, double limit, const std::string& last) {
-    record("link lost", outcome_.exit_status);
+    record("link lost", outcome_.job.exit_status);
     // Which limit ended it: the last attempt may outlast it by a connect timeout.
     const std::string gave_up = limit > 0 ? "; gave up reconnecting after " +
                                                 format_duration(elapsed) + " (reconnect timeout " +

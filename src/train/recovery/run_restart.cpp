@@ -13,7 +13,7 @@ Phase TrainRun::restart() {
         pgid = job_.restart(run_id_, attempt_);
     }
     // The lost attempt may have stopped inside a sequence: the new one's lines must show.
-    shown_ = ConsoleFilter(plan_.raw_console);
+    terminal_.shown = ConsoleFilter(plan_.raw_console);
     reporter_.notice("restarted " + plan_.model + " on " + host() + " (run " + run_id_ +
                      ", attempt " + std::to_string(attempt_) + ", process group " +
                      std::to_string(pgid) + ")");
@@ -27,18 +27,19 @@ bool TrainRun::restart_lost(const std::optional<JobResult>& result) {
         watch_.stop != JobWatch::Stop::none || gang_)
         return false;
     if (attempt_ - 1 >= plan_.max_restarts) {
-        restarts_used_up_ = plan_.max_restarts > 0;  // said in the collection's one line
+        if (plan_.max_restarts > 0)
+            outcome_.restarts = RunOutcome::Restarts::used_up;  // said in the collection's one line
         return false;
     }
     const double now = wall_now();
-    const std::string limit = ledger_.limit_reached(plan_.budget, now);
+    const std::string limit = account_.ledger.limit_reached(plan_.budget, now);
     if (!limit.empty()) {
         // No new attempt past a limit: the lost one is collected, and the run ends with exit 5.
-        ending_ = Ending::limited;
-        stop_note_ = limit + " (reached when the job was lost)";
+        outcome_.ending = Ending::limited;
+        outcome_.stop_note = limit + " (reached when the job was lost)";
         return false;
     }
-    ledger_.end_attempt("lost", now);
+    account_.ledger.end_attempt("lost", now);
     record("lost", std::nullopt);
     ++attempt_;
     begin_attempt(now);

@@ -24,10 +24,10 @@ Error TrainRun::fail_cleanup(const Error& error) {
     }
     if (error.kind() == ErrorKind::conflict) {
         // Another mlt took the run over (or stopped it): nothing remote is ours to touch.
-        record("taken over", outcome_.exit_status);
+        record("taken over", outcome_.job.exit_status);
         return error;
     }
-    const bool job_over = outcome_.exit_status.has_value() || watch_.over();
+    const bool job_over = outcome_.job.exit_status.has_value() || watch_.over();
     try {
         if (!watch_.started()) {
             // Failed before the job was started (an upload): nothing to collect, so the next
@@ -43,7 +43,7 @@ Error TrainRun::fail_cleanup(const Error& error) {
             record("failed", std::nullopt);
             return Error(error.kind(), error.what(), still_running());
         }
-        ledger_.end_attempt("failed", wall_now());
+        account_.ledger.end_attempt("failed", wall_now());
         // shutdown_cmds run after failures too; the lock stays so that --resume can collect
         // again (and then does not run them a second time).
         if (phase_ < Phase::shutdown) {
@@ -54,7 +54,7 @@ Error TrainRun::fail_cleanup(const Error& error) {
         reporter_.warning(std::string("after the error below, ") + describe(phase_) +
                           " failed too: " + e.what());
     }
-    record("failed", outcome_.exit_status);
+    record("failed", outcome_.job.exit_status);
     if (error.kind() == ErrorKind::io) {
         // A local write failed after the training ran (a full disk): not a usage error (2),
         // and nothing on the remote is lost.
@@ -71,14 +71,14 @@ void TrainRun::record(const std::string& status, std::optional<int> exit_status)
                         {"model", plan_.model},
                         {"hosts", {host()}},
                         {"remote_dir", plan_.remote_dir},
-                        {"start", started_iso_},
+                        {"start", account_.started_iso},
                         {"status", status},
-                        {"bytes_up", up_.bytes},
-                        {"bytes_down", down_.bytes},
-                        {"reconnects", reconnects_},
+                        {"bytes_up", outcome_.up.bytes},
+                        {"bytes_down", outcome_.down.bytes},
+                        {"reconnects", outcome_.reconnects},
                         {"attempt", attempt_}};
     const double now = wall_now();
-    add_ledger(r, ledger_, now);
+    add_ledger(r, account_.ledger, now);
     if (plan_.price_per_hour > 0) r["price_per_hour"] = plan_.price_per_hour;
     if (plan_.budget.max_hours > 0) r["max_hours"] = plan_.budget.max_hours;
     if (plan_.budget.max_cost > 0) r["max_cost"] = plan_.budget.max_cost;

@@ -8,8 +8,9 @@ namespace mlt {
 std::optional<int> TrainRun::on_signal(const Error& signal) {
     if (signal.kind() != ErrorKind::interrupted) return leave(signal);  // SIGTERM, SIGHUP
     acknowledge_interrupt();
-    if (ending_ == Ending::interrupted || interrupt_pending()) return leave(signal);  // twice
-    ending_ = Ending::interrupted;
+    if (outcome_.ending == Ending::interrupted || interrupt_pending())
+        return leave(signal);  // twice
+    outcome_.ending = Ending::interrupted;
     if (!watch_.started()) {
         if (lock_ == LockHold::held) {
             reporter_.alert("Ctrl+C: nothing was started; releasing the job lock");
@@ -23,7 +24,7 @@ std::optional<int> TrainRun::on_signal(const Error& signal) {
             }
         }
         record("stopped", std::nullopt);
-        end_note_ = "stopped by Ctrl+C before its job started";
+        outcome_.end_note = "stopped by Ctrl+C before its job started";
         return exit_code::kInterrupted;
     }
     if (!watch_.may_still_run()) return leave(signal);  // the job has ended already
@@ -41,12 +42,13 @@ std::string TrainRun::still_running() const {
 }
 
 int TrainRun::leave(const Error& signal) {
-    const std::string why = signal.kind() == ErrorKind::interrupted
-                                ? (ending_ == Ending::interrupted ? "Ctrl+C again" : "Ctrl+C")
-                                : std::string(signal.what());
+    const std::string why =
+        signal.kind() == ErrorKind::interrupted
+            ? (outcome_.ending == Ending::interrupted ? "Ctrl+C again" : "Ctrl+C")
+            : std::string(signal.what());
     reporter_.alert(why + ": leaving now; " + leave_state());
-    record("left", outcome_.exit_status);
-    end_note_ = "left after " + why;
+    record("left", outcome_.job.exit_status);
+    outcome_.end_note = "left after " + why;
     return signal.code();
 }
 

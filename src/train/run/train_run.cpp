@@ -126,14 +126,11 @@ TrainRun::TrainRun(Connection& connection, RemoteJob& job, TrainPlan plan, Repor
       reporter_(reporter),
       clock_(clock),
       observer_(observer),
-      console_(plan_.local_console, plan_.local_state_dir),
-      shown_(plan_.raw_console),
-      shutdown_shown_(plan_.raw_console),
-      status_(reporter_),
-      failover_(failover),
-      rules_(plan_.stop_when) {
+      terminal_(plan_.local_console, plan_.local_state_dir, plan_.raw_console, reporter_),
+      relocation_{failover, Relocation::Where::first_host, {}},
+      watchers_(plan_.stop_when) {
     const auto epoch = std::chrono::system_clock::now().time_since_epoch();
-    wall_offset_ = std::chrono::duration<double>(epoch).count() - clock_.now();
+    account_.wall_offset = std::chrono::duration<double>(epoch).count() - clock_.now();
 }
 
 TrainRun::~TrainRun() {
@@ -163,12 +160,12 @@ void TrainRun::begin() {
                 if (const auto id = newest_run_id(runs, plan_.model))
                     refuse_moved_away(runs, *id, "", false);
             } catch (const Error& refused) {
-                exit_code_ = refused.code();
+                outcome_.exit_code = refused.code();
                 throw;
             }
             if (resume_unreachable(e, runs)) return;
         }
-        exit_code_ = e.code();  // over, either way
+        outcome_.exit_code = e.code();  // over, either way
         if (!is_signal(e.kind())) throw;
         return;
     }
@@ -176,13 +173,14 @@ void TrainRun::begin() {
 }
 
 bool TrainRun::resume_unreachable(const Error& error, const std::vector<nlohmann::json>& runs) {
-    if (!plan_.resume || !plan_.failover || !failover_ || !plan_.spec_here || !is_link_loss(error))
+    if (!plan_.resume || !plan_.failover || !relocation_.failover || !plan_.spec_here ||
+        !is_link_loss(error))
         return false;
     const auto here = unfinished_run_on(runs, plan_.model, host());
     if (!here) return false;
     run_id_ = here->run_id;
     attempt_ = std::max(1, here->attempt);
-    ledger_.restore(earlier_attempts(runs, run_id_, here->attempt, here->start));
+    account_.ledger.restore(earlier_attempts(runs, run_id_, here->attempt, here->start));
     begin_attempt(here->start);
     if (here->attempt > 0 && !here->failing_over) watch_.life = JobWatch::Life::may_run;
     reporter_.alert("cannot reach " + host() + " to resume " + which() + " (" + error.what() +
@@ -200,12 +198,12 @@ bool TrainRun::advance() {
         } catch (const Error& e) {
             error = e;
         }
-        if (error) exit_code_ = handle(*error);
-        if (!over() && phase_ == Phase::done) exit_code_ = finish();
+        if (error) outcome_.exit_code = handle(*error);
+        if (!over() && phase_ == Phase::done) outcome_.exit_code = finish();
         if (over()) stop_sync();
     } catch (const Fatal& fatal) {
         stop_sync();
-        exit_code_ = fatal.error.code();
+        outcome_.exit_code = fatal.error.code();
         summarize(&fatal.error);
         throw fatal.error;
     }
@@ -233,25 +231,27 @@ std::optional<int> TrainRun::handle(Error error) {
 }
 
 int TrainRun::finish() {
-    if (ending_ == Ending::detached) {
+    if (outcome_.ending == Ending::detached) {
         record("detached", std::nullopt);
-        end_note_ = "its job runs on " + host() + " (not waited for)";
+        outcome_.end_note = "its job runs on " + host() + " (not waited for)";
         return exit_code::kOk;
     }
-    if (ending_ == Ending::limited && !watch_.started()) {
-        ledger_.end_attempt("limit", wall_now());
+    if (outcome_.ending == Ending::limited && !watch_.started()) {
+        account_.ledger.end_attempt("limit", wall_now());
         record("limit", std::nullopt);
-        end_note_ = "stopped by " + stop_note_ + " before its job started on " + host();
-        if (moved_)
-            end_note_ += "; continue from the checkpoints that came home in " + plan_.local_logs +
-                         " with: " + restore_line();
+        outcome_.end_note =
+            "stopped by " + outcome_.stop_note + " before its job started on " + host();
+        if (relocation_.moved())
+            outcome_.end_note += "; continue from the checkpoints that came home in " +
+                                 plan_.local_logs + " with: " + restore_line();
         return exit_code::kLimit;
     }
-    const auto& status = outcome_.exit_status;
+    const auto& status = outcome_.job.exit_status;
     // A limit's stop that came after the job had ended by itself stopped nothing.
-    const bool limited = ending_ == Ending::limited && (outcome_.stopped_by_mlt || !status);
-    const bool ruled = ending_ == Ending::ruled && (outcome_.stopped_by_mlt || !status);
-    const bool interrupted = ending_ == Ending::interrupted;
+    const bool limited =
+        outcome_.ending == Ending::limited && (outcome_.job.stopped_by_mlt || !status);
+    const bool ruled = outcome_.ending == Ending::ruled && (outcome_.job.stopped_by_mlt || !status);
+    const bool interrupted = outcome_.ending == Ending::interrupted;
     const int code =
         interrupted
             ? exit_code::kInterrupted
@@ -263,21 +263,22 @@ int TrainRun::finish() {
             ? "stopped"
             : (limited ? "limit"
                        : (ruled ? "rule" : (code == 0 ? "success" : (status ? "failed" : "lost"))));
-    ledger_.end_attempt(how, wall_now());
+    account_.ledger.end_attempt(how, wall_now());
     record(how, status);
-    end_note_ =
+    outcome_.end_note =
         plan_.model +
-        (outcome_.setup_failed
+        (outcome_.job.setup_failed
              ? " did not start training: its setup (environment, venv or startup_cmds) ended with "
              : " finished with ") +
-        (status ? describe_exit_status(*status, outcome_.stopped_by_mlt)
+        (status ? describe_exit_status(*status, outcome_.job.stopped_by_mlt)
                 : std::string("no exit status"));
     if (status && !interrupted && !limited && !ruled && code != *status)
-        end_note_ += "; the training exited " + std::to_string(*status) + ", mlt exits " +
-                     std::to_string(code) + " (" + std::to_string(*status) +
-                     " is one of mlt's own exit codes)";
-    if (interrupted) end_note_ = "stopped by Ctrl+C: " + end_note_;
-    if (limited || ruled) end_note_ = "stopped by " + stop_note_ + ": " + end_note_;
+        outcome_.end_note += "; the training exited " + std::to_string(*status) + ", mlt exits " +
+                             std::to_string(code) + " (" + std::to_string(*status) +
+                             " is one of mlt's own exit codes)";
+    if (interrupted) outcome_.end_note = "stopped by Ctrl+C: " + outcome_.end_note;
+    if (limited || ruled)
+        outcome_.end_note = "stopped by " + outcome_.stop_note + ": " + outcome_.end_note;
     return code;
 }
 
@@ -359,7 +360,7 @@ Phase TrainRun::take_lock() {
                plan_.clean,
                attempt_,
                {},
-               came_from_};
+               relocation_.came_from};
     // The upload's listings travel with the lock's command (--clean removes files between),
     // and so does the start, on the condition that the listings will find nothing to send:
     // a run whose files are all there starts in the lock's round trip. (Not for a gang,
@@ -377,8 +378,8 @@ Phase TrainRun::take_lock() {
     if (!plan_.clean) job_.upload_ahead(planned);
     const auto hold_lock = [&] {
         lock_ = LockHold::held;
-        started_iso_ = iso_time(std::time(nullptr));
-        if (ledger_.empty()) begin_attempt(wall_now());
+        account_.started_iso = iso_time(std::time(nullptr));
+        if (account_.ledger.empty()) begin_attempt(wall_now());
         record("running", std::nullopt);
     };
     bool acquired = false;
@@ -409,7 +410,8 @@ Phase TrainRun::take_lock() {
     }
     // Not started, and no start sent ahead can start it any more (this lock removed the
     // tickets): on to the upload.
-    if (!pgid && gang_attempt_) job_.begin_gang_attempt(run_id_, attempt_);
+    if (!pgid && gang_.role == GangSeat::Role::new_attempt)
+        job_.begin_gang_attempt(run_id_, attempt_);
     if (!pgid) watch_.life = JobWatch::Life::none;
     if (!pgid) return plan_.clean ? Phase::clean : Phase::upload;
     SyncResult nothing;
@@ -464,16 +466,17 @@ Phase TrainRun::adopt(const JobStatus& job) {
     run_id_ = job.run_id;
     attempt_ = job.attempt;
     lock_ = LockHold::held;
-    outcome_.exit_status = job.exit_status;
-    started_iso_ = iso_time(job.started > 0 ? job.started : std::time(nullptr));
+    outcome_.job.exit_status = job.exit_status;
+    account_.started_iso = iso_time(job.started > 0 ? job.started : std::time(nullptr));
     // The run's time counts from its start, also what passed before this mlt adopted it,
     // and its earlier attempts (other hosts) stay in its history.
     const double began = job.started > 0 ? static_cast<double>(job.started) : wall_now();
-    ledger_ = RunLedger{};  // what a wait for this host counted is this attempt's own
-    ledger_.restore(earlier_attempts(runs, run_id_, attempt_, began));
+    account_.ledger = RunLedger{};  // what a wait for this host counted is this attempt's own
+    account_.ledger.restore(earlier_attempts(runs, run_id_, attempt_, began));
     // A run that came here from another host (a failover) pushes what came home, when its
     // upload is still to come.
-    for (const auto& a : ledger_.attempts()) moved_ = moved_ || a.host != host();
+    for (const auto& a : account_.ledger.attempts())
+        if (a.host != host()) relocation_.where = Relocation::Where::moved;
     begin_attempt(began);
     switch (job.state) {
         case JobState::uploading:
@@ -496,7 +499,7 @@ Phase TrainRun::adopt(const JobStatus& job) {
             // Collected as lost: finish it. A gang's node is not restarted alone (the others
             // could not meet it): collected, it stops the others; --resume restarts them all.
             if (job.phase == "collected" || gang_) break;
-            ledger_.end_attempt("lost", wall_now());
+            account_.ledger.end_attempt("lost", wall_now());
             ++attempt_;
             begin_attempt(wall_now());
             reporter_.notice("restarting the lost job of " + which() + " as attempt " +
@@ -533,41 +536,37 @@ Phase TrainRun::clean() {
 Phase TrainRun::upload() {
     if (limit_blocks_start()) return Phase::release;
     const SyncResult sent = job_.upload(uploads());
-    up_.files += sent.moved.files;
-    up_.bytes += sent.moved.bytes;
+    outcome_.up.files += sent.moved.files;
+    outcome_.up.bytes += sent.moved.bytes;
     reporter_.notice("uploaded " + describe(sent));
     return Phase::start;
 }
 
 Phase TrainRun::start() {
     if (limit_blocks_start()) return Phase::release;
-    if (gang_) wait_for_gang();  // every node set up before any job starts
-    retake_if_unread();
+    if (gang_) gang_.wait_for_all();  // every node set up before any job starts
+    release_.retake_if_unread(job_, run_id_);
     watch_.life = JobWatch::Life::may_run;
     // The first follow segment travels with the start's command (follow() asks for exactly
     // it: offset 0, as the local copy starts empty below).
     arm_watch();
-    arm_release();
-    const bool lost_before = release_unread_;
+    release_.arm(job_, plan_, static_cast<bool>(gang_));
     if (!plan_.no_wait) {
-        // Until the start's answer is read, a follow that carries the release is out: after
-        // a lost link it may still release at the job's end.
-        release_unread_ = release_unread_ || release_armed_;
         job_.follow_ahead(Task::job, &run_id_, 0, segment_seconds());
         // A short job ends within it: the collection's listing then comes, on a guess (a job
         // that runs on, or records an archive, skips its reply once).
         job_.collect_ahead_on_guess(plan_, run_id_);
     }
-    long pgid = 0;
-    {
+    // Until the start's answer is read, a follow that carries the release is out: after a
+    // lost link it may still release at the job's end.
+    const long pgid = release_.carry(!plan_.no_wait, [&] {
         // One bounded round trip that must not be cut by a Ctrl+C: the job may be launched
         // before the reply is read. The Ctrl+C is handled right after, with the job known.
         InterruptDeferral hold;
-        pgid = job_.start(run_id_);
-    }
+        return job_.start(run_id_);
+    });
     // follow() reads the follow sent ahead, unless another command goes first.
-    release_unread_ = lost_before;
-    follow_ahead_unread_ = release_armed_ && !plan_.no_wait;
+    release_.follow_sent_ahead(!plan_.no_wait);
     return launched(pgid);
 }
 
@@ -575,11 +574,11 @@ Phase TrainRun::launched(long pgid) {
     reporter_.notice("started " + plan_.model + " on " + host() + " (run " + run_id_ +
                      (attempt_ > 1 ? ", attempt " + std::to_string(attempt_) : "") +
                      ", process group " + std::to_string(pgid) + ")");
-    console_.open(run_id_);  // a new run: the local copy starts empty
-    shown_ = ConsoleFilter(plan_.raw_console);
+    terminal_.local.open(run_id_);  // a new run: the local copy starts empty
+    terminal_.shown = ConsoleFilter(plan_.raw_console);
     if (!plan_.no_wait) return Phase::follow;
     reporter_.notice("not waiting; reattach with: " + plan_.resume_line);
-    ending_ = Ending::detached;
+    outcome_.ending = Ending::detached;
     return Phase::done;
 }
 
@@ -588,21 +587,21 @@ Phase TrainRun::follow() {
     check_budget();
     if (watch_.stop_pending()) {
         // The stop goes first: a follow sent ahead is dropped unread, and may still release.
-        release_unread_ = release_unread_ || std::exchange(follow_ahead_unread_, false);
+        release_.drop_ahead();
         watch_.stop = JobWatch::Stop::sent;
         job_.stop(kStopGraceSeconds, &run_id_);
         watch_.stop = JobWatch::Stop::done;
     }
     start_sync();
-    const uint64_t offset = console_.open(run_id_);
-    if (!rules_primed_) prime_rules(offset);
+    const uint64_t offset = terminal_.local.open(run_id_);
+    if (watchers_.primed == RunWatchers::Primed::no) watchers_.prime(plan_.local_console, offset);
     arm_watch();
-    arm_release();
+    release_.arm(job_, plan_, static_cast<bool>(gang_));
     const auto show = [&](std::string_view d) {
-        console_.append(d);  // the record first, every byte
-        reporter_.console(shown_.feed(d));
+        terminal_.local.append(d);  // the record first, every byte
+        reporter_.console(terminal_.shown.feed(d));
         // A rule that stops the job cuts the segment short: the stop goes out at once.
-        if (auto hit = rules_.feed(d); hit && stop_by_rule(*hit)) throw RuleFired{};
+        if (auto hit = watchers_.rules.feed(d); hit && stop_by_rule(*hit)) throw RuleFired{};
     };
     // --resume --no-wait is MLTK's poll: what is new in the console log now, and back at once
     // while the job runs; a job that has ended is collected as usual.
@@ -613,49 +612,47 @@ Phase TrainRun::follow() {
         // Its answer lost (a lost link, a rule that cut it short), a follow that carries the
         // release may still release at the job's end: the lock is taken back before the
         // collection (retake_if_unread).
-        const bool lost_before = release_unread_;
-        release_unread_ = lost_before || release_armed_;
-        follow_ahead_unread_ = false;
-        seen = job_.follow(Task::job, &run_id_, offset, poll ? 0 : segment_seconds(), show);
-        release_unread_ = lost_before;
+        seen = release_.carry(true, [&] {
+            return job_.follow(Task::job, &run_id_, offset, poll ? 0 : segment_seconds(), show);
+        });
     } catch (const RuleFired&) {
-        status_.clear();
+        terminal_.status.clear();
         return Phase::follow;  // the stop first, then the follow on from the local copy
     }
-    if (seen.ended && seen.result && seen.result->released) released_ahead_ = true;
-    // Another follow of the run released the lock (a lost one): back before the collection.
-    if (seen.ended && seen.result && seen.result->lock_gone) release_unread_ = true;
+    // It released the lock, or another follow of the run did (a lost one): then the lock is
+    // back before the collection.
+    release_.seen(seen);
     if (seen.ended) {
-        status_.clear();
+        terminal_.status.clear();
         if (restart_lost(seen.result)) return Phase::restart;
         watch_.life = JobWatch::Life::ended;
-        followed_ = seen.result;
+        outcome_.followed = seen.result;
         return Phase::collect;
     }
     if (!poll) return Phase::follow;  // the next segment
     reporter_.notice("the job of " + which() + " is still running; look again with: " +
                      plan_.resume_line + " --no-wait; or wait for it with: " + plan_.resume_line);
-    ending_ = Ending::detached;
+    outcome_.ending = Ending::detached;
     return Phase::done;
 }
 
 Phase TrainRun::collect() {
     stop_sync();  // the collection pulls into the same local dir
-    retake_if_unread();
+    release_.retake_if_unread(job_, run_id_);
     // The follow's last segment read the result and recorded phase finished; a retry (after
     // a lost link) asks again.
-    const std::optional<JobResult> followed = std::exchange(followed_, std::nullopt);
+    const std::optional<JobResult> followed = std::exchange(outcome_.followed, std::nullopt);
     const JobResult result = followed ? *followed : job_.result();
     if (result.run_id != run_id_)
         throw foreign_run(host(), plan_.model, run_id_,
                           "the job files belong to run '" + result.run_id + "'");
     const auto& status = result.exit_status;
-    outcome_.exit_status = status;
-    outcome_.setup_failed = status && *status != 0 && !result.training_started;
-    outcome_.stopped_by_mlt = result.stopped_with.has_value() && result.stopped_with == status;
+    outcome_.job.exit_status = status;
+    outcome_.job.setup_failed = status && *status != 0 && !result.training_started;
+    outcome_.job.stopped_by_mlt = result.stopped_with.has_value() && result.stopped_with == status;
     // A node whose job failed stops the others (as soon as they look, every few seconds).
-    if (gang_ && (!status || *status != 0) && !outcome_.stopped_by_mlt)
-        gang_->fail(rank_, host(), status.value_or(1), status.has_value());
+    if (gang_ && (!status || *status != 0) && !outcome_.job.stopped_by_mlt)
+        gang_.gang->fail(gang_.rank, host(), status.value_or(1), status.has_value());
     if (result.disk_full)
         reporter_.warning("no space left on the remote: the disk of " + plan_.remote_dir + " on " +
                           host() + " is full; what the job of " + which() +
@@ -664,24 +661,23 @@ Phase TrainRun::collect() {
         reporter_.warning("the job of " + which() +
                           " ended without recording an exit status (killed by SIGKILL, or the host "
                           "restarted)" +
-                          (restarts_used_up_
+                          ((outcome_.restarts == RunOutcome::Restarts::used_up)
                                ? "; not restarted: the " + std::to_string(plan_.max_restarts) +
                                      " restart(s) of max_restarts are used up"
                                : std::string()));
-    if (released_ahead_ && collected_with_release(result)) {
+    if (release_.released() && collected_with_release(result)) {
         // The follow released the lock with the logs home: nothing more to ask the remote.
-        collected_ = true;
-        throw_if_sync_tampered();
+        outcome_.collected = Collected::results;
+        sync_.throw_if_tampered();
         return Phase::shutdown;
     }
     if (!followed) job_.set_phase(run_id_, RunPhase::finished);
     const TransferStats got = job_.collect(plan_, result, reporter_);
-    down_.files += got.files;
-    down_.bytes += got.bytes;
-    collected_ = true;
-    archive_collected_ = !result.sha256.empty();
+    outcome_.down.files += got.files;
+    outcome_.down.bytes += got.bytes;
+    outcome_.collected = result.sha256.empty() ? Collected::results : Collected::with_archive;
     shutdown_.record_collected = true;
-    throw_if_sync_tampered();
+    sync_.throw_if_tampered();
     return Phase::shutdown;
 }
 
@@ -711,7 +707,7 @@ Phase TrainRun::shutdown() {
     const FollowStep seen = job_.follow(Task::shutdown, &run_id_, shutdown_.offset,
                                         kFollowSegmentSeconds, [&](std::string_view d) {
                                             shutdown_.offset += d.size();
-                                            reporter_.console(shutdown_shown_.feed(d));
+                                            reporter_.console(terminal_.shutdown_shown.feed(d));
                                         });
     if (!seen.ended) return Phase::shutdown;
     const auto status = seen.result ? seen.result->exit_status : job_.shutdown_status();
@@ -723,7 +719,7 @@ Phase TrainRun::shutdown() {
 }
 
 Phase TrainRun::release() {
-    if (!released_ahead_) job_.release(run_id_);
+    if (!release_.released()) job_.release(run_id_);
     lock_ = LockHold::released;
     return Phase::done;
 }

@@ -18,18 +18,18 @@
 
 namespace mlt {
 
-void TrainRun::prime_rules(uint64_t offset) {
-    rules_primed_ = true;
-    if (!rules_.learns() || offset == 0) return;  // regex rules need no earlier lines
+void RunWatchers::prime(const std::string& local_console, uint64_t offset) {
+    primed = Primed::yes;
+    if (!rules.learns() || offset == 0) return;  // regex rules need no earlier lines
     // What this machine followed before (a --resume, a new mlt after a kill): each line was
     // looked at then; plateau rules take their best value and count from it.
-    std::ifstream in(plan_.local_console, std::ios::binary);
+    std::ifstream in(local_console, std::ios::binary);
     std::string chunk(1 << 20, '\0');
     for (uint64_t left = offset; left > 0 && in;) {
         in.read(chunk.data(), static_cast<std::streamsize>(std::min<uint64_t>(left, chunk.size())));
         const auto got = static_cast<uint64_t>(in.gcount());
         if (got == 0) break;
-        rules_.prime(std::string_view(chunk.data(), got));
+        rules.prime(std::string_view(chunk.data(), got));
         left -= got;
     }
 }
@@ -48,8 +48,8 @@ void TrainRun::arm_watch() {
 void TrainRun::on_sample(std::string_view line) {
     const auto sample = parse_sample(line);
     if (!sample) return;
-    gpu_.add(*sample, wall_now());
-    if (!sample->gpus.empty()) status_.set("2-gpu", gpu_status(*sample));
+    watchers_.gpu.add(*sample, wall_now());
+    if (!sample->gpus.empty()) terminal_.status.set("2-gpu", gpu_status(*sample));
     // The record: appended, never through a symlink (a failure is said once at debug level:
     // the run goes on without it).
     std::error_code ec;
@@ -65,10 +65,10 @@ void TrainRun::on_sample(std::string_view line) {
 }
 
 bool TrainRun::check_idle() {
-    if (plan_.idle_gpu_minutes <= 0 || idle_told_) return false;
-    const double idle_s = gpu_.idle_s();
+    if (plan_.idle_gpu_minutes <= 0 || watchers_.idle == RunWatchers::Idle::told) return false;
+    const double idle_s = watchers_.gpu.idle_s();
     if (idle_s < plan_.idle_gpu_minutes * 60) return false;
-    idle_told_ = true;
+    watchers_.idle = RunWatchers::Idle::told;
     const std::string what = "every GPU of " + host() + " was under " +
                              std::to_string(kIdleGpuPercent) + " % for " + format_duration(idle_s) +
                              " (watch.idle_gpu_minutes " + number_text(plan_.idle_gpu_minutes) +

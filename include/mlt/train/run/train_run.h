@@ -7,16 +7,22 @@
 #include "mlt/job/job.h"
 #include "mlt/job/status.h"
 #include "mlt/ssh/connection.h"
+#include "mlt/train/cost/run_account.h"
 #include "mlt/train/cost/run_ledger.h"
 #include "mlt/train/local/history.h"
 #include "mlt/train/local/local_state.h"
 #include "mlt/train/nodes/gang.h"
+#include "mlt/train/nodes/gang_seat.h"
 #include "mlt/train/recovery/failover.h"
+#include "mlt/train/run/follow_release.h"
 #include "mlt/train/run/remote_job.h"
+#include "mlt/train/run/run_parts.h"
 #include "mlt/train/run/status_line.h"
 #include "mlt/train/run/train_plan.h"
 #include "mlt/train/watch/gpu_watch.h"
 #include "mlt/train/watch/live_pull.h"
+#include "mlt/train/watch/live_sync.h"
+#include "mlt/train/watch/run_watchers.h"
 #include "mlt/train/watch/stop_rules.h"
 #include "mlt/transfer/transfer.h"
 #include "mlt/util/console_filter.h"
@@ -109,25 +115,9 @@ struct JobWatch {
     bool over() const { return life == Life::ended || stop == Stop::done; }
 };
 
-// How the job ended, as its files tell.
-struct JobOutcome {
-    std::optional<int> exit_status;  // none: not known (yet), or it recorded none
-    bool setup_failed = false;       // it ended before its training started
-    bool stopped_by_mlt = false;     // mlt's stop (a Ctrl+C) sent the signal that ended it
-};
-
 // Thrown from the follow's sinks when a watch.stop_when rule or the idle-GPU rule stops the
 // job: it cuts the follow segment short (not an mlt::Error: nothing failed).
 struct RuleFired {};
-
-// How the run as a whole ends.
-enum class Ending {
-    completed,    // every phase ran (whatever the training's status)
-    detached,     // --no-wait returned while the job runs
-    interrupted,  // Ctrl+C: the job was stopped, then collected (130)
-    limited,      // --max-hours / --max-cost reached: the job was stopped, then collected (5)
-    ruled,        // a watch.stop_when rule fired: the job was stopped, then collected (6)
-};
 
 // Where shutdown_cmds stand.
 struct ShutdownProgress {
@@ -166,16 +156,16 @@ class TrainRun {
     // exit_code() says how it ended. Both throw as run() does; the run is over then.
     void begin();
     bool advance();
-    bool over() const { return exit_code_.has_value(); }
-    int exit_code() const { return exit_code_.value_or(exit_code::kInternal); }
+    bool over() const { return outcome_.exit_code.has_value(); }
+    int exit_code() const { return outcome_.exit_code.value_or(exit_code::kInternal); }
 
     // Makes this run node `rank` of a multi-node run (before begin()): its job starts only
     // once every node of `gang` is set up; once a node fails, it stops its job, and a job of
     // its own that fails stops the others (docs/multi-node.md).
     // Every node of a new run takes the lock under the gang's one `run_id`.
     void join_gang(Gang& gang, int rank, const std::string& run_id) {
-        gang_ = &gang;
-        rank_ = rank;
+        gang_.gang = &gang;
+        gang_.rank = rank;
         run_id_ = run_id;
     }
 
@@ -187,21 +177,21 @@ class TrainRun {
     // This node's run only settles what its job left before the gang restarts (a
     // --resume): collected as usual, recorded, but with no summary of its own (the
     // restart's follows).
-    void settle_for_restart() { settling_ = true; }
+    void settle_for_restart() { gang_.role = GangSeat::Role::settling; }
     // Whether the gang stop stopped this node's job (another node failed).
-    bool stopped_for_gang() const { return stopped_for_gang_; }
+    bool stopped_for_gang() const { return gang_.stop == GangSeat::Stop::for_another_node; }
 
     // The run's id: new, or the resumed run's.
     const std::string& run_id() const { return run_id_; }
     // The phase reached (Phase::done after a complete run).
     Phase phase() const { return phase_; }
     // How often the link was opened again.
-    int reconnects() const { return reconnects_; }
+    int reconnects() const { return outcome_.reconnects; }
     const std::string& host() const { return connection_.name(); }
     // The time and cost of the run's attempts so far (times in epoch seconds, wall_now()).
-    const RunLedger& ledger() const { return ledger_; }
+    const RunLedger& ledger() const { return account_.ledger; }
     // Now in epoch seconds, on the run's clock (simulated in unit tests).
-    double wall_now() const { return clock_.now() + wall_offset_; }
+    double wall_now() const { return clock_.now() + account_.wall_offset; }
 
   private:
     static constexpr int kStopGraceSeconds = 10;
@@ -314,105 +304,56 @@ class TrainRun {
     // the run is over, and before anything else that must not run beside them.
     void start_sync();
     void stop_sync();
-    // Throws the tampering that a pull of --sync-every met, if one did.
-    void throw_if_sync_tampered() const;
 
-    Connection& connection_;
-    RemoteJob& job_;
-    TrainPlan plan_;
-    Reporter& reporter_;
-    RunClock& clock_;
-    RunObserver* observer_;
-    LocalConsole console_;
-    // What of the job's console log, and of shutdown_cmds' log, reaches the terminal (the
-    // local copy keeps every byte): no sequence that acts on the terminal, unless
-    // --raw-console. A new attempt of the job starts afresh.
-    ConsoleFilter shown_;
-    ConsoleFilter shutdown_shown_;
-    // The live line while the job is followed (elapsed time and cost, the last pull): set by
-    // the watchers of the run, cleared when the follow ends.
-    StatusLine status_;
-    Phase phase_ = Phase::connect;
-    std::string run_id_;
-    std::string started_iso_;
-    LockHold lock_ = LockHold::none;
-    JobWatch watch_;
-    JobOutcome outcome_;
-    std::optional<JobResult> followed_;  // what the follow's last segment read at the job's end
-    Ending ending_ = Ending::completed;
-    ShutdownProgress shutdown_;
-    std::optional<int> exit_code_;  // set once the run is over
-    TransferStats up_, down_;
-    int reconnects_ = 0;
-    int attempt_ = 1;  // the attempt of the run's job: 2 on after restarts of a lost job
-    Failover* failover_ = nullptr;
-    Gang* gang_ = nullptr;  // the nodes of a multi-node run, when this is one
-    int rank_ = 0;
-    // Waits until every node of the gang is set up (start()); throws once one failed.
-    void wait_for_gang();
     // Follows the gang: a failed node stops this one's job (follow()).
     void check_gang();
-    bool moved_ = false;             // the run failed over to another host: it continues there
-    std::string came_from_;          // the host the run failed over from (the lock says so)
-    bool gang_attempt_ = false;      // continue_gang(): a new attempt of every node together
-    bool stopped_for_gang_ = false;  // check_gang() stopped this node's job
-    bool settling_ = false;          // settle_for_restart()
-    bool restarts_used_up_ = false;  // a lost job was not restarted: max_restarts was reached
-    RunLedger ledger_;
-    double wall_offset_ = 0;  // epoch seconds minus clock_.now()
-    std::string end_note_;    // how the run ended, for the summary ("m finished with ...")
-    // The limit or rule that stopped the job ("--max-hours 1 (reached after ...)"); ending_
-    // says which kind.
-    std::string stop_note_;
     // Whether mlt may still stop the job for a limit or a rule: once per run, and only a job
     // that may still be training and that nobody stops yet.
     bool may_stop_job() const;
     // Stops the job for `note` (a limit or a rule): says so, and the run ends as `ending`.
     void stop_job_for(Ending ending, std::string note);
-    // watch.stop_when over the console log; primed from the local copy at the first follow.
-    StopRules rules_;
-    bool rules_primed_ = false;
-    // Primes the rules from the local copy of the console log up to `offset`.
-    void prime_rules(uint64_t offset);
     // A rule fired on a line: true when that stops the job now (once, if it may still run).
     bool stop_by_rule(const RuleHit& hit);
-    // watch.every: the host's samples while the job is followed.
-    GpuWatch gpu_;
-    bool idle_told_ = false;
     // Has the job's follows sample the host (before the start and each follow).
     void arm_watch();
     // One sample line of the follow: recorded, shown, and the idle-GPU rule.
     void on_sample(std::string_view line);
     // The idle-GPU rule after a sample: true when it stops the job now.
     bool check_idle();
-    // The release that goes with the job's follows (ReleaseAtEnd), for a run whose logs may
-    // be home when its job ends: the local log dir as it was when the run first followed.
-    std::optional<TreeDigest> logs_digest_;
-    bool release_considered_ = false;
-    bool release_armed_ = false;        // the follows carry it
-    bool release_unread_ = false;       // one that carried it went out, and its answer was lost
-    bool released_ahead_ = false;       // a follow released the lock: nothing is left to pull
-    bool follow_ahead_unread_ = false;  // start() sent a follow that carries it, unread yet
     // --resume of a run whose lock a follow released (an mlt lost before it read that
     // follow): takes it back (retake_run). False when it is not such a run.
     bool resume_released(const std::string& run_id);
     // The lock phase of --resume: the run the remote holds, adopted.
     Phase resume_lock();
-    // Has the job's follows carry the release, when this run may use it (before the start
-    // and each follow).
-    void arm_release();
-    // After a follow that carried the release and was lost: the lock back, marked so that
-    // no follow releases it any more (before the next follow, or the collection).
-    void retake_if_unread();
     // The collection of a run whose follow released the lock: true when the local log dir
     // is still as the release saw it (nothing to pull, the notices said); otherwise the lock
     // is taken back and false.
     bool collected_with_release(const JobResult& result);
-    bool collected_ = false;          // this run brought the job's results home
-    bool archive_collected_ = false;  // ... with an archive of this run
+
+    // What the run works with.
+    Connection& connection_;
+    RemoteJob& job_;
+    TrainPlan plan_;
+    Reporter& reporter_;
+    RunClock& clock_;
+    RunObserver* observer_;
+    // Where the run stands.
+    Phase phase_ = Phase::connect;
+    std::string run_id_;
+    LockHold lock_ = LockHold::none;
+    JobWatch watch_;
+    int attempt_ = 1;  // the attempt of the run's job: 2 on after restarts of a lost job
+    ShutdownProgress shutdown_;
+    // Its parts, by concern.
+    TerminalSide terminal_;  // what reaches the terminal, the local console copy
+    RunOutcome outcome_;     // how it ends, what it moved and collected
+    RunAccount account_;     // time and cost
+    Relocation relocation_;  // its standby hosts, moved by a failover and from where
+    GangSeat gang_;          // its place in a multi-node run
+    RunWatchers watchers_;   // stop_when rules, the host's samples, the idle-GPU rule
+    FollowRelease release_;  // the release that goes with the follows
     // The pulls of --sync-every; declared last, so that they stop before what they use goes.
-    std::vector<std::unique_ptr<LivePull>> retired_pulls_;  // a lost host's, ending
-    std::unique_ptr<LivePull> live_pull_;
+    LiveSync sync_;
 };
 
 }  // namespace mlt
