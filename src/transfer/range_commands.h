@@ -48,6 +48,9 @@ std::string prepare_ranges_command(const std::string& dir, const std::string& pa
 std::string finish_ranges_command(const std::string& partial, const std::string& hashes,
                                   int64_t mtime_ns, mode_t mode, const std::string& path);
 
+// The command of remote_range_hashes (the ranges go on its stdin, a range_word a line).
+std::string range_hashes_command(const std::string& path);
+
 // The sha256 of each of `ranges` of the remote file `path`, up to 8 at a time: index -> hash
 // (a range it could not read is left out).
 std::map<size_t, std::string> remote_range_hashes(Remote& remote, const std::string& path,
