@@ -1,5 +1,4 @@
-// ConnectionLinks: the side connections of a transfer, opened on first use or ahead in
-// threads of their own (see mlt/transfer/link_pool.h).
+// ConnectionLinks: a transfer's side connections, opened on first use or ahead (link_pool.h).
 
 #include "mlt/transfer/link_pool.h"
 

@@ -1,5 +1,4 @@
-// download_ranges(): a remote file fetched in ranges over the links into a partial file beside
-// its destination, resumable range by range (see mlt/transfer/ranges.h).
+// download_ranges(): a remote file fetched in ranges into a partial file, resumable.
 
 #include <fcntl.h>
 #include <spdlog/spdlog.h>

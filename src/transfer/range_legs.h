@@ -1,7 +1,21 @@
 #pragma once
 // The legs of a ranged transfer: each remote command's ranges in the order it moves them, and
-// the moving of a batch (down) or a stream (up) of them over one link, judging each range as
-// soon as its bytes and the remote's hash have both come. Private to src/transfer/.
+// the moving of a batch (down) or a stream (up) of them over one link. Private to
+// src/transfer/.
+//
+// The remote side is a short sh command per channel, moving ranges one after the other:
+//   down: a run of ranges fixed when it starts (range_send.sh, a `for` loop over them): each
+//         range's bytes (`dd skip=BLOCK`, padded or cut to exactly LEN) on stdout, then their
+//         sha256 (read from the file once more) as "INDEX SHA256" on stderr;
+//   up:   ranges dealt to it as it is ready for one (range_receive.sh, a `while read` loop
+//         until its stdin ends): each a header line "I:BLOCK:LEN", its bytes read off stdin
+//         (`head -c LEN`) and written at its offset (`dd seek= conv=notrunc`), then the
+//         sha256 of what landed in the partial file, as "INDEX SHA256" on stderr and into
+//         `<partial>.d/<index>.sha`.
+// The local side hashes what it sends or receives; a range counts as done only when both
+// hashes agree, judged as soon as its bytes and the remote's hash have both come. Hashing the
+// remote file again (down) or what was written (up) is what finds a range that changed on its
+// way: it is moved again, never taken.
 
 #include <cstddef>
 #include <cstdint>

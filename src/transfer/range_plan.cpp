@@ -1,5 +1,4 @@
-// The range plan: range sizes, near and far links, and the connections, channels and remote
-// commands a ranged transfer uses (see range_plan.h).
+// The range plan: range sizes, near and far links, links, channels and commands per transfer.
 
 #include "range_plan.h"
 

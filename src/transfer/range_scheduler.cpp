@@ -1,5 +1,4 @@
-// RangeRunner: the ranges of a file dealt over the caller's link and the pool's links, links
-// lost given back and reopened, and `auto`'s growth (see range_scheduler.h).
+// RangeRunner: ranges dealt over the links, lost links given back and reopened, auto growth.
 
 #include "range_scheduler.h"
 

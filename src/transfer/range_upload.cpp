@@ -1,5 +1,4 @@
-// upload_ranges(): a local file sent in ranges over the links into a remote partial file beside
-// its destination, resumable range by range (see mlt/transfer/ranges.h).
+// upload_ranges(): a local file sent in ranges into a remote partial file, resumable.
 
 #include <fcntl.h>
 #include <sys/stat.h>

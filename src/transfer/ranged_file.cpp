@@ -1,5 +1,4 @@
-// The local helpers of the ranged transfers: partial file names, local reads and hashes of
-// ranges, and the log line of a finished transfer (see ranged_file.h).
+// The local helpers of ranged transfers: partial names, range reads and hashes, the log line.
 
 #include "ranged_file.h"
 

@@ -125,8 +125,8 @@ bool entry_error(std::string_view line) {
     return false;
 }
 
-// Reads the records of list_info.sh and stat_files.sh, one at a time, into infos whose names passed
-// the gate; sorted() then orders them and refuses a name listed twice.
+// Reads the records of list_info.sh and stat_files.sh, one at a time, into infos whose names
+// passed the gate; sorted() then orders them and refuses a name listed twice.
 class InfoParser {
   public:
     // With `asked`, only those names are kept (they are ours, and need no gate); without, every
