@@ -1,3 +1,5 @@
+// What the transfer sources share: compression names, free space, the byte queue, paths.
+
 #include <fcntl.h>
 #include <limits.h>
 #include <sys/stat.h>
@@ -45,13 +47,17 @@ namespace mlt::transfer_detail {
 const char* tar_compression_flag(Compression compression) {
     switch (compression) {
         case Compression::gzip:
-            return " -z";
+            return "-z";
         case Compression::zstd:
-            return " --zstd";
+            return "--zstd";
         case Compression::none:
             break;
     }
     return "";
+}
+
+std::string sh_set(const std::string& name, const std::string& word) {
+    return name + "=" + word + "\n";
 }
 
 // The waits below end when the other side calls close() or stop(): download() guarantees

@@ -21,11 +21,13 @@
 #include <filesystem>
 #include <vector>
 
+#include "commands.h"
 #include "internal.h"
 #include "mlt/transfer/progress.h"
 #include "mlt/util/sha256.h"
 #include "mlt/util/shell.h"
 #include "mlt/util/text.h"
+#include "remote_scripts.h"
 
 namespace mlt {
 
@@ -33,31 +35,8 @@ using namespace transfer_detail;
 
 namespace {
 
-// Exit statuses of the remote script for "no such regular file", "a symlink (not
-// followed)" and "a directory".
-constexpr int kMissing = 3;
-constexpr int kSymlink = 4;
-constexpr int kDirectory = 5;
 // The header "<size> <mtime>" is some 40 bytes; anything much longer is not one.
 constexpr size_t kMaxHeader = 256;
-
-// Prints "<size> <mtime>" (GNU find), then the file from byte OFF+1 when OFF is within it,
-// else all of it, never more than <size> bytes in all (a file still growing is cut there). A
-// relative path gets "./" so that find cannot take it for an option. With `follow`, a symlink
-// counts as the file it points to (-L), as for cat: download_files may name one; without, it is not
-// read at all (a file the job wrote: never what it points to).
-std::string fetch_command(const std::string& remote_path, uint64_t offset, bool follow) {
-    const std::string off = std::to_string(offset);
-    return "f=" + shell_quote_path(remote_path) + "; case $f in /*) ;; *) f=./$f ;; esac; " +
-           (follow ? std::string("i=$(find -L")
-                   : "[ -L \"$f\" ] && exit " + std::to_string(kSymlink) + "; i=$(find") +
-           " \"$f\" -maxdepth 0 -type f -printf '%s %T@' 2>/dev/null); "
-           "[ -n \"$i\" ] || { [ -d \"$f\" ] && exit " +
-           std::to_string(kDirectory) + "; echo \"no such regular file: $f\" >&2; exit " +
-           std::to_string(kMissing) + "; }; echo \"$i\"; s=${i%% *}; if [ " + off +
-           " -gt 0 ] && [ " + off + " -le \"$s\" ]; then tail -c +" + std::to_string(offset + 1) +
-           " -- \"$f\" | head -c $((s - " + off + ")); else head -c \"$s\" -- \"$f\"; fi";
-}
 
 // The resume file names of `leaf` start with this (see side_name).
 std::string resume_prefix(const std::string& leaf) {
@@ -287,6 +266,16 @@ class NewDirs {
 
 }  // namespace
 
+std::string transfer_detail::fetch_command(const std::string& remote_path, uint64_t offset,
+                                           bool follow) {
+    return sh_set("f", shell_quote_path(remote_path)) + sh_set("o", std::to_string(offset)) +
+           sh_set("l", follow ? "1" : "''") +
+           sh_set("mlt_st_missing", std::to_string(kMissingStatus)) +
+           sh_set("mlt_st_symlink", std::to_string(kSymlinkStatus)) +
+           sh_set("mlt_st_dir", std::to_string(kDirectoryStatus)) +
+           std::string(scripts::transfer_fetch_file);
+}
+
 FetchResult fetch_file(Remote& remote, const std::string& remote_path,
                        const std::string& local_path, const FetchOptions& options) {
     std::filesystem::path target(local_path);
@@ -326,9 +315,9 @@ FetchResult fetch_file(Remote& remote, const std::string& remote_path,
             fetch.keep_for_resume();
             throw;
         }
-        if (status == kMissing) return {RemoteEntry::missing, 0};
-        if (status == kSymlink) return {RemoteEntry::symlink, 0};
-        if (status == kDirectory) return {RemoteEntry::directory, 0};
+        if (status == kMissingStatus) return {RemoteEntry::missing, 0};
+        if (status == kSymlinkStatus) return {RemoteEntry::symlink, 0};
+        if (status == kDirectoryStatus) return {RemoteEntry::directory, 0};
         if (status != 0) {
             fetch.keep_for_resume();
             throw remote_failure(remote, "reading " + remote_path, status, err.str());
@@ -366,7 +355,7 @@ uint64_t download_file(Remote& remote, const std::string& remote_path,
                        const std::string& local_path, TransferProgress* progress) {
     auto size = download_file_if_present(remote, remote_path, local_path, progress);
     if (!size)
-        throw remote_failure(remote, "reading " + remote_path, kMissing,
+        throw remote_failure(remote, "reading " + remote_path, kMissingStatus,
                              "no such regular file: " + remote_path,
                              "check the path; it is relative to the remote dir");
     return *size;

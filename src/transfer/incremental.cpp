@@ -11,6 +11,7 @@
 #include "mlt/transfer/transfer.h"
 #include "mlt/util/sha256.h"
 #include "mlt/util/shell.h"
+#include "remote_scripts.h"
 
 namespace mlt {
 
@@ -74,6 +75,31 @@ std::string find_record(const struct stat& st, const std::string& name) {
     return std::to_string(st.st_size) + " " + find_time(st.st_mtim) + " " + name;
 }
 
+// `bytes` as an argument of `printf %b` that prints exactly them: a backslash doubled, a byte
+// outside printable ASCII (a NUL) as \0ooo. Unlike a printf format (printf_literal), a `%`
+// stays as it is.
+std::string printf_b_argument(std::string_view bytes) {
+    std::string out;
+    out.reserve(bytes.size() + bytes.size() / 8);
+    for (char c : bytes) {
+        const auto u = static_cast<unsigned char>(c);
+        if (c == '\\') {
+            out += "\\\\";
+        } else if (u < 0x20 || u > 0x7e) {
+            const char octal[] = {'\\',
+                                  '0',
+                                  static_cast<char>('0' + (u >> 6)),
+                                  static_cast<char>('0' + ((u >> 3) & 7)),
+                                  static_cast<char>('0' + (u & 7)),
+                                  '\0'};
+            out += octal;
+        } else {
+            out += c;
+        }
+    }
+    return out;
+}
+
 // Adds a record and its NUL to `digest`.
 void hash_record(Sha256& digest, const std::string& record) {
     digest.update(record);
@@ -85,8 +111,8 @@ void hash_record(Sha256& digest, const std::string& record) {
 std::optional<std::string> uploads_current_test(
     const std::map<std::string, std::vector<UploadItem>>& plan) {
     Sha256 want;
-    // Per base: the names on stdin, one find per batch, each record "SIZE MTIME ./NAME\0" (the
-    // format travels in $MLT_M, so it needs no quoting inside `sh -c '...'`).
+    // Per base: the base and its names for `printf %b`, each ./NAME and a NUL; one find per
+    // batch of them prints each record "SIZE MTIME ./NAME\0".
     std::string listing;
     size_t total = 0;
     for (const auto& [base, items] : plan) {
@@ -101,15 +127,16 @@ std::optional<std::string> uploads_current_test(
             names += name + '\0';
             if (total + names.size() > kMaxTestNames) return std::nullopt;
         }
-        const std::string literal = printf_literal(names);
+        const std::string literal = shell_quote(printf_b_argument(names));
         total += literal.size();
         if (total > kMaxTestNames) return std::nullopt;
-        listing += "( cd -- " + shell_quote_path(base) + " 2>/dev/null && printf " + literal +
-                   " | " + transfer_detail::find_each_named("-printf \"$MLT_M\"") + " ); ";
+        listing += " " + shell_quote_path(base) + " " + literal;
     }
     if (listing.empty()) return std::string("true");
-    return "[ \"$(export MLT_M='" + std::string(kFindRecord) + "'; { " + listing +
-           "} | sha256sum 2>/dev/null | cut -c 1-64)\" = " + want.hex_digest() + " ]";
+    return "(" + transfer_detail::sh_set("F", shell_quote(kFindRecord)) +
+           transfer_detail::sh_set("w", want.hex_digest()) +
+           transfer_detail::sh_set("s", shell_quote(scripts::transfer_find_named)) + "set --" +
+           listing + "\n" + std::string(scripts::transfer_uploads_current) + ")";
 }
 
 std::optional<TreeDigest> local_tree_digest(const std::string& local_base,
@@ -144,10 +171,9 @@ std::optional<TreeDigest> local_tree_digest(const std::string& local_base,
 }
 
 std::string remote_tree_digest(const std::string& remote_dir) {
-    return "cd -- " + shell_quote_path(remote_dir) +
-           " 2>/dev/null && { LC_ALL=C find . -type f \\( -readable -printf '" + kFindRecord +
-           "' -o -printf 'u\\0' \\) || printf 'x\\0'; } | LC_ALL=C sort -z | sha256sum "
-           "2>/dev/null | cut -c 1-64";
+    return transfer_detail::sh_set("mlt_tree", shell_quote_path(remote_dir)) +
+           transfer_detail::sh_set("mlt_f", shell_quote(kFindRecord)) +
+           std::string(scripts::transfer_tree_digest);
 }
 
 bool local_copy_differs(const std::string& local_path, const RemoteFileInfo& info) {

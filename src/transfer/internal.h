@@ -80,12 +80,6 @@ bool has_dotdot(std::string_view path);
 // false when it is not such a number or does not fit (seconds past the year 2262).
 bool parse_mtime(std::string_view text, int64_t& ns);
 
-// A command that prints, with GNU find's `-printf print`, each name NUL-separated on its
-// stdin (as ./name), in that order; a name that is missing, or not a regular file, prints
-// nothing. `print` goes inside `sh -c '...'`, so it holds no single quote (formats travel in
-// exported variables).
-std::string find_each_named(const std::string& print);
-
 // Adds the upload compressor for `compression` to a libarchive writer: gzip or zstd at
 // level 1 (nothing for none). Level 1 because the link, not the ratio, is what there is to
 // win against; higher levels cost more CPU than they save time (tests/bench/README.md).
@@ -99,8 +93,12 @@ void write_all(int fd, const char* data, size_t size, const std::string& shown);
 // Opens `local_base` as a directory (created if missing) for *at() calls; throws io error.
 UniqueFd open_base(const std::string& local_base);
 
-// GNU tar's option for `compression` (with a leading space), or "".
+// GNU tar's option for `compression` ("-z", "--zstd"), or "".
 const char* tar_compression_flag(Compression compression);
+
+// `name=WORD` and a newline: one input of a remote script of src/transfer/sh/, set before its
+// text. `word` is one shell word already (shell_quote, shell_quote_path, a number).
+std::string sh_set(const std::string& name, const std::string& word);
 
 // Nanoseconds since the epoch as a timespec (nsec in 0..999999999, also before 1970).
 timespec to_timespec(int64_t ns);

@@ -1,3 +1,5 @@
+// TransferProgress: the progress line of a transfer, its bytes, files and rate.
+
 #include "mlt/transfer/progress.h"
 
 #include <sys/ioctl.h>

@@ -4,23 +4,18 @@
 #include <cstdint>
 #include <set>
 
+#include "commands.h"
 #include "internal.h"
 #include "mlt/util/bounded.h"
 #include "mlt/util/remote_name.h"
 #include "mlt/util/shell.h"
+#include "remote_scripts.h"
 
 namespace mlt {
 
 using namespace transfer_detail;
 
 namespace {
-
-// A missing base is an empty list, not an error: nothing was uploaded there yet.
-constexpr char kListPrefix[] = "[ -d \"$B\" ] || exit 0; cd -- \"$B\" && find . -type f ";
-
-std::string list_command(const std::string& remote_base, const char* print) {
-    return "B=" + shell_quote_path(remote_base) + "; " + kListPrefix + print;
-}
 
 std::string strip_dot_slash(std::string_view name) {
     while (name.substr(0, 2) == "./") name.remove_prefix(2);
@@ -75,6 +70,24 @@ std::string listing_of(const Remote& remote, const std::string& remote_base) {
 
 }  // namespace
 
+namespace transfer_detail {
+
+std::string list_files_command(const std::string& remote_base) {
+    return sh_set("B", shell_quote_path(remote_base)) + std::string(scripts::transfer_list_files);
+}
+
+std::string list_info_command(const std::string& remote_base) {
+    return sh_set("B", shell_quote_path(remote_base)) + std::string(scripts::transfer_list_info);
+}
+
+std::string stat_files_command(const std::string& remote_base) {
+    return sh_set("B", shell_quote_path(remote_base)) +
+           sh_set("s", shell_quote(scripts::transfer_find_named)) +
+           std::string(scripts::transfer_stat_files);
+}
+
+}  // namespace transfer_detail
+
 int stream_remote_records(Remote& remote, const std::string& what, const std::string& command,
                           std::string& err, const std::function<void(std::string_view)>& each) {
     return stream_records(remote, what, command, {}, err, each);
@@ -84,7 +97,7 @@ std::vector<std::string> list_remote_files(Remote& remote, const std::string& re
     const std::string what = listing_of(remote, remote_base);
     std::vector<std::string> files;
     std::string err;
-    const int status = stream_records(remote, what, list_command(remote_base, "-print0"), {}, err,
+    const int status = stream_records(remote, what, list_files_command(remote_base), {}, err,
                                       [&](std::string_view r) {
                                           files.push_back(strip_dot_slash(r));
                                           check_remote_name(files.back(), what);
@@ -99,15 +112,6 @@ std::vector<std::string> list_remote_files(Remote& remote, const std::string& re
 
 namespace {
 
-// What the info listings print per file (GNU find): readable or not, size, mtime, ctime,
-// inode, path. The path is last, so spaces in it are harmless. The formats travel in $F and
-// $G, so that they need no quoting inside `sh -c '...'`.
-constexpr char kInfoFormats[] = "F='r %s %T@ %C@ %i %p\\0' G='u %s %T@ %C@ %i %p\\0'; export F G; ";
-constexpr char kInfoPrint[] = "\\( -readable -printf \"$F\" -o -printf \"$G\" \\)";
-// The remote clock before anything is looked at, as a record of its own:
-// "@<seconds>.<nanoseconds>" (a date without %N: "@<seconds>.N" or so, read as the second).
-constexpr char kClock[] = "printf '@%s\\0' \"$(date +%s.%N)\"";
-
 // A find error about one entry (LC_ALL=C): it cannot be read, it went away while find walked
 // the tree, or its name is too long. The listing of the rest is complete.
 bool entry_error(std::string_view line) {
@@ -121,8 +125,8 @@ bool entry_error(std::string_view line) {
     return false;
 }
 
-// Reads the records of kClock and kInfoPrint, one at a time, into infos whose names passed
-// the gate; sorted() then orders them and refuses a name listed twice.
+// Reads the records of list_info.sh and stat_files.sh, one at a time, into infos whose names
+// passed the gate; sorted() then orders them and refuses a name listed twice.
 class InfoParser {
   public:
     // With `asked`, only those names are kept (they are ours, and need no gate); without, every
@@ -213,20 +217,13 @@ class InfoParser {
     std::vector<RemoteFileInfo> files_;
 };
 
-// The command of list_remote_file_info.
-std::string info_listing(const std::string& remote_base) {
-    return "B=" + shell_quote_path(remote_base) + "; " + kInfoFormats +
-           "[ -d \"$B\" ] || exit 0; cd -- \"$B\" && " + kClock + " && LC_ALL=C find . -type f " +
-           kInfoPrint;
-}
-
 }  // namespace
 
 void list_remote_file_info_ahead(Remote& remote, const std::string& remote_base, bool guess) {
     if (guess)
-        remote.run_ahead_on_guess(info_listing(remote_base), {});
+        remote.run_ahead_on_guess(list_info_command(remote_base), {});
     else
-        remote.run_ahead(info_listing(remote_base), {});
+        remote.run_ahead(list_info_command(remote_base), {});
 }
 
 std::vector<RemoteFileInfo> list_remote_file_info(Remote& remote, const std::string& remote_base,
@@ -235,8 +232,8 @@ std::vector<RemoteFileInfo> list_remote_file_info(Remote& remote, const std::str
     InfoParser parser(remote, remote_base, clock_ns);
     std::string err;
     bool listed = false;  // the clock record came: find ran
-    const int status = stream_records(remote, parser.what(), info_listing(remote_base), {}, err,
-                                      [&](std::string_view r) {
+    const int status = stream_records(remote, parser.what(), list_info_command(remote_base), {},
+                                      err, [&](std::string_view r) {
                                           listed = listed || r[0] == '@';
                                           parser(r);
                                       });
@@ -261,32 +258,23 @@ std::vector<RemoteFileInfo> list_remote_file_info(Remote& remote, const std::str
 
 namespace {
 
-// The command and stdin of stat_remote_files. The names go NUL-separated on stdin, each as
-// ./name so none reads as a find option; missing ones are simply not printed. The input is
-// drained even without a base dir.
-std::pair<std::string, std::string> stat_request(const std::string& remote_base,
-                                                 const std::vector<std::string>& paths) {
+// The stdin of stat_files_command: each name as ./name (so none reads as a find option),
+// NUL-terminated.
+std::string stat_input(const std::vector<std::string>& paths) {
     std::string input;
     for (const auto& p : paths) input += "./" + p + '\0';
-    return {"B=" + shell_quote_path(remote_base) + "; " + kInfoFormats +
-                "cd -- \"$B\" 2>/dev/null || { cat >/dev/null; exit 0; }; " + kClock + "; " +
-                find_each_named(kInfoPrint),
-            input};
+    return input;
 }
 
 }  // namespace
-
-std::string transfer_detail::find_each_named(const std::string& print) {
-    return "xargs -0 -r sh -c 'find \"$@\" -maxdepth 0 -type f " + print +
-           " 2>/dev/null; exit 0' sh";
-}
 
 std::vector<RemoteFileInfo> stat_remote_files(Remote& remote, const std::string& remote_base,
                                               const std::vector<std::string>& paths,
                                               int64_t* clock_ns) {
     if (clock_ns) *clock_ns = 0;
     if (paths.empty()) return {};
-    const auto [command, input] = stat_request(remote_base, paths);
+    const std::string command = stat_files_command(remote_base);
+    const std::string input = stat_input(paths);
     const std::set<std::string> asked(paths.begin(), paths.end());
     InfoParser parser(remote, remote_base, clock_ns, &asked);
     std::string err;
@@ -299,11 +287,11 @@ std::vector<RemoteFileInfo> stat_remote_files(Remote& remote, const std::string&
 void stat_remote_files_ahead(Remote& remote, const std::string& remote_base,
                              const std::vector<std::string>& paths, bool guess) {
     if (paths.empty()) return;
-    auto [command, input] = stat_request(remote_base, paths);
+    const std::string command = stat_files_command(remote_base);
     if (guess)
-        remote.run_ahead_on_guess(command, std::move(input));
+        remote.run_ahead_on_guess(command, stat_input(paths));
     else
-        remote.run_ahead(command, std::move(input));
+        remote.run_ahead(command, stat_input(paths));
 }
 
 }  // namespace mlt

@@ -14,10 +14,12 @@
 #include <optional>
 #include <thread>
 
+#include "commands.h"
 #include "internal.h"
 #include "mlt/transfer/progress.h"
 #include "mlt/transfer/ranges.h"
 #include "mlt/util/interrupt.h"
+#include "remote_scripts.h"
 
 namespace mlt {
 
@@ -189,17 +191,17 @@ const char* compressor(Compression wanted) {
     return wanted == Compression::zstd ? "zstd" : "gzip";
 }
 
-// The command usable_compression runs: "yes" when the remote has the compressor.
-std::string compressor_check(Compression wanted) {
-    return std::string("command -v ") + compressor(wanted) + " >/dev/null 2>&1 && echo yes";
-}
-
 }  // namespace
+
+std::string transfer_detail::compressor_check(Compression wanted) {
+    return transfer_detail::sh_set("c", compressor(wanted)) +
+           std::string(scripts::transfer_has_compressor);
+}
 
 Compression usable_compression(Remote& remote, Compression wanted) {
     if (wanted == Compression::none) return wanted;
     const char* program = compressor(wanted);
-    const RemoteOutput out = remote.run(compressor_check(wanted));
+    const RemoteOutput out = remote.run(transfer_detail::compressor_check(wanted));
     if (out.out.find("yes") != std::string::npos) return wanted;
     spdlog::info(
         "{} has no {}; transfers go uncompressed (install {} there, or set "
@@ -222,7 +224,7 @@ CompressionCheck::CompressionCheck(std::function<Remote&()> remote, const std::s
 
 bool CompressionCheck::send_ahead() {
     if (state_->known || state_->wanted == Compression::none) return false;
-    state_->remote().run_ahead(compressor_check(state_->wanted), {});
+    state_->remote().run_ahead(transfer_detail::compressor_check(state_->wanted), {});
     return true;
 }
 

@@ -16,8 +16,10 @@
 #include <filesystem>
 #include <thread>
 
+#include "commands.h"
 #include "internal.h"
 #include "mlt/util/shell.h"
+#include "remote_scripts.h"
 
 namespace mlt {
 
@@ -26,15 +28,6 @@ using namespace transfer_detail;
 namespace {
 
 constexpr size_t kQueueBytes = 8 * 1024 * 1024;
-
-// The remote side of a download. `sort -z` reads the whole name list before tar starts
-// writing, so the archive comes in path order whatever order the list had. ZSTD_CLEVEL=1:
-// zstd at level 1, as for uploads (gzip keeps its default; its GZIP variable is deprecated).
-// --hard-dereference stores hard links as files (we skip link entries); keeps
-// sub-second mtimes; --verbatim-files-from keeps a name like `-C` a name.
-constexpr char kDownloadScript[] =
-    "cd -- \"$B\" && sort -z | ZSTD_CLEVEL=1 tar -cf - $Z --format=pax --hard-dereference --null "
-    "--verbatim-files-from -T -";
 
 // GNU tar's "some files differ" (a file changed while it was read, e.g. a log being
 // written): the archive is complete and valid, so it is a warning.
@@ -198,15 +191,19 @@ TransferStats download_listed_checked(Remote& remote, const std::string& remote_
 
 namespace transfer_detail {
 
+std::string tar_pack_command(const std::string& remote_base, Compression compression) {
+    return sh_set("B", shell_quote_path(remote_base)) +
+           sh_set("Z", shell_quote(tar_compression_flag(compression))) +
+           std::string(scripts::transfer_tar_pack);
+}
+
 TransferStats download_tar(Remote& remote, const std::string& remote_base, TarWanted wanted,
                            const std::string& local_base, TransferProgress* progress,
                            Compression compression, std::string* entry_errors) {
     if (wanted.files.empty() && wanted.trees.empty()) return {};
     const std::string list = name_list(wanted);
     UniqueFd base = open_base(local_base);
-    const std::string command = "B=" + shell_quote_path(remote_base) +
-                                "; Z=" + shell_quote(tar_compression_flag(compression)) + "; " +
-                                kDownloadScript;
+    const std::string command = tar_pack_command(remote_base, compression);
 
     ByteQueue queue(kQueueBytes);
     ReaderThread reader(queue, base.get(), local_base, remote, std::move(wanted), progress);

@@ -11,9 +11,11 @@
 #include <memory>
 #include <set>
 
+#include "commands.h"
 #include "internal.h"
 #include "mlt/transfer/progress.h"
 #include "mlt/util/shell.h"
+#include "remote_scripts.h"
 
 namespace mlt {
 
@@ -24,22 +26,6 @@ namespace {
 // File data is read (and handed to libarchive) in pieces of this size, so memory stays
 // bounded whatever the file sizes.
 constexpr size_t kReadChunk = 1024 * 1024;
-
-// The remote side of an upload. tar's stderr goes to a temporary file and only its tail
-// (64 KiB) is printed at the end: a tar that warns once per file (disk full, clock skew)
-// can say megabytes, all of which would be collected for an error that quotes its last
-// lines.
-// (The script dates from when exec channels sent all of stdin before reading any output,
-// when a full stderr could also block tar.) When the base cannot be created the input is
-// drained, so the exit status and message arrive rather than a cut-off stream.
-constexpr char kUploadScript[] =
-    "if mkdir -p -- \"$B\" && cd -- \"$B\"; then"
-    " e=$(mktemp 2>/dev/null) || e=/dev/null;"
-    " tar -xf - $Z --no-same-owner --warning=no-timestamp --warning=no-unknown-keyword 2>\"$e\";"
-    " s=$?;"
-    " if [ \"$e\" != /dev/null ]; then tail -c 65536 \"$e\" >&2; rm -f \"$e\"; fi;"
-    " exit $s;"
-    " else s=$?; cat >/dev/null; exit $s; fi";
 
 // Produces the archive piece by piece: each call of fill() advances libarchive by one
 // header or one chunk of file data and hands out what it wrote.
@@ -214,10 +200,8 @@ class TarProducer {
     TransferStats stats_;
 };
 
-// GNU tar creates a missing parent directory when a file's open fails, and gives up on the
-// file if it then finds nothing to create: with several tars unpacking into one base at
-// once, another one may have just made it (seen as "Cannot open: No such file or
-// directory" in 3 of 12 runs). So before parallel streams, one round trip makes them all.
+// Before parallel streams, one round trip makes the directories of them all (make_dirs.sh
+// says why).
 void make_parent_dirs(Remote& remote, const std::string& remote_base,
                       const std::vector<UploadStream>& streams) {
     std::set<std::string> dirs;
@@ -229,15 +213,24 @@ void make_parent_dirs(Remote& remote, const std::string& remote_base,
     if (dirs.empty()) return;
     std::string list;
     for (const auto& dir : dirs) list.append(dir).push_back('\0');
-    const std::string base = shell_quote_path(remote_base);
-    const RemoteOutput out = remote.run(
-        "mkdir -p -- " + base + " && cd -- " + base + " && xargs -0 -r mkdir -p --", list);
+    const RemoteOutput out = remote.run(make_dirs_command(remote_base), list);
     if (out.exit_status != 0)
         throw remote_failure(remote, "creating the directories of the upload in " + remote_base,
                              out.exit_status, out.err);
 }
 
 }  // namespace
+
+std::string transfer_detail::tar_unpack_command(const std::string& remote_base,
+                                                Compression compression) {
+    return sh_set("B", shell_quote_path(remote_base)) +
+           sh_set("Z", shell_quote(tar_compression_flag(compression))) +
+           std::string(scripts::transfer_tar_unpack);
+}
+
+std::string transfer_detail::make_dirs_command(const std::string& remote_base) {
+    return sh_set("B", shell_quote_path(remote_base)) + std::string(scripts::transfer_make_dirs);
+}
 
 TransferStats upload(Remote& remote, const std::string& remote_base,
                      const std::vector<UploadItem>& items, TransferProgress* progress,
@@ -257,9 +250,7 @@ TransferStats upload_streams(Remote& remote, const std::string& remote_base,
             std::make_unique<TarProducer>(streams[i].items, progress, streams[i].compression));
         TarProducer* producer = producers.back().get();
         StreamJob& job = jobs.emplace_back();
-        job.command = "B=" + shell_quote_path(remote_base) +
-                      "; Z=" + shell_quote(tar_compression_flag(streams[i].compression)) + "; " +
-                      kUploadScript;
+        job.command = tar_unpack_command(remote_base, streams[i].compression);
         job.input = [producer](char* buffer, size_t capacity) {
             return producer->fill(buffer, capacity);
         };

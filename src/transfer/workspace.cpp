@@ -1,3 +1,5 @@
+// The workspace to upload: its files, less the ignored, the secret and links out of it.
+
 #include "mlt/transfer/workspace.h"
 
 #include <spdlog/spdlog.h>

@@ -154,8 +154,8 @@ TEST_F(TrainSyncTest, TheStartTheCompressorCheckTheListingsAndTheFirstFollowAreS
     ASSERT_NE(measured, std::string::npos) << describe(r);
     EXPECT_LT(measured, r.err.find("starting the control shell")) << describe(r);
     EXPECT_TRUE(has_text(ahead[0], "start.ticket.")) << ahead[0];            // the start
-    EXPECT_TRUE(has_text(ahead[1], "command -v zstd")) << ahead[1];          // the check
-    EXPECT_TRUE(has_text(ahead[2], "xargs -0 -r sh -c 'find")) << ahead[2];  // the listing
+    EXPECT_TRUE(has_text(ahead[1], "c=zstd\n")) << ahead[1];                 // the check
+    EXPECT_TRUE(has_text(ahead[2], "xargs -0 -r sh -c")) << ahead[2];        // the listing
     EXPECT_TRUE(has_text(ahead[3], "mlt_send")) << ahead[3];                 // the follow
     EXPECT_TRUE(has_text(ahead[4], "find . -type f")) << ahead[4];           // the log dir's
     EXPECT_TRUE(has_text(r.out, "uploaded 3 file(s)")) << describe(r);
@@ -168,7 +168,7 @@ TEST_F(TrainSyncTest, TheStartTheCompressorCheckTheListingsAndTheFirstFollowAreS
     ahead = replies_sent_ahead(r.err);
     ASSERT_EQ(ahead.size(), 3u) << describe(r);
     EXPECT_TRUE(has_text(ahead[0], "start.ticket.")) << ahead[0];
-    EXPECT_TRUE(has_text(ahead[1], "command -v zstd")) << ahead[1];
+    EXPECT_TRUE(has_text(ahead[1], "c=zstd\n")) << ahead[1];
     EXPECT_TRUE(has_text(ahead[2], "find . -type f")) << ahead[2];  // with the follow
     EXPECT_TRUE(has_text(r.err, "on a guess is not asked for: B=")) << describe(r);
     EXPECT_FALSE(has_text(r.err, "dropping the control shell")) << describe(r);

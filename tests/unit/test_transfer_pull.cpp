@@ -316,7 +316,7 @@ size_t range_commands(const LocalRemote& remote) {
     size_t n = 0;
     for (const auto& c : remote.commands)
         n += c.find("for r in ") != std::string::npos ||
-             c.find("while read -r r;") != std::string::npos;
+             c.find("while IFS=: read -r") != std::string::npos;
     return n;
 }
 
@@ -429,7 +429,7 @@ TEST(TransferRanges, OverAFarLinkTheSmallStreamGoesFirstWithTheBigFilesPreparing
         EXPECT_EQ(slurp(remote_dir / "big.bin"), slurp(local / "big.bin"));
         EXPECT_EQ(slurp(remote_dir / "small.txt"), "small");
         const size_t stream = first_with(remote, "tar -x");
-        const size_t prepare = first_with(remote, "mlt-ranges.d; mkdir -p");
+        const size_t prepare = first_with(remote, "\"$d/id\"");
         ASSERT_LT(stream, remote.commands.size());
         ASSERT_LT(prepare, remote.commands.size());
         if (rtt > 0.05) {
@@ -485,12 +485,12 @@ class CorruptingRemote : public TimedRemote {
     explicit CorruptingRemote(std::string flag) : TimedRemote(0.05), flag_(std::move(flag)) {}
     int stream(const std::string& command, const mlt::InputSource& input,
                const mlt::OutputSink& on_stdout, const mlt::OutputSink& on_stderr) override {
-        const std::string write = "head -c $3 | dd of=";
+        const std::string write = "head -c \"$n\" | dd of=";
         std::string c = command;
         const size_t at = c.find(write);
         if (at != std::string::npos)
             c.replace(at, write.size(),
-                      "head -c $3 | { if [ \"$1\" = 1 ] && [ ! -e " + flag_ + " ]; then : > " +
+                      "head -c \"$n\" | { if [ \"$i\" = 1 ] && [ ! -e " + flag_ + " ]; then : > " +
                           flag_ + "; head -c 1 >/dev/null; printf X; fi; cat; } | dd of=");
         return TimedRemote::stream(c, input, on_stdout, on_stderr);
     }

@@ -255,7 +255,7 @@ TEST(TransferSafety, RemoteCommandsQuoteEveryValue) {
     CannedRemote remote(TarBuilder().finish());
     mlt::download(remote, "~/a b/$(id)", {"x"}, local.path());
     ASSERT_EQ(remote.commands.size(), 1u);
-    EXPECT_EQ(remote.commands[0].rfind("B=\"$HOME\"/'a b/$(id)'; ", 0), 0u) << remote.commands[0];
+    EXPECT_EQ(remote.commands[0].rfind("B=\"$HOME\"/'a b/$(id)'\n", 0), 0u) << remote.commands[0];
 }
 
 }  // namespace

@@ -124,7 +124,8 @@ void changed_for_upload_ahead(Remote& remote, const std::string& remote_base,
 // down as GNU find prints it, hashed; the remote hashes what find prints there (sha256sum).
 // A remote that prints otherwise, or lacks sha256sum, fails the test, never passes it
 // wrongly. nullopt when a local file cannot be stat'ed or has an mtime before 1970, or when
-// the names would take more than 96 KiB of the command line.
+// the names would take more than 96 KiB of the command line. The test is a subshell (its
+// variables and positional parameters stay in it), or `true` when the plan is empty.
 std::optional<std::string> uploads_current_test(
     const std::map<std::string, std::vector<UploadItem>>& plan);
 
@@ -143,7 +144,8 @@ std::optional<TreeDigest> local_tree_digest(const std::string& local_base,
 // A remote shell command that prints the sha256 of `remote_dir`'s records as
 // local_tree_digest writes them. Any file that is not readable, or an error of find, adds a
 // record that no local dir has; a missing dir, or a remote without GNU find, sort -z or
-// sha256sum, prints no such sha256.
+// sha256sum, prints no such sha256. Meant for a command substitution: it sets the variables
+// mlt_tree and mlt_f.
 std::string remote_tree_digest(const std::string& remote_dir);
 
 // The remote files (from list_remote_file_info) whose copy under `local_base` is missing or

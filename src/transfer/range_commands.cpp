@@ -1,0 +1,106 @@
+// The remote sh commands of the ranges and the parsers of their output (see range_commands.h).
+
+#include "range_commands.h"
+
+#include <cstdio>
+#include <sstream>
+
+#include "internal.h"
+#include "mlt/transfer/ranges.h"
+#include "mlt/util/shell.h"
+#include "remote_scripts.h"
+
+namespace mlt {
+
+namespace transfer_detail {
+
+namespace {
+
+// The block of the remote dd, as range_*.sh read it.
+std::string block_word() {
+    return sh_set("b", std::to_string(kRangeBlock));
+}
+
+}  // namespace
+
+std::string range_word(const Range& r) {
+    return std::to_string(r.index) + ":" + std::to_string(r.offset / kRangeBlock) + ":" +
+           std::to_string(r.length);
+}
+
+bool hash_line(const std::string& line, size_t& index, std::string& hash) {
+    const size_t space = line.find(' ');
+    if (space == 0 || space == std::string::npos || space > 18 ||
+        line.find_first_not_of("0123456789") != space || line.size() != space + 65 ||
+        line.find_first_not_of("0123456789abcdef", space + 1) != std::string::npos)
+        return false;
+    index = std::stoul(line.substr(0, space));
+    hash = line.substr(space + 1);
+    return true;
+}
+
+std::map<size_t, std::string> hash_lines(const std::string& text) {
+    std::map<size_t, std::string> out;
+    std::istringstream in(text);
+    std::string line, hash;
+    size_t index = 0;
+    while (std::getline(in, line))
+        if (hash_line(line, index, hash)) out[index] = hash;
+    return out;
+}
+
+std::string send_ranges_command(const std::string& token, const std::string& path,
+                                const std::vector<Range>& ranges) {
+    std::string words;
+    for (const Range& r : ranges) words += (words.empty() ? "" : " ") + range_word(r);
+    return sh_set("t", shell_quote(token)) + sh_set("f", shell_quote_path(path)) + block_word() +
+           sh_set("rs", shell_quote(words)) + remote_hash_setup() +
+           std::string(scripts::transfer_range_send);
+}
+
+std::string receive_ranges_command(const std::string& partial, const std::string& hashes) {
+    return sh_set("p", shell_quote_path(partial)) + sh_set("d", shell_quote_path(hashes)) +
+           block_word() + remote_hash_setup() + std::string(scripts::transfer_range_receive);
+}
+
+std::string prepare_ranges_command(const std::string& dir, const std::string& partial,
+                                   const std::string& hashes, const std::string& id) {
+    return sh_set("p", shell_quote_path(partial)) + sh_set("d", shell_quote_path(hashes)) +
+           sh_set("w", shell_quote_path(dir)) + sh_set("id", shell_quote(id)) +
+           std::string(scripts::transfer_range_prepare);
+}
+
+std::string finish_ranges_command(const std::string& partial, const std::string& hashes,
+                                  int64_t mtime_ns, mode_t mode, const std::string& path) {
+    const int64_t sec = mtime_ns / 1000000000;
+    const int64_t nsec = mtime_ns % 1000000000;
+    char mtime[48], octal[8];
+    std::snprintf(mtime, sizeof mtime, "@%lld.%09lld", static_cast<long long>(sec),
+                  static_cast<long long>(nsec));
+    std::snprintf(octal, sizeof octal, "%o", static_cast<unsigned>(mode));
+    return sh_set("p", shell_quote_path(partial)) + sh_set("d", shell_quote_path(hashes)) +
+           sh_set("m", shell_quote(mtime)) + sh_set("o", shell_quote(octal)) +
+           sh_set("f", shell_quote_path(path)) + std::string(scripts::transfer_range_finish);
+}
+
+std::string range_hashes_command(const std::string& path) {
+    return sh_set("f", shell_quote_path(path)) + block_word() +
+           sh_set("s", shell_quote(scripts::transfer_range_hash)) + remote_hash_setup() +
+           std::string(scripts::transfer_range_hashes);
+}
+
+std::map<size_t, std::string> remote_range_hashes(Remote& remote, const std::string& path,
+                                                  const std::vector<Range>& ranges) {
+    if (ranges.empty()) return {};
+    std::string specs;
+    for (const Range& r : ranges) specs += range_word(r) + "\n";
+    return hash_lines(remote.run(range_hashes_command(path), specs).out);
+}
+
+}  // namespace transfer_detail
+
+std::string remote_hash_setup() {
+    return std::string(scripts::transfer_hash_setup);
+}
+
+}  // namespace mlt
