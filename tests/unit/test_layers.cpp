@@ -43,7 +43,7 @@ std::vector<std::string> upward_includes(const fs::path& root) {
 
 TEST(Layers, NoFileIncludesALaterLayer) {
     const fs::path source(MLT_SOURCE_DIR);
-    for (const fs::path root : {source / "src", source / "include" / "mlt"}) {
+    for (const fs::path& root : {source / "src", source / "include" / "mlt"}) {
         ASSERT_TRUE(fs::exists(root / "train")) << root;
         const auto found = upward_includes(root);
         EXPECT_TRUE(found.empty())
