@@ -74,7 +74,7 @@ std::vector<StandbyHost> standby_hosts_of(const RunContext& c) {
 // none when neither is set.
 std::unique_ptr<HostPool> host_pool_for(const RunContext& c, const SshCommandLine& cli,
                                         const std::string& model_arg, bool test,
-                                        ForwardingConnection& connection, ForwardingJob& job,
+                                        ForwardingConnection& connection,
                                         int transfer_connections) {
     HostPoolSpec spec;
     spec.transfer_connections = transfer_connections;
@@ -91,7 +91,7 @@ std::unique_ptr<HostPool> host_pool_for(const RunContext& c, const SshCommandLin
         other.port = 0;  // the standby host's own port
         return resume_and_stop_lines(other, model_arg, test);
     };
-    return std::make_unique<HostPool>(std::move(spec), connection, job);
+    return std::make_unique<HostPool>(std::move(spec), connection);
 }
 
 }  // namespace
@@ -241,12 +241,10 @@ int run_train(const SshCommandLine& cli, const TrainOptions& o) {
     ShellJob first_job(first_connection, plan.remote_dir, plan.model, plan.compression,
                        plan.transfer_connections);
     ForwardingConnection connection(first_connection);
-    ForwardingJob job(first_job);
     std::unique_ptr<HostPool> standby =
-        plan.failover
-            ? host_pool_for(c, cli, o.model, test, connection, job, plan.transfer_connections)
-            : nullptr;
-    TrainRun run(connection, job, std::move(plan), reporter(), real_clock(),
+        plan.failover ? host_pool_for(c, cli, o.model, test, connection, plan.transfer_connections)
+                      : nullptr;
+    TrainRun run(connection, first_job, std::move(plan), reporter(), real_clock(),
                  installed_run_observer(), standby.get());
     return run.run();  // it ends with its summary and the billing reminder
 }

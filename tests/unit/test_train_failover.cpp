@@ -39,24 +39,22 @@ mlt::TrainPlan plan(const std::string& local) {
 // The standby side: host B behind its own link, handed out once.
 class OneStandby : public mlt::Failover {
   public:
-    OneStandby(mlt::ForwardingConnection& c, mlt::ForwardingJob& j, FakeJobHost& b,
-               FakeHostConnection& link)
-        : c_(c), j_(j), b_(b), link_(link) {}
+    OneStandby(mlt::ForwardingConnection& c, FakeJobHost& b, FakeHostConnection& link)
+        : c_(c), b_(b), link_(link) {}
     std::optional<mlt::NextHost> next(mlt::Reporter&) override {
         ++asked;
         if (!available) return std::nullopt;
         available = false;
         c_.point_at(link_);
-        j_.point_at(b_);
-        return mlt::NextHost{b_.name(), "/remote-b", 0.5, "mlt ssh -h b train m --resume",
-                             "mlt ssh -h b stop m"};
+        return mlt::NextHost{
+            b_.name(), "/remote-b", 0.5, "mlt ssh -h b train m --resume", "mlt ssh -h b stop m",
+            &b_};
     }
     int asked = 0;
     bool available = true;
 
   private:
     mlt::ForwardingConnection& c_;
-    mlt::ForwardingJob& j_;
     FakeJobHost& b_;
     FakeHostConnection& link_;
 };
@@ -69,8 +67,7 @@ struct FailoverRig {
           link_a(a),
           link_b(b),
           connection(link_a),
-          job(a),
-          standby(connection, job, b, link_b) {
+          standby(connection, b, link_b) {
         a.script.lines = {"epoch 1\n", "epoch 2\n", "epoch 3\n", "epoch 4\n"};
         b.script.lines = {"epoch 3 again\n", "epoch 4\n"};
         a.cut(lost_at, Cut::before);
@@ -82,7 +79,7 @@ struct FailoverRig {
         p = make(dir.path());
     }
     int run() {
-        mlt::TrainRun r(connection, job, p, rep, clock, nullptr, &standby);
+        mlt::TrainRun r(connection, a, p, rep, clock, nullptr, &standby);
         const int code = r.run();
         run_id = r.run_id();
         return code;
@@ -91,7 +88,6 @@ struct FailoverRig {
     FakeJobHost a, b;
     FakeHostConnection link_a, link_b;
     mlt::ForwardingConnection connection;
-    mlt::ForwardingJob job;
     OneStandby standby;
     ManualClock clock;
     mlt::test::CapturingReporter rep;

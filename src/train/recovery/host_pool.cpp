@@ -62,8 +62,8 @@ StandbyHost parse_standby_host(std::string_view text, const std::string& where) 
     return host;
 }
 
-HostPool::HostPool(HostPoolSpec spec, ForwardingConnection& connection, ForwardingJob& job)
-    : spec_(std::move(spec)), connection_(connection), job_(job) {}
+HostPool::HostPool(HostPoolSpec spec, ForwardingConnection& connection)
+    : spec_(std::move(spec)), connection_(connection) {}
 
 HostPool::~HostPool() = default;
 
@@ -93,12 +93,12 @@ std::optional<NextHost> HostPool::at(const StandbyHost& host, Reporter& reporter
     auto job = std::make_unique<ShellJob>(*connection, t.remote_dir, spec_.model, spec_.compression,
                                           spec_.transfer_connections);
     connection_.point_at(*connection);
-    job_.point_at(*job);
     NextHost next;
     next.name = connection->name();
     next.remote_dir = t.remote_dir;
     next.price_per_hour = host.price_per_hour;
     std::tie(next.resume_line, next.stop_line) = spec_.lines(host.text);
+    next.job = job.get();
     connections_.push_back(std::move(connection));
     jobs_.push_back(std::move(job));
     return next;

@@ -108,6 +108,7 @@ bool TrainRun::fail_over(const std::string& why) {
 }
 
 void TrainRun::point_plan_at(const NextHost& next) {
+    if (next.job) job_ = next.job;
     plan_.uploads = rebased(std::move(plan_.uploads), plan_.remote_dir, next.remote_dir);
     plan_.remote_dir = next.remote_dir;
     plan_.resume_line = next.resume_line;
@@ -182,7 +183,7 @@ void TrainRun::refuse_moved_away(const std::vector<nlohmann::json>& runs, const 
         // Said on the host too: a --resume from a machine that never saw the failover is
         // refused there as well.
         if (may_mark) try {
-                job_.mark_moved(run_id, where);
+                job_->mark_moved(run_id, where);
             } catch (const Error& e) {
                 reporter_.warning("could not mark the lock of run " + run_id + " on " + host() +
                                   " as moved: " + e.what());

@@ -10,7 +10,7 @@ Phase TrainRun::restart() {
     long pgid = 0;
     {
         InterruptDeferral hold;  // as start(): the job may be launched before the reply
-        pgid = job_.restart(run_id_, attempt_);
+        pgid = job_->restart(run_id_, attempt_);
     }
     // The lost attempt may have stopped inside a sequence: the new one's lines must show.
     terminal_.shown = ConsoleFilter(plan_.raw_console);

@@ -15,7 +15,7 @@ Error TrainRun::fail_cleanup(const Error& error) {
         // there. Releasing it is scoped to this run id, so it is safe to try.
         if (phase_ == Phase::lock && !plan_.resume && !run_id_.empty()) {
             try {
-                job_.release(run_id_);
+                job_->release(run_id_);
             } catch (const Error& e) {
                 spdlog::debug("releasing a lock this run may hold: {}", e.what());
             }
@@ -32,7 +32,7 @@ Error TrainRun::fail_cleanup(const Error& error) {
         if (!watch_.started()) {
             // Failed before the job was started (an upload): nothing to collect, so the next
             // run must not find a lock (exit 3).
-            job_.release(run_id_);
+            job_->release(run_id_);
             lock_ = LockHold::released;
             record("failed", std::nullopt);
             return error;

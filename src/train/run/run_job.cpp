@@ -26,7 +26,7 @@ Phase TrainRun::clean() {
     fs::remove(plan_.local_archive, ec);
     // A log dir the settings name goes now (prepare() checked it is the model's own); the
     // one the remote MLTK names is cleaned by the job once it knows it.
-    job_.clean(plan_.archive, plan_.remote_log_dir);
+    job_->clean(plan_.archive, plan_.remote_log_dir);
     reporter_.notice("--clean: removed the local logs and archive of " + plan_.model +
                      (plan_.remote_log_dir.empty()
                           ? "; the remote log dir is cleaned when the job starts"
@@ -36,7 +36,7 @@ Phase TrainRun::clean() {
 
 Phase TrainRun::upload() {
     if (limit_blocks_start()) return Phase::release;
-    const SyncResult sent = job_.upload(uploads());
+    const SyncResult sent = job_->upload(uploads());
     outcome_.up.files += sent.moved.files;
     outcome_.up.bytes += sent.moved.bytes;
     reporter_.notice("uploaded " + describe(sent));
@@ -46,17 +46,17 @@ Phase TrainRun::upload() {
 Phase TrainRun::start() {
     if (limit_blocks_start()) return Phase::release;
     if (gang_) gang_.wait_for_all();  // every node set up before any job starts
-    release_.retake_if_unread(job_, run_id_);
+    release_.retake_if_unread(*job_, run_id_);
     watch_.life = JobWatch::Life::may_run;
     // The first follow segment travels with the start's command (follow() asks for exactly
     // it: offset 0, as the local copy starts empty below).
     arm_watch();
-    release_.arm(job_, plan_, static_cast<bool>(gang_));
+    release_.arm(*job_, plan_, static_cast<bool>(gang_));
     if (!plan_.no_wait) {
-        job_.follow_ahead(Task::job, &run_id_, 0, segment_seconds());
+        job_->follow_ahead(Task::job, &run_id_, 0, segment_seconds());
         // A short job ends within it: the collection's listing then comes, on a guess (a job
         // that runs on, or records an archive, skips its reply once).
-        job_.collect_ahead_on_guess(plan_, run_id_);
+        job_->collect_ahead_on_guess(plan_, run_id_);
     }
     // Until the start's answer is read, a follow that carries the release is out: after a
     // lost link it may still release at the job's end.
@@ -64,7 +64,7 @@ Phase TrainRun::start() {
         // One bounded round trip that must not be cut by a Ctrl+C: the job may be launched
         // before the reply is read. The Ctrl+C is handled right after, with the job known.
         InterruptDeferral hold;
-        return job_.start(run_id_);
+        return job_->start(run_id_);
     });
     // follow() reads the follow sent ahead, unless another command goes first.
     release_.follow_sent_ahead(!plan_.no_wait);
@@ -90,14 +90,14 @@ Phase TrainRun::follow() {
         // The stop goes first: a follow sent ahead is dropped unread, and may still release.
         release_.drop_ahead();
         watch_.stop = JobWatch::Stop::sent;
-        job_.stop(kStopGraceSeconds, &run_id_);
+        job_->stop(kStopGraceSeconds, &run_id_);
         watch_.stop = JobWatch::Stop::done;
     }
     start_sync();
     const uint64_t offset = terminal_.local.open(run_id_);
     if (watchers_.primed == RunWatchers::Primed::no) watchers_.prime(plan_.local_console, offset);
     arm_watch();
-    release_.arm(job_, plan_, static_cast<bool>(gang_));
+    release_.arm(*job_, plan_, static_cast<bool>(gang_));
     const auto show = [&](std::string_view d) {
         terminal_.local.append(d);  // the record first, every byte
         reporter_.console(terminal_.shown.feed(d));
@@ -114,7 +114,7 @@ Phase TrainRun::follow() {
         // release may still release at the job's end: the lock is taken back before the
         // collection (retake_if_unread).
         seen = release_.carry(true, [&] {
-            return job_.follow(Task::job, &run_id_, offset, poll ? 0 : segment_seconds(), show);
+            return job_->follow(Task::job, &run_id_, offset, poll ? 0 : segment_seconds(), show);
         });
     } catch (const RuleFired&) {
         terminal_.status.clear();
@@ -139,11 +139,11 @@ Phase TrainRun::follow() {
 
 Phase TrainRun::collect() {
     stop_sync();  // the collection pulls into the same local dir
-    release_.retake_if_unread(job_, run_id_);
+    release_.retake_if_unread(*job_, run_id_);
     // The follow's last segment read the result and recorded phase finished; a retry (after
     // a lost link) asks again.
     const std::optional<JobResult> followed = std::exchange(outcome_.followed, std::nullopt);
-    const JobResult result = followed ? *followed : job_.result();
+    const JobResult result = followed ? *followed : job_->result();
     if (result.run_id != run_id_)
         throw foreign_run(host(), plan_.model, run_id_,
                           "the job files belong to run '" + result.run_id + "'");
@@ -172,8 +172,8 @@ Phase TrainRun::collect() {
         sync_.throw_if_tampered();
         return Phase::shutdown;
     }
-    if (!followed) job_.set_phase(run_id_, RunPhase::finished);
-    const TransferStats got = job_.collect(plan_, result, reporter_);
+    if (!followed) job_->set_phase(run_id_, RunPhase::finished);
+    const TransferStats got = job_->collect(plan_, result, reporter_);
     outcome_.down.files += got.files;
     outcome_.down.bytes += got.bytes;
     outcome_.collected = result.sha256.empty() ? Collected::results : Collected::with_archive;
@@ -188,15 +188,15 @@ Phase TrainRun::shutdown() {
         const bool sent_before = shutdown_.sent;
         shutdown_.sent = true;
         const bool fresh =
-            job_.start_shutdown(run_id_,
-                                make_shutdown_script({plan_.model, run_id_, plan_.environment,
-                                                      plan_.create_venv, plan_.shutdown_cmds}),
-                                shutdown_.record_collected);
+            job_->start_shutdown(run_id_,
+                                 make_shutdown_script({plan_.model, run_id_, plan_.environment,
+                                                       plan_.create_venv, plan_.shutdown_cmds}),
+                                 shutdown_.record_collected);
         shutdown_.record_collected = false;  // recorded (a cut before this records it again)
         if (!fresh && !sent_before) {
             // Started by an earlier mlt of this run (a failure, or a cut before --resume):
             // never twice. If it ended, its output was shown then.
-            if (auto status = job_.shutdown_status()) {
+            if (auto status = job_->shutdown_status()) {
                 reporter_.notice("shutdown_cmds of run " + run_id_ + " already ran (exit status " +
                                  std::to_string(*status) + ")");
                 return Phase::release;
@@ -205,13 +205,13 @@ Phase TrainRun::shutdown() {
         shutdown_.following = true;
     }
     // Counted as shown, so that a segment cut halfway goes on after what was shown.
-    const FollowStep seen = job_.follow(Task::shutdown, &run_id_, shutdown_.offset,
-                                        kFollowSegmentSeconds, [&](std::string_view d) {
-                                            shutdown_.offset += d.size();
-                                            reporter_.console(terminal_.shutdown_shown.feed(d));
-                                        });
+    const FollowStep seen = job_->follow(Task::shutdown, &run_id_, shutdown_.offset,
+                                         kFollowSegmentSeconds, [&](std::string_view d) {
+                                             shutdown_.offset += d.size();
+                                             reporter_.console(terminal_.shutdown_shown.feed(d));
+                                         });
     if (!seen.ended) return Phase::shutdown;
-    const auto status = seen.result ? seen.result->exit_status : job_.shutdown_status();
+    const auto status = seen.result ? seen.result->exit_status : job_->shutdown_status();
     if (!status || *status != 0)
         reporter_.warning("shutdown_cmds of " + plan_.model + " failed (exit status " +
                           (status ? std::to_string(*status) : std::string("none")) +
@@ -220,7 +220,7 @@ Phase TrainRun::shutdown() {
 }
 
 Phase TrainRun::release() {
-    if (!release_.released()) job_.release(run_id_);
+    if (!release_.released()) job_->release(run_id_);
     lock_ = LockHold::released;
     return Phase::done;
 }

@@ -53,9 +53,9 @@ Error lock_conflict(const JobStatus& job, const std::string& model, const std::s
 }  // namespace
 
 Phase TrainRun::resume_lock() {
-    auto jobs = job_.status();
+    auto jobs = job_->status();
     if (!jobs.empty() && !jobs.front().locked && resume_released(jobs.front().run_id))
-        jobs = job_.status();
+        jobs = job_->status();
     if (jobs.empty() || !jobs.front().locked) {
         int skipped = 0;
         const std::vector<nlohmann::json> runs = read_history(history_path(), &skipped);
@@ -85,7 +85,7 @@ Phase TrainRun::resume_lock() {
 }
 
 Phase TrainRun::take_lock() {
-    job_.prepare();  // the control shell's channel opens while the run is planned
+    job_->prepare();  // the control shell's channel opens while the run is planned
     if (plan_.resume) return resume_lock();
     if (run_id_.empty()) run_id_ = new_run_id();  // a retry after a lost link keeps it
     WrapperSpec wrapper = plan_.wrapper;
@@ -108,12 +108,12 @@ Phase TrainRun::take_lock() {
     if (!plan_.clean && !gang_) current = uploads_current_test(planned);
     if (current) {
         run.start_ticket = random_token();
-        job_.start_ahead_if_current(run_id_, run.start_ticket, *current);
+        job_->start_ahead_if_current(run_id_, run.start_ticket, *current);
         // From the write on, the job may run: a Ctrl+C, a failure or a failover that comes
         // before the answer treats it so.
         watch_.life = JobWatch::Life::may_run;
     }
-    if (!plan_.clean) job_.upload_ahead(planned);
+    if (!plan_.clean) job_->upload_ahead(planned);
     const auto hold_lock = [&] {
         lock_ = LockHold::held;
         account_.started_iso = iso_time(std::time(nullptr));
@@ -127,10 +127,10 @@ Phase TrainRun::take_lock() {
         // the reply is read, and then only a lock known to be ours can be released; the job
         // may be started too, and then only a job known to be started is stopped.
         InterruptDeferral hold;
-        acquired = job_.lock(run);
+        acquired = job_->lock(run);
         if (acquired) {
             hold_lock();  // before the start's answer: a failure there keeps it (may run)
-            pgid = job_.start_sent_ahead();
+            pgid = job_->start_sent_ahead();
         }
     }
     if (!acquired) {
@@ -140,7 +140,7 @@ Phase TrainRun::take_lock() {
         if (!take_over(run)) return Phase::lock;  // released in between: again
         hold_lock();
     }
-    if (!pgid && job_.start_claimed()) {
+    if (!pgid && job_->start_claimed()) {
         // A start sent with an earlier lock of this run (its answer lost) claimed it: the job
         // runs, or is about to, with the files it checked; start() reports it (at most once).
         watch_.life = JobWatch::Life::may_run;
@@ -149,7 +149,7 @@ Phase TrainRun::take_lock() {
     // Not started, and no start sent ahead can start it any more (this lock removed the
     // tickets): on to the upload.
     if (!pgid && gang_.role == GangSeat::Role::new_attempt)
-        job_.begin_gang_attempt(run_id_, attempt_);
+        job_->begin_gang_attempt(run_id_, attempt_);
     if (!pgid) watch_.life = JobWatch::Life::none;
     if (!pgid) return plan_.clean ? Phase::clean : Phase::upload;
     SyncResult nothing;
@@ -158,14 +158,14 @@ Phase TrainRun::take_lock() {
     watch_.life = JobWatch::Life::may_run;
     arm_watch();
     // The collection's listing goes with the first follow segment, as after start().
-    if (!plan_.no_wait) job_.collect_ahead_on_guess(plan_, run_id_);
+    if (!plan_.no_wait) job_->collect_ahead_on_guess(plan_, run_id_);
     return launched(*pgid);
 }
 
 // The lock is another run's: refused without --force; with it, that run's job is stopped and
 // its files discarded. Returns true once the lock is this run's, false to try again.
 bool TrainRun::take_over(const NewRun& run) {
-    auto jobs = job_.status();
+    auto jobs = job_->status();
     // Released in between (the holder just finished): try again. A job that lives on without
     // its lock still keeps the model.
     if (jobs.empty() || (!jobs.front().locked && jobs.front().state != JobState::running))
@@ -177,10 +177,10 @@ bool TrainRun::take_over(const NewRun& run) {
                          ? "--force: stopping the running job of " + plan_.model + other
                          : "--force: discarding the " + std::string(to_string(job.state)) +
                                " job of " + plan_.model + other);
-    job_.stop(kStopGraceSeconds, nullptr);
-    job_.discard();
+    job_->stop(kStopGraceSeconds, nullptr);
+    job_->discard();
     InterruptDeferral hold;
-    if (!job_.lock(run))
+    if (!job_->lock(run))
         throw conflict("another mlt took the lock of " + plan_.model + " meanwhile",
                        "see 'mlt ssh ... status " + plan_.model + "'");
     return true;
@@ -220,7 +220,7 @@ Phase TrainRun::adopt(const JobStatus& job) {
         case JobState::uploading:
             // The mlt that was cut may have sent a start ahead with its lock: none may start
             // the job once the upload goes on, and one that did leaves nothing to upload.
-            if (job_.void_start_tickets(run_id_)) {
+            if (job_->void_start_tickets(run_id_)) {
                 reporter_.notice("continuing " + which() + ": starting its job");
                 return Phase::start;
             }

@@ -9,7 +9,7 @@ namespace mlt {
 bool TrainRun::resume_released(const std::string& run_id) {
     if (run_id.empty()) return false;
     try {
-        job_.retake(run_id);
+        job_->retake(run_id);
     } catch (const Error& e) {
         if (e.kind() != ErrorKind::conflict) throw;
         return false;  // not released by a follow: nothing to resume
@@ -27,7 +27,7 @@ bool TrainRun::collected_with_release(const JobResult& result) {
     // The local dir changed since (by hand): the pull needs the lock again, as any pull does.
     spdlog::debug("the local log dir changed while the job ran; taking the lock of run {} back",
                   run_id_);
-    job_.retake(run_id_);
+    job_->retake(run_id_);
     release_.taken_back();
     return false;
 }

@@ -15,7 +15,7 @@ std::optional<int> TrainRun::on_signal(const Error& signal) {
         if (lock_ == LockHold::held) {
             reporter_.alert("Ctrl+C: nothing was started; releasing the job lock");
             try {
-                job_.release(run_id_);
+                job_->release(run_id_);
                 lock_ = LockHold::released;
             } catch (const Error& e) {
                 reporter_.alert(std::string("could not release the job lock (") + e.what() +

@@ -94,7 +94,7 @@ std::string new_run_id() {
 TrainRun::TrainRun(Connection& connection, RemoteJob& job, TrainPlan plan, Reporter& reporter,
                    RunClock& clock, RunObserver* observer, Failover* failover)
     : connection_(connection),
-      job_(job),
+      job_(&job),
       plan_(std::move(plan)),
       reporter_(reporter),
       clock_(clock),

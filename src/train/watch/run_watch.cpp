@@ -42,7 +42,7 @@ bool TrainRun::stop_by_rule(const RuleHit& hit) {
 }
 
 void TrainRun::arm_watch() {
-    job_.watch(plan_.watch_every_s, [this](std::string_view line) { on_sample(line); });
+    job_->watch(plan_.watch_every_s, [this](std::string_view line) { on_sample(line); });
 }
 
 void TrainRun::on_sample(std::string_view line) {

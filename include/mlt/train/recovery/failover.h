@@ -36,6 +36,8 @@ struct NextHost {
     std::optional<double> price_per_hour;
     std::string resume_line;  // `mlt ssh -h THIS ... train MODEL --resume`
     std::string stop_line;
+    // The run's job on that host (owned by the Failover): the run talks to it from now on.
+    RemoteJob* job = nullptr;
 };
 
 // Where a run goes when its host is lost for good (it did not come back within
@@ -43,9 +45,9 @@ struct NextHost {
 class Failover {
   public:
     virtual ~Failover() = default;
-    // Points the run's Connection and RemoteJob at the next standby host that answers, and
-    // says which; nullopt when none is left. Says each host that does not answer in one line
-    // through `reporter`. Throws mlt::Error (interrupted) when a signal arrives.
+    // Points the run's Connection at the next standby host that answers, and says which
+    // (with the run's job there); nullopt when none is left. Says each host that does not answer in
+    // one line through `reporter`. Throws mlt::Error (interrupted) when a signal arrives.
     virtual std::optional<NextHost> next(Reporter& reporter) = 0;
     // Points them at `host` (a host the run went to before, as its history names it),
     // whether or not it is one of the standby hosts; nullopt (said through `reporter`) when
@@ -71,81 +73,6 @@ class ForwardingConnection : public Connection {
     Connection* target_;
 };
 
-// The same for a RemoteJob.
-class ForwardingJob : public RemoteJob {
-  public:
-    explicit ForwardingJob(RemoteJob& target) : t_(&target) {}
-    void point_at(RemoteJob& target) { t_ = &target; }
-
-    std::vector<JobStatus> status() override { return t_->status(); }
-    bool lock(const NewRun& run) override { return t_->lock(run); }
-    void upload_ahead(const std::map<std::string, std::vector<UploadItem>>& uploads) override {
-        t_->upload_ahead(uploads);
-    }
-    void follow_ahead(Task task, const std::string* run_id, uint64_t offset, int seconds) override {
-        t_->follow_ahead(task, run_id, offset, seconds);
-    }
-    void collect_ahead_on_guess(const TrainPlan& plan, const std::string& run_id) override {
-        t_->collect_ahead_on_guess(plan, run_id);
-    }
-    bool release_with_follow(const ReleaseAtEnd& release) override {
-        return t_->release_with_follow(release);
-    }
-    void retake(const std::string& run_id) override { t_->retake(run_id); }
-    void mark_moved(const std::string& run_id, const std::string& where) override {
-        t_->mark_moved(run_id, where);
-    }
-    void begin_gang_attempt(const std::string& run_id, int attempt) override {
-        t_->begin_gang_attempt(run_id, attempt);
-    }
-    void watch(int every_s, OutputSink on_sample) override {
-        t_->watch(every_s, std::move(on_sample));
-    }
-    void set_phase(const std::string& run_id, RunPhase phase) override {
-        t_->set_phase(run_id, phase);
-    }
-    void release(const std::string& run_id) override { t_->release(run_id); }
-    void prepare() override { t_->prepare(); }
-    void discard() override { t_->discard(); }
-    void clean(const std::string& archive, const std::string& log_dir) override {
-        t_->clean(archive, log_dir);
-    }
-    SyncResult upload(const std::map<std::string, std::vector<UploadItem>>& uploads) override {
-        return t_->upload(uploads);
-    }
-    long start(const std::string& run_id) override { return t_->start(run_id); }
-    void start_ahead_if_current(const std::string& run_id, const std::string& ticket,
-                                const std::string& current_test) override {
-        t_->start_ahead_if_current(run_id, ticket, current_test);
-    }
-    std::optional<long> start_sent_ahead() override { return t_->start_sent_ahead(); }
-    bool start_claimed() const override { return t_->start_claimed(); }
-    bool void_start_tickets(const std::string& run_id) override {
-        return t_->void_start_tickets(run_id);
-    }
-    long restart(const std::string& run_id, int attempt) override {
-        return t_->restart(run_id, attempt);
-    }
-    bool stop(int grace_s, const std::string* run_id) override { return t_->stop(grace_s, run_id); }
-    FollowStep follow(Task task, const std::string* run_id, uint64_t offset, int seconds,
-                      const OutputSink& sink) override {
-        return t_->follow(task, run_id, offset, seconds, sink);
-    }
-    JobResult result() override { return t_->result(); }
-    TransferStats collect(const TrainPlan& plan, const JobResult& result,
-                          Reporter& reporter) override {
-        return t_->collect(plan, result, reporter);
-    }
-    bool start_shutdown(const std::string& run_id, const std::string& script,
-                        bool record_collected) override {
-        return t_->start_shutdown(run_id, script, record_collected);
-    }
-    std::optional<int> shutdown_status() override { return t_->shutdown_status(); }
-
-  private:
-    RemoteJob* t_;
-};
-
 // What a HostPool needs to know besides its hosts.
 struct HostPoolSpec {
     Target base;             // the first host's target: key, password, options and ssh config
@@ -169,7 +96,7 @@ class HostPool : public Failover {
     // How long provision_cmd may take (renting a machine and waiting for its sshd).
     static constexpr int kProvisionTimeoutS = 900;
 
-    HostPool(HostPoolSpec spec, ForwardingConnection& connection, ForwardingJob& job);
+    HostPool(HostPoolSpec spec, ForwardingConnection& connection);
     ~HostPool() override;
     std::optional<NextHost> next(Reporter& reporter) override;
     std::optional<NextHost> at(const StandbyHost& host, Reporter& reporter) override;
@@ -181,7 +108,6 @@ class HostPool : public Failover {
 
     HostPoolSpec spec_;
     ForwardingConnection& connection_;
-    ForwardingJob& job_;
     size_t next_fallback_ = 0;
     int provisions_ = 0;
     std::vector<std::unique_ptr<Connection>> connections_;

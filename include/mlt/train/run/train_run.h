@@ -332,7 +332,7 @@ class TrainRun {
 
     // What the run works with.
     Connection& connection_;
-    RemoteJob& job_;
+    RemoteJob* job_;  // re-pointed by a failover (NextHost::job)
     TrainPlan plan_;
     Reporter& reporter_;
     RunClock& clock_;
