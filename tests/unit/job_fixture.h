@@ -1,6 +1,7 @@
 #pragma once
 // The fixture of the job protocol's tests against a real local shell (LocalRemote): a temp
-// remote dir, a wrapper spec, and a started job.
+// remote dir, a wrapper spec, and a started job. Its tests run once under each shell of
+// job_shells() (dash, BusyBox's sh): INSTANTIATE_JOB_SHELLS(Fixture) after them.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -45,8 +46,15 @@ inline uint64_t follow_to_end(mlt::Remote& r, const std::string& dir, std::strin
     return offset;
 }
 
-class JobFixture : public ::testing::Test {
+// The test's name for a shell parameter: its name.
+inline std::string shell_param_name(const ::testing::TestParamInfo<std::string>& info) {
+    return info.param;
+}
+
+class JobFixture : public ::testing::TestWithParam<std::string> {
   protected:
+    // The shell this test runs the protocol with.
+    LocalShell shell() const { return local_shell(GetParam()); }
     void SetUp() override {
         char tmpl[] = "/tmp/mlt-job-XXXXXX";
         ASSERT_NE(::mkdtemp(tmpl), nullptr);
@@ -54,7 +62,7 @@ class JobFixture : public ::testing::Test {
     }
     void TearDown() override {
         // Never leave a test job behind.
-        mlt::test::LocalRemote r;
+        mlt::test::LocalRemote r(shell());
         mlt::stop_job(r, dir_, "m", 1);
         fs::remove_all(dir_);
     }
@@ -88,3 +96,8 @@ class JobFixture : public ::testing::Test {
 };
 
 }  // namespace mlt::test
+
+// Runs the tests of `fixture` (a JobFixture) under every shell of job_shells().
+#define INSTANTIATE_JOB_SHELLS(fixture)                                                     \
+    INSTANTIATE_TEST_SUITE_P(Shells, fixture, ::testing::ValuesIn(mlt::test::job_shells()), \
+                             mlt::test::shell_param_name)

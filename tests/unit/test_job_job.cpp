@@ -43,11 +43,26 @@ void write_fake_venv_python(const std::string& bin, const std::string& activate,
                            0755);
 }
 
-TEST_F(JobProtocol, ExactlyOneOfConcurrentLaunchesGetsTheLock) {
+TEST_P(JobProtocol, CommandsAndTheShTheyStartRunUnderTheTestsShell) {
+    // The parameter is no label: the command's shell, and the `sh` it starts (as the job's
+    // launch does), are that program (`; :`: a shell may exec its last command).
+    mlt::test::LocalRemote r(shell());
+    const mlt::RemoteOutput out = r.run("readlink /proc/$$/exe; sh -c 'readlink /proc/$$/exe; :'");
+    ASSERT_EQ(out.exit_status, 0) << out.err;
+    const std::string program = GetParam();
+    std::istringstream lines(out.out);
+    std::string line;
+    int seen = 0;
+    for (; std::getline(lines, line); ++seen)
+        EXPECT_EQ(fs::path(line).filename(), program) << out.out;
+    EXPECT_EQ(seen, 2) << out.out;
+}
+
+TEST_P(JobProtocol, ExactlyOneOfConcurrentLaunchesGetsTheLock) {
     std::vector<std::future<bool>> results;
     for (int i = 0; i < 8; ++i)
         results.push_back(std::async(std::launch::async, [this, i] {
-            mlt::test::LocalRemote r;
+            mlt::test::LocalRemote r(shell());
             return mlt::acquire_run(r, dir_, "m",
                                     new_run(wrapper("run-" + std::to_string(i), "true")));
         }));
@@ -59,15 +74,15 @@ TEST_F(JobProtocol, ExactlyOneOfConcurrentLaunchesGetsTheLock) {
     // The lock and the run_id file name the same (winning) run.
     const std::string run = read(".mlt/m/run_id");
     EXPECT_NE(lock.find("run=" + run), std::string::npos) << lock << run;
-    mlt::test::LocalRemote r;
+    mlt::test::LocalRemote r(shell());
     mlt::release_run(r, dir_, "m", "someone-else");  // not theirs: nothing happens
     EXPECT_TRUE(exists(".mlt/m/lock"));
     EXPECT_EQ(mlt::stop_and_release(r, dir_, "m", 1), mlt::StopOutcome::none);
     EXPECT_TRUE(mlt::acquire_run(r, dir_, "m", new_run(wrapper("again", "true"))));
 }
 
-TEST_F(JobProtocol, ANewRunMovesThePreviousRunAndItsArchiveAside) {
-    mlt::test::LocalRemote r;
+TEST_P(JobProtocol, ANewRunMovesThePreviousRunAndItsArchiveAside) {
+    mlt::test::LocalRemote r(shell());
     start(r, "echo old > m.mltk.zip; echo old-run", {}, "old");
     std::string log;
     follow_to_end(r, dir_, log);
@@ -94,14 +109,14 @@ TEST_F(JobProtocol, ANewRunMovesThePreviousRunAndItsArchiveAside) {
     EXPECT_FALSE(mlt::acquire_run(r, dir_, "m", new_run(wrapper("third", "true"))));
 }
 
-TEST_F(JobProtocol, AFollowStopsAsSoonAsTheJobDirIsTakenOver) {
-    mlt::test::LocalRemote r;
+TEST_P(JobProtocol, AFollowStopsAsSoonAsTheJobDirIsTakenOver) {
+    mlt::test::LocalRemote r(shell());
     start(r, "echo first; while [ ! -f gate ]; do sleep 0.05; done");
     const std::string run = "run-1";
     std::string log;
     // A segment of 60 s: it must not run to its end once another run owns the dir.
     auto follow = std::async(std::launch::async, [&] {
-        mlt::test::LocalRemote other_shell;
+        mlt::test::LocalRemote other_shell(shell());
         return mlt::follow_log(other_shell, dir_, "m", mlt::Task::job, &run, 0, 60,
                                [&](std::string_view d) { log += d; });
     });
@@ -119,8 +134,8 @@ TEST_F(JobProtocol, AFollowStopsAsSoonAsTheJobDirIsTakenOver) {
     std::ofstream(dir_ + "/gate").put('\n');
 }
 
-TEST_F(JobProtocol, NoStartOnceTheLockWasReleased) {
-    mlt::test::LocalRemote r;
+TEST_P(JobProtocol, NoStartOnceTheLockWasReleased) {
+    mlt::test::LocalRemote r(shell());
     mlt::WrapperSpec w = wrapper("run-1", "echo launched > launched.txt");
     ASSERT_TRUE(mlt::acquire_run(r, dir_, "m", new_run(w)));
     // `mlt ssh ... stop m` while the run uploaded
@@ -129,8 +144,8 @@ TEST_F(JobProtocol, NoStartOnceTheLockWasReleased) {
     EXPECT_FALSE(exists(".mlt/m/started"));
 }
 
-TEST_F(JobProtocol, RunsStartupThenTrainingAndRecordsStatusAndLog) {
-    mlt::test::LocalRemote r;
+TEST_P(JobProtocol, RunsStartupThenTrainingAndRecordsStatusAndLog) {
+    mlt::test::LocalRemote r(shell());
     long pgid = start(r, "echo out; echo err >&2; exit 7");
     EXPECT_GT(pgid, 0);
     std::string log;
@@ -155,8 +170,8 @@ TEST_F(JobProtocol, RunsStartupThenTrainingAndRecordsStatusAndLog) {
     EXPECT_EQ(more, "");
 }
 
-TEST_F(JobProtocol, AFollowSegmentEndsOnTimeAndTheNextContinuesAtTheOffset) {
-    mlt::test::LocalRemote r;
+TEST_P(JobProtocol, AFollowSegmentEndsOnTimeAndTheNextContinuesAtTheOffset) {
+    mlt::test::LocalRemote r(shell());
     // Prints a line, waits for a gate file, prints another.
     start(r, "echo first; while [ ! -f gate ]; do sleep 0.05; done; echo second");
     // The segment must find the first line: wait for it to be written (on a loaded machine
@@ -179,8 +194,8 @@ TEST_F(JobProtocol, AFollowSegmentEndsOnTimeAndTheNextContinuesAtTheOffset) {
 // A follow waits on the wrapper's lock of `running` between its looks, and wakes as the job
 // ends: the wrapper holds it while it runs, and nothing the training starts inherits it (a
 // process left behind would keep the follow waiting its full naps).
-TEST_F(JobProtocol, TheWrapperHoldsItsRunningLockAloneUntilTheJobEnds) {
-    mlt::test::LocalRemote r;
+TEST_P(JobProtocol, TheWrapperHoldsItsRunningLockAloneUntilTheJobEnds) {
+    mlt::test::LocalRemote r(shell());
     start(r, "ls -l /proc/self/fd/ > fds.txt; while [ ! -f gate ]; do sleep 0.05; done");
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
     while (!exists("fds.txt") && std::chrono::steady_clock::now() < deadline)
@@ -198,8 +213,8 @@ TEST_F(JobProtocol, TheWrapperHoldsItsRunningLockAloneUntilTheJobEnds) {
 // A job whose wrapper holds no lock (an older wrapper, a host without flock): the follow
 // finds that out and sleeps between its looks instead, and still sees the whole log and the
 // end.
-TEST_F(JobProtocol, AFollowOfAJobWithoutItsLockStillSeesItsEnd) {
-    mlt::test::LocalRemote r;
+TEST_P(JobProtocol, AFollowOfAJobWithoutItsLockStillSeesItsEnd) {
+    mlt::test::LocalRemote r(shell());
     start(r, "echo first; while [ ! -f gate ]; do sleep 0.05; done; echo second");
     fs::remove(dir_ + "/.mlt/m/running");  // the wrapper's lock is on a file no longer there
     std::string log;
@@ -212,8 +227,8 @@ TEST_F(JobProtocol, AFollowOfAJobWithoutItsLockStillSeesItsEnd) {
     EXPECT_NE(log.find("second\n"), std::string::npos) << log;
 }
 
-TEST_F(JobProtocol, StartingTwiceStartsOneJob) {
-    mlt::test::LocalRemote r;
+TEST_P(JobProtocol, StartingTwiceStartsOneJob) {
+    mlt::test::LocalRemote r(shell());
     const long pgid = start(r, "echo launched >> launches.txt; sleep 1000");
     // A retry after a lost reply, or a --resume of a run cut while starting.
     EXPECT_EQ(mlt::start_job(r, dir_, "m", "run-1"), pgid);
@@ -224,8 +239,8 @@ TEST_F(JobProtocol, StartingTwiceStartsOneJob) {
     EXPECT_TRUE(mlt::stop_job(r, dir_, "m", 1, nullptr));
 }
 
-TEST_F(JobProtocol, AnotherRunsJobDirIsRefusedAsAConflict) {
-    mlt::test::LocalRemote r;
+TEST_P(JobProtocol, AnotherRunsJobDirIsRefusedAsAConflict) {
+    mlt::test::LocalRemote r(shell());
     start(r, "sleep 1000", {}, "mine");
     const std::string other = "other";
     try {
@@ -242,8 +257,8 @@ TEST_F(JobProtocol, AnotherRunsJobDirIsRefusedAsAConflict) {
     EXPECT_TRUE(mlt::stop_job(r, dir_, "m", 1, &mine));
 }
 
-TEST_F(JobProtocol, AJobWhoseDirWasTakenOverRecordsNothing) {
-    mlt::test::LocalRemote r;
+TEST_P(JobProtocol, AJobWhoseDirWasTakenOverRecordsNothing) {
+    mlt::test::LocalRemote r(shell());
     start(r, "while [ ! -f gate ]; do sleep 0.05; done; echo late > m.mltk.zip", {}, "old");
     // A newer run took the dir (as a --force does when a job could not be killed).
     std::ofstream(dir_ + "/.mlt/m/run_id", std::ios::trunc) << "newer\n";
@@ -257,8 +272,8 @@ TEST_F(JobProtocol, AJobWhoseDirWasTakenOverRecordsNothing) {
     EXPECT_FALSE(exists(".mlt/m/sha256"));
 }
 
-TEST_F(JobProtocol, StartupCdDoesNotLoseTheStatusOrTheArchiveHash) {
-    mlt::test::LocalRemote r;
+TEST_P(JobProtocol, StartupCdDoesNotLoseTheStatusOrTheArchiveHash) {
+    mlt::test::LocalRemote r(shell());
     mlt::WrapperSpec w = wrapper("run-1", "echo zip > \"$OLDPWD/m.mltk.zip\"; exit 3");
     w.startup_cmds = {"mkdir -p elsewhere && cd elsewhere"};
     ASSERT_TRUE(mlt::acquire_run(r, dir_, "m", new_run(w)));
@@ -273,7 +288,7 @@ TEST_F(JobProtocol, StartupCdDoesNotLoseTheStatusOrTheArchiveHash) {
 // MLTK's shell: one `bash --login` batch, so the login profile's variables, a `cd`, plain
 // variables and bash syntax carry from startup_cmds into the training; mlt's own records
 // do not depend on any of it.
-TEST_F(JobProtocol, UserCommandsRunAsOneLoginBatch) {
+TEST_P(JobProtocol, UserCommandsRunAsOneLoginBatch) {
     const std::string home = dir_ + "/home";
     fs::create_directories(home);
     mlt::write_file_atomic(home + "/.bash_profile", "export MLT_FROM_PROFILE=from-profile\ncd /\n",
@@ -281,7 +296,7 @@ TEST_F(JobProtocol, UserCommandsRunAsOneLoginBatch) {
     const char* old_home = std::getenv("HOME");
     const std::string saved = old_home ? old_home : "";
     ::setenv("HOME", home.c_str(), 1);
-    mlt::test::LocalRemote r;
+    mlt::test::LocalRemote r(shell());
     mlt::WrapperSpec w =
         wrapper("run-1",
                 "echo \"[$MLT_FROM_PROFILE][$X][$(basename \"$PWD\")][$MLT_LOG_DIR]\"; "
@@ -302,8 +317,8 @@ TEST_F(JobProtocol, UserCommandsRunAsOneLoginBatch) {
 
 // Unset remote_log_dir with MLTK's train_cmd: the remote MLTK is asked; without one, MLTK's
 // default under MLTK_CACHE_DIR. Either way it is recorded for collection.
-TEST_F(JobProtocol, AnOpenLogDirIsAskedOfTheRemoteMltk) {
-    mlt::test::LocalRemote r;
+TEST_P(JobProtocol, AnOpenLogDirIsAskedOfTheRemoteMltk) {
+    mlt::test::LocalRemote r(shell());
     const std::string fake = dir_ + "/fake";
     fs::create_directories(fake + "/mltk");
     mlt::write_file_atomic(fake + "/mltk/__init__.py", "", 0644);
@@ -337,13 +352,13 @@ TEST_F(JobProtocol, AnOpenLogDirIsAskedOfTheRemoteMltk) {
 // A new venv as MLTK makes one: created once, the pinned MLTK tried first, the latest when
 // the pinned one does not install, then activated for startup_cmds and the training. A fake
 // python3 (no network in tests) makes the venv and logs every pip call.
-TEST_F(JobProtocol, ANewVenvGetsMltkPinnedThenLatest) {
+TEST_P(JobProtocol, ANewVenvGetsMltkPinnedThenLatest) {
     const std::string bin = dir_ + "/fakebin";
     write_fake_venv_python(bin, "export MLT_IN_VENV=yes\n",
                            "#!/bin/sh\n"
                            "echo \"pip $*\" >> \"$(dirname \"$0\")/../../pip.log\"\n"
                            "case \"$*\" in *==*) exit 1 ;; esac\n");
-    mlt::test::LocalRemote r;
+    mlt::test::LocalRemote r(shell());
     mlt::WrapperSpec w = wrapper("run-1", "echo \"venv=$MLT_IN_VENV\"");
     w.create_venv = true;
     std::tie(w.venv_packages, w.venv_fallback_packages) = mlt::default_venv_packages("0.20.0");
@@ -366,7 +381,7 @@ TEST_F(JobProtocol, ANewVenvGetsMltkPinnedThenLatest) {
 // A venv whose package step failed is not complete: the next run installs again instead of
 // reusing it and failing with `command not found` (exit 127) forever. The fake pip fails its
 // first call, as a network hiccup would, and installs a `fake_mltk` command on the next.
-TEST_F(JobProtocol, AVenvWhoseInstallFailedIsRepairedByTheNextRun) {
+TEST_P(JobProtocol, AVenvWhoseInstallFailedIsRepairedByTheNextRun) {
     const std::string bin = dir_ + "/fakebin";
     // pip fails its first call; later ones install the command `fake_mltk` into the venv.
     write_fake_venv_python(
@@ -377,7 +392,7 @@ TEST_F(JobProtocol, AVenvWhoseInstallFailedIsRepairedByTheNextRun) {
         "[ -e \"$venv/../pip.failed\" ] || { : > \"$venv/../pip.failed\"; exit 1; }\n"
         "printf '#!/bin/sh\\necho fake-mltk-ran\\n' > \"$venv/bin/fake_mltk\"\n"
         "chmod +x \"$venv/bin/fake_mltk\"\n");
-    mlt::test::LocalRemote r;
+    mlt::test::LocalRemote r(shell());
     const auto run = [&](const std::string& id) {
         mlt::WrapperSpec w = wrapper(id, "fake_mltk");
         w.create_venv = true;
@@ -403,8 +418,8 @@ TEST_F(JobProtocol, AVenvWhoseInstallFailedIsRepairedByTheNextRun) {
 
 // The training command not found in a venv (exit 127): the console log names the venv and
 // what to do, instead of the shell's bare `command not found`.
-TEST_F(JobProtocol, ACommandNotFoundInTheVenvNamesTheVenvAndTheFix) {
-    mlt::test::LocalRemote r;
+TEST_P(JobProtocol, ACommandNotFoundInTheVenvNamesTheVenvAndTheFix) {
+    mlt::test::LocalRemote r(shell());
     mlt::WrapperSpec w = wrapper("run-1", "mlt_no_such_command_xyz");
     w.create_venv = true;
     w.venv_packages = {};
@@ -419,8 +434,8 @@ TEST_F(JobProtocol, ACommandNotFoundInTheVenvNamesTheVenvAndTheFix) {
     EXPECT_NE(log.find("rm -rf"), std::string::npos) << log;
 }
 
-TEST_F(JobProtocol, FailingStartupStopsBeforeTraining) {
-    mlt::test::LocalRemote r;
+TEST_P(JobProtocol, FailingStartupStopsBeforeTraining) {
+    mlt::test::LocalRemote r(shell());
     mlt::WrapperSpec w = wrapper("run-1", "echo training-ran");
     w.startup_cmds = {"false", "echo second-startup"};
     ASSERT_TRUE(mlt::acquire_run(r, dir_, "m", new_run(w)));
@@ -434,8 +449,8 @@ TEST_F(JobProtocol, FailingStartupStopsBeforeTraining) {
 
 // As MLTK's `export NAME="value"`: variables, command substitution and backquotes expand on
 // the remote, in the login shell's environment; quotes inside stay.
-TEST_F(JobProtocol, EnvironmentExpandsAsMltksExport) {
-    mlt::test::LocalRemote r;
+TEST_P(JobProtocol, EnvironmentExpandsAsMltksExport) {
+    mlt::test::LocalRemote r(shell());
     start(r, "printf '[%s][%s][%s][%s][%s]\\n' \"$A\" \"$B\" \"$C\" \"$MLT_MODEL\" \"$MLT_RUN_ID\"",
           {{"A", "two words \"quoted\" it's"},
            {"B", "$HOME/data"},
@@ -448,8 +463,8 @@ TEST_F(JobProtocol, EnvironmentExpandsAsMltksExport) {
         << log;
 }
 
-TEST_F(JobProtocol, ShutdownRunsOncePerRunAndRecordsTheLastFailure) {
-    mlt::test::LocalRemote r;
+TEST_P(JobProtocol, ShutdownRunsOncePerRunAndRecordsTheLastFailure) {
+    mlt::test::LocalRemote r(shell());
     start(r, "true");
     std::string log;
     follow_to_end(r, dir_, log);
@@ -471,8 +486,8 @@ TEST_F(JobProtocol, ShutdownRunsOncePerRunAndRecordsTheLastFailure) {
     EXPECT_EQ(mlt::read_shutdown_status(r, dir_, "m"), 1);
 }
 
-TEST_F(JobProtocol, StopKillsTheWholeProcessGroup) {
-    mlt::test::LocalRemote r;
+TEST_P(JobProtocol, StopKillsTheWholeProcessGroup) {
+    mlt::test::LocalRemote r(shell());
     // The training leaves a grandchild behind and ignores TERM itself: only KILL ends it.
     long pgid =
         start(r, "sleep 1000 & echo $! > child.pid; trap '' TERM; while :; do sleep 0.1; done");
@@ -496,8 +511,8 @@ TEST_F(JobProtocol, StopKillsTheWholeProcessGroup) {
 // A process that left the job's group (setsid) is still the job's: when the wrapper dies
 // without its sweep (KILLed, as the OOM killer does) it keeps the model from a new run (lock
 // or no lock), `status` shows it running, and a stop ends it and records so.
-TEST_F(JobProtocol, AProcessThatLeftTheGroupIsStillTheJob) {
-    mlt::test::LocalRemote r;
+TEST_P(JobProtocol, AProcessThatLeftTheGroupIsStillTheJob) {
+    mlt::test::LocalRemote r(shell());
     start(r,
           "setsid sh -c 'echo $$ > escaped.pid; exec sleep 1000' < /dev/null > /dev/null 2>&1 &\n"
           "i=0; while [ ! -s escaped.pid ] && [ $i -lt 400 ]; do sleep 0.05; i=$((i+1)); done\n"
@@ -528,8 +543,8 @@ TEST_F(JobProtocol, AProcessThatLeftTheGroupIsStillTheJob) {
     EXPECT_TRUE(mlt::acquire_run(r, dir_, "m", new_run(wrapper("run-2", "true"))));
 }
 
-TEST_F(JobProtocol, TermIsRecordedByTheWrapper) {
-    mlt::test::LocalRemote r;
+TEST_P(JobProtocol, TermIsRecordedByTheWrapper) {
+    mlt::test::LocalRemote r(shell());
     start(r, "sleep 1000");
     EXPECT_TRUE(mlt::stop_job(r, dir_, "m", 5));
     EXPECT_EQ(mlt::read_job_result(r, dir_, "m").exit_status, 143);
@@ -540,5 +555,7 @@ TEST(JobPlaceholders, FilledQuotedAndUnknownKept) {
                                      {{"model", "'my model'"}, {"log_dir", "\"$MLT_LOG_DIR\""}}),
               "mltk train 'my model' --x {nope} \"$MLT_LOG_DIR\"'my model'");
 }
+
+INSTANTIATE_JOB_SHELLS(JobProtocol);
 
 }  // namespace

@@ -94,8 +94,8 @@ class ReleaseAtEnd : public mlt::test::JobFixture {
     std::string local_;
 };
 
-TEST_F(ReleaseAtEnd, TheLocalAndTheRemoteDigestAgreeOnlyOnTheSameFiles) {
-    mlt::test::LocalRemote r;
+TEST_P(ReleaseAtEnd, TheLocalAndTheRemoteDigestAgreeOnlyOnTheSameFiles) {
+    mlt::test::LocalRemote r(shell());
     EXPECT_EQ(remote_digest(r), "") << "a missing dir has no digest";
     run_once(r, kWritesLogs);
     EXPECT_NE(remote_digest(r), local_digest()) << "the local copy is still empty";
@@ -122,8 +122,8 @@ TEST_F(ReleaseAtEnd, TheLocalAndTheRemoteDigestAgreeOnlyOnTheSameFiles) {
     EXPECT_EQ(mlt::local_tree_digest(local_ + "/none", {}, 1)->files, 0u);
 }
 
-TEST_F(ReleaseAtEnd, TheFollowReleasesTheLockOnlyWithTheLogsHome) {
-    mlt::test::LocalRemote r;
+TEST_P(ReleaseAtEnd, TheFollowReleasesTheLockOnlyWithTheLogsHome) {
+    mlt::test::LocalRemote r(shell());
     run_once(r, kWritesLogs);
     pull();
     const mlt::ReleaseAtEnd home = release();
@@ -142,8 +142,8 @@ TEST_F(ReleaseAtEnd, TheFollowReleasesTheLockOnlyWithTheLogsHome) {
     EXPECT_EQ(result.run_id, "run-1");
 }
 
-TEST_F(ReleaseAtEnd, NotWhenTheJobRecordedAnArchiveOrAnotherLogDir) {
-    mlt::test::LocalRemote r;
+TEST_P(ReleaseAtEnd, NotWhenTheJobRecordedAnArchiveOrAnotherLogDir) {
+    mlt::test::LocalRemote r(shell());
     run_once(r, kWritesLogs);
     pull();
     again(r, std::string(kWritesLogs) + " && echo weights > m.mltk.zip");
@@ -156,8 +156,8 @@ TEST_F(ReleaseAtEnd, NotWhenTheJobRecordedAnArchiveOrAnotherLogDir) {
     EXPECT_TRUE(exists(".mlt/m/lock"));
 }
 
-TEST_F(ReleaseAtEnd, ALockTakenBackIsNeverReleased) {
-    mlt::test::LocalRemote r;
+TEST_P(ReleaseAtEnd, ALockTakenBackIsNeverReleased) {
+    mlt::test::LocalRemote r(shell());
     run_once(r, kWritesLogs);
     pull();
     // A follow that is lost may still run on the remote: once the lock is taken back (here
@@ -180,8 +180,8 @@ TEST_F(ReleaseAtEnd, ALockTakenBackIsNeverReleased) {
 
 // A follow that finds the lock released by another follow of the run (a lost one) says so,
 // and does not fail: mlt takes it back before it collects.
-TEST_F(ReleaseAtEnd, AFollowAfterAnotherOnesReleaseSaysTheLockIsGone) {
-    mlt::test::LocalRemote r;
+TEST_P(ReleaseAtEnd, AFollowAfterAnotherOnesReleaseSaysTheLockIsGone) {
+    mlt::test::LocalRemote r(shell());
     ASSERT_NO_FATAL_FAILURE(released_once(r));
     std::string log;
     const std::string run = "run-1";
@@ -201,8 +201,8 @@ TEST_F(ReleaseAtEnd, AFollowAfterAnotherOnesReleaseSaysTheLockIsGone) {
 
 // A lock released otherwise (`stop`, or the run's own release after its collection) is
 // never taken back: only one that a follow of the run released.
-TEST_F(ReleaseAtEnd, ALockReleasedByAStopIsNotTakenBack) {
-    mlt::test::LocalRemote r;
+TEST_P(ReleaseAtEnd, ALockReleasedByAStopIsNotTakenBack) {
+    mlt::test::LocalRemote r(shell());
     run_once(r, kWritesLogs);
     mlt::release_run(r, dir_, "m", "run-1");
     EXPECT_THROW(mlt::retake_run(r, dir_, "m", "run-1"), mlt::Error);
@@ -213,8 +213,8 @@ TEST_F(ReleaseAtEnd, ALockReleasedByAStopIsNotTakenBack) {
                  mlt::Error);
 }
 
-TEST_F(ReleaseAtEnd, ALockCannotBeTakenBackFromAnotherRun) {
-    mlt::test::LocalRemote r;
+TEST_P(ReleaseAtEnd, ALockCannotBeTakenBackFromAnotherRun) {
+    mlt::test::LocalRemote r(shell());
     ASSERT_NO_FATAL_FAILURE(released_once(r));
     // Another run took the model meanwhile: its lock stays, and the run is told.
     start(r, "true", {}, "run-2");
@@ -230,5 +230,7 @@ TEST_F(ReleaseAtEnd, ALockCannotBeTakenBackFromAnotherRun) {
     EXPECT_THROW(mlt::retake_run(r, dir_, "m", "run-1"), mlt::Error);
     EXPECT_FALSE(exists(".mlt/m/lock"));
 }
+
+INSTANTIATE_JOB_SHELLS(ReleaseAtEnd);
 
 }  // namespace

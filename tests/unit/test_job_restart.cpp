@@ -46,15 +46,15 @@ class JobRestart : public mlt::test::JobFixture {
     }
 };
 
-TEST_F(JobRestart, ALostJobIsRestartedOnceAsTheNextAttemptOfItsRun) {
-    mlt::test::LocalRemote r;
+TEST_P(JobRestart, ALostJobIsRestartedOnceAsTheNextAttemptOfItsRun) {
+    mlt::test::LocalRemote r(shell());
     const long first = start_and_lose(r);
     ASSERT_EQ(mlt::query_jobs(r, dir_, "m").at(0).state, mlt::JobState::lost);
     // Concurrent restarts (two --resume at once, a retry after a lost reply) start one job.
     std::vector<std::future<long>> restarts;
     for (int i = 0; i < 6; ++i)
         restarts.push_back(std::async(std::launch::async, [this] {
-            mlt::test::LocalRemote shell;
+            mlt::test::LocalRemote shell(this->shell());
             return mlt::restart_job(shell, dir_, "m", "run-1", 2);
         }));
     std::vector<long> groups;
@@ -77,8 +77,8 @@ TEST_F(JobRestart, ALostJobIsRestartedOnceAsTheNextAttemptOfItsRun) {
     EXPECT_EQ(mlt::query_jobs(r, dir_, "m").at(0).attempt, 2);
 }
 
-TEST_F(JobRestart, OnlyALostJobIsRestarted) {
-    mlt::test::LocalRemote r;
+TEST_P(JobRestart, OnlyALostJobIsRestarted) {
+    mlt::test::LocalRemote r(shell());
     const long pgid = start(r, "sleep 1000");
     try {
         mlt::restart_job(r, dir_, "m", "run-1", 2);
@@ -93,8 +93,8 @@ TEST_F(JobRestart, OnlyALostJobIsRestarted) {
     EXPECT_THROW(mlt::restart_job(r, dir_, "m", "run-2", 2), mlt::Error);
 }
 
-TEST_F(JobRestart, AFinishedAttemptIsNotRestartedAgain) {
-    mlt::test::LocalRemote r;
+TEST_P(JobRestart, AFinishedAttemptIsNotRestartedAgain) {
+    mlt::test::LocalRemote r(shell());
     start_and_lose(r);
     mlt::restart_job(r, dir_, "m", "run-1", 2);
     std::string log;
@@ -103,5 +103,7 @@ TEST_F(JobRestart, AFinishedAttemptIsNotRestartedAgain) {
     EXPECT_THROW(mlt::restart_job(r, dir_, "m", "run-1", 3), mlt::Error);
     EXPECT_EQ(read("launches.txt"), "launch 1\nlaunch 2\n");
 }
+
+INSTANTIATE_JOB_SHELLS(JobRestart);
 
 }  // namespace

@@ -27,8 +27,8 @@ class JobRoundTrips : public mlt::test::JobFixture {
     }
 };
 
-TEST_F(JobRoundTrips, TheFollowThatSeesTheEndReportsTheResultAndRecordsFinished) {
-    mlt::test::LocalRemote r;
+TEST_P(JobRoundTrips, TheFollowThatSeesTheEndReportsTheResultAndRecordsFinished) {
+    mlt::test::LocalRemote r(shell());
     start(r, "echo zip > m.mltk.zip; exit 3");
     std::string log;
     const int before = r.commands_run;
@@ -51,8 +51,8 @@ TEST_F(JobRoundTrips, TheFollowThatSeesTheEndReportsTheResultAndRecordsFinished)
     EXPECT_LE(r.commands_run - before, 2);
 }
 
-TEST_F(JobRoundTrips, LogLinesThatLookLikeTheResultStayLogBytes) {
-    mlt::test::LocalRemote r;
+TEST_P(JobRoundTrips, LogLinesThatLookLikeTheResultStayLogBytes) {
+    mlt::test::LocalRemote r(shell());
     // The job prints the marker and forged values, on stdout and stderr (both go to the log).
     start(r,
           "printf 'mlt-follow-result\\nrun=forged\\nexit=0\\n'; "
@@ -66,8 +66,8 @@ TEST_F(JobRoundTrips, LogLinesThatLookLikeTheResultStayLogBytes) {
     EXPECT_NE(log.find("run=forged"), std::string::npos) << log;
 }
 
-TEST_F(JobRoundTrips, ASegmentThatRunsOutOfTimeHasNoResultAndRecordsNothing) {
-    mlt::test::LocalRemote r;
+TEST_P(JobRoundTrips, ASegmentThatRunsOutOfTimeHasNoResultAndRecordsNothing) {
+    mlt::test::LocalRemote r(shell());
     start(r, "while [ ! -f gate ]; do sleep 0.05; done");
     const std::string run = "run-1";
     const mlt::FollowStep step =
@@ -78,8 +78,8 @@ TEST_F(JobRoundTrips, ASegmentThatRunsOutOfTimeHasNoResultAndRecordsNothing) {
     std::ofstream(dir_ + "/gate").put('\n');
 }
 
-TEST_F(JobRoundTrips, AFollowEndingAfterTheLockWasTakenIsAConflict) {
-    mlt::test::LocalRemote r;
+TEST_P(JobRoundTrips, AFollowEndingAfterTheLockWasTakenIsAConflict) {
+    mlt::test::LocalRemote r(shell());
     start(r, "while [ ! -f gate ]; do sleep 0.05; done");
     // `mlt stop` released the lock (the job files stay this run's), then the job ended.
     std::filesystem::remove(dir_ + "/.mlt/m/lock");
@@ -94,8 +94,8 @@ TEST_F(JobRoundTrips, AFollowEndingAfterTheLockWasTakenIsAConflict) {
     EXPECT_FALSE(exists(".mlt/m/lock"));
 }
 
-TEST_F(JobRoundTrips, AFollowLeftBehindDoesNotUndoCollected) {
-    mlt::test::LocalRemote r;
+TEST_P(JobRoundTrips, AFollowLeftBehindDoesNotUndoCollected) {
+    mlt::test::LocalRemote r(shell());
     start(r, "true");
     std::string log;
     follow_job(r, log);
@@ -107,8 +107,8 @@ TEST_F(JobRoundTrips, AFollowLeftBehindDoesNotUndoCollected) {
         << read(".mlt/m/lock");
 }
 
-TEST_F(JobRoundTrips, ShutdownStartRecordsCollectedAndItsFollowReportsTheStatus) {
-    mlt::test::LocalRemote r;
+TEST_P(JobRoundTrips, ShutdownStartRecordsCollectedAndItsFollowReportsTheStatus) {
+    mlt::test::LocalRemote r(shell());
     start(r, "true");
     std::string log;
     follow_job(r, log);
@@ -133,8 +133,8 @@ TEST_F(JobRoundTrips, ShutdownStartRecordsCollectedAndItsFollowReportsTheStatus)
     EXPECT_EQ(out, read(".mlt/m/shutdown.log"));
 }
 
-TEST_F(JobRoundTrips, ShutdownStartWithAnotherRunsLockStartsNothing) {
-    mlt::test::LocalRemote r;
+TEST_P(JobRoundTrips, ShutdownStartWithAnotherRunsLockStartsNothing) {
+    mlt::test::LocalRemote r(shell());
     start(r, "true");
     std::string log;
     follow_job(r, log);
@@ -145,5 +145,7 @@ TEST_F(JobRoundTrips, ShutdownStartWithAnotherRunsLockStartsNothing) {
     EXPECT_FALSE(exists(".mlt/m/shutdown.started"));
     EXPECT_FALSE(exists(".mlt/m/lock"));
 }
+
+INSTANTIATE_JOB_SHELLS(JobRoundTrips);
 
 }  // namespace

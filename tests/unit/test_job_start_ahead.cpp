@@ -81,8 +81,8 @@ class StartAhead : public mlt::test::JobFixture {
     Plan plan_;
 };
 
-TEST_F(StartAhead, TheTestHoldsOnlyWhenEveryFileIsThereWithItsSizeAndMtime) {
-    mlt::test::LocalRemote r;
+TEST_P(StartAhead, TheTestHoldsOnlyWhenEveryFileIsThereWithItsSizeAndMtime) {
+    mlt::test::LocalRemote r(shell());
     EXPECT_NE(r.run(test()).exit_status, 0) << "nothing uploaded yet";
     upload_all();
     EXPECT_EQ(r.run(test()).exit_status, 0) << test();
@@ -112,8 +112,8 @@ TEST_F(StartAhead, TheTestHoldsOnlyWhenEveryFileIsThereWithItsSizeAndMtime) {
     EXPECT_EQ(mlt::uploads_current_test({}).value_or(""), "true");
 }
 
-TEST_F(StartAhead, ItStartsTheJobOnlyWhenNothingIsLeftToUpload) {
-    mlt::test::LocalRemote r;
+TEST_P(StartAhead, ItStartsTheJobOnlyWhenNothingIsLeftToUpload) {
+    mlt::test::LocalRemote r(shell());
     ASSERT_TRUE(lock(r, "t1"));
     EXPECT_FALSE(start(r, "t1").has_value());
     EXPECT_FALSE(exists(".mlt/m/started"));
@@ -137,7 +137,7 @@ TEST_F(StartAhead, ItStartsTheJobOnlyWhenNothingIsLeftToUpload) {
     EXPECT_EQ(ran(log), 1) << log;
 }
 
-TEST_F(StartAhead, TheTestLooksFromTheLoginDirWhereRelativeBasesAre) {
+TEST_P(StartAhead, TheTestLooksFromTheLoginDirWhereRelativeBasesAre) {
     // The upload's bases are relative to the login dir (a relative remote_dir), while the
     // start's command changes into the remote dir.
     const std::string relative = fs::relative(dir_, fs::current_path()).string();
@@ -145,14 +145,14 @@ TEST_F(StartAhead, TheTestLooksFromTheLoginDirWhereRelativeBasesAre) {
     Plan plan;
     plan[relative] = plan_[dir_];
     plan_ = plan;
-    mlt::test::LocalRemote r;
+    mlt::test::LocalRemote r(shell());
     upload_to(dir_);
     ASSERT_TRUE(lock(r, "t1"));
     EXPECT_TRUE(start(r, "t1").has_value()) << "a relative base was looked for in the remote dir";
 }
 
-TEST_F(StartAhead, ALockSaysWhenAnEarlierStartClaimedTheJob) {
-    mlt::test::LocalRemote r;
+TEST_P(StartAhead, ALockSaysWhenAnEarlierStartClaimedTheJob) {
+    mlt::test::LocalRemote r(shell());
     upload_all();
     ASSERT_TRUE(lock(r, "t1"));
     bool claimed = true;
@@ -169,8 +169,8 @@ TEST_F(StartAhead, ALockSaysWhenAnEarlierStartClaimedTheJob) {
     EXPECT_FALSE(exists(".mlt/m/start.ticket.t2"));
 }
 
-TEST_F(StartAhead, AStartSentBeforeTheLastLockNeverStartsTheJob) {
-    mlt::test::LocalRemote r;
+TEST_P(StartAhead, AStartSentBeforeTheLastLockNeverStartsTheJob) {
+    mlt::test::LocalRemote r(shell());
     upload_all();
     ASSERT_TRUE(lock(r, "t1"));
     // Its answer was lost with the link, and it has not run yet: the next lock comes first.
@@ -181,8 +181,8 @@ TEST_F(StartAhead, AStartSentBeforeTheLastLockNeverStartsTheJob) {
     EXPECT_TRUE(start(r, "t2").has_value());
 }
 
-TEST_F(StartAhead, AStartThatClaimedBeforeTheNextLockIsTheOneJob) {
-    mlt::test::LocalRemote r;
+TEST_P(StartAhead, AStartThatClaimedBeforeTheNextLockIsTheOneJob) {
+    mlt::test::LocalRemote r(shell());
     upload_all();
     ASSERT_TRUE(lock(r, "t1"));
     const auto first = start(r, "t1");
@@ -199,8 +199,8 @@ TEST_F(StartAhead, AStartThatClaimedBeforeTheNextLockIsTheOneJob) {
     EXPECT_EQ(ran(log), 1) << log;
 }
 
-TEST_F(StartAhead, VoidingTheTicketsStopsAStartSentAheadAndTellsOfOneThatClaimed) {
-    mlt::test::LocalRemote r;
+TEST_P(StartAhead, VoidingTheTicketsStopsAStartSentAheadAndTellsOfOneThatClaimed) {
+    mlt::test::LocalRemote r(shell());
     upload_all();
     ASSERT_TRUE(lock(r, "t1"));
     EXPECT_FALSE(mlt::void_start_tickets(r, dir_, "m", "run-1"));
@@ -222,5 +222,7 @@ TEST_F(StartAhead, VoidingTheTicketsStopsAStartSentAheadAndTellsOfOneThatClaimed
     EXPECT_TRUE(exists(".mlt/m/previous/start.claimed"));
     EXPECT_FALSE(mlt::void_start_tickets(r, dir_, "m", "run-2"));
 }
+
+INSTANTIATE_JOB_SHELLS(StartAhead);
 
 }  // namespace
