@@ -580,7 +580,7 @@ TEST_F(TrainRunTest, AHostThatGoesAwayDuringShutdownEndsTheRunWithItsStatus) {
     // shutdown_cmds that power the host off: the results are home, the run ends after a
     // short try instead of the whole reconnect period.
     Rig rig(plan());
-    rig.remote.cut_on = "cat > .mlt/m/shutdown.sh";  // starting shutdown_cmds
+    rig.remote.cut_on = "cat > \"$j/shutdown.sh\"";  // starting shutdown_cmds
     rig.remote.mode = Cut::after;
     rig.connection.reachable = false;
     EXPECT_EQ(rig.run.run(), 0) << rig.rep.alerts;
