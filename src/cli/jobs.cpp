@@ -2,7 +2,7 @@
 #include <memory>
 
 #include "mlt/cli/commands.h"
-#include "mlt/train/history.h"
+#include "mlt/train/local/history.h"
 
 namespace mlt::cli {
 

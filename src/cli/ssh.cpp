@@ -4,7 +4,10 @@
 #include <utility>
 
 #include "mlt/cli/commands.h"
-#include "mlt/train/ssh_command.h"
+#include "mlt/commands/forward.h"
+#include "mlt/commands/model_settings.h"
+#include "mlt/commands/status.h"
+#include "mlt/commands/targets.h"
 #include "mlt/util/text.h"
 
 namespace mlt::cli {

@@ -3,8 +3,9 @@
 #include <vector>
 
 #include "mlt/cli/commands.h"
-#include "mlt/train/train_arguments.h"
-#include "mlt/train/train_command.h"
+#include "mlt/commands/job_commands.h"
+#include "mlt/commands/train.h"
+#include "mlt/commands/train_arguments.h"
 #include "mlt/util/error.h"
 #include "mlt/util/text.h"
 

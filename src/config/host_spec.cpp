@@ -1,3 +1,4 @@
+// `-h` host specs ([user@]host[:port][/remote_dir]) and the rules a host name must follow.
 #include "mlt/config/host_spec.h"
 
 #include <arpa/inet.h>

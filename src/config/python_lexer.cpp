@@ -1,3 +1,5 @@
+// The Python tokenizer that finds literal assignments in a model spec, and Python string
+// decoding.
 #include "python_lexer.h"
 
 #include <cstring>

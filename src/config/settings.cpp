@@ -1,3 +1,5 @@
+// Loading the settings: the layers (user settings, the spec's SshMixin values, the sidecar)
+// found, read and merged; the settings paths and small helpers of SshSettings.
 #include "mlt/config/settings.h"
 
 #include <spdlog/spdlog.h>

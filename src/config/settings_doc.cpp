@@ -1,3 +1,4 @@
+// docs/settings.md generated from the settings table.
 #include <string>
 #include <vector>
 

@@ -1,7 +1,8 @@
 #pragma once
 
 // The declaration table of the `ssh:` settings (settings are declared once): one row per key drives
-// parsing, error messages, merging and docs/settings.md. Private to src/config/.
+// parsing, error messages, merging and docs/settings.md. The rows are in
+// settings_table_<section>.cpp. Private to src/config/.
 
 #include <optional>
 #include <string>

@@ -1,3 +1,5 @@
+// The blocks of a model spec (functions, branches, the __main__ guard): whether a line runs
+// when MLTK imports the spec.
 #include "spec_blocks.h"
 
 #include <algorithm>

@@ -1,3 +1,5 @@
+// Loading a model spec through the local MLTK in a child python3 to read its SshMixin values,
+// and such a load started ahead of need.
 #include "spec_loader.h"
 
 #include <spdlog/spdlog.h>

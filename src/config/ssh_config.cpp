@@ -1,3 +1,5 @@
+// The OpenSSH client config read as ssh reads it: Host and Match blocks, Include, the entry
+// of one host.
 #include "mlt/config/ssh_config.h"
 
 #include <glob.h>

@@ -1,3 +1,5 @@
+// MLTK's path rules for upload_files/download_files entries, and the local and remote paths
+// of the settings.
 #include <string>
 
 #include "mlt/config/settings.h"

@@ -1,5 +1,7 @@
 // Private key loading and user authentication.
 
+#include "auth.h"
+
 #include <spdlog/spdlog.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -7,7 +9,6 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "internal.h"
 #include "mlt/util/terminal.h"
 #include "mlt/util/text.h"
 

@@ -8,6 +8,8 @@
 // connect, and a ProxyJump it cannot parse too. So mlt's reader is the only one: libssh is
 // given the HostName and every option mlt reads from the entry, and never parses the file.
 
+#include "configure.h"
+
 #include <pwd.h>
 #include <spdlog/spdlog.h>
 #include <strings.h>
@@ -17,11 +19,11 @@
 
 #include <cstdlib>
 
-#include "internal.h"
 #include "mlt/config/host_spec.h"
 #include "mlt/config/ssh_config.h"
 #include "mlt/util/paths.h"
 #include "mlt/util/text.h"
+#include "proxy.h"
 
 namespace mlt {
 

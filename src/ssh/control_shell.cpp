@@ -12,11 +12,13 @@
 #include <utility>
 #include <vector>
 
-#include "internal.h"
+#include "channel_io.h"
+#include "control_frame.h"
 #include "mlt/util/bounded.h"
 #include "mlt/util/interrupt.h"
 #include "mlt/util/shell.h"
 #include "mlt/util/text.h"
+#include "session_impl.h"
 
 namespace mlt {
 
@@ -31,102 +33,6 @@ constexpr std::chrono::seconds kFrameDeadline{600};
 
 // How much of what a login printed before mlt's first frame is kept (its end) for an error.
 constexpr size_t kLoginKeep = 16 * 1024;
-
-// The most one output stream of the shell holds past the end of the frame being read: the
-// replies of commands sent ahead, while the other stream's end marker is on its way.
-constexpr size_t kMaxCarried = 32 * 1024 * 1024;
-
-// One output stream of the shell, read frame by frame: passes a command's bytes on and stops
-// at its end marker "<token>-<serial> <status>\n". The token is 128 random bits, so the
-// marker needs no line of its own: output that does not end in a newline is followed by it
-// directly. A tail that may be the start of the marker is held back until the next read
-// tells; bytes after it belong to the next frame.
-class FrameStream {
-  public:
-    // `carried`: what was read past the end of the frame before.
-    explicit FrameStream(std::string carried) : held_(std::move(carried)) {}
-
-    // Starts the next frame, whose output goes to `sink` (may be empty: dropped).
-    void start(std::string prefix, const OutputSink* sink) {
-        prefix_ = std::move(prefix);
-        sink_ = sink;
-        done_ = false;
-        status_ = -1;
-        std::string pending;
-        pending.swap(held_);
-        feed(pending.data(), pending.size());
-    }
-
-    void feed(const char* data, size_t len) {
-        held_.append(data, len);
-        // What is held: the next frame's bytes while the other stream's end is on its way
-        // (sh prints both ends at once), or a marker's status line: much more is not sh's.
-        if (held_.size() > kMaxCarried)
-            throw remote_error("the control shell on its host sent more than " +
-                                   format_bytes(kMaxCarried) +
-                                   " around the end of a command's output",
-                               "a program on the host (its sh) may be broken or replaced");
-        if (done_) return;  // the next frame's bytes: kept for start()
-        const size_t at = held_.find(prefix_);
-        if (at != std::string::npos) {
-            emit(at);
-            const size_t end = held_.find('\n', prefix_.size());
-            if (end == std::string::npos) return;  // the status is still on its way
-            const std::string_view text(held_.data() + prefix_.size(), end - prefix_.size());
-            status_ = static_cast<int>(parse_decimal(trim(text), 0, 255).value_or(-1));
-            done_ = true;
-            held_.erase(0, end + 1);
-            return;
-        }
-        // Hold back only a tail that could begin the marker (a few bytes ending in "m",
-        // "ml", "mlt-..."): anything else goes out now, a line's final newline included, so
-        // a streamed log line is complete on the terminal and in the local copy at once.
-        size_t tail = std::min(held_.size(), prefix_.size() - 1);
-        while (tail > 0 && held_.compare(held_.size() - tail, tail, prefix_, 0, tail) != 0) --tail;
-        emit(held_.size() - tail);
-    }
-
-    bool done() const { return done_; }
-    int status() const { return status_; }
-    // Once done: what came after the frame's end (the start of the next frame's reply).
-    std::string take_rest() { return std::exchange(held_, {}); }
-
-  private:
-    void emit(size_t n) {
-        if (n == 0) return;
-        if (sink_ && *sink_) (*sink_)(std::string_view(held_.data(), n));
-        held_.erase(0, n);
-    }
-
-    std::string prefix_;
-    const OutputSink* sink_ = nullptr;
-    std::string held_;
-    bool done_ = false;
-    int status_ = -1;
-};
-
-std::string marker_prefix(const ControlShell& shell, uint64_t serial) {
-    return shell.token + "-" + std::to_string(serial) + " ";
-}
-
-// The commands that end a frame: the status on stdout, a marker on stderr.
-std::string frame_end(const ControlShell& shell, uint64_t serial) {
-    const std::string mark = shell_quote(shell.token + "-" + std::to_string(serial));
-    return "printf '%s %d\\n' " + mark + " \"$?\"; printf '%s 0\\n' " + mark + " >&2\n";
-}
-
-// The text that runs `command` as frame `serial` of the control shell. The command runs in a
-// subshell, so `cd`, `exit` and `exec` stay inside it; its stdin is the given input or
-// /dev/null, never the frames that follow. The newline before `)` ends a trailing comment.
-std::string command_frame(const ControlShell& shell, uint64_t serial, const std::string& command,
-                          std::string_view input) {
-    std::string text;
-    if (input.empty())
-        text += "( " + command + "\n) </dev/null\n";
-    else
-        text += "printf " + printf_literal(input) + " | ( " + command + "\n)\n";
-    return text + frame_end(shell, serial);
-}
 
 // Reads the channel into `out` and `err` until both have seen the end of their frame (true),
 // or until the channel ended first (false: sh itself ended). Throws when nothing came in
@@ -199,8 +105,8 @@ bool read_reply(ssh_session s, Liveness& live, ControlShell& sh, const std::stri
                 uint64_t n, const OutputSink* to_out, const OutputSink* to_err, int* status,
                 FloorCheck* floor = nullptr) {
     FrameStream out(std::exchange(sh.out_rest, {})), err(std::exchange(sh.err_rest, {}));
-    out.start(marker_prefix(sh, n), to_out);
-    err.start(marker_prefix(sh, n), to_err);
+    out.start(marker_prefix(sh.token, n), to_out);
+    err.start(marker_prefix(sh.token, n), to_err);
     auto deadline = std::chrono::steady_clock::now() + kFrameDeadline;
     ReadBuffer buf;
     if (!read_frame(s, live, sh.channel.get(), display, buf, deadline, out, err, floor))
@@ -229,13 +135,13 @@ std::string frames(ControlShell& sh, const std::string& command, std::string_vie
         sh.serial = 0;
         // Frame 0 says the shell is ours; whatever the login shell printed before is not
         // output (it is kept for the error when frame 0 never comes).
-        text = "true\n" + frame_end(sh, 0);
+        text = "true\n" + frame_end(sh.token, 0);
     }
     serial = ++sh.serial;
-    text += command_frame(sh, serial, command, input);
+    text += command_frame(sh.token, serial, command, input);
     for (ControlShell::Ahead& ahead : sh.ahead) {
         ahead.serial = ++sh.serial;
-        text += command_frame(sh, ahead.serial, ahead.command, ahead.input);
+        text += command_frame(sh.token, ahead.serial, ahead.command, ahead.input);
     }
     return text;
 }

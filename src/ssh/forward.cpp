@@ -15,9 +15,10 @@
 #include <list>
 #include <vector>
 
-#include "internal.h"
+#include "channel_io.h"
 #include "mlt/util/fd.h"
 #include "mlt/util/interrupt.h"
+#include "session_impl.h"
 
 namespace mlt {
 

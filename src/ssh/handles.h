@@ -1,9 +1,11 @@
 #pragma once
-// Owners of libssh's C handles. Private to src/ssh/: nothing else includes libssh.
+// Owners of libssh's C handles, and libssh's error text. Private to src/ssh/: nothing else
+// includes libssh.
 
 #include <libssh/libssh.h>
 
 #include <memory>
+#include <string>
 
 namespace mlt::ssh_detail {
 
@@ -38,5 +40,11 @@ using KeyPtr = std::unique_ptr<ssh_key_struct, KeyDeleter>;
 using CString = std::unique_ptr<char, CharDeleter>;
 using HashPtr = std::unique_ptr<unsigned char, HashDeleter>;
 using KnownHostsEntryPtr = std::unique_ptr<ssh_knownhosts_entry, KnownHostsEntryDeleter>;
+
+// libssh's last error text for a session, never empty.
+inline std::string last_error(ssh_session s) {
+    const char* e = s ? ssh_get_error(s) : nullptr;
+    return (e && *e) ? e : "unknown libssh error";
+}
 
 }  // namespace mlt::ssh_detail

@@ -1,5 +1,7 @@
 // Host key verification with OpenSSH's StrictHostKeyChecking semantics.
 
+#include "host_keys.h"
+
 #include <pwd.h>
 #include <spdlog/spdlog.h>
 #include <sys/stat.h>
@@ -11,7 +13,6 @@
 #include <utility>
 #include <vector>
 
-#include "internal.h"
 #include "known_hosts.h"
 #include "mlt/util/shell.h"
 

@@ -1,3 +1,4 @@
+// `mlt ssh-keygen`: a new key pair (ed25519 or RSA) written as OpenSSH writes it.
 #include "mlt/ssh/keygen.h"
 
 #include <sys/stat.h>

@@ -1,10 +1,10 @@
 // Liveness: noticing a link that went silent (laptop asleep, NAT entry gone, a cable pulled
 // somewhere on the way) as OpenSSH's ServerAliveInterval does; FloorCheck: noticing a data
 // stream that moves too little on a link that answers.
+#include "liveness.h"
+
 #include <libssh/server.h>  // ssh_send_keepalive: declared there, works on client sessions
 #include <spdlog/spdlog.h>
-
-#include "internal.h"
 
 namespace mlt::ssh_detail {
 

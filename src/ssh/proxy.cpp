@@ -8,13 +8,14 @@
 // target's key as for a direct connection. ssh's stderr is kept in a private file, so that a
 // failed jump ends in one line that says why instead of libssh's "connection reset by peer".
 
+#include "proxy.h"
+
 #include <pwd.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cctype>
 
-#include "internal.h"
 #include "mlt/config/host_spec.h"
 #include "mlt/config/ssh_config.h"
 #include "mlt/util/paths.h"

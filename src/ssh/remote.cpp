@@ -1,3 +1,5 @@
+// SessionRemote: the Remote seam over a real Session (bounded output, streams, commands
+// sent ahead), and the words for an exit status.
 #include "mlt/ssh/remote.h"
 
 #include <spdlog/spdlog.h>

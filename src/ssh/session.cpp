@@ -1,3 +1,5 @@
+// Connector and Session::open: a connect spec resolved once, then each session connected,
+// its host key checked and its user authenticated.
 #include "mlt/ssh/session.h"
 
 #include <spdlog/spdlog.h>
@@ -8,9 +10,14 @@
 #include <mutex>
 #include <optional>
 
-#include "internal.h"
+#include "auth.h"
+#include "channel_io.h"
+#include "configure.h"
+#include "host_keys.h"
 #include "mlt/util/paths.h"
 #include "mlt/util/terminal.h"
+#include "proxy.h"
+#include "session_impl.h"
 
 namespace mlt {
 
@@ -69,15 +76,6 @@ void measure_round_trip(ssh_session s, Liveness& live, const std::string& displa
 }
 
 }  // namespace
-
-namespace ssh_detail {
-
-std::string last_error(ssh_session s) {
-    const char* e = s ? ssh_get_error(s) : nullptr;
-    return (e && *e) ? e : "unknown libssh error";
-}
-
-}  // namespace ssh_detail
 
 Session::Session(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Session::Session(Session&&) noexcept = default;

@@ -14,7 +14,7 @@
 #include <fstream>
 #include <string>
 
-#include "mlt/train/train_run.h"
+#include "mlt/train/run/train_run.h"
 
 namespace {
 

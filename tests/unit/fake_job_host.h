@@ -12,8 +12,8 @@
 
 #include "mlt/job/status.h"
 #include "mlt/ssh/connection.h"
-#include "mlt/train/remote_job.h"
-#include "mlt/train/train_run.h"
+#include "mlt/train/run/remote_job.h"
+#include "mlt/train/run/train_run.h"
 #include "transfer_fixtures.h"
 
 namespace mlt::test {

@@ -3,7 +3,7 @@
 // and the plan of a model "m" whose local files live under one temp dir.
 #include <string>
 
-#include "mlt/train/train_run.h"
+#include "mlt/train/run/train_run.h"
 
 namespace mlt::test {
 

@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "mlt/train/download_record.h"
+#include "mlt/train/run/download_record.h"
 
 namespace {
 

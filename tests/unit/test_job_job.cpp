@@ -13,9 +13,10 @@
 
 #include "job_fixture.h"
 #include "local_remote.h"
+#include "mlt/commands/job_commands.h"
+#include "mlt/commands/train.h"
 #include "mlt/job/job.h"
 #include "mlt/job/status.h"
-#include "mlt/train/train_command.h"
 #include "mlt/util/paths.h"
 
 namespace fs = std::filesystem;

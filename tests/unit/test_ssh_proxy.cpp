@@ -5,7 +5,8 @@
 #include <string>
 
 #include "mlt/util/error.h"
-#include "ssh/internal.h"
+#include "ssh/channel_io.h"
+#include "ssh/proxy.h"
 
 namespace {
 

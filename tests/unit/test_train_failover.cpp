@@ -9,8 +9,8 @@
 
 #include "capturing_reporter.h"
 #include "fake_job_host.h"
-#include "mlt/train/failover.h"
-#include "mlt/train/train_run.h"
+#include "mlt/train/recovery/failover.h"
+#include "mlt/train/run/train_run.h"
 #include "run_in_memory.h"
 #include "transfer_fixtures.h"
 

@@ -7,8 +7,8 @@
 #include <thread>
 #include <vector>
 
-#include "mlt/train/gang.h"
-#include "mlt/train/gang_resume.h"
+#include "mlt/train/nodes/gang.h"
+#include "mlt/train/nodes/gang_resume.h"
 #include "mlt/util/error.h"
 
 namespace mlt {

@@ -2,7 +2,7 @@
 // status line's part, and GpuWatch's mean, peak and idle time.
 #include <gtest/gtest.h>
 
-#include "mlt/train/gpu_watch.h"
+#include "mlt/train/watch/gpu_watch.h"
 
 namespace {
 

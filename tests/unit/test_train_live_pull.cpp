@@ -8,7 +8,7 @@
 #include <thread>
 
 #include "local_remote.h"
-#include "mlt/train/live_pull.h"
+#include "mlt/train/watch/live_pull.h"
 #include "mlt/util/interrupt.h"
 #include "transfer_fixtures.h"
 

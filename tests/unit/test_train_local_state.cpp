@@ -7,7 +7,7 @@
 #include <filesystem>
 #include <string>
 
-#include "mlt/train/local_state.h"
+#include "mlt/train/local/local_state.h"
 #include "mlt/util/error.h"
 #include "transfer_fixtures.h"
 

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "mlt/train/model.h"
+#include "mlt/commands/model.h"
 #include "mlt/util/error.h"
 
 namespace fs = std::filesystem;

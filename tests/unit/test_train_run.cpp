@@ -19,8 +19,8 @@
 #include "capturing_reporter.h"
 #include "local_remote.h"
 #include "mlt/job/job.h"
-#include "mlt/train/history.h"
-#include "mlt/train/train_run.h"
+#include "mlt/train/local/history.h"
+#include "mlt/train/run/train_run.h"
 #include "mlt/util/interrupt.h"
 #include "mlt/util/paths.h"
 

@@ -4,9 +4,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "mlt/train/history.h"
-#include "mlt/train/run_ledger.h"
-#include "mlt/train/run_summary.h"
+#include "mlt/train/cost/run_ledger.h"
+#include "mlt/train/local/history.h"
+#include "mlt/train/run/run_summary.h"
 
 namespace {
 

@@ -5,7 +5,7 @@
 #include <thread>
 #include <vector>
 
-#include "mlt/train/status_line.h"
+#include "mlt/train/run/status_line.h"
 
 namespace mlt {
 namespace {

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "mlt/train/stop_rules.h"
+#include "mlt/train/watch/stop_rules.h"
 
 namespace {
 
@@ -87,13 +87,6 @@ TEST(StopRules, PrimingFromTheLocalCopyCountsButNeverFires) {
     const auto hit = rules.feed("v=4\n");
     ASSERT_TRUE(hit) << "3 values without a new best, 2 of them before the resume";
     EXPECT_EQ(hit->line, "v=4");
-}
-
-TEST(StopRules, RulesAreChecked) {
-    EXPECT_FALSE(mlt::rule_error(regex("loss[=:] *nan")));
-    EXPECT_TRUE(mlt::rule_error(regex("loss=(nan")));
-    EXPECT_TRUE(mlt::rule_error(plateau("loss=[0-9.]+", false, 5)));  // no group
-    EXPECT_FALSE(mlt::rule_error(plateau("loss=([0-9.]+)", false, 5)));
 }
 
 TEST(StopRules, NoRulesNeverFire) {

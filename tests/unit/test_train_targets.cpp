@@ -1,6 +1,6 @@
 #include <gtest/gtest.h>
 
-#include "mlt/train/ssh_command.h"
+#include "mlt/commands/targets.h"
 #include "mlt/util/error.h"
 
 namespace {

@@ -4,7 +4,7 @@
 #include <utility>
 #include <vector>
 
-#include "mlt/train/train_arguments.h"
+#include "mlt/commands/train_arguments.h"
 #include "mlt/util/error.h"
 
 namespace {

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "mlt/train/run_summary.h"
+#include "mlt/train/run/run_summary.h"
 
 namespace {
 

@@ -5,8 +5,11 @@
 #include <memory>
 #include <string>
 
-#include "mlt/train/ssh_command.h"
-#include "mlt/train/train_command.h"
+#include "mlt/commands/forward.h"
+#include "mlt/commands/job_commands.h"
+#include "mlt/commands/status.h"
+#include "mlt/commands/targets.h"
+#include "mlt/commands/train.h"
 
 namespace mlt::cli {
 

@@ -1,0 +1,112 @@
+#pragma once
+
+#include <ctime>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "mlt/train/cost/run_ledger.h"
+
+namespace mlt {
+
+// `<mltk dir>/ssh/history.jsonl`: one JSON object per record of a run.
+std::string history_path();
+
+// Reads the runs recorded in `path`, oldest first; a missing file is an empty history.
+// Lines that are not JSON objects are skipped and counted in `skipped`.
+std::vector<nlohmann::json> read_history(const std::string& path, int* skipped);
+
+// One record per run id: a run appends one when it starts and one when it ends (or is left,
+// or is collected by a --resume), and the newest stands for the run, in the place of the
+// run's first record. Records without an id stay as they are.
+std::vector<nlohmann::json> latest_per_run(const std::vector<nlohmann::json>& runs);
+
+// Adds what `ledger` knows at `now` (epoch seconds) to a history record: "attempts" (each
+// with attempt, host, start, end, how, price_per_hour, cost), "hosts" (each once, in the
+// order used), "duration_s" and "cost" (USD; null when no host has a price). Nothing when
+// the ledger is empty.
+void add_ledger(nlohmann::json& record, const RunLedger& ledger, double now);
+
+// The host that run `run_id` went on on after `host` was lost (a failover), as the newest
+// record of the run in `runs` has it; nullopt when the run did not move away from `host`.
+std::optional<std::string> moved_away_from(const std::vector<nlohmann::json>& runs,
+                                           const std::string& run_id, const std::string& host);
+
+// The attempts of run `run_id` before attempt `before` (those of other hosts, or of a restart
+// here), as the newest record of the run in `runs` has them: a --resume that adopts attempt
+// `before` keeps them, so that its history and summary name every host the run was on. An
+// attempt the record has as still open ended at `until` (when the adopted attempt began).
+std::vector<AttemptRecord> earlier_attempts(const std::vector<nlohmann::json>& runs,
+                                            const std::string& run_id, int before, double until);
+
+// The same for one node of a gang (every node records the run under its one id): the
+// attempts on `host`, from the newest record of the run that has any there.
+std::vector<AttemptRecord> earlier_attempts_on(const std::vector<nlohmann::json>& runs,
+                                               const std::string& run_id, const std::string& host,
+                                               int before, double until);
+
+// A failover of the newest run of `model` that an mlt killed midway did not finish. Either
+// the run's newest record ends with an attempt on another host than `here` that was lost
+// ("host lost") and nothing after it (no standby chosen yet: `to` is empty), or it is the
+// record a failover writes once it chose its standby, before it acts there ("failing over":
+// the last attempt is the standby's, `to`). `attempt` is the attempt the run continues as (1
+// when no job ever started).
+struct CutFailover {
+    std::string run_id;
+    std::string from;  // the lost host
+    std::string to;    // the standby the failover chose; empty: none yet
+    int attempt = 1;
+};
+std::optional<CutFailover> cut_failover(const std::vector<nlohmann::json>& runs,
+                                        const std::string& model, const std::string& here);
+
+// The newest run of `model` when its last attempt is on `host` and the run has not ended
+// there (running, left by a lost link or a lost host, detached): what a --resume on `host`
+// would continue. `attempt` is that attempt's number (0: its job never started there).
+struct RunHere {
+    std::string run_id;
+    int attempt = 1;
+    double start = 0;           // the attempt's start, epoch seconds
+    bool failing_over = false;  // a failover to `host` was under way: no job started there yet
+};
+std::optional<RunHere> unfinished_run_on(const std::vector<nlohmann::json>& runs,
+                                         const std::string& model, const std::string& host);
+
+// The newest run of `model` when it went on on another host after `host` was lost (a
+// failover, finished or under way) and has not ended there: where it went, as its newest
+// record has it.
+struct WentOn {
+    std::string run_id;
+    std::string host;        // where it went (user@host:port)
+    std::string remote_dir;  // its remote dir there
+    std::optional<double> price_per_hour;
+};
+std::optional<WentOn> run_went_on(const std::vector<nlohmann::json>& runs, const std::string& model,
+                                  const std::string& host);
+
+// The id of the newest run of `model` in `runs`; nullopt when there is none.
+std::optional<std::string> newest_run_id(const std::vector<nlohmann::json>& runs,
+                                         const std::string& model);
+
+// Whether `runs` holds a record of run `run_id`.
+bool knows_run(const std::vector<nlohmann::json>& runs, const std::string& run_id);
+
+// "2026-11-25T17:04:05Z" (as iso_time writes it) in epoch seconds; nullopt for anything else.
+std::optional<std::time_t> parse_iso_time(const std::string& text);
+
+// A table of the newest `limit` runs (all when 0), newest last: id, model, start, status,
+// exit status, attempts, cost, hosts.
+std::string format_history(const std::vector<nlohmann::json>& runs, size_t limit);
+
+// Appends one run to the history file (creating its directory); a failure to write is
+// reported as a warning, never as the run's error.
+void append_history(const nlohmann::json& run);
+
+// A time as the history records it: "2026-11-25T17:04:05Z" (UTC).
+std::string iso_time(std::time_t t);
+
+// `mlt jobs [--json] [--all]`; returns the exit code.
+int run_jobs(bool json, bool all);
+
+}  // namespace mlt

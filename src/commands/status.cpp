@@ -1,0 +1,90 @@
+#include "mlt/job/status.h"
+
+#include <spdlog/spdlog.h>
+
+#include <cstdio>
+#include <ctime>
+#include <fstream>
+#include <optional>
+
+#include "mlt/commands/model.h"
+#include "mlt/commands/model_settings.h"
+#include "mlt/commands/status.h"
+#include "mlt/ssh/remote.h"
+#include "mlt/train/watch/gpu_watch.h"
+#include "mlt/transfer/progress.h"
+#include "mlt/util/error.h"
+#include "mlt/util/terminal.h"
+#include "mlt/util/text.h"
+
+namespace mlt {
+
+namespace {
+
+// "last sample (14:02:11): GPU 80% 12.0/80.0 GiB, load 3.5, 120.4 GiB free" from the metrics
+// file of the local log dir, when its last sample is of `run_id`'s job.
+std::optional<std::string> last_sample_line(const std::string& local_logs,
+                                            const std::string& run_id) {
+    std::ifstream in(local_logs + "/" + kMetricsFile);
+    std::string line, last;
+    while (std::getline(in, line))
+        if (!line.empty()) last = line;
+    std::string of_run;
+    const auto sample = parse_sample_json(last, &of_run);
+    if (run_id.empty() || !sample || of_run != run_id) return std::nullopt;
+    const HostSample& s = *sample;
+    std::string out = gpu_status(s);
+    if (s.load1) out += (out.empty() ? "" : ", ") + std::string("load ") + number_text(*s.load1);
+    if (s.free_kib)
+        out += (out.empty() ? "" : ", ") + format_bytes(static_cast<uint64_t>(*s.free_kib) * 1024) +
+               " free";
+    char when[32] = "";
+    const std::time_t t = static_cast<std::time_t>(s.time);
+    std::strftime(when, sizeof when, "%H:%M:%S", std::localtime(&t));
+    return "last sample (" + std::string(when) + "): " + out;
+}
+
+}  // namespace
+
+int run_status(const SshCommandLine& cli, const std::string& model) {
+    // The model's own settings (its sidecar, say a remote_dir of its own) as train reads them.
+    const ModelSettings m = resolve_model_settings(cli, model, false, true);
+    const std::string& name = m.model.name;
+    if (m.targets.size() == 1) {
+        const Target& target = m.targets.front();
+        Session session = Session::open(target.connect);
+        SessionRemote remote(session);
+        auto jobs = query_jobs(remote, target.remote_dir, name);
+        std::fputs(format_jobs(jobs, target.remote_dir, remote.name()).c_str(), stdout);
+        if (!jobs.empty())
+            if (auto line = last_sample_line(local_log_dir(name), jobs.front().run_id))
+                std::printf("%s\n", line->c_str());
+        std::fflush(stdout);
+        return exit_code::kOk;
+    }
+    // Several nodes: one table, a row per node; a node that cannot be asked has a row that
+    // says why, the others are still shown, and the exit status is that node's error's.
+    std::vector<NodeJobs> nodes;
+    int code = exit_code::kOk;
+    for (const Target& target : m.targets) {
+        NodeJobs node;
+        node.host = target.connect.host +
+                    (target.connect.port ? ":" + std::to_string(target.connect.port) : "");
+        try {
+            Session session = Session::open(target.connect);
+            SessionRemote remote(session);
+            node.host = remote.name();
+            node.jobs = query_jobs(remote, target.remote_dir, name);
+        } catch (const Error& e) {
+            if (is_signal(e.kind())) throw;
+            node.problem = e.what();
+            if (code == exit_code::kOk) code = e.code();
+        }
+        nodes.push_back(std::move(node));
+    }
+    std::fputs(format_node_jobs(nodes).c_str(), stdout);
+    std::fflush(stdout);
+    return code;
+}
+
+}  // namespace mlt

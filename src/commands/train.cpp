@@ -1,0 +1,254 @@
+// `mlt ssh ... train`: the local checks and planning of every node, the connection made
+// while the spec loads, then the run engine (TrainRun, or the gang of several nodes).
+#include "mlt/commands/train.h"
+
+#include <spdlog/spdlog.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <set>
+#include <thread>
+#include <tuple>
+#include <utility>
+
+#include "mlt/commands/model.h"
+#include "mlt/commands/train_arguments.h"
+#include "mlt/job/job.h"
+#include "mlt/ssh/session.h"
+#include "mlt/train/local/local_state.h"
+#include "mlt/train/nodes/nodes.h"
+#include "mlt/train/recovery/failover.h"
+#include "mlt/train/run/train_run.h"
+#include "mlt/transfer/ranges.h"
+#include "mlt/transfer/sync.h"
+#include "mlt/transfer/transfer.h"
+#include "mlt/transfer/workspace.h"
+#include "mlt/util/console_filter.h"
+#include "mlt/util/error.h"
+#include "mlt/util/interrupt.h"
+#include "mlt/util/paths.h"
+#include "mlt/util/reporter.h"
+#include "mlt/util/shell.h"
+#include "mlt/util/text.h"
+#include "run_context.h"
+namespace fs = std::filesystem;
+
+namespace mlt {
+
+using namespace command_detail;
+
+namespace {
+
+// --restore needs something to push and a run that has not set its job up yet.
+void check_restore(const TrainOptions& o, const TrainPlan& plan) {
+    if (!o.restore) return;
+    if (o.clean)
+        throw usage_error(
+            "--restore with --clean: --clean removes the local log dir that "
+            "--restore would push",
+            "leave one of them out");
+    if (o.resume)
+        throw usage_error("--restore with --resume: the run on the remote was set up already",
+                          "leave --restore out, or start a new run with it");
+    std::error_code ec;
+    if (fs::is_empty(plan.local_logs, ec) || ec)
+        throw usage_error("--restore: nothing to push: the local log dir " + plan.local_logs +
+                              " is empty or missing",
+                          "leave --restore out, or bring the logs home first ('download')");
+}
+
+// fallback_hosts, parsed (exit 2 for a bad entry).
+std::vector<StandbyHost> standby_hosts_of(const RunContext& c) {
+    std::vector<StandbyHost> hosts;
+    for (size_t i = 0; i < c.settings.fallback_hosts.size(); ++i)
+        hosts.push_back(parse_standby_host(c.settings.fallback_hosts[i],
+                                           "fallback_hosts entry " + std::to_string(i + 1)));
+    return hosts;
+}
+
+// The standby hosts of fallback_hosts and provision_cmd, checked before any remote action;
+// none when neither is set.
+std::unique_ptr<HostPool> host_pool_for(const RunContext& c, const SshCommandLine& cli,
+                                        const std::string& model_arg, bool test,
+                                        ForwardingConnection& connection, ForwardingJob& job,
+                                        int transfer_connections) {
+    HostPoolSpec spec;
+    spec.transfer_connections = transfer_connections;
+    spec.fallback_hosts = standby_hosts_of(c);
+    spec.provision_cmd = c.settings.provision_cmd;
+    if (spec.fallback_hosts.empty() && trim(spec.provision_cmd).empty()) return nullptr;
+    spec.base = c.target;
+    spec.remote_dir = c.settings.remote_dir.empty() ? "." : c.settings.remote_dir;
+    spec.model = c.model.name;
+    spec.compression = c.settings.compression;
+    spec.lines = [cli, model_arg, test](const std::string& host) {
+        SshCommandLine other = cli;
+        other.hosts = {host};
+        other.port = 0;  // the standby host's own port
+        return resume_and_stop_lines(other, model_arg, test);
+    };
+    return std::make_unique<HostPool>(std::move(spec), connection, job);
+}
+
+}  // namespace
+
+namespace {
+
+// The plan of one node's run: everything checked locally before any remote action.
+TrainPlan plan_node(const RunContext& c, const SshCommandLine& cli, const TrainOptions& o,
+                    bool test) {
+    if (o.clean && !c.remote_log_dir.empty()) check_clean_target(c);
+    TrainPlan plan = plan_for(c, cli, o.model, test);
+    if (plan.spec_here) {
+        std::string workspace = o.workspace.empty() ? std::string() : expand_user(o.workspace);
+        if (workspace.empty() && !c.settings.workspace.empty())
+            workspace = local_path_in(c.model.spec_dir, c.settings.workspace);
+        if (o.clean) check_local_clean_target(c, workspace);
+        plan.uploads = plan_uploads(c, workspace);  // local checks before any remote action
+        plan.wrapper = wrapper_for(c, o);
+    }
+    check_restore(o, plan);
+    plan.restore = o.restore;
+    plan.failover = !o.no_failover;
+    plan.clean = o.clean;
+    plan.force = o.force;
+    plan.resume = o.resume;
+    plan.no_wait = o.no_wait;
+    plan.raw_console = o.raw_console;
+    if (o.reconnect_timeout) plan.reconnect_timeout_s = *o.reconnect_timeout;
+    if (o.max_restarts) plan.max_restarts = *o.max_restarts;
+    if (o.price) plan.price_per_hour = *o.price;
+    plan.budget = {o.max_hours, o.max_cost};
+    check_budget_flags(plan.price_per_hour, plan.budget, o.no_wait && !o.resume);
+    if (o.sync_every) plan.sync_every_s = *o.sync_every;
+    if (o.connections) plan.transfer_connections = *o.connections;
+    return plan;
+}
+
+// Several nodes: one plan per node, then the gang (nodes.cpp).
+int train_nodes(const RunContext& c, const SshCommandLine& cli, const TrainOptions& o, bool test) {
+    NodesSpec spec;
+    spec.master_addr = c.settings.master_addr;
+    spec.master_port = c.settings.master_port;
+    for (const Target& t : c.targets) {
+        RunContext node = c;
+        node.target = t;
+        node.remote_log_dir = node_log_dir(c.settings.remote_log_dir, c.model.name, t.remote_dir);
+        spec.nodes.push_back({t, plan_node(node, cli, o, test)});
+    }
+    return run_train_nodes(std::move(spec));
+}
+
+// A connection made while python3 loads the spec (MLTK: 0.1 s to seconds): the model's
+// local lock taken and the key read first, as without it; nothing remote runs before the
+// spec has loaded and the local checks have passed.
+struct EarlyConnection {
+    std::shared_ptr<SpecLoadAhead> spec;
+    std::unique_ptr<LocalModelLock> lock;
+    std::unique_ptr<SessionConnection> connection;
+    ConnectSpec connect;
+
+    // The connection for `target`: this one when it was made for the same destination
+    // (always, as the spec sets none of it), else a new one.
+    std::unique_ptr<SessionConnection> take_for(const ConnectSpec& target) {
+        const auto key = [](const ConnectSpec& c) {
+            return std::tie(c.host, c.user, c.port, c.identity_file, c.config_path, c.fallback_user,
+                            c.fallback_port, c.fallback_identity_file);
+        };
+        if (connection && key(connect) == key(target)) return std::move(connection);
+        return std::make_unique<SessionConnection>(target);
+    }
+};
+
+// Nothing is logged while it lives: what is read and checked under it is read and checked
+// again (and said) by the planning after the spec's load.
+struct QuietLog {
+    std::shared_ptr<spdlog::logger> logger = spdlog::default_logger();
+    spdlog::level::level_enum level = logger->level();
+    QuietLog() { logger->set_level(spdlog::level::off); }
+    ~QuietLog() { logger->set_level(level); }
+    QuietLog(const QuietLog&) = delete;
+    QuietLog& operator=(const QuietLog&) = delete;
+};
+
+// Whether the run's local checks pass on `m` (the settings without Python): bad input makes
+// no connection at all.
+bool passes_local_checks(ModelSettings m, const SshCommandLine& cli, const TrainOptions& o,
+                         bool test) {
+    try {
+        const RunContext c = context_of(std::move(m), cli, true);
+        const TrainPlan plan = plan_node(c, cli, o, test);
+        check_own_file(plan.local_console);
+        check_own_file(plan.local_state_dir + "/console_run");
+        standby_hosts_of(c);
+        return true;
+    } catch (const Error&) {
+        return false;
+    }
+}
+
+EarlyConnection connect_while_spec_loads(const SshCommandLine& cli, const TrainOptions& o,
+                                         bool test) {
+    EarlyConnection e;
+    std::optional<ModelSettings> quick;
+    {
+        QuietLog quiet;
+        quick = resolve_settings_quietly(cli, o.model, test, o.resume);
+        // Several nodes connect in their own way (train_nodes).
+        if (!quick || quick->targets.size() != 1 || !passes_local_checks(*quick, cli, o, test))
+            return e;
+    }
+    e.spec = start_spec_load_ahead(quick->model);
+    if (!e.spec) return e;  // no Python runs: nothing to wait for
+    const std::string& name = quick->model.name;
+    e.lock = std::make_unique<LocalModelLock>(local_state_dir(name), name);
+    e.connect = quick->targets.front().connect;
+    e.connection = std::make_unique<SessionConnection>(e.connect);
+    e.connection->open_ahead();
+    return e;
+}
+
+}  // namespace
+
+int run_train(const SshCommandLine& cli, const TrainOptions& o) {
+    install_interrupt_handler();
+    check_job_flags(o.resume, o.force);
+    // MLTK's own suite passes --clean with --resume: accepted, but never silently dropped.
+    if (o.resume && o.clean)
+        spdlog::warn("--clean is ignored with --resume: the run's logs and archive are kept");
+    const bool test = wants_test_model(o.args);
+    EarlyConnection early = connect_while_spec_loads(cli, o, test);
+    // --resume acts on the run the remote holds: a bare NAME is enough unless that run must
+    // upload again (TrainRun refuses it then).
+    const RunContext c = prepare(cli, o.model, test, o.resume, true, early.spec);
+    if (c.targets.size() > 1) return train_nodes(c, cli, o, test);
+    TrainPlan plan = plan_node(c, cli, o, test);
+
+    // Before any connection (or, made early, before anything remote): a second mlt on this
+    // model's local files is refused, and the key is decrypted (or the password asked) once
+    // for the whole run.
+    std::unique_ptr<LocalModelLock> local_lock = std::move(early.lock);
+    if (!local_lock)
+        local_lock = std::make_unique<LocalModelLock>(plan.local_state_dir, plan.model);
+    check_own_file(plan.local_console);
+    check_own_file(plan.local_state_dir + "/console_run");
+    const std::unique_ptr<SessionConnection> owned_connection = early.take_for(c.target.connect);
+    SessionConnection& first_connection = *owned_connection;
+    ShellJob first_job(first_connection, plan.remote_dir, plan.model, plan.compression,
+                       plan.transfer_connections);
+    ForwardingConnection connection(first_connection);
+    ForwardingJob job(first_job);
+    std::unique_ptr<HostPool> standby =
+        plan.failover
+            ? host_pool_for(c, cli, o.model, test, connection, job, plan.transfer_connections)
+            : nullptr;
+    TrainRun run(connection, job, std::move(plan), reporter(), real_clock(),
+                 installed_run_observer(), standby.get());
+    return run.run();  // it ends with its summary and the billing reminder
+}
+
+}  // namespace mlt

@@ -1,0 +1,175 @@
+// Reading the nested sections of `ssh:`: connection (one mapping or one per node), nodes and
+// transfer, and watch with its stop_when rules.
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <utility>
+#include <variant>
+#include <vector>
+
+#include "mlt/config/stop_rule_spec.h"
+#include "mlt/util/error.h"
+#include "settings_values.h"
+
+namespace mlt::settings_detail {
+
+std::vector<ConnectionSettings> ValueReader::read_connections(const FieldDecl& field,
+                                                              const YAML::Node& node,
+                                                              const std::string& key) const {
+    if (node.IsMap()) return std::vector<ConnectionSettings>{read_connection(node, key)};
+    if (!node.IsSequence()) yaml_.type_error(node, key, field);
+    std::vector<ConnectionSettings> out;
+    for (size_t i = 0; i < node.size(); ++i) {
+        std::string item = key + "[" + std::to_string(i) + "]";
+        if (!node[i].IsMap()) yaml_.type_error(node[i], item, field);
+        out.push_back(read_connection(node[i], item));
+    }
+    return out;
+}
+
+ConnectionSettings ValueReader::read_connection(const YAML::Node& node,
+                                                const std::string& key) const {
+    ConnectionSettings out;
+    for (const auto& [k, v] : yaml_.entries(node, key)) {
+        const std::string& name = k.Scalar();
+        const FieldDecl* field = find_field(connection_fields(), name);
+        if (!field) {
+            const auto& ignored = ignored_connection_keys();
+            if (std::find(ignored.begin(), ignored.end(), name) != ignored.end())
+                yaml_.warn(
+                    k, key + "." + name + " is a paramiko option that mlt does not use (ignored)");
+            else
+                yaml_.warn_unknown(k, key, connection_fields());
+            continue;
+        }
+        if (v.IsNull()) continue;
+        // A password or passphrase never reaches a message: string keys take any scalar, and
+        // describe() names only the shape of a non-scalar.
+        Value value = read(*field, v, key + "." + name);
+        if (name == "port") {
+            out.port = std::get<int>(value);
+        } else if (name == "timeout") {
+            out.timeout_s = static_cast<int>(std::ceil(std::get<double>(value)));
+        } else if (name == "look_for_keys") {
+            out.look_for_keys = std::get<bool>(value);
+        } else if (name == "allow_agent") {
+            out.allow_agent = std::get<bool>(value);
+        } else {
+            // An empty string is "not set", as MLTK's `key_filename: ''`.
+            std::string text = std::get<std::string>(std::move(value));
+            if (text.empty()) continue;
+            if (name == "hostname")
+                out.hostname = std::move(text);
+            else if (name == "username")
+                out.username = std::move(text);
+            else if (name == "key_filename")
+                out.key_filename = std::move(text);
+            else if (name == "password")
+                out.password = std::move(text);
+            else
+                out.passphrase = std::move(text);
+        }
+    }
+    return out;
+}
+
+NodesValue ValueReader::read_nodes(const YAML::Node& node, const std::string& key,
+                                   const std::vector<FieldDecl>& fields) const {
+    NodesValue out;
+    for (const auto& [k, v] : yaml_.entries(node, key)) {
+        const std::string& name = k.Scalar();
+        const FieldDecl* field = find_field(fields, name);
+        if (!field) {
+            yaml_.warn_unknown(k, key, fields);
+            continue;
+        }
+        if (v.IsNull()) continue;
+        Value value = read(*field, v, key + "." + name);
+        if (name == "master_port")
+            out.master_port = std::get<int>(value);
+        else if (name == "hosts")
+            out.hosts = std::get<std::vector<std::string>>(std::move(value));
+        else if (name == "connections")
+            out.connections = std::get<std::string>(std::move(value));
+        else if (name == "min_rate")
+            out.min_rate = std::get<int>(value);
+        else if (name == "stall_seconds")
+            out.stall_seconds = std::get<int>(value);
+        else
+            out.master_addr = std::get<std::string>(value);
+    }
+    return out;
+}
+
+WatchValue ValueReader::read_watch(const YAML::Node& node, const std::string& key) const {
+    WatchValue out;
+    for (const auto& [k, v] : yaml_.entries(node, key)) {
+        const FieldDecl* field = find_field(watch_fields(), k.Scalar());
+        if (!field) {
+            yaml_.warn_unknown(k, key, watch_fields());
+            continue;
+        }
+        if (v.IsNull()) continue;
+        Value value = read(*field, v, key + "." + k.Scalar());
+        if (k.Scalar() == "every")
+            out.every = std::get<int>(value);
+        else if (k.Scalar() == "idle_gpu_minutes")
+            out.idle_gpu_minutes = std::get<double>(value);
+        else if (k.Scalar() == "stop_idle")
+            out.stop_idle = std::get<bool>(value);
+        else
+            out.stop_when = std::get<std::vector<StopRule>>(std::move(value));
+    }
+    return out;
+}
+
+// Each rule is checked here, before anything remote: a regex that does not compile is a
+// settings error with its place.
+std::vector<StopRule> ValueReader::read_rules(const FieldDecl& field, const YAML::Node& node,
+                                              const std::string& key) const {
+    if (!node.IsSequence()) yaml_.type_error(node, key, field);
+    std::vector<StopRule> out;
+    for (size_t i = 0; i < node.size(); ++i) {
+        const std::string item = key + "[" + std::to_string(i) + "]";
+        StopRule rule;
+        if (node[i].IsMap())
+            rule = read_plateau(node[i], item);
+        else if (node[i].IsScalar() && !node[i].Scalar().empty())
+            rule.regex = node[i].Scalar();
+        else
+            yaml_.type_error(node[i], item, field);
+        if (auto why = rule_error(rule))
+            throw config_error(yaml_.where(node[i]) + ": " + item + " is no usable rule: " + *why,
+                               "fix the rule; see docs/usage.md, \"Watching a run\"");
+        out.push_back(std::move(rule));
+    }
+    return out;
+}
+
+StopRule ValueReader::read_plateau(const YAML::Node& node, const std::string& key) const {
+    StopRule rule;
+    rule.plateau = true;
+    const auto& keys = plateau_fields();
+    for (const auto& [k, v] : yaml_.entries(node, key)) {
+        const std::string name = k.Scalar();
+        const FieldDecl* field = find_field(keys, name);
+        if (!field) {
+            yaml_.warn_unknown(k, key, keys);
+            continue;
+        }
+        const Value value = read(*field, v, key + "." + name);
+        if (name == "metric")
+            rule.regex = std::get<std::string>(value);
+        else if (name == "mode")
+            rule.maximize = std::get<std::string>(value) == "max";
+        else
+            rule.patience = std::get<int>(value);
+    }
+    if (rule.regex.empty())
+        throw config_error(yaml_.where(node) + ": " + key + " has no metric",
+                           "give the metric's regex, e.g. {metric: 'val_loss[=:] *([0-9.eE+-]+)', "
+                           "mode: min, patience: 5}");
+    return rule;
+}
+
+}  // namespace mlt::settings_detail

@@ -1,0 +1,65 @@
+// The rows of the `watch` mapping and of a plateau rule in its stop_when, and how a layer's
+// watch applies.
+#include "settings_rows.h"
+
+namespace mlt::settings_detail {
+
+using namespace rows;
+
+// A layer's rules come after the lower layers' (the user's, then the model's).
+void merge_watch(Value&& value, SshSettings& settings) {
+    auto& watch = std::get<WatchValue>(value);
+    if (watch.every) settings.watch_every = *watch.every;
+    if (watch.idle_gpu_minutes) settings.idle_gpu_minutes = *watch.idle_gpu_minutes;
+    if (watch.stop_idle) settings.stop_idle = *watch.stop_idle;
+    if (watch.stop_when)
+        settings.stop_when.insert(settings.stop_when.end(), watch.stop_when->begin(),
+                                  watch.stop_when->end());
+}
+
+const std::vector<FieldDecl>& watch_fields() {
+    static const std::vector<FieldDecl> kFields = {
+        integer("every", "`15`", "30",
+                "seconds between samples of the host while the job is followed (GPU use and "
+                "memory from `nvidia-smi` when the host has it, load, free disk), taken by the "
+                "log follow's own command: a status line on a terminal, `mlt-metrics.jsonl` in "
+                "the local log dir, mean and peak GPU use in the summary; 0: no samples",
+                0, 3600, nullptr),
+        number("idle_gpu_minutes", "`0`", "10",
+               "when every GPU stays under 10 % this many minutes while the job runs, mlt warns "
+               "once (and stops the job with `stop_idle`); 0: off",
+               0, 100000, nullptr),
+        flag("stop_idle", "`false`", "true",
+             "with `idle_gpu_minutes`: stop the job as a limit (collected, `shutdown_cmds` "
+             "run, exit 5)",
+             nullptr),
+        special("stop_when", SettingType::stop_rules, "`[]`",
+                "['loss[=:] *nan', {metric: 'val_loss[=:] *([0-9.eE+-]+)', mode: min, "
+                "patience: 5}]",
+                "early-stop rules on the job's console lines: a regex (ECMAScript, found "
+                "anywhere in a line), or a plateau rule `{metric: REGEX with a group around the "
+                "value, mode: min|max (default min), patience: N (default 5)}` that fires after N "
+                "values without a new best; the first rule that fires stops the job, which is "
+                "still collected, and mlt exits 6; the user's rules come first, then the model's",
+                nullptr),
+    };
+    return kFields;
+}
+
+const std::vector<FieldDecl>& plateau_fields() {
+    static const std::vector<FieldDecl> kFields = [] {
+        FieldDecl metric = text("metric", "none", "'val_loss[=:] *([0-9.eE+-]+)'",
+                                "the metric's regex, with a group around the value", nullptr);
+        metric.non_empty = true;
+        return std::vector<FieldDecl>{
+            metric,
+            choice("mode", {"min", "max"}, "`min`", "max", "whether lower or higher is better",
+                   nullptr),
+            integer("patience", "`5`", "5", "values in a row without a new best that fire it", 1,
+                    1000000, nullptr),
+        };
+    }();
+    return kFields;
+}
+
+}  // namespace mlt::settings_detail

@@ -1,0 +1,51 @@
+#pragma once
+// A Session's state, shared by the files that implement Session (session.cpp, exec.cpp,
+// control_shell.cpp, forward.cpp). Private to src/ssh/.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "handles.h"
+#include "liveness.h"
+#include "mlt/ssh/session.h"
+#include "mlt/util/error.h"
+
+namespace mlt {
+
+// The control shell: one remote `sh` reading framed commands on its stdin (control_shell.cpp).
+struct ControlShell {
+    ssh_detail::ChannelPtr channel;  // null: not started (or dropped after an error)
+    std::string token;               // random, so that no command output can fake a frame end
+    uint64_t serial = 0;
+    // A command sent ahead (Session::shell_ahead): its frame goes out right after the next
+    // one, and a later shell() of the same command and input reads its reply.
+    struct Ahead {
+        std::string command, input;
+        uint64_t serial = 0;  // 0: not sent yet
+        bool guess = false;   // not asked for: its reply is read and dropped
+    };
+    std::vector<Ahead> ahead;
+    // Frames sent ahead on a guess and not asked for, whose replies the next frame's reader
+    // drops first: that frame goes out without waiting for them.
+    std::vector<uint64_t> unasked;
+    // What was read past the end of the last frame read (a frame sent ahead answers at once).
+    std::string out_rest, err_rest;
+    // The open of its channel, sent ahead (Session::open_shell_ahead) and not answered yet.
+    ssh_detail::ChannelPtr opening;
+    bool unavailable = false;  // the server refused it: use exec channels instead
+    // Set when the account runs no commands at all (nologin): every later command fails so.
+    std::optional<Error> refusal;
+};
+
+struct Session::Impl {
+    ssh_detail::Liveness live;  // before `session`: libssh holds pointers into it
+    ssh_detail::SessionPtr session;
+    std::string display;
+    std::string fingerprint;   // of the host key this session verified
+    ProgressFloor data_floor;  // ConnectSpec::data_floor
+    ControlShell shell;        // declared after `session`: closed before it
+};
+
+}  // namespace mlt

@@ -1,0 +1,114 @@
+// A run's time and cost (its RunLedger): the attempts it opens, the live line while it
+// follows its job, the stop at --max-hours / --max-cost, and the summary block at its end.
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+
+#include "mlt/train/run/run_summary.h"
+#include "mlt/train/run/train_run.h"
+#include "mlt/transfer/progress.h"
+#include "mlt/util/text.h"
+
+namespace mlt {
+
+void TrainRun::begin_attempt(double when) {
+    ledger_.begin_attempt(attempt_, host(), plan_.price_per_hour, when);
+}
+
+bool TrainRun::may_stop_job() const {
+    return ending_ == Ending::completed && watch_.may_still_run() &&
+           watch_.stop == JobWatch::Stop::none;
+}
+
+void TrainRun::stop_job_for(Ending ending, std::string note) {
+    stop_note_ = std::move(note);
+    reporter_.alert(stop_note_ + ": stopping the remote job of " + which() +
+                    ", then collecting its results");
+    ending_ = ending;
+    watch_.stop = JobWatch::Stop::wanted;
+}
+
+void TrainRun::check_budget() {
+    if (!plan_.budget.any() || !may_stop_job()) return;
+    const double now = wall_now();
+    const std::string limit = ledger_.limit_reached(plan_.budget, now);
+    if (limit.empty()) return;
+    const auto cost = ledger_.cost(now);
+    stop_job_for(Ending::limited, limit + " (reached after " +
+                                      format_duration(ledger_.elapsed(now)) +
+                                      (cost ? ", " + format_usd(*cost) : std::string()) + ")");
+}
+
+bool TrainRun::limit_blocks_start() {
+    // A gang's nodes start together or not at all (the barrier): their limit is the follow's.
+    if (gang_ || watch_.started() || !plan_.budget.any() || ending_ != Ending::completed)
+        return false;
+    const double now = wall_now();
+    const std::string limit = ledger_.limit_reached(plan_.budget, now);
+    if (limit.empty()) return false;
+    const auto cost = ledger_.cost(now);
+    ending_ = Ending::limited;
+    stop_note_ = limit + " (reached after " + format_duration(ledger_.elapsed(now)) +
+                 (cost ? ", " + format_usd(*cost) : std::string()) + ")";
+    reporter_.alert(stop_note_ + ": not starting the job of " + which() + " on " + host());
+    return true;
+}
+
+int TrainRun::segment_seconds() const {
+    // A segment ends by the limit, so that the stop comes within a second or two of it.
+    // A node of a gang looks at the others every kGangSegmentSeconds.
+    const double left = ledger_.seconds_left(plan_.budget, wall_now());
+    const int most = gang_ ? kGangSegmentSeconds : kFollowSegmentSeconds;
+    return static_cast<int>(std::clamp(std::ceil(left), 1.0, static_cast<double>(most)));
+}
+
+void TrainRun::show_cost() {
+    const double now = wall_now();
+    const auto cost = ledger_.cost(now);
+    status_.set("1-cost", "running " + format_duration(ledger_.elapsed(now)) +
+                              (cost ? ", " + format_usd(*cost) : std::string()));
+}
+
+void TrainRun::summarize(const Error* error) {
+    if (settling_) return;
+    const bool bad_input = error && error->code() == exit_code::kUsage;
+    // No machine is left to bill once shutdown_cmds that power it off ran (phase done), and
+    // none was ever reached by a run that never connected.
+    const bool powered_off = phase_ == Phase::done && powers_host_off(plan_.shutdown_cmds);
+    std::string billing =
+        phase_ == Phase::connect || powered_off || bad_input ? std::string() : host();
+    if (lock_ == LockHold::none) {
+        // Nothing of this run on the remote (a conflict, a refused --resume): the reminder alone.
+        if (!billing.empty()) reporter_.notice(billing_reminder(billing, false));
+        return;
+    }
+    const double now = wall_now();
+    RunSummary s;
+    s.model = plan_.model;
+    s.run_id = run_id_;
+    s.status = error ? std::string("failed: ") + error->what() : end_note_;
+    s.exit_code = exit_code();
+    s.attempts = ledger_.attempts();
+    if (!ledger_.empty()) s.duration_s = ledger_.elapsed(now);
+    s.cost = ledger_.cost(now);
+    std::error_code ec;
+    if (archive_collected_ && std::filesystem::exists(plan_.local_archive, ec))
+        s.archive = plan_.local_archive;
+    if (collected_) s.logs = plan_.local_logs;
+    if (watch_.started()) s.console = plan_.local_console;
+    if (watch_.started() && !collected_)
+        s.collect_hint = "still on the remote; collect them with: " + plan_.resume_line;
+    // A host left after a failover may come back and bill again.
+    std::string lost;
+    for (const auto& a : ledger_.attempts())
+        if (a.how == "host lost" && a.host != host() && lost.find(a.host) == std::string::npos)
+            lost += (lost.empty() ? "" : ", ") + a.host;
+    if (!billing.empty() && !lost.empty())
+        billing += " (and the lost " + lost + ", should it come back)";
+    s.billing_host = billing;
+    s.detached = ending_ == Ending::detached;
+    s.gpu_use = gpu_.summary();
+    for (const auto& line : summary_lines(s)) reporter_.notice(line);
+}
+
+}  // namespace mlt

@@ -1,0 +1,154 @@
+// HostPool: the standby hosts a run continues on when its host is lost (fallback_hosts, then
+// provision_cmd), each with a connection and a job of its own.
+#include <spdlog/spdlog.h>
+
+#include <utility>
+
+#include "mlt/train/recovery/failover.h"
+#include "mlt/util/error.h"
+#include "mlt/util/process.h"
+#include "mlt/util/text.h"
+
+namespace mlt {
+
+namespace {
+
+constexpr std::string_view kPriceKey = "price_per_hour=";
+
+// A price as price_per_hour takes it (the settings' bounds).
+std::optional<double> parse_price(std::string_view text) {
+    return parse_real(text, 0, 1000000);
+}
+
+std::vector<std::string_view> words_of(std::string_view text) {
+    std::vector<std::string_view> words;
+    size_t i = 0;
+    while (i < text.size()) {
+        while (i < text.size() && (text[i] == ' ' || text[i] == '\t')) ++i;
+        size_t j = i;
+        while (j < text.size() && text[j] != ' ' && text[j] != '\t') ++j;
+        if (j > i) words.push_back(text.substr(i, j - i));
+        i = j;
+    }
+    return words;
+}
+
+}  // namespace
+
+StandbyHost parse_standby_host(std::string_view text, const std::string& where) {
+    const auto words = words_of(text);
+    const std::string quoted = "'" + std::string(text) + "'";
+    if (words.empty() || words.size() > 2)
+        throw usage_error(where + ": " + quoted + " is not a host spec",
+                          "write [user@]host[:port][/remote_dir], optionally followed by "
+                          "price_per_hour=USD");
+    StandbyHost host;
+    host.text = std::string(words[0]);
+    try {
+        host.spec = parse_host_spec(words[0]);
+    } catch (const Error& e) {
+        throw usage_error(where + ": " + e.what(), e.hint());
+    }
+    if (words.size() == 2) {
+        const std::string_view w = words[1];
+        const auto price =
+            w.rfind(kPriceKey, 0) == 0 ? parse_price(w.substr(kPriceKey.size())) : std::nullopt;
+        if (!price)
+            throw usage_error(where + ": '" + std::string(w) + "' after the host " + host.text +
+                                  " is not price_per_hour=USD",
+                              "e.g. \"" + host.text + " price_per_hour=0.35\"");
+        host.price_per_hour = price;
+    }
+    return host;
+}
+
+HostPool::HostPool(HostPoolSpec spec, ForwardingConnection& connection, ForwardingJob& job)
+    : spec_(std::move(spec)), connection_(connection), job_(job) {}
+
+HostPool::~HostPool() = default;
+
+std::optional<NextHost> HostPool::next(Reporter& reporter) {
+    while (auto host = candidate(reporter))
+        if (auto next = at(*host, reporter)) return next;
+    return std::nullopt;
+}
+
+std::optional<NextHost> HostPool::at(const StandbyHost& host, Reporter& reporter) {
+    Target t = spec_.base;
+    t.connect.host = host.spec.host;
+    t.connect.host_origin = "standby host " + host.text;
+    t.connect.user = host.spec.user;
+    t.connect.port = host.spec.port;
+    t.connect.proxy_keyword.clear();  // the first host's ProxyCommand is not this one's
+    t.connect.proxy_value.clear();
+    t.remote_dir = host.spec.remote_dir.empty() ? spec_.remote_dir : host.spec.remote_dir;
+    auto connection = std::make_unique<SessionConnection>(t.connect);
+    try {
+        connection->remote();  // connects, checks the host key, logs in
+    } catch (const Error& e) {
+        if (is_signal(e.kind())) throw;
+        reporter.alert("standby host " + host.text + " cannot be used: " + e.what());
+        return std::nullopt;
+    }
+    auto job = std::make_unique<ShellJob>(*connection, t.remote_dir, spec_.model, spec_.compression,
+                                          spec_.transfer_connections);
+    connection_.point_at(*connection);
+    job_.point_at(*job);
+    NextHost next;
+    next.name = connection->name();
+    next.remote_dir = t.remote_dir;
+    next.price_per_hour = host.price_per_hour;
+    std::tie(next.resume_line, next.stop_line) = spec_.lines(host.text);
+    connections_.push_back(std::move(connection));
+    jobs_.push_back(std::move(job));
+    return next;
+}
+
+std::optional<StandbyHost> HostPool::candidate(Reporter& reporter) {
+    if (next_fallback_ < spec_.fallback_hosts.size()) return spec_.fallback_hosts[next_fallback_++];
+    if (spec_.provision_cmd.empty()) return std::nullopt;
+    if (provisions_ >= kMaxProvisions) {
+        reporter.alert("provision_cmd already ran " + std::to_string(kMaxProvisions) +
+                       " times in this run; not asking for another host");
+        return std::nullopt;
+    }
+    ++provisions_;
+    try {
+        return provision(reporter);
+    } catch (const Error& e) {
+        if (is_signal(e.kind())) throw;
+        reporter.alert(std::string(e.what()));
+        return std::nullopt;
+    }
+}
+
+// Runs provision_cmd (sh -c, in its own process group, bounded); its last non-empty output
+// line is the host.
+StandbyHost HostPool::provision(Reporter& reporter) {
+    reporter.notice("running provision_cmd for a new host: " + spec_.provision_cmd);
+    std::string last;
+    const ChildResult r =
+        run_child({"sh", "-c", spec_.provision_cmd}, std::chrono::seconds(kProvisionTimeoutS),
+                  [&](const std::string& line) {
+                      spdlog::debug("provision_cmd: {}", line);
+                      if (!trim(line).empty()) last = trim(line);
+                  });
+    const std::string what = "provision_cmd (" + spec_.provision_cmd + ")";
+    if (!r.started || r.timed_out || r.exit_code != 0)
+        throw Error(
+            ErrorKind::remote,
+            what +
+                (r.timed_out ? " did not end within " + std::to_string(kProvisionTimeoutS) + " s"
+                             : " failed with exit status " + std::to_string(r.exit_code)) +
+                "; no host to continue on",
+            "run it by hand to see why (-v shows its output)");
+    if (last.empty())
+        throw Error(ErrorKind::remote, what + " printed no host; no host to continue on",
+                    "it must print one host spec ([user@]host[:port][/remote_dir]) as its last "
+                    "line");
+    StandbyHost host = parse_standby_host(last, "the last line of provision_cmd's output");
+    reporter.notice("provision_cmd gave the host " + host.text);
+    return host;
+}
+
+}  // namespace mlt

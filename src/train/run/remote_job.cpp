@@ -1,0 +1,187 @@
+// ShellJob: the job protocol of mlt/job/job.h for one (remote dir, model), on whatever link
+// the Connection has open now (a reconnect replaces it).
+#include "mlt/train/run/remote_job.h"
+
+#include <utility>
+
+#include "mlt/transfer/ranges.h"
+#include "mlt/util/shell.h"
+
+namespace mlt {
+
+ShellJob::ShellJob(Connection& connection, std::string remote_dir, std::string model,
+                   const std::string& compression, int transfer_connections)
+    : connection_(connection),
+      remote_dir_(std::move(remote_dir)),
+      model_(std::move(model)),
+      compression_([this]() -> Remote& { return remote(); }, compression),
+      transfer_connections_(transfer_connections) {}
+
+std::vector<JobStatus> ShellJob::status() {
+    return query_jobs(remote(), remote_dir_, model_);
+}
+
+bool ShellJob::lock(const NewRun& run) {
+    // A start sent ahead goes with the lock of its ticket only (a lock without one, after a
+    // first try, must not ask for that try's).
+    if (run.start_ticket.empty()) start_ahead_.reset();
+    start_claimed_ = false;
+    return acquire_run(remote(), remote_dir_, model_, run, &start_claimed_);
+}
+
+void ShellJob::set_phase(const std::string& run_id, RunPhase phase) {
+    set_run_phase(remote(), remote_dir_, model_, run_id, phase);
+}
+
+void ShellJob::release(const std::string& run_id) {
+    release_run(remote(), remote_dir_, model_, run_id);
+}
+
+void ShellJob::discard() {
+    discard_job(remote(), remote_dir_, model_);
+}
+
+void ShellJob::clean(const std::string& archive, const std::string& log_dir) {
+    std::string command =
+        "cd " + shell_quote_path(remote_dir_) + " && rm -f " + shell_quote(archive);
+    if (!log_dir.empty()) {
+        // Checked again where the truth is: never the remote dir or one above it, the home
+        // directory, or a dir that holds job state.
+        command += " && d=" + shell_quote_path(log_dir) +
+                   " && if [ -d \"$d\" ]; then a=$(cd -- \"$d\" && pwd -P) && w=$(pwd -P) && "
+                   "h=$(cd && pwd -P) && [ \"$a\" != / ] && [ \"$a\" != \"$h\" ] && "
+                   "[ ! -e \"$d/.mlt\" ] && case \"$w/\" in \"$a\"/*) false ;; esac || "
+                   "{ echo \"refusing to remove $d: it holds more than this model's logs\" >&2; "
+                   "exit 1; }; rm -rf -- \"$d\"; fi";
+    }
+    RemoteOutput out = remote().run(command);
+    if (out.exit_status != 0)
+        throw remote_failure(remote(), "removing the remote logs (--clean)", out.exit_status,
+                             out.err);
+}
+
+SyncResult ShellJob::upload(const std::map<std::string, std::vector<UploadItem>>& uploads) {
+    // The check sent ahead answered first (before the listings): read now, also when nothing
+    // is to be sent (the collection asks it then).
+    if (compression_ahead_) compression_.choice()();
+    compression_ahead_ = false;
+    const SyncResult sent = sync_up(remote(), uploads, compression_.choice(), &upload_links());
+    close_idle_links();
+    return sent;
+}
+
+ConnectionLinks& ShellJob::upload_links() {
+    if (!upload_links_)
+        upload_links_ = std::make_unique<ConnectionLinks>(connection_, transfer_connections_);
+    return *upload_links_;
+}
+
+void ShellJob::close_idle_links() {
+    // Not while one still connects (a link opened ahead that the upload did not need):
+    // waiting for it would hold the run up; a later phase closes it.
+    if (upload_links_ && !upload_links_->connecting()) upload_links_.reset();
+}
+
+// The compression's check (once per run: the upload or the collection asks it) and the
+// listings go with the lock's command: no round trip of their own.
+void ShellJob::upload_ahead(const std::map<std::string, std::vector<UploadItem>>& uploads) {
+    compression_ahead_ = compression_.send_ahead();
+    // Behind a start sent ahead that may start the job, the listings may go unasked.
+    sync_up_ahead(remote(), uploads, &upload_links(), start_ahead_.has_value());
+}
+
+long ShellJob::start(const std::string& run_id) {
+    return start_job(remote(), remote_dir_, model_, run_id);
+}
+
+void ShellJob::start_ahead_if_current(const std::string& run_id, const std::string& ticket,
+                                      const std::string& current_test) {
+    start_ahead_ = {run_id, ticket, current_test};
+    start_job_ahead_if_current(remote(), remote_dir_, model_, run_id, ticket, current_test);
+}
+
+std::optional<long> ShellJob::start_sent_ahead() {
+    if (!start_ahead_) return std::nullopt;
+    const auto [run_id, ticket, test] = *std::exchange(start_ahead_, std::nullopt);
+    const auto pgid = start_job_if_current(remote(), remote_dir_, model_, run_id, ticket, test);
+    // The compression's check came next: read now, as upload() would (the listings after it
+    // are guesses, dropped unread when the job started).
+    if (pgid && std::exchange(compression_ahead_, false)) compression_.choice()();
+    return pgid;
+}
+
+bool ShellJob::void_start_tickets(const std::string& run_id) {
+    return mlt::void_start_tickets(remote(), remote_dir_, model_, run_id);
+}
+
+void ShellJob::follow_ahead(Task task, const std::string* run_id, uint64_t offset, int seconds) {
+    const bool job = task == Task::job;
+    follow_log_ahead(remote(), remote_dir_, model_, task, run_id, offset, seconds,
+                     job ? sample_every_ : 0, job && release_ ? &*release_ : nullptr);
+}
+
+bool ShellJob::release_with_follow(const ReleaseAtEnd& release) {
+    release_ = release;
+    return true;
+}
+
+void ShellJob::mark_moved(const std::string& run_id, const std::string& where) {
+    mark_run_moved(remote(), remote_dir_, model_, run_id, where);
+}
+
+void ShellJob::begin_gang_attempt(const std::string& run_id, int attempt) {
+    mlt::begin_gang_attempt(remote(), remote_dir_, model_, run_id, attempt);
+}
+
+void ShellJob::retake(const std::string& run_id) {
+    retake_run(remote(), remote_dir_, model_, run_id);
+}
+
+void ShellJob::collect_ahead_on_guess(const TrainPlan& plan, const std::string& run_id) {
+    JobResult guessed;
+    guessed.run_id = run_id;
+    collect_results_ahead(remote(), plan, guessed, true);
+}
+
+void ShellJob::watch(int every_s, OutputSink on_sample) {
+    sample_every_ = every_s;
+    on_sample_ = std::move(on_sample);
+}
+
+long ShellJob::restart(const std::string& run_id, int attempt) {
+    return restart_job(remote(), remote_dir_, model_, run_id, attempt);
+}
+
+bool ShellJob::stop(int grace_s, const std::string* run_id) {
+    return stop_job(remote(), remote_dir_, model_, grace_s, run_id);
+}
+
+FollowStep ShellJob::follow(Task task, const std::string* run_id, uint64_t offset, int seconds,
+                            const OutputSink& sink) {
+    close_idle_links();
+    const bool job = task == Task::job;
+    return follow_log(remote(), remote_dir_, model_, task, run_id, offset, seconds, sink,
+                      job ? sample_every_ : 0, job ? &on_sample_ : nullptr,
+                      job && release_ ? &*release_ : nullptr);
+}
+
+JobResult ShellJob::result() {
+    return read_job_result(remote(), remote_dir_, model_);
+}
+
+TransferStats ShellJob::collect(const TrainPlan& plan, const JobResult& result,
+                                Reporter& reporter) {
+    ConnectionLinks links(connection_, plan.transfer_connections);
+    return collect_results(remote(), plan, result, compression_.choice(), reporter, &links);
+}
+
+bool ShellJob::start_shutdown(const std::string& run_id, const std::string& script,
+                              bool record_collected) {
+    return mlt::start_shutdown(remote(), remote_dir_, model_, run_id, script, record_collected);
+}
+
+std::optional<int> ShellJob::shutdown_status() {
+    return read_shutdown_status(remote(), remote_dir_, model_);
+}
+
+}  // namespace mlt
