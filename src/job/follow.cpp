@@ -94,67 +94,62 @@ std::string read_log_command(const std::string& remote_dir, const std::string& m
 
 }  // namespace
 
-void follow_log_ahead(Remote& remote, const std::string& remote_dir, const std::string& model,
-                      Task task, const std::string* run_id, uint64_t offset, int seconds,
-                      int sample_every, const ReleaseAtEnd* release) {
-    remote.run_ahead(
-        follow_command(remote_dir, model, task, run_id, offset, seconds, sample_every, release),
+void JobDir::follow_log_ahead(Task task, const std::string* run_id, uint64_t offset, int seconds,
+                              int sample_every, const ReleaseAtEnd* release) {
+    remote().run_ahead(
+        follow_command(remote_dir_, model_, task, run_id, offset, seconds, sample_every, release),
         {});
 }
 
-FollowStep follow_log(Remote& remote, const std::string& remote_dir, const std::string& model,
-                      Task task, const std::string* run_id, uint64_t offset, int seconds,
-                      const OutputSink& sink, int sample_every, const OutputSink* on_sample,
-                      const ReleaseAtEnd* release) {
+FollowStep JobDir::follow_log(Task task, const std::string* run_id, uint64_t offset, int seconds,
+                              const OutputSink& sink, int sample_every, const OutputSink* on_sample,
+                              const ReleaseAtEnd* release) {
     FollowStep step;
     step.offset = offset;
     BoundedTail said = follow_stderr(on_sample);
     const std::string rid = run_id ? *run_id : std::string();
-    int status = remote.stream(
-        follow_command(remote_dir, model, task, run_id, offset, seconds, sample_every, release), {},
+    int status = remote().stream(
+        follow_command(remote_dir_, model_, task, run_id, offset, seconds, sample_every, release),
+        {},
         [&](std::string_view d) {
             step.offset += d.size();
             sink(d);
         },
         said.sink());
     std::string err = said.str();
-    if (status == kForeignRunStatus) throw foreign_run(remote, model, rid, err);
-    if (status == kDirGoneStatus) throw remote_dir_gone(remote.name(), remote_dir, model, rid);
+    if (status == kForeignRunStatus) throw foreign_run(remote(), model_, rid, err);
+    if (status == kDirGoneStatus) throw remote_dir_gone(remote().name(), remote_dir_, model_, rid);
     if (status == kSegmentOverStatus) return step;
-    if (status != 0) throw remote_failure(remote, "reading the console log", status, err);
+    if (status != 0) throw remote_failure(remote(), "reading the console log", status, err);
     step.ended = true;
     step.result = take_follow_result(err);
     return step;
 }
 
-FollowStep follow_to_end(Remote& remote, const std::string& remote_dir, const std::string& model,
-                         Task task, const std::string* run_id, uint64_t& offset, int seconds,
-                         const OutputSink& sink) {
+FollowStep JobDir::follow_to_end(Task task, const std::string* run_id, uint64_t& offset,
+                                 int seconds, const OutputSink& sink) {
     for (;;) {
-        FollowStep step =
-            follow_log(remote, remote_dir, model, task, run_id, offset, seconds, sink);
+        FollowStep step = follow_log(task, run_id, offset, seconds, sink);
         offset = step.offset;
         if (step.ended) return step;
     }
 }
 
-void read_log_ahead_on_guess(Remote& remote, const std::string& remote_dir,
-                             const std::string& model, Task task, uint64_t offset) {
-    remote.run_ahead_on_guess(read_log_command(remote_dir, model, task, offset), {});
+void JobDir::read_log_ahead_on_guess(Task task, uint64_t offset) {
+    remote().run_ahead_on_guess(read_log_command(remote_dir_, model_, task, offset), {});
 }
 
-uint64_t read_log(Remote& remote, const std::string& remote_dir, const std::string& model,
-                  Task task, uint64_t offset, const OutputSink& sink) {
+uint64_t JobDir::read_log(Task task, uint64_t offset, const OutputSink& sink) {
     BoundedTail err;
     uint64_t received = 0;
-    int status = remote.stream(
-        read_log_command(remote_dir, model, task, offset), {},
+    int status = remote().stream(
+        read_log_command(remote_dir_, model_, task, offset), {},
         [&](std::string_view d) {
             received += d.size();
             sink(d);
         },
         err.sink());
-    if (status != 0) throw remote_failure(remote, "reading the console log", status, err.str());
+    if (status != 0) throw remote_failure(remote(), "reading the console log", status, err.str());
     return offset + received;
 }
 

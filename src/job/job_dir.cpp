@@ -1,5 +1,7 @@
-// A model's job dir: its files (JobPaths), the phases a run's lock records, and the errors
-// of a job dir that is no longer the run's.
+// A model's job dir: the value that reaches it (JobDir), its files (JobPaths), the phases a
+// run's lock records, and the errors of a job dir that is no longer the run's.
+#include <utility>
+
 #include "mlt/job/job.h"
 
 namespace mlt {
@@ -9,6 +11,9 @@ namespace {
 constexpr const char* kPhases[] = {"uploading", "starting", "running", "finished", "collected"};
 
 }  // namespace
+
+JobDir::JobDir(Remote& remote, std::string remote_dir, std::string model)
+    : remote_(&remote), remote_dir_(std::move(remote_dir)), model_(std::move(model)) {}
 
 JobPaths::JobPaths(const std::string& model) : dir(".mlt/" + model) {
     lock = dir + "/lock";

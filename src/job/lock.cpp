@@ -18,9 +18,8 @@ std::string lock_more(const NewRun& run) {
 
 }  // namespace
 
-bool acquire_run(Remote& remote, const std::string& remote_dir, const std::string& model,
-                 const NewRun& run, bool* start_claimed) {
-    ShellCommand c = run_command(remote_dir, model, run.run_id, true);
+bool JobDir::acquire_run(const NewRun& run, bool* start_claimed) {
+    ShellCommand c = run_command(remote_dir_, model_, run.run_id, true);
     c.set("mlt_owner", run.owner)
         .set("mlt_lock_more", lock_more(run))
         .set("mlt_archive", run.archive)
@@ -30,45 +29,40 @@ bool acquire_run(Remote& remote, const std::string& remote_dir, const std::strin
         .add(scripts::job_acquire)
         .add(scripts::job_tickets);
     const RemoteOutput out =
-        run_checked(remote, c, "taking the job lock", model, run.run_id, run.wrapper);
+        run_checked(remote(), c, "taking the job lock", model_, run.run_id, run.wrapper);
     const bool acquired = out.out.find("acquired") != std::string::npos;
     if (start_claimed) *start_claimed = acquired && said_claimed(out.out);
     return acquired;
 }
 
-void set_run_phase(Remote& remote, const std::string& remote_dir, const std::string& model,
-                   const std::string& run_id, RunPhase phase) {
-    ShellCommand c = run_command(remote_dir, model, run_id);
+void JobDir::set_run_phase(const std::string& run_id, RunPhase phase) {
+    ShellCommand c = run_command(remote_dir_, model_, run_id);
     c.set("mlt_to", to_string(phase)).add(scripts::job_phase);
-    run_checked(remote, c, "recording the run's phase", model, run_id);
+    run_checked(remote(), c, "recording the run's phase", model_, run_id);
 }
 
-void release_run(Remote& remote, const std::string& remote_dir, const std::string& model,
-                 const std::string& run_id) {
-    ShellCommand c = run_command(remote_dir, model, run_id);
+void JobDir::release_run(const std::string& run_id) {
+    ShellCommand c = run_command(remote_dir_, model_, run_id);
     c.add(scripts::job_release);
-    run_checked(remote, c, "releasing the job lock", model, run_id);
+    run_checked(remote(), c, "releasing the job lock", model_, run_id);
 }
 
-void mark_run_moved(Remote& remote, const std::string& remote_dir, const std::string& model,
-                    const std::string& run_id, const std::string& where) {
-    ShellCommand c = run_command(remote_dir, model, run_id);
+void JobDir::mark_run_moved(const std::string& run_id, const std::string& where) {
+    ShellCommand c = run_command(remote_dir_, model_, run_id);
     c.set("mlt_where", where).add(scripts::job_mark_moved);
-    run_checked(remote, c, "marking the job lock as moved", model, run_id);
+    run_checked(remote(), c, "marking the job lock as moved", model_, run_id);
 }
 
-void begin_gang_attempt(Remote& remote, const std::string& remote_dir, const std::string& model,
-                        const std::string& run_id, int attempt) {
-    ShellCommand c = run_command(remote_dir, model, run_id);
+void JobDir::begin_gang_attempt(const std::string& run_id, int attempt) {
+    ShellCommand c = run_command(remote_dir_, model_, run_id);
     c.number("mlt_attempt", attempt).add(scripts::job_alive).add(scripts::job_gang_attempt);
-    run_checked(remote, c, "setting up the gang's next attempt", model, run_id);
+    run_checked(remote(), c, "setting up the gang's next attempt", model_, run_id);
 }
 
-void retake_run(Remote& remote, const std::string& remote_dir, const std::string& model,
-                const std::string& run_id) {
-    ShellCommand c = run_command(remote_dir, model, run_id);
+void JobDir::retake_run(const std::string& run_id) {
+    ShellCommand c = run_command(remote_dir_, model_, run_id);
     c.add(scripts::job_released).add(scripts::job_retake);
-    run_checked(remote, c, "taking the job lock back", model, run_id);
+    run_checked(remote(), c, "taking the job lock back", model_, run_id);
 }
 
 }  // namespace mlt

@@ -11,25 +11,24 @@ namespace mlt {
 
 using namespace job_detail;
 
-long restart_job(Remote& remote, const std::string& remote_dir, const std::string& model,
-                 const std::string& run_id, int attempt) {
-    ShellCommand c = run_command(remote_dir, model, run_id);
+long JobDir::restart_job(const std::string& run_id, int attempt) {
+    ShellCommand c = run_command(remote_dir_, model_, run_id);
     c.number("mlt_attempt", attempt)
         .number("mlt_st_not_lost", kNotLostStatus)
         .add(scripts::job_alive)
         .add(scripts::job_launch)
         .add(scripts::job_log_line)
         .add(scripts::job_restart);
-    RemoteOutput out = remote.run(c.text());
+    RemoteOutput out = remote().run(c.text());
     if (out.exit_status == kNotLostStatus)
         throw Error(ErrorKind::conflict,
-                    "cannot restart the job of " + model + " (run " + run_id + ") on " +
-                        remote.name() + " as attempt " + std::to_string(attempt) + ": " +
+                    "cannot restart the job of " + model_ + " (run " + run_id + ") on " +
+                        remote().name() + " as attempt " + std::to_string(attempt) + ": " +
                         trim(out.err),
-                    "see 'mlt ssh ... status " + model + "'");
+                    "see 'mlt ssh ... status " + model_ + "'");
     const long pgid = static_cast<long>(parse_decimal(trim(out.out), 1, INT_MAX).value_or(0));
     if (out.exit_status == 0 && pgid <= 0) out.exit_status = 1;
-    check_status(remote, "restarting the job", out, model, run_id);
+    check_status(remote(), "restarting the job", out, model_, run_id);
     return pgid;
 }
 

@@ -47,35 +47,32 @@ std::string start_if_current_command(const std::string& remote_dir, const std::s
 
 }  // namespace
 
-long start_job(Remote& remote, const std::string& remote_dir, const std::string& model,
-               const std::string& run_id) {
-    ShellCommand c = start_command(remote_dir, model, run_id);
+long JobDir::start_job(const std::string& run_id) {
+    ShellCommand c = start_command(remote_dir_, model_, run_id);
     c.add(scripts::job_start);
-    return started_group(remote, remote.run(c.text()), model, run_id);
+    return started_group(remote(), remote().run(c.text()), model_, run_id);
 }
 
-void start_job_ahead_if_current(Remote& remote, const std::string& remote_dir,
-                                const std::string& model, const std::string& run_id,
-                                const std::string& ticket, const std::string& current_test) {
-    remote.run_ahead(start_if_current_command(remote_dir, model, run_id, ticket, current_test), {});
+void JobDir::start_job_ahead_if_current(const std::string& run_id, const std::string& ticket,
+                                        const std::string& current_test) {
+    remote().run_ahead(start_if_current_command(remote_dir_, model_, run_id, ticket, current_test),
+                       {});
 }
 
-std::optional<long> start_job_if_current(Remote& remote, const std::string& remote_dir,
-                                         const std::string& model, const std::string& run_id,
-                                         const std::string& ticket,
-                                         const std::string& current_test) {
+std::optional<long> JobDir::start_job_if_current(const std::string& run_id,
+                                                 const std::string& ticket,
+                                                 const std::string& current_test) {
     RemoteOutput out =
-        remote.run(start_if_current_command(remote_dir, model, run_id, ticket, current_test));
+        remote().run(start_if_current_command(remote_dir_, model_, run_id, ticket, current_test));
     if (out.exit_status == 0 && trim(out.out) == "changed") return std::nullopt;
-    return started_group(remote, std::move(out), model, run_id);
+    return started_group(remote(), std::move(out), model_, run_id);
 }
 
-bool void_start_tickets(Remote& remote, const std::string& remote_dir, const std::string& model,
-                        const std::string& run_id) {
-    ShellCommand c = run_command(remote_dir, model, run_id);
+bool JobDir::void_start_tickets(const std::string& run_id) {
+    ShellCommand c = run_command(remote_dir_, model_, run_id);
     c.set("mlt_ticket", "").add(scripts::job_tickets);
     return said_claimed(
-        run_checked(remote, c, "looking for a start sent ahead", model, run_id).out);
+        run_checked(remote(), c, "looking for a start sent ahead", model_, run_id).out);
 }
 
 }  // namespace mlt

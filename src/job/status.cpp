@@ -56,18 +56,19 @@ void validate_model_name(const std::string& name) {
                           "use letters, digits, '.', '_' and '-' (it names a remote directory)");
 }
 
-std::vector<JobStatus> query_jobs(Remote& remote, const std::string& remote_dir,
-                                  const std::string& model) {
-    if (!model.empty()) validate_model_name(model);
+namespace {
+
+// The jobs status.sh reports under `remote_dir` (only `model`'s, or every model's).
+std::vector<JobStatus> read_jobs(Remote& remote, const std::string& remote_dir,
+                                 const std::string& model) {
     job_detail::ShellCommand command;
     command.path("mlt_rd", remote_dir)
         .set("mlt_model", model)
         .add(scripts::job_alive)
         .add(scripts::job_status);
-    RemoteOutput out = remote.run(command.text());
-    if (out.exit_status != 0)
-        throw remote_failure(remote, "reading the job state", out.exit_status, out.err,
-                             "check that the remote has a POSIX shell; run with -v");
+    const RemoteOutput out =
+        job_detail::run_or_fail(remote, command, "reading the job state",
+                                "check that the remote has a POSIX shell; run with -v");
     std::vector<JobStatus> result;
     std::istringstream lines(out.out);
     std::string line;
@@ -92,6 +93,17 @@ std::vector<JobStatus> query_jobs(Remote& remote, const std::string& remote_dir,
         result.push_back(std::move(job));
     }
     return result;
+}
+
+}  // namespace
+
+std::vector<JobStatus> JobDir::query_jobs() {
+    validate_model_name(model_);
+    return read_jobs(*remote_, remote_dir_, model_);
+}
+
+std::vector<JobStatus> query_jobs(Remote& remote, const std::string& remote_dir) {
+    return read_jobs(remote, remote_dir, "");
 }
 
 JobState job_state(bool locked, const std::string& phase, long pgid, bool alive,

@@ -24,29 +24,27 @@ ShellCommand stop_command(const std::string& remote_dir, const std::string& mode
 
 }  // namespace
 
-bool stop_job(Remote& remote, const std::string& remote_dir, const std::string& model, int grace_s,
-              const std::string* run_id) {
+bool JobDir::stop_job(int grace_s, const std::string* run_id) {
     const std::string rid = run_id ? *run_id : std::string();
-    const RemoteOutput out =
-        run_checked(remote, stop_command(remote_dir, model, rid, grace_s, run_id != nullptr, false),
-                    "stopping the job", model, rid);
+    const RemoteOutput out = run_checked(
+        remote(), stop_command(remote_dir_, model_, rid, grace_s, run_id != nullptr, false),
+        "stopping the job", model_, rid);
     return out.out.find("stopped") != std::string::npos;
 }
 
-StopOutcome stop_and_release(Remote& remote, const std::string& remote_dir,
-                             const std::string& model, int grace_s) {
+StopOutcome JobDir::stop_and_release(int grace_s) {
     const RemoteOutput out =
-        run_checked(remote, stop_command(remote_dir, model, "", grace_s, false, true),
-                    "stopping the job", model, "");
+        run_checked(remote(), stop_command(remote_dir_, model_, "", grace_s, false, true),
+                    "stopping the job", model_, "");
     if (out.out.find("stopped") != std::string::npos) return StopOutcome::stopped;
     if (out.out.find("finished") != std::string::npos) return StopOutcome::finished;
     return StopOutcome::none;
 }
 
-void discard_job(Remote& remote, const std::string& remote_dir, const std::string& model) {
-    ShellCommand c = job_dir_command(remote_dir, model);
+void JobDir::discard_job() {
+    ShellCommand c = job_dir_command(remote_dir_, model_);
     c.add(scripts::job_discard);
-    run_or_fail(remote, c, "discarding the old job");
+    run_or_fail(remote(), c, "discarding the old job");
 }
 
 }  // namespace mlt

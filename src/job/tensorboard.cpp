@@ -6,18 +6,17 @@ namespace mlt {
 
 using namespace job_detail;
 
-void start_tensorboard(Remote& remote, const std::string& remote_dir, const std::string& model,
-                       int port) {
-    ShellCommand c = job_dir_command(remote_dir, model);
+void JobDir::start_tensorboard(int port) {
+    ShellCommand c = job_dir_command(remote_dir_, model_);
     c.number("mlt_port", port).add(scripts::job_tensorboard_start);
-    run_or_fail(remote, c, "starting tensorboard for " + model,
+    run_or_fail(remote(), c, "starting tensorboard for " + model_,
                 "see docs/usage.md, \"Watching a run\"");
 }
 
-void stop_tensorboard(Remote& remote, const std::string& remote_dir, const std::string& model) {
-    ShellCommand c = job_dir_command(remote_dir, model);
+void JobDir::stop_tensorboard() {
+    ShellCommand c = job_dir_command(remote_dir_, model_);
     c.add(scripts::job_tensorboard_stop);
-    remote.run(c.text());
+    remote().run(c.text());
 }
 
 }  // namespace mlt

@@ -37,11 +37,13 @@ inline bool group_alive(long pgid) {
     return false;
 }
 
-// Follows the job's log to its end (mlt::follow_to_end) into `log`; returns the offset.
+// Follows the job of model m in `dir` to its end (JobDir::follow_to_end) into `log`; returns
+// the offset.
 inline uint64_t follow_to_end(mlt::Remote& r, const std::string& dir, std::string& log,
                               const std::string* run_id = nullptr, uint64_t offset = 0,
                               int seconds = 1) {
-    mlt::follow_to_end(r, dir, "m", mlt::Task::job, run_id, offset, seconds,
+    mlt::JobDir(r, dir, "m")
+        .follow_to_end(mlt::Task::job, run_id, offset, seconds,
                        [&](std::string_view d) { log += d; });
     return offset;
 }
@@ -63,9 +65,11 @@ class JobFixture : public ::testing::TestWithParam<std::string> {
     void TearDown() override {
         // Never leave a test job behind.
         mlt::test::LocalRemote r(shell());
-        mlt::stop_job(r, dir_, "m", 1);
+        job(r).stop_job(1);
         fs::remove_all(dir_);
     }
+    // The job dir of model m in the test's remote dir, through `r`.
+    mlt::JobDir job(mlt::Remote& r) const { return mlt::JobDir(r, dir_, "m"); }
     std::string read(const std::string& rel) { return mlt::read_file(dir_ + "/" + rel); }
     bool exists(const std::string& rel) { return fs::exists(dir_ + "/" + rel); }
 
@@ -89,8 +93,8 @@ class JobFixture : public ::testing::TestWithParam<std::string> {
                const std::string& run_id = "run-1") {
         mlt::WrapperSpec w = wrapper(run_id, train_cmd);
         w.environment = std::move(env);
-        EXPECT_TRUE(mlt::acquire_run(r, dir_, "m", new_run(w)));
-        return mlt::start_job(r, dir_, "m", run_id);
+        EXPECT_TRUE(job(r).acquire_run(new_run(w)));
+        return job(r).start_job(run_id);
     }
     std::string dir_;
 };

@@ -67,31 +67,31 @@ void lock_commands(mlt::Remote& r) {
     run.start_ticket = "5f3a";
     run.came_from = "gpu-1";
     bool claimed = false;
-    sent([&] { mlt::acquire_run(r, kDir, kModel, run, &claimed); });
-    sent([&] { mlt::set_run_phase(r, kDir, kModel, kRun, mlt::RunPhase::running); });
-    sent([&] { mlt::release_run(r, kDir, kModel, kRun); });
-    sent([&] { mlt::mark_run_moved(r, kDir, kModel, kRun, "gpu-2 as attempt 3"); });
-    sent([&] { mlt::begin_gang_attempt(r, kDir, kModel, kRun, 2); });
-    sent([&] { mlt::retake_run(r, kDir, kModel, kRun); });
+    sent([&] { mlt::JobDir(r, kDir, kModel).acquire_run(run, &claimed); });
+    sent([&] { mlt::JobDir(r, kDir, kModel).set_run_phase(kRun, mlt::RunPhase::running); });
+    sent([&] { mlt::JobDir(r, kDir, kModel).release_run(kRun); });
+    sent([&] { mlt::JobDir(r, kDir, kModel).mark_run_moved(kRun, "gpu-2 as attempt 3"); });
+    sent([&] { mlt::JobDir(r, kDir, kModel).begin_gang_attempt(kRun, 2); });
+    sent([&] { mlt::JobDir(r, kDir, kModel).retake_run(kRun); });
 }
 
 // The start's, the stop's, TensorBoard's, the result's and shutdown's commands.
 void start_and_stop_commands(mlt::Remote& r) {
-    sent([&] { mlt::start_job(r, kDir, kModel, kRun); });
-    sent([&] { mlt::void_start_tickets(r, kDir, kModel, kRun); });
-    sent([&] { mlt::restart_job(r, kDir, kModel, kRun, 2); });
+    sent([&] { mlt::JobDir(r, kDir, kModel).start_job(kRun); });
+    sent([&] { mlt::JobDir(r, kDir, kModel).void_start_tickets(kRun); });
+    sent([&] { mlt::JobDir(r, kDir, kModel).restart_job(kRun, 2); });
     const std::string run = kRun;
-    sent([&] { mlt::stop_job(r, kDir, kModel, 10, &run); });
-    sent([&] { mlt::stop_job(r, kDir, kModel, 10); });
-    sent([&] { mlt::stop_and_release(r, kDir, kModel, 10); });
-    sent([&] { mlt::discard_job(r, kDir, kModel); });
-    sent([&] { mlt::start_tensorboard(r, kDir, kModel, 6006); });
-    sent([&] { mlt::stop_tensorboard(r, kDir, kModel); });
-    sent([&] { mlt::read_job_result(r, kDir, kModel); });
-    sent([&] { mlt::start_shutdown(r, kDir, kModel, kRun, "#!/bin/sh\n", true); });
-    sent([&] { mlt::read_shutdown_status(r, kDir, kModel); });
+    sent([&] { mlt::JobDir(r, kDir, kModel).stop_job(10, &run); });
+    sent([&] { mlt::JobDir(r, kDir, kModel).stop_job(10); });
+    sent([&] { mlt::JobDir(r, kDir, kModel).stop_and_release(10); });
+    sent([&] { mlt::JobDir(r, kDir, kModel).discard_job(); });
+    sent([&] { mlt::JobDir(r, kDir, kModel).start_tensorboard(6006); });
+    sent([&] { mlt::JobDir(r, kDir, kModel).stop_tensorboard(); });
+    sent([&] { mlt::JobDir(r, kDir, kModel).read_job_result(); });
+    sent([&] { mlt::JobDir(r, kDir, kModel).start_shutdown(kRun, "#!/bin/sh\n", true); });
+    sent([&] { mlt::JobDir(r, kDir, kModel).read_shutdown_status(); });
+    sent([&] { mlt::JobDir(r, kDir, kModel).query_jobs(); });
     sent([&] { mlt::query_jobs(r, kDir); });
-    sent([&] { mlt::query_jobs(r, kDir, kModel); });
 }
 
 // The follow's commands: of a run's job with samples, of shutdown_cmds, of a job outside a
@@ -99,26 +99,28 @@ void start_and_stop_commands(mlt::Remote& r) {
 void follow_commands(mlt::Remote& r) {
     const std::string run = kRun;
     const auto sink = [](std::string_view) {};
-    mlt::follow_log(r, kDir, kModel, mlt::Task::job, &run, 0, 15, sink, 5);
-    mlt::follow_log_ahead(r, kDir, kModel, mlt::Task::job, &run, 10, 15);
-    mlt::follow_log(r, kDir, kModel, mlt::Task::shutdown, &run, 3, 15, sink);
-    mlt::follow_log(r, kDir, kModel, mlt::Task::job, nullptr, 0, 15, sink);
-    mlt::read_log(r, kDir, kModel, mlt::Task::job, 12, sink);
-    mlt::read_log_ahead_on_guess(r, kDir, kModel, mlt::Task::shutdown, 0);
+    mlt::JobDir(r, kDir, kModel).follow_log(mlt::Task::job, &run, 0, 15, sink, 5);
+    mlt::JobDir(r, kDir, kModel).follow_log_ahead(mlt::Task::job, &run, 10, 15);
+    mlt::JobDir(r, kDir, kModel).follow_log(mlt::Task::shutdown, &run, 3, 15, sink);
+    mlt::JobDir(r, kDir, kModel).follow_log(mlt::Task::job, nullptr, 0, 15, sink);
+    mlt::JobDir(r, kDir, kModel).read_log(mlt::Task::job, 12, sink);
+    mlt::JobDir(r, kDir, kModel).read_log_ahead_on_guess(mlt::Task::shutdown, 0);
 }
 
 // The commands that carry code of another layer as a value, run by eval: the starts sent
 // ahead (the upload's test `current_test`) and the follow with the release (the listing's
 // digest).
 void commands_with_code(mlt::Remote& r, const std::string& current_test) {
-    sent([&] { mlt::start_job_ahead_if_current(r, kDir, kModel, kRun, "5f3a", current_test); });
-    sent([&] { mlt::start_job_if_current(r, kDir, kModel, kRun, "5f3a", current_test); });
+    sent([&] {
+        mlt::JobDir(r, kDir, kModel).start_job_ahead_if_current(kRun, "5f3a", current_test);
+    });
+    sent([&] { mlt::JobDir(r, kDir, kModel).start_job_if_current(kRun, "5f3a", current_test); });
     const std::string run = kRun;
     const mlt::ReleaseAtEnd release{"/home/me/logs/it's here", std::string(64, 'a')};
-    mlt::follow_log(
-        r, kDir, kModel, mlt::Task::job, &run, 0, 15, [](std::string_view) {}, 5, nullptr,
-        &release);
-    mlt::follow_log_ahead(r, kDir, kModel, mlt::Task::job, &run, 10, 15, 0, &release);
+    mlt::JobDir(r, kDir, kModel)
+        .follow_log(
+            mlt::Task::job, &run, 0, 15, [](std::string_view) {}, 5, nullptr, &release);
+    mlt::JobDir(r, kDir, kModel).follow_log_ahead(mlt::Task::job, &run, 10, 15, 0, &release);
 }
 
 // A job's wrapper spec with every option on.

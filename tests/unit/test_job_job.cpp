@@ -64,8 +64,7 @@ TEST_P(JobProtocol, ExactlyOneOfConcurrentLaunchesGetsTheLock) {
     for (int i = 0; i < 8; ++i)
         results.push_back(std::async(std::launch::async, [this, i] {
             mlt::test::LocalRemote r(shell());
-            return mlt::acquire_run(r, dir_, "m",
-                                    new_run(wrapper("run-" + std::to_string(i), "true")));
+            return job(r).acquire_run(new_run(wrapper("run-" + std::to_string(i), "true")));
         }));
     int winners = 0;
     for (auto& f : results) winners += f.get() ? 1 : 0;
@@ -76,10 +75,10 @@ TEST_P(JobProtocol, ExactlyOneOfConcurrentLaunchesGetsTheLock) {
     const std::string run = read(".mlt/m/run_id");
     EXPECT_NE(lock.find("run=" + run), std::string::npos) << lock << run;
     mlt::test::LocalRemote r(shell());
-    mlt::release_run(r, dir_, "m", "someone-else");  // not theirs: nothing happens
+    job(r).release_run("someone-else");  // not theirs: nothing happens
     EXPECT_TRUE(exists(".mlt/m/lock"));
-    EXPECT_EQ(mlt::stop_and_release(r, dir_, "m", 1), mlt::StopOutcome::none);
-    EXPECT_TRUE(mlt::acquire_run(r, dir_, "m", new_run(wrapper("again", "true"))));
+    EXPECT_EQ(job(r).stop_and_release(1), mlt::StopOutcome::none);
+    EXPECT_TRUE(job(r).acquire_run(new_run(wrapper("again", "true"))));
 }
 
 TEST_P(JobProtocol, ANewRunMovesThePreviousRunAndItsArchiveAside) {
@@ -88,10 +87,10 @@ TEST_P(JobProtocol, ANewRunMovesThePreviousRunAndItsArchiveAside) {
     std::string log;
     follow_to_end(r, dir_, log);
     ASSERT_TRUE(exists(".mlt/m/sha256"));
-    mlt::release_run(r, dir_, "m", "old");
+    job(r).release_run("old");
 
     // The next run takes the lock: nothing of the old run is left beside it.
-    ASSERT_TRUE(mlt::acquire_run(r, dir_, "m", new_run(wrapper("new", "true"))));
+    ASSERT_TRUE(job(r).acquire_run(new_run(wrapper("new", "true"))));
     for (const char* f : {"pid", "exit_status", "sha256", "started"})
         EXPECT_FALSE(exists(std::string(".mlt/m/") + f)) << f;
     EXPECT_FALSE(exists("m.mltk.zip")) << "the old archive would pass for the new run's";
@@ -99,15 +98,15 @@ TEST_P(JobProtocol, ANewRunMovesThePreviousRunAndItsArchiveAside) {
     EXPECT_EQ(read(".mlt/m/previous/run_id"), "old\n");
     EXPECT_EQ(read(".mlt/m/run_id"), "new\n");
     EXPECT_EQ(read(".mlt/m/console.log"), "");
-    const mlt::JobResult result = mlt::read_job_result(r, dir_, "m");
+    const mlt::JobResult result = job(r).read_job_result();
     EXPECT_EQ(result.run_id, "new");
     EXPECT_FALSE(result.exit_status);
     EXPECT_TRUE(result.sha256.empty());
     // A retry of the same run (its reply was lost) finds the lock its own and keeps previous/.
-    EXPECT_TRUE(mlt::acquire_run(r, dir_, "m", new_run(wrapper("new", "true"))));
+    EXPECT_TRUE(job(r).acquire_run(new_run(wrapper("new", "true"))));
     EXPECT_EQ(read(".mlt/m/previous/run_id"), "old\n");
     // Another run does not get it.
-    EXPECT_FALSE(mlt::acquire_run(r, dir_, "m", new_run(wrapper("third", "true"))));
+    EXPECT_FALSE(job(r).acquire_run(new_run(wrapper("third", "true"))));
 }
 
 TEST_P(JobProtocol, AFollowStopsAsSoonAsTheJobDirIsTakenOver) {
@@ -118,8 +117,9 @@ TEST_P(JobProtocol, AFollowStopsAsSoonAsTheJobDirIsTakenOver) {
     // A segment of 60 s: it must not run to its end once another run owns the dir.
     auto follow = std::async(std::launch::async, [&] {
         mlt::test::LocalRemote other_shell(shell());
-        return mlt::follow_log(other_shell, dir_, "m", mlt::Task::job, &run, 0, 60,
-                               [&](std::string_view d) { log += d; });
+        return job(other_shell).follow_log(mlt::Task::job, &run, 0, 60, [&](std::string_view d) {
+            log += d;
+        });
     });
     auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
     while (read(".mlt/m/console.log").find("first") == std::string::npos &&
@@ -138,10 +138,10 @@ TEST_P(JobProtocol, AFollowStopsAsSoonAsTheJobDirIsTakenOver) {
 TEST_P(JobProtocol, NoStartOnceTheLockWasReleased) {
     mlt::test::LocalRemote r(shell());
     mlt::WrapperSpec w = wrapper("run-1", "echo launched > launched.txt");
-    ASSERT_TRUE(mlt::acquire_run(r, dir_, "m", new_run(w)));
+    ASSERT_TRUE(job(r).acquire_run(new_run(w)));
     // `mlt ssh ... stop m` while the run uploaded
-    EXPECT_EQ(mlt::stop_and_release(r, dir_, "m", 1), mlt::StopOutcome::none);
-    EXPECT_THROW(mlt::start_job(r, dir_, "m", "run-1"), mlt::Error);
+    EXPECT_EQ(job(r).stop_and_release(1), mlt::StopOutcome::none);
+    EXPECT_THROW(job(r).start_job("run-1"), mlt::Error);
     EXPECT_FALSE(exists(".mlt/m/started"));
 }
 
@@ -158,7 +158,7 @@ TEST_P(JobProtocol, RunsStartupThenTrainingAndRecordsStatusAndLog) {
     EXPECT_NE(log.find("err\n"), std::string::npos);  // stderr lands in the console log too
     EXPECT_NE(log.find("job finished with exit status 7\n"), std::string::npos) << log;
     EXPECT_EQ(log, read(".mlt/m/console.log"));  // the follow reached the end by itself
-    const mlt::JobResult result = mlt::read_job_result(r, dir_, "m");
+    const mlt::JobResult result = job(r).read_job_result();
     EXPECT_EQ(result.exit_status, 7);
     EXPECT_EQ(result.run_id, "run-1");
     EXPECT_TRUE(result.sha256.empty());
@@ -167,7 +167,7 @@ TEST_P(JobProtocol, RunsStartupThenTrainingAndRecordsStatusAndLog) {
     EXPECT_TRUE(fs::is_directory(dir_ + "/logs"));  // MLT_LOG_DIR created
     // Reading again from the end gives nothing new: byte offsets, no repeats.
     std::string more;
-    mlt::read_log(r, dir_, "m", mlt::Task::job, offset, [&](std::string_view d) { more += d; });
+    job(r).read_log(mlt::Task::job, offset, [&](std::string_view d) { more += d; });
     EXPECT_EQ(more, "");
 }
 
@@ -183,8 +183,8 @@ TEST_P(JobProtocol, AFollowSegmentEndsOnTimeAndTheNextContinuesAtTheOffset) {
            std::chrono::steady_clock::now() < deadline)
         std::this_thread::sleep_for(std::chrono::milliseconds(20));
     std::string log;
-    auto step = mlt::follow_log(r, dir_, "m", mlt::Task::job, nullptr, 0, 1,
-                                [&](std::string_view d) { log += d; });
+    auto step =
+        job(r).follow_log(mlt::Task::job, nullptr, 0, 1, [&](std::string_view d) { log += d; });
     EXPECT_FALSE(step.ended);  // the job waits for the gate: the segment ran out of time
     EXPECT_NE(log.find("first\n"), std::string::npos) << log;
     std::ofstream(dir_ + "/gate").put('\n');
@@ -219,8 +219,8 @@ TEST_P(JobProtocol, AFollowOfAJobWithoutItsLockStillSeesItsEnd) {
     start(r, "echo first; while [ ! -f gate ]; do sleep 0.05; done; echo second");
     fs::remove(dir_ + "/.mlt/m/running");  // the wrapper's lock is on a file no longer there
     std::string log;
-    auto step = mlt::follow_log(r, dir_, "m", mlt::Task::job, nullptr, 0, 1,
-                                [&](std::string_view d) { log += d; });
+    auto step =
+        job(r).follow_log(mlt::Task::job, nullptr, 0, 1, [&](std::string_view d) { log += d; });
     EXPECT_FALSE(step.ended);
     std::ofstream(dir_ + "/gate").put('\n');
     follow_to_end(r, dir_, log, nullptr, step.offset);
@@ -232,12 +232,12 @@ TEST_P(JobProtocol, StartingTwiceStartsOneJob) {
     mlt::test::LocalRemote r(shell());
     const long pgid = start(r, "echo launched >> launches.txt; sleep 1000");
     // A retry after a lost reply, or a --resume of a run cut while starting.
-    EXPECT_EQ(mlt::start_job(r, dir_, "m", "run-1"), pgid);
+    EXPECT_EQ(job(r).start_job("run-1"), pgid);
     auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
     while (!exists("launches.txt") && std::chrono::steady_clock::now() < deadline)
         std::this_thread::sleep_for(std::chrono::milliseconds(20));
     EXPECT_EQ(read("launches.txt"), "launched\n");
-    EXPECT_TRUE(mlt::stop_job(r, dir_, "m", 1, nullptr));
+    EXPECT_TRUE(job(r).stop_job(1, nullptr));
 }
 
 TEST_P(JobProtocol, AnotherRunsJobDirIsRefusedAsAConflict) {
@@ -245,17 +245,17 @@ TEST_P(JobProtocol, AnotherRunsJobDirIsRefusedAsAConflict) {
     start(r, "sleep 1000", {}, "mine");
     const std::string other = "other";
     try {
-        mlt::follow_log(r, dir_, "m", mlt::Task::job, &other, 0, 1, [](std::string_view) {});
+        job(r).follow_log(mlt::Task::job, &other, 0, 1, [](std::string_view) {});
         FAIL() << "followed another run's log";
     } catch (const mlt::Error& e) {
         EXPECT_EQ(e.code(), mlt::exit_code::kConflict) << e.what();
     }
-    EXPECT_THROW(mlt::start_job(r, dir_, "m", other), mlt::Error);
-    EXPECT_THROW(mlt::stop_job(r, dir_, "m", 1, &other), mlt::Error);
-    EXPECT_THROW(mlt::set_run_phase(r, dir_, "m", other, mlt::RunPhase::finished), mlt::Error);
+    EXPECT_THROW(job(r).start_job(other), mlt::Error);
+    EXPECT_THROW(job(r).stop_job(1, &other), mlt::Error);
+    EXPECT_THROW(job(r).set_run_phase(other, mlt::RunPhase::finished), mlt::Error);
     EXPECT_TRUE(group_alive(std::stol(read(".mlt/m/pid")))) << "the other run's stop hit it";
     const std::string mine = "mine";
-    EXPECT_TRUE(mlt::stop_job(r, dir_, "m", 1, &mine));
+    EXPECT_TRUE(job(r).stop_job(1, &mine));
 }
 
 TEST_P(JobProtocol, AJobWhoseDirWasTakenOverRecordsNothing) {
@@ -277,11 +277,11 @@ TEST_P(JobProtocol, StartupCdDoesNotLoseTheStatusOrTheArchiveHash) {
     mlt::test::LocalRemote r(shell());
     mlt::WrapperSpec w = wrapper("run-1", "echo zip > \"$OLDPWD/m.mltk.zip\"; exit 3");
     w.startup_cmds = {"mkdir -p elsewhere && cd elsewhere"};
-    ASSERT_TRUE(mlt::acquire_run(r, dir_, "m", new_run(w)));
-    mlt::start_job(r, dir_, "m", "run-1");
+    ASSERT_TRUE(job(r).acquire_run(new_run(w)));
+    job(r).start_job("run-1");
     std::string log;
     follow_to_end(r, dir_, log);
-    const mlt::JobResult result = mlt::read_job_result(r, dir_, "m");
+    const mlt::JobResult result = job(r).read_job_result();
     EXPECT_EQ(result.exit_status, 3) << log;
     EXPECT_EQ(result.sha256.size(), 64u) << log;
 }
@@ -303,14 +303,14 @@ TEST_P(JobProtocol, UserCommandsRunAsOneLoginBatch) {
                 "echo \"[$MLT_FROM_PROFILE][$X][$(basename \"$PWD\")][$MLT_LOG_DIR]\"; "
                 "printf zip > \"$MLT_REMOTE_DIR/m.mltk.zip\"; [[ $X == 42 ]] && exit 7");
     w.startup_cmds = {"mkdir -p sub && cd sub", "X=42", "[[ -n $X ]] && echo bash-syntax-ok"};
-    ASSERT_TRUE(mlt::acquire_run(r, dir_, "m", new_run(w)));
-    mlt::start_job(r, dir_, "m", "run-1");
+    ASSERT_TRUE(job(r).acquire_run(new_run(w)));
+    job(r).start_job("run-1");
     std::string log;
     follow_to_end(r, dir_, log);
     ::setenv("HOME", saved.c_str(), 1);
     EXPECT_NE(log.find("bash-syntax-ok\n"), std::string::npos) << log;
     EXPECT_NE(log.find("[from-profile][42][sub][" + dir_ + "/logs]"), std::string::npos) << log;
-    const mlt::JobResult result = mlt::read_job_result(r, dir_, "m");
+    const mlt::JobResult result = job(r).read_job_result();
     EXPECT_EQ(result.exit_status, 7) << log;
     EXPECT_EQ(result.sha256.size(), 64u) << log;
     EXPECT_EQ(result.log_dir, dir_ + "/logs");
@@ -332,21 +332,21 @@ TEST_P(JobProtocol, AnOpenLogDirIsAskedOfTheRemoteMltk) {
     w.mltk_train = true;
     w.environment = {{"PYTHONPATH", fake}};
     w.startup_cmds = {};
-    ASSERT_TRUE(mlt::acquire_run(r, dir_, "m", new_run(w)));
-    mlt::start_job(r, dir_, "m", "run-1");
+    ASSERT_TRUE(job(r).acquire_run(new_run(w)));
+    job(r).start_job("run-1");
     std::string log;
     follow_to_end(r, dir_, log);
-    EXPECT_EQ(mlt::read_job_result(r, dir_, "m").log_dir, "/asked/of/mltk") << log;
+    EXPECT_EQ(job(r).read_job_result().log_dir, "/asked/of/mltk") << log;
 
     // No MLTK there: MLTK's default, under the remote MLTK_CACHE_DIR.
-    mlt::release_run(r, dir_, "m", "run-1");
+    job(r).release_run("run-1");
     w.run_id = "run-2";
     w.environment = {{"MLTK_CACHE_DIR", dir_ + "/cache"}, {"PYTHONPATH", dir_ + "/none"}};
-    ASSERT_TRUE(mlt::acquire_run(r, dir_, "m", new_run(w)));
-    mlt::start_job(r, dir_, "m", "run-2");
+    ASSERT_TRUE(job(r).acquire_run(new_run(w)));
+    job(r).start_job("run-2");
     log.clear();
     follow_to_end(r, dir_, log);
-    EXPECT_EQ(mlt::read_job_result(r, dir_, "m").log_dir, dir_ + "/cache/models/m") << log;
+    EXPECT_EQ(job(r).read_job_result().log_dir, dir_ + "/cache/models/m") << log;
     EXPECT_TRUE(fs::is_directory(dir_ + "/cache/models/m"));
 }
 
@@ -364,11 +364,11 @@ TEST_P(JobProtocol, ANewVenvGetsMltkPinnedThenLatest) {
     w.create_venv = true;
     std::tie(w.venv_packages, w.venv_fallback_packages) = mlt::default_venv_packages("0.20.0");
     w.environment = {{"PATH", bin + ":$PATH"}};
-    ASSERT_TRUE(mlt::acquire_run(r, dir_, "m", new_run(w)));
-    mlt::start_job(r, dir_, "m", "run-1");
+    ASSERT_TRUE(job(r).acquire_run(new_run(w)));
+    job(r).start_job("run-1");
     std::string log;
     follow_to_end(r, dir_, log);
-    EXPECT_EQ(mlt::read_job_result(r, dir_, "m").exit_status, 0) << log;
+    EXPECT_EQ(job(r).read_job_result().exit_status, 0) << log;
     EXPECT_NE(log.find("venv=yes"), std::string::npos) << log;
     EXPECT_EQ(read("pip.log"),
               "pip install wheel silabs-mltk==0.20.0\n"
@@ -399,17 +399,17 @@ TEST_P(JobProtocol, AVenvWhoseInstallFailedIsRepairedByTheNextRun) {
         w.create_venv = true;
         w.venv_packages = {"silabs-mltk"};
         w.environment = {{"PATH", bin + ":$PATH"}};
-        EXPECT_TRUE(mlt::acquire_run(r, dir_, "m", new_run(w)));
-        mlt::start_job(r, dir_, "m", id);
+        EXPECT_TRUE(job(r).acquire_run(new_run(w)));
+        job(r).start_job(id);
         std::string log;
         follow_to_end(r, dir_, log);
-        mlt::release_run(r, dir_, "m", id);
+        job(r).release_run(id);
         return log;
     };
     const std::string first = run("run-1");
-    EXPECT_EQ(mlt::read_job_result(r, dir_, "m").exit_status, 1) << first;
+    EXPECT_EQ(job(r).read_job_result().exit_status, 1) << first;
     const std::string second = run("run-2");
-    EXPECT_EQ(mlt::read_job_result(r, dir_, "m").exit_status, 0) << second;
+    EXPECT_EQ(job(r).read_job_result().exit_status, 0) << second;
     EXPECT_NE(second.find("fake-mltk-ran"), std::string::npos) << second;
     EXPECT_EQ(read("pip.log"), "pip install silabs-mltk\npip install silabs-mltk\n");
     // Complete now: a third run installs nothing.
@@ -426,11 +426,11 @@ TEST_P(JobProtocol, ACommandNotFoundInTheVenvNamesTheVenvAndTheFix) {
     w.venv_packages = {};
     fs::create_directories(dir_ + "/.venv/bin");
     mlt::write_file_atomic(dir_ + "/.venv/bin/activate", "true\n", 0644);
-    ASSERT_TRUE(mlt::acquire_run(r, dir_, "m", new_run(w)));
-    mlt::start_job(r, dir_, "m", "run-1");
+    ASSERT_TRUE(job(r).acquire_run(new_run(w)));
+    job(r).start_job("run-1");
     std::string log;
     follow_to_end(r, dir_, log);
-    EXPECT_EQ(mlt::read_job_result(r, dir_, "m").exit_status, 127) << log;
+    EXPECT_EQ(job(r).read_job_result().exit_status, 127) << log;
     EXPECT_NE(log.find("was not found in the venv " + dir_ + "/.venv"), std::string::npos) << log;
     EXPECT_NE(log.find("rm -rf"), std::string::npos) << log;
 }
@@ -439,13 +439,13 @@ TEST_P(JobProtocol, FailingStartupStopsBeforeTraining) {
     mlt::test::LocalRemote r(shell());
     mlt::WrapperSpec w = wrapper("run-1", "echo training-ran");
     w.startup_cmds = {"false", "echo second-startup"};
-    ASSERT_TRUE(mlt::acquire_run(r, dir_, "m", new_run(w)));
-    mlt::start_job(r, dir_, "m", "run-1");
+    ASSERT_TRUE(job(r).acquire_run(new_run(w)));
+    job(r).start_job("run-1");
     std::string log;
     follow_to_end(r, dir_, log);
     EXPECT_EQ(log.find("second-startup\n"), std::string::npos) << log;
     EXPECT_EQ(log.find("training-ran\n"), std::string::npos) << log;
-    EXPECT_EQ(mlt::read_job_result(r, dir_, "m").exit_status, 1);
+    EXPECT_EQ(job(r).read_job_result().exit_status, 1);
 }
 
 // As MLTK's `export NAME="value"`: variables, command substitution and backquotes expand on
@@ -475,16 +475,16 @@ TEST_P(JobProtocol, ShutdownRunsOncePerRunAndRecordsTheLastFailure) {
                                    {{"WHO", "$USER"}},
                                    false,
                                    {"echo shut >> shut.txt", "false", "echo after >> shut.txt"}});
-    EXPECT_TRUE(mlt::start_shutdown(r, dir_, "m", "run-1", script));
-    EXPECT_FALSE(mlt::start_shutdown(r, dir_, "m", "run-1", script));  // a retry: not again
+    EXPECT_TRUE(job(r).start_shutdown("run-1", script));
+    EXPECT_FALSE(job(r).start_shutdown("run-1", script));  // a retry: not again
     std::string out;
     const std::string run = "run-1";
     uint64_t offset = 0;
-    mlt::follow_to_end(r, dir_, "m", mlt::Task::shutdown, &run, offset, 1,
-                       [&](std::string_view d) { out += d; });
+    job(r).follow_to_end(mlt::Task::shutdown, &run, offset, 1,
+                         [&](std::string_view d) { out += d; });
     EXPECT_EQ(read("shut.txt"), "shut\nafter\n");
     EXPECT_NE(out.find("shutdown command failed: false (exit status 1)"), std::string::npos) << out;
-    EXPECT_EQ(mlt::read_shutdown_status(r, dir_, "m"), 1);
+    EXPECT_EQ(job(r).read_shutdown_status(), 1);
 }
 
 TEST_P(JobProtocol, StopKillsTheWholeProcessGroup) {
@@ -496,17 +496,17 @@ TEST_P(JobProtocol, StopKillsTheWholeProcessGroup) {
     while (!fs::exists(dir_ + "/child.pid") && std::chrono::steady_clock::now() < deadline)
         std::this_thread::sleep_for(std::chrono::milliseconds(20));
     ASSERT_TRUE(fs::exists(dir_ + "/child.pid"));
-    auto jobs = mlt::query_jobs(r, dir_, "m");
+    auto jobs = job(r).query_jobs();
     ASSERT_EQ(jobs.size(), 1u);
     EXPECT_EQ(jobs[0].state, mlt::JobState::running);
     EXPECT_EQ(jobs[0].pgid, pgid);
     EXPECT_EQ(jobs[0].run_id, "run-1");
     EXPECT_EQ(jobs[0].phase, "running");
 
-    EXPECT_TRUE(mlt::stop_job(r, dir_, "m", 1));
+    EXPECT_TRUE(job(r).stop_job(1));
     EXPECT_FALSE(group_alive(pgid));  // the wrapper, the TERM-proof loop and the grandchild
-    EXPECT_EQ(mlt::read_job_result(r, dir_, "m").exit_status, 137);  // recorded by the stopper
-    EXPECT_FALSE(mlt::stop_job(r, dir_, "m", 1));                    // nothing left to stop
+    EXPECT_EQ(job(r).read_job_result().exit_status, 137);  // recorded by the stopper
+    EXPECT_FALSE(job(r).stop_job(1));                      // nothing left to stop
 }
 
 // A process that left the job's group (setsid) is still the job's: when the wrapper dies
@@ -525,30 +525,30 @@ TEST_P(JobProtocol, AProcessThatLeftTheGroupIsStillTheJob) {
         std::this_thread::sleep_for(std::chrono::milliseconds(20));
     const long escaped = std::strtol(read("escaped.pid").c_str(), nullptr, 10);
     ASSERT_GT(escaped, 1) << log;
-    mlt::release_run(r, dir_, "m", "run-1");
+    job(r).release_run("run-1");
 
-    EXPECT_FALSE(mlt::acquire_run(r, dir_, "m", new_run(wrapper("run-2", "true"))));
+    EXPECT_FALSE(job(r).acquire_run(new_run(wrapper("run-2", "true"))));
     EXPECT_FALSE(exists(".mlt/m/lock"));
-    auto jobs = mlt::query_jobs(r, dir_, "m");
+    auto jobs = job(r).query_jobs();
     ASSERT_EQ(jobs.size(), 1u);
     EXPECT_EQ(jobs[0].state, mlt::JobState::running);
 
-    EXPECT_EQ(mlt::stop_and_release(r, dir_, "m", 1), mlt::StopOutcome::stopped);
+    EXPECT_EQ(job(r).stop_and_release(1), mlt::StopOutcome::stopped);
     std::ifstream stat("/proc/" + std::to_string(escaped) + "/stat");
     std::string line;
     std::getline(stat, line);  // gone, or a zombie (state Z after the ')')
     const auto close = line.rfind(')');
     EXPECT_TRUE(close == std::string::npos || line.compare(close + 2, 1, "Z") == 0)
         << "it survived the stop: " << line;
-    EXPECT_EQ(mlt::read_job_result(r, dir_, "m").stopped_with, 143);
-    EXPECT_TRUE(mlt::acquire_run(r, dir_, "m", new_run(wrapper("run-2", "true"))));
+    EXPECT_EQ(job(r).read_job_result().stopped_with, 143);
+    EXPECT_TRUE(job(r).acquire_run(new_run(wrapper("run-2", "true"))));
 }
 
 TEST_P(JobProtocol, TermIsRecordedByTheWrapper) {
     mlt::test::LocalRemote r(shell());
     start(r, "sleep 1000");
-    EXPECT_TRUE(mlt::stop_job(r, dir_, "m", 5));
-    EXPECT_EQ(mlt::read_job_result(r, dir_, "m").exit_status, 143);
+    EXPECT_TRUE(job(r).stop_job(5));
+    EXPECT_EQ(job(r).read_job_result().exit_status, 143);
 }
 
 TEST(JobPlaceholders, FilledQuotedAndUnknownKept) {

@@ -22,8 +22,8 @@ class JobRoundTrips : public mlt::test::JobFixture {
     mlt::FollowStep follow_job(mlt::Remote& r, std::string& log) {
         const std::string run = "run-1";
         uint64_t offset = 0;
-        return mlt::follow_to_end(r, dir_, "m", mlt::Task::job, &run, offset, 5,
-                                  [&](std::string_view d) { log += d; });
+        return job(r).follow_to_end(mlt::Task::job, &run, offset, 5,
+                                    [&](std::string_view d) { log += d; });
     }
 };
 
@@ -36,7 +36,7 @@ TEST_P(JobRoundTrips, TheFollowThatSeesTheEndReportsTheResultAndRecordsFinished)
     ASSERT_TRUE(step.ended);
     ASSERT_TRUE(step.result) << "no result came with the follow's end";
     // The same as a round trip of its own would read.
-    const mlt::JobResult asked = mlt::read_job_result(r, dir_, "m");
+    const mlt::JobResult asked = job(r).read_job_result();
     EXPECT_EQ(step.result->run_id, "run-1");
     EXPECT_EQ(step.result->exit_status, 3);
     EXPECT_EQ(step.result->sha256, asked.sha256);
@@ -71,7 +71,7 @@ TEST_P(JobRoundTrips, ASegmentThatRunsOutOfTimeHasNoResultAndRecordsNothing) {
     start(r, "while [ ! -f gate ]; do sleep 0.05; done");
     const std::string run = "run-1";
     const mlt::FollowStep step =
-        mlt::follow_log(r, dir_, "m", mlt::Task::job, &run, 0, 1, [](std::string_view) {});
+        job(r).follow_log(mlt::Task::job, &run, 0, 1, [](std::string_view) {});
     EXPECT_FALSE(step.ended);
     EXPECT_FALSE(step.result);
     EXPECT_NE(read(".mlt/m/lock").find("phase=running\n"), std::string::npos);
@@ -100,7 +100,7 @@ TEST_P(JobRoundTrips, AFollowLeftBehindDoesNotUndoCollected) {
     std::string log;
     follow_job(r, log);
     // A newer mlt of the run collected; the follow of the mlt it replaced ends only now.
-    mlt::set_run_phase(r, dir_, "m", "run-1", mlt::RunPhase::collected);
+    job(r).set_run_phase("run-1", mlt::RunPhase::collected);
     const mlt::FollowStep step = follow_job(r, log);
     EXPECT_TRUE(step.result);
     EXPECT_NE(read(".mlt/m/lock").find("phase=collected\n"), std::string::npos)
@@ -115,20 +115,20 @@ TEST_P(JobRoundTrips, ShutdownStartRecordsCollectedAndItsFollowReportsTheStatus)
     const std::string script =
         mlt::make_shutdown_script({"m", "run-1", {}, false, {"echo shut >> shut.txt", "exit 4"}});
     const int before = r.commands_run;
-    EXPECT_TRUE(mlt::start_shutdown(r, dir_, "m", "run-1", script, true));
+    EXPECT_TRUE(job(r).start_shutdown("run-1", script, true));
     EXPECT_EQ(r.commands_run - before, 1);
     EXPECT_NE(read(".mlt/m/lock").find("phase=collected\n"), std::string::npos)
         << read(".mlt/m/lock");
     // A retry (a lost reply) records it again and starts nothing.
-    EXPECT_FALSE(mlt::start_shutdown(r, dir_, "m", "run-1", script, true));
+    EXPECT_FALSE(job(r).start_shutdown("run-1", script, true));
     const std::string run = "run-1";
     uint64_t offset = 0;
     std::string out;
-    const mlt::FollowStep step = mlt::follow_to_end(r, dir_, "m", mlt::Task::shutdown, &run, offset,
-                                                    5, [&](std::string_view d) { out += d; });
+    const mlt::FollowStep step = job(r).follow_to_end(mlt::Task::shutdown, &run, offset, 5,
+                                                      [&](std::string_view d) { out += d; });
     ASSERT_TRUE(step.result);
     EXPECT_EQ(step.result->exit_status, 4);
-    EXPECT_EQ(step.result->exit_status, mlt::read_shutdown_status(r, dir_, "m"));
+    EXPECT_EQ(step.result->exit_status, job(r).read_shutdown_status());
     EXPECT_EQ(read("shut.txt"), "shut\n");
     EXPECT_EQ(out, read(".mlt/m/shutdown.log"));
 }
@@ -141,7 +141,7 @@ TEST_P(JobRoundTrips, ShutdownStartWithAnotherRunsLockStartsNothing) {
     std::filesystem::remove(dir_ + "/.mlt/m/lock");  // released by a stop meanwhile
     const std::string script =
         mlt::make_shutdown_script({"m", "run-1", {}, false, {"echo shut >> shut.txt"}});
-    EXPECT_THROW(mlt::start_shutdown(r, dir_, "m", "run-1", script, true), mlt::Error);
+    EXPECT_THROW(job(r).start_shutdown("run-1", script, true), mlt::Error);
     EXPECT_FALSE(exists(".mlt/m/shutdown.started"));
     EXPECT_FALSE(exists(".mlt/m/lock"));
 }

@@ -106,7 +106,7 @@ TEST(JobStatus, AStatusThatIsNotANumberIsNoStatus) {
 
 TEST(JobStatus, OneModelOnly) {
     FakeRemote remote({0, "", ""});
-    EXPECT_TRUE(mlt::query_jobs(remote, "/w s", "my_model").empty());
+    EXPECT_TRUE(mlt::JobDir(remote, "/w s", "my_model").query_jobs().empty());
     EXPECT_NE(remote.last_command.find("mlt_rd='/w s'\n"), std::string::npos);
     EXPECT_NE(remote.last_command.find("mlt_model=my_model\n"), std::string::npos);
 }
@@ -193,9 +193,9 @@ class JobStatusOfARealJob : public mlt::test::JobFixture {};
 
 TEST_P(JobStatusOfARealJob, ARunningThenFinishedJobAndAMissingDir) {
     mlt::test::LocalRemote r(shell());
-    EXPECT_TRUE(mlt::query_jobs(r, dir_ + "/missing").empty());
+    EXPECT_TRUE(mlt::JobDir(r, dir_ + "/missing", "m").query_jobs().empty());
     const long pgid = start(r, "while [ ! -f gate ]; do sleep 0.05; done; exit 4");
-    std::vector<mlt::JobStatus> jobs = mlt::query_jobs(r, dir_);
+    std::vector<mlt::JobStatus> jobs = job(r).query_jobs();
     ASSERT_EQ(jobs.size(), 1u);
     EXPECT_EQ(jobs[0].model, "m");
     EXPECT_EQ(jobs[0].state, mlt::JobState::running);
@@ -208,14 +208,14 @@ TEST_P(JobStatusOfARealJob, ARunningThenFinishedJobAndAMissingDir) {
     std::ofstream(dir_ + "/gate").put('\n');
     std::string log;
     mlt::test::follow_to_end(r, dir_, log);
-    // The follow recorded phase finished; another model's dir holds no job.
+    // The follow recorded phase finished; another model's dir is listed with every model's.
     std::filesystem::create_directories(dir_ + "/.mlt/other");
-    jobs = mlt::query_jobs(r, dir_, "m");
+    jobs = job(r).query_jobs();
     ASSERT_EQ(jobs.size(), 1u);
     EXPECT_EQ(jobs[0].state, mlt::JobState::finished);
     EXPECT_EQ(jobs[0].exit_status, 4);
     EXPECT_GT(jobs[0].logged, 0);
-    EXPECT_TRUE(mlt::query_jobs(r, dir_, "none").empty());
+    EXPECT_TRUE(mlt::JobDir(r, dir_, "none").query_jobs().empty());
     EXPECT_EQ(mlt::query_jobs(r, dir_).size(), 2u);
 }
 

@@ -1,4 +1,4 @@
-# The jobs of a remote dir (query_jobs in status.cpp), one line per job:
+# The jobs of a remote dir (query_jobs, JobDir::query_jobs in status.cpp), one line per job:
 # job<TAB>model<TAB>pgid<TAB>alive<TAB>started<TAB>exit_status<TAB>now<TAB>locked<TAB>run id
 # <TAB>phase<TAB>clean<TAB>attempt<TAB>moved<TAB>logged. The run id comes from the lock while there
 # is one, else from the run_id file; started from the lock, else from the run's start marker; moved:
