@@ -68,18 +68,18 @@ int run_tensorboard(const SshCommandLine& cli, const std::string& model, bool te
     const Target target = one_target(m, "tensorboard");
     Session session = Session::open(target.connect);
     SessionRemote remote(session);
-    start_tensorboard(remote, target.remote_dir, m.model.name, port);
+    JobDir(remote, target.remote_dir, m.model.name).start_tensorboard(port);
     try {
         forward_until_ctrl_c(session, local_port < 0 ? port : local_port, port);
     } catch (...) {
         try {
-            stop_tensorboard(remote, target.remote_dir, m.model.name);
+            JobDir(remote, target.remote_dir, m.model.name).stop_tensorboard();
         } catch (const Error& e) {
             spdlog::warn("tensorboard on {} may still run: {}", remote.name(), e.what());
         }
         throw;
     }
-    stop_tensorboard(remote, target.remote_dir, m.model.name);
+    JobDir(remote, target.remote_dir, m.model.name).stop_tensorboard();
     std::printf("stopped tensorboard on %s\n", remote.name().c_str());
     return exit_code::kOk;
 }

@@ -51,10 +51,10 @@ int show_log(const Target& t, const std::string& model, bool follow, bool raw, R
     ConsoleFilter shown(raw);
     const auto print = [&out, &shown](std::string_view d) { out.console(shown.feed(d)); };
     try {
-        uint64_t offset = read_log(remote, t.remote_dir, model, Task::job, 0, print);
+        uint64_t offset = JobDir(remote, t.remote_dir, model).read_log(Task::job, 0, print);
         if (follow)
-            follow_to_end(remote, t.remote_dir, model, Task::job, nullptr, offset,
-                          kFollowSegmentSeconds, print);
+            JobDir(remote, t.remote_dir, model)
+                .follow_to_end(Task::job, nullptr, offset, kFollowSegmentSeconds, print);
     } catch (const Error& e) {
         if (!is_signal(e.kind())) throw;
         return e.code();
@@ -117,7 +117,7 @@ int run_stop(const SshCommandLine& cli, const std::string& model, bool test) {
         Reporter& out = nodes > 1 ? prefixed : reporter();
         Session session = Session::open(t.connect);
         SessionRemote remote(session);
-        switch (stop_and_release(remote, t.remote_dir, c.model.name, 10)) {
+        switch (JobDir(remote, t.remote_dir, c.model.name).stop_and_release(10)) {
             case StopOutcome::stopped:
                 out.notice("stopped the job of " + c.model.name);
                 break;
@@ -148,12 +148,13 @@ int run_download(const SshCommandLine& cli, const std::string& model, bool test)
     // dir's listing (a guess that misses costs those bytes, not a round trip).
     const auto [copy_run, copy_size] = console.copy_of();
     if (!copy_run.empty()) {
-        read_log_ahead_on_guess(remote, c.target.remote_dir, c.model.name, Task::job, copy_size);
+        JobDir(remote, c.target.remote_dir, c.model.name)
+            .read_log_ahead_on_guess(Task::job, copy_size);
         JobResult guessed;
         guessed.run_id = copy_run;
         collect_results_ahead(remote, plan, guessed, true);
     }
-    const JobResult result = read_job_result(remote, c.target.remote_dir, c.model.name);
+    const JobResult result = JobDir(remote, c.target.remote_dir, c.model.name).read_job_result();
     if (result.run_id.empty()) {
         // No job dir of a known run (a wrong host or remote dir, or an old mlt's job): the
         // local copy of the last run's console log stays as it is.
@@ -162,8 +163,8 @@ int run_download(const SshCommandLine& cli, const std::string& model, bool test)
     } else {
         const uint64_t offset = console.open(result.run_id);
         collect_results_ahead(remote, plan, result, false);  // goes with the console's read
-        read_log(remote, c.target.remote_dir, c.model.name, Task::job, offset,
-                 [&](std::string_view d) { console.append(d); });
+        JobDir(remote, c.target.remote_dir, c.model.name)
+            .read_log(Task::job, offset, [&](std::string_view d) { console.append(d); });
     }
     collect_results(remote, plan, result,
                     checked_compression([&]() -> Remote& { return remote; }, plan.compression),

@@ -10,6 +10,7 @@
 #include "mlt/commands/model.h"
 #include "mlt/commands/model_settings.h"
 #include "mlt/commands/status.h"
+#include "mlt/job/job.h"
 #include "mlt/ssh/remote.h"
 #include "mlt/train/watch/gpu_watch.h"
 #include "mlt/transfer/progress.h"
@@ -44,6 +45,13 @@ std::optional<std::string> last_sample_line(const std::string& local_logs,
     return "last sample (" + std::string(when) + "): " + out;
 }
 
+// The jobs `status` shows: the model's, or every model's when none was named.
+std::vector<JobStatus> jobs_of(Remote& remote, const std::string& remote_dir,
+                               const std::string& name) {
+    return name.empty() ? query_jobs(remote, remote_dir)
+                        : JobDir(remote, remote_dir, name).query_jobs();
+}
+
 }  // namespace
 
 int run_status(const SshCommandLine& cli, const std::string& model) {
@@ -54,7 +62,7 @@ int run_status(const SshCommandLine& cli, const std::string& model) {
         const Target& target = m.targets.front();
         Session session = Session::open(target.connect);
         SessionRemote remote(session);
-        auto jobs = query_jobs(remote, target.remote_dir, name);
+        auto jobs = jobs_of(remote, target.remote_dir, name);
         std::fputs(format_jobs(jobs, target.remote_dir, remote.name()).c_str(), stdout);
         if (!jobs.empty())
             if (auto line = last_sample_line(local_log_dir(name), jobs.front().run_id))
@@ -74,7 +82,7 @@ int run_status(const SshCommandLine& cli, const std::string& model) {
             Session session = Session::open(target.connect);
             SessionRemote remote(session);
             node.host = remote.name();
-            node.jobs = query_jobs(remote, target.remote_dir, name);
+            node.jobs = jobs_of(remote, target.remote_dir, name);
         } catch (const Error& e) {
             if (is_signal(e.kind())) throw;
             node.problem = e.what();

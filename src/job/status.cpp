@@ -1,3 +1,4 @@
+// The state of a remote dir's jobs (status.sh) and how it is shown.
 #include "mlt/job/status.h"
 
 #include <algorithm>
@@ -5,47 +6,13 @@
 #include <ctime>
 #include <sstream>
 
-#include "alive.h"
+#include "job_shell.h"
 #include "mlt/util/error.h"
-#include "mlt/util/shell.h"
 #include "mlt/util/text.h"
 
 namespace mlt {
 
 namespace {
-
-// One line per job: job<TAB>model<TAB>pgid<TAB>alive<TAB>started<TAB>exit_status<TAB>now
-// <TAB>locked<TAB>run id<TAB>phase<TAB>clean<TAB>attempt<TAB>moved<TAB>logged. The run id comes
-// from the lock while there is one, else from the run_id file; started from the lock, else from
-// the run's start marker; moved: where the lock says its run went (mark_run_moved); logged: the
-// console log's last change (epoch seconds). The model names were validated; what the files
-// hold is the host's word, checked by the reader.
-constexpr const char* kStatusScript = R"sh(
-for d in $MLT_JOBS; do
-  [ -d "$d" ] || continue
-  m=${d%/}; m=${m##*/}
-  pgid=$(cat "$d/pid" 2>/dev/null)
-  alive=0; locked=0; phase=; clean=; attempt=; moved=
-  if [ -f "$d/lock" ]; then
-    locked=1
-    started=$(sed -n 's/^started=//p' "$d/lock" 2>/dev/null)
-    run=$(sed -n 's/^run=//p' "$d/lock" 2>/dev/null)
-    phase=$(sed -n 's/^phase=//p' "$d/lock" 2>/dev/null)
-    clean=$(sed -n 's/^clean=//p' "$d/lock" 2>/dev/null)
-    attempt=$(sed -n 's/^attempt=//p' "$d/lock" 2>/dev/null)
-    moved=$(sed -n 's/^moved=//p' "$d/lock" 2>/dev/null | head -n 1 | cut -c 1-200)
-  else
-    started=$(date -r "$d/started" +%s 2>/dev/null)
-    run=$(cat "$d/run_id" 2>/dev/null)
-  fi
-  if mlt_job_alive "$pgid" "$(cat "$d/run_id" 2>/dev/null)" "$d"; then alive=1; fi
-  # After the liveness check: a job that ended just before it wrote its status first, so it
-  # is never taken for one lost without a status.
-  ex=$(cat "$d/exit_status" 2>/dev/null)
-  logged=$(date -r "$d/console.log" +%s 2>/dev/null)
-  printf 'job\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$m" "$pgid" "$alive" "$started" "$ex" "$(date +%s)" "$locked" "$run" "$phase" "$clean" "$attempt" "$moved" "$logged"
-done
-)sh";
 
 long to_long(const std::string& s) {
     // A half-written file reads as "unknown", never as an error.
@@ -89,19 +56,19 @@ void validate_model_name(const std::string& name) {
                           "use letters, digits, '.', '_' and '-' (it names a remote directory)");
 }
 
-std::vector<JobStatus> query_jobs(Remote& remote, const std::string& remote_dir,
-                                  const std::string& model) {
-    if (!model.empty()) validate_model_name(model);
-    // The glob (or the one directory) is chosen here and handed over as a variable, so the
-    // script itself stays a constant.
-    const std::string jobs = model.empty() ? ".mlt/*/" : ".mlt/" + model + "/";
-    const std::string command = "cd " + shell_quote_path(remote_dir) +
-                                " 2>/dev/null || exit 0; MLT_JOBS=" + shell_quote(jobs) + "; " +
-                                std::string(job_detail::kAliveFunction) + kStatusScript;
-    RemoteOutput out = remote.run(command);
-    if (out.exit_status != 0)
-        throw remote_failure(remote, "reading the job state", out.exit_status, out.err,
-                             "check that the remote has a POSIX shell; run with -v");
+namespace {
+
+// The jobs status.sh reports under `remote_dir` (only `model`'s, or every model's).
+std::vector<JobStatus> read_jobs(Remote& remote, const std::string& remote_dir,
+                                 const std::string& model) {
+    job_detail::ShellCommand command;
+    command.path("mlt_rd", remote_dir)
+        .set("mlt_model", model)
+        .add(scripts::job_alive)
+        .add(scripts::job_status);
+    const RemoteOutput out =
+        job_detail::run_or_fail(remote, command, "reading the job state",
+                                "check that the remote has a POSIX shell; run with -v");
     std::vector<JobStatus> result;
     std::istringstream lines(out.out);
     std::string line;
@@ -126,6 +93,17 @@ std::vector<JobStatus> query_jobs(Remote& remote, const std::string& remote_dir,
         result.push_back(std::move(job));
     }
     return result;
+}
+
+}  // namespace
+
+std::vector<JobStatus> JobDir::query_jobs() {
+    validate_model_name(model_);
+    return read_jobs(*remote_, remote_dir_, model_);
+}
+
+std::vector<JobStatus> query_jobs(Remote& remote, const std::string& remote_dir) {
+    return read_jobs(remote, remote_dir, "");
 }
 
 JobState job_state(bool locked, const std::string& phase, long pgid, bool alive,

@@ -1,6 +1,7 @@
 #pragma once
 // The fixture of the job protocol's tests against a real local shell (LocalRemote): a temp
-// remote dir, a wrapper spec, and a started job.
+// remote dir, a wrapper spec, and a started job. Its tests run once under each shell of
+// job_shells() (dash, BusyBox's sh): INSTANTIATE_JOB_SHELLS(Fixture) after them.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -36,17 +37,26 @@ inline bool group_alive(long pgid) {
     return false;
 }
 
-// Follows the job's log to its end (mlt::follow_to_end) into `log`; returns the offset.
+// Follows the job of model m in `dir` to its end (JobDir::follow_to_end) into `log`; returns
+// the offset.
 inline uint64_t follow_to_end(mlt::Remote& r, const std::string& dir, std::string& log,
                               const std::string* run_id = nullptr, uint64_t offset = 0,
                               int seconds = 1) {
-    mlt::follow_to_end(r, dir, "m", mlt::Task::job, run_id, offset, seconds,
+    mlt::JobDir(r, dir, "m")
+        .follow_to_end(mlt::Task::job, run_id, offset, seconds,
                        [&](std::string_view d) { log += d; });
     return offset;
 }
 
-class JobFixture : public ::testing::Test {
+// The test's name for a shell parameter: its name.
+inline std::string shell_param_name(const ::testing::TestParamInfo<std::string>& info) {
+    return info.param;
+}
+
+class JobFixture : public ::testing::TestWithParam<std::string> {
   protected:
+    // The shell this test runs the protocol with.
+    LocalShell shell() const { return local_shell(GetParam()); }
     void SetUp() override {
         char tmpl[] = "/tmp/mlt-job-XXXXXX";
         ASSERT_NE(::mkdtemp(tmpl), nullptr);
@@ -54,10 +64,12 @@ class JobFixture : public ::testing::Test {
     }
     void TearDown() override {
         // Never leave a test job behind.
-        mlt::test::LocalRemote r;
-        mlt::stop_job(r, dir_, "m", 1);
+        mlt::test::LocalRemote r(shell());
+        job(r).stop_job(1);
         fs::remove_all(dir_);
     }
+    // The job dir of model m in the test's remote dir, through `r`.
+    mlt::JobDir job(mlt::Remote& r) const { return mlt::JobDir(r, dir_, "m"); }
     std::string read(const std::string& rel) { return mlt::read_file(dir_ + "/" + rel); }
     bool exists(const std::string& rel) { return fs::exists(dir_ + "/" + rel); }
 
@@ -81,10 +93,15 @@ class JobFixture : public ::testing::Test {
                const std::string& run_id = "run-1") {
         mlt::WrapperSpec w = wrapper(run_id, train_cmd);
         w.environment = std::move(env);
-        EXPECT_TRUE(mlt::acquire_run(r, dir_, "m", new_run(w)));
-        return mlt::start_job(r, dir_, "m", run_id);
+        EXPECT_TRUE(job(r).acquire_run(new_run(w)));
+        return job(r).start_job(run_id);
     }
     std::string dir_;
 };
 
 }  // namespace mlt::test
+
+// Runs the tests of `fixture` (a JobFixture) under every shell of job_shells().
+#define INSTANTIATE_JOB_SHELLS(fixture)                                                     \
+    INSTANTIATE_TEST_SUITE_P(Shells, fixture, ::testing::ValuesIn(mlt::test::job_shells()), \
+                             mlt::test::shell_param_name)

@@ -1,6 +1,8 @@
 #pragma once
 // A Remote that runs commands on this machine with `sh -c`, with the real shell, tar and
-// coreutils: unit tests of the job and transfer logic use it instead of an SSH server.
+// coreutils: unit tests of the job and transfer logic use it instead of an SSH server. The
+// shell is /bin/sh, or one of the shells a host may have as sh (dash, BusyBox's), for the
+// tests that run the job protocol under each.
 
 #include <fcntl.h>
 #include <poll.h>
@@ -9,16 +11,86 @@
 
 #include <cerrno>
 #include <csignal>
+#include <cstdlib>
+#include <filesystem>
 #include <stdexcept>
 #include <string>
+#include <string_view>
+#include <system_error>
 #include <vector>
 
 #include "mlt/ssh/remote.h"
 
+extern char** environ;
+
 namespace mlt::test {
+
+// The shell a LocalRemote runs its commands with: `argv` before `-c COMMAND`, and a dir put
+// first on PATH (empty: none) whose `sh` is that shell, so that the `sh` a command starts
+// (the detached job, its sweeper) is the same shell.
+struct LocalShell {
+    std::string name;
+    std::vector<std::string> argv;
+    std::string path_dir;
+};
+
+// The host's /bin/sh.
+inline LocalShell system_shell() {
+    return {"sh", {"/bin/sh"}, ""};
+}
+
+// A shell found on PATH as `program` (then `args`), with a dir of its own where `sh` runs
+// it (under HOME, which the unit tests make a temporary dir). A missing program gives a
+// shell that cannot start: the tests that use it fail.
+inline LocalShell shell_on_path(const std::string& name, const std::string& program,
+                                const std::vector<std::string>& args) {
+    std::string found = program;
+    if (const char* path = std::getenv("PATH")) {
+        std::string dirs = path;
+        for (size_t start = 0; start <= dirs.size();) {
+            size_t end = dirs.find(':', start);
+            if (end == std::string::npos) end = dirs.size();
+            const std::string candidate = dirs.substr(start, end - start) + "/" + program;
+            if (end > start && ::access(candidate.c_str(), X_OK) == 0) {
+                found = candidate;
+                break;
+            }
+            start = end + 1;
+        }
+    }
+    const char* home = std::getenv("HOME");
+    const std::string dir = std::string(home ? home : "/tmp") + "/.mlt-test-shells/" + name;
+    std::error_code ec;
+    std::filesystem::create_directories(dir, ec);
+    // A link named sh: BusyBox picks its applet by the name it was started as.
+    const std::string sh = dir + "/sh";
+    if (!std::filesystem::is_symlink(sh, ec)) {
+        const std::string tmp = sh + "." + std::to_string(::getpid());
+        std::filesystem::create_symlink(found, tmp, ec);
+        std::filesystem::rename(tmp, sh, ec);
+    }
+    std::vector<std::string> argv{found};
+    argv.insert(argv.end(), args.begin(), args.end());
+    return {name, argv, dir};
+}
+
+// The shells the job protocol's tests run under, by name (test parameters are made before
+// HOME is the test's): "dash" and BusyBox's sh, "busybox".
+inline std::vector<std::string> job_shells() {
+    return {"dash", "busybox"};
+}
+
+// The shell of that name ("sh": the host's /bin/sh).
+inline LocalShell local_shell(const std::string& name) {
+    if (name == "dash") return shell_on_path("dash", "dash", {});
+    if (name == "busybox") return shell_on_path("busybox", "busybox", {"sh"});
+    return system_shell();
+}
 
 class LocalRemote : public Remote {
   public:
+    explicit LocalRemote(LocalShell shell = system_shell()) : shell_(std::move(shell)) {}
+
     const std::string& name() const override { return name_; }
 
     RemoteOutput run(const std::string& command, std::string_view input = {}) override {
@@ -33,6 +105,12 @@ class LocalRemote : public Remote {
                const OutputSink& on_stderr) override {
         ++commands_run;
         commands.push_back(command);
+        // Everything exec needs is made before the fork: the child of a threaded process may
+        // only call async-signal-safe functions.
+        std::vector<std::string> words = shell_.argv, env_words = environment();
+        words.push_back("-c");
+        words.push_back(command);
+        const std::vector<char*> argv = pointers(words), envp = pointers(env_words);
         int in[2], out[2], err[2];
         if (::pipe2(in, O_CLOEXEC) || ::pipe2(out, O_CLOEXEC) || ::pipe2(err, O_CLOEXEC))
             throw std::runtime_error("pipe failed");
@@ -41,7 +119,7 @@ class LocalRemote : public Remote {
             ::dup2(in[0], 0);
             ::dup2(out[1], 1);
             ::dup2(err[1], 2);
-            ::execl("/bin/sh", "sh", "-c", command.c_str(), static_cast<char*>(nullptr));
+            ::execve(argv[0], argv.data(), envp.data());
             ::_exit(127);
         }
         ::close(in[0]);
@@ -104,6 +182,27 @@ class LocalRemote : public Remote {
     std::vector<std::string> commands;  // every command, in order
 
   private:
+    // This process's environment, with the shell's dir first on PATH.
+    std::vector<std::string> environment() const {
+        std::vector<std::string> env;
+        for (char** e = environ; *e; ++e)
+            if (shell_.path_dir.empty() || std::string_view(*e).substr(0, 5) != "PATH=")
+                env.emplace_back(*e);
+        if (!shell_.path_dir.empty()) {
+            const char* path = std::getenv("PATH");
+            env.push_back("PATH=" + shell_.path_dir + ":" + (path ? path : "/usr/bin:/bin"));
+        }
+        return env;
+    }
+    // `words` as exec takes them, null-terminated.
+    static std::vector<char*> pointers(std::vector<std::string>& words) {
+        std::vector<char*> out;
+        for (auto& w : words) out.push_back(w.data());
+        out.push_back(nullptr);
+        return out;
+    }
+
+    LocalShell shell_;
     std::string name_ = "local";
 };
 

@@ -44,13 +44,27 @@ void write_fake_venv_python(const std::string& bin, const std::string& activate,
                            0755);
 }
 
-TEST_F(JobProtocol, ExactlyOneOfConcurrentLaunchesGetsTheLock) {
+TEST_P(JobProtocol, CommandsAndTheShTheyStartRunUnderTheTestsShell) {
+    // The parameter is no label: the command's shell, and the `sh` it starts (as the job's
+    // launch does), are that program (`; :`: a shell may exec its last command).
+    mlt::test::LocalRemote r(shell());
+    const mlt::RemoteOutput out = r.run("readlink /proc/$$/exe; sh -c 'readlink /proc/$$/exe; :'");
+    ASSERT_EQ(out.exit_status, 0) << out.err;
+    const std::string program = GetParam();
+    std::istringstream lines(out.out);
+    std::string line;
+    int seen = 0;
+    for (; std::getline(lines, line); ++seen)
+        EXPECT_EQ(fs::path(line).filename(), program) << out.out;
+    EXPECT_EQ(seen, 2) << out.out;
+}
+
+TEST_P(JobProtocol, ExactlyOneOfConcurrentLaunchesGetsTheLock) {
     std::vector<std::future<bool>> results;
     for (int i = 0; i < 8; ++i)
         results.push_back(std::async(std::launch::async, [this, i] {
-            mlt::test::LocalRemote r;
-            return mlt::acquire_run(r, dir_, "m",
-                                    new_run(wrapper("run-" + std::to_string(i), "true")));
+            mlt::test::LocalRemote r(shell());
+            return job(r).acquire_run(new_run(wrapper("run-" + std::to_string(i), "true")));
         }));
     int winners = 0;
     for (auto& f : results) winners += f.get() ? 1 : 0;
@@ -60,23 +74,23 @@ TEST_F(JobProtocol, ExactlyOneOfConcurrentLaunchesGetsTheLock) {
     // The lock and the run_id file name the same (winning) run.
     const std::string run = read(".mlt/m/run_id");
     EXPECT_NE(lock.find("run=" + run), std::string::npos) << lock << run;
-    mlt::test::LocalRemote r;
-    mlt::release_run(r, dir_, "m", "someone-else");  // not theirs: nothing happens
+    mlt::test::LocalRemote r(shell());
+    job(r).release_run("someone-else");  // not theirs: nothing happens
     EXPECT_TRUE(exists(".mlt/m/lock"));
-    EXPECT_EQ(mlt::stop_and_release(r, dir_, "m", 1), mlt::StopOutcome::none);
-    EXPECT_TRUE(mlt::acquire_run(r, dir_, "m", new_run(wrapper("again", "true"))));
+    EXPECT_EQ(job(r).stop_and_release(1), mlt::StopOutcome::none);
+    EXPECT_TRUE(job(r).acquire_run(new_run(wrapper("again", "true"))));
 }
 
-TEST_F(JobProtocol, ANewRunMovesThePreviousRunAndItsArchiveAside) {
-    mlt::test::LocalRemote r;
+TEST_P(JobProtocol, ANewRunMovesThePreviousRunAndItsArchiveAside) {
+    mlt::test::LocalRemote r(shell());
     start(r, "echo old > m.mltk.zip; echo old-run", {}, "old");
     std::string log;
     follow_to_end(r, dir_, log);
     ASSERT_TRUE(exists(".mlt/m/sha256"));
-    mlt::release_run(r, dir_, "m", "old");
+    job(r).release_run("old");
 
     // The next run takes the lock: nothing of the old run is left beside it.
-    ASSERT_TRUE(mlt::acquire_run(r, dir_, "m", new_run(wrapper("new", "true"))));
+    ASSERT_TRUE(job(r).acquire_run(new_run(wrapper("new", "true"))));
     for (const char* f : {"pid", "exit_status", "sha256", "started"})
         EXPECT_FALSE(exists(std::string(".mlt/m/") + f)) << f;
     EXPECT_FALSE(exists("m.mltk.zip")) << "the old archive would pass for the new run's";
@@ -84,27 +98,28 @@ TEST_F(JobProtocol, ANewRunMovesThePreviousRunAndItsArchiveAside) {
     EXPECT_EQ(read(".mlt/m/previous/run_id"), "old\n");
     EXPECT_EQ(read(".mlt/m/run_id"), "new\n");
     EXPECT_EQ(read(".mlt/m/console.log"), "");
-    const mlt::JobResult result = mlt::read_job_result(r, dir_, "m");
+    const mlt::JobResult result = job(r).read_job_result();
     EXPECT_EQ(result.run_id, "new");
     EXPECT_FALSE(result.exit_status);
     EXPECT_TRUE(result.sha256.empty());
     // A retry of the same run (its reply was lost) finds the lock its own and keeps previous/.
-    EXPECT_TRUE(mlt::acquire_run(r, dir_, "m", new_run(wrapper("new", "true"))));
+    EXPECT_TRUE(job(r).acquire_run(new_run(wrapper("new", "true"))));
     EXPECT_EQ(read(".mlt/m/previous/run_id"), "old\n");
     // Another run does not get it.
-    EXPECT_FALSE(mlt::acquire_run(r, dir_, "m", new_run(wrapper("third", "true"))));
+    EXPECT_FALSE(job(r).acquire_run(new_run(wrapper("third", "true"))));
 }
 
-TEST_F(JobProtocol, AFollowStopsAsSoonAsTheJobDirIsTakenOver) {
-    mlt::test::LocalRemote r;
+TEST_P(JobProtocol, AFollowStopsAsSoonAsTheJobDirIsTakenOver) {
+    mlt::test::LocalRemote r(shell());
     start(r, "echo first; while [ ! -f gate ]; do sleep 0.05; done");
     const std::string run = "run-1";
     std::string log;
     // A segment of 60 s: it must not run to its end once another run owns the dir.
     auto follow = std::async(std::launch::async, [&] {
-        mlt::test::LocalRemote other_shell;
-        return mlt::follow_log(other_shell, dir_, "m", mlt::Task::job, &run, 0, 60,
-                               [&](std::string_view d) { log += d; });
+        mlt::test::LocalRemote other_shell(shell());
+        return job(other_shell).follow_log(mlt::Task::job, &run, 0, 60, [&](std::string_view d) {
+            log += d;
+        });
     });
     auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
     while (read(".mlt/m/console.log").find("first") == std::string::npos &&
@@ -120,18 +135,18 @@ TEST_F(JobProtocol, AFollowStopsAsSoonAsTheJobDirIsTakenOver) {
     std::ofstream(dir_ + "/gate").put('\n');
 }
 
-TEST_F(JobProtocol, NoStartOnceTheLockWasReleased) {
-    mlt::test::LocalRemote r;
+TEST_P(JobProtocol, NoStartOnceTheLockWasReleased) {
+    mlt::test::LocalRemote r(shell());
     mlt::WrapperSpec w = wrapper("run-1", "echo launched > launched.txt");
-    ASSERT_TRUE(mlt::acquire_run(r, dir_, "m", new_run(w)));
+    ASSERT_TRUE(job(r).acquire_run(new_run(w)));
     // `mlt ssh ... stop m` while the run uploaded
-    EXPECT_EQ(mlt::stop_and_release(r, dir_, "m", 1), mlt::StopOutcome::none);
-    EXPECT_THROW(mlt::start_job(r, dir_, "m", "run-1"), mlt::Error);
+    EXPECT_EQ(job(r).stop_and_release(1), mlt::StopOutcome::none);
+    EXPECT_THROW(job(r).start_job("run-1"), mlt::Error);
     EXPECT_FALSE(exists(".mlt/m/started"));
 }
 
-TEST_F(JobProtocol, RunsStartupThenTrainingAndRecordsStatusAndLog) {
-    mlt::test::LocalRemote r;
+TEST_P(JobProtocol, RunsStartupThenTrainingAndRecordsStatusAndLog) {
+    mlt::test::LocalRemote r(shell());
     long pgid = start(r, "echo out; echo err >&2; exit 7");
     EXPECT_GT(pgid, 0);
     std::string log;
@@ -143,7 +158,7 @@ TEST_F(JobProtocol, RunsStartupThenTrainingAndRecordsStatusAndLog) {
     EXPECT_NE(log.find("err\n"), std::string::npos);  // stderr lands in the console log too
     EXPECT_NE(log.find("job finished with exit status 7\n"), std::string::npos) << log;
     EXPECT_EQ(log, read(".mlt/m/console.log"));  // the follow reached the end by itself
-    const mlt::JobResult result = mlt::read_job_result(r, dir_, "m");
+    const mlt::JobResult result = job(r).read_job_result();
     EXPECT_EQ(result.exit_status, 7);
     EXPECT_EQ(result.run_id, "run-1");
     EXPECT_TRUE(result.sha256.empty());
@@ -152,12 +167,12 @@ TEST_F(JobProtocol, RunsStartupThenTrainingAndRecordsStatusAndLog) {
     EXPECT_TRUE(fs::is_directory(dir_ + "/logs"));  // MLT_LOG_DIR created
     // Reading again from the end gives nothing new: byte offsets, no repeats.
     std::string more;
-    mlt::read_log(r, dir_, "m", mlt::Task::job, offset, [&](std::string_view d) { more += d; });
+    job(r).read_log(mlt::Task::job, offset, [&](std::string_view d) { more += d; });
     EXPECT_EQ(more, "");
 }
 
-TEST_F(JobProtocol, AFollowSegmentEndsOnTimeAndTheNextContinuesAtTheOffset) {
-    mlt::test::LocalRemote r;
+TEST_P(JobProtocol, AFollowSegmentEndsOnTimeAndTheNextContinuesAtTheOffset) {
+    mlt::test::LocalRemote r(shell());
     // Prints a line, waits for a gate file, prints another.
     start(r, "echo first; while [ ! -f gate ]; do sleep 0.05; done; echo second");
     // The segment must find the first line: wait for it to be written (on a loaded machine
@@ -168,8 +183,8 @@ TEST_F(JobProtocol, AFollowSegmentEndsOnTimeAndTheNextContinuesAtTheOffset) {
            std::chrono::steady_clock::now() < deadline)
         std::this_thread::sleep_for(std::chrono::milliseconds(20));
     std::string log;
-    auto step = mlt::follow_log(r, dir_, "m", mlt::Task::job, nullptr, 0, 1,
-                                [&](std::string_view d) { log += d; });
+    auto step =
+        job(r).follow_log(mlt::Task::job, nullptr, 0, 1, [&](std::string_view d) { log += d; });
     EXPECT_FALSE(step.ended);  // the job waits for the gate: the segment ran out of time
     EXPECT_NE(log.find("first\n"), std::string::npos) << log;
     std::ofstream(dir_ + "/gate").put('\n');
@@ -180,8 +195,8 @@ TEST_F(JobProtocol, AFollowSegmentEndsOnTimeAndTheNextContinuesAtTheOffset) {
 // A follow waits on the wrapper's lock of `running` between its looks, and wakes as the job
 // ends: the wrapper holds it while it runs, and nothing the training starts inherits it (a
 // process left behind would keep the follow waiting its full naps).
-TEST_F(JobProtocol, TheWrapperHoldsItsRunningLockAloneUntilTheJobEnds) {
-    mlt::test::LocalRemote r;
+TEST_P(JobProtocol, TheWrapperHoldsItsRunningLockAloneUntilTheJobEnds) {
+    mlt::test::LocalRemote r(shell());
     start(r, "ls -l /proc/self/fd/ > fds.txt; while [ ! -f gate ]; do sleep 0.05; done");
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
     while (!exists("fds.txt") && std::chrono::steady_clock::now() < deadline)
@@ -199,13 +214,13 @@ TEST_F(JobProtocol, TheWrapperHoldsItsRunningLockAloneUntilTheJobEnds) {
 // A job whose wrapper holds no lock (an older wrapper, a host without flock): the follow
 // finds that out and sleeps between its looks instead, and still sees the whole log and the
 // end.
-TEST_F(JobProtocol, AFollowOfAJobWithoutItsLockStillSeesItsEnd) {
-    mlt::test::LocalRemote r;
+TEST_P(JobProtocol, AFollowOfAJobWithoutItsLockStillSeesItsEnd) {
+    mlt::test::LocalRemote r(shell());
     start(r, "echo first; while [ ! -f gate ]; do sleep 0.05; done; echo second");
     fs::remove(dir_ + "/.mlt/m/running");  // the wrapper's lock is on a file no longer there
     std::string log;
-    auto step = mlt::follow_log(r, dir_, "m", mlt::Task::job, nullptr, 0, 1,
-                                [&](std::string_view d) { log += d; });
+    auto step =
+        job(r).follow_log(mlt::Task::job, nullptr, 0, 1, [&](std::string_view d) { log += d; });
     EXPECT_FALSE(step.ended);
     std::ofstream(dir_ + "/gate").put('\n');
     follow_to_end(r, dir_, log, nullptr, step.offset);
@@ -213,38 +228,38 @@ TEST_F(JobProtocol, AFollowOfAJobWithoutItsLockStillSeesItsEnd) {
     EXPECT_NE(log.find("second\n"), std::string::npos) << log;
 }
 
-TEST_F(JobProtocol, StartingTwiceStartsOneJob) {
-    mlt::test::LocalRemote r;
+TEST_P(JobProtocol, StartingTwiceStartsOneJob) {
+    mlt::test::LocalRemote r(shell());
     const long pgid = start(r, "echo launched >> launches.txt; sleep 1000");
     // A retry after a lost reply, or a --resume of a run cut while starting.
-    EXPECT_EQ(mlt::start_job(r, dir_, "m", "run-1"), pgid);
+    EXPECT_EQ(job(r).start_job("run-1"), pgid);
     auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
     while (!exists("launches.txt") && std::chrono::steady_clock::now() < deadline)
         std::this_thread::sleep_for(std::chrono::milliseconds(20));
     EXPECT_EQ(read("launches.txt"), "launched\n");
-    EXPECT_TRUE(mlt::stop_job(r, dir_, "m", 1, nullptr));
+    EXPECT_TRUE(job(r).stop_job(1, nullptr));
 }
 
-TEST_F(JobProtocol, AnotherRunsJobDirIsRefusedAsAConflict) {
-    mlt::test::LocalRemote r;
+TEST_P(JobProtocol, AnotherRunsJobDirIsRefusedAsAConflict) {
+    mlt::test::LocalRemote r(shell());
     start(r, "sleep 1000", {}, "mine");
     const std::string other = "other";
     try {
-        mlt::follow_log(r, dir_, "m", mlt::Task::job, &other, 0, 1, [](std::string_view) {});
+        job(r).follow_log(mlt::Task::job, &other, 0, 1, [](std::string_view) {});
         FAIL() << "followed another run's log";
     } catch (const mlt::Error& e) {
         EXPECT_EQ(e.code(), mlt::exit_code::kConflict) << e.what();
     }
-    EXPECT_THROW(mlt::start_job(r, dir_, "m", other), mlt::Error);
-    EXPECT_THROW(mlt::stop_job(r, dir_, "m", 1, &other), mlt::Error);
-    EXPECT_THROW(mlt::set_run_phase(r, dir_, "m", other, mlt::RunPhase::finished), mlt::Error);
+    EXPECT_THROW(job(r).start_job(other), mlt::Error);
+    EXPECT_THROW(job(r).stop_job(1, &other), mlt::Error);
+    EXPECT_THROW(job(r).set_run_phase(other, mlt::RunPhase::finished), mlt::Error);
     EXPECT_TRUE(group_alive(std::stol(read(".mlt/m/pid")))) << "the other run's stop hit it";
     const std::string mine = "mine";
-    EXPECT_TRUE(mlt::stop_job(r, dir_, "m", 1, &mine));
+    EXPECT_TRUE(job(r).stop_job(1, &mine));
 }
 
-TEST_F(JobProtocol, AJobWhoseDirWasTakenOverRecordsNothing) {
-    mlt::test::LocalRemote r;
+TEST_P(JobProtocol, AJobWhoseDirWasTakenOverRecordsNothing) {
+    mlt::test::LocalRemote r(shell());
     start(r, "while [ ! -f gate ]; do sleep 0.05; done; echo late > m.mltk.zip", {}, "old");
     // A newer run took the dir (as a --force does when a job could not be killed).
     std::ofstream(dir_ + "/.mlt/m/run_id", std::ios::trunc) << "newer\n";
@@ -258,15 +273,15 @@ TEST_F(JobProtocol, AJobWhoseDirWasTakenOverRecordsNothing) {
     EXPECT_FALSE(exists(".mlt/m/sha256"));
 }
 
-TEST_F(JobProtocol, StartupCdDoesNotLoseTheStatusOrTheArchiveHash) {
-    mlt::test::LocalRemote r;
+TEST_P(JobProtocol, StartupCdDoesNotLoseTheStatusOrTheArchiveHash) {
+    mlt::test::LocalRemote r(shell());
     mlt::WrapperSpec w = wrapper("run-1", "echo zip > \"$OLDPWD/m.mltk.zip\"; exit 3");
     w.startup_cmds = {"mkdir -p elsewhere && cd elsewhere"};
-    ASSERT_TRUE(mlt::acquire_run(r, dir_, "m", new_run(w)));
-    mlt::start_job(r, dir_, "m", "run-1");
+    ASSERT_TRUE(job(r).acquire_run(new_run(w)));
+    job(r).start_job("run-1");
     std::string log;
     follow_to_end(r, dir_, log);
-    const mlt::JobResult result = mlt::read_job_result(r, dir_, "m");
+    const mlt::JobResult result = job(r).read_job_result();
     EXPECT_EQ(result.exit_status, 3) << log;
     EXPECT_EQ(result.sha256.size(), 64u) << log;
 }
@@ -274,7 +289,7 @@ TEST_F(JobProtocol, StartupCdDoesNotLoseTheStatusOrTheArchiveHash) {
 // MLTK's shell: one `bash --login` batch, so the login profile's variables, a `cd`, plain
 // variables and bash syntax carry from startup_cmds into the training; mlt's own records
 // do not depend on any of it.
-TEST_F(JobProtocol, UserCommandsRunAsOneLoginBatch) {
+TEST_P(JobProtocol, UserCommandsRunAsOneLoginBatch) {
     const std::string home = dir_ + "/home";
     fs::create_directories(home);
     mlt::write_file_atomic(home + "/.bash_profile", "export MLT_FROM_PROFILE=from-profile\ncd /\n",
@@ -282,20 +297,20 @@ TEST_F(JobProtocol, UserCommandsRunAsOneLoginBatch) {
     const char* old_home = std::getenv("HOME");
     const std::string saved = old_home ? old_home : "";
     ::setenv("HOME", home.c_str(), 1);
-    mlt::test::LocalRemote r;
+    mlt::test::LocalRemote r(shell());
     mlt::WrapperSpec w =
         wrapper("run-1",
                 "echo \"[$MLT_FROM_PROFILE][$X][$(basename \"$PWD\")][$MLT_LOG_DIR]\"; "
                 "printf zip > \"$MLT_REMOTE_DIR/m.mltk.zip\"; [[ $X == 42 ]] && exit 7");
     w.startup_cmds = {"mkdir -p sub && cd sub", "X=42", "[[ -n $X ]] && echo bash-syntax-ok"};
-    ASSERT_TRUE(mlt::acquire_run(r, dir_, "m", new_run(w)));
-    mlt::start_job(r, dir_, "m", "run-1");
+    ASSERT_TRUE(job(r).acquire_run(new_run(w)));
+    job(r).start_job("run-1");
     std::string log;
     follow_to_end(r, dir_, log);
     ::setenv("HOME", saved.c_str(), 1);
     EXPECT_NE(log.find("bash-syntax-ok\n"), std::string::npos) << log;
     EXPECT_NE(log.find("[from-profile][42][sub][" + dir_ + "/logs]"), std::string::npos) << log;
-    const mlt::JobResult result = mlt::read_job_result(r, dir_, "m");
+    const mlt::JobResult result = job(r).read_job_result();
     EXPECT_EQ(result.exit_status, 7) << log;
     EXPECT_EQ(result.sha256.size(), 64u) << log;
     EXPECT_EQ(result.log_dir, dir_ + "/logs");
@@ -303,8 +318,8 @@ TEST_F(JobProtocol, UserCommandsRunAsOneLoginBatch) {
 
 // Unset remote_log_dir with MLTK's train_cmd: the remote MLTK is asked; without one, MLTK's
 // default under MLTK_CACHE_DIR. Either way it is recorded for collection.
-TEST_F(JobProtocol, AnOpenLogDirIsAskedOfTheRemoteMltk) {
-    mlt::test::LocalRemote r;
+TEST_P(JobProtocol, AnOpenLogDirIsAskedOfTheRemoteMltk) {
+    mlt::test::LocalRemote r(shell());
     const std::string fake = dir_ + "/fake";
     fs::create_directories(fake + "/mltk");
     mlt::write_file_atomic(fake + "/mltk/__init__.py", "", 0644);
@@ -317,43 +332,43 @@ TEST_F(JobProtocol, AnOpenLogDirIsAskedOfTheRemoteMltk) {
     w.mltk_train = true;
     w.environment = {{"PYTHONPATH", fake}};
     w.startup_cmds = {};
-    ASSERT_TRUE(mlt::acquire_run(r, dir_, "m", new_run(w)));
-    mlt::start_job(r, dir_, "m", "run-1");
+    ASSERT_TRUE(job(r).acquire_run(new_run(w)));
+    job(r).start_job("run-1");
     std::string log;
     follow_to_end(r, dir_, log);
-    EXPECT_EQ(mlt::read_job_result(r, dir_, "m").log_dir, "/asked/of/mltk") << log;
+    EXPECT_EQ(job(r).read_job_result().log_dir, "/asked/of/mltk") << log;
 
     // No MLTK there: MLTK's default, under the remote MLTK_CACHE_DIR.
-    mlt::release_run(r, dir_, "m", "run-1");
+    job(r).release_run("run-1");
     w.run_id = "run-2";
     w.environment = {{"MLTK_CACHE_DIR", dir_ + "/cache"}, {"PYTHONPATH", dir_ + "/none"}};
-    ASSERT_TRUE(mlt::acquire_run(r, dir_, "m", new_run(w)));
-    mlt::start_job(r, dir_, "m", "run-2");
+    ASSERT_TRUE(job(r).acquire_run(new_run(w)));
+    job(r).start_job("run-2");
     log.clear();
     follow_to_end(r, dir_, log);
-    EXPECT_EQ(mlt::read_job_result(r, dir_, "m").log_dir, dir_ + "/cache/models/m") << log;
+    EXPECT_EQ(job(r).read_job_result().log_dir, dir_ + "/cache/models/m") << log;
     EXPECT_TRUE(fs::is_directory(dir_ + "/cache/models/m"));
 }
 
 // A new venv as MLTK makes one: created once, the pinned MLTK tried first, the latest when
 // the pinned one does not install, then activated for startup_cmds and the training. A fake
 // python3 (no network in tests) makes the venv and logs every pip call.
-TEST_F(JobProtocol, ANewVenvGetsMltkPinnedThenLatest) {
+TEST_P(JobProtocol, ANewVenvGetsMltkPinnedThenLatest) {
     const std::string bin = dir_ + "/fakebin";
     write_fake_venv_python(bin, "export MLT_IN_VENV=yes\n",
                            "#!/bin/sh\n"
                            "echo \"pip $*\" >> \"$(dirname \"$0\")/../../pip.log\"\n"
                            "case \"$*\" in *==*) exit 1 ;; esac\n");
-    mlt::test::LocalRemote r;
+    mlt::test::LocalRemote r(shell());
     mlt::WrapperSpec w = wrapper("run-1", "echo \"venv=$MLT_IN_VENV\"");
     w.create_venv = true;
     std::tie(w.venv_packages, w.venv_fallback_packages) = mlt::default_venv_packages("0.20.0");
     w.environment = {{"PATH", bin + ":$PATH"}};
-    ASSERT_TRUE(mlt::acquire_run(r, dir_, "m", new_run(w)));
-    mlt::start_job(r, dir_, "m", "run-1");
+    ASSERT_TRUE(job(r).acquire_run(new_run(w)));
+    job(r).start_job("run-1");
     std::string log;
     follow_to_end(r, dir_, log);
-    EXPECT_EQ(mlt::read_job_result(r, dir_, "m").exit_status, 0) << log;
+    EXPECT_EQ(job(r).read_job_result().exit_status, 0) << log;
     EXPECT_NE(log.find("venv=yes"), std::string::npos) << log;
     EXPECT_EQ(read("pip.log"),
               "pip install wheel silabs-mltk==0.20.0\n"
@@ -367,7 +382,7 @@ TEST_F(JobProtocol, ANewVenvGetsMltkPinnedThenLatest) {
 // A venv whose package step failed is not complete: the next run installs again instead of
 // reusing it and failing with `command not found` (exit 127) forever. The fake pip fails its
 // first call, as a network hiccup would, and installs a `fake_mltk` command on the next.
-TEST_F(JobProtocol, AVenvWhoseInstallFailedIsRepairedByTheNextRun) {
+TEST_P(JobProtocol, AVenvWhoseInstallFailedIsRepairedByTheNextRun) {
     const std::string bin = dir_ + "/fakebin";
     // pip fails its first call; later ones install the command `fake_mltk` into the venv.
     write_fake_venv_python(
@@ -378,23 +393,23 @@ TEST_F(JobProtocol, AVenvWhoseInstallFailedIsRepairedByTheNextRun) {
         "[ -e \"$venv/../pip.failed\" ] || { : > \"$venv/../pip.failed\"; exit 1; }\n"
         "printf '#!/bin/sh\\necho fake-mltk-ran\\n' > \"$venv/bin/fake_mltk\"\n"
         "chmod +x \"$venv/bin/fake_mltk\"\n");
-    mlt::test::LocalRemote r;
+    mlt::test::LocalRemote r(shell());
     const auto run = [&](const std::string& id) {
         mlt::WrapperSpec w = wrapper(id, "fake_mltk");
         w.create_venv = true;
         w.venv_packages = {"silabs-mltk"};
         w.environment = {{"PATH", bin + ":$PATH"}};
-        EXPECT_TRUE(mlt::acquire_run(r, dir_, "m", new_run(w)));
-        mlt::start_job(r, dir_, "m", id);
+        EXPECT_TRUE(job(r).acquire_run(new_run(w)));
+        job(r).start_job(id);
         std::string log;
         follow_to_end(r, dir_, log);
-        mlt::release_run(r, dir_, "m", id);
+        job(r).release_run(id);
         return log;
     };
     const std::string first = run("run-1");
-    EXPECT_EQ(mlt::read_job_result(r, dir_, "m").exit_status, 1) << first;
+    EXPECT_EQ(job(r).read_job_result().exit_status, 1) << first;
     const std::string second = run("run-2");
-    EXPECT_EQ(mlt::read_job_result(r, dir_, "m").exit_status, 0) << second;
+    EXPECT_EQ(job(r).read_job_result().exit_status, 0) << second;
     EXPECT_NE(second.find("fake-mltk-ran"), std::string::npos) << second;
     EXPECT_EQ(read("pip.log"), "pip install silabs-mltk\npip install silabs-mltk\n");
     // Complete now: a third run installs nothing.
@@ -404,39 +419,39 @@ TEST_F(JobProtocol, AVenvWhoseInstallFailedIsRepairedByTheNextRun) {
 
 // The training command not found in a venv (exit 127): the console log names the venv and
 // what to do, instead of the shell's bare `command not found`.
-TEST_F(JobProtocol, ACommandNotFoundInTheVenvNamesTheVenvAndTheFix) {
-    mlt::test::LocalRemote r;
+TEST_P(JobProtocol, ACommandNotFoundInTheVenvNamesTheVenvAndTheFix) {
+    mlt::test::LocalRemote r(shell());
     mlt::WrapperSpec w = wrapper("run-1", "mlt_no_such_command_xyz");
     w.create_venv = true;
     w.venv_packages = {};
     fs::create_directories(dir_ + "/.venv/bin");
     mlt::write_file_atomic(dir_ + "/.venv/bin/activate", "true\n", 0644);
-    ASSERT_TRUE(mlt::acquire_run(r, dir_, "m", new_run(w)));
-    mlt::start_job(r, dir_, "m", "run-1");
+    ASSERT_TRUE(job(r).acquire_run(new_run(w)));
+    job(r).start_job("run-1");
     std::string log;
     follow_to_end(r, dir_, log);
-    EXPECT_EQ(mlt::read_job_result(r, dir_, "m").exit_status, 127) << log;
+    EXPECT_EQ(job(r).read_job_result().exit_status, 127) << log;
     EXPECT_NE(log.find("was not found in the venv " + dir_ + "/.venv"), std::string::npos) << log;
     EXPECT_NE(log.find("rm -rf"), std::string::npos) << log;
 }
 
-TEST_F(JobProtocol, FailingStartupStopsBeforeTraining) {
-    mlt::test::LocalRemote r;
+TEST_P(JobProtocol, FailingStartupStopsBeforeTraining) {
+    mlt::test::LocalRemote r(shell());
     mlt::WrapperSpec w = wrapper("run-1", "echo training-ran");
     w.startup_cmds = {"false", "echo second-startup"};
-    ASSERT_TRUE(mlt::acquire_run(r, dir_, "m", new_run(w)));
-    mlt::start_job(r, dir_, "m", "run-1");
+    ASSERT_TRUE(job(r).acquire_run(new_run(w)));
+    job(r).start_job("run-1");
     std::string log;
     follow_to_end(r, dir_, log);
     EXPECT_EQ(log.find("second-startup\n"), std::string::npos) << log;
     EXPECT_EQ(log.find("training-ran\n"), std::string::npos) << log;
-    EXPECT_EQ(mlt::read_job_result(r, dir_, "m").exit_status, 1);
+    EXPECT_EQ(job(r).read_job_result().exit_status, 1);
 }
 
 // As MLTK's `export NAME="value"`: variables, command substitution and backquotes expand on
 // the remote, in the login shell's environment; quotes inside stay.
-TEST_F(JobProtocol, EnvironmentExpandsAsMltksExport) {
-    mlt::test::LocalRemote r;
+TEST_P(JobProtocol, EnvironmentExpandsAsMltksExport) {
+    mlt::test::LocalRemote r(shell());
     start(r, "printf '[%s][%s][%s][%s][%s]\\n' \"$A\" \"$B\" \"$C\" \"$MLT_MODEL\" \"$MLT_RUN_ID\"",
           {{"A", "two words \"quoted\" it's"},
            {"B", "$HOME/data"},
@@ -449,8 +464,8 @@ TEST_F(JobProtocol, EnvironmentExpandsAsMltksExport) {
         << log;
 }
 
-TEST_F(JobProtocol, ShutdownRunsOncePerRunAndRecordsTheLastFailure) {
-    mlt::test::LocalRemote r;
+TEST_P(JobProtocol, ShutdownRunsOncePerRunAndRecordsTheLastFailure) {
+    mlt::test::LocalRemote r(shell());
     start(r, "true");
     std::string log;
     follow_to_end(r, dir_, log);
@@ -460,20 +475,20 @@ TEST_F(JobProtocol, ShutdownRunsOncePerRunAndRecordsTheLastFailure) {
                                    {{"WHO", "$USER"}},
                                    false,
                                    {"echo shut >> shut.txt", "false", "echo after >> shut.txt"}});
-    EXPECT_TRUE(mlt::start_shutdown(r, dir_, "m", "run-1", script));
-    EXPECT_FALSE(mlt::start_shutdown(r, dir_, "m", "run-1", script));  // a retry: not again
+    EXPECT_TRUE(job(r).start_shutdown("run-1", script));
+    EXPECT_FALSE(job(r).start_shutdown("run-1", script));  // a retry: not again
     std::string out;
     const std::string run = "run-1";
     uint64_t offset = 0;
-    mlt::follow_to_end(r, dir_, "m", mlt::Task::shutdown, &run, offset, 1,
-                       [&](std::string_view d) { out += d; });
+    job(r).follow_to_end(mlt::Task::shutdown, &run, offset, 1,
+                         [&](std::string_view d) { out += d; });
     EXPECT_EQ(read("shut.txt"), "shut\nafter\n");
     EXPECT_NE(out.find("shutdown command failed: false (exit status 1)"), std::string::npos) << out;
-    EXPECT_EQ(mlt::read_shutdown_status(r, dir_, "m"), 1);
+    EXPECT_EQ(job(r).read_shutdown_status(), 1);
 }
 
-TEST_F(JobProtocol, StopKillsTheWholeProcessGroup) {
-    mlt::test::LocalRemote r;
+TEST_P(JobProtocol, StopKillsTheWholeProcessGroup) {
+    mlt::test::LocalRemote r(shell());
     // The training leaves a grandchild behind and ignores TERM itself: only KILL ends it.
     long pgid =
         start(r, "sleep 1000 & echo $! > child.pid; trap '' TERM; while :; do sleep 0.1; done");
@@ -481,24 +496,24 @@ TEST_F(JobProtocol, StopKillsTheWholeProcessGroup) {
     while (!fs::exists(dir_ + "/child.pid") && std::chrono::steady_clock::now() < deadline)
         std::this_thread::sleep_for(std::chrono::milliseconds(20));
     ASSERT_TRUE(fs::exists(dir_ + "/child.pid"));
-    auto jobs = mlt::query_jobs(r, dir_, "m");
+    auto jobs = job(r).query_jobs();
     ASSERT_EQ(jobs.size(), 1u);
     EXPECT_EQ(jobs[0].state, mlt::JobState::running);
     EXPECT_EQ(jobs[0].pgid, pgid);
     EXPECT_EQ(jobs[0].run_id, "run-1");
     EXPECT_EQ(jobs[0].phase, "running");
 
-    EXPECT_TRUE(mlt::stop_job(r, dir_, "m", 1));
+    EXPECT_TRUE(job(r).stop_job(1));
     EXPECT_FALSE(group_alive(pgid));  // the wrapper, the TERM-proof loop and the grandchild
-    EXPECT_EQ(mlt::read_job_result(r, dir_, "m").exit_status, 137);  // recorded by the stopper
-    EXPECT_FALSE(mlt::stop_job(r, dir_, "m", 1));                    // nothing left to stop
+    EXPECT_EQ(job(r).read_job_result().exit_status, 137);  // recorded by the stopper
+    EXPECT_FALSE(job(r).stop_job(1));                      // nothing left to stop
 }
 
 // A process that left the job's group (setsid) is still the job's: when the wrapper dies
 // without its sweep (KILLed, as the OOM killer does) it keeps the model from a new run (lock
 // or no lock), `status` shows it running, and a stop ends it and records so.
-TEST_F(JobProtocol, AProcessThatLeftTheGroupIsStillTheJob) {
-    mlt::test::LocalRemote r;
+TEST_P(JobProtocol, AProcessThatLeftTheGroupIsStillTheJob) {
+    mlt::test::LocalRemote r(shell());
     start(r,
           "setsid sh -c 'echo $$ > escaped.pid; exec sleep 1000' < /dev/null > /dev/null 2>&1 &\n"
           "i=0; while [ ! -s escaped.pid ] && [ $i -lt 400 ]; do sleep 0.05; i=$((i+1)); done\n"
@@ -510,30 +525,30 @@ TEST_F(JobProtocol, AProcessThatLeftTheGroupIsStillTheJob) {
         std::this_thread::sleep_for(std::chrono::milliseconds(20));
     const long escaped = std::strtol(read("escaped.pid").c_str(), nullptr, 10);
     ASSERT_GT(escaped, 1) << log;
-    mlt::release_run(r, dir_, "m", "run-1");
+    job(r).release_run("run-1");
 
-    EXPECT_FALSE(mlt::acquire_run(r, dir_, "m", new_run(wrapper("run-2", "true"))));
+    EXPECT_FALSE(job(r).acquire_run(new_run(wrapper("run-2", "true"))));
     EXPECT_FALSE(exists(".mlt/m/lock"));
-    auto jobs = mlt::query_jobs(r, dir_, "m");
+    auto jobs = job(r).query_jobs();
     ASSERT_EQ(jobs.size(), 1u);
     EXPECT_EQ(jobs[0].state, mlt::JobState::running);
 
-    EXPECT_EQ(mlt::stop_and_release(r, dir_, "m", 1), mlt::StopOutcome::stopped);
+    EXPECT_EQ(job(r).stop_and_release(1), mlt::StopOutcome::stopped);
     std::ifstream stat("/proc/" + std::to_string(escaped) + "/stat");
     std::string line;
     std::getline(stat, line);  // gone, or a zombie (state Z after the ')')
     const auto close = line.rfind(')');
     EXPECT_TRUE(close == std::string::npos || line.compare(close + 2, 1, "Z") == 0)
         << "it survived the stop: " << line;
-    EXPECT_EQ(mlt::read_job_result(r, dir_, "m").stopped_with, 143);
-    EXPECT_TRUE(mlt::acquire_run(r, dir_, "m", new_run(wrapper("run-2", "true"))));
+    EXPECT_EQ(job(r).read_job_result().stopped_with, 143);
+    EXPECT_TRUE(job(r).acquire_run(new_run(wrapper("run-2", "true"))));
 }
 
-TEST_F(JobProtocol, TermIsRecordedByTheWrapper) {
-    mlt::test::LocalRemote r;
+TEST_P(JobProtocol, TermIsRecordedByTheWrapper) {
+    mlt::test::LocalRemote r(shell());
     start(r, "sleep 1000");
-    EXPECT_TRUE(mlt::stop_job(r, dir_, "m", 5));
-    EXPECT_EQ(mlt::read_job_result(r, dir_, "m").exit_status, 143);
+    EXPECT_TRUE(job(r).stop_job(5));
+    EXPECT_EQ(job(r).read_job_result().exit_status, 143);
 }
 
 TEST(JobPlaceholders, FilledQuotedAndUnknownKept) {
@@ -541,5 +556,7 @@ TEST(JobPlaceholders, FilledQuotedAndUnknownKept) {
                                      {{"model", "'my model'"}, {"log_dir", "\"$MLT_LOG_DIR\""}}),
               "mltk train 'my model' --x {nope} \"$MLT_LOG_DIR\"'my model'");
 }
+
+INSTANTIATE_JOB_SHELLS(JobProtocol);
 
 }  // namespace

@@ -71,9 +71,8 @@ class ReleaseAtEnd : public mlt::test::JobFixture {
         const std::string run = "run-1";
         uint64_t offset = 0;
         for (;;) {
-            const mlt::FollowStep step = mlt::follow_log(
-                r, dir_, "m", mlt::Task::job, &run, offset, 1, [](std::string_view) {}, 0, nullptr,
-                &release);
+            const mlt::FollowStep step = job(r).follow_log(
+                mlt::Task::job, &run, offset, 1, [](std::string_view) {}, 0, nullptr, &release);
             offset = step.offset;
             if (step.ended) return step.result.value_or(mlt::JobResult{});
         }
@@ -94,8 +93,8 @@ class ReleaseAtEnd : public mlt::test::JobFixture {
     std::string local_;
 };
 
-TEST_F(ReleaseAtEnd, TheLocalAndTheRemoteDigestAgreeOnlyOnTheSameFiles) {
-    mlt::test::LocalRemote r;
+TEST_P(ReleaseAtEnd, TheLocalAndTheRemoteDigestAgreeOnlyOnTheSameFiles) {
+    mlt::test::LocalRemote r(shell());
     EXPECT_EQ(remote_digest(r), "") << "a missing dir has no digest";
     run_once(r, kWritesLogs);
     EXPECT_NE(remote_digest(r), local_digest()) << "the local copy is still empty";
@@ -122,8 +121,8 @@ TEST_F(ReleaseAtEnd, TheLocalAndTheRemoteDigestAgreeOnlyOnTheSameFiles) {
     EXPECT_EQ(mlt::local_tree_digest(local_ + "/none", {}, 1)->files, 0u);
 }
 
-TEST_F(ReleaseAtEnd, TheFollowReleasesTheLockOnlyWithTheLogsHome) {
-    mlt::test::LocalRemote r;
+TEST_P(ReleaseAtEnd, TheFollowReleasesTheLockOnlyWithTheLogsHome) {
+    mlt::test::LocalRemote r(shell());
     run_once(r, kWritesLogs);
     pull();
     const mlt::ReleaseAtEnd home = release();
@@ -142,8 +141,8 @@ TEST_F(ReleaseAtEnd, TheFollowReleasesTheLockOnlyWithTheLogsHome) {
     EXPECT_EQ(result.run_id, "run-1");
 }
 
-TEST_F(ReleaseAtEnd, NotWhenTheJobRecordedAnArchiveOrAnotherLogDir) {
-    mlt::test::LocalRemote r;
+TEST_P(ReleaseAtEnd, NotWhenTheJobRecordedAnArchiveOrAnotherLogDir) {
+    mlt::test::LocalRemote r(shell());
     run_once(r, kWritesLogs);
     pull();
     again(r, std::string(kWritesLogs) + " && echo weights > m.mltk.zip");
@@ -156,21 +155,21 @@ TEST_F(ReleaseAtEnd, NotWhenTheJobRecordedAnArchiveOrAnotherLogDir) {
     EXPECT_TRUE(exists(".mlt/m/lock"));
 }
 
-TEST_F(ReleaseAtEnd, ALockTakenBackIsNeverReleased) {
-    mlt::test::LocalRemote r;
+TEST_P(ReleaseAtEnd, ALockTakenBackIsNeverReleased) {
+    mlt::test::LocalRemote r(shell());
     run_once(r, kWritesLogs);
     pull();
     // A follow that is lost may still run on the remote: once the lock is taken back (here
     // while the job runs), it leaves it alone.
     again(r, std::string(kWritesLogs) + " && sleep 0.3");
-    mlt::retake_run(r, dir_, "m", "run-1");
+    job(r).retake_run("run-1");
     EXPECT_TRUE(exists(".mlt/m/retaken"));
     EXPECT_FALSE(follow_with_release(r, release()).released);
     EXPECT_TRUE(exists(".mlt/m/lock"));
     // Taken back after a release: a lock of the run again, which no follow releases.
     again(r, kWritesLogs);
     ASSERT_TRUE(follow_with_release(r, release()).released);
-    mlt::retake_run(r, dir_, "m", "run-1");
+    job(r).retake_run("run-1");
     const std::string lock = read(".mlt/m/lock");
     EXPECT_NE(lock.find("run=run-1\n"), std::string::npos) << lock;
     EXPECT_NE(lock.find("phase=finished\n"), std::string::npos) << lock;
@@ -180,18 +179,18 @@ TEST_F(ReleaseAtEnd, ALockTakenBackIsNeverReleased) {
 
 // A follow that finds the lock released by another follow of the run (a lost one) says so,
 // and does not fail: mlt takes it back before it collects.
-TEST_F(ReleaseAtEnd, AFollowAfterAnotherOnesReleaseSaysTheLockIsGone) {
-    mlt::test::LocalRemote r;
+TEST_P(ReleaseAtEnd, AFollowAfterAnotherOnesReleaseSaysTheLockIsGone) {
+    mlt::test::LocalRemote r(shell());
     ASSERT_NO_FATAL_FAILURE(released_once(r));
     std::string log;
     const std::string run = "run-1";
-    const mlt::FollowStep step = mlt::follow_log(r, dir_, "m", mlt::Task::job, &run, 0, 1,
-                                                 [&](std::string_view d) { log += d; });
+    const mlt::FollowStep step =
+        job(r).follow_log(mlt::Task::job, &run, 0, 1, [&](std::string_view d) { log += d; });
     ASSERT_TRUE(step.ended);
     ASSERT_TRUE(step.result.has_value());
     EXPECT_TRUE(step.result->lock_gone);
     EXPECT_EQ(step.result->exit_status.value_or(-1), 0);
-    mlt::retake_run(r, dir_, "m", "run-1");
+    job(r).retake_run("run-1");
     EXPECT_TRUE(exists(".mlt/m/lock"));
     EXPECT_FALSE(exists(".mlt/m/released"));
     // A new run clears what the release and the retake left.
@@ -201,34 +200,36 @@ TEST_F(ReleaseAtEnd, AFollowAfterAnotherOnesReleaseSaysTheLockIsGone) {
 
 // A lock released otherwise (`stop`, or the run's own release after its collection) is
 // never taken back: only one that a follow of the run released.
-TEST_F(ReleaseAtEnd, ALockReleasedByAStopIsNotTakenBack) {
-    mlt::test::LocalRemote r;
+TEST_P(ReleaseAtEnd, ALockReleasedByAStopIsNotTakenBack) {
+    mlt::test::LocalRemote r(shell());
     run_once(r, kWritesLogs);
-    mlt::release_run(r, dir_, "m", "run-1");
-    EXPECT_THROW(mlt::retake_run(r, dir_, "m", "run-1"), mlt::Error);
+    job(r).release_run("run-1");
+    EXPECT_THROW(job(r).retake_run("run-1"), mlt::Error);
     EXPECT_FALSE(exists(".mlt/m/lock"));
     // Nor does a follow of the run then pass for one whose lock another follow released.
     const std::string run = "run-1";
-    EXPECT_THROW(mlt::follow_log(r, dir_, "m", mlt::Task::job, &run, 0, 1, [](std::string_view) {}),
+    EXPECT_THROW(job(r).follow_log(mlt::Task::job, &run, 0, 1, [](std::string_view) {}),
                  mlt::Error);
 }
 
-TEST_F(ReleaseAtEnd, ALockCannotBeTakenBackFromAnotherRun) {
-    mlt::test::LocalRemote r;
+TEST_P(ReleaseAtEnd, ALockCannotBeTakenBackFromAnotherRun) {
+    mlt::test::LocalRemote r(shell());
     ASSERT_NO_FATAL_FAILURE(released_once(r));
     // Another run took the model meanwhile: its lock stays, and the run is told.
     start(r, "true", {}, "run-2");
     try {
-        mlt::retake_run(r, dir_, "m", "run-1");
+        job(r).retake_run("run-1");
         FAIL() << "took another run's lock";
     } catch (const mlt::Error& e) {
         EXPECT_NE(std::string(e.what()).find("run-2"), std::string::npos) << e.what();
     }
     EXPECT_NE(read(".mlt/m/lock").find("run=run-2\n"), std::string::npos);
     // Its lock released too, its files are not run-1's: still not taken.
-    mlt::release_run(r, dir_, "m", "run-2");
-    EXPECT_THROW(mlt::retake_run(r, dir_, "m", "run-1"), mlt::Error);
+    job(r).release_run("run-2");
+    EXPECT_THROW(job(r).retake_run("run-1"), mlt::Error);
     EXPECT_FALSE(exists(".mlt/m/lock"));
 }
+
+INSTANTIATE_JOB_SHELLS(ReleaseAtEnd);
 
 }  // namespace

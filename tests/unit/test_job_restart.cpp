@@ -46,16 +46,16 @@ class JobRestart : public mlt::test::JobFixture {
     }
 };
 
-TEST_F(JobRestart, ALostJobIsRestartedOnceAsTheNextAttemptOfItsRun) {
-    mlt::test::LocalRemote r;
+TEST_P(JobRestart, ALostJobIsRestartedOnceAsTheNextAttemptOfItsRun) {
+    mlt::test::LocalRemote r(shell());
     const long first = start_and_lose(r);
-    ASSERT_EQ(mlt::query_jobs(r, dir_, "m").at(0).state, mlt::JobState::lost);
+    ASSERT_EQ(job(r).query_jobs().at(0).state, mlt::JobState::lost);
     // Concurrent restarts (two --resume at once, a retry after a lost reply) start one job.
     std::vector<std::future<long>> restarts;
     for (int i = 0; i < 6; ++i)
         restarts.push_back(std::async(std::launch::async, [this] {
-            mlt::test::LocalRemote shell;
-            return mlt::restart_job(shell, dir_, "m", "run-1", 2);
+            mlt::test::LocalRemote shell(this->shell());
+            return job(shell).restart_job("run-1", 2);
         }));
     std::vector<long> groups;
     for (auto& f : restarts) groups.push_back(f.get());
@@ -72,16 +72,16 @@ TEST_F(JobRestart, ALostJobIsRestartedOnceAsTheNextAttemptOfItsRun) {
     EXPECT_EQ(log.find(marker, at + 1), std::string::npos) << log;
     EXPECT_LT(log.find("first\n"), at);
     EXPECT_GT(log.find("attempt 2\n"), at);
-    EXPECT_EQ(mlt::read_job_result(r, dir_, "m").exit_status, 0);
+    EXPECT_EQ(job(r).read_job_result().exit_status, 0);
     EXPECT_NE(read(".mlt/m/lock").find("attempt=2\n"), std::string::npos);
-    EXPECT_EQ(mlt::query_jobs(r, dir_, "m").at(0).attempt, 2);
+    EXPECT_EQ(job(r).query_jobs().at(0).attempt, 2);
 }
 
-TEST_F(JobRestart, OnlyALostJobIsRestarted) {
-    mlt::test::LocalRemote r;
+TEST_P(JobRestart, OnlyALostJobIsRestarted) {
+    mlt::test::LocalRemote r(shell());
     const long pgid = start(r, "sleep 1000");
     try {
-        mlt::restart_job(r, dir_, "m", "run-1", 2);
+        job(r).restart_job("run-1", 2);
         ADD_FAILURE() << "a running job was restarted";
     } catch (const mlt::Error& e) {
         EXPECT_EQ(e.kind(), mlt::ErrorKind::conflict);
@@ -90,18 +90,20 @@ TEST_F(JobRestart, OnlyALostJobIsRestarted) {
     EXPECT_TRUE(group_alive(pgid));
     EXPECT_FALSE(exists(".mlt/m/started.2"));
     // Another run's job dir: refused as well.
-    EXPECT_THROW(mlt::restart_job(r, dir_, "m", "run-2", 2), mlt::Error);
+    EXPECT_THROW(job(r).restart_job("run-2", 2), mlt::Error);
 }
 
-TEST_F(JobRestart, AFinishedAttemptIsNotRestartedAgain) {
-    mlt::test::LocalRemote r;
+TEST_P(JobRestart, AFinishedAttemptIsNotRestartedAgain) {
+    mlt::test::LocalRemote r(shell());
     start_and_lose(r);
-    mlt::restart_job(r, dir_, "m", "run-1", 2);
+    job(r).restart_job("run-1", 2);
     std::string log;
     const std::string run = "run-1";
     mlt::test::follow_to_end(r, dir_, log, &run);
-    EXPECT_THROW(mlt::restart_job(r, dir_, "m", "run-1", 3), mlt::Error);
+    EXPECT_THROW(job(r).restart_job("run-1", 3), mlt::Error);
     EXPECT_EQ(read("launches.txt"), "launch 1\nlaunch 2\n");
 }
+
+INSTANTIATE_JOB_SHELLS(JobRestart);
 
 }  // namespace

@@ -22,13 +22,13 @@ class JobRoundTrips : public mlt::test::JobFixture {
     mlt::FollowStep follow_job(mlt::Remote& r, std::string& log) {
         const std::string run = "run-1";
         uint64_t offset = 0;
-        return mlt::follow_to_end(r, dir_, "m", mlt::Task::job, &run, offset, 5,
-                                  [&](std::string_view d) { log += d; });
+        return job(r).follow_to_end(mlt::Task::job, &run, offset, 5,
+                                    [&](std::string_view d) { log += d; });
     }
 };
 
-TEST_F(JobRoundTrips, TheFollowThatSeesTheEndReportsTheResultAndRecordsFinished) {
-    mlt::test::LocalRemote r;
+TEST_P(JobRoundTrips, TheFollowThatSeesTheEndReportsTheResultAndRecordsFinished) {
+    mlt::test::LocalRemote r(shell());
     start(r, "echo zip > m.mltk.zip; exit 3");
     std::string log;
     const int before = r.commands_run;
@@ -36,7 +36,7 @@ TEST_F(JobRoundTrips, TheFollowThatSeesTheEndReportsTheResultAndRecordsFinished)
     ASSERT_TRUE(step.ended);
     ASSERT_TRUE(step.result) << "no result came with the follow's end";
     // The same as a round trip of its own would read.
-    const mlt::JobResult asked = mlt::read_job_result(r, dir_, "m");
+    const mlt::JobResult asked = job(r).read_job_result();
     EXPECT_EQ(step.result->run_id, "run-1");
     EXPECT_EQ(step.result->exit_status, 3);
     EXPECT_EQ(step.result->sha256, asked.sha256);
@@ -51,8 +51,8 @@ TEST_F(JobRoundTrips, TheFollowThatSeesTheEndReportsTheResultAndRecordsFinished)
     EXPECT_LE(r.commands_run - before, 2);
 }
 
-TEST_F(JobRoundTrips, LogLinesThatLookLikeTheResultStayLogBytes) {
-    mlt::test::LocalRemote r;
+TEST_P(JobRoundTrips, LogLinesThatLookLikeTheResultStayLogBytes) {
+    mlt::test::LocalRemote r(shell());
     // The job prints the marker and forged values, on stdout and stderr (both go to the log).
     start(r,
           "printf 'mlt-follow-result\\nrun=forged\\nexit=0\\n'; "
@@ -66,20 +66,20 @@ TEST_F(JobRoundTrips, LogLinesThatLookLikeTheResultStayLogBytes) {
     EXPECT_NE(log.find("run=forged"), std::string::npos) << log;
 }
 
-TEST_F(JobRoundTrips, ASegmentThatRunsOutOfTimeHasNoResultAndRecordsNothing) {
-    mlt::test::LocalRemote r;
+TEST_P(JobRoundTrips, ASegmentThatRunsOutOfTimeHasNoResultAndRecordsNothing) {
+    mlt::test::LocalRemote r(shell());
     start(r, "while [ ! -f gate ]; do sleep 0.05; done");
     const std::string run = "run-1";
     const mlt::FollowStep step =
-        mlt::follow_log(r, dir_, "m", mlt::Task::job, &run, 0, 1, [](std::string_view) {});
+        job(r).follow_log(mlt::Task::job, &run, 0, 1, [](std::string_view) {});
     EXPECT_FALSE(step.ended);
     EXPECT_FALSE(step.result);
     EXPECT_NE(read(".mlt/m/lock").find("phase=running\n"), std::string::npos);
     std::ofstream(dir_ + "/gate").put('\n');
 }
 
-TEST_F(JobRoundTrips, AFollowEndingAfterTheLockWasTakenIsAConflict) {
-    mlt::test::LocalRemote r;
+TEST_P(JobRoundTrips, AFollowEndingAfterTheLockWasTakenIsAConflict) {
+    mlt::test::LocalRemote r(shell());
     start(r, "while [ ! -f gate ]; do sleep 0.05; done");
     // `mlt stop` released the lock (the job files stay this run's), then the job ended.
     std::filesystem::remove(dir_ + "/.mlt/m/lock");
@@ -94,56 +94,58 @@ TEST_F(JobRoundTrips, AFollowEndingAfterTheLockWasTakenIsAConflict) {
     EXPECT_FALSE(exists(".mlt/m/lock"));
 }
 
-TEST_F(JobRoundTrips, AFollowLeftBehindDoesNotUndoCollected) {
-    mlt::test::LocalRemote r;
+TEST_P(JobRoundTrips, AFollowLeftBehindDoesNotUndoCollected) {
+    mlt::test::LocalRemote r(shell());
     start(r, "true");
     std::string log;
     follow_job(r, log);
     // A newer mlt of the run collected; the follow of the mlt it replaced ends only now.
-    mlt::set_run_phase(r, dir_, "m", "run-1", mlt::RunPhase::collected);
+    job(r).set_run_phase("run-1", mlt::RunPhase::collected);
     const mlt::FollowStep step = follow_job(r, log);
     EXPECT_TRUE(step.result);
     EXPECT_NE(read(".mlt/m/lock").find("phase=collected\n"), std::string::npos)
         << read(".mlt/m/lock");
 }
 
-TEST_F(JobRoundTrips, ShutdownStartRecordsCollectedAndItsFollowReportsTheStatus) {
-    mlt::test::LocalRemote r;
+TEST_P(JobRoundTrips, ShutdownStartRecordsCollectedAndItsFollowReportsTheStatus) {
+    mlt::test::LocalRemote r(shell());
     start(r, "true");
     std::string log;
     follow_job(r, log);
     const std::string script =
         mlt::make_shutdown_script({"m", "run-1", {}, false, {"echo shut >> shut.txt", "exit 4"}});
     const int before = r.commands_run;
-    EXPECT_TRUE(mlt::start_shutdown(r, dir_, "m", "run-1", script, true));
+    EXPECT_TRUE(job(r).start_shutdown("run-1", script, true));
     EXPECT_EQ(r.commands_run - before, 1);
     EXPECT_NE(read(".mlt/m/lock").find("phase=collected\n"), std::string::npos)
         << read(".mlt/m/lock");
     // A retry (a lost reply) records it again and starts nothing.
-    EXPECT_FALSE(mlt::start_shutdown(r, dir_, "m", "run-1", script, true));
+    EXPECT_FALSE(job(r).start_shutdown("run-1", script, true));
     const std::string run = "run-1";
     uint64_t offset = 0;
     std::string out;
-    const mlt::FollowStep step = mlt::follow_to_end(r, dir_, "m", mlt::Task::shutdown, &run, offset,
-                                                    5, [&](std::string_view d) { out += d; });
+    const mlt::FollowStep step = job(r).follow_to_end(mlt::Task::shutdown, &run, offset, 5,
+                                                      [&](std::string_view d) { out += d; });
     ASSERT_TRUE(step.result);
     EXPECT_EQ(step.result->exit_status, 4);
-    EXPECT_EQ(step.result->exit_status, mlt::read_shutdown_status(r, dir_, "m"));
+    EXPECT_EQ(step.result->exit_status, job(r).read_shutdown_status());
     EXPECT_EQ(read("shut.txt"), "shut\n");
     EXPECT_EQ(out, read(".mlt/m/shutdown.log"));
 }
 
-TEST_F(JobRoundTrips, ShutdownStartWithAnotherRunsLockStartsNothing) {
-    mlt::test::LocalRemote r;
+TEST_P(JobRoundTrips, ShutdownStartWithAnotherRunsLockStartsNothing) {
+    mlt::test::LocalRemote r(shell());
     start(r, "true");
     std::string log;
     follow_job(r, log);
     std::filesystem::remove(dir_ + "/.mlt/m/lock");  // released by a stop meanwhile
     const std::string script =
         mlt::make_shutdown_script({"m", "run-1", {}, false, {"echo shut >> shut.txt"}});
-    EXPECT_THROW(mlt::start_shutdown(r, dir_, "m", "run-1", script, true), mlt::Error);
+    EXPECT_THROW(job(r).start_shutdown("run-1", script, true), mlt::Error);
     EXPECT_FALSE(exists(".mlt/m/shutdown.started"));
     EXPECT_FALSE(exists(".mlt/m/lock"));
 }
+
+INSTANTIATE_JOB_SHELLS(JobRoundTrips);
 
 }  // namespace

@@ -72,17 +72,17 @@ class StartAhead : public mlt::test::JobFixture {
     bool lock(mlt::Remote& r, const std::string& ticket) {
         mlt::NewRun run = new_run(wrapper("run-1", "echo ran-once"));
         run.start_ticket = ticket;
-        return mlt::acquire_run(r, dir_, "m", run);
+        return job(r).acquire_run(run);
     }
     std::optional<long> start(mlt::Remote& r, const std::string& ticket) {
-        return mlt::start_job_if_current(r, dir_, "m", "run-1", ticket, test());
+        return job(r).start_job_if_current("run-1", ticket, test());
     }
     std::string local_;
     Plan plan_;
 };
 
-TEST_F(StartAhead, TheTestHoldsOnlyWhenEveryFileIsThereWithItsSizeAndMtime) {
-    mlt::test::LocalRemote r;
+TEST_P(StartAhead, TheTestHoldsOnlyWhenEveryFileIsThereWithItsSizeAndMtime) {
+    mlt::test::LocalRemote r(shell());
     EXPECT_NE(r.run(test()).exit_status, 0) << "nothing uploaded yet";
     upload_all();
     EXPECT_EQ(r.run(test()).exit_status, 0) << test();
@@ -112,8 +112,8 @@ TEST_F(StartAhead, TheTestHoldsOnlyWhenEveryFileIsThereWithItsSizeAndMtime) {
     EXPECT_EQ(mlt::uploads_current_test({}).value_or(""), "true");
 }
 
-TEST_F(StartAhead, ItStartsTheJobOnlyWhenNothingIsLeftToUpload) {
-    mlt::test::LocalRemote r;
+TEST_P(StartAhead, ItStartsTheJobOnlyWhenNothingIsLeftToUpload) {
+    mlt::test::LocalRemote r(shell());
     ASSERT_TRUE(lock(r, "t1"));
     EXPECT_FALSE(start(r, "t1").has_value());
     EXPECT_FALSE(exists(".mlt/m/started"));
@@ -137,7 +137,7 @@ TEST_F(StartAhead, ItStartsTheJobOnlyWhenNothingIsLeftToUpload) {
     EXPECT_EQ(ran(log), 1) << log;
 }
 
-TEST_F(StartAhead, TheTestLooksFromTheLoginDirWhereRelativeBasesAre) {
+TEST_P(StartAhead, TheTestLooksFromTheLoginDirWhereRelativeBasesAre) {
     // The upload's bases are relative to the login dir (a relative remote_dir), while the
     // start's command changes into the remote dir.
     const std::string relative = fs::relative(dir_, fs::current_path()).string();
@@ -145,32 +145,30 @@ TEST_F(StartAhead, TheTestLooksFromTheLoginDirWhereRelativeBasesAre) {
     Plan plan;
     plan[relative] = plan_[dir_];
     plan_ = plan;
-    mlt::test::LocalRemote r;
+    mlt::test::LocalRemote r(shell());
     upload_to(dir_);
     ASSERT_TRUE(lock(r, "t1"));
     EXPECT_TRUE(start(r, "t1").has_value()) << "a relative base was looked for in the remote dir";
 }
 
-TEST_F(StartAhead, ALockSaysWhenAnEarlierStartClaimedTheJob) {
-    mlt::test::LocalRemote r;
+TEST_P(StartAhead, ALockSaysWhenAnEarlierStartClaimedTheJob) {
+    mlt::test::LocalRemote r(shell());
     upload_all();
     ASSERT_TRUE(lock(r, "t1"));
     bool claimed = true;
-    ASSERT_TRUE(
-        mlt::acquire_run(r, dir_, "m", new_run(wrapper("run-1", "echo ran-once")), &claimed));
+    ASSERT_TRUE(job(r).acquire_run(new_run(wrapper("run-1", "echo ran-once")), &claimed));
     EXPECT_FALSE(claimed);
     ASSERT_TRUE(lock(r, "t2"));
     ASSERT_TRUE(start(r, "t2").has_value());
     // The retry's lock, with no start of its own (its local files could not be looked at):
     // the start is claimed, so nothing may be uploaded.
-    ASSERT_TRUE(
-        mlt::acquire_run(r, dir_, "m", new_run(wrapper("run-1", "echo ran-once")), &claimed));
+    ASSERT_TRUE(job(r).acquire_run(new_run(wrapper("run-1", "echo ran-once")), &claimed));
     EXPECT_TRUE(claimed);
     EXPECT_FALSE(exists(".mlt/m/start.ticket.t2"));
 }
 
-TEST_F(StartAhead, AStartSentBeforeTheLastLockNeverStartsTheJob) {
-    mlt::test::LocalRemote r;
+TEST_P(StartAhead, AStartSentBeforeTheLastLockNeverStartsTheJob) {
+    mlt::test::LocalRemote r(shell());
     upload_all();
     ASSERT_TRUE(lock(r, "t1"));
     // Its answer was lost with the link, and it has not run yet: the next lock comes first.
@@ -181,8 +179,8 @@ TEST_F(StartAhead, AStartSentBeforeTheLastLockNeverStartsTheJob) {
     EXPECT_TRUE(start(r, "t2").has_value());
 }
 
-TEST_F(StartAhead, AStartThatClaimedBeforeTheNextLockIsTheOneJob) {
-    mlt::test::LocalRemote r;
+TEST_P(StartAhead, AStartThatClaimedBeforeTheNextLockIsTheOneJob) {
+    mlt::test::LocalRemote r(shell());
     upload_all();
     ASSERT_TRUE(lock(r, "t1"));
     const auto first = start(r, "t1");
@@ -199,28 +197,30 @@ TEST_F(StartAhead, AStartThatClaimedBeforeTheNextLockIsTheOneJob) {
     EXPECT_EQ(ran(log), 1) << log;
 }
 
-TEST_F(StartAhead, VoidingTheTicketsStopsAStartSentAheadAndTellsOfOneThatClaimed) {
-    mlt::test::LocalRemote r;
+TEST_P(StartAhead, VoidingTheTicketsStopsAStartSentAheadAndTellsOfOneThatClaimed) {
+    mlt::test::LocalRemote r(shell());
     upload_all();
     ASSERT_TRUE(lock(r, "t1"));
-    EXPECT_FALSE(mlt::void_start_tickets(r, dir_, "m", "run-1"));
+    EXPECT_FALSE(job(r).void_start_tickets("run-1"));
     EXPECT_FALSE(start(r, "t1").has_value());
     EXPECT_FALSE(exists(".mlt/m/started"));
 
     ASSERT_TRUE(lock(r, "t2"));
     ASSERT_TRUE(start(r, "t2").has_value());
-    EXPECT_TRUE(mlt::void_start_tickets(r, dir_, "m", "run-1"));
+    EXPECT_TRUE(job(r).void_start_tickets("run-1"));
     std::string log;
     mlt::test::follow_to_end(r, dir_, log);
-    mlt::release_run(r, dir_, "m", "run-1");
+    job(r).release_run("run-1");
 
     // A new run moves the claim aside with the rest of the old run's files.
     mlt::NewRun next = new_run(wrapper("run-2", "echo second"));
     next.start_ticket = "t3";
-    ASSERT_TRUE(mlt::acquire_run(r, dir_, "m", next));
+    ASSERT_TRUE(job(r).acquire_run(next));
     EXPECT_FALSE(exists(".mlt/m/start.claimed"));
     EXPECT_TRUE(exists(".mlt/m/previous/start.claimed"));
-    EXPECT_FALSE(mlt::void_start_tickets(r, dir_, "m", "run-2"));
+    EXPECT_FALSE(job(r).void_start_tickets("run-2"));
 }
+
+INSTANTIATE_JOB_SHELLS(StartAhead);
 
 }  // namespace

@@ -1,5 +1,11 @@
+// The state of a remote dir's jobs: the parsing of status.sh's lines, its run against a real
+// job under each shell, and the tables shown.
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
+
+#include "job_fixture.h"
 #include "mlt/job/status.h"
 #include "mlt/util/error.h"
 
@@ -61,7 +67,7 @@ TEST(JobStatus, ParsesEveryState) {
     EXPECT_EQ(jobs[2].attempt, 1);
     EXPECT_EQ(jobs[4].state, mlt::JobState::starting);
     // The remote dir reaches the shell quoted, with ~ kept as the remote home.
-    EXPECT_EQ(remote.last_command.rfind("cd \"$HOME\"/ws ", 0), 0u) << remote.last_command;
+    EXPECT_EQ(remote.last_command.rfind("mlt_rd=\"$HOME\"/ws\n", 0), 0u) << remote.last_command;
 }
 
 TEST(JobStatus, AMovedLockAndTheConsoleLogsLastChangeAreRead) {
@@ -100,9 +106,9 @@ TEST(JobStatus, AStatusThatIsNotANumberIsNoStatus) {
 
 TEST(JobStatus, OneModelOnly) {
     FakeRemote remote({0, "", ""});
-    EXPECT_TRUE(mlt::query_jobs(remote, "/w s", "my_model").empty());
-    EXPECT_NE(remote.last_command.find("cd '/w s' "), std::string::npos);
-    EXPECT_NE(remote.last_command.find("MLT_JOBS=.mlt/my_model/;"), std::string::npos);
+    EXPECT_TRUE(mlt::JobDir(remote, "/w s", "my_model").query_jobs().empty());
+    EXPECT_NE(remote.last_command.find("mlt_rd='/w s'\n"), std::string::npos);
+    EXPECT_NE(remote.last_command.find("mlt_model=my_model\n"), std::string::npos);
 }
 
 TEST(JobStatus, RemoteFailureIsAnError) {
@@ -182,6 +188,38 @@ TEST(JobStatus, OneTableForEveryNode) {
     EXPECT_EQ(rows[2].substr(model), "none") << table;
     EXPECT_EQ(rows[3].substr(model), "unreachable: connection refused") << table;
 }
+
+class JobStatusOfARealJob : public mlt::test::JobFixture {};
+
+TEST_P(JobStatusOfARealJob, ARunningThenFinishedJobAndAMissingDir) {
+    mlt::test::LocalRemote r(shell());
+    EXPECT_TRUE(mlt::JobDir(r, dir_ + "/missing", "m").query_jobs().empty());
+    const long pgid = start(r, "while [ ! -f gate ]; do sleep 0.05; done; exit 4");
+    std::vector<mlt::JobStatus> jobs = job(r).query_jobs();
+    ASSERT_EQ(jobs.size(), 1u);
+    EXPECT_EQ(jobs[0].model, "m");
+    EXPECT_EQ(jobs[0].state, mlt::JobState::running);
+    EXPECT_EQ(jobs[0].pgid, pgid);
+    EXPECT_EQ(jobs[0].run_id, "run-1");
+    EXPECT_EQ(jobs[0].phase, "running");
+    EXPECT_TRUE(jobs[0].locked);
+    EXPECT_GT(jobs[0].started, 0);
+    EXPECT_GE(jobs[0].remote_now, jobs[0].started);
+    std::ofstream(dir_ + "/gate").put('\n');
+    std::string log;
+    mlt::test::follow_to_end(r, dir_, log);
+    // The follow recorded phase finished; another model's dir is listed with every model's.
+    std::filesystem::create_directories(dir_ + "/.mlt/other");
+    jobs = job(r).query_jobs();
+    ASSERT_EQ(jobs.size(), 1u);
+    EXPECT_EQ(jobs[0].state, mlt::JobState::finished);
+    EXPECT_EQ(jobs[0].exit_status, 4);
+    EXPECT_GT(jobs[0].logged, 0);
+    EXPECT_TRUE(mlt::JobDir(r, dir_, "none").query_jobs().empty());
+    EXPECT_EQ(mlt::query_jobs(r, dir_).size(), 2u);
+}
+
+INSTANTIATE_JOB_SHELLS(JobStatusOfARealJob);
 
 }  // namespace
 

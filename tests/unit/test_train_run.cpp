@@ -192,7 +192,7 @@ class TrainRunTest : public ::testing::Test {
     }
     void TearDown() override {
         mlt::test::LocalRemote r;
-        mlt::stop_job(r, remote_dir(), "m", 1);
+        mlt::JobDir(r, remote_dir(), "m").stop_job(1);
         fs::remove_all(dir_);
         ::unsetenv("MLTK_CACHE_DIR");
     }
@@ -252,7 +252,7 @@ class TrainRunTest : public ::testing::Test {
     // Empties the remote and local sides for the next scenario.
     void reset() {
         mlt::test::LocalRemote r;
-        mlt::stop_job(r, remote_dir(), "m", 1);
+        mlt::JobDir(r, remote_dir(), "m").stop_job(1);
         fs::remove_all(remote_dir());
         fs::create_directories(remote_dir());
         fs::remove_all(dir_ + "/cache");
@@ -580,7 +580,7 @@ TEST_F(TrainRunTest, AHostThatGoesAwayDuringShutdownEndsTheRunWithItsStatus) {
     // shutdown_cmds that power the host off: the results are home, the run ends after a
     // short try instead of the whole reconnect period.
     Rig rig(plan());
-    rig.remote.cut_on = "cat > .mlt/m/shutdown.sh";  // starting shutdown_cmds
+    rig.remote.cut_on = "cat > \"$j/shutdown.sh\"";  // starting shutdown_cmds
     rig.remote.mode = Cut::after;
     rig.connection.reachable = false;
     EXPECT_EQ(rig.run.run(), 0) << rig.rep.alerts;
@@ -645,7 +645,8 @@ TEST_F(TrainRunTest, ARemoteErrorWhileTheJobRunsLeavesItAndItsShutdownAlone) {
         << "shutdown_cmds ran while the training was still running";
     EXPECT_TRUE(fs::exists(remote_dir() + "/.mlt/m/lock"));
     mlt::test::LocalRemote r;
-    EXPECT_TRUE(mlt::stop_job(r, remote_dir(), "m", 1)) << "the job was not running any more";
+    EXPECT_TRUE(mlt::JobDir(r, remote_dir(), "m").stop_job(1))
+        << "the job was not running any more";
 }
 
 TEST_F(TrainRunTest, AnAttemptThatOutlastsTheReconnectPeriodEndsTheRun) {

@@ -7,6 +7,7 @@
 #include <utility>
 #include <vector>
 
+#include "mlt/job/status.h"
 #include "mlt/ssh/remote.h"
 
 namespace mlt {
@@ -139,119 +140,12 @@ struct NewRun {
     std::string came_from = {};
 };
 
-// Takes the job lock for a new run in one round trip: creates `lock` atomically (O_EXCL)
-// holding owner, start time, run id and phase uploading; moves the previous run's state
-// files and the remote archive into `previous/`; records run_id, run.sh, cmd and an empty
-// console.log. Returns false (and changes nothing) when another run holds the lock. Calling
-// it again for the same run id (a retry after a lost link) completes what is missing and
-// returns true. The previous run's restore dir goes aside too. Throws mlt::Error when the
-// transport or a remote step fails.
-// `start_claimed` (when given) is set when a start sent ahead with an earlier lock of the run
-// claimed the start (start_job_if_current): the job is started, or about to be, so nothing
-// may be uploaded; start_job then reports it.
-bool acquire_run(Remote& remote, const std::string& remote_dir, const std::string& model,
-                 const NewRun& run, bool* start_claimed = nullptr);
-
-// Records `phase` in the lock of run `run_id`. Throws mlt::Error (conflict, exit 3) when the
-// lock is no longer that run's (another mlt took it with --force).
-void set_run_phase(Remote& remote, const std::string& remote_dir, const std::string& model,
-                   const std::string& run_id, RunPhase phase);
-
-// Removes the lock if it is run `run_id`'s; nothing when it is gone already or another's.
-void release_run(Remote& remote, const std::string& remote_dir, const std::string& model,
-                 const std::string& run_id);
-
-// Marks the lock of run `run_id` as one the run moved away from: a `moved=WHERE` line (the
-// host it went to and its attempt there), which `status` reads and a --resume here, from any
-// machine, refuses. Nothing when the lock is gone or another run's. Throws mlt::Error when the
-// transport or the write fails.
-void mark_run_moved(Remote& remote, const std::string& remote_dir, const std::string& model,
-                    const std::string& run_id, const std::string& where);
-
-// A gang that restarts every node together (a --resume after a rank was lost): with the lock
-// of run `run_id` held again, clears what the attempt before left in the job dir (its start
-// marker, process group, exit status, barrier files, result records) while keeping the
-// run's files and console log, so that start_job starts attempt `attempt` (the lock records
-// it) once. Once per attempt; refused while the attempt before still runs. Throws mlt::Error.
-void begin_gang_attempt(Remote& remote, const std::string& remote_dir, const std::string& model,
-                        const std::string& run_id, int attempt);
-
-// Takes the lock of run `run_id` back, so that no follow of the run releases it any more
-// (ReleaseAtEnd): the run's lock stays, and the one a follow of the run released is put back
-// while the job files are still that run's. Throws mlt::Error (conflict, exit 3) when
-// another run took the model meanwhile, or the lock went otherwise (`stop` released it).
-void retake_run(Remote& remote, const std::string& remote_dir, const std::string& model,
-                const std::string& run_id);
-
-// Starts the job of run `run_id` from its recorded run.sh, detached in its own session, and
-// waits (bounded, 10 s) until it has recorded its process group; returns that id. At most
-// one start per run: a marker file created atomically makes a repeated call (a retry after a
-// lost link, a --resume) wait for the job already launched instead of launching another.
-// Records phase starting, then running. When the lock records an attempt N > 1 (a run that
-// continues here after its host was lost), the job gets MLT_ATTEMPT=N and one marker line
-// goes into the console log before it starts (after what the earlier attempts showed, when
-// that was pushed as the console log). Throws mlt::Error when it does not start, (conflict)
-// when the job dir belongs to another run.
-long start_job(Remote& remote, const std::string& remote_dir, const std::string& model,
-               const std::string& run_id);
-
-// start_job sent ahead of acquire_run (Remote::run_ahead), in the same round trip, on a
-// condition: it starts the job only if `current_test` (uploads_current_test: nothing is left
-// to upload) holds on the remote and the lock of that acquire_run wrote `ticket`
-// (NewRun::start_ticket), which it claims by renaming. A job started or claimed already by
-// an earlier start of the run is started as start_job does (at most once). Then
-// start_job_if_current() with the same arguments, right after acquire_run, reads the answer:
-// the process group, or nullopt when it did not start (something is to be uploaded; the
-// ticket is gone). A start sent ahead whose answer was lost (a cut link) can start the job
-// later only until the next lock of the run or void_start_tickets().
-void start_job_ahead_if_current(Remote& remote, const std::string& remote_dir,
-                                const std::string& model, const std::string& run_id,
-                                const std::string& ticket, const std::string& current_test);
-std::optional<long> start_job_if_current(Remote& remote, const std::string& remote_dir,
-                                         const std::string& model, const std::string& run_id,
-                                         const std::string& ticket,
-                                         const std::string& current_test);
-// Removes every start ticket of run `run_id` (a run taken up by --resume in its upload, whose
-// mlt may have sent a start ahead): none can start the job afterwards. True when one had
-// claimed the start already (the job is started, or about to be): no upload may follow.
-bool void_start_tickets(Remote& remote, const std::string& remote_dir, const std::string& model,
-                        const std::string& run_id);
-
-// Restarts the lost job of run `run_id` in place as attempt `attempt` (2 for the first
-// restart) from the same run.sh, and returns its process group. Lost: its process group is
-// recorded and gone, with no exit status, its results were not collected, and the lock (the
-// run's) records attempt `attempt - 1`. The first call creates the attempt's start marker
-// atomically, removes the old pid, appends one marker line to console.log and records
-// `attempt=N` in the lock; a repeated or concurrent call waits for that job instead of
-// starting another. The job's environment has MLT_ATTEMPT=N. Throws mlt::Error (conflict)
-// when the job is not lost or the job dir belongs to another run.
-long restart_job(Remote& remote, const std::string& remote_dir, const std::string& model,
-                 const std::string& run_id, int attempt);
-
-// Stops a job: TERM to its process group and to every process that carries its run id
-// (MLT_RUN_ID in /proc/*/environ), then KILL after `grace_s` seconds; records exit status
-// 143/137 when the wrapper could not, and in `stopped` that mlt's stop ended it. Returns true when
-// something was running. With a `run_id`, only that run's job is stopped (mlt::Error conflict
-// otherwise).
-bool stop_job(Remote& remote, const std::string& remote_dir, const std::string& model, int grace_s,
-              const std::string* run_id = nullptr);
-
 // What `stop` found.
 enum class StopOutcome {
     none,      // nothing of the job was running
     stopped,   // it ran and was stopped
     finished,  // it had ended, and its results were not collected: the lock stays
 };
-
-// `stop`: stops the job as stop_job does (every process of it: its group, and those that
-// carry its run id in their environment), then, in the same remote command, removes the lock
-// only if it still names the run that held it when the stop began; a finished job whose
-// results were not collected keeps its lock, for --resume.
-StopOutcome stop_and_release(Remote& remote, const std::string& remote_dir,
-                             const std::string& model, int grace_s);
-
-// Removes every file of a job (for --force).
-void discard_job(Remote& remote, const std::string& remote_dir, const std::string& model);
 
 // What a job left when it ended.
 struct JobResult {
@@ -290,69 +184,6 @@ struct FollowStep {
 // other commands, and every wait has an end even on a link whose keepalives are off.
 constexpr int kFollowSegmentSeconds = 15;
 
-// Streams a task's log from byte `offset` to `sink` for at most about `seconds` (one remote
-// command), or until the task has ended and its log was sent to the end; then, in the same
-// command, the task's result (FollowStep::result, on stderr after a marker line: never mixed
-// with the log's bytes), and for the job of a `run_id`, phase finished in its lock. Several
-// calls make a follow that leaves the connection free in between. With a `run_id`, the job
-// dir must still be that run's, and at the job's end its lock too (mlt::Error conflict
-// otherwise). Throws mlt::Error (remote) when the task was never started.
-// With `sample_every` > 0 the same command samples the host at its start and every that many
-// seconds (GPU use and memory from nvidia-smi when present, load, free disk): each sample
-// line ("mlt-sample ...", parse_sample) goes to `on_sample` as it comes.
-FollowStep follow_log(Remote& remote, const std::string& remote_dir, const std::string& model,
-                      Task task, const std::string* run_id, uint64_t offset, int seconds,
-                      const OutputSink& sink, int sample_every = 0,
-                      const OutputSink* on_sample = nullptr, const ReleaseAtEnd* release = nullptr);
-// Sends that follow_log command ahead (Remote::run_ahead), for a follow_log() of the same
-// arguments after the next command (the job's start).
-void follow_log_ahead(Remote& remote, const std::string& remote_dir, const std::string& model,
-                      Task task, const std::string* run_id, uint64_t offset, int seconds,
-                      int sample_every = 0, const ReleaseAtEnd* release = nullptr);
-
-// Starts TensorBoard on the remote for the model's log dir (the one its job recorded): the
-// job's venv's `tensorboard` (<remote dir>/.venv), else one on PATH, on 127.0.0.1:`port`,
-// detached (its own session, pid in .mlt/<model>/tensorboard.pid, output in
-// tensorboard.log), and waits (bounded, 60 s) until it serves. Throws mlt::Error (remote,
-// exit 1) when there is no log dir yet, no tensorboard, or it ended first (quoting it).
-void start_tensorboard(Remote& remote, const std::string& remote_dir, const std::string& model,
-                       int port);
-// Stops the TensorBoard that start_tensorboard started (TERM to its group, KILL after 5 s).
-void stop_tensorboard(Remote& remote, const std::string& remote_dir, const std::string& model);
-
-// follow_log, segment after segment, until the task has ended and its log was sent to the
-// end; returns the last segment's step. `offset` is updated after every segment, so a caller
-// that catches a lost link knows where to go on. Throws as follow_log.
-FollowStep follow_to_end(Remote& remote, const std::string& remote_dir, const std::string& model,
-                         Task task, const std::string* run_id, uint64_t& offset, int seconds,
-                         const OutputSink& sink);
-
-// Sends what a task's log holds from byte `offset` now; returns the new offset. A missing
-// log reads as empty.
-uint64_t read_log(Remote& remote, const std::string& remote_dir, const std::string& model,
-                  Task task, uint64_t offset, const OutputSink& sink);
-// Sends that read ahead on a guess (Remote::run_ahead_on_guess), for a read_log() of the same
-// arguments after the next command.
-void read_log_ahead_on_guess(Remote& remote, const std::string& remote_dir,
-                             const std::string& model, Task task, uint64_t offset);
-
-// Reads the job dir's run id, exit status, archive sha256, log dir, whether the training
-// started, whether mlt's stop ended it and whether the remote disk is full, in one round trip.
-JobResult read_job_result(Remote& remote, const std::string& remote_dir, const std::string& model);
-
-// Starts the shutdown_cmds script of run `run_id` detached, at most once per run (a marker
-// created atomically; a repeated call after a lost link finds it). Returns true when this
-// call started it. With `record_collected`, phase collected is recorded in the lock first,
-// in the same round trip (set_run_phase). Throws mlt::Error (conflict) when the job dir, or
-// with `record_collected` the lock, belongs to another run.
-bool start_shutdown(Remote& remote, const std::string& remote_dir, const std::string& model,
-                    const std::string& run_id, const std::string& script,
-                    bool record_collected = false);
-
-// The status the shutdown script recorded; nullopt while it runs (or if it never ran).
-std::optional<int> read_shutdown_status(Remote& remote, const std::string& remote_dir,
-                                        const std::string& model);
-
 // Exit status of mlt's own job scripts when the job dir belongs to another run.
 constexpr int kForeignRunStatus = 79;
 // What a run-scoped command exits with when the remote dir, or the model's job dir in it, is
@@ -377,5 +208,178 @@ Error foreign_run(const std::string& host, const std::string& model, const std::
 // The error of kDirGoneStatus (kind gone): the job of run `run_id` went with the remote dir.
 Error remote_dir_gone(const std::string& host, const std::string& remote_dir,
                       const std::string& model, const std::string& run_id);
+
+// A model's job dir on a host: `.mlt/<model>/` under `remote_dir`, reached through `remote`
+// (which must outlive it; a copy is cheap). Each method is one step of the job protocol
+// (docs/remote-protocol.md) and sends one remote command.
+class JobDir {
+  public:
+    JobDir(Remote& remote, std::string remote_dir, std::string model);
+    Remote& remote() const { return *remote_; }
+    const std::string& remote_dir() const { return remote_dir_; }
+    const std::string& model() const { return model_; }
+
+    // Takes the job lock for a new run in one round trip: creates `lock` atomically (O_EXCL)
+    // holding owner, start time, run id and phase uploading; moves the previous run's state
+    // files and the remote archive into `previous/`; records run_id, run.sh, cmd and an empty
+    // console.log. Returns false (and changes nothing) when another run holds the lock. Calling
+    // it again for the same run id (a retry after a lost link) completes what is missing and
+    // returns true. The previous run's restore dir goes aside too. Throws mlt::Error when the
+    // transport or a remote step fails.
+    // `start_claimed` (when given) is set when a start sent ahead with an earlier lock of the run
+    // claimed the start (start_job_if_current): the job is started, or about to be, so nothing
+    // may be uploaded; start_job then reports it.
+    bool acquire_run(const NewRun& run, bool* start_claimed = nullptr);
+
+    // Records `phase` in the lock of run `run_id`. Throws mlt::Error (conflict, exit 3) when the
+    // lock is no longer that run's (another mlt took it with --force).
+    void set_run_phase(const std::string& run_id, RunPhase phase);
+
+    // Removes the lock if it is run `run_id`'s; nothing when it is gone already or another's.
+    void release_run(const std::string& run_id);
+
+    // Marks the lock of run `run_id` as one the run moved away from: a `moved=WHERE` line (the
+    // host it went to and its attempt there), which `status` reads and a --resume here, from any
+    // machine, refuses. Nothing when the lock is gone or another run's. Throws mlt::Error when the
+    // transport or the write fails.
+    void mark_run_moved(const std::string& run_id, const std::string& where);
+
+    // A gang that restarts every node together (a --resume after a rank was lost): with the lock
+    // of run `run_id` held again, clears what the attempt before left in the job dir (its start
+    // marker, process group, exit status, barrier files, result records) while keeping the
+    // run's files and console log, so that start_job starts attempt `attempt` (the lock records
+    // it) once. Once per attempt; refused while the attempt before still runs. Throws mlt::Error.
+    void begin_gang_attempt(const std::string& run_id, int attempt);
+
+    // Takes the lock of run `run_id` back, so that no follow of the run releases it any more
+    // (ReleaseAtEnd): the run's lock stays, and the one a follow of the run released is put back
+    // while the job files are still that run's. Throws mlt::Error (conflict, exit 3) when
+    // another run took the model meanwhile, or the lock went otherwise (`stop` released it).
+    void retake_run(const std::string& run_id);
+
+    // Starts the job of run `run_id` from its recorded run.sh, detached in its own session, and
+    // waits (bounded, 10 s) until it has recorded its process group; returns that id. At most
+    // one start per run: a marker file created atomically makes a repeated call (a retry after a
+    // lost link, a --resume) wait for the job already launched instead of launching another.
+    // Records phase starting, then running. When the lock records an attempt N > 1 (a run that
+    // continues here after its host was lost), the job gets MLT_ATTEMPT=N and one marker line
+    // goes into the console log before it starts (after what the earlier attempts showed, when
+    // that was pushed as the console log). Throws mlt::Error when it does not start, (conflict)
+    // when the job dir belongs to another run.
+    long start_job(const std::string& run_id);
+
+    // start_job sent ahead of acquire_run (Remote::run_ahead), in the same round trip, on a
+    // condition: it starts the job only if `current_test` (uploads_current_test: nothing is left
+    // to upload) holds on the remote and the lock of that acquire_run wrote `ticket`
+    // (NewRun::start_ticket), which it claims by renaming. A job started or claimed already by
+    // an earlier start of the run is started as start_job does (at most once). Then
+    // start_job_if_current() with the same arguments, right after acquire_run, reads the answer:
+    // the process group, or nullopt when it did not start (something is to be uploaded; the
+    // ticket is gone). A start sent ahead whose answer was lost (a cut link) can start the job
+    // later only until the next lock of the run or void_start_tickets().
+    void start_job_ahead_if_current(const std::string& run_id, const std::string& ticket,
+                                    const std::string& current_test);
+    std::optional<long> start_job_if_current(const std::string& run_id, const std::string& ticket,
+                                             const std::string& current_test);
+
+    // Removes every start ticket of run `run_id` (a run taken up by --resume in its upload, whose
+    // mlt may have sent a start ahead): none can start the job afterwards. True when one had
+    // claimed the start already (the job is started, or about to be): no upload may follow.
+    bool void_start_tickets(const std::string& run_id);
+
+    // Restarts the lost job of run `run_id` in place as attempt `attempt` (2 for the first
+    // restart) from the same run.sh, and returns its process group. Lost: its process group is
+    // recorded and gone, with no exit status, its results were not collected, and the lock (the
+    // run's) records attempt `attempt - 1`. The first call creates the attempt's start marker
+    // atomically, removes the old pid, appends one marker line to console.log and records
+    // `attempt=N` in the lock; a repeated or concurrent call waits for that job instead of
+    // starting another. The job's environment has MLT_ATTEMPT=N. Throws mlt::Error (conflict)
+    // when the job is not lost or the job dir belongs to another run.
+    long restart_job(const std::string& run_id, int attempt);
+
+    // Stops a job: TERM to its process group and to every process that carries its run id
+    // (MLT_RUN_ID in /proc/*/environ), then KILL after `grace_s` seconds; records exit status
+    // 143/137 when the wrapper could not, and in `stopped` that mlt's stop ended it. Returns true
+    // when something was running. With a `run_id`, only that run's job is stopped (mlt::Error
+    // conflict otherwise).
+    bool stop_job(int grace_s, const std::string* run_id = nullptr);
+
+    // `stop`: stops the job as stop_job does (every process of it: its group, and those that
+    // carry its run id in their environment), then, in the same remote command, removes the lock
+    // only if it still names the run that held it when the stop began; a finished job whose
+    // results were not collected keeps its lock, for --resume.
+    StopOutcome stop_and_release(int grace_s);
+
+    // Removes every file of a job (for --force).
+    void discard_job();
+
+    // Streams a task's log from byte `offset` to `sink` for at most about `seconds` (one remote
+    // command), or until the task has ended and its log was sent to the end; then, in the same
+    // command, the task's result (FollowStep::result, on stderr after a marker line: never mixed
+    // with the log's bytes), and for the job of a `run_id`, phase finished in its lock. Several
+    // calls make a follow that leaves the connection free in between. With a `run_id`, the job
+    // dir must still be that run's, and at the job's end its lock too (mlt::Error conflict
+    // otherwise). Throws mlt::Error (remote) when the task was never started.
+    // With `sample_every` > 0 the same command samples the host at its start and every that many
+    // seconds (GPU use and memory from nvidia-smi when present, load, free disk): each sample
+    // line ("mlt-sample ...", parse_sample) goes to `on_sample` as it comes.
+    FollowStep follow_log(Task task, const std::string* run_id, uint64_t offset, int seconds,
+                          const OutputSink& sink, int sample_every = 0,
+                          const OutputSink* on_sample = nullptr,
+                          const ReleaseAtEnd* release = nullptr);
+
+    // Sends that follow_log command ahead (Remote::run_ahead), for a follow_log() of the same
+    // arguments after the next command (the job's start).
+    void follow_log_ahead(Task task, const std::string* run_id, uint64_t offset, int seconds,
+                          int sample_every = 0, const ReleaseAtEnd* release = nullptr);
+
+    // follow_log, segment after segment, until the task has ended and its log was sent to the
+    // end; returns the last segment's step. `offset` is updated after every segment, so a caller
+    // that catches a lost link knows where to go on. Throws as follow_log.
+    FollowStep follow_to_end(Task task, const std::string* run_id, uint64_t& offset, int seconds,
+                             const OutputSink& sink);
+
+    // Sends what a task's log holds from byte `offset` now; returns the new offset. A missing
+    // log reads as empty.
+    uint64_t read_log(Task task, uint64_t offset, const OutputSink& sink);
+
+    // Sends that read ahead on a guess (Remote::run_ahead_on_guess), for a read_log() of the same
+    // arguments after the next command.
+    void read_log_ahead_on_guess(Task task, uint64_t offset);
+
+    // Starts TensorBoard on the remote for the model's log dir (the one its job recorded): the
+    // job's venv's `tensorboard` (<remote dir>/.venv), else one on PATH, on 127.0.0.1:`port`,
+    // detached (its own session, pid in .mlt/<model>/tensorboard.pid, output in
+    // tensorboard.log), and waits (bounded, 60 s) until it serves. Throws mlt::Error (remote,
+    // exit 1) when there is no log dir yet, no tensorboard, or it ended first (quoting it).
+    void start_tensorboard(int port);
+
+    // Stops the TensorBoard that start_tensorboard started (TERM to its group, KILL after 5 s).
+    void stop_tensorboard();
+
+    // Reads the job dir's run id, exit status, archive sha256, log dir, whether the training
+    // started, whether mlt's stop ended it and whether the remote disk is full, in one round trip.
+    JobResult read_job_result();
+
+    // Starts the shutdown_cmds script of run `run_id` detached, at most once per run (a marker
+    // created atomically; a repeated call after a lost link finds it). Returns true when this
+    // call started it. With `record_collected`, phase collected is recorded in the lock first,
+    // in the same round trip (set_run_phase). Throws mlt::Error (conflict) when the job dir, or
+    // with `record_collected` the lock, belongs to another run.
+    bool start_shutdown(const std::string& run_id, const std::string& script,
+                        bool record_collected = false);
+
+    // The status the shutdown script recorded; nullopt while it runs (or if it never ran).
+    std::optional<int> read_shutdown_status();
+
+    // The model's job as its files show it (status.sh): none (no job dir, no remote dir), or
+    // one. Throws mlt::Error (usage) for an invalid model name, and on transport failure.
+    // Every model's: query_jobs (status.h).
+    std::vector<JobStatus> query_jobs();
+
+  private:
+    Remote* remote_;
+    std::string remote_dir_, model_;
+};
 
 }  // namespace mlt

@@ -48,10 +48,10 @@ JobState job_state(bool locked, const std::string& phase, long pgid, bool alive,
 // `-`, not starting with `.` or `-` (it becomes a remote directory name).
 void validate_model_name(const std::string& name);
 
-// Reads the jobs under `<remote_dir>/.mlt/` (all, or only `model`) in one round trip.
-// A missing remote dir or `.mlt` means no jobs. Throws mlt::Error on transport failure.
-std::vector<JobStatus> query_jobs(Remote& remote, const std::string& remote_dir,
-                                  const std::string& model = {});
+// Reads every model's job under `<remote_dir>/.mlt/` in one round trip (one model's:
+// JobDir::query_jobs). A missing remote dir or `.mlt` means no jobs. Throws mlt::Error on
+// transport failure.
+std::vector<JobStatus> query_jobs(Remote& remote, const std::string& remote_dir);
 
 // An exit status as a sentence's end: "exit status 3", or for 129..159, as the remote shell
 // reports a process a signal killed, "exit status 137 (killed by SIGKILL)" (the signal

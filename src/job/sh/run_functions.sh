@@ -1,8 +1,8 @@
-# The functions of every command that acts for one run (run_command in job.cpp). They expect
-# `j` (the job dir) and `r` (the run id) set, and the exit statuses mlt_st_gone,
-# mlt_st_foreign and mlt_st_nospace (job_status_variables(): the C++ constants). The lock
-# names its run on a `run=` line; a lock of an older mlt has none, which reads as the run
-# id "". A library of functions: it runs nothing itself.
+# The functions of every command that acts for one run (run_command in job_shell.cpp). They expect
+# `j` (the job dir) and `r` (the run id) set, and the exit statuses mlt_st_gone, mlt_st_foreign and
+# mlt_st_nospace (there, from the C++ constants). The lock names its run on a `run=` line; a lock of
+# an older mlt has none, which reads as the run id "". A library of functions: it runs nothing
+# itself.
 # shellcheck disable=SC2154
 mlt_lock_run() { { while IFS= read -r mlt_l || [ -n "$mlt_l" ]; do case $mlt_l in run=*) printf '%s\n' "${mlt_l#run=}";; esac; done < "$j/lock"; } 2>/dev/null; }
 mlt_mine() { [ -f "$j/lock" ] && [ "$(mlt_lock_run)" = "$r" ]; }

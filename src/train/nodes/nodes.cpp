@@ -370,7 +370,7 @@ std::vector<std::optional<JobStatus>> survey(const NodesSpec& spec,
     std::vector<std::optional<JobStatus>> jobs;
     for (size_t i = 0; i < links.size(); ++i) {
         const TrainPlan& p = spec.nodes[i].plan;
-        auto found = query_jobs(links[i]->remote(), p.remote_dir, p.model);
+        auto found = JobDir(links[i]->remote(), p.remote_dir, p.model).query_jobs();
         jobs.push_back(found.empty() ? std::nullopt : std::optional<JobStatus>(found.front()));
     }
     return jobs;

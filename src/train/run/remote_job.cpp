@@ -18,7 +18,7 @@ ShellJob::ShellJob(Connection& connection, std::string remote_dir, std::string m
       transfer_connections_(transfer_connections) {}
 
 std::vector<JobStatus> ShellJob::status() {
-    return query_jobs(remote(), remote_dir_, model_);
+    return JobDir(remote(), remote_dir_, model_).query_jobs();
 }
 
 bool ShellJob::lock(const NewRun& run) {
@@ -26,19 +26,19 @@ bool ShellJob::lock(const NewRun& run) {
     // first try, must not ask for that try's).
     if (run.start_ticket.empty()) start_ahead_.reset();
     start_claimed_ = false;
-    return acquire_run(remote(), remote_dir_, model_, run, &start_claimed_);
+    return JobDir(remote(), remote_dir_, model_).acquire_run(run, &start_claimed_);
 }
 
 void ShellJob::set_phase(const std::string& run_id, RunPhase phase) {
-    set_run_phase(remote(), remote_dir_, model_, run_id, phase);
+    JobDir(remote(), remote_dir_, model_).set_run_phase(run_id, phase);
 }
 
 void ShellJob::release(const std::string& run_id) {
-    release_run(remote(), remote_dir_, model_, run_id);
+    JobDir(remote(), remote_dir_, model_).release_run(run_id);
 }
 
 void ShellJob::discard() {
-    discard_job(remote(), remote_dir_, model_);
+    JobDir(remote(), remote_dir_, model_).discard_job();
 }
 
 void ShellJob::clean(const std::string& archive, const std::string& log_dir) {
@@ -91,19 +91,20 @@ void ShellJob::upload_ahead(const std::map<std::string, std::vector<UploadItem>>
 }
 
 long ShellJob::start(const std::string& run_id) {
-    return start_job(remote(), remote_dir_, model_, run_id);
+    return JobDir(remote(), remote_dir_, model_).start_job(run_id);
 }
 
 void ShellJob::start_ahead_if_current(const std::string& run_id, const std::string& ticket,
                                       const std::string& current_test) {
     start_ahead_ = {run_id, ticket, current_test};
-    start_job_ahead_if_current(remote(), remote_dir_, model_, run_id, ticket, current_test);
+    JobDir(remote(), remote_dir_, model_).start_job_ahead_if_current(run_id, ticket, current_test);
 }
 
 std::optional<long> ShellJob::start_sent_ahead() {
     if (!start_ahead_) return std::nullopt;
     const auto [run_id, ticket, test] = *std::exchange(start_ahead_, std::nullopt);
-    const auto pgid = start_job_if_current(remote(), remote_dir_, model_, run_id, ticket, test);
+    const auto pgid =
+        JobDir(remote(), remote_dir_, model_).start_job_if_current(run_id, ticket, test);
     // The compression's check came next: read now, as upload() would (the listings after it
     // are guesses, dropped unread when the job started).
     if (pgid && std::exchange(compression_ahead_, false)) compression_.choice()();
@@ -111,13 +112,14 @@ std::optional<long> ShellJob::start_sent_ahead() {
 }
 
 bool ShellJob::void_start_tickets(const std::string& run_id) {
-    return mlt::void_start_tickets(remote(), remote_dir_, model_, run_id);
+    return JobDir(remote(), remote_dir_, model_).void_start_tickets(run_id);
 }
 
 void ShellJob::follow_ahead(Task task, const std::string* run_id, uint64_t offset, int seconds) {
     const bool job = task == Task::job;
-    follow_log_ahead(remote(), remote_dir_, model_, task, run_id, offset, seconds,
-                     job ? sample_every_ : 0, job && release_ ? &*release_ : nullptr);
+    JobDir(remote(), remote_dir_, model_)
+        .follow_log_ahead(task, run_id, offset, seconds, job ? sample_every_ : 0,
+                          job && release_ ? &*release_ : nullptr);
 }
 
 bool ShellJob::release_with_follow(const ReleaseAtEnd& release) {
@@ -126,15 +128,15 @@ bool ShellJob::release_with_follow(const ReleaseAtEnd& release) {
 }
 
 void ShellJob::mark_moved(const std::string& run_id, const std::string& where) {
-    mark_run_moved(remote(), remote_dir_, model_, run_id, where);
+    JobDir(remote(), remote_dir_, model_).mark_run_moved(run_id, where);
 }
 
 void ShellJob::begin_gang_attempt(const std::string& run_id, int attempt) {
-    mlt::begin_gang_attempt(remote(), remote_dir_, model_, run_id, attempt);
+    JobDir(remote(), remote_dir_, model_).begin_gang_attempt(run_id, attempt);
 }
 
 void ShellJob::retake(const std::string& run_id) {
-    retake_run(remote(), remote_dir_, model_, run_id);
+    JobDir(remote(), remote_dir_, model_).retake_run(run_id);
 }
 
 void ShellJob::collect_ahead_on_guess(const TrainPlan& plan, const std::string& run_id) {
@@ -149,24 +151,24 @@ void ShellJob::watch(int every_s, OutputSink on_sample) {
 }
 
 long ShellJob::restart(const std::string& run_id, int attempt) {
-    return restart_job(remote(), remote_dir_, model_, run_id, attempt);
+    return JobDir(remote(), remote_dir_, model_).restart_job(run_id, attempt);
 }
 
 bool ShellJob::stop(int grace_s, const std::string* run_id) {
-    return stop_job(remote(), remote_dir_, model_, grace_s, run_id);
+    return JobDir(remote(), remote_dir_, model_).stop_job(grace_s, run_id);
 }
 
 FollowStep ShellJob::follow(Task task, const std::string* run_id, uint64_t offset, int seconds,
                             const OutputSink& sink) {
     close_idle_links();
     const bool job = task == Task::job;
-    return follow_log(remote(), remote_dir_, model_, task, run_id, offset, seconds, sink,
-                      job ? sample_every_ : 0, job ? &on_sample_ : nullptr,
-                      job && release_ ? &*release_ : nullptr);
+    return JobDir(remote(), remote_dir_, model_)
+        .follow_log(task, run_id, offset, seconds, sink, job ? sample_every_ : 0,
+                    job ? &on_sample_ : nullptr, job && release_ ? &*release_ : nullptr);
 }
 
 JobResult ShellJob::result() {
-    return read_job_result(remote(), remote_dir_, model_);
+    return JobDir(remote(), remote_dir_, model_).read_job_result();
 }
 
 TransferStats ShellJob::collect(const TrainPlan& plan, const JobResult& result,
@@ -177,11 +179,11 @@ TransferStats ShellJob::collect(const TrainPlan& plan, const JobResult& result,
 
 bool ShellJob::start_shutdown(const std::string& run_id, const std::string& script,
                               bool record_collected) {
-    return mlt::start_shutdown(remote(), remote_dir_, model_, run_id, script, record_collected);
+    return JobDir(remote(), remote_dir_, model_).start_shutdown(run_id, script, record_collected);
 }
 
 std::optional<int> ShellJob::shutdown_status() {
-    return read_shutdown_status(remote(), remote_dir_, model_);
+    return JobDir(remote(), remote_dir_, model_).read_shutdown_status();
 }
 
 }  // namespace mlt

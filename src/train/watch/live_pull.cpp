@@ -188,7 +188,7 @@ TransferStats LivePull::pull_once(Connection& side, const CompressionChoice& com
     if (plan_.remote_log_dir.empty()) {
         if (log_dir_.empty()) {
             // What the job recorded, once it did: until then there is nothing to pull.
-            const JobResult job = read_job_result(remote, plan_.remote_dir, plan_.model);
+            const JobResult job = JobDir(remote, plan_.remote_dir, plan_.model).read_job_result();
             if (job.run_id == run_id_) log_dir_ = job.log_dir;
             if (log_dir_.empty()) return {};
         }

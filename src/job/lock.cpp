@@ -1,0 +1,68 @@
+// The job lock of a run (docs/remote-protocol.md): taking it, recording the run's phase,
+// releasing it, taking it back, marking it moved, and a gang's next attempt under it.
+#include "job_shell.h"
+#include "mlt/job/job.h"
+
+namespace mlt {
+
+using namespace job_detail;
+
+namespace {
+
+// The lock's lines after `phase=`: clean=1, attempt=N, from=HOST.
+std::string lock_more(const NewRun& run) {
+    return std::string(run.clean ? "clean=1\n" : "") +
+           (run.attempt > 1 ? "attempt=" + std::to_string(run.attempt) + "\n" : "") +
+           (run.came_from.empty() ? "" : "from=" + run.came_from + "\n");
+}
+
+}  // namespace
+
+bool JobDir::acquire_run(const NewRun& run, bool* start_claimed) {
+    ShellCommand c = run_command(remote_dir_, model_, run.run_id, true);
+    c.set("mlt_owner", run.owner)
+        .set("mlt_lock_more", lock_more(run))
+        .set("mlt_archive", run.archive)
+        .set("mlt_cmd", run.command_text)
+        .set("mlt_ticket", run.start_ticket)
+        .add(scripts::job_alive)
+        .add(scripts::job_acquire)
+        .add(scripts::job_tickets);
+    const RemoteOutput out =
+        run_checked(remote(), c, "taking the job lock", model_, run.run_id, run.wrapper);
+    const bool acquired = out.out.find("acquired") != std::string::npos;
+    if (start_claimed) *start_claimed = acquired && said_claimed(out.out);
+    return acquired;
+}
+
+void JobDir::set_run_phase(const std::string& run_id, RunPhase phase) {
+    ShellCommand c = run_command(remote_dir_, model_, run_id);
+    c.set("mlt_to", to_string(phase)).add(scripts::job_phase);
+    run_checked(remote(), c, "recording the run's phase", model_, run_id);
+}
+
+void JobDir::release_run(const std::string& run_id) {
+    ShellCommand c = run_command(remote_dir_, model_, run_id);
+    c.add(scripts::job_release);
+    run_checked(remote(), c, "releasing the job lock", model_, run_id);
+}
+
+void JobDir::mark_run_moved(const std::string& run_id, const std::string& where) {
+    ShellCommand c = run_command(remote_dir_, model_, run_id);
+    c.set("mlt_where", where).add(scripts::job_mark_moved);
+    run_checked(remote(), c, "marking the job lock as moved", model_, run_id);
+}
+
+void JobDir::begin_gang_attempt(const std::string& run_id, int attempt) {
+    ShellCommand c = run_command(remote_dir_, model_, run_id);
+    c.number("mlt_attempt", attempt).add(scripts::job_alive).add(scripts::job_gang_attempt);
+    run_checked(remote(), c, "setting up the gang's next attempt", model_, run_id);
+}
+
+void JobDir::retake_run(const std::string& run_id) {
+    ShellCommand c = run_command(remote_dir_, model_, run_id);
+    c.add(scripts::job_released).add(scripts::job_retake);
+    run_checked(remote(), c, "taking the job lock back", model_, run_id);
+}
+
+}  // namespace mlt

@@ -1,0 +1,43 @@
+# The job's batch between the setup (startup_cmds) and the training command, which follows. Inputs:
+# mlt_model, mlt_command (the training command, echoed), and the flags (1 or empty) mlt_find_log_dir
+# (the settings name no log dir), mlt_ask_mltk (train_cmd is MLTK's), mlt_clean_own (--clean, of a
+# log dir the settings do not name), mlt_gang (a node of a multi-node run).
+set +e
+mlt_job=${MLT_JOB_DIR:?}
+# The log dir the settings leave open: the remote MLTK is asked, as MLTK's own `mltk ssh` does
+# (without a GPU: its import is slow), else MLTK's default under the remote MLTK_CACHE_DIR.
+if [ -n "$mlt_find_log_dir" ]; then
+  MLT_LOG_DIR=
+  [ -z "$mlt_ask_mltk" ] || MLT_LOG_DIR=$(python3 -c "import os,sys;os.environ['CUDA_VISIBLE_DEVICES']='-1';from mltk.core import load_mltk_model;m=load_mltk_model(sys.argv[1]);print('MLTK_LOG_DIR='+m.log_dir)" "$mlt_model" 2>/dev/null | sed -n 's/^MLTK_LOG_DIR=//p' | tail -n 1)
+  [ -n "$MLT_LOG_DIR" ] || MLT_LOG_DIR="${MLTK_CACHE_DIR:-$HOME/.mltk}/models/$mlt_model"
+  export MLT_LOG_DIR
+fi
+# The log dir is recorded for collection, only while the job dir is still this run's.
+if [ "$(cat "$mlt_job/run_id" 2>/dev/null)" = "$MLT_RUN_ID" ]; then
+  printf '%s\n' "$MLT_LOG_DIR" > "$mlt_job/log_dir.tmp" && mv -f "$mlt_job/log_dir.tmp" "$mlt_job/log_dir"
+  : > "$mlt_job/training"
+fi
+# --clean of a log dir mlt did not name: only what is MLTK's per-model dir. Not for a restart
+# (MLT_ATTEMPT 2 on): its checkpoints stay.
+if [ -n "$mlt_clean_own" ] && [ "${MLT_ATTEMPT:-1}" = 1 ]; then
+  case $MLT_LOG_DIR in */models/"$mlt_model") rm -rf -- "$MLT_LOG_DIR" ;; esac
+fi
+mkdir -p -- "$MLT_LOG_DIR" || exit 1
+# What --restore or a failover pushed: into the log dir before the training starts, as hard links
+# where the file system allows (no second copy of the checkpoints), with their mtimes (the
+# collection then finds them unchanged).
+if [ -d "$mlt_job/restore" ]; then
+  echo "mlt: restoring the pushed log dir into $MLT_LOG_DIR"
+  if ! { { cp -Rlf "$mlt_job/restore/." "$MLT_LOG_DIR/" 2>/dev/null || cp -Rpf "$mlt_job/restore/." "$MLT_LOG_DIR/"; } && rm -rf "$mlt_job/restore"; }; then
+    echo "mlt: could not restore the pushed log dir into $MLT_LOG_DIR"; exit 1
+  fi
+fi
+# Every node set up before any trains: mlt creates `go` on all nodes once each has its `ready` (a
+# node that fails instead stops the others while they wait).
+if [ -n "$mlt_gang" ]; then
+  : > "$mlt_job/ready"
+  [ -e "$mlt_job/go" ] || echo 'mlt: set up; waiting for every node'
+  while [ ! -e "$mlt_job/go" ]; do sleep 0.2; done
+fi
+printf 'mlt: training: %s\n' "$mlt_command"
+trap : TERM INT HUP

@@ -1,0 +1,12 @@
+# mlt_sample TIME, the sampler of a follow (watch.every, before follow.sh): one line on stderr,
+# "mlt-sample TIME [gpu=U,USED,TOTAL;...] load=L free=KIB", from the second after the segment's
+# start and then every mlt_every seconds while the task runs (follow.sh keeps the time), in the
+# follow's own loop (no command of its own): a job that ends within a second costs no sample. A
+# library of functions: it runs nothing itself.
+mlt_sample() {
+  {
+    printf 'mlt-sample %s' "$1"
+    if command -v nvidia-smi >/dev/null 2>&1; then printf ' gpu=%s' "$(nvidia-smi --query-gpu=utilization.gpu,memory.used,memory.total --format=csv,noheader,nounits 2>/dev/null | tr -d ' ' | paste -sd ';' -)"; fi
+    printf ' load=%s free=%s\n' "$(cut -d ' ' -f 1 /proc/loadavg 2>/dev/null)" "$(df -Pk . 2>/dev/null | awk 'NR == 2 { print $4 }')"
+  } >&2
+}

@@ -1,0 +1,34 @@
+# The jobs of a remote dir (query_jobs, JobDir::query_jobs in status.cpp), one line per job:
+# job<TAB>model<TAB>pgid<TAB>alive<TAB>started<TAB>exit_status<TAB>now<TAB>locked<TAB>run id
+# <TAB>phase<TAB>clean<TAB>attempt<TAB>moved<TAB>logged. The run id comes from the lock while there
+# is one, else from the run_id file; started from the lock, else from the run's start marker; moved:
+# where the lock says its run went (mark_run_moved); logged: the console log's last change (epoch
+# seconds). The model names were validated; what the files hold is the host's word, checked by the
+# reader. After alive.sh. Inputs: mlt_rd (a missing remote dir: no jobs), mlt_model (empty: every
+# model's job).
+cd "$mlt_rd" 2>/dev/null || exit 0
+if [ -n "$mlt_model" ]; then set -- ".mlt/$mlt_model/"; else set -- .mlt/*/; fi
+for d; do
+  [ -d "$d" ] || continue
+  m=${d%/}; m=${m##*/}
+  pgid=$(cat "$d/pid" 2>/dev/null)
+  alive=0; locked=0; phase=; clean=; attempt=; moved=
+  if [ -f "$d/lock" ]; then
+    locked=1
+    started=$(sed -n 's/^started=//p' "$d/lock" 2>/dev/null)
+    run=$(sed -n 's/^run=//p' "$d/lock" 2>/dev/null)
+    phase=$(sed -n 's/^phase=//p' "$d/lock" 2>/dev/null)
+    clean=$(sed -n 's/^clean=//p' "$d/lock" 2>/dev/null)
+    attempt=$(sed -n 's/^attempt=//p' "$d/lock" 2>/dev/null)
+    moved=$(sed -n 's/^moved=//p' "$d/lock" 2>/dev/null | head -n 1 | cut -c 1-200)
+  else
+    started=$(date -r "$d/started" +%s 2>/dev/null)
+    run=$(cat "$d/run_id" 2>/dev/null)
+  fi
+  if mlt_job_alive "$pgid" "$(cat "$d/run_id" 2>/dev/null)" "$d"; then alive=1; fi
+  # After the liveness check: a job that ended just before it wrote its status first, so it is never
+  # taken for one lost without a status.
+  ex=$(cat "$d/exit_status" 2>/dev/null)
+  logged=$(date -r "$d/console.log" +%s 2>/dev/null)
+  printf 'job\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$m" "$pgid" "$alive" "$started" "$ex" "$(date +%s)" "$locked" "$run" "$phase" "$clean" "$attempt" "$moved" "$logged"
+done
