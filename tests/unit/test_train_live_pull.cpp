@@ -3,7 +3,6 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
-#include <chrono>
 #include <filesystem>
 #include <thread>
 
@@ -11,6 +10,7 @@
 #include "mlt/train/live_pull.h"
 #include "mlt/util/interrupt.h"
 #include "transfer_fixtures.h"
+#include "wait_until.h"
 
 namespace mlt {
 namespace {
@@ -69,7 +69,7 @@ TEST(LivePull, AStopEndsAStreamUnderWayWithinAChunk) {
             threw = e.kind() == ErrorKind::interrupted;
         }
     });
-    while (inner.chunks < 10) std::this_thread::yield();  // mid-stream
+    EXPECT_TRUE(test::wait_until([&] { return inner.chunks >= 10; }));  // mid-stream
     stop = true;
     pull.join();
     EXPECT_TRUE(threw);
@@ -137,9 +137,7 @@ TEST_F(LivePullRun, PullsTheRemoteLogDirInItsOwnThreadUntilStopped) {
     LocalConnection connection(true);
     ASSERT_TRUE(pull_.start(connection));
     EXPECT_TRUE(pull_.running());
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
-    while (pull_.pulls() < 2 && std::chrono::steady_clock::now() < deadline)
-        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    EXPECT_TRUE(test::wait_until([&] { return pull_.pulls() >= 2; }));
     pull_.stop();
     EXPECT_FALSE(pull_.running());
     ASSERT_GE(pull_.pulls(), 2);
