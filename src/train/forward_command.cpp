@@ -1,7 +1,5 @@
 // `forward` and `tensorboard`: a port of the remote's loopback reached here over the SSH
 // connection (Session::forward), and TensorBoard started there for it.
-#include <spdlog/spdlog.h>
-
 #include <cstdio>
 #include <optional>
 
@@ -10,6 +8,7 @@
 #include "mlt/train/ssh_command.h"
 #include "mlt/util/error.h"
 #include "mlt/util/interrupt.h"
+#include "mlt/util/reporter.h"
 #include "mlt/util/text.h"
 
 namespace mlt {
@@ -73,7 +72,7 @@ int run_tensorboard(const SshCommandLine& cli, const std::string& model, bool te
         try {
             stop_tensorboard(remote, target.remote_dir, m.model.name);
         } catch (const Error& e) {
-            spdlog::warn("tensorboard on {} may still run: {}", remote.name(), e.what());
+            reporter().warning("tensorboard on " + remote.name() + " may still run: " + e.what());
         }
         throw;
     }

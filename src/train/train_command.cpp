@@ -203,7 +203,7 @@ void plan_glob_upload(std::map<std::string, std::vector<UploadItem>>& plan, cons
     auto items = without_sidecar(expand_local_glob(local_base, pattern, &left_out), up);
     for (const auto& path : left_out) skipped.push_back(up + path);
     if (items.empty())
-        spdlog::warn("upload_files: '{}' matches no file in {}", entry, c.model.spec_dir);
+        reporter().warning("upload_files: '" + entry + "' matches no file in " + c.model.spec_dir);
     auto& target = plan[up.empty() ? c.target.remote_dir
                                    : c.target.remote_dir + "/" + up.substr(0, up.size() - 1)];
     target.insert(target.end(), items.begin(), items.end());
@@ -273,10 +273,9 @@ std::map<std::string, std::vector<UploadItem>> plan_uploads(const RunContext& c,
             plan_path_upload(plan, c, entry, spec, without_sidecar, skipped);
     }
     if (!skipped.empty()) {
-        spdlog::warn(
-            "upload_files: not sending {} file(s) that look like secrets or link out of their "
-            "directory: {} (to send one, name it as 'from|to')",
-            skipped.size(), names_in_brief(skipped));
+        reporter().warning("upload_files: not sending " + std::to_string(skipped.size()) +
+                           " file(s) that look like secrets or link out of their directory: " +
+                           names_in_brief(skipped) + " (to send one, name it as 'from|to')");
     }
     drop_repeated_uploads(plan, c);
     return plan;
@@ -555,15 +554,26 @@ struct EarlyConnection {
     }
 };
 
-// Nothing is logged while it lives: what is read and checked under it is read and checked
-// again (and said) by the planning after the spec's load.
-struct QuietLog {
-    std::shared_ptr<spdlog::logger> logger = spdlog::default_logger();
-    spdlog::level::level_enum level = logger->level();
-    QuietLog() { logger->set_level(spdlog::level::off); }
-    ~QuietLog() { logger->set_level(level); }
+// Nothing is logged or said while it lives: what is read and checked under it is read and
+// checked again (and said) by the planning after the spec's load. No other thread runs yet.
+class QuietLog : public Reporter {
+  public:
+    QuietLog() {
+        logger_->set_level(spdlog::level::off);
+        set_reporter(this);
+    }
+    ~QuietLog() override {
+        set_reporter(&outer_);
+        logger_->set_level(level_);
+    }
     QuietLog(const QuietLog&) = delete;
     QuietLog& operator=(const QuietLog&) = delete;
+    void emit(Event, std::string_view) override {}
+
+  private:
+    Reporter& outer_ = reporter();
+    std::shared_ptr<spdlog::logger> logger_ = spdlog::default_logger();
+    spdlog::level::level_enum level_ = logger_->level();
 };
 
 // Whether the run's local checks pass on `m` (the settings without Python): bad input makes
@@ -610,7 +620,7 @@ int run_train(const SshCommandLine& cli, const TrainOptions& o) {
     check_job_flags(o.resume, o.force);
     // MLTK's own suite passes --clean with --resume: accepted, but never silently dropped.
     if (o.resume && o.clean)
-        spdlog::warn("--clean is ignored with --resume: the run's logs and archive are kept");
+        reporter().warning("--clean is ignored with --resume: the run's logs and archive are kept");
     const bool test = wants_test_model(o.args);
     EarlyConnection early = connect_while_spec_loads(cli, o, test);
     // --resume acts on the run the remote holds: a bare NAME is enough unless that run must
