@@ -28,12 +28,13 @@ namespace {
 
 constexpr uint64_t kMiB = 1024 * 1024;
 
-// Under AddressSanitizer freed memory stays resident a while (its quarantine): a peak RSS
-// says nothing there, so the memory bounds below are checked in the plain build only.
-#if defined(__SANITIZE_ADDRESS__)
+// Under AddressSanitizer freed memory stays resident a while (its quarantine), and
+// ThreadSanitizer's shadow memory is a few times mlt's own: a peak RSS says nothing there, so
+// the memory bounds below are checked in the plain build only.
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
 constexpr bool kSanitized = true;
 #elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
 constexpr bool kSanitized = true;
 #else
 constexpr bool kSanitized = false;
