@@ -12,12 +12,16 @@
 #      targets, into ${MLT_ASAN_BUILD_DIR:-build-asan}; run the whole suite again there, with
 #      each fuzz target replaying its seed corpus; any sanitizer report fails the stage
 #   5. fuzz every target for ${MLT_FUZZ_SECONDS:-30} s (scripts/fuzz.sh)
+#   6. build with clang and ThreadSanitizer into ${MLT_TSAN_BUILD_DIR:-build-tsan}; run the
+#      unit suite and the integration tests that run mlt's threads there
+#      (scripts/lib/tsan-cmake-args.sh names them); any report fails the stage, and the
+#      suppressions of tests/tsan.supp each say why they are not mlt's races
 # Tests run two per core: most of an integration test's time is spent waiting on sshd and
 # on mlt's own processes, so 2 cores finish the suite in about 60 % of the time of one per
 # core.
 # Tests labelled `slow` (their suite's name ends in SlowTest: the randomized recovery
 # campaign) are left out; `scripts/test.sh --slow` runs them too, in the gcc stage only.
-# MLT_TEST_SANITIZE=0 stops after stage 3.
+# MLT_TEST_SANITIZE=0 stops after stage 3; MLT_TEST_TSAN=0 leaves out stage 6.
 set -euo pipefail
 slow=0
 case ${1:-} in
@@ -30,6 +34,7 @@ labels=(-LE slow)
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${MLT_BUILD_DIR:-$root/build}
 asan_build=${MLT_ASAN_BUILD_DIR:-$root/build-asan}
+tsan_build=${MLT_TSAN_BUILD_DIR:-$root/build-tsan}
 jobs=$(nproc)
 test_jobs=$((jobs * 2))
 
@@ -50,6 +55,14 @@ stage() {
 
 # Sanitizer reports go to files, one per process (mlt runs as a child of the tests): a report
 # fails the stage even when the process's exit status alone would not have failed its test.
+# Prints the reports that the processes left in dir $1; fails when there is one.
+no_sanitizer_reports() {
+  [ -z "$(ls -A "$1")" ] && return 0
+  echo "test.sh: sanitizer reports:" >&2
+  for f in "$1"/*; do echo "--- $f" >&2; cat "$f" >&2; done
+  return 1
+}
+
 sanitizer_tests() {
   local reports=$asan_build/sanitizer-reports status=0
   rm -rf "$reports" && mkdir -p "$reports"
@@ -58,11 +71,22 @@ sanitizer_tests() {
   export LSAN_OPTIONS="suppressions=$root/tests/lsan.supp:print_suppressions=0"
   (cd "$asan_build" && ctest --output-on-failure --parallel "$test_jobs" -LE slow) || status=$?
   unset ASAN_OPTIONS UBSAN_OPTIONS LSAN_OPTIONS
-  if [ -n "$(ls -A "$reports")" ]; then
-    echo "test.sh: sanitizer reports:" >&2
-    for f in "$reports"/*; do echo "--- $f" >&2; cat "$f" >&2; done
-    status=1
-  fi
+  no_sanitizer_reports "$reports" || status=1
+  return "$status"
+}
+
+# The TSan stage's tests: the unit suite, and the integration tests that run mlt's threads
+# ($tsan_integration_tests). A report does not end the process (TSan's default): one run
+# shows every race it met, and the report files fail the stage.
+tsan_tests() {
+  local reports=$tsan_build/sanitizer-reports status=0
+  rm -rf "$reports" && mkdir -p "$reports"
+  export TSAN_OPTIONS="second_deadlock_stack=1:suppressions=$root/tests/tsan.supp:log_path=$reports/tsan"
+  (cd "$tsan_build" && ctest --output-on-failure --parallel "$test_jobs" -L unit) || status=$?
+  (cd "$tsan_build" && ctest --output-on-failure --parallel "$test_jobs" -L integration \
+    -R "$tsan_integration_tests") || status=$?
+  unset TSAN_OPTIONS
+  no_sanitizer_reports "$reports" || status=1
   return "$status"
 }
 
@@ -88,5 +112,11 @@ if [ "${MLT_TEST_SANITIZE:-1}" != 0 ]; then
   stage "asan+ubsan tests, replay" sanitizer_tests
   stage "fuzz" env MLT_ASAN_BUILD_DIR="$asan_build" MLT_FUZZ_NO_BUILD=1 \
     "$root/scripts/fuzz.sh" "${MLT_FUZZ_SECONDS:-30}"
+  if [ "${MLT_TEST_TSAN:-1}" != 0 ]; then
+    source "$root/scripts/lib/tsan-cmake-args.sh"
+    stage "tsan build" env MLT_BUILD_DIR="$tsan_build" "$root/scripts/build.sh" \
+      -DMLT_WERROR=ON "${tsan_cmake_args[@]}"
+    stage "tsan tests" tsan_tests
+  fi
 fi
 echo "== test.sh: passed"

@@ -2,8 +2,6 @@
 // connection (Session::forward), and TensorBoard started there for it.
 #include "mlt/commands/forward.h"
 
-#include <spdlog/spdlog.h>
-
 #include <cstdio>
 #include <optional>
 
@@ -12,6 +10,7 @@
 #include "mlt/ssh/remote.h"
 #include "mlt/util/error.h"
 #include "mlt/util/interrupt.h"
+#include "mlt/util/reporter.h"
 #include "mlt/util/text.h"
 
 namespace mlt {
@@ -75,7 +74,7 @@ int run_tensorboard(const SshCommandLine& cli, const std::string& model, bool te
         try {
             JobDir(remote, target.remote_dir, m.model.name).stop_tensorboard();
         } catch (const Error& e) {
-            spdlog::warn("tensorboard on {} may still run: {}", remote.name(), e.what());
+            reporter().warning("tensorboard on " + remote.name() + " may still run: " + e.what());
         }
         throw;
     }

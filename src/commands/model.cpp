@@ -1,6 +1,5 @@
 #include "mlt/commands/model.h"
 
-#include <spdlog/spdlog.h>
 #include <sys/stat.h>
 
 #include <algorithm>
@@ -12,6 +11,7 @@
 #include "mlt/job/status.h"
 #include "mlt/util/error.h"
 #include "mlt/util/paths.h"
+#include "mlt/util/reporter.h"
 
 namespace fs = std::filesystem;
 
@@ -208,8 +208,8 @@ ModelRef resolve_model(const std::string& argument, const std::vector<std::strin
             if (!dirs[j].recursive && fs::is_regular_file(p, ec)) others.push_back(p.string());
         }
         if (!others.empty())
-            spdlog::warn("model {}: using {}; also found {} (give the spec path to use another)",
-                         name, m.paths.front(), join(others));
+            reporter().warning("model " + name + ": using " + m.paths.front() + "; also found " +
+                               join(others) + " (give the spec path to use another)");
         return from_path(m.paths.front(), name);
     }
     if (spec_optional) {

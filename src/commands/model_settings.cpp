@@ -1,17 +1,17 @@
 // How every job command (train, status, logs, stop, download) reads a model's settings.
 #include "mlt/commands/model_settings.h"
 
-#include <spdlog/spdlog.h>
-
 #include "mlt/config/spec_options.h"
 #include "mlt/util/error.h"
+#include "mlt/util/reporter.h"
 #include "mlt/util/terminal.h"
 
 namespace mlt {
 
 void print_settings_warnings(const std::vector<SettingsWarning>& warnings) {
     for (const auto& w : warnings)
-        spdlog::warn("{}:{}:{}: {}", w.file, w.line, w.column, w.message);
+        reporter().warning(w.file + ":" + std::to_string(w.line) + ":" + std::to_string(w.column) +
+                           ": " + w.message);
 }
 
 namespace {
@@ -78,10 +78,8 @@ ModelSettings resolve_with(const SshCommandLine& cli, const std::string& model, 
         }
         if (m.model.spec_path.empty()) {
             // A job's state lives on the remote: a bare NAME is enough to act on it.
-            spdlog::info(
-                "note: model spec {} not found here; using settings from {} and the command "
-                "line",
-                model, default_user_settings_path());
+            reporter().alert("note: model spec " + model + " not found here; using settings from " +
+                             default_user_settings_path() + " and the command line");
         }
     }
     // MLTK's loader sees the test mode of a `-test` model, as `mltk ssh train` passes it.

@@ -164,15 +164,26 @@ struct EarlyConnection {
     }
 };
 
-// Nothing is logged while it lives: what is read and checked under it is read and checked
-// again (and said) by the planning after the spec's load.
-struct QuietLog {
-    std::shared_ptr<spdlog::logger> logger = spdlog::default_logger();
-    spdlog::level::level_enum level = logger->level();
-    QuietLog() { logger->set_level(spdlog::level::off); }
-    ~QuietLog() { logger->set_level(level); }
+// Nothing is logged or said while it lives: what is read and checked under it is read and
+// checked again (and said) by the planning after the spec's load. No other thread runs yet.
+class QuietLog : public Reporter {
+  public:
+    QuietLog() {
+        logger_->set_level(spdlog::level::off);
+        set_reporter(this);
+    }
+    ~QuietLog() override {
+        set_reporter(&outer_);
+        logger_->set_level(level_);
+    }
     QuietLog(const QuietLog&) = delete;
     QuietLog& operator=(const QuietLog&) = delete;
+    void emit(Event, std::string_view) override {}
+
+  private:
+    Reporter& outer_ = reporter();
+    std::shared_ptr<spdlog::logger> logger_ = spdlog::default_logger();
+    spdlog::level::level_enum level_ = logger_->level();
 };
 
 // Whether the run's local checks pass on `m` (the settings without Python): bad input makes
@@ -219,7 +230,7 @@ int run_train(const SshCommandLine& cli, const TrainOptions& o) {
     check_job_flags(o.resume, o.force);
     // MLTK's own suite passes --clean with --resume: accepted, but never silently dropped.
     if (o.resume && o.clean)
-        spdlog::warn("--clean is ignored with --resume: the run's logs and archive are kept");
+        reporter().warning("--clean is ignored with --resume: the run's logs and archive are kept");
     const bool test = wants_test_model(o.args);
     EarlyConnection early = connect_while_spec_loads(cli, o, test);
     // --resume acts on the run the remote holds: a bare NAME is enough unless that run must

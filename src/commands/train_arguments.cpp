@@ -1,10 +1,9 @@
 #include "mlt/commands/train_arguments.h"
 
-#include <spdlog/spdlog.h>
-
 #include <algorithm>
 
 #include "mlt/util/error.h"
+#include "mlt/util/reporter.h"
 #include "mlt/util/text.h"
 
 namespace mlt {
@@ -115,7 +114,7 @@ void check_budget_flags(double price_per_hour, const Budget& budget, bool detach
             "of the run is not known, and the limit would never be reached",
             "give the host's price, e.g. --price 1.25, or leave --max-cost out");
     if (budget.any() && detached)
-        spdlog::warn(
+        reporter().warning(
             "--max-hours and --max-cost are kept only while mlt waits for the job: with "
             "--no-wait nothing stops it at the limit (a later --resume with the same limit "
             "does)");

@@ -142,7 +142,7 @@ void plan_glob_upload(std::map<std::string, std::vector<UploadItem>>& plan, cons
     auto items = without_sidecar(expand_local_glob(local_base, pattern, &left_out), up);
     for (const auto& path : left_out) skipped.push_back(up + path);
     if (items.empty())
-        spdlog::warn("upload_files: '{}' matches no file in {}", entry, c.model.spec_dir);
+        reporter().warning("upload_files: '" + entry + "' matches no file in " + c.model.spec_dir);
     auto& target = plan[up.empty() ? c.target.remote_dir
                                    : c.target.remote_dir + "/" + up.substr(0, up.size() - 1)];
     target.insert(target.end(), items.begin(), items.end());
@@ -214,10 +214,9 @@ std::map<std::string, std::vector<UploadItem>> plan_uploads(const RunContext& c,
             plan_path_upload(plan, c, entry, spec, without_sidecar, skipped);
     }
     if (!skipped.empty()) {
-        spdlog::warn(
-            "upload_files: not sending {} file(s) that look like secrets or link out of their "
-            "directory: {} (to send one, name it as 'from|to')",
-            skipped.size(), names_in_brief(skipped));
+        reporter().warning("upload_files: not sending " + std::to_string(skipped.size()) +
+                           " file(s) that look like secrets or link out of their directory: " +
+                           names_in_brief(skipped) + " (to send one, name it as 'from|to')");
     }
     drop_repeated_uploads(plan, c);
     return plan;

@@ -153,9 +153,11 @@ Session Connector::open() {
     impl->data_floor = impl_->spec.data_floor;
     impl->live.interval_s = r.alive_interval_s;
     impl->live.count_max = r.alive_count_max;
-    spdlog::debug("connecting to {} (host {}, config {}, known_hosts {}, key {})", r.display,
-                  impl_->spec.host, impl_->spec.config_path.empty() ? "-" : impl_->spec.config_path,
-                  r.known_hosts, r.identity.empty() ? "auto" : r.identity);
+    spdlog::debug(
+        "connecting to {} (host {}, config {}, known_hosts {}, key {}, connect timeout {} s)",
+        r.display, impl_->spec.host,
+        impl_->spec.config_path.empty() ? "-" : impl_->spec.config_path, r.known_hosts,
+        r.identity.empty() ? "auto" : r.identity, r.connect_timeout_s);
 
     std::optional<StderrFile> proxy_stderr;
     if (!r.proxy_command.empty()) {

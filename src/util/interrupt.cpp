@@ -12,8 +12,11 @@ namespace mlt {
 
 namespace {
 
-volatile std::sig_atomic_t g_interrupts = 0;
-volatile std::sig_atomic_t g_leave = 0;
+// Written by the signal handlers, read by every thread of a run (a node's, the pulls'): a
+// volatile sig_atomic_t is safe only within one thread, a lock-free atomic in a handler too.
+std::atomic<int> g_interrupts{0};
+std::atomic<int> g_leave{0};
+static_assert(std::atomic<int>::is_always_lock_free, "the signal handlers need a lock-free int");
 // Only touched outside the signal handlers; read by the live pull's thread too.
 std::atomic<int> g_acknowledged{0};
 // Per thread: a deferral of the run's thread does not hold back another thread's wait.
@@ -21,10 +24,10 @@ thread_local int g_deferred = 0;
 thread_local const std::atomic<bool>* g_stop = nullptr;  // StopScope
 
 extern "C" void on_interrupt(int) {
-    g_interrupts = g_interrupts + 1;
+    g_interrupts.fetch_add(1);
 }
 extern "C" void on_leave(int sig) {
-    g_leave = sig;
+    g_leave.store(sig);
 }
 
 }  // namespace
@@ -41,21 +44,21 @@ void install_interrupt_handler() {
 }
 
 void acknowledge_interrupt() {
-    if (g_acknowledged.load() < g_interrupts) ++g_acknowledged;
+    if (g_acknowledged.load() < g_interrupts.load()) ++g_acknowledged;
 }
 
 bool interrupt_pending() {
-    return g_interrupts > g_acknowledged.load();
+    return g_interrupts.load() > g_acknowledged.load();
 }
 
 int leave_signal() {
-    return g_leave;
+    return g_leave.load();
 }
 
 void throw_if_interrupted() {
     if (g_stop && g_stop->load()) throw Error(ErrorKind::interrupted, "stopped");
     if (g_deferred > 0) return;
-    if (const int sig = g_leave)
+    if (const int sig = g_leave.load())
         throw sig == SIGHUP ? Error(ErrorKind::hangup, "SIGHUP")
                             : Error(ErrorKind::terminated, "SIGTERM");
     if (interrupt_pending()) throw Error(ErrorKind::interrupted, "interrupted");

@@ -152,7 +152,7 @@ class ReporterSink : public spdlog::sinks::base_sink<std::mutex> {
         // escaped and bounded. Debug output keeps its lines (each escaped by `%V`).
         std::string shown;
         if (msg.level >= spdlog::level::warn) {
-            shown = printable(line, 2000);
+            shown = printable(line, kMaxWarningLine);
             line = shown;
         }
         // Looked up per message, not kept: set_reporter() after setup_logging() counts.

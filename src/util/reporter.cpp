@@ -35,6 +35,10 @@ std::atomic<Reporter*> g_replacement{nullptr};
 
 }  // namespace
 
+void Reporter::warning(std::string_view line) {
+    emit(Event::warning, "warning: " + printable(line, kMaxWarningLine));
+}
+
 TerminalReporter::TerminalReporter(std::FILE* out, std::FILE* err, bool interactive)
     : out_(out), err_(err), interactive_(interactive) {}
 

@@ -248,12 +248,11 @@ TEST_F(HostileCampaignTest, ADateFarInThePastDoesNotHoldThePull) {
                 "echo trained\n",
                 deep_log_setting());
     const LaptopSnapshot before = snapshot({"m"});
-    const auto start = std::chrono::steady_clock::now();
     ProcessResult r = mlt({"ssh", "train", "m"}, kHostileWait);
-    const auto took = std::chrono::steady_clock::now() - start;
     EXPECT_TRUE(host().triggered("date")) << host().describe();
+    // Among what this checks: mlt ended by itself, not killed at the end of the wait, which
+    // a wait for the clock to catch up (20 years) would have come to.
     expect_contained(r, before);
-    EXPECT_LT(took, scaled(std::chrono::seconds{30})) << brief(r);
     if (r.exit_code == 0) {
         EXPECT_EQ(read_or_empty(local_logs("m") + "/f5.txt"), "log 5\n");
     }

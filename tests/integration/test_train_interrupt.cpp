@@ -3,7 +3,6 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 
-#include <chrono>
 #include <string>
 
 #include "harness/expect.h"
@@ -15,11 +14,14 @@ namespace {
 
 class TrainInterruptTest : public TrainTest {
   protected:
-    // A shell model "slowstop" that needs 4 s to stop after TERM, so that a stop is still
-    // under way when a second Ctrl+C comes; shutdown_cmds leave shutdown.log.
+    // A shell model "slowstop" whose stop after TERM lasts until the test opens its gate
+    // (open_stop_gate(); at most 60 s), so that a stop is still under way when a second
+    // Ctrl+C comes and when mlt has left; shutdown_cmds leave shutdown.log.
     void write_slow_stopping_model() const {
         write_shell_model("slowstop",
-                          "trap 'echo \"model got TERM\"; sleep 4; echo \"model exits\"; exit 143' "
+                          "trap 'echo \"model got TERM\"; n=0; "
+                          "while [ ! -f stop-gate ] && [ $n -lt 1200 ]; do sleep 0.05; n=$((n+1)); "
+                          "done; echo \"model exits\"; exit 143' "
                           "TERM\n"
                           "echo 'model running'\n"
                           "i=0; while [ $i -lt 400 ]; do sleep 0.05; i=$((i+1)); done\n"
@@ -30,8 +32,15 @@ class TrainInterruptTest : public TrainTest {
                              "  shutdown_cmds: [\"echo shutdown >> shutdown.log\"]\n");
         write_user_settings();
     }
+    // Lets the stop of "slowstop" end.
+    void open_stop_gate() const { write_file(remote() + "/stop-gate", ""); }
+    // The job of "slowstop" has not ended: mlt left without waiting for its stop.
+    ::testing::AssertionResult still_stopping() const {
+        if (path_exists(job_file("slowstop", "exit_status")))
+            return ::testing::AssertionFailure() << "the job has ended: " << job_state("slowstop");
+        return lacks_text(read_or_empty(job_file("slowstop", "console.log")), "model exits");
+    }
 };
-using Clock = std::chrono::steady_clock;
 
 constexpr int kExitInterrupted = 130;
 
@@ -73,7 +82,6 @@ TEST_F(TrainInterruptTest, CtrlCOnceStopsTheJobThenCollects) {
 
 TEST_F(TrainInterruptTest, CtrlCTwiceLeavesAtOnceAndResumeCollects) {
     write_slow_stopping_model();
-    Clock::time_point second_interrupt;
     ProcessResult r;
     {
         auto run = start_mlt({"ssh", "train", "slowstop"});
@@ -84,15 +92,11 @@ TEST_F(TrainInterruptTest, CtrlCTwiceLeavesAtOnceAndResumeCollects) {
             << run->out() << run->err();
         // The stop is under way (the model got its TERM): now the second Ctrl+C.
         ASSERT_TRUE(wait_console("slowstop", "model got TERM"));
-        second_interrupt = Clock::now();
         run->signal(SIGINT);
         r = run->wait(kTrainTimeout);
     }
-    const auto took = Clock::now() - second_interrupt;
     EXPECT_EQ(r.exit_code, kExitInterrupted) << describe(r);
-    EXPECT_LT(std::chrono::duration_cast<std::chrono::milliseconds>(took).count(), 2500)
-        << "ms: it waited for the stop\n"
-        << describe(r);
+    EXPECT_TRUE(still_stopping()) << "it waited for the stop\n" << describe(r);
     EXPECT_TRUE(has_text(r.err, "--resume")) << describe(r);
     // Said plainly: the stop that went out goes on without mlt, and how to stop the job
     // should it still run.
@@ -103,6 +107,7 @@ TEST_F(TrainInterruptTest, CtrlCTwiceLeavesAtOnceAndResumeCollects) {
     EXPECT_TRUE(path_exists(job_file("slowstop", "console.log")));
     EXPECT_FALSE(path_exists(remote() + "/shutdown.log"));
 
+    open_stop_gate();
     ProcessResult resumed = mlt({"ssh", "train", "slowstop", "--resume"});
     ASSERT_TRUE(wait_job_finished("slowstop"));
     EXPECT_EQ(job_exit_status("slowstop"), 143) << job_state("slowstop");
@@ -121,23 +126,18 @@ TEST_F(TrainInterruptTest, CtrlCTwiceInQuickSuccessionAlsoLeaves) {
     // first one. That is still "twice".
     write_slow_stopping_model();
     ProcessResult r;
-    Clock::time_point interrupted;
     {
         auto run = start_mlt({"ssh", "train", "slowstop"});
         ASSERT_TRUE(run->wait_for_output("model running", kEffectTimeout))
             << run->out() << run->err() << job_state("slowstop");
-        interrupted = Clock::now();
         run->signal(SIGINT);
         // Taken, not merged with the next one; mlt has had no time to react yet.
         ASSERT_TRUE(run->wait_signal_taken(SIGINT, kEffectTimeout));
         run->signal(SIGINT);
         r = run->wait(kTrainTimeout);
     }
-    const auto took = Clock::now() - interrupted;
     EXPECT_EQ(r.exit_code, kExitInterrupted) << describe(r);
-    EXPECT_LT(std::chrono::duration_cast<std::chrono::milliseconds>(took).count(), 2500)
-        << "ms: it waited for the stop\n"
-        << describe(r);
+    EXPECT_TRUE(still_stopping()) << "it waited for the stop\n" << describe(r);
     EXPECT_TRUE(path_exists(job_file("slowstop", "lock"))) << describe(r) << job_state("slowstop");
     EXPECT_FALSE(path_exists(remote() + "/shutdown.log")) << "shut down although left";
     // Nothing was stopped: the job runs on, and the user is told so.

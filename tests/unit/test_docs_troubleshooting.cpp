@@ -190,7 +190,7 @@ void scan(const fs::path& path, const std::string& name, std::vector<Message>& o
     else
         lexed = lex(mlt::read_file(path.string()));
     static const std::regex call(
-        R"((throw\s+[\w:]+|spdlog::(warn|error|critical)|\balert|\bwarn|\b(usage|config|io|remote)_error|\bremote_failure|\brun_or_fail)\s*\()");
+        R"((throw\s+[\w:]+|spdlog::(warn|error|critical)|\balert|\bwarn|\bwarning|\b(usage|config|io|remote)_error|\bremote_failure|\brun_or_fail)\s*\()");
     for (std::sregex_iterator it(lexed.code.begin(), lexed.code.end(), call), end; it != end;
          ++it) {
         // The call's text up to its closing parenthesis.

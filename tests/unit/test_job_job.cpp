@@ -3,12 +3,10 @@
 #include <signal.h>
 #include <unistd.h>
 
-#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <future>
 #include <sstream>
-#include <thread>
 #include <tuple>
 
 #include "job_fixture.h"
@@ -18,6 +16,7 @@
 #include "mlt/job/job.h"
 #include "mlt/job/status.h"
 #include "mlt/util/paths.h"
+#include "wait_until.h"
 
 namespace fs = std::filesystem;
 
@@ -25,6 +24,7 @@ namespace {
 
 using mlt::test::follow_to_end;
 using mlt::test::group_alive;
+using mlt::test::wait_until;
 
 class JobProtocol : public mlt::test::JobFixture {};
 
@@ -121,10 +121,8 @@ TEST_P(JobProtocol, AFollowStopsAsSoonAsTheJobDirIsTakenOver) {
             log += d;
         });
     });
-    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-    while (read(".mlt/m/console.log").find("first") == std::string::npos &&
-           std::chrono::steady_clock::now() < deadline)
-        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    ASSERT_TRUE(
+        wait_until([&] { return read(".mlt/m/console.log").find("first") != std::string::npos; }));
     std::ofstream(dir_ + "/.mlt/m/run_id", std::ios::trunc) << "newer\n";
     try {
         follow.get();
@@ -177,11 +175,10 @@ TEST_P(JobProtocol, AFollowSegmentEndsOnTimeAndTheNextContinuesAtTheOffset) {
     start(r, "echo first; while [ ! -f gate ]; do sleep 0.05; done; echo second");
     // The segment must find the first line: wait for it to be written (on a loaded machine
     // the job may take longer to print it than a segment lasts).
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
-    while (!(exists(".mlt/m/console.log") &&
-             read(".mlt/m/console.log").find("first\n") != std::string::npos) &&
-           std::chrono::steady_clock::now() < deadline)
-        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    ASSERT_TRUE(wait_until([&] {
+        return exists(".mlt/m/console.log") &&
+               read(".mlt/m/console.log").find("first\n") != std::string::npos;
+    }));
     std::string log;
     auto step =
         job(r).follow_log(mlt::Task::job, nullptr, 0, 1, [&](std::string_view d) { log += d; });
@@ -198,9 +195,7 @@ TEST_P(JobProtocol, AFollowSegmentEndsOnTimeAndTheNextContinuesAtTheOffset) {
 TEST_P(JobProtocol, TheWrapperHoldsItsRunningLockAloneUntilTheJobEnds) {
     mlt::test::LocalRemote r(shell());
     start(r, "ls -l /proc/self/fd/ > fds.txt; while [ ! -f gate ]; do sleep 0.05; done");
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
-    while (!exists("fds.txt") && std::chrono::steady_clock::now() < deadline)
-        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    ASSERT_TRUE(wait_until([&] { return exists("fds.txt"); }));
     EXPECT_EQ(r.run("cd " + dir_ + " && flock -n .mlt/m/running true").exit_status, 1)
         << "the running job's wrapper does not hold its lock";
     EXPECT_EQ(read("fds.txt").find("running"), std::string::npos) << read("fds.txt");
@@ -233,9 +228,7 @@ TEST_P(JobProtocol, StartingTwiceStartsOneJob) {
     const long pgid = start(r, "echo launched >> launches.txt; sleep 1000");
     // A retry after a lost reply, or a --resume of a run cut while starting.
     EXPECT_EQ(job(r).start_job("run-1"), pgid);
-    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-    while (!exists("launches.txt") && std::chrono::steady_clock::now() < deadline)
-        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    ASSERT_TRUE(wait_until([&] { return exists("launches.txt"); }));
     EXPECT_EQ(read("launches.txt"), "launched\n");
     EXPECT_TRUE(job(r).stop_job(1, nullptr));
 }
@@ -265,10 +258,7 @@ TEST_P(JobProtocol, AJobWhoseDirWasTakenOverRecordsNothing) {
     std::ofstream(dir_ + "/.mlt/m/run_id", std::ios::trunc) << "newer\n";
     std::ofstream(dir_ + "/gate").put('\n');
     const long pgid = std::stol(read(".mlt/m/pid"));
-    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-    while (group_alive(pgid) && std::chrono::steady_clock::now() < deadline)
-        std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    EXPECT_FALSE(group_alive(pgid));
+    EXPECT_TRUE(wait_until([&] { return !group_alive(pgid); }));
     EXPECT_FALSE(exists(".mlt/m/exit_status"));
     EXPECT_FALSE(exists(".mlt/m/sha256"));
 }
@@ -492,10 +482,7 @@ TEST_P(JobProtocol, StopKillsTheWholeProcessGroup) {
     // The training leaves a grandchild behind and ignores TERM itself: only KILL ends it.
     long pgid =
         start(r, "sleep 1000 & echo $! > child.pid; trap '' TERM; while :; do sleep 0.1; done");
-    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-    while (!fs::exists(dir_ + "/child.pid") && std::chrono::steady_clock::now() < deadline)
-        std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    ASSERT_TRUE(fs::exists(dir_ + "/child.pid"));
+    ASSERT_TRUE(wait_until([&] { return fs::exists(dir_ + "/child.pid"); }));
     auto jobs = job(r).query_jobs();
     ASSERT_EQ(jobs.size(), 1u);
     EXPECT_EQ(jobs[0].state, mlt::JobState::running);
@@ -520,9 +507,7 @@ TEST_P(JobProtocol, AProcessThatLeftTheGroupIsStillTheJob) {
           "kill -s KILL \"$(cat \"$MLT_JOB_DIR/pid\")\"");
     std::string log;
     follow_to_end(r, dir_, log);  // the wrapper has ended
-    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-    while (read("escaped.pid").empty() && std::chrono::steady_clock::now() < deadline)
-        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    ASSERT_TRUE(wait_until([&] { return !read("escaped.pid").empty(); })) << log;
     const long escaped = std::strtol(read("escaped.pid").c_str(), nullptr, 10);
     ASSERT_GT(escaped, 1) << log;
     job(r).release_run("run-1");

@@ -2,10 +2,8 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 
-#include <chrono>
 #include <future>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "job_fixture.h"
@@ -13,21 +11,15 @@
 #include "mlt/job/job.h"
 #include "mlt/job/status.h"
 #include "mlt/util/error.h"
+#include "wait_until.h"
 
 namespace {
 
 using mlt::test::group_alive;
+using mlt::test::wait_until;
 
 class JobRestart : public mlt::test::JobFixture {
   protected:
-    // Waits (bounded) until `pred` holds.
-    template <typename Pred>
-    bool wait_for(Pred pred) {
-        const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
-        while (!pred() && std::chrono::steady_clock::now() < deadline)
-            std::this_thread::sleep_for(std::chrono::milliseconds(20));
-        return pred();
-    }
     // Starts a job whose first attempt prints and waits; a later attempt says which it is
     // and ends. Every launch is counted in launches.txt. Then the job is lost: its group is
     // killed with KILL (a host restart, the OOM killer), no exit status is recorded.
@@ -36,12 +28,12 @@ class JobRestart : public mlt::test::JobFixture {
                                 "echo \"launch ${MLT_ATTEMPT:-1}\" >> launches.txt; "
                                 "if [ -n \"$MLT_ATTEMPT\" ]; then echo \"attempt $MLT_ATTEMPT\"; "
                                 "exit 0; fi; echo first; sleep 1000");
-        EXPECT_TRUE(wait_for([&] {
+        EXPECT_TRUE(wait_until([&] {
             return exists(".mlt/m/console.log") &&
                    read(".mlt/m/console.log").find("first\n") != std::string::npos;
         }));
         ::kill(static_cast<pid_t>(-pgid), SIGKILL);
-        EXPECT_TRUE(wait_for([&] { return !group_alive(pgid); }));
+        EXPECT_TRUE(wait_until([&] { return !group_alive(pgid); }));
         return pgid;
     }
 };

@@ -3,14 +3,16 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
-#include <chrono>
 #include <filesystem>
 #include <thread>
 
+#include "capturing_reporter.h"
 #include "local_remote.h"
 #include "mlt/train/watch/live_pull.h"
 #include "mlt/util/interrupt.h"
+#include "mlt/util/reporter.h"
 #include "transfer_fixtures.h"
+#include "wait_until.h"
 
 namespace mlt {
 namespace {
@@ -69,7 +71,7 @@ TEST(LivePull, AStopEndsAStreamUnderWayWithinAChunk) {
             threw = e.kind() == ErrorKind::interrupted;
         }
     });
-    while (inner.chunks < 10) std::this_thread::yield();  // mid-stream
+    EXPECT_TRUE(test::wait_until([&] { return inner.chunks >= 10; }));  // mid-stream
     stop = true;
     pull.join();
     EXPECT_TRUE(threw);
@@ -110,25 +112,27 @@ class ProgressLog : public Reporter {
     void emit(Event, std::string_view) override {}
 };
 
-// A LivePull of `plan()` on a LocalConnection, with its status line.
+// The plan of a run whose remote dir is `dir`/remote and whose local logs go to `dir`/local.
+TrainPlan plan_in(const std::string& dir) {
+    TrainPlan p;
+    p.model = "m";
+    p.remote_dir = dir + "/remote";
+    p.remote_log_dir = dir + "/remote/logs";
+    p.local_logs = dir + "/local";
+    p.local_console = dir + "/local/console.log";
+    p.compression = "none";
+    p.sync_every_s = 0;  // one pull right after the other
+    return p;
+}
+
+// A LivePull of plan_in() on a LocalConnection, with its status line.
 class LivePullRun : public ::testing::Test {
   protected:
-    TrainPlan plan() const {
-        TrainPlan p;
-        p.model = "m";
-        p.remote_dir = dir_ + "/remote";
-        p.remote_log_dir = dir_ + "/remote/logs";
-        p.local_logs = dir_ + "/local";
-        p.local_console = dir_ + "/local/console.log";
-        p.compression = "none";
-        p.sync_every_s = 0;  // one pull right after the other
-        return p;
-    }
     test::TempDir temp_;
     const std::string dir_ = temp_.path();
     ProgressLog reporter_;
     StatusLine status_{reporter_};
-    LivePull pull_{plan(), "run-1", status_, reporter_};
+    LivePull pull_{plan_in(dir_), "run-1", status_, reporter_};
 };
 
 TEST_F(LivePullRun, PullsTheRemoteLogDirInItsOwnThreadUntilStopped) {
@@ -137,9 +141,7 @@ TEST_F(LivePullRun, PullsTheRemoteLogDirInItsOwnThreadUntilStopped) {
     LocalConnection connection(true);
     ASSERT_TRUE(pull_.start(connection));
     EXPECT_TRUE(pull_.running());
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
-    while (pull_.pulls() < 2 && std::chrono::steady_clock::now() < deadline)
-        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    EXPECT_TRUE(test::wait_until([&] { return pull_.pulls() >= 2; }));
     pull_.stop();
     EXPECT_FALSE(pull_.running());
     ASSERT_GE(pull_.pulls(), 2);
@@ -148,6 +150,29 @@ TEST_F(LivePullRun, PullsTheRemoteLogDirInItsOwnThreadUntilStopped) {
         << "the second pull found it unchanged: " << status_.text();
     EXPECT_FALSE(fs::exists(dir_ + "/local/.mlt-pull"));
     pull_.stop();  // again: nothing to do
+}
+
+// A node's pulls say what they synced through the node's reporter, which prefixes its lines:
+// the line keeps its "[rank N] " (spdlog's would go around it).
+TEST(LivePull, TheSyncedLineOfANodeKeepsItsRankPrefix) {
+    if (stderr_is_terminal()) GTEST_SKIP() << "on a terminal the status line says it instead";
+    test::TempDir temp;
+    fs::create_directories(temp.path() + "/remote/logs");
+    test::write_file(temp.path() + "/remote/logs/ckpt.bin", "weights");
+    test::CapturingReporter shown;
+    {
+        PrefixReporter node(shown, "[rank 1] ");
+        StatusLine status(node);
+        LivePull pull(plan_in(temp.path()), "run-1", status, node);
+        LocalConnection connection(true);
+        ASSERT_TRUE(pull.start(connection));
+        EXPECT_TRUE(test::wait_until([&] { return pull.pulls() >= 1; }));
+        pull.stop();
+    }
+    EXPECT_EQ(shown.alerts.rfind("[rank 1] synced ", 0), 0u) << shown.alerts;
+    EXPECT_NE(shown.alerts.find(" while training: 1 file, 7 B in " + temp.path() + "/local\n"),
+              std::string::npos)
+        << shown.alerts;
 }
 
 TEST_F(LivePullRun, AConnectionWithoutASideLinkPullsNothing) {

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "mlt/util/process.h"
+#include "wait_until.h"
 
 namespace mlt {
 namespace {
@@ -37,15 +38,6 @@ bool ended(long pid) {
     std::string pid_field, comm, state;
     stat >> pid_field >> comm >> state;
     return !stat || state == "Z";
-}
-
-bool ends_within(long pid, std::chrono::seconds bound) {
-    const auto deadline = std::chrono::steady_clock::now() + bound;
-    while (!ended(pid)) {
-        if (std::chrono::steady_clock::now() > deadline) return false;
-        std::this_thread::sleep_for(20ms);
-    }
-    return true;
 }
 
 TEST(RunChild, HandsOverLinesAndTheExitStatus) {
@@ -106,7 +98,8 @@ TEST(RunChild, WhatTheChildLeftRunningDoesNotHoldTheResultAndIsStopped) {
     ASSERT_EQ(r.lines.size(), 2u);
     EXPECT_EQ(r.lines[1], "done");
     // It was in the child's process group, which is stopped with the child.
-    EXPECT_TRUE(ends_within(std::strtol(r.lines[0].c_str(), nullptr, 10), 10s)) << r.lines[0];
+    const long pid = std::strtol(r.lines[0].c_str(), nullptr, 10);
+    EXPECT_TRUE(test::wait_until([&] { return ended(pid); })) << r.lines[0];
 }
 
 }  // namespace

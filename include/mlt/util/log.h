@@ -14,6 +14,9 @@ constexpr int kLogFilesKept = 2;
 // The most of one log message that is written (to the file and the console), the rest
 // replaced by " ... (N more bytes)".
 constexpr size_t kMaxLogMessage = 64 * 1024;
+// The most of a warning or error line shown on the console (printable(): one line, escaped):
+// it quotes outside text (settings keys, remote names).
+constexpr size_t kMaxWarningLine = 2000;
 
 // Configures spdlog for the CLI: messages go to the process's reporter() (looked up per
 // message) as Event::log lines `mlt: <text>`, warnings as `mlt: warning: <text>`, which the

@@ -32,8 +32,9 @@ class Reporter {
     // Shows one line of mlt's own that needs attention.
     void alert(std::string_view line) { emit(Event::alert, line); }
     // Shows one warning of a run: through this reporter (a node's keeps its prefix), where
-    // spdlog's would go around it.
-    void warning(std::string_view line) { emit(Event::warning, "warning: " + std::string(line)); }
+    // spdlog's would go around it. One line, escaped and cut as spdlog's warnings are
+    // (printable(), kMaxWarningLine): a warning quotes outside text.
+    void warning(std::string_view line);
 };
 
 // On a terminal and in pipes: console bytes and notices ("mlt: <line>\n") on `out`; alerts

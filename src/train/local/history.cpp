@@ -1,7 +1,6 @@
 #include "mlt/train/local/history.h"
 
 #include <fcntl.h>
-#include <spdlog/spdlog.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -16,6 +15,7 @@
 
 #include "mlt/train/local/local_state.h"
 #include "mlt/util/paths.h"
+#include "mlt/util/reporter.h"
 #include "mlt/util/text.h"
 
 namespace mlt {
@@ -302,7 +302,7 @@ std::string format_history(const std::vector<nlohmann::json>& runs, size_t limit
     return out.str();
 }
 
-void append_history(const nlohmann::json& run) {
+void append_history(const nlohmann::json& run, Reporter& reporter) {
     const std::string path = history_path();
     std::error_code ec;
     std::filesystem::create_directories(std::filesystem::path(path).parent_path(), ec);
@@ -313,19 +313,22 @@ void append_history(const nlohmann::json& run) {
     const int fd =
         ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0644);
     if (fd < 0) {
-        spdlog::warn("the run is not recorded: {}", own_file_error(path, errno).what());
+        reporter.warning(std::string("the run is not recorded: ") +
+                         own_file_error(path, errno).what());
         return;
     }
     const bool ok = ::write(fd, line.data(), line.size()) == static_cast<ssize_t>(line.size());
     ::close(fd);
-    if (!ok) spdlog::warn("cannot record the run in {}", path);
+    if (!ok) reporter.warning("cannot record the run in " + path);
 }
 
 int run_jobs(bool json, bool all) {
     int skipped = 0;
     const std::string path = history_path();
     auto runs = latest_per_run(read_history(path, &skipped));
-    if (skipped) spdlog::warn("{}: skipped {} line(s) that are not JSON objects", path, skipped);
+    if (skipped)
+        reporter().warning(path + ": skipped " + std::to_string(skipped) +
+                           " line(s) that are not JSON objects");
     if (json) {
         nlohmann::json array = nlohmann::json::array();
         const size_t first = !all && runs.size() > kDefaultShown ? runs.size() - kDefaultShown : 0;

@@ -294,7 +294,7 @@ GangPass run_gang_pass(NodesSpec& spec, std::vector<std::unique_ptr<Connection>>
             try {
                 keep_barrier(links, spec.nodes, gang, runs_over);
             } catch (const Error& e) {
-                spdlog::warn("the barrier of the nodes failed: {}", e.what());
+                reporter().warning(std::string("the barrier of the nodes failed: ") + e.what());
             }
         });
     std::vector<std::thread> threads;
@@ -327,7 +327,7 @@ void record_gang_end(const std::string& run_id, const std::vector<std::string>& 
         // Every node's host, in rank order (each node's own records name only its own).
         r["hosts"] = nodes;
         r["nodes"] = nodes;
-        append_history(r);
+        append_history(r, reporter());
         return;
     }
 }

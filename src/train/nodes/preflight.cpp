@@ -6,6 +6,7 @@
 
 #include "mlt/train/nodes/nodes.h"
 #include "mlt/util/error.h"
+#include "mlt/util/reporter.h"
 #include "mlt/util/shell.h"
 #include "mlt/util/text.h"
 
@@ -79,8 +80,9 @@ void preflight(std::vector<std::unique_ptr<Connection>>& links, const Rendezvous
     if (links.size() < 2) return;
     const long listener = start_listener(links[0]->remote(), r.master_addr, r.master_port);
     if (listener == 0) {
-        spdlog::warn("preflight skipped: rank 0 ({}) has no python3 to listen on MASTER_PORT {}",
-                     links[0]->name(), r.master_port);
+        reporter().warning("preflight skipped: rank 0 (" + links[0]->name() +
+                           ") has no python3 to listen on MASTER_PORT " +
+                           std::to_string(r.master_port));
         return;
     }
     std::vector<char> reached(links.size(), 1);

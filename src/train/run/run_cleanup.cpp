@@ -84,7 +84,7 @@ void TrainRun::record(const std::string& status, std::optional<int> exit_status)
     if (plan_.budget.max_cost > 0) r["max_cost"] = plan_.budget.max_cost;
     if (status != "running") r["end"] = iso_time(static_cast<std::time_t>(now));
     if (exit_status) r["exit_status"] = *exit_status;
-    append_history(r);
+    append_history(r, reporter_);
 }
 
 }  // namespace mlt

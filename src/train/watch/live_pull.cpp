@@ -209,8 +209,9 @@ void LivePull::report(const TransferStats& moved) {
     spdlog::debug("{} of {} into {}", synced_text(clock, moved), plan_.model, plan_.local_logs);
     if (stderr_is_terminal()) return;  // the status line shows it
     if (auto told = notices_.add(seconds_now(), moved))
-        spdlog::info("synced {} while training: {} in {}", clock, files_and_bytes(*told),
-                     plan_.local_logs);
+        // An alert, not a notice: on stderr, as the status line it stands in for.
+        reporter_.alert("synced " + clock + " while training: " + files_and_bytes(*told) + " in " +
+                        plan_.local_logs);
 }
 
 }  // namespace mlt

@@ -1,5 +1,7 @@
 #include "harness/expect.h"
 
+#include <sstream>
+
 #include "harness/files.h"
 
 namespace mlt_test {
@@ -14,6 +16,14 @@ namespace mlt_test {
         return ::testing::AssertionFailure() << "stderr has more than one line:\n" << err;
     }
     return ::testing::AssertionSuccess();
+}
+
+std::string without_debug_lines(const std::string& err) {
+    std::string kept;
+    std::istringstream lines(err);
+    for (std::string line; std::getline(lines, line);)
+        if (line.rfind("mlt: debug: ", 0) != 0) kept += line + "\n";
+    return kept;
 }
 
 ::testing::AssertionResult has_text(const std::string& text, const std::string& needle) {

@@ -10,6 +10,10 @@ namespace mlt_test {
 // one clear line, details only with -v); the failure message quotes `err`.
 ::testing::AssertionResult is_one_error_line(const std::string& err);
 
+// `err` without its lines that start with "mlt: debug: " (what -v adds), for
+// is_one_error_line() on the stderr of a run with -v.
+std::string without_debug_lines(const std::string& err);
+
 // Success when `text` contains `needle`; the failure message quotes both.
 ::testing::AssertionResult has_text(const std::string& text, const std::string& needle);
 

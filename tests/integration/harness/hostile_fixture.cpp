@@ -10,11 +10,11 @@
 
 #include "harness/files.h"
 
-#if defined(__SANITIZE_ADDRESS__)
-#define MLT_TEST_ASAN 1
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define MLT_TEST_SANITIZED 1
 #elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define MLT_TEST_ASAN 1
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define MLT_TEST_SANITIZED 1
 #endif
 #endif
 
@@ -44,8 +44,9 @@ std::int64_t peak_rss_bound_kib() {
 }
 
 std::int64_t sanitizer_headroom_kib() {
-#ifdef MLT_TEST_ASAN
-    // ASan's quarantine alone keeps up to 256 MiB of freed memory.
+#ifdef MLT_TEST_SANITIZED
+    // ASan's quarantine alone keeps up to 256 MiB of freed memory; TSan's shadow and its
+    // per-thread histories take a few times what mlt itself holds.
     return 384 * kMiB;
 #else
     return 0;

@@ -27,7 +27,8 @@ inline const std::chrono::seconds kSignalWait = scaled(std::chrono::seconds{10})
 // says how it was chosen).
 std::int64_t peak_rss_bound_kib();
 // What a sanitizer build adds to any peak RSS bound, in KiB: AddressSanitizer keeps up to
-// 256 MiB of freed memory resident (its quarantine); 0 in a normal build.
+// 256 MiB of freed memory resident (its quarantine), ThreadSanitizer's shadow memory is a few
+// times mlt's own; 0 in a normal build.
 std::int64_t sanitizer_headroom_kib();
 // Success when the run's own peak RSS (wait4) is known and within peak_rss_bound_kib().
 ::testing::AssertionResult memory_bounded(const ProcessResult& r);

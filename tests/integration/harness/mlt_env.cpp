@@ -56,7 +56,7 @@ MltEnv::MltEnv(std::string home) : home_(std::move(home)) {
     vars_["LANG"] = "C";
     if (const char* path = std::getenv("PATH")) vars_["PATH"] = path;
     // A sanitizer build's mlt reports as the suite asks (scripts/test.sh: to files).
-    for (const char* name : {"ASAN_OPTIONS", "UBSAN_OPTIONS", "LSAN_OPTIONS"})
+    for (const char* name : {"ASAN_OPTIONS", "UBSAN_OPTIONS", "LSAN_OPTIONS", "TSAN_OPTIONS"})
         if (const char* value = std::getenv(name)) vars_[name] = value;
     shield_python(home_, vars_);
 }

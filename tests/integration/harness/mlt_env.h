@@ -19,9 +19,9 @@ std::string mlt_binary();
 // The environment mlt runs with in a test: HOME=<home> (so the settings file is
 // <home>/.mltk/user_settings.yaml), MLTK_CACHE_DIR=<home>/.mltk, PATH of this process (with
 // <home>/.mlt-test-python first: a python3 that sees no site-packages, hence no MLTK unless a
-// test puts the stand-in on PYTHONPATH),
-// LANG=C, the sanitizer options (ASAN_OPTIONS, UBSAN_OPTIONS, LSAN_OPTIONS) of this process
-// when set, and nothing else (so no SSH_AUTH_SOCK: no agent). Variables can be added.
+// test puts the stand-in on PYTHONPATH), LANG=C, the sanitizer options (ASAN_OPTIONS,
+// UBSAN_OPTIONS, LSAN_OPTIONS, TSAN_OPTIONS) of this process when set, and nothing else (so no
+// SSH_AUTH_SOCK: no agent). Variables can be added.
 class MltEnv {
   public:
     explicit MltEnv(std::string home);

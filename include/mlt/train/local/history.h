@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "mlt/train/cost/run_ledger.h"
+#include "mlt/util/reporter.h"
 
 namespace mlt {
 
@@ -99,9 +100,9 @@ std::optional<std::time_t> parse_iso_time(const std::string& text);
 // exit status, attempts, cost, hosts.
 std::string format_history(const std::vector<nlohmann::json>& runs, size_t limit);
 
-// Appends one run to the history file (creating its directory); a failure to write is
-// reported as a warning, never as the run's error.
-void append_history(const nlohmann::json& run);
+// Appends one run to the history file (creating its directory); a failure to write is a
+// warning through `reporter` (the run's: a node's keeps its prefix), never the run's error.
+void append_history(const nlohmann::json& run, Reporter& reporter);
 
 // A time as the history records it: "2026-11-25T17:04:05Z" (UTC).
 std::string iso_time(std::time_t t);
