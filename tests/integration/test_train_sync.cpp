@@ -153,11 +153,11 @@ TEST_F(TrainSyncTest, TheStartTheCompressorCheckTheListingsAndTheFirstFollowAreS
     const size_t measured = r.err.find("(the authentication service's answer)");
     ASSERT_NE(measured, std::string::npos) << describe(r);
     EXPECT_LT(measured, r.err.find("starting the control shell")) << describe(r);
-    EXPECT_TRUE(has_text(ahead[0], "start.ticket.")) << ahead[0];            // the start
-    EXPECT_TRUE(has_text(ahead[1], "c=zstd\n")) << ahead[1];                 // the check
-    EXPECT_TRUE(has_text(ahead[2], "xargs -0 -r sh -c")) << ahead[2];        // the listing
-    EXPECT_TRUE(has_text(ahead[3], "mlt_send")) << ahead[3];                 // the follow
-    EXPECT_TRUE(has_text(ahead[4], "find . -type f")) << ahead[4];           // the log dir's
+    EXPECT_TRUE(has_text(ahead[0], "start.ticket.")) << ahead[0];      // the start
+    EXPECT_TRUE(has_text(ahead[1], "c=zstd\n")) << ahead[1];           // the check
+    EXPECT_TRUE(has_text(ahead[2], "xargs -0 -r sh -c")) << ahead[2];  // the listing
+    EXPECT_TRUE(has_text(ahead[3], "mlt_send")) << ahead[3];           // the follow
+    EXPECT_TRUE(has_text(ahead[4], "find . -type f")) << ahead[4];     // the log dir's
     EXPECT_TRUE(has_text(r.out, "uploaded 3 file(s)")) << describe(r);
     EXPECT_EQ(occurrences(r.err, "mlt_phase starting"), 3u) << describe(r);  // and start_job's
     EXPECT_FALSE(has_text(r.err, "on a guess is not asked for")) << describe(r);
