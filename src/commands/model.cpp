@@ -1,3 +1,4 @@
+// MODEL to a spec: where NAME.py is looked for (MLTK's order), a spec path, the test model.
 #include "mlt/commands/model.h"
 
 #include <sys/stat.h>

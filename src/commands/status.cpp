@@ -1,3 +1,4 @@
+// `mlt ssh ... status [MODEL]`: the job table of every node, with the last GPU sample.
 #include "mlt/job/status.h"
 
 #include <spdlog/spdlog.h>

@@ -1,3 +1,4 @@
+// The nodes of a command: -h/-p/-i/-o of the command line over the settings, one Target each.
 #include "mlt/commands/targets.h"
 
 #include <algorithm>

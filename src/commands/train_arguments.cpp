@@ -1,3 +1,4 @@
+// The words after `train` split as MLTK's click command splits them, and the flag checks.
 #include "mlt/commands/train_arguments.h"
 
 #include <algorithm>

@@ -1,3 +1,4 @@
+// BoundedTail: the last bytes and lines of a stream (a remote's stderr), kept within a bound.
 #include "mlt/util/bounded.h"
 
 #include <algorithm>

@@ -1,3 +1,4 @@
+// ConsoleFilter: a remote console stream without the sequences that act on the terminal.
 #include "mlt/util/console_filter.h"
 
 namespace mlt {

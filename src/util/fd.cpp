@@ -1,3 +1,4 @@
+// File descriptors as RAII handles.
 #include "mlt/util/fd.h"
 
 #include <unistd.h>

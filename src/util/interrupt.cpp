@@ -1,3 +1,4 @@
+// Signals for mlt: Ctrl+C, SIGTERM, SIGHUP counted (lock-free), checked, deferred, scoped stops.
 #include "mlt/util/interrupt.h"
 
 #include <pthread.h>

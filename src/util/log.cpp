@@ -1,3 +1,4 @@
+// Logging setup: the terminal's level, the debug log file (rotated), the one-line cut.
 #include "mlt/util/log.h"
 
 #include <fcntl.h>

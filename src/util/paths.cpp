@@ -1,3 +1,4 @@
+// Paths: home, `~` and $VAR expanded, MLTK's dir, atomic file writes, files read whole.
 #include "mlt/util/paths.h"
 
 #include <fcntl.h>

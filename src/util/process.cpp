@@ -1,3 +1,4 @@
+// run_child: a local child process without a shell, its lines, a time bound on its group.
 #include "mlt/util/process.h"
 
 #include <fcntl.h>

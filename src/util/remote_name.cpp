@@ -1,3 +1,4 @@
+// The one gate for every name that comes from a remote host (docs/security.md).
 #include "mlt/util/remote_name.h"
 
 #include "mlt/util/error.h"

@@ -1,3 +1,4 @@
+// Reporter: the one sink of all output, and PrefixReporter for the lines of a node.
 #include "mlt/util/reporter.h"
 
 #include <unistd.h>

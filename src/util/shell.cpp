@@ -1,3 +1,4 @@
+// Shell quoting of every value that reaches a shell: words, remote paths, printf literals.
 #include "mlt/util/shell.h"
 
 #include "mlt/util/paths.h"

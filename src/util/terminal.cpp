@@ -1,3 +1,4 @@
+// Secrets asked for: through SSH_ASKPASS or the terminal, never echoed, and wiped after use.
 #include "mlt/util/terminal.h"
 
 #include <fcntl.h>

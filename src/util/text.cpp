@@ -1,3 +1,4 @@
+// Text helpers: printable lines, trim, split, numbers, bytes and USD as mlt writes them, parsing.
 #include "mlt/util/text.h"
 
 #include <algorithm>

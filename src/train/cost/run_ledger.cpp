@@ -1,3 +1,4 @@
+// RunLedger: a run's attempts (host, price, start, end), its time and cost, and its limits.
 #include "mlt/train/cost/run_ledger.h"
 
 #include <algorithm>

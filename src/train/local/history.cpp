@@ -1,3 +1,4 @@
+// The local run history (history.jsonl): records appended, read, and shown by `mlt jobs`.
 #include "mlt/train/local/history.h"
 
 #include <fcntl.h>

@@ -1,3 +1,4 @@
+// Local state of a model: its lock against a second mlt, and the console log's local copy.
 #include "mlt/train/local/local_state.h"
 
 #include <fcntl.h>

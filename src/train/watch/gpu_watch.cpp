@@ -1,3 +1,4 @@
+// The host's samples while the job trains: parsed, kept, shown, and the idle-GPU time.
 #include "mlt/train/watch/gpu_watch.h"
 
 #include <algorithm>

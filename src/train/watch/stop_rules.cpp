@@ -1,3 +1,4 @@
+// watch.stop_when: regex and plateau rules over the console log's lines.
 #include "mlt/train/watch/stop_rules.h"
 
 #include <algorithm>
