@@ -177,22 +177,23 @@ Phase TrainRun::collect() {
     outcome_.down.files += got.files;
     outcome_.down.bytes += got.bytes;
     outcome_.collected = result.sha256.empty() ? Collected::results : Collected::with_archive;
-    shutdown_.record_collected = true;
+    shutdown_.record = ShutdownProgress::Record::collected;
     sync_.throw_if_tampered();
     return Phase::shutdown;
 }
 
 Phase TrainRun::shutdown() {
     if (plan_.shutdown_cmds.empty()) return Phase::release;
-    if (!shutdown_.following) {
-        const bool sent_before = shutdown_.sent;
-        shutdown_.sent = true;
+    if (shutdown_.start != ShutdownProgress::Start::following) {
+        const bool sent_before = shutdown_.start == ShutdownProgress::Start::sent;
+        shutdown_.start = ShutdownProgress::Start::sent;
         const bool fresh =
             job_->start_shutdown(run_id_,
                                  make_shutdown_script({plan_.model, run_id_, plan_.environment,
                                                        plan_.create_venv, plan_.shutdown_cmds}),
-                                 shutdown_.record_collected);
-        shutdown_.record_collected = false;  // recorded (a cut before this records it again)
+                                 shutdown_.record == ShutdownProgress::Record::collected);
+        // Recorded (a cut before this records it again).
+        shutdown_.record = ShutdownProgress::Record::nothing;
         if (!fresh && !sent_before) {
             // Started by an earlier mlt of this run (a failure, or a cut before --resume):
             // never twice. If it ended, its output was shown then.
@@ -202,7 +203,7 @@ Phase TrainRun::shutdown() {
                 return Phase::release;
             }
         }
-        shutdown_.following = true;
+        shutdown_.start = ShutdownProgress::Start::following;
     }
     // Counted as shown, so that a segment cut halfway goes on after what was shown.
     const FollowStep seen = job_->follow(Task::shutdown, &run_id_, shutdown_.offset,

@@ -121,13 +121,16 @@ struct RuleFired {};
 
 // Where shutdown_cmds stand.
 struct ShutdownProgress {
-    bool sent = false;       // this run sent their start (it may have reached the remote)
-    bool following = false;  // started: their log is being followed
-    uint64_t offset = 0;     // how much of their log was shown
-    // The results were collected: the start of shutdown_cmds records phase collected (a run
-    // without them releases the lock next; a cut before that leaves phase finished, and
-    // --resume collects again, moving nothing).
-    bool record_collected = false;
+    enum class Start {
+        not_sent,
+        sent,       // this run sent their start (it may have reached the remote)
+        following,  // started: their log is being followed
+    } start = Start::not_sent;
+    uint64_t offset = 0;  // how much of their log was shown
+    // What their start records: with the results collected, phase collected (a run without
+    // them releases the lock next; a cut before that leaves phase finished, and --resume
+    // collects again, moving nothing).
+    enum class Record { nothing, collected } record = Record::nothing;
 };
 
 // One `train` run on one node: the phases of docs/architecture.md against a RemoteJob, all
