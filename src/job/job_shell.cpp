@@ -10,22 +10,22 @@
 namespace mlt::job_detail {
 
 ShellCommand& ShellCommand::set(std::string_view name, std::string_view value) {
-    text_.append(name).append("=").append(shell_quote(value)).append("\n");
+    text_ += shell_assignment(name, shell_quote(value));
     return *this;
 }
 
 ShellCommand& ShellCommand::path(std::string_view name, std::string_view remote_path) {
-    text_.append(name).append("=").append(shell_quote_path(remote_path)).append("\n");
+    text_ += shell_assignment(name, shell_quote_path(remote_path));
     return *this;
 }
 
 ShellCommand& ShellCommand::number(std::string_view name, long long value) {
-    text_.append(name).append("=").append(std::to_string(value)).append("\n");
+    text_ += shell_assignment(name, std::to_string(value));
     return *this;
 }
 
 ShellCommand& ShellCommand::flag(std::string_view name, bool on) {
-    text_.append(name).append(on ? "=1\n" : "=\n");
+    text_ += shell_assignment(name, on ? "1" : "");
     return *this;
 }
 

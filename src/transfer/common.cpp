@@ -56,10 +56,6 @@ const char* tar_compression_flag(Compression compression) {
     return "";
 }
 
-std::string sh_set(const std::string& name, const std::string& word) {
-    return name + "=" + word + "\n";
-}
-
 // The waits below end when the other side calls close() or stop(): download() guarantees
 // both on every path (including exceptions), and the network side has its own timeouts.
 bool ByteQueue::push(std::string_view data) {

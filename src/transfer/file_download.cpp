@@ -268,11 +268,12 @@ class NewDirs {
 
 std::string transfer_detail::fetch_command(const std::string& remote_path, uint64_t offset,
                                            bool follow) {
-    return sh_set("f", shell_quote_path(remote_path)) + sh_set("o", std::to_string(offset)) +
-           sh_set("l", follow ? "1" : "''") +
-           sh_set("mlt_st_missing", std::to_string(kMissingStatus)) +
-           sh_set("mlt_st_symlink", std::to_string(kSymlinkStatus)) +
-           sh_set("mlt_st_dir", std::to_string(kDirectoryStatus)) +
+    return shell_assignment("f", shell_quote_path(remote_path)) +
+           shell_assignment("o", std::to_string(offset)) +
+           shell_assignment("l", follow ? "1" : "''") +
+           shell_assignment("mlt_st_missing", std::to_string(kMissingStatus)) +
+           shell_assignment("mlt_st_symlink", std::to_string(kSymlinkStatus)) +
+           shell_assignment("mlt_st_dir", std::to_string(kDirectoryStatus)) +
            std::string(scripts::transfer_fetch_file);
 }
 

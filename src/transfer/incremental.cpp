@@ -133,10 +133,10 @@ std::optional<std::string> uploads_current_test(
         listing += " " + shell_quote_path(base) + " " + literal;
     }
     if (listing.empty()) return std::string("true");
-    return "(" + transfer_detail::sh_set("F", shell_quote(kFindRecord)) +
-           transfer_detail::sh_set("w", want.hex_digest()) +
-           transfer_detail::sh_set("s", shell_quote(scripts::transfer_find_named)) + "set --" +
-           listing + "\n" + std::string(scripts::transfer_uploads_current) + ")";
+    return "(" + shell_assignment("F", shell_quote(kFindRecord)) +
+           shell_assignment("w", want.hex_digest()) +
+           shell_assignment("s", shell_quote(scripts::transfer_find_named)) + "set --" + listing +
+           "\n" + std::string(scripts::transfer_uploads_current) + ")";
 }
 
 std::optional<TreeDigest> local_tree_digest(const std::string& local_base,
@@ -171,8 +171,8 @@ std::optional<TreeDigest> local_tree_digest(const std::string& local_base,
 }
 
 std::string remote_tree_digest(const std::string& remote_dir) {
-    return transfer_detail::sh_set("mlt_tree", shell_quote_path(remote_dir)) +
-           transfer_detail::sh_set("mlt_f", shell_quote(kFindRecord)) +
+    return shell_assignment("mlt_tree", shell_quote_path(remote_dir)) +
+           shell_assignment("mlt_f", shell_quote(kFindRecord)) +
            std::string(scripts::transfer_tree_digest);
 }
 

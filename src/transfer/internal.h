@@ -96,10 +96,6 @@ UniqueFd open_base(const std::string& local_base);
 // GNU tar's option for `compression` ("-z", "--zstd"), or "".
 const char* tar_compression_flag(Compression compression);
 
-// `name=WORD` and a newline: one input of a remote script of src/transfer/sh/, set before its
-// text. `word` is one shell word already (shell_quote, shell_quote_path, a number).
-std::string sh_set(const std::string& name, const std::string& word);
-
 // Nanoseconds since the epoch as a timespec (nsec in 0..999999999, also before 1970).
 timespec to_timespec(int64_t ns);
 

@@ -18,7 +18,7 @@ namespace {
 
 // The block of the remote dd, as range_*.sh read it.
 std::string block_word() {
-    return sh_set("b", std::to_string(kRangeBlock));
+    return shell_assignment("b", std::to_string(kRangeBlock));
 }
 
 }  // namespace
@@ -53,20 +53,23 @@ std::string send_ranges_command(const std::string& token, const std::string& pat
                                 const std::vector<Range>& ranges) {
     std::string words;
     for (const Range& r : ranges) words += (words.empty() ? "" : " ") + range_word(r);
-    return sh_set("t", shell_quote(token)) + sh_set("f", shell_quote_path(path)) + block_word() +
-           sh_set("rs", shell_quote(words)) + remote_hash_setup() +
+    return shell_assignment("t", shell_quote(token)) +
+           shell_assignment("f", shell_quote_path(path)) + block_word() +
+           shell_assignment("rs", shell_quote(words)) + remote_hash_setup() +
            std::string(scripts::transfer_range_send);
 }
 
 std::string receive_ranges_command(const std::string& partial, const std::string& hashes) {
-    return sh_set("p", shell_quote_path(partial)) + sh_set("d", shell_quote_path(hashes)) +
-           block_word() + remote_hash_setup() + std::string(scripts::transfer_range_receive);
+    return shell_assignment("p", shell_quote_path(partial)) +
+           shell_assignment("d", shell_quote_path(hashes)) + block_word() + remote_hash_setup() +
+           std::string(scripts::transfer_range_receive);
 }
 
 std::string prepare_ranges_command(const std::string& dir, const std::string& partial,
                                    const std::string& hashes, const std::string& id) {
-    return sh_set("p", shell_quote_path(partial)) + sh_set("d", shell_quote_path(hashes)) +
-           sh_set("w", shell_quote_path(dir)) + sh_set("id", shell_quote(id)) +
+    return shell_assignment("p", shell_quote_path(partial)) +
+           shell_assignment("d", shell_quote_path(hashes)) +
+           shell_assignment("w", shell_quote_path(dir)) + shell_assignment("id", shell_quote(id)) +
            std::string(scripts::transfer_range_prepare);
 }
 
@@ -78,14 +81,16 @@ std::string finish_ranges_command(const std::string& partial, const std::string&
     std::snprintf(mtime, sizeof mtime, "@%lld.%09lld", static_cast<long long>(sec),
                   static_cast<long long>(nsec));
     std::snprintf(octal, sizeof octal, "%o", static_cast<unsigned>(mode));
-    return sh_set("p", shell_quote_path(partial)) + sh_set("d", shell_quote_path(hashes)) +
-           sh_set("m", shell_quote(mtime)) + sh_set("o", shell_quote(octal)) +
-           sh_set("f", shell_quote_path(path)) + std::string(scripts::transfer_range_finish);
+    return shell_assignment("p", shell_quote_path(partial)) +
+           shell_assignment("d", shell_quote_path(hashes)) +
+           shell_assignment("m", shell_quote(mtime)) + shell_assignment("o", shell_quote(octal)) +
+           shell_assignment("f", shell_quote_path(path)) +
+           std::string(scripts::transfer_range_finish);
 }
 
 std::string range_hashes_command(const std::string& path) {
-    return sh_set("f", shell_quote_path(path)) + block_word() +
-           sh_set("s", shell_quote(scripts::transfer_range_hash)) + remote_hash_setup() +
+    return shell_assignment("f", shell_quote_path(path)) + block_word() +
+           shell_assignment("s", shell_quote(scripts::transfer_range_hash)) + remote_hash_setup() +
            std::string(scripts::transfer_range_hashes);
 }
 

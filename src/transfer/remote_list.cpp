@@ -73,16 +73,18 @@ std::string listing_of(const Remote& remote, const std::string& remote_base) {
 namespace transfer_detail {
 
 std::string list_files_command(const std::string& remote_base) {
-    return sh_set("B", shell_quote_path(remote_base)) + std::string(scripts::transfer_list_files);
+    return shell_assignment("B", shell_quote_path(remote_base)) +
+           std::string(scripts::transfer_list_files);
 }
 
 std::string list_info_command(const std::string& remote_base) {
-    return sh_set("B", shell_quote_path(remote_base)) + std::string(scripts::transfer_list_info);
+    return shell_assignment("B", shell_quote_path(remote_base)) +
+           std::string(scripts::transfer_list_info);
 }
 
 std::string stat_files_command(const std::string& remote_base) {
-    return sh_set("B", shell_quote_path(remote_base)) +
-           sh_set("s", shell_quote(scripts::transfer_find_named)) +
+    return shell_assignment("B", shell_quote_path(remote_base)) +
+           shell_assignment("s", shell_quote(scripts::transfer_find_named)) +
            std::string(scripts::transfer_stat_files);
 }
 

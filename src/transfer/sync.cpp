@@ -19,6 +19,7 @@
 #include "mlt/transfer/progress.h"
 #include "mlt/transfer/ranges.h"
 #include "mlt/util/interrupt.h"
+#include "mlt/util/shell.h"
 #include "remote_scripts.h"
 
 namespace mlt {
@@ -194,7 +195,7 @@ const char* compressor(Compression wanted) {
 }  // namespace
 
 std::string transfer_detail::compressor_check(Compression wanted) {
-    return transfer_detail::sh_set("c", compressor(wanted)) +
+    return shell_assignment("c", compressor(wanted)) +
            std::string(scripts::transfer_has_compressor);
 }
 

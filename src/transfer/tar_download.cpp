@@ -192,8 +192,8 @@ TransferStats download_listed_checked(Remote& remote, const std::string& remote_
 namespace transfer_detail {
 
 std::string tar_pack_command(const std::string& remote_base, Compression compression) {
-    return sh_set("B", shell_quote_path(remote_base)) +
-           sh_set("Z", shell_quote(tar_compression_flag(compression))) +
+    return shell_assignment("B", shell_quote_path(remote_base)) +
+           shell_assignment("Z", shell_quote(tar_compression_flag(compression))) +
            std::string(scripts::transfer_tar_pack);
 }
 

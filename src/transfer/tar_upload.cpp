@@ -223,13 +223,14 @@ void make_parent_dirs(Remote& remote, const std::string& remote_base,
 
 std::string transfer_detail::tar_unpack_command(const std::string& remote_base,
                                                 Compression compression) {
-    return sh_set("B", shell_quote_path(remote_base)) +
-           sh_set("Z", shell_quote(tar_compression_flag(compression))) +
+    return shell_assignment("B", shell_quote_path(remote_base)) +
+           shell_assignment("Z", shell_quote(tar_compression_flag(compression))) +
            std::string(scripts::transfer_tar_unpack);
 }
 
 std::string transfer_detail::make_dirs_command(const std::string& remote_base) {
-    return sh_set("B", shell_quote_path(remote_base)) + std::string(scripts::transfer_make_dirs);
+    return shell_assignment("B", shell_quote_path(remote_base)) +
+           std::string(scripts::transfer_make_dirs);
 }
 
 TransferStats upload(Remote& remote, const std::string& remote_base,

@@ -94,6 +94,12 @@ std::string printf_literal(std::string_view bytes) {
     return shell_quote(format);
 }
 
+std::string shell_assignment(std::string_view name, std::string_view word) {
+    std::string line;
+    line.reserve(name.size() + word.size() + 2);
+    return line.append(name).append("=").append(word).append("\n");
+}
+
 std::string shell_join(const std::vector<std::string>& words) {
     std::string out;
     for (const auto& w : words) {

@@ -33,6 +33,10 @@ std::string shell_double_quote(std::string_view value);
 // inputs travel inside a command line (the control shell has no spare stdin).
 std::string printf_literal(std::string_view bytes);
 
+// `name=WORD` and a newline: one input of a remote script (src/*/sh/*.sh), set before its
+// text. `word` is one shell word already (shell_quote, shell_quote_path, a number).
+std::string shell_assignment(std::string_view name, std::string_view word);
+
 // Quotes each word and joins them with single spaces.
 std::string shell_join(const std::vector<std::string>& words);
 
