@@ -302,20 +302,15 @@ TEST_F(HostileCampaignTest, ATarSymlinkEntryThenAFileThroughItWritesNothingOutsi
 // follow's result then names another run, which must not be collected as this one's.
 TEST_F(HostileCampaignTest, ARunIdRewrittenAfterTheJobEndedIsNoResult) {
     write_file(local_archive("m"), "an archive of an earlier run");
-    const std::string escapee = sshd().dir() + "/escapee.sh";
-    write_file(escapee,
-               "i=0; while [ ! -s '" + job_file("m", "exit_status") +
-                   "' ] && [ $i -lt 600 ]; do sleep 0.05; i=$((i+1)); done\n"
-                   "printf 'deadbeef-000000\\n' > '" +
-                   job_file("m", "run_id") + "' && " + host().mark("swapped") + "\n",
-               0644);
-    shell_model("m",
-                "printf 'the archive of this run' > \"$MLT_ARCHIVE\"\n"
-                "env -u MLT_RUN_ID -u MLT_JOB_DIR setsid sh '" +
-                    escapee +
-                    "' </dev/null >/dev/null 2>&1 &\n"
-                    "echo trained\n",
-                deep_log_setting());
+    shell_model(
+        "m",
+        "printf 'the archive of this run' > \"$MLT_ARCHIVE\"\n" +
+            escaping_process("i=0; while [ ! -s '" + job_file("m", "exit_status") +
+                             "' ] && [ $i -lt 600 ]; do sleep 0.05; i=$((i+1)); done\n"
+                             "printf 'deadbeef-000000\\n' > '" +
+                             job_file("m", "run_id") + "' && " + host().mark("swapped") + "\n") +
+            "echo trained\n",
+        deep_log_setting());
     const std::string hold = sshd().dir() + "/hold";
     env().set("MLT_TEST_HOLD", "collecting the results:" + hold);
     const LaptopSnapshot before = snapshot({"m"});

@@ -30,22 +30,17 @@ class HostileLieTest : public HostileTrainTest {
         ::utimensat(AT_FDCWD, local_archive(model).c_str(), times, 0);
     }
 
-    // A training that writes its archive and starts a process that escapes the job (a new
-    // session, without the job's MLT_RUN_ID and MLT_JOB_DIR, so the sweeper does not find
-    // it): it waits for the job's sha256 file, then runs `swap` (sh; $1 is the remote
-    // archive) and marks state/swapped.
+    // A training that writes its archive and starts a process that escapes the job: it
+    // waits for the job's sha256 file, then runs `swap` (sh; $1 is the remote archive) and
+    // marks state/swapped.
     void escaping_training(const std::string& model, const std::string& swap) const {
-        const std::string escapee = sshd().dir() + "/escapee.sh";
-        write_file(escapee,
-                   "i=0; while [ ! -s '" + job_file(model, "sha256") +
-                       "' ] && [ $i -lt 600 ]; do sleep 0.05; i=$((i+1)); done\n" + swap + " && " +
-                       host().mark("swapped") + "\n",
-                   0644);
         shell_model(model,
-                    "printf 'the archive of this run' > \"$MLT_ARCHIVE\"\n"
-                    "env -u MLT_RUN_ID -u MLT_JOB_DIR setsid sh '" +
-                        escapee + "' '" + remote() + "/" + model +
-                        ".mltk.zip' </dev/null >/dev/null 2>&1 &\n"
+                    "printf 'the archive of this run' > \"$MLT_ARCHIVE\"\n" +
+                        escaping_process("i=0; while [ ! -s '" + job_file(model, "sha256") +
+                                             "' ] && [ $i -lt 600 ]; do sleep 0.05; "
+                                             "i=$((i+1)); done\n" +
+                                             swap + " && " + host().mark("swapped") + "\n",
+                                         "'" + remote() + "/" + model + ".mltk.zip'") +
                         "echo trained\n",
                     deep_log_setting());
     }
@@ -126,18 +121,12 @@ TEST_F(HostileLieTest, ArchiveRemovedAfterItsHashIsNoResult) {
 // tampering, and nothing of download_files is placed.
 TEST_F(HostileLieTest, ADownloadFilesRecordRewrittenForAnotherRunIsTampering) {
     const std::string record = job_file("m", "download_files");
-    const std::string escapee = sshd().dir() + "/escapee.sh";
-    write_file(escapee,
-               "i=0; while [ ! -s '" + record +
-                   "' ] && [ $i -lt 600 ]; do sleep 0.05; i=$((i+1)); done\n"
-                   "printf 'r another-run\\0' > '" +
-                   record + "' && " + host().mark("swapped") + "\n",
-               0644);
     shell_model("m",
-                "echo result > result.txt\n"
-                "env -u MLT_RUN_ID -u MLT_JOB_DIR setsid sh '" +
-                    escapee +
-                    "' </dev/null >/dev/null 2>&1 &\n"
+                "echo result > result.txt\n" +
+                    escaping_process("i=0; while [ ! -s '" + record +
+                                     "' ] && [ $i -lt 600 ]; do sleep 0.05; i=$((i+1)); done\n"
+                                     "printf 'r another-run\\0' > '" +
+                                     record + "' && " + host().mark("swapped") + "\n") +
                     "echo trained\n",
                 deep_log_setting(), "  download_files: ['result.txt']\n");
     const LaptopSnapshot before = snapshot({"m"});

@@ -158,4 +158,15 @@ void HostileTrainTest::write_padded(const std::string& path, const std::string& 
         throw std::runtime_error("truncate " + path);
 }
 
+std::string HostileTrainTest::escaping_process(const std::string& body,
+                                               const std::string& args) const {
+    const std::string escapee = sshd().dir() + "/escapee.sh";
+    const std::string escaped = sshd().dir() + "/escaped";
+    write_file(escapee, ": > '" + escaped + "'\n" + body, 0644);
+    return "env -u MLT_RUN_ID -u MLT_JOB_DIR setsid sh '" + escapee + "' " + args +
+           " </dev/null >/dev/null 2>&1 &\n"
+           "i=0; while [ ! -e '" +
+           escaped + "' ] && [ $i -lt 600 ]; do sleep 0.05; i=$((i+1)); done\n";
+}
+
 }  // namespace mlt_test

@@ -78,6 +78,12 @@ class HostileTrainTest : public TrainTest {
     void write_padded(const std::string& path, const std::string& head, std::uint64_t size,
                       char pad = '\0') const;
 
+    // Lines of a training that start a process escaping the job (a new session, without the
+    // job's MLT_RUN_ID and MLT_JOB_DIR, so the sweeper does not find it) running `body` (sh,
+    // with `args` already quoted), and wait until it has escaped: before that it is still in
+    // the job's group with the job's environment, and the sweeper would rightly stop it.
+    std::string escaping_process(const std::string& body, const std::string& args = {}) const;
+
   private:
     HostileHost host_;
 };
