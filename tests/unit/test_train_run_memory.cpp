@@ -342,7 +342,7 @@ TEST(RunInMemoryBudget, ResumeCountsTheTimeBeforeIt) {
     p.budget.max_hours = 1;
     BudgetRig b(p);
     // A job an earlier mlt started two hours ago, still running.
-    b.host.lock_file = FakeJobHost::Lock{"r0", mlt::RunPhase::running};
+    b.host.lock_file = FakeJobHost::Lock{"r0", mlt::RunPhase::running, {}};
     b.host.job_run_id = "r0";
     b.host.started = b.host.alive = true;
     b.host.started_epoch = static_cast<long>(b.r.run.wall_now()) - 7200;

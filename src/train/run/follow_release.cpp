@@ -28,9 +28,12 @@ void FollowRelease::arm(RemoteJob& job, const TrainPlan& plan, bool in_gang) {
         if (digest_ && digest_->files == 0) digest_.reset();
         decision_ = digest_ ? Decision::on : Decision::off;
     }
-    if (decision_ == Decision::on &&
-        job.release_with_follow({remote_log_dir_of(plan, ""), digest_->sha256}))
+    // Only a host that sends commands ahead carries it.
+    JobPipelining* const ahead = job.pipelining();
+    if (decision_ == Decision::on && ahead) {
+        ahead->release_with_follow({remote_log_dir_of(plan, ""), digest_->sha256});
         armed_ = Armed::yes;
+    }
 }
 
 void FollowRelease::seen(const FollowStep& step) {
@@ -40,10 +43,11 @@ void FollowRelease::seen(const FollowStep& step) {
 }
 
 void FollowRelease::retake_if_unread(RemoteJob& job, const std::string& run_id) {
-    if (unread_ == Unread::none) return;
+    // Only an armed release leaves a follow unread (arm: the job has pipelining).
+    if (unread_ == Unread::none || !job.pipelining()) return;
     // The lost follow may still run on the remote (a silent link) and release at the job's
     // end: the marked lock is one it leaves alone.
-    job.retake(run_id);
+    job.pipelining()->retake(run_id);
     unread_ = Unread::none;
     released_ = Released::no;
 }

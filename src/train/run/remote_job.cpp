@@ -122,9 +122,8 @@ void ShellJob::follow_ahead(Task task, const std::string* run_id, uint64_t offse
                           job && release_ ? &*release_ : nullptr);
 }
 
-bool ShellJob::release_with_follow(const ReleaseAtEnd& release) {
+void ShellJob::release_with_follow(const ReleaseAtEnd& release) {
     release_ = release;
-    return true;
 }
 
 void ShellJob::mark_moved(const std::string& run_id, const std::string& where) {

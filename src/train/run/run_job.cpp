@@ -52,11 +52,11 @@ Phase TrainRun::start() {
     // it: offset 0, as the local copy starts empty below).
     arm_watch();
     release_.arm(*job_, plan_, static_cast<bool>(gang_));
-    if (!plan_.no_wait) {
-        job_->follow_ahead(Task::job, &run_id_, 0, segment_seconds());
+    if (JobPipelining* const ahead = job_->pipelining(); ahead && !plan_.no_wait) {
+        ahead->follow_ahead(Task::job, &run_id_, 0, segment_seconds());
         // A short job ends within it: the collection's listing then comes, on a guess (a job
         // that runs on, or records an archive, skips its reply once).
-        job_->collect_ahead_on_guess(plan_, run_id_);
+        ahead->collect_ahead_on_guess(plan_, run_id_);
     }
     // Until the start's answer is read, a follow that carries the release is out: after a
     // lost link it may still release at the job's end.

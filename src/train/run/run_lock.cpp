@@ -85,7 +85,8 @@ Phase TrainRun::resume_lock() {
 }
 
 Phase TrainRun::take_lock() {
-    job_->prepare();  // the control shell's channel opens while the run is planned
+    JobPipelining* const ahead = job_->pipelining();
+    if (ahead) ahead->prepare();  // the control shell's channel opens while the run is planned
     if (plan_.resume) return resume_lock();
     if (run_id_.empty()) run_id_ = new_run_id();  // a retry after a lost link keeps it
     WrapperSpec wrapper = plan_.wrapper;
@@ -102,18 +103,18 @@ Phase TrainRun::take_lock() {
     // The upload's listings travel with the lock's command (--clean removes files between),
     // and so does the start, on the condition that the listings will find nothing to send:
     // a run whose files are all there starts in the lock's round trip. (Not for a gang,
-    // whose nodes all upload before any starts.)
+    // whose nodes all upload before any starts; not on a host that sends nothing ahead.)
     const auto planned = uploads();
     std::optional<std::string> current;
-    if (!plan_.clean && !gang_) current = uploads_current_test(planned);
+    if (!plan_.clean && !gang_ && ahead) current = uploads_current_test(planned);
     if (current) {
         run.start_ticket = random_token();
-        job_->start_ahead_if_current(run_id_, run.start_ticket, *current);
+        ahead->start_ahead_if_current(run_id_, run.start_ticket, *current);
         // From the write on, the job may run: a Ctrl+C, a failure or a failover that comes
         // before the answer treats it so.
         watch_.life = JobWatch::Life::may_run;
     }
-    if (!plan_.clean) job_->upload_ahead(planned);
+    if (!plan_.clean && ahead) ahead->upload_ahead(planned);
     const auto hold_lock = [&] {
         lock_ = LockHold::held;
         account_.started_iso = iso_time(std::time(nullptr));
@@ -130,7 +131,7 @@ Phase TrainRun::take_lock() {
         acquired = job_->lock(run);
         if (acquired) {
             hold_lock();  // before the start's answer: a failure there keeps it (may run)
-            pgid = job_->start_sent_ahead();
+            if (current) pgid = ahead->start_sent_ahead();
         }
     }
     if (!acquired) {
@@ -140,7 +141,7 @@ Phase TrainRun::take_lock() {
         if (!take_over(run)) return Phase::lock;  // released in between: again
         hold_lock();
     }
-    if (!pgid && job_->start_claimed()) {
+    if (!pgid && ahead && ahead->start_claimed()) {
         // A start sent with an earlier lock of this run (its answer lost) claimed it: the job
         // runs, or is about to, with the files it checked; start() reports it (at most once).
         watch_.life = JobWatch::Life::may_run;
@@ -158,7 +159,7 @@ Phase TrainRun::take_lock() {
     watch_.life = JobWatch::Life::may_run;
     arm_watch();
     // The collection's listing goes with the first follow segment, as after start().
-    if (!plan_.no_wait) job_->collect_ahead_on_guess(plan_, run_id_);
+    if (!plan_.no_wait) ahead->collect_ahead_on_guess(plan_, run_id_);
     return launched(*pgid);
 }
 
@@ -220,7 +221,7 @@ Phase TrainRun::adopt(const JobStatus& job) {
         case JobState::uploading:
             // The mlt that was cut may have sent a start ahead with its lock: none may start
             // the job once the upload goes on, and one that did leaves nothing to upload.
-            if (job_->void_start_tickets(run_id_)) {
+            if (job_->pipelining() && job_->pipelining()->void_start_tickets(run_id_)) {
                 reporter_.notice("continuing " + which() + ": starting its job");
                 return Phase::start;
             }

@@ -7,9 +7,12 @@
 namespace mlt {
 
 bool TrainRun::resume_released(const std::string& run_id) {
-    if (run_id.empty()) return false;
+    // Only a follow that carried a release released it, and only a host with pipelining
+    // sends one.
+    JobPipelining* const ahead = job_->pipelining();
+    if (run_id.empty() || !ahead) return false;
     try {
-        job_->retake(run_id);
+        ahead->retake(run_id);
     } catch (const Error& e) {
         if (e.kind() != ErrorKind::conflict) throw;
         return false;  // not released by a follow: nothing to resume
@@ -27,7 +30,7 @@ bool TrainRun::collected_with_release(const JobResult& result) {
     // The local dir changed since (by hand): the pull needs the lock again, as any pull does.
     spdlog::debug("the local log dir changed while the job ran; taking the lock of run {} back",
                   run_id_);
-    job_->retake(run_id_);
+    job_->pipelining()->retake(run_id_);  // released(): a follow carried the release
     release_.taken_back();
     return false;
 }

@@ -16,6 +16,53 @@
 
 namespace mlt {
 
+// What lets a host answer sooner: commands sent ahead of their answers (with the next
+// command, on the same round trip), hints of what comes next, and the release that goes
+// with the job's follows. Optional: a RemoteJob without it (pipelining() null) runs each
+// protocol step as its own command, and a run reaches the same end. docs/remote-protocol.md
+// describes each; the methods throw as RemoteJob's do.
+class JobPipelining {
+  public:
+    virtual ~JobPipelining() = default;
+
+    // A hint, given before the run plans its upload: the lock's command follows that local
+    // work, and the link may get ready for it meanwhile (Remote::prepare).
+    virtual void prepare() = 0;
+    // Given before upload_ahead() and lock(): the job's start goes along with the lock's
+    // command, on the condition `current_test` (start_job_ahead_if_current), and the
+    // upload's listings go as guesses. start_sent_ahead() must follow right after lock().
+    virtual void start_ahead_if_current(const std::string& run_id, const std::string& ticket,
+                                        const std::string& current_test) = 0;
+    // Given just before lock(): upload(uploads) follows it, so its listings may go along
+    // with the lock's command (sync_up_ahead).
+    virtual void upload_ahead(const std::map<std::string, std::vector<UploadItem>>& uploads) = 0;
+    // The answer to that start (start_job_if_current): the process group when the job
+    // started, nullopt when it did not (upload() and start() follow) or none was sent.
+    virtual std::optional<long> start_sent_ahead() = 0;
+    // Whether the last lock() found the start claimed by a start sent ahead with an earlier
+    // lock of the run (acquire_run): then nothing may be uploaded, and start() reports the
+    // job.
+    virtual bool start_claimed() const = 0;
+    // Voids the start tickets of `run_id` (void_start_tickets): true when a start sent ahead
+    // claimed the start already.
+    virtual bool void_start_tickets(const std::string& run_id) = 0;
+    // Given just before start(): follow(task, run_id, offset, seconds) follows it, so it may
+    // go along with the start's command (follow_log_ahead).
+    virtual void follow_ahead(Task task, const std::string* run_id, uint64_t offset,
+                              int seconds) = 0;
+    // A guess, given after follow_ahead: the job of `run_id` ends within that segment and
+    // records no archive, so collect() follows, and its first command (the log dir's
+    // listing) may go along (collect_results_ahead).
+    virtual void collect_ahead_on_guess(const TrainPlan& plan, const std::string& run_id) = 0;
+    // From now on, every follow of the job carries `release` (ReleaseAtEnd): the one that
+    // sees the job end may release the run's lock (JobResult::released).
+    virtual void release_with_follow(const ReleaseAtEnd& release) = 0;
+    // Takes the lock of `run_id` back, marked so that no follow releases it any more
+    // (retake_run): after a follow that carried a release and may have released it. Throws
+    // (conflict) when the lock is neither the run's nor one a follow of the run released.
+    virtual void retake(const std::string& run_id) = 0;
+};
+
 // The job of one model in one remote dir of one host: everything a run asks of that host,
 // one method per step of the job protocol (docs/remote-protocol.md). TrainRun talks only to
 // this; ShellJob speaks the protocol over SSH, unit tests give an in-memory host. Every
@@ -24,6 +71,9 @@ namespace mlt {
 class RemoteJob {
   public:
     virtual ~RemoteJob() = default;
+
+    // What this host offers to answer sooner; null: nothing (every step its own command).
+    virtual JobPipelining* pipelining() { return nullptr; }
 
     // The job's state as its files show it (query_jobs): empty when there is none.
     virtual std::vector<JobStatus> status() = 0;
@@ -38,74 +88,18 @@ class RemoteJob {
     // --clean on the remote: removes the archive and, when named, the log dir (checked
     // remotely to hold nothing but the model's logs).
     virtual void clean(const std::string& archive, const std::string& log_dir) = 0;
-    // A hint, given before the run plans its upload: the lock's command follows that local
-    // work, and the link may get ready for it meanwhile (Remote::prepare). Nothing by default.
-    virtual void prepare() {}
     // Sends what changed of the uploads (several commands).
     virtual SyncResult upload(const std::map<std::string, std::vector<UploadItem>>& uploads) = 0;
-    // A hint, given just before lock(): upload(uploads) follows it, so its listings may go
-    // along with the lock's command (sync_up_ahead). Nothing by default.
-    virtual void upload_ahead(const std::map<std::string, std::vector<UploadItem>>& uploads) {
-        (void)uploads;
-    }
     // Starts the recorded job, at most once per run (start_job); returns its process group.
     virtual long start(const std::string& run_id) = 0;
-    // A hint, given before upload_ahead() and lock(): the job's start goes along with the
-    // lock's command, on the condition `current_test` (start_job_ahead_if_current), and the
-    // upload's listings go as guesses. start_sent_ahead() must follow right after lock().
-    // Nothing by default.
-    virtual void start_ahead_if_current(const std::string& run_id, const std::string& ticket,
-                                        const std::string& current_test) {
-        (void)run_id, (void)ticket, (void)current_test;
-    }
-    // The answer to that start (start_job_if_current): the process group when the job
-    // started, nullopt when it did not (upload() and start() follow) or none was sent.
-    virtual std::optional<long> start_sent_ahead() { return std::nullopt; }
-    // Whether the last lock() found the start claimed by a start sent ahead with an earlier
-    // lock of the run (acquire_run): then nothing may be uploaded, and start() reports the
-    // job. False by default.
-    virtual bool start_claimed() const { return false; }
-    // Voids the start tickets of `run_id` (void_start_tickets): true when a start sent ahead
-    // claimed the start already. False by default.
-    virtual bool void_start_tickets(const std::string& run_id) {
-        (void)run_id;
-        return false;
-    }
     // From now on, a follow of the job samples the host every `every_s` seconds (0: never)
-    // and passes each sample line to `on_sample` (follow_log). Nothing by default.
-    virtual void watch(int every_s, OutputSink on_sample) { (void)every_s, (void)on_sample; }
-    // A hint, given just before start(): follow(task, run_id, offset, seconds) follows it, so
-    // it may go along with the start's command (follow_log_ahead). Nothing by default.
-    virtual void follow_ahead(Task task, const std::string* run_id, uint64_t offset, int seconds) {
-        (void)task, (void)run_id, (void)offset, (void)seconds;
-    }
-    // A guess, given after follow_ahead: the job of `run_id` ends within that segment and
-    // records no archive, so collect() follows, and its first command (the log dir's
-    // listing) may go along (collect_results_ahead). Nothing by default.
-    virtual void collect_ahead_on_guess(const TrainPlan& plan, const std::string& run_id) {
-        (void)plan, (void)run_id;
-    }
-    // From now on, every follow of the job carries `release` (ReleaseAtEnd): the one that
-    // sees the job end may release the run's lock (JobResult::released). Returns whether the
-    // follows carry it; false by default (they never release).
-    virtual bool release_with_follow(const ReleaseAtEnd& release) {
-        (void)release;
-        return false;
-    }
-    // Takes the lock of `run_id` back, marked so that no follow releases it any more
-    // (retake_run): after a follow that carried a release and may have released it. Nothing
-    // by default.
-    virtual void retake(const std::string& run_id) { (void)run_id; }
+    // and passes each sample line to `on_sample` (follow_log). No command of its own.
+    virtual void watch(int every_s, OutputSink on_sample) = 0;
     // Marks the lock of `run_id` as one the run moved away from, to `where` (mark_run_moved).
-    // Nothing by default.
-    virtual void mark_moved(const std::string& run_id, const std::string& where) {
-        (void)run_id, (void)where;
-    }
+    virtual void mark_moved(const std::string& run_id, const std::string& where) = 0;
     // Readies the job dir for attempt `attempt` of a gang that restarts together
-    // (begin_gang_attempt). Nothing by default.
-    virtual void begin_gang_attempt(const std::string& run_id, int attempt) {
-        (void)run_id, (void)attempt;
-    }
+    // (begin_gang_attempt).
+    virtual void begin_gang_attempt(const std::string& run_id, int attempt) = 0;
     // Restarts the run's lost job as attempt `attempt` (restart_job); returns its process
     // group.
     virtual long restart(const std::string& run_id, int attempt) = 0;
@@ -131,33 +125,25 @@ class RemoteJob {
 // The job protocol over SSH: the free functions of mlt/job/job.h on the Connection's current
 // link, for one (remote dir, model). The remote's compressor is asked once, at the first
 // transfer.
-class ShellJob : public RemoteJob {
+class ShellJob : public RemoteJob, public JobPipelining {
   public:
     ShellJob(Connection& connection, std::string remote_dir, std::string model,
              const std::string& compression, int transfer_connections = 0);
 
+    JobPipelining* pipelining() override { return this; }
+
+    // RemoteJob
     std::vector<JobStatus> status() override;
     bool lock(const NewRun& run) override;
     void set_phase(const std::string& run_id, RunPhase phase) override;
     void release(const std::string& run_id) override;
     void discard() override;
     void clean(const std::string& archive, const std::string& log_dir) override;
-    void prepare() override { remote().prepare(); }
     SyncResult upload(const std::map<std::string, std::vector<UploadItem>>& uploads) override;
-    void upload_ahead(const std::map<std::string, std::vector<UploadItem>>& uploads) override;
     long start(const std::string& run_id) override;
-    void start_ahead_if_current(const std::string& run_id, const std::string& ticket,
-                                const std::string& current_test) override;
-    std::optional<long> start_sent_ahead() override;
-    bool start_claimed() const override { return start_claimed_; }
-    bool void_start_tickets(const std::string& run_id) override;
-    void follow_ahead(Task task, const std::string* run_id, uint64_t offset, int seconds) override;
-    void collect_ahead_on_guess(const TrainPlan& plan, const std::string& run_id) override;
-    bool release_with_follow(const ReleaseAtEnd& release) override;
-    void retake(const std::string& run_id) override;
+    void watch(int every_s, OutputSink on_sample) override;
     void mark_moved(const std::string& run_id, const std::string& where) override;
     void begin_gang_attempt(const std::string& run_id, int attempt) override;
-    void watch(int every_s, OutputSink on_sample) override;
     long restart(const std::string& run_id, int attempt) override;
     bool stop(int grace_s, const std::string* run_id) override;
     FollowStep follow(Task task, const std::string* run_id, uint64_t offset, int seconds,
@@ -168,6 +154,19 @@ class ShellJob : public RemoteJob {
     bool start_shutdown(const std::string& run_id, const std::string& script,
                         bool record_collected) override;
     std::optional<int> shutdown_status() override;
+
+    // JobPipelining
+    void prepare() override { remote().prepare(); }
+    void start_ahead_if_current(const std::string& run_id, const std::string& ticket,
+                                const std::string& current_test) override;
+    void upload_ahead(const std::map<std::string, std::vector<UploadItem>>& uploads) override;
+    std::optional<long> start_sent_ahead() override;
+    bool start_claimed() const override { return start_claimed_; }
+    bool void_start_tickets(const std::string& run_id) override;
+    void follow_ahead(Task task, const std::string* run_id, uint64_t offset, int seconds) override;
+    void collect_ahead_on_guess(const TrainPlan& plan, const std::string& run_id) override;
+    void release_with_follow(const ReleaseAtEnd& release) override;
+    void retake(const std::string& run_id) override;
 
   private:
     Remote& remote() { return connection_.remote(); }
