@@ -33,7 +33,7 @@ void add_download_record(ShellCommand& c, const WrapperSpec& s) {
     c.set("mlt_dl_globs", lines_of(s.download_regexes))
         .set("mlt_dl_pairs", lines_of(s.download_pairs, true))
         .set("mlt_hash_each", scripts::job_hash_each)
-        .set("mlt_expand", kExpandVarsOfP)
+        .set("mlt_expand", scripts::util_expand_vars)
         .add(scripts::job_record_downloads);
 }
 

@@ -16,13 +16,6 @@ bool is_plain(char c) {
 
 }  // namespace
 
-const char kExpandVarsOfP[] =
-    "awk 'BEGIN { s = ENVIRON[\"P\"]; o = \"\"; "
-    "while (match(s, /\\$(\\{[A-Za-z_][A-Za-z0-9_]*\\}|[A-Za-z_][A-Za-z0-9_]*)/)) { "
-    "n = substr(s, RSTART + 1, RLENGTH - 1); gsub(/[{}]/, \"\", n); "
-    "o = o substr(s, 1, RSTART - 1) (n in ENVIRON ? ENVIRON[n] : substr(s, RSTART, RLENGTH)); "
-    "s = substr(s, RSTART + RLENGTH) } printf \"%s\", o s }'";
-
 std::string shell_quote(std::string_view value) {
     if (value.empty()) return "''";
     bool plain = true;

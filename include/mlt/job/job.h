@@ -313,6 +313,17 @@ class JobDir {
     // Removes every file of a job (for --force).
     void discard_job();
 
+    // --clean on the remote: removes the model archive `archive` (relative to the remote dir)
+    // and, when `log_dir` is not empty, that log dir (a path of the settings: `~` and `$NAME`
+    // expand there), checked there to hold nothing but the model's logs. Throws mlt::Error
+    // (remote) when it refuses or fails.
+    void clean_outputs(const std::string& archive, const std::string& log_dir);
+
+    // The barrier of a multi-node run (WrapperSpec::gang_barrier): whether this node's job
+    // waits at it, and letting it through. False when the command failed; a lost link throws.
+    bool barrier_ready();
+    bool open_barrier();
+
     // Streams a task's log from byte `offset` to `sink` for at most about `seconds` (one remote
     // command), or until the task has ended and its log was sent to the end; then, in the same
     // command, the task's result (FollowStep::result, on stderr after a marker line: never mixed

@@ -17,12 +17,6 @@ std::string shell_quote(std::string_view value);
 // stay literal.
 std::string shell_quote_path(std::string_view path);
 
-// A POSIX sh command that prints the exported variable P with each `$NAME` and `${NAME}` in
-// it replaced by the environment's value, as Python's os.path.expandvars does (a name the
-// environment lacks stays as written); awk reads P from the environment, so nothing in it
-// runs as shell code. download_files pairs name their remote side this way.
-extern const char kExpandVarsOfP[];
-
 // Puts a value in double quotes as MLTK's `export K="v"` does, so that `$VAR`, `${VAR}`,
 // `$(...)`, backquotes and backslash escapes act as they would there; a bare `"` is escaped
 // and a trailing lone backslash doubled, so the word always ends where it should.

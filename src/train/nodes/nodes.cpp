@@ -22,7 +22,6 @@
 #include "mlt/util/error.h"
 #include "mlt/util/interrupt.h"
 #include "mlt/util/reporter.h"
-#include "mlt/util/shell.h"
 #include "mlt/util/text.h"
 
 namespace fs = std::filesystem;
@@ -149,17 +148,15 @@ void place_node(TrainPlan& p, int rank, const Rendezvous& r) {
 // failed stops the others, waiting or not).
 void keep_barrier(std::vector<std::unique_ptr<Connection>>& links,
                   const std::vector<NodeSpec>& nodes, Gang& gang, std::atomic<bool>& done) {
-    const JobPaths paths(nodes.front().plan.model);
     std::vector<std::unique_ptr<Connection>> side;
     for (auto& l : links) side.push_back(l->open_side());
     std::vector<bool> released(nodes.size(), false);
-    const auto on = [&](size_t i, const std::string& body) {
+    // `step` (JobDir::barrier_ready or open_barrier) on node i's side link.
+    const auto on = [&](size_t i, bool (JobDir::*step)()) {
         if (!side[i]) return false;
         try {
-            return side[i]
-                       ->remote()
-                       .run("cd " + shell_quote_path(nodes[i].plan.remote_dir) + " && " + body)
-                       .exit_status == 0;
+            JobDir dir(side[i]->remote(), nodes[i].plan.remote_dir, nodes[i].plan.model);
+            return (dir.*step)();
         } catch (const Error& e) {
             spdlog::debug("barrier of node {}: {}", i, e.what());
             try {
@@ -175,11 +172,11 @@ void keep_barrier(std::vector<std::unique_ptr<Connection>>& links,
         // attempt before is removed when its node takes the lock again.
         bool all_ready = gang.all_arrived();
         for (size_t i = 0; i < nodes.size() && all_ready; ++i)
-            all_ready = released[i] || on(i, "test -e " + shell_quote(paths.ready));
+            all_ready = released[i] || on(i, &JobDir::barrier_ready);
         if (all_ready) {
             bool all_released = true;
             for (size_t i = 0; i < nodes.size(); ++i) {
-                released[i] = released[i] || on(i, ": > " + shell_quote(paths.go));
+                released[i] = released[i] || on(i, &JobDir::open_barrier);
                 all_released = all_released && released[i];
             }
             if (all_released) return;

@@ -9,6 +9,7 @@
 #include "mlt/util/reporter.h"
 #include "mlt/util/shell.h"
 #include "mlt/util/text.h"
+#include "remote_scripts.h"
 
 namespace mlt {
 
@@ -21,32 +22,11 @@ constexpr int kProbeSeconds = 8;
 // Starts the listener on rank 0, detached (it ends by itself), and returns its pid once it
 // listens; throws when it cannot (the port is taken).
 long start_listener(Remote& rank0, const std::string& addr, int port) {
-    // On MASTER_ADDR, as the job will listen; on every address when that is not one of rank
-    // 0's own (a NAT's public address).
-    const std::string script =
-        "import errno,socket,sys,time\n"
-        "s=socket.socket()\ns.setsockopt(socket.SOL_SOCKET,socket.SO_REUSEADDR,1)\n"
-        "try:\n  s.bind((sys.argv[1], " +
-        std::to_string(port) +
-        "))\nexcept OSError as e:\n  if e.errno!=errno.EADDRNOTAVAIL: raise\n  s.bind(('', " +
-        std::to_string(port) +
-        "))\ns.listen(16)\nprint('mlt-listening',flush=True)\ns.settimeout(0.5)\n"
-        "end=time.time()+" +
-        std::to_string(kListenerSeconds) +
-        "\nwhile time.time()<end:\n"
-        "  try:\n    c,_=s.accept(); c.close()\n  except socket.timeout:\n    pass\n";
-    const RemoteOutput out = rank0.run(
-        "command -v python3 >/dev/null || { echo 'no python3' >&2; exit 3; }\n"
-        "f=$(mktemp) || exit 1\n"
-        "setsid python3 -c " +
-        shell_quote(script) + " " + shell_quote(addr) +
-        " > \"$f\" 2>&1 < /dev/null &\n"
-        "p=$!; i=0\n"
-        "while ! grep -q mlt-listening \"$f\" && kill -0 $p 2>/dev/null && [ $i -lt 100 ]; do "
-        "sleep 0.05; "
-        "i=$((i+1)); done\n"
-        "if grep -q mlt-listening \"$f\"; then rm -f \"$f\"; echo \"pid=$p\"; exit 0; fi\n"
-        "cat \"$f\" >&2; rm -f \"$f\"; kill $p 2>/dev/null; exit 4\n");
+    const RemoteOutput out =
+        rank0.run(shell_assignment("mlt_addr", shell_quote(addr)) +
+                  shell_assignment("mlt_port", std::to_string(port)) +
+                  shell_assignment("mlt_seconds", std::to_string(kListenerSeconds)) +
+                  std::string(scripts::train_preflight_listen));
     if (out.exit_status == 3) return 0;  // no python3 there: no preflight
     if (out.exit_status != 0)
         throw Error(ErrorKind::remote,
@@ -62,15 +42,11 @@ long start_listener(Remote& rank0, const std::string& addr, int port) {
 // Whether node `remote` can open a TCP connection to addr:port (bash's /dev/tcp, else
 // python3), within kProbeSeconds.
 bool probe(Remote& remote, const std::string& addr, int port) {
-    const std::string where = shell_quote(addr) + " " + std::to_string(port);
     const RemoteOutput out =
-        remote.run("set -- " + where + "\n" + "if command -v bash >/dev/null; then timeout " +
-                   std::to_string(kProbeSeconds) +
-                   " bash -c 'exec 3<>/dev/tcp/$0/$1' \"$1\" \"$2\" 2>/dev/null\n"
-                   "else timeout " +
-                   std::to_string(kProbeSeconds) +
-                   " python3 -c 'import socket,sys; socket.create_connection((sys.argv[1], "
-                   "int(sys.argv[2])), 5)' \"$1\" \"$2\" 2>/dev/null; fi\n");
+        remote.run(shell_assignment("mlt_addr", shell_quote(addr)) +
+                   shell_assignment("mlt_port", std::to_string(port)) +
+                   shell_assignment("mlt_seconds", std::to_string(kProbeSeconds)) +
+                   std::string(scripts::train_preflight_probe));
     return out.exit_status == 0;
 }
 
@@ -97,7 +73,8 @@ void preflight(std::vector<std::unique_ptr<Connection>>& links, const Rendezvous
             }
         });
     for (auto& t : probes) t.join();
-    links[0]->remote().run("kill " + std::to_string(listener) + " 2>/dev/null; true");
+    links[0]->remote().run(shell_assignment("mlt_pid", std::to_string(listener)) +
+                           std::string(scripts::train_preflight_stop));
     for (size_t i = 1; i < links.size(); ++i)
         if (!reached[i])
             throw Error(ErrorKind::connect,

@@ -17,6 +17,7 @@
 #include "mlt/util/remote_name.h"
 #include "mlt/util/shell.h"
 #include "mlt/util/text.h"
+#include "remote_scripts.h"
 
 namespace fs = std::filesystem;
 
@@ -109,7 +110,10 @@ void collect_logs(Remote& remote, const TrainPlan& plan, const JobResult& result
 // the path from the environment: nothing in it runs as shell code.
 std::string expanded_remote_path(Remote& remote, const std::string& from) {
     if (from.find('$') == std::string::npos) return from;
-    const RemoteOutput out = remote.run("P=" + shell_quote(from) + "; export P; " + kExpandVarsOfP);
+    // As Python's os.path.expandvars does (expand_vars.sh): download_files pairs name their
+    // remote side this way.
+    const RemoteOutput out = remote.run(shell_assignment("P", shell_quote(from)) + "export P\n" +
+                                        std::string(scripts::util_expand_vars));
     if (out.exit_status != 0)
         throw remote_failure(remote, "expanding download_files path " + from, out.exit_status,
                              out.err);

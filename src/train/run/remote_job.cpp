@@ -5,7 +5,6 @@
 #include <utility>
 
 #include "mlt/transfer/ranges.h"
-#include "mlt/util/shell.h"
 
 namespace mlt {
 
@@ -42,22 +41,7 @@ void ShellJob::discard() {
 }
 
 void ShellJob::clean(const std::string& archive, const std::string& log_dir) {
-    std::string command =
-        "cd " + shell_quote_path(remote_dir_) + " && rm -f " + shell_quote(archive);
-    if (!log_dir.empty()) {
-        // Checked again where the truth is: never the remote dir or one above it, the home
-        // directory, or a dir that holds job state.
-        command += " && d=" + shell_quote_path(log_dir) +
-                   " && if [ -d \"$d\" ]; then a=$(cd -- \"$d\" && pwd -P) && w=$(pwd -P) && "
-                   "h=$(cd && pwd -P) && [ \"$a\" != / ] && [ \"$a\" != \"$h\" ] && "
-                   "[ ! -e \"$d/.mlt\" ] && case \"$w/\" in \"$a\"/*) false ;; esac || "
-                   "{ echo \"refusing to remove $d: it holds more than this model's logs\" >&2; "
-                   "exit 1; }; rm -rf -- \"$d\"; fi";
-    }
-    RemoteOutput out = remote().run(command);
-    if (out.exit_status != 0)
-        throw remote_failure(remote(), "removing the remote logs (--clean)", out.exit_status,
-                             out.err);
+    JobDir(remote(), remote_dir_, model_).clean_outputs(archive, log_dir);
 }
 
 SyncResult ShellJob::upload(const std::map<std::string, std::vector<UploadItem>>& uploads) {
