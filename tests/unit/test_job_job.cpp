@@ -223,6 +223,22 @@ TEST_P(JobProtocol, AFollowOfAJobWithoutItsLockStillSeesItsEnd) {
     EXPECT_NE(log.find("second\n"), std::string::npos) << log;
 }
 
+// A follow of a job that was never started says so; it is not taken for a remote dir that is
+// gone (the two statuses were once the same number).
+TEST_P(JobProtocol, AFollowOfAJobNeverStartedSaysSoAndNotThatTheDirIsGone) {
+    mlt::test::LocalRemote r(shell());
+    ASSERT_TRUE(job(r).acquire_run(new_run(wrapper("run-1", "echo never"))));
+    const std::string run_id = "run-1";
+    try {
+        job(r).follow_log(mlt::Task::job, &run_id, 0, 1, [](std::string_view) {});
+        ADD_FAILURE() << "a follow of a job never started returned";
+    } catch (const mlt::Error& e) {
+        const std::string what = e.what();
+        EXPECT_NE(what.find("it has not started"), std::string::npos) << what;
+        EXPECT_NE(e.kind(), mlt::ErrorKind::gone) << what;
+    }
+}
+
 TEST_P(JobProtocol, StartingTwiceStartsOneJob) {
     mlt::test::LocalRemote r(shell());
     const long pgid = start(r, "echo launched >> launches.txt; sleep 1000");

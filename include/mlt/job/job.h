@@ -192,11 +192,21 @@ constexpr int kDirGoneStatus = 80;
 // Exit status of mlt's own job scripts when a write failed on a full remote disk.
 constexpr int kNoSpaceStatus = 78;
 // Exit status of a log follow whose task has neither started nor recorded an end.
-constexpr int kNotStartedStatus = 80;
+constexpr int kNotStartedStatus = 83;
 // Exit status of a log follow whose segment ran out of time while the task goes on.
 constexpr int kSegmentOverStatus = 81;
 // Exit status of a restart whose job is not lost.
 constexpr int kNotLostStatus = 82;
+// Each status means one thing: a command that may exit with two of them must tell them apart.
+static_assert(kNoSpaceStatus != kForeignRunStatus && kNoSpaceStatus != kDirGoneStatus &&
+                  kNoSpaceStatus != kNotStartedStatus && kNoSpaceStatus != kSegmentOverStatus &&
+                  kNoSpaceStatus != kNotLostStatus && kForeignRunStatus != kDirGoneStatus &&
+                  kForeignRunStatus != kNotStartedStatus &&
+                  kForeignRunStatus != kSegmentOverStatus && kForeignRunStatus != kNotLostStatus &&
+                  kDirGoneStatus != kNotStartedStatus && kDirGoneStatus != kSegmentOverStatus &&
+                  kDirGoneStatus != kNotLostStatus && kNotStartedStatus != kSegmentOverStatus &&
+                  kNotStartedStatus != kNotLostStatus && kSegmentOverStatus != kNotLostStatus,
+              "the job protocol's exit statuses are distinct");
 
 // The error for a job dir that now belongs to another run than `run_id`; `err` is what the
 // remote script said (it names the other run).
