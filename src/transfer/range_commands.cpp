@@ -75,11 +75,13 @@ std::string prepare_ranges_command(const std::string& dir, const std::string& pa
 
 std::string finish_ranges_command(const std::string& partial, const std::string& hashes,
                                   int64_t mtime_ns, mode_t mode, const std::string& path) {
-    const int64_t sec = mtime_ns / 1000000000;
-    const int64_t nsec = mtime_ns % 1000000000;
+    // Sign and magnitude: touch reads "@-1.5" as 1.5 s before 1970 (both parts negative).
+    const uint64_t magnitude =
+        mtime_ns < 0 ? 0 - static_cast<uint64_t>(mtime_ns) : static_cast<uint64_t>(mtime_ns);
     char mtime[48], octal[8];
-    std::snprintf(mtime, sizeof mtime, "@%lld.%09lld", static_cast<long long>(sec),
-                  static_cast<long long>(nsec));
+    std::snprintf(mtime, sizeof mtime, "@%s%llu.%09llu", mtime_ns < 0 ? "-" : "",
+                  static_cast<unsigned long long>(magnitude / 1000000000),
+                  static_cast<unsigned long long>(magnitude % 1000000000));
     std::snprintf(octal, sizeof octal, "%o", static_cast<unsigned>(mode));
     return shell_assignment("p", shell_quote_path(partial)) +
            shell_assignment("d", shell_quote_path(hashes)) +

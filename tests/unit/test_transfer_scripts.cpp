@@ -8,6 +8,7 @@
 #include <set>
 #include <sstream>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "mlt/transfer/transfer.h"
@@ -183,26 +184,29 @@ TEST(TransferScripts, APreparedUploadListsTheHashesOfItsIdOnlyUnderBothShells) {
 }
 
 TEST(TransferScripts, AFinishedUploadTakesItsPlaceMtimeAndModeUnderBothShells) {
-    for (const auto& shell : mlt::sh_check::shells()) {
-        SCOPED_TRACE(mlt::sh_check::shell_name(shell));
-        TempDir dir, io;
-        const std::string partial = dir / ".it's.mlt-ranges", hashes = partial + ".d";
-        write_file(partial, "abc");
-        write_file(hashes + "/0.sha", "x\n");
-        const Ran ran =
-            run_command(shell,
-                        mlt::transfer_detail::finish_ranges_command(
-                            partial, hashes, 1000000000500000000, 0640, dir / "it's a b.bin"),
-                        io);
-        EXPECT_EQ(ran.status, 0) << ran.err;
-        struct stat st {};
-        ASSERT_EQ(::stat((dir / "it's a b.bin").c_str(), &st), 0);
-        EXPECT_EQ(st.st_mtim.tv_sec, 1000000000);
-        EXPECT_EQ(st.st_mtim.tv_nsec, 500000000);
-        EXPECT_EQ(st.st_mode & 0777, 0640u);
-        EXPECT_FALSE(fs::exists(partial));
-        EXPECT_FALSE(fs::exists(hashes));
-    }
+    // 2001, and 1.5 s before 1970 (a file restored from an old archive): -2 s + 0.5 s.
+    for (const auto& [mtime_ns, sec, nsec] :
+         {std::tuple<int64_t, time_t, long>{1000000000500000000, 1000000000, 500000000},
+          std::tuple<int64_t, time_t, long>{-1500000000, -2, 500000000}})
+        for (const auto& shell : mlt::sh_check::shells()) {
+            SCOPED_TRACE(mlt::sh_check::shell_name(shell) + " " + std::to_string(mtime_ns));
+            TempDir dir, io;
+            const std::string partial = dir / ".it's.mlt-ranges", hashes = partial + ".d";
+            write_file(partial, "abc");
+            write_file(hashes + "/0.sha", "x\n");
+            const Ran ran = run_command(shell,
+                                        mlt::transfer_detail::finish_ranges_command(
+                                            partial, hashes, mtime_ns, 0640, dir / "it's a b.bin"),
+                                        io);
+            EXPECT_EQ(ran.status, 0) << ran.err;
+            struct stat st {};
+            ASSERT_EQ(::stat((dir / "it's a b.bin").c_str(), &st), 0);
+            EXPECT_EQ(st.st_mtim.tv_sec, sec);
+            EXPECT_EQ(st.st_mtim.tv_nsec, nsec);
+            EXPECT_EQ(st.st_mode & 0777, 0640u);
+            EXPECT_FALSE(fs::exists(partial));
+            EXPECT_FALSE(fs::exists(hashes));
+        }
 }
 
 // A tree of odd names under `dir`, each file's content its name.
