@@ -108,6 +108,7 @@ JobResult parse_job_result(std::string_view text) {
         if (line.rfind("run=", 0) == 0) result.run_id = line.substr(4);
         if (line.rfind("sha=", 0) == 0) result.sha256 = line.substr(4);
         if (line.rfind("log=", 0) == 0) result.log_dir = line.substr(4);
+        if (line.rfind("guard=", 0) == 0) result.guard_stop = line.substr(6);
         if (line == "train=1") result.training_started = true;
         if (line == "full=1") result.disk_full = true;
         if (line == "released=1") result.released = true;

@@ -22,6 +22,8 @@ bool JobDir::acquire_run(const NewRun& run, bool* start_claimed) {
     ShellCommand c = run_command(remote_dir_, model_, run.run_id, true);
     c.set("mlt_owner", run.owner)
         .set("mlt_lock_more", lock_more(run))
+        .set("mlt_budget_s", run.budget_seconds ? std::to_string(*run.budget_seconds) : "")
+        .set("mlt_limit", run.limit)
         .set("mlt_archive", run.archive)
         .set("mlt_cmd", run.command_text)
         .set("mlt_ticket", run.start_ticket)

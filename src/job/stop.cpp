@@ -18,6 +18,7 @@ ShellCommand stop_command(const std::string& remote_dir, const std::string& mode
         .flag("mlt_scoped", scoped)
         .flag("mlt_and_release", release)
         .add(scripts::job_alive)
+        .add(scripts::job_stop_functions)
         .add(scripts::job_stop);
     return c;
 }

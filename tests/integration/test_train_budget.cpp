@@ -1,7 +1,9 @@
 // --max-hours and --max-cost: a run that reaches its limit stops its job (the whole process
 // group, as `stop` does), still collects and runs shutdown_cmds, records "limit" in the
-// history and exits 5, with the summary saying so.
+// history and exits 5, with the summary saying so; with no mlt attached, the guard on the host
+// stops it.
 #include <gtest/gtest.h>
+#include <signal.h>
 
 #include <string>
 
@@ -38,8 +40,9 @@ class TrainBudgetTest : public TrainTest {
     void expect_limit_stop(const ProcessResult& r, const std::string& limit) {
         EXPECT_EQ(r.exit_code, 5) << describe(r) << job_state("long");
         EXPECT_TRUE(has_text(r.err + r.out, limit)) << describe(r);
-        EXPECT_TRUE(has_text(r.out, "stopping the remote job of long") ||
-                    has_text(r.err, "stopping the remote job of long"))
+        // mlt stops the job at the limit; the host's guard, 5 s later, only when mlt was late.
+        EXPECT_TRUE(has_text(r.out + r.err, "stopping the remote job of long") ||
+                    has_text(r.out + r.err, " stopped the job): collecting the results of long"))
             << describe(r);
         EXPECT_TRUE(wait_pids_gone(remote() + "/pids.txt")) << "the job's group lives on";
         EXPECT_EQ(read_or_empty(project() + "/results/partial.txt"), "partial\n") << describe(r);
@@ -53,19 +56,46 @@ class TrainBudgetTest : public TrainTest {
         EXPECT_TRUE(has_text(runs.back().at("attempts"), "\"how\":\"limit\""))
             << read_or_empty(history_path());
     }
+    // With no mlt attached: the guard stops the job (its deadline, plus its 5 s) and records
+    // why; the job's processes go.
+    void expect_stopped_on_the_host(const std::string& limit) {
+        ASSERT_TRUE(wait_until([&] { return path_exists(job_file("long", "exit_status")); },
+                               std::chrono::seconds(60)))
+            << job_state("long");
+        EXPECT_EQ(read_or_empty(job_file("long", "guard.stop")), "limit " + limit + "\n")
+            << job_state("long");
+        EXPECT_EQ(read_or_empty(job_file("long", "stopped")), "143\n") << job_state("long");
+        EXPECT_TRUE(wait_pids_gone(remote() + "/pids.txt")) << "the job's group lives on";
+        EXPECT_TRUE(has_text(read_or_empty(job_file("long", "console.log")),
+                             "mlt: " + limit + " reached: the host's guard stops the job"))
+            << job_state("long");
+    }
+    // A later --resume: the results home, shutdown_cmds run, exit 5, the limit named.
+    void expect_resume_reports(const std::string& limit) {
+        const ProcessResult r = mlt({"ssh", "train", "long", "--resume"});
+        EXPECT_EQ(r.exit_code, 5) << describe(r) << job_state("long");
+        EXPECT_TRUE(has_text(r.out + r.err, "stopped by " + limit + " (reached; the guard on "))
+            << describe(r);
+        EXPECT_EQ(read_or_empty(project() + "/results/partial.txt"), "partial\n") << describe(r);
+        EXPECT_TRUE(path_exists(remote() + "/shutdown_ran")) << describe(r);
+        EXPECT_FALSE(path_exists(job_file("long", "lock"))) << job_state("long");
+        const auto runs = history();
+        ASSERT_FALSE(runs.empty()) << read_or_empty(history_path());
+        EXPECT_EQ(runs.back().at("status"), "limit") << read_or_empty(history_path());
+    }
 };
 
 TEST_F(TrainBudgetTest, MaxHoursStopsTheJobCollectsAndExits5) {
     // 0.0005 h = 1.8 s.
     const ProcessResult r = mlt({"ssh", "train", "long", "--max-hours", "0.0005"});
-    expect_limit_stop(r, "--max-hours 0.0005 (reached after ");
+    expect_limit_stop(r, "--max-hours 0.0005 (reached");
     EXPECT_TRUE(has_text(r.out, "training for long")) << describe(r);
 }
 
 TEST_F(TrainBudgetTest, MaxCostStopsTheJobAtItsPrice) {
     // $3600 an hour: $1 a second, so $2 within seconds.
     const ProcessResult r = mlt({"ssh", "train", "long", "--price", "3600", "--max-cost", "2"});
-    expect_limit_stop(r, "--max-cost 2 (reached after ");
+    expect_limit_stop(r, "--max-cost 2 (reached");
     const auto runs = history();
     ASSERT_FALSE(runs.empty());
     EXPECT_EQ(std::stod(runs.back().at("price_per_hour")), 3600) << read_or_empty(history_path());
@@ -87,6 +117,32 @@ TEST_F(TrainBudgetTest, PriceFromTheSettingsShowsInTheSummaryAndJobs) {
     r = mlt({"jobs", "--json"});
     EXPECT_TRUE(has_text(r.out, "\"price_per_hour\": 36")) << describe(r);
     EXPECT_TRUE(has_text(r.out, "\"attempts\": [")) << describe(r);
+}
+
+// The host's guard (guard.sh): the limit holds on the host with no mlt attached (--no-wait, or
+// the client killed with kill -9): the job is stopped there, the guard records why, and a later
+// --resume collects the results and ends as the limit says.
+TEST_F(TrainBudgetTest, ANoWaitRunIsStoppedOnTheHostAtItsDeadline) {
+    // 0.001 h = 3.6 s.
+    const ProcessResult started =
+        mlt({"ssh", "train", "long", "--no-wait", "--max-hours", "0.001"});
+    ASSERT_EQ(started.exit_code, 0) << describe(started);
+    EXPECT_TRUE(has_text(read_or_empty(job_file("long", "lock")), "limit=--max-hours 0.001\n"))
+        << job_state("long");
+    expect_stopped_on_the_host("--max-hours 0.001");
+    expect_resume_reports("--max-hours 0.001");
+}
+
+TEST_F(TrainBudgetTest, AKilledClientsMaxCostIsEnforcedOnTheHost) {
+    // $3600 an hour: $1 a second, so $3 within seconds.
+    auto run = start_mlt({"ssh", "train", "long", "--price", "3600", "--max-cost", "3"});
+    ASSERT_TRUE(wait_until([&] { return has_text(read_or_empty(remote() + "/pids.txt"), "\n"); },
+                           std::chrono::seconds(60)))
+        << job_state("long");
+    run->signal(SIGKILL);
+    run->wait(std::chrono::seconds(20));
+    expect_stopped_on_the_host("--max-cost 3");
+    expect_resume_reports("--max-cost 3");
 }
 
 }  // namespace

@@ -37,8 +37,9 @@ TrainArguments split_train_arguments(const std::vector<std::string>& words,
 void check_job_flags(bool resume, bool force);
 
 // Refuses (mlt::Error usage) --max-cost when no price is known (`price_per_hour` 0: it could
-// never be reached); warns that a limit is not kept when mlt does not wait (`detached`).
-void check_budget_flags(double price_per_hour, const Budget& budget, bool detached);
+// never be reached); warns that a limit is not kept when mlt does not wait for the nodes of a
+// gang (`detached_gang`: one node's limit is kept by the guard on its host).
+void check_budget_flags(double price_per_hour, const Budget& budget, bool detached_gang);
 
 // True when the training arguments ask for MLTK's test model (`--test`).
 bool wants_test_model(const std::vector<std::string>& passed);

@@ -138,6 +138,12 @@ struct NewRun {
     // The host the run continued here from after it was lost there (a failover): recorded
     // as `from=HOST` in the lock, for people and `status`. Empty: none.
     std::string came_from = {};
+    // What is left of the run's budget (--max-hours, --max-cost) for this attempt, in seconds,
+    // and the limit that sets it ("--max-hours 2"): recorded in the lock as the run's deadline
+    // by the host's clock, which the host's guard enforces with or without an mlt attached.
+    // None: no limit.
+    std::optional<long> budget_seconds = {};
+    std::string limit = {};
 };
 
 // What `stop` found.
@@ -158,6 +164,8 @@ struct JobResult {
     bool disk_full = false;           // the remote disk was full when the job ended, or is now
     bool released = false;            // its follow released the run's lock (ReleaseAtEnd)
     bool lock_gone = false;  // another follow of the run released it: retake_run before more
+    // The host's guard stopped the job: why ("limit --max-hours 2"); empty: it did not.
+    std::string guard_stop;
 };
 
 // A release of the run's lock that goes with the follow of its job (follow_log), so that a

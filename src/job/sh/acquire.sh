@@ -1,5 +1,6 @@
 # Takes the job lock for a new run (acquire_run in lock.cpp), after run_functions.sh and alive.sh;
-# tickets.sh follows. Inputs: mlt_owner, mlt_lock_more (the lock's lines after phase=), mlt_archive
+# tickets.sh follows. Inputs: mlt_owner, mlt_lock_more (the lock's lines after phase=), mlt_budget_s
+# and mlt_limit (the run's deadline: below; empty: none), mlt_archive
 # (the model archive, relative to the remote dir), mlt_cmd (the training command, for people); the
 # wrapper on stdin. Prints "acquired", or "held" when another run holds the model.
 #
@@ -16,8 +17,12 @@ if mlt_mine; then :
 elif mlt_job_alive "$(cat "$j/pid" 2>/dev/null)" "$(cat "$j/run_id" 2>/dev/null)" "$j"; then echo held; exit 0
 else
   t="$j/lock.new.$$"
-  # started= by the remote clock: `status` subtracts it from the remote's `date`.
-  if ! (printf 'owner=%s\nstarted=%s\nrun=%s\nphase=uploading\n%s' "$mlt_owner" "$(date +%s)" "$r" "$mlt_lock_more" > "$t") 2>/dev/null; then rm -f "$t"; mlt_nospace; echo "cannot write $t" >&2; exit 1; fi
+  # started= by the remote clock: `status` subtracts it from the remote's `date`. With a budget
+  # (mlt_budget_s: the seconds left of it), the run's deadline by the same clock, which the host's
+  # guard enforces, and the limit that sets it (mlt_limit).
+  mlt_t=$(date +%s)
+  if ! ( { printf 'owner=%s\nstarted=%s\nrun=%s\nphase=uploading\n%s' "$mlt_owner" "$mlt_t" "$r" "$mlt_lock_more" &&
+    { [ -z "$mlt_budget_s" ] || printf 'deadline=%s\nlimit=%s\n' "$((mlt_t + mlt_budget_s))" "$mlt_limit"; }; } > "$t") 2>/dev/null; then rm -f "$t"; mlt_nospace; echo "cannot write $t" >&2; exit 1; fi
   if ln "$t" "$j/lock" 2>/dev/null; then rm -f "$t"; rm -rf "$j/previous" "$j"/*.tmp "$j/released" "$j/retaken" || exit 1
   else rm -f "$t"; mlt_mine || { echo held; exit 0; }; fi
 fi
@@ -27,7 +32,7 @@ if ! mlt_files_mine; then
   # The files of the previous run (docs/remote-protocol.md, "Layout"), and the markers of its later
   # attempts.
   for f in "$j/run_id" "$j/run.sh" "$j/cmd" "$j/started" "$j/pid" "$j/console.log" \
-    "$j/exit_status" "$j/sha256" "$j/stopped" "$j/disk_full" "$j/download_files" \
+    "$j/exit_status" "$j/sha256" "$j/stopped" "$j/guard.stop" "$j/disk_full" "$j/download_files" \
     "$j/shutdown.sh" "$j/shutdown.started" "$j/shutdown.pid" "$j/shutdown.log" \
     "$j/shutdown.status" "$j/batch.sh" "$j/shutdown.batch.sh" "$j/log_dir" "$j/training" \
     "$j/restore" "$j/start.claimed" "$j"/started.[0-9]* "$j"/gang.[0-9]*; do

@@ -1,28 +1,15 @@
-# Stops the model's job (stop_job, stop_and_release), after alive.sh: TERM to its group and to every
-# process of its run, a wait (up to mlt_grace seconds) for them to go, then KILL. A wrapper killed
-# by KILL cannot record its status, so the stopper does; `stopped` says that mlt's stop ended the
-# job, and with which status. Prints "stopped", "finished" (it had ended, its results are not
-# collected) or "none". Flags (1 or empty): mlt_scoped, the job files must be run r's;
-# mlt_and_release, the lock is removed in the same command, and only if it still names the run that
-# held it when the stop began, never a finished job's (--resume collects it).
+# Stops the model's job (stop_job, stop_and_release), after alive.sh and stop_functions.sh: as
+# mlt_stop_job does. Prints "stopped", "finished" (it had ended, its results are not collected) or
+# "none". Flags (1 or empty): mlt_scoped, the job files must be run r's; mlt_and_release, the lock
+# is removed in the same command, and only if it still names the run that held it when the stop
+# began, never a finished job's (--resume collects it).
 [ -z "$mlt_scoped" ] || mlt_files_mine || mlt_foreign
 h=; if [ -n "$mlt_and_release" ] && [ -f "$j/lock" ]; then h=1; mlt_held=$(mlt_lock_run); fi
 mlt_release() { if [ -n "$h" ] && [ -f "$j/lock" ] && [ "$(mlt_lock_run)" = "$mlt_held" ]; then rm -f "$j/lock"; fi; true; }
-mlt_wait_up_to() {
-  t=$(($(date +%s) + $1))
-  while mlt_job_alive "$g" "$o" "$j" && [ "$(date +%s)" -le "$t" ]; do sleep 0.1; done
-}
 g=$(cat "$j/pid" 2>/dev/null); o=$(cat "$j/run_id" 2>/dev/null)
 if ! mlt_job_alive "$g" "$o" "$j"; then
   if [ -e "$j/exit_status" ] && [ -f "$j/lock" ] && [ "$(sed -n 's/^phase=//p' "$j/lock")" != collected ]; then echo finished; exit 0; fi
   mlt_release; echo none; exit 0
 fi
-s=143; mlt_signal TERM "$g" "$o" "$j"
-mlt_wait_up_to "$mlt_grace"
-if mlt_job_alive "$g" "$o" "$j"; then
-  s=137; mlt_signal KILL "$g" "$o" "$j"
-  mlt_wait_up_to 5
-fi
-printf '%s\n' "$s" > "$j/stopped"
-[ -f "$j/exit_status" ] || { printf '%s\n' "$s" > "$j/exit_status.tmp" && mv -f "$j/exit_status.tmp" "$j/exit_status"; }
+mlt_stop_job "$mlt_grace"
 mlt_release; echo stopped

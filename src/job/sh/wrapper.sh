@@ -2,7 +2,8 @@
 # "The wrapper"), after wrapper_common.sh and, with mlt_record, record_downloads.sh: mlt's
 # bookkeeping around ONE batch of the user's commands. Inputs: j, mlt_run, mlt_model, mlt_spec,
 # mlt_archive, mlt_log_dir (the one the settings name; empty: the batch finds it), mlt_batch (the
-# batch's text), mlt_sweeper (sweeper.sh's, run by sh -c), and the flags (1 or empty) mlt_clean,
+# batch's text), mlt_sweeper (sweeper.sh's, run by sh -c), mlt_guard (guard.sh's, run by sh -c),
+# and the flags (1 or empty) mlt_clean,
 # mlt_verbose, mlt_node_ifname, mlt_venv, mlt_record.
 #
 # While this shell runs it holds `running` locked (flock, where the host has it), before the start
@@ -12,6 +13,14 @@
 if command -v flock >/dev/null 2>&1 && true 2>/dev/null 9>>"$mlt_job/running"; then exec 9>>"$mlt_job/running"; flock -w 1 9 || exec 9>&-; fi
 # setsid made this shell a process-group leader: its pid is the group id to signal.
 echo $$ > "$mlt_job/pid.tmp" && mv -f "$mlt_job/pid.tmp" "$mlt_job/pid"
+# The host's guard (guard.sh, mlt_guard's text), when the run has a deadline: beside the job, in a
+# session of its own (its pid is its group's) and without the run's MLT_RUN_ID and MLT_JOB_DIR, its
+# words in the console log. mlt_finish ends it with its group (its sleep too).
+mlt_guard_pid=
+if grep -q '^deadline=' "$mlt_job/lock" 2>/dev/null; then
+  (unset MLT_RUN_ID MLT_JOB_DIR; exec setsid sh -c "$mlt_guard" sh "$$" "$mlt_run" "$j" < /dev/null 9>&-) &
+  mlt_guard_pid=$!
+fi
 # Room for the last records, should the training fill the disk: freed as the job ends.
 head -c 65536 /dev/zero > "$mlt_job/reserve" 2>/dev/null || rm -f "$mlt_job/reserve"
 # mlt_sweep: the processes the training left behind end (sweeper.sh), in a process group of their
@@ -21,15 +30,16 @@ mlt_sweep() {
   (unset MLT_RUN_ID; exec setsid sh -c "$mlt_sweeper" sh "$$" "$mlt_run" "$j" 9>&-) &
   wait $!
 }
-# mlt_finish STATUS: the end of the job; records STATUS and exits with it. A job whose dir a newer
-# run took over (a --force while it could not be killed) records nothing: its status and archive
-# hash would be taken for the newer run's. A full disk is recorded (in the reserve's room) for mlt
+# mlt_finish STATUS: the end of the job; ends the guard, records STATUS and exits with it. A job
+# whose dir a newer run took over (a --force while it could not be killed) records nothing: its
+# status and archive hash would be taken for the newer run's. A full disk is recorded (in the reserve's room) for mlt
 # to name; the disk as the training left it, before the sweep's time lets anything (mlt's own
 # records) free room on it. The archive counts only when this run wrote it: a file (not a symlink)
 # changed after the start marker. Hashed from stdin: with a backslash or a newline in the path,
 # sha256sum would escape its line, and the hash would start with a backslash.
 mlt_finish() {
   mlt_status=$1
+  [ -z "$mlt_guard_pid" ] || kill -s TERM -- "-$mlt_guard_pid" 2>/dev/null
   if [ "$(cat "$mlt_job/run_id" 2>/dev/null)" != "$mlt_run" ]; then mlt_sweep; exit "$mlt_status"; fi
   mlt_full=; (printf x > "$mlt_job/space.tmp") 2>/dev/null || mlt_full=1
   mlt_sweep

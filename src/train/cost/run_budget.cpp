@@ -55,6 +55,37 @@ bool TrainRun::limit_blocks_start() {
     return true;
 }
 
+void TrainRun::hand_budget_to_host(NewRun& run) const {
+    run.budget_seconds.reset();
+    run.limit.clear();
+    const Budget& budget = plan_.budget;
+    if (!budget.any() || gang_) return;
+    // Before this attempt opens: what the run's earlier attempts used counts.
+    const double now = wall_now();
+    double left = 0;
+    if (budget.max_hours > 0) {
+        left = budget.max_hours * 3600 - account_.ledger.elapsed(now);
+        run.limit = "--max-hours " + number_text(budget.max_hours);
+    }
+    if (budget.max_cost > 0 && plan_.price_per_hour > 0) {
+        const double spent = account_.ledger.cost(now).value_or(0);
+        const double by_cost = (budget.max_cost - spent) / plan_.price_per_hour * 3600;
+        if (run.limit.empty() || by_cost < left) {
+            left = by_cost;
+            run.limit = "--max-cost " + number_text(budget.max_cost);
+        }
+    }
+    if (!run.limit.empty()) run.budget_seconds = static_cast<long>(std::max(0.0, std::ceil(left)));
+}
+
+void TrainRun::note_guard_stop(const std::string& why) {
+    // "limit NOTE": the only stop the guard makes so far.
+    if (why.rfind("limit ", 0) != 0 || outcome_.ending != Ending::completed) return;
+    outcome_.ending = Ending::limited;
+    outcome_.stop_note = why.substr(6) + " (reached; the guard on " + host() + " stopped the job)";
+    reporter_.alert(outcome_.stop_note + ": collecting the results of " + which());
+}
+
 int TrainRun::segment_seconds() const {
     // A segment ends by the limit, so that the stop comes within a second or two of it.
     // A node of a gang looks at the others every kGangSegmentSeconds.

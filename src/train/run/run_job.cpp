@@ -151,6 +151,7 @@ Phase TrainRun::collect() {
     outcome_.job.exit_status = status;
     outcome_.job.setup_failed = status && *status != 0 && !result.training_started;
     outcome_.job.stopped_by_mlt = result.stopped_with.has_value() && result.stopped_with == status;
+    if (!result.guard_stop.empty()) note_guard_stop(result.guard_stop);
     // A node whose job failed stops the others (as soon as they look, every few seconds).
     if (gang_ && (!status || *status != 0) && !outcome_.job.stopped_by_mlt)
         gang_.gang->fail(gang_.rank, host(), status.value_or(1), status.has_value());

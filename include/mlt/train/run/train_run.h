@@ -238,6 +238,12 @@ class TrainRun {
     // Before the upload and the start of a job that has not started (a failover's standby, a
     // slow push): true when a limit is reached, and the run ends there as limited.
     bool limit_blocks_start();
+    // What is left of the budget for the attempt a lock opens here, handed to the host's
+    // guard (NewRun::budget_seconds, NewRun::limit); nothing without a limit, or for a gang
+    // (whose deadline of several prices is the client's).
+    void hand_budget_to_host(NewRun& run) const;
+    // The host's guard stopped the job (JobResult::guard_stop): the run ends as limited.
+    void note_guard_stop(const std::string& why);
     void show_cost();
     // The attempt of the run on this host opens at `when` (a start, a restart, an adoption).
     void begin_attempt(double when);

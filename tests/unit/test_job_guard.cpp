@@ -1,0 +1,90 @@
+// The host's guard (guard.sh, started by the wrapper when the lock holds a deadline), under dash
+// and BusyBox's sh: it stops a job at its deadline and records why, and leaves a job that ends
+// first alone; either way it ends with the job.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "job_fixture.h"
+#include "local_remote.h"
+#include "mlt/job/job.h"
+#include "wait_until.h"
+
+namespace fs = std::filesystem;
+
+namespace {
+
+using mlt::test::wait_until;
+
+class JobGuard : public mlt::test::JobFixture {
+  protected:
+    // Takes the lock for run-1 with `budget_s` seconds left (limit "--max-hours 9") and starts
+    // `train_cmd`.
+    void start_with_budget(mlt::test::LocalRemote& r, const std::string& train_cmd, long budget_s) {
+        mlt::NewRun run = new_run(wrapper("run-1", train_cmd));
+        run.budget_seconds = budget_s;
+        run.limit = "--max-hours 9";
+        ASSERT_TRUE(job(r).acquire_run(run));
+        job(r).start_job("run-1");
+    }
+    // Whether a guard of this job dir still runs: its argv holds guard.sh's text and names
+    // the run and the job dir, and it runs in this test's remote dir.
+    bool guard_alive() const {
+        for (const auto& entry : fs::directory_iterator("/proc")) {
+            std::ifstream in(entry.path() / "cmdline");
+            std::string cmdline, arg;
+            while (std::getline(in, arg, '\0')) cmdline += arg + '\0';
+            if (cmdline.find("mlt_dl=") != std::string::npos &&
+                cmdline.find(std::string("run-1") + '\0' + ".mlt/m") != std::string::npos) {
+                std::error_code ec;
+                if (fs::equivalent(fs::read_symlink(entry.path() / "cwd", ec), dir_, ec))
+                    return true;
+            }
+        }
+        return false;
+    }
+};
+
+TEST_P(JobGuard, StopsTheJobAtItsDeadlineWithNoClientAndRecordsWhy) {
+    mlt::test::LocalRemote r(shell());
+    start_with_budget(r, "echo training; sleep 60", 1);
+    EXPECT_NE(read(".mlt/m/lock").find("limit=--max-hours 9\n"), std::string::npos);
+    ASSERT_TRUE(wait_until([&] { return exists(".mlt/m/exit_status"); }, std::chrono::seconds(30)))
+        << read(".mlt/m/console.log");
+    EXPECT_EQ(read(".mlt/m/guard.stop"), "limit --max-hours 9\n");
+    EXPECT_EQ(read(".mlt/m/stopped"), "143\n");
+    EXPECT_NE(read(".mlt/m/console.log").find("mlt: --max-hours 9 reached: the host's guard stops"),
+              std::string::npos)
+        << read(".mlt/m/console.log");
+    const mlt::JobResult result = job(r).read_job_result();
+    EXPECT_EQ(result.guard_stop, "limit --max-hours 9");
+    EXPECT_EQ(result.stopped_with, 143);
+    EXPECT_TRUE(wait_until([&] { return !guard_alive(); }, std::chrono::seconds(10)));
+}
+
+TEST_P(JobGuard, LeavesAJobThatEndsFirstAloneAndEndsWithIt) {
+    mlt::test::LocalRemote r(shell());
+    start_with_budget(r, "echo training", 3600);
+    ASSERT_TRUE(wait_until([&] { return exists(".mlt/m/exit_status"); }, std::chrono::seconds(30)));
+    EXPECT_EQ(read(".mlt/m/exit_status"), "0\n");
+    EXPECT_FALSE(exists(".mlt/m/guard.stop"));
+    EXPECT_FALSE(exists(".mlt/m/stopped"));
+    // It looks every 5 s at most.
+    EXPECT_TRUE(wait_until([&] { return !guard_alive(); }, std::chrono::seconds(20)));
+    EXPECT_EQ(job(r).read_job_result().guard_stop, "");
+}
+
+TEST_P(JobGuard, NoDeadlineNoGuard) {
+    mlt::test::LocalRemote r(shell());
+    start(r, "echo training; sleep 1");
+    EXPECT_EQ(read(".mlt/m/lock").find("deadline="), std::string::npos);
+    EXPECT_FALSE(guard_alive());
+    ASSERT_TRUE(wait_until([&] { return exists(".mlt/m/exit_status"); }, std::chrono::seconds(30)));
+    EXPECT_FALSE(exists(".mlt/m/guard.stop"));
+}
+
+INSTANTIATE_JOB_SHELLS(JobGuard);
+
+}  // namespace
