@@ -154,6 +154,8 @@ TrainPlan plan_for(const RunContext& c, const SshCommandLine& cli, const std::st
     p.watch_every_s = c.settings.watch_every;
     p.idle_gpu_minutes = c.settings.idle_gpu_minutes;
     p.stop_idle = c.settings.stop_idle;
+    p.silent_minutes = c.settings.silent_minutes;
+    p.stop_silent = c.settings.stop_silent;
     p.owner = local_owner();
     std::tie(p.resume_line, p.stop_line) = resume_and_stop_lines(cli, model_arg, test);
     return p;

@@ -117,6 +117,10 @@ WatchValue ValueReader::read_watch(const YAML::Node& node, const std::string& ke
             out.idle_gpu_minutes = std::get<double>(value);
         else if (k.Scalar() == "stop_idle")
             out.stop_idle = std::get<bool>(value);
+        else if (k.Scalar() == "silent_minutes")
+            out.silent_minutes = std::get<double>(value);
+        else if (k.Scalar() == "stop_silent")
+            out.stop_silent = std::get<bool>(value);
         else
             out.stop_when = std::get<std::vector<StopRule>>(std::move(value));
     }

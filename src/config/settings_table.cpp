@@ -153,7 +153,8 @@ std::string type_description(const FieldDecl& field) {
         case SettingType::transfer:
             return "a mapping (connections, min_rate, stall_seconds)";
         case SettingType::watch:
-            return "a mapping (every, idle_gpu_minutes, stop_idle, stop_when)";
+            return "a mapping (every, idle_gpu_minutes, stop_idle, silent_minutes, stop_silent, "
+                   "stop_when)";
         case SettingType::stop_rules:
             return "a list of rules, each a regex or a mapping (metric, mode, patience)";
         case SettingType::host_key_checking:

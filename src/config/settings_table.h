@@ -47,6 +47,8 @@ struct WatchValue {
     std::optional<int> every;
     std::optional<double> idle_gpu_minutes;
     std::optional<bool> stop_idle;
+    std::optional<double> silent_minutes;
+    std::optional<bool> stop_silent;
     std::optional<std::vector<StopRule>> stop_when;
 };
 

@@ -57,7 +57,8 @@ std::vector<FieldDecl> link_and_transfer_fields() {
                 "every transfer must make",
                 &merge_transfer),
         special("watch", SettingType::watch, "see below",
-                "{every: 15, idle_gpu_minutes: 0, stop_idle: false, stop_when: []}",
+                "{every: 15, idle_gpu_minutes: 0, stop_idle: false, silent_minutes: 0, "
+                "stop_silent: false, stop_when: []}",
                 "what mlt watches while the job runs (docs/usage.md, \"Watching a run\")",
                 &merge_watch),
         number("price_per_hour", "`0.0`", "1.25",

@@ -12,6 +12,8 @@ void merge_watch(Value&& value, SshSettings& settings) {
     if (watch.every) settings.watch_every = *watch.every;
     if (watch.idle_gpu_minutes) settings.idle_gpu_minutes = *watch.idle_gpu_minutes;
     if (watch.stop_idle) settings.stop_idle = *watch.stop_idle;
+    if (watch.silent_minutes) settings.silent_minutes = *watch.silent_minutes;
+    if (watch.stop_silent) settings.stop_silent = *watch.stop_silent;
     if (watch.stop_when)
         settings.stop_when.insert(settings.stop_when.end(), watch.stop_when->begin(),
                                   watch.stop_when->end());
@@ -32,6 +34,16 @@ const std::vector<FieldDecl>& watch_fields() {
         flag("stop_idle", "`false`", "true",
              "with `idle_gpu_minutes`: stop the job as a limit (collected, `shutdown_cmds` "
              "run, exit 5)",
+             nullptr),
+        number("silent_minutes", "`0`", "30",
+               "when the job's console log gets no new output for this many minutes (a hung "
+               "job: a stuck collective, a dead dataloader), the guard on the host says so in "
+               "the console log (and stops the job with `stop_silent`), whether or not mlt is "
+               "attached; 0: off",
+               0, 100000, nullptr),
+        flag("stop_silent", "`false`", "true",
+             "with `silent_minutes`: the guard stops the job as a limit (collected, "
+             "`shutdown_cmds` run, exit 5)",
              nullptr),
         special("stop_when", SettingType::stop_rules, "`[]`",
                 "['loss[=:] *nan', {metric: 'val_loss[=:] *([0-9.eE+-]+)', mode: min, "

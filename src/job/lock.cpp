@@ -9,11 +9,13 @@ using namespace job_detail;
 
 namespace {
 
-// The lock's lines after `phase=`: clean=1, attempt=N, from=HOST.
+// The lock's lines after `phase=`: clean=1, attempt=N, from=HOST, silent=S, silent_stop=1.
 std::string lock_more(const NewRun& run) {
     return std::string(run.clean ? "clean=1\n" : "") +
            (run.attempt > 1 ? "attempt=" + std::to_string(run.attempt) + "\n" : "") +
-           (run.came_from.empty() ? "" : "from=" + run.came_from + "\n");
+           (run.came_from.empty() ? "" : "from=" + run.came_from + "\n") +
+           (run.silent_seconds > 0 ? "silent=" + std::to_string(run.silent_seconds) + "\n" : "") +
+           (run.silent_seconds > 0 && run.stop_silent ? "silent_stop=1\n" : "");
 }
 
 }  // namespace

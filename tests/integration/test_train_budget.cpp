@@ -56,26 +56,25 @@ class TrainBudgetTest : public TrainTest {
         EXPECT_TRUE(has_text(runs.back().at("attempts"), "\"how\":\"limit\""))
             << read_or_empty(history_path());
     }
-    // With no mlt attached: the guard stops the job (its deadline, plus its 5 s) and records
-    // why; the job's processes go.
-    void expect_stopped_on_the_host(const std::string& limit) {
+    // With no mlt attached: the guard stops the job (its deadline, plus its 5 s; or silence)
+    // and records why (`record`, `words` in the console log); the job's processes go.
+    void expect_stopped_on_the_host(const std::string& record, const std::string& words) {
         ASSERT_TRUE(wait_until([&] { return path_exists(job_file("long", "exit_status")); },
                                std::chrono::seconds(60)))
             << job_state("long");
-        EXPECT_EQ(read_or_empty(job_file("long", "guard.stop")), "limit " + limit + "\n")
+        EXPECT_EQ(read_or_empty(job_file("long", "guard.stop")), record + "\n")
             << job_state("long");
         EXPECT_EQ(read_or_empty(job_file("long", "stopped")), "143\n") << job_state("long");
         EXPECT_TRUE(wait_pids_gone(remote() + "/pids.txt")) << "the job's group lives on";
         EXPECT_TRUE(has_text(read_or_empty(job_file("long", "console.log")),
-                             "mlt: " + limit + " reached: the host's guard stops the job"))
+                             "mlt: " + words + ": the host's guard stops the job"))
             << job_state("long");
     }
-    // A later --resume: the results home, shutdown_cmds run, exit 5, the limit named.
-    void expect_resume_reports(const std::string& limit) {
+    // A later --resume: the results home, shutdown_cmds run, exit 5, why named (`stopped_by`).
+    void expect_resume_reports(const std::string& stopped_by) {
         const ProcessResult r = mlt({"ssh", "train", "long", "--resume"});
         EXPECT_EQ(r.exit_code, 5) << describe(r) << job_state("long");
-        EXPECT_TRUE(has_text(r.out + r.err, "stopped by " + limit + " (reached; the guard on "))
-            << describe(r);
+        EXPECT_TRUE(has_text(r.out + r.err, "stopped by " + stopped_by)) << describe(r);
         EXPECT_EQ(read_or_empty(project() + "/results/partial.txt"), "partial\n") << describe(r);
         EXPECT_TRUE(path_exists(remote() + "/shutdown_ran")) << describe(r);
         EXPECT_FALSE(path_exists(job_file("long", "lock"))) << job_state("long");
@@ -129,8 +128,8 @@ TEST_F(TrainBudgetTest, ANoWaitRunIsStoppedOnTheHostAtItsDeadline) {
     ASSERT_EQ(started.exit_code, 0) << describe(started);
     EXPECT_TRUE(has_text(read_or_empty(job_file("long", "lock")), "limit=--max-hours 0.001\n"))
         << job_state("long");
-    expect_stopped_on_the_host("--max-hours 0.001");
-    expect_resume_reports("--max-hours 0.001");
+    expect_stopped_on_the_host("limit --max-hours 0.001", "--max-hours 0.001 reached");
+    expect_resume_reports("--max-hours 0.001 (reached; the guard on ");
 }
 
 TEST_F(TrainBudgetTest, AKilledClientsMaxCostIsEnforcedOnTheHost) {
@@ -141,8 +140,23 @@ TEST_F(TrainBudgetTest, AKilledClientsMaxCostIsEnforcedOnTheHost) {
         << job_state("long");
     run->signal(SIGKILL);
     run->wait(std::chrono::seconds(20));
-    expect_stopped_on_the_host("--max-cost 3");
-    expect_resume_reports("--max-cost 3");
+    expect_stopped_on_the_host("limit --max-cost 3", "--max-cost 3 reached");
+    expect_resume_reports("--max-cost 3 (reached; the guard on ");
+}
+
+// watch.silent_minutes with stop_silent: a job that prints nothing more (a hung collective) is
+// stopped by the guard with no mlt attached, and ends as a limit does.
+TEST_F(TrainBudgetTest, ASilentJobIsStoppedOnTheHostWithStopSilent) {
+    write_model_settings("long",
+                         "ssh:\n  train_cmd: \"sh {spec}\"\n"
+                         "  download_files: [\"results/**\"]\n"
+                         "  shutdown_cmds: [\"touch shutdown_ran\"]\n"
+                         "  watch: {silent_minutes: 0.05, stop_silent: true}\n");
+    const ProcessResult started = mlt({"ssh", "train", "long", "--no-wait"});
+    ASSERT_EQ(started.exit_code, 0) << describe(started);
+    expect_stopped_on_the_host("silent 3", "no new console output for 3 s (watch.silent_minutes)");
+    expect_resume_reports(
+        "watch.silent_minutes 0.05 (no new console output for 3 s; the guard on ");
 }
 
 }  // namespace

@@ -392,6 +392,20 @@ TEST_F(SettingsTest, TransferFloorHasDefaultsAndBounds) {
               "u:2:24: ssh.transfer.min_rate must be an integer from 0 to 1073741824, got '-1'");
 }
 
+// watch.silent_minutes and stop_silent: the model's file wins over the user's, key by key;
+// a negative value is exit 2 with its place.
+TEST_F(SettingsTest, SilenceIsReadFromTheWatchMappingKeyByKey) {
+    const SshSettings s = load("ssh:\n  watch: {silent_minutes: 30, stop_silent: true}\n",
+                               "ssh:\n  watch: {silent_minutes: 0.5}\n");
+    EXPECT_TRUE(warnings_.empty());
+    EXPECT_EQ(s.silent_minutes, 0.5);
+    EXPECT_TRUE(s.stop_silent);
+    EXPECT_EQ(load("", "").silent_minutes, 0);
+    EXPECT_NE(error_of("ssh:\n  watch: {silent_minutes: -1}\n")
+                  .first.find("ssh.watch.silent_minutes must be"),
+              std::string::npos);
+}
+
 // watch.stop_when: regexes and plateau rules, the user's first, then the model's; a regex
 // that does not compile, a plateau without a group or a metric, a bad mode or patience is
 // exit 2 with its place.

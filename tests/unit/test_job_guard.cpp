@@ -51,6 +51,7 @@ TEST_P(JobGuard, StopsTheJobAtItsDeadlineWithNoClientAndRecordsWhy) {
     mlt::test::LocalRemote r(shell());
     start_with_budget(r, "echo training; sleep 60", 1);
     EXPECT_NE(read(".mlt/m/lock").find("limit=--max-hours 9\n"), std::string::npos);
+    EXPECT_TRUE(wait_until([&] { return guard_alive(); }, std::chrono::seconds(10)));
     ASSERT_TRUE(wait_until([&] { return exists(".mlt/m/exit_status"); }, std::chrono::seconds(30)))
         << read(".mlt/m/console.log");
     EXPECT_EQ(read(".mlt/m/guard.stop"), "limit --max-hours 9\n");
@@ -66,12 +67,13 @@ TEST_P(JobGuard, StopsTheJobAtItsDeadlineWithNoClientAndRecordsWhy) {
 
 TEST_P(JobGuard, LeavesAJobThatEndsFirstAloneAndEndsWithIt) {
     mlt::test::LocalRemote r(shell());
-    start_with_budget(r, "echo training", 3600);
+    start_with_budget(r, "echo training; sleep 1", 3600);
+    EXPECT_TRUE(wait_until([&] { return guard_alive(); }, std::chrono::seconds(10)));
     ASSERT_TRUE(wait_until([&] { return exists(".mlt/m/exit_status"); }, std::chrono::seconds(30)));
     EXPECT_EQ(read(".mlt/m/exit_status"), "0\n");
     EXPECT_FALSE(exists(".mlt/m/guard.stop"));
     EXPECT_FALSE(exists(".mlt/m/stopped"));
-    // It looks every 5 s at most.
+    // The wrapper ends it as the job ends.
     EXPECT_TRUE(wait_until([&] { return !guard_alive(); }, std::chrono::seconds(20)));
     EXPECT_EQ(job(r).read_job_result().guard_stop, "");
 }
@@ -83,6 +85,47 @@ TEST_P(JobGuard, NoDeadlineNoGuard) {
     EXPECT_FALSE(guard_alive());
     ASSERT_TRUE(wait_until([&] { return exists(".mlt/m/exit_status"); }, std::chrono::seconds(30)));
     EXPECT_FALSE(exists(".mlt/m/guard.stop"));
+}
+
+// watch.silent_minutes with stop_silent: a job that prints nothing more is stopped, and why
+// is recorded; without stop_silent it is only said, once per silence, and the job goes on.
+TEST_P(JobGuard, StopsASilentJobWithStopSilent) {
+    mlt::test::LocalRemote r(shell());
+    mlt::NewRun run = new_run(wrapper("run-1", "echo training; sleep 60"));
+    run.silent_seconds = 2;
+    run.stop_silent = true;
+    ASSERT_TRUE(job(r).acquire_run(run));
+    job(r).start_job("run-1");
+    ASSERT_TRUE(wait_until([&] { return exists(".mlt/m/exit_status"); }, std::chrono::seconds(30)))
+        << read(".mlt/m/console.log");
+    EXPECT_EQ(read(".mlt/m/guard.stop"), "silent 2\n");
+    EXPECT_EQ(read(".mlt/m/stopped"), "143\n");
+    EXPECT_NE(read(".mlt/m/console.log")
+                  .find("mlt: no new console output for 2 s (watch.silent_minutes): the host's "
+                        "guard stops the job"),
+              std::string::npos)
+        << read(".mlt/m/console.log");
+    EXPECT_EQ(job(r).read_job_result().guard_stop, "silent 2");
+}
+
+TEST_P(JobGuard, SaysWhenAJobIsSilentAndLetsItGoOnWithoutStopSilent) {
+    mlt::test::LocalRemote r(shell());
+    mlt::NewRun run =
+        new_run(wrapper("run-1",
+                        "echo training; i=0; while [ ! -e go ] && [ $i -lt 600 ]; do sleep 0.05; "
+                        "i=$((i+1)); done; echo done"));
+    run.silent_seconds = 1;
+    ASSERT_TRUE(job(r).acquire_run(run));
+    job(r).start_job("run-1");
+    ASSERT_TRUE(wait_until(
+        [&] { return read(".mlt/m/console.log").find("the job may hang") != std::string::npos; },
+        std::chrono::seconds(20)))
+        << read(".mlt/m/console.log");
+    std::ofstream(dir_ + "/go").put('\n');
+    ASSERT_TRUE(wait_until([&] { return exists(".mlt/m/exit_status"); }, std::chrono::seconds(30)));
+    EXPECT_EQ(read(".mlt/m/exit_status"), "0\n");
+    EXPECT_FALSE(exists(".mlt/m/guard.stop"));
+    EXPECT_NE(read(".mlt/m/console.log").find("done\n"), std::string::npos);
 }
 
 INSTANTIATE_JOB_SHELLS(JobGuard);

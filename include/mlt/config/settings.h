@@ -79,6 +79,8 @@ struct SshSettings {
     int watch_every = 15;             // watch.every: seconds between samples of the host
     double idle_gpu_minutes = 0;      // watch.idle_gpu_minutes; 0: off
     bool stop_idle = false;           // watch.stop_idle
+    double silent_minutes = 0;        // watch.silent_minutes; 0: off
+    bool stop_silent = false;         // watch.stop_silent
     std::vector<StopRule> stop_when;  // watch.stop_when: the user's rules, then the model's
 };
 

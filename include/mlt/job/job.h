@@ -144,6 +144,11 @@ struct NewRun {
     // None: no limit.
     std::optional<long> budget_seconds = {};
     std::string limit = {};
+    // watch.silent_minutes in seconds (0: off) and watch.stop_silent: recorded in the lock as
+    // `silent=` and `silent_stop=1`; the host's guard says when the console log got no new
+    // output that long, and stops the job with stop_silent.
+    long silent_seconds = 0;
+    bool stop_silent = false;
 };
 
 // What `stop` found.

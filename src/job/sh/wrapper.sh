@@ -13,11 +13,12 @@
 if command -v flock >/dev/null 2>&1 && true 2>/dev/null 9>>"$mlt_job/running"; then exec 9>>"$mlt_job/running"; flock -w 1 9 || exec 9>&-; fi
 # setsid made this shell a process-group leader: its pid is the group id to signal.
 echo $$ > "$mlt_job/pid.tmp" && mv -f "$mlt_job/pid.tmp" "$mlt_job/pid"
-# The host's guard (guard.sh, mlt_guard's text), when the run has a deadline: beside the job, in a
-# session of its own (its pid is its group's) and without the run's MLT_RUN_ID and MLT_JOB_DIR, its
-# words in the console log. mlt_finish ends it with its group (its sleep too).
+# The host's guard (guard.sh, mlt_guard's text), when the run has a deadline or watches for
+# silence: beside the job, in a session of its own (its pid is its group's) and without the run's
+# MLT_RUN_ID and MLT_JOB_DIR, its words in the console log. mlt_finish ends it with its group (its
+# sleep too).
 mlt_guard_pid=
-if grep -q '^deadline=' "$mlt_job/lock" 2>/dev/null; then
+if grep -q -e '^deadline=' -e '^silent=' "$mlt_job/lock" 2>/dev/null; then
   (unset MLT_RUN_ID MLT_JOB_DIR; exec setsid sh -c "$mlt_guard" sh "$$" "$mlt_run" "$j" < /dev/null 9>&-) &
   mlt_guard_pid=$!
 fi

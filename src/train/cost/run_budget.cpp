@@ -55,11 +55,15 @@ bool TrainRun::limit_blocks_start() {
     return true;
 }
 
-void TrainRun::hand_budget_to_host(NewRun& run) const {
+void TrainRun::hand_to_guard(NewRun& run) const {
     run.budget_seconds.reset();
     run.limit.clear();
+    run.silent_seconds = 0;
+    if (gang_) return;
+    run.silent_seconds = static_cast<long>(std::ceil(plan_.silent_minutes * 60));
+    run.stop_silent = plan_.stop_silent;
     const Budget& budget = plan_.budget;
-    if (!budget.any() || gang_) return;
+    if (!budget.any()) return;
     // Before this attempt opens: what the run's earlier attempts used counts.
     const double now = wall_now();
     double left = 0;
@@ -79,10 +83,18 @@ void TrainRun::hand_budget_to_host(NewRun& run) const {
 }
 
 void TrainRun::note_guard_stop(const std::string& why) {
-    // "limit NOTE": the only stop the guard makes so far.
-    if (why.rfind("limit ", 0) != 0 || outcome_.ending != Ending::completed) return;
+    // "limit NOTE" or "silent SECONDS"; an mlt that stopped the job itself said why already.
+    if (outcome_.ending != Ending::completed) return;
+    if (why.rfind("limit ", 0) == 0)
+        outcome_.stop_note =
+            why.substr(6) + " (reached; the guard on " + host() + " stopped the job)";
+    else if (why.rfind("silent ", 0) == 0)
+        outcome_.stop_note = "watch.silent_minutes " + number_text(plan_.silent_minutes) +
+                             " (no new console output for " + why.substr(7) + " s; the guard on " +
+                             host() + " stopped the job)";
+    else
+        return;
     outcome_.ending = Ending::limited;
-    outcome_.stop_note = why.substr(6) + " (reached; the guard on " + host() + " stopped the job)";
     reporter_.alert(outcome_.stop_note + ": collecting the results of " + which());
 }
 

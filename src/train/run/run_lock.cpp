@@ -100,7 +100,7 @@ Phase TrainRun::take_lock() {
                attempt_,
                {},
                relocation_.came_from};
-    hand_budget_to_host(run);
+    hand_to_guard(run);
     // The upload's listings travel with the lock's command (--clean removes files between),
     // and so does the start, on the condition that the listings will find nothing to send:
     // a run whose files are all there starts in the lock's round trip. (Not for a gang,

@@ -51,6 +51,8 @@ struct TrainPlan {
     int watch_every_s = 15;           // watch.every; 0: no samples
     double idle_gpu_minutes = 0;      // watch.idle_gpu_minutes; 0: off
     bool stop_idle = false;           // watch.stop_idle
+    double silent_minutes = 0;        // watch.silent_minutes: the host's guard watches; 0: off
+    bool stop_silent = false;         // watch.stop_silent
     std::string owner;                // "user@host pid N", recorded in the lock
     std::string resume_line;          // `mlt ssh ... train MODEL --resume`, shell-quoted
     std::string stop_line;            // `mlt ssh ... stop MODEL`

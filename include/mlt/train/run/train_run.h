@@ -238,11 +238,12 @@ class TrainRun {
     // Before the upload and the start of a job that has not started (a failover's standby, a
     // slow push): true when a limit is reached, and the run ends there as limited.
     bool limit_blocks_start();
-    // What is left of the budget for the attempt a lock opens here, handed to the host's
-    // guard (NewRun::budget_seconds, NewRun::limit); nothing without a limit, or for a gang
-    // (whose deadline of several prices is the client's).
-    void hand_budget_to_host(NewRun& run) const;
-    // The host's guard stopped the job (JobResult::guard_stop): the run ends as limited.
+    // What the host's guard enforces for the attempt a lock opens here: what is left of the
+    // budget (NewRun::budget_seconds, NewRun::limit) and the silence rule (silent_seconds,
+    // stop_silent); nothing for a gang (whose limit of several prices is the client's).
+    void hand_to_guard(NewRun& run) const;
+    // The host's guard stopped the job (JobResult::guard_stop: a limit, silence): the run
+    // ends as limited (exit 5).
     void note_guard_stop(const std::string& why);
     void show_cost();
     // The attempt of the run on this host opens at `when` (a start, a restart, an adoption).
