@@ -46,6 +46,29 @@ std::optional<std::string> last_sample_line(const std::string& local_logs,
     return "last sample (" + std::string(when) + "): " + out;
 }
 
+// What the host's guard of `job` does, for people: nothing when it has no duty and stopped
+// nothing.
+std::optional<std::string> guard_line(const JobStatus& job) {
+    if (!job.guard_stop.empty()) return "stopped by the host's guard: " + job.guard_stop;
+    if (job.guard == GuardState::gone)
+        return std::string(
+            "guard: NOT RUNNING on the host (its process is gone): nothing there "
+            "keeps the run's limit or silence rule; a --resume of the run starts "
+            "it again");
+    if (job.guard != GuardState::running) return std::nullopt;
+    std::string line = "guard: running on the host";
+    if (job.deadline > 0 && job.remote_now > 0)
+        line += "; stops the job at " +
+                (job.limit.empty() ? std::string("its deadline") : job.limit) +
+                (job.deadline > job.remote_now
+                     ? " in " + format_duration(static_cast<double>(job.deadline - job.remote_now))
+                     : std::string(" now"));
+    if (job.silent_s > 0)
+        line += "; watches for " + format_duration(static_cast<double>(job.silent_s)) +
+                " without console output";
+    return line;
+}
+
 // The jobs `status` shows: the model's, or every model's when none was named.
 std::vector<JobStatus> jobs_of(Remote& remote, const std::string& remote_dir,
                                const std::string& name) {
@@ -65,9 +88,11 @@ int run_status(const SshCommandLine& cli, const std::string& model) {
         SessionRemote remote(session);
         auto jobs = jobs_of(remote, target.remote_dir, name);
         std::fputs(format_jobs(jobs, target.remote_dir, remote.name()).c_str(), stdout);
-        if (!jobs.empty())
+        if (!jobs.empty()) {
             if (auto line = last_sample_line(local_log_dir(name), jobs.front().run_id))
                 std::printf("%s\n", line->c_str());
+            if (auto line = guard_line(jobs.front())) std::printf("%s\n", line->c_str());
+        }
         std::fflush(stdout);
         return exit_code::kOk;
     }

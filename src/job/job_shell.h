@@ -74,6 +74,9 @@ TaskFiles task_files(const JobPaths& p, Task task);
 // The result in result.sh's tagged lines (other lines are skipped).
 JobResult parse_job_result(std::string_view text);
 
+// The host's guard (guard.sh with the libraries it needs), as `sh -c` runs it.
+std::string guard_script();
+
 // The batches of the user's commands that the wrappers write (scripts.cpp): the job's
 // (batch.sh) and that of shutdown_cmds (shutdown.batch.sh).
 std::string make_user_batch(const WrapperSpec& spec);

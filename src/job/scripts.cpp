@@ -145,9 +145,7 @@ std::string make_wrapper_script(const WrapperSpec& s) {
         .flag("mlt_record", record)
         .set("mlt_batch", make_user_batch(s))
         .set("mlt_sweeper", std::string(scripts::job_alive) + std::string(scripts::job_sweeper))
-        .set("mlt_guard", std::string(scripts::job_alive) +
-                              std::string(scripts::job_stop_functions) +
-                              std::string(scripts::job_guard));
+        .set("mlt_guard", guard_script());
     // The node variables, exported literally.
     for (const auto& [k, v] : s.fixed_environment) c.add("export " + k + "=" + shell_quote(v));
     c.add(scripts::job_wrapper_common);

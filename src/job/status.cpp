@@ -74,7 +74,7 @@ std::vector<JobStatus> read_jobs(Remote& remote, const std::string& remote_dir,
     std::string line;
     while (std::getline(lines, line)) {
         auto f = split(line, '\t');
-        if (f.size() != 14 || f[0] != "job") continue;
+        if (f.size() != 19 || f[0] != "job") continue;
         JobStatus job;
         job.model = f[1];
         job.pgid = to_long(f[2]);
@@ -88,6 +88,12 @@ std::vector<JobStatus> read_jobs(Remote& remote, const std::string& remote_dir,
         job.exit_status = recorded_status(trim(f[5]));
         job.moved_to = printable(f[12]);
         job.logged = to_long(f[13]);
+        job.deadline = to_long(f[14]);
+        job.limit = printable(f[15]);
+        job.silent_s = to_long(f[16]);
+        job.guard = f[17] == "running" ? GuardState::running
+                                       : (f[17] == "gone" ? GuardState::gone : GuardState::none);
+        job.guard_stop = printable(f[18]);
         job.state =
             job_state(job.locked, job.phase, job.pgid, f[3] == "1", job.exit_status.has_value());
         result.push_back(std::move(job));

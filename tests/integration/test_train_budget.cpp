@@ -159,5 +159,38 @@ TEST_F(TrainBudgetTest, ASilentJobIsStoppedOnTheHostWithStopSilent) {
         "watch.silent_minutes 0.05 (no new console output for 3 s; the guard on ");
 }
 
+// The guard killed with kill -9: `status` says nothing guards the job, and a --resume starts it
+// again, which then stops the job at its deadline with no mlt attached.
+TEST_F(TrainBudgetTest, AKilledGuardIsNamedByStatusAndStartedAgainByResume) {
+    // 0.005 h = 18 s: room for the commands below before the deadline on a loaded machine.
+    const ProcessResult started =
+        mlt({"ssh", "train", "long", "--no-wait", "--max-hours", "0.005"});
+    ASSERT_EQ(started.exit_code, 0) << describe(started);
+    ASSERT_TRUE(wait_until([&] { return !read_or_empty(job_file("long", "guard.pid")).empty(); },
+                           std::chrono::seconds(30)))
+        << job_state("long");
+    ::kill(static_cast<pid_t>(std::stol(read_or_empty(job_file("long", "guard.pid")))), SIGKILL);
+    ProcessResult status;
+    EXPECT_TRUE(wait_until(
+        [&] {
+            status = mlt({"ssh", "status", "long"});
+            return has_text(status.out, "guard: NOT RUNNING on the host");
+        },
+        std::chrono::seconds(30)))
+        << describe(status);
+    const ProcessResult resumed = mlt({"ssh", "train", "long", "--resume", "--no-wait"});
+    EXPECT_EQ(resumed.exit_code, 0) << describe(resumed);
+    EXPECT_TRUE(has_text(resumed.out + resumed.err,
+                         "was not running (its process was gone): started it again"))
+        << describe(resumed);
+    status = mlt({"ssh", "status", "long"});
+    EXPECT_TRUE(has_text(status.out,
+                         "guard: running on the host; stops the job at --max-hours "
+                         "0.005"))
+        << describe(status);
+    expect_stopped_on_the_host("limit --max-hours 0.005", "--max-hours 0.005 reached");
+    expect_resume_reports("--max-hours 0.005 (reached; the guard on ");
+}
+
 }  // namespace
 }  // namespace mlt_test

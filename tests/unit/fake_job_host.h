@@ -343,6 +343,14 @@ class FakeJobHost : public RemoteJob, public JobPipelining {
         });
     }
 
+    // The fake host's jobs have no guard: nothing to start.
+    bool restart_guard(const std::string& run_id) override {
+        return call("restart_guard", [&](bool) {
+            check_mine(run_id);
+            return false;
+        });
+    }
+
     void begin_gang_attempt(const std::string& run_id, int next) override {
         call("begin_gang_attempt", [&](bool) {
             check_mine(run_id);

@@ -2,6 +2,7 @@
 // and BusyBox's sh: it stops a job at its deadline and records why, and leaves a job that ends
 // first alone; either way it ends with the job.
 #include <gtest/gtest.h>
+#include <signal.h>
 
 #include <filesystem>
 #include <fstream>
@@ -10,6 +11,7 @@
 #include "job_fixture.h"
 #include "local_remote.h"
 #include "mlt/job/job.h"
+#include "mlt/job/status.h"
 #include "wait_until.h"
 
 namespace fs = std::filesystem;
@@ -126,6 +128,30 @@ TEST_P(JobGuard, SaysWhenAJobIsSilentAndLetsItGoOnWithoutStopSilent) {
     EXPECT_EQ(read(".mlt/m/exit_status"), "0\n");
     EXPECT_FALSE(exists(".mlt/m/guard.stop"));
     EXPECT_NE(read(".mlt/m/console.log").find("done\n"), std::string::npos);
+}
+
+// `status` tells a running guard from one that is gone (killed), and start_guard brings it back.
+TEST_P(JobGuard, StatusTellsAGoneGuardAndStartGuardStartsItAgain) {
+    mlt::test::LocalRemote r(shell());
+    start_with_budget(r, "echo training; sleep 60", 3600);
+    ASSERT_TRUE(wait_until([&] { return guard_alive() && exists(".mlt/m/guard.pid"); },
+                           std::chrono::seconds(10)));
+    auto jobs = job(r).query_jobs();
+    ASSERT_EQ(jobs.size(), 1u);
+    EXPECT_EQ(jobs.front().guard, mlt::GuardState::running);
+    EXPECT_EQ(jobs.front().limit, "--max-hours 9");
+    EXPECT_GT(jobs.front().deadline, jobs.front().remote_now + 3500);
+    ::kill(static_cast<pid_t>(std::stol(read(".mlt/m/guard.pid"))), SIGKILL);
+    ASSERT_TRUE(wait_until([&] { return !guard_alive(); }, std::chrono::seconds(10)));
+    EXPECT_EQ(job(r).query_jobs().front().guard, mlt::GuardState::gone);
+    EXPECT_TRUE(job(r).start_guard("run-1"));
+    EXPECT_TRUE(wait_until([&] { return guard_alive(); }, std::chrono::seconds(10)));
+    EXPECT_TRUE(
+        wait_until([&] { return job(r).query_jobs().front().guard == mlt::GuardState::running; },
+                   std::chrono::seconds(10)));
+    EXPECT_FALSE(job(r).start_guard("run-1")) << "a second guard beside a running one";
+    EXPECT_TRUE(job(r).stop_job(1));
+    EXPECT_TRUE(wait_until([&] { return !guard_alive(); }, std::chrono::seconds(10)));
 }
 
 INSTANTIATE_JOB_SHELLS(JobGuard);

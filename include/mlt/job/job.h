@@ -336,6 +336,10 @@ class JobDir {
     // Removes every file of a job (for --force).
     void discard_job();
 
+    // Starts the guard of run `run_id`'s job again when its process is gone (killed) while the
+    // job runs with a duty for it (the lock's deadline= or silent=). True when it started one.
+    bool start_guard(const std::string& run_id);
+
     // --clean on the remote: removes the model archive `archive` (relative to the remote dir)
     // and, when `log_dir` is not empty, that log dir (a path of the settings: `~` and `$NAME`
     // expand there), checked there to hold nothing but the model's logs. Throws mlt::Error

@@ -21,6 +21,13 @@ enum class JobState {
     aborted,    // the lock was released before the run's job started (a failed upload)
 };
 
+// The host's guard of a running job with a deadline or a silence rule.
+enum class GuardState {
+    none,     // no duty, or the job does not run
+    running,  // its process lives
+    gone,     // its process is gone (killed): nothing guards the job; --resume starts it again
+};
+
 struct JobStatus {
     std::string model;
     JobState state = JobState::starting;
@@ -37,6 +44,13 @@ struct JobStatus {
     // host again marked it: "HOST as attempt N"); empty: it did not move.
     std::string moved_to;
     long logged = 0;  // remote epoch seconds of the console log's last change; 0: unknown
+    // What the host's guard enforces (the lock's deadline=, limit=, silent=; 0/empty: none),
+    // whether it runs while the job does, and why it stopped the job (guard.stop).
+    long deadline = 0;  // remote epoch seconds
+    std::string limit;
+    long silent_s = 0;
+    GuardState guard = GuardState::none;
+    std::string guard_stop;
 };
 
 // The state a job's files show: lock, the phase it records, the recorded process group and

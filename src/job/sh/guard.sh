@@ -23,6 +23,11 @@ mlt_quiet_stop=$(sed -n 's/^silent_stop=//p' "$j/lock" 2>/dev/null)
 case $mlt_dl in '' | *[!0-9]*) mlt_dl= ;; *) mlt_dl=$((mlt_dl + 5)) ;; esac
 case $mlt_quiet in '' | *[!0-9]* | 0) mlt_quiet= ;; esac
 [ -n "$mlt_dl$mlt_quiet" ] || exit 0
+# Its pid, for `status` (and a --resume that starts it again when it is gone): removed as it ends
+# by itself; left by a signal, which `status` then tells from a live one.
+echo $$ > "$j/guard.pid.tmp" && mv -f "$j/guard.pid.tmp" "$j/guard.pid"
+trap 'rm -f "$j/guard.pid"' EXIT
+trap 'exit 0' TERM HUP INT
 # mlt_guard_stop WHY WORDS: records WHY, says WORDS, stops the job; a wrapper that lingers as a
 # zombie leaves nothing to stop.
 mlt_guard_stop() {

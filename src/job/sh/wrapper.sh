@@ -16,7 +16,8 @@ echo $$ > "$mlt_job/pid.tmp" && mv -f "$mlt_job/pid.tmp" "$mlt_job/pid"
 # The host's guard (guard.sh, mlt_guard's text), when the run has a deadline or watches for
 # silence: beside the job, in a session of its own (its pid is its group's) and without the run's
 # MLT_RUN_ID and MLT_JOB_DIR, its words in the console log. mlt_finish ends it with its group (its
-# sleep too).
+# sleep too): this shell's own child, whose pid is not reused while it is not waited for. One that
+# a --resume started again ends by itself within a second of the job.
 mlt_guard_pid=
 if grep -q -e '^deadline=' -e '^silent=' "$mlt_job/lock" 2>/dev/null; then
   (unset MLT_RUN_ID MLT_JOB_DIR; exec setsid sh -c "$mlt_guard" sh "$$" "$mlt_run" "$j" < /dev/null 9>&-) &

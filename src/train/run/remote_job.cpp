@@ -118,6 +118,10 @@ void ShellJob::begin_gang_attempt(const std::string& run_id, int attempt) {
     JobDir(remote(), remote_dir_, model_).begin_gang_attempt(run_id, attempt);
 }
 
+bool ShellJob::restart_guard(const std::string& run_id) {
+    return JobDir(remote(), remote_dir_, model_).start_guard(run_id);
+}
+
 void ShellJob::retake(const std::string& run_id) {
     JobDir(remote(), remote_dir_, model_).retake_run(run_id);
 }

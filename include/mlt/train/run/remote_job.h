@@ -100,6 +100,9 @@ class RemoteJob {
     // Readies the job dir for attempt `attempt` of a gang that restarts together
     // (begin_gang_attempt).
     virtual void begin_gang_attempt(const std::string& run_id, int attempt) = 0;
+    // Starts the host's guard of the run's running job again when it is gone (start_guard):
+    // true when it did.
+    virtual bool restart_guard(const std::string& run_id) = 0;
     // Restarts the run's lost job as attempt `attempt` (restart_job); returns its process
     // group.
     virtual long restart(const std::string& run_id, int attempt) = 0;
@@ -144,6 +147,7 @@ class ShellJob : public RemoteJob, public JobPipelining {
     void watch(int every_s, OutputSink on_sample) override;
     void mark_moved(const std::string& run_id, const std::string& where) override;
     void begin_gang_attempt(const std::string& run_id, int attempt) override;
+    bool restart_guard(const std::string& run_id) override;
     long restart(const std::string& run_id, int attempt) override;
     bool stop(int grace_s, const std::string* run_id) override;
     FollowStep follow(Task task, const std::string* run_id, uint64_t offset, int seconds,

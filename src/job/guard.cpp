@@ -1,0 +1,25 @@
+// The host's guard of a run's job (guard.sh): its text, and its start again when it is gone.
+#include "job_shell.h"
+#include "mlt/job/job.h"
+
+namespace mlt {
+
+namespace job_detail {
+
+std::string guard_script() {
+    return std::string(scripts::job_alive) + std::string(scripts::job_stop_functions) +
+           std::string(scripts::job_guard);
+}
+
+}  // namespace job_detail
+
+using namespace job_detail;
+
+bool JobDir::start_guard(const std::string& run_id) {
+    ShellCommand c = run_command(remote_dir_, model_, run_id);
+    c.set("mlt_guard", guard_script()).add(scripts::job_alive).add(scripts::job_guard_start);
+    return run_checked(remote(), c, "starting the job's guard again", model_, run_id)
+               .out.find("started") != std::string::npos;
+}
+
+}  // namespace mlt
