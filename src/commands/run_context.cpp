@@ -156,6 +156,7 @@ TrainPlan plan_for(const RunContext& c, const SshCommandLine& cli, const std::st
     p.stop_idle = c.settings.stop_idle;
     p.silent_minutes = c.settings.silent_minutes;
     p.stop_silent = c.settings.stop_silent;
+    p.unattended_shutdown_minutes = c.settings.unattended_shutdown_minutes;
     p.owner = local_owner();
     std::tie(p.resume_line, p.stop_line) = resume_and_stop_lines(cli, model_arg, test);
     return p;

@@ -77,6 +77,12 @@ std::vector<FieldDecl> training_fields() {
         list("shutdown_cmds", "[echo done]",
              "shell commands run after training, also after a failure or Ctrl+C",
              &append<&S::shutdown_cmds>),
+        number("unattended_shutdown_minutes", "`0`", "15",
+               "when the job has ended and no mlt has collected it within this many minutes "
+               "(`--no-wait`, a closed laptop), the guard on the host runs `shutdown_cmds` "
+               "itself, once; the results stay on the host for a later `--resume`; 0: only an "
+               "mlt runs them (MLTK's way)",
+               0, 100000, &assign<&S::unattended_shutdown_minutes>),
         text("train_cmd", "`mltk train {model}`", "\"python train.py --log-dir {log_dir}\"",
              "training command; placeholders `{model}` `{spec}` `{log_dir}` `{archive}` "
              "`{remote_dir}`; train ARGS are appended",

@@ -9,13 +9,17 @@ using namespace job_detail;
 
 namespace {
 
-// The lock's lines after `phase=`: clean=1, attempt=N, from=HOST, silent=S, silent_stop=1.
+// The lock's lines after `phase=`: clean=1, attempt=N, from=HOST, silent=S, silent_stop=1,
+// unattended=S.
 std::string lock_more(const NewRun& run) {
     return std::string(run.clean ? "clean=1\n" : "") +
            (run.attempt > 1 ? "attempt=" + std::to_string(run.attempt) + "\n" : "") +
            (run.came_from.empty() ? "" : "from=" + run.came_from + "\n") +
            (run.silent_seconds > 0 ? "silent=" + std::to_string(run.silent_seconds) + "\n" : "") +
-           (run.silent_seconds > 0 && run.stop_silent ? "silent_stop=1\n" : "");
+           (run.silent_seconds > 0 && run.stop_silent ? "silent_stop=1\n" : "") +
+           (run.unattended_seconds > 0 && !run.shutdown_script.empty()
+                ? "unattended=" + std::to_string(run.unattended_seconds) + "\n"
+                : "");
 }
 
 }  // namespace
@@ -28,6 +32,7 @@ bool JobDir::acquire_run(const NewRun& run, bool* start_claimed) {
         .set("mlt_limit", run.limit)
         .set("mlt_archive", run.archive)
         .set("mlt_cmd", run.command_text)
+        .set("mlt_pending_shutdown", run.unattended_seconds > 0 ? run.shutdown_script : "")
         .set("mlt_ticket", run.start_ticket)
         .add(scripts::job_alive)
         .add(scripts::job_acquire)

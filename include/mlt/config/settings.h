@@ -70,9 +70,10 @@ struct SshSettings {
     int master_port = 0;  // 0: a free port found on rank 0
     double price_per_hour = 0;
     std::string workspace;
-    std::string compression = "zstd";  // none | gzip | zstd (validated when read)
-    int reconnect_timeout = 600;       // seconds to keep reconnecting; 0: off
-    int max_restarts = 0;              // restarts of a lost job by the run itself
+    std::string compression = "zstd";        // none | gzip | zstd (validated when read)
+    int reconnect_timeout = 600;             // seconds to keep reconnecting; 0: off
+    int max_restarts = 0;                    // restarts of a lost job by the run itself
+    double unattended_shutdown_minutes = 0;  // the host's guard runs shutdown_cmds; 0: off
     // Hosts to continue a run on when its host is lost ("HOSTSPEC [price_per_hour=USD]").
     std::vector<std::string> fallback_hosts;
     std::string provision_cmd;        // a local command printing one more such host; empty: none

@@ -149,6 +149,11 @@ struct NewRun {
     // output that long, and stops the job with stop_silent.
     long silent_seconds = 0;
     bool stop_silent = false;
+    // unattended_shutdown_minutes in seconds (0: off) and the shutdown script
+    // (make_shutdown_script) the host's guard runs when no mlt collected the ended job that
+    // long: recorded as `unattended=` in the lock and `shutdown.pending.sh`.
+    long unattended_seconds = 0;
+    std::string shutdown_script = {};
 };
 
 // What `stop` found.
@@ -171,6 +176,8 @@ struct JobResult {
     bool lock_gone = false;  // another follow of the run released it: retake_run before more
     // The host's guard stopped the job: why ("limit --max-hours 2"); empty: it did not.
     std::string guard_stop;
+    // The host's guard ran shutdown_cmds unattended (shutdown.unattended).
+    bool shutdown_unattended = false;
 };
 
 // A release of the run's lock that goes with the follow of its job (follow_log), so that a

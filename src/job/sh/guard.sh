@@ -8,21 +8,28 @@
 # - the run's deadline (deadline= in the lock, by this host's clock; limit= names the limit that
 #   set it): 5 s after it (an attached mlt stops the job at the deadline itself, and goes first);
 # - silence (silent= in the lock, seconds): when the console log got no new byte that long, it
-#   says so in the console log, once per silence; with silent_stop=1 it stops the job instead.
+#   says so in the console log, once per silence; with silent_stop=1 it stops the job instead;
+# - the unattended shutdown (unattended= in the lock, seconds, and shutdown.pending.sh): when the
+#   job has ended and no mlt collected it (phase collected, or the lock given back) nor started
+#   shutdown_cmds within that time, it runs shutdown.pending.sh as the run's shutdown script,
+#   once (the shutdown.started marker, as start_shutdown), and leaves shutdown.unattended.
 # To stop the job it records why in guard.stop ("limit NOTE", "silent SECONDS"), says so in the
 # console log, and stops the job as `stop` does (10 s of grace). It ends as soon as the job has
-# ended (exit_status; the wrapper's mlt_finish also ends it), the wrapper is gone (killed with the
-# job: the job is lost, and nothing is recorded for it), or the job dir became another run's. It
-# looks every second: a `date`, a `wc`, a `sleep` and a few builtins.
+# ended with nothing left to do (exit_status; the wrapper's mlt_finish also ends it then), the
+# wrapper is gone without a status (killed with the job: lost, nothing is recorded), or the job
+# dir became another run's. It looks every second: a `date`, a `wc`, a `sleep` and builtins.
 g=$1 o=$2 j=$3
 [ -n "$g" ] || exit 0
 mlt_dl=$(sed -n 's/^deadline=//p' "$j/lock" 2>/dev/null)
 mlt_limit=$(sed -n 's/^limit=//p' "$j/lock" 2>/dev/null)
 mlt_quiet=$(sed -n 's/^silent=//p' "$j/lock" 2>/dev/null)
 mlt_quiet_stop=$(sed -n 's/^silent_stop=//p' "$j/lock" 2>/dev/null)
+mlt_after=$(sed -n 's/^unattended=//p' "$j/lock" 2>/dev/null)
 case $mlt_dl in '' | *[!0-9]*) mlt_dl= ;; *) mlt_dl=$((mlt_dl + 5)) ;; esac
 case $mlt_quiet in '' | *[!0-9]* | 0) mlt_quiet= ;; esac
-[ -n "$mlt_dl$mlt_quiet" ] || exit 0
+case $mlt_after in '' | *[!0-9]* | 0) mlt_after= ;; esac
+[ -f "$j/shutdown.pending.sh" ] || mlt_after=
+[ -n "$mlt_dl$mlt_quiet$mlt_after" ] || exit 0
 # Its pid, for `status` (and a --resume that starts it again when it is gone): removed as it ends
 # by itself; left by a signal, which `status` then tells from a live one.
 echo $$ > "$j/guard.pid.tmp" && mv -f "$j/guard.pid.tmp" "$j/guard.pid"
@@ -35,25 +42,42 @@ mlt_guard_stop() {
   printf '%s\n' "$1" > "$j/guard.stop.tmp" && mv -f "$j/guard.stop.tmp" "$j/guard.stop"
   echo "mlt: $2: the host's guard stops the job"
   mlt_stop_job 10
+  [ -n "$mlt_after" ] || exit 0
+}
+# What mlt_launch runs for the unattended shutdown: the script goes in place only by the one that
+# created the marker (an mlt's start_shutdown never races it into a second run).
+mlt_fresh() { cp "$j/shutdown.pending.sh" "$j/shutdown.sh" && : > "$j/shutdown.unattended" || exit 1; }
+mlt_again() { :; }
+# mlt_unattended: after the job's end; ends the guard once an mlt took the run over, or once it
+# started shutdown_cmds itself.
+mlt_unattended() {
+  [ -n "$mlt_after" ] || exit 0
+  [ ! -e "$j/shutdown.started" ] && [ -f "$j/lock" ] || exit 0
+  [ "$(sed -n 's/^phase=//p' "$j/lock")" != collected ] || exit 0
+  [ -n "$mlt_ended" ] || mlt_ended=$mlt_now
+  [ $((mlt_now - mlt_ended)) -ge "$mlt_after" ] || return 0
+  echo "mlt: no mlt collected the run within $mlt_after s (unattended_shutdown_minutes): the host's guard runs shutdown_cmds"
+  mlt_launch "$j/shutdown.started" "$j/shutdown.sh" "$j/shutdown.log" "$j/shutdown.pid" "$j/shutdown.status"
   exit 0
 }
-mlt_size=-1 mlt_since=0
+mlt_size=-1 mlt_since=0 mlt_ended=
 while :; do
-  [ ! -e "$j/exit_status" ] || exit 0
-  kill -s 0 "$g" 2>/dev/null || exit 0
   mlt_r=; { IFS= read -r mlt_r < "$j/run_id"; } 2>/dev/null
   [ "$mlt_r" = "$o" ] || exit 0
   mlt_now=$(date +%s)
-  if [ -n "$mlt_dl" ] && [ "$mlt_now" -ge "$mlt_dl" ]; then mlt_guard_stop "limit $mlt_limit" "$mlt_limit reached"; fi
-  if [ -n "$mlt_quiet" ]; then
-    mlt_n=$(wc -c < "$j/console.log" 2>/dev/null) || mlt_n=0
-    mlt_n=$((mlt_n))
-    if [ "$mlt_n" != "$mlt_size" ]; then mlt_size=$mlt_n mlt_since=$mlt_now
-    elif [ $((mlt_now - mlt_since)) -ge "$mlt_quiet" ]; then
-      mlt_words="no new console output for $mlt_quiet s (watch.silent_minutes)"
-      [ -z "$mlt_quiet_stop" ] || mlt_guard_stop "silent $mlt_quiet" "$mlt_words"
-      echo "mlt: $mlt_words: the job may hang (watch.stop_silent would stop it)"
-      mlt_since=$mlt_now
+  if [ -e "$j/exit_status" ]; then mlt_unattended
+  elif ! kill -s 0 "$g" 2>/dev/null; then [ -e "$j/exit_status" ] || exit 0
+  else
+    if [ -n "$mlt_dl" ] && [ "$mlt_now" -ge "$mlt_dl" ]; then mlt_guard_stop "limit $mlt_limit" "$mlt_limit reached"; mlt_dl=; fi
+    if [ -n "$mlt_quiet" ]; then
+      mlt_n=$(wc -c < "$j/console.log" 2>/dev/null) || mlt_n=0
+      mlt_n=$((mlt_n))
+      if [ "$mlt_n" != "$mlt_size" ]; then mlt_size=$mlt_n mlt_since=$mlt_now
+      elif [ $((mlt_now - mlt_since)) -ge "$mlt_quiet" ]; then
+        mlt_words="no new console output for $mlt_quiet s (watch.silent_minutes)"
+        if [ -n "$mlt_quiet_stop" ]; then mlt_guard_stop "silent $mlt_quiet" "$mlt_words"; mlt_quiet=
+        else echo "mlt: $mlt_words: the job may hang (watch.stop_silent would stop it)"; mlt_since=$mlt_now; fi
+      fi
     fi
   fi
   sleep 1

@@ -6,7 +6,7 @@
 { mlt_mine && mlt_files_mine; } || mlt_foreign
 g=$(cat "$j/pid" 2>/dev/null)
 [ -n "$g" ] && mlt_job_alive "$g" "$r" "$j" || exit 0
-grep -q -e '^deadline=' -e '^silent=' "$j/lock" 2>/dev/null || exit 0
+grep -q -e '^deadline=' -e '^silent=' -e '^unattended=' "$j/lock" 2>/dev/null || exit 0
 gp=$(cat "$j/guard.pid" 2>/dev/null)
 if [ -n "$gp" ] && kill -s 0 "$gp" 2>/dev/null; then exit 0; fi
 (unset MLT_RUN_ID MLT_JOB_DIR; exec setsid sh -c "$mlt_guard" sh "$g" "$r" "$j" < /dev/null >> "$j/console.log" 2>&1 &)

@@ -13,13 +13,13 @@
 if command -v flock >/dev/null 2>&1 && true 2>/dev/null 9>>"$mlt_job/running"; then exec 9>>"$mlt_job/running"; flock -w 1 9 || exec 9>&-; fi
 # setsid made this shell a process-group leader: its pid is the group id to signal.
 echo $$ > "$mlt_job/pid.tmp" && mv -f "$mlt_job/pid.tmp" "$mlt_job/pid"
-# The host's guard (guard.sh, mlt_guard's text), when the run has a deadline or watches for
-# silence: beside the job, in a session of its own (its pid is its group's) and without the run's
-# MLT_RUN_ID and MLT_JOB_DIR, its words in the console log. mlt_finish ends it with its group (its
-# sleep too): this shell's own child, whose pid is not reused while it is not waited for. One that
-# a --resume started again ends by itself within a second of the job.
+# The host's guard (guard.sh, mlt_guard's text), when the run has a deadline, watches for silence or
+# has an unattended shutdown: beside the job, in a session of its own (its pid is its group's) and
+# without the run's MLT_RUN_ID and MLT_JOB_DIR, its words in the console log. mlt_finish ends it
+# with its group (its sleep too): this shell's own child, whose pid is not reused while it is not
+# waited for. One that a --resume started again ends by itself within a second of the job.
 mlt_guard_pid=
-if grep -q -e '^deadline=' -e '^silent=' "$mlt_job/lock" 2>/dev/null; then
+if grep -q -e '^deadline=' -e '^silent=' -e '^unattended=' "$mlt_job/lock" 2>/dev/null; then
   (unset MLT_RUN_ID MLT_JOB_DIR; exec setsid sh -c "$mlt_guard" sh "$$" "$mlt_run" "$j" < /dev/null 9>&-) &
   mlt_guard_pid=$!
 fi
@@ -41,7 +41,8 @@ mlt_sweep() {
 # sha256sum would escape its line, and the hash would start with a backslash.
 mlt_finish() {
   mlt_status=$1
-  [ -z "$mlt_guard_pid" ] || kill -s TERM -- "-$mlt_guard_pid" 2>/dev/null
+  # One with an unattended shutdown to run outlives the job (it ends by itself).
+  if [ -n "$mlt_guard_pid" ] && ! grep -q '^unattended=' "$mlt_job/lock" 2>/dev/null; then kill -s TERM -- "-$mlt_guard_pid" 2>/dev/null; fi
   if [ "$(cat "$mlt_job/run_id" 2>/dev/null)" != "$mlt_run" ]; then mlt_sweep; exit "$mlt_status"; fi
   mlt_full=; (printf x > "$mlt_job/space.tmp") 2>/dev/null || mlt_full=1
   mlt_sweep

@@ -59,9 +59,18 @@ void TrainRun::hand_to_guard(NewRun& run) const {
     run.budget_seconds.reset();
     run.limit.clear();
     run.silent_seconds = 0;
+    run.unattended_seconds = 0;
     if (gang_) return;
     run.silent_seconds = static_cast<long>(std::ceil(plan_.silent_minutes * 60));
     run.stop_silent = plan_.stop_silent;
+    run.unattended_seconds = 0;
+    run.shutdown_script.clear();
+    if (plan_.unattended_shutdown_minutes > 0 && !plan_.shutdown_cmds.empty()) {
+        run.unattended_seconds =
+            static_cast<long>(std::ceil(plan_.unattended_shutdown_minutes * 60));
+        run.shutdown_script = make_shutdown_script(
+            {plan_.model, run_id_, plan_.environment, plan_.create_venv, plan_.shutdown_cmds});
+    }
     const Budget& budget = plan_.budget;
     if (!budget.any()) return;
     // Before this attempt opens: what the run's earlier attempts used counts.

@@ -79,6 +79,15 @@ Phase TrainRun::launched(long pgid) {
     terminal_.shown = ConsoleFilter(plan_.raw_console);
     if (!plan_.no_wait) return Phase::follow;
     reporter_.notice("not waiting; reattach with: " + plan_.resume_line);
+    if (plan_.unattended_shutdown_minutes > 0 && !plan_.shutdown_cmds.empty() && !gang_)
+        reporter_.notice("if no mlt collects the run within " +
+                         number_text(plan_.unattended_shutdown_minutes) +
+                         " min of the job's end, the guard on " + host() +
+                         " runs shutdown_cmds (unattended_shutdown_minutes)");
+    else
+        reporter_.notice("nothing stops " + host() + " or runs shutdown_cmds when the job ends, " +
+                         "until an mlt collects the run (unattended_shutdown_minutes lets the "
+                         "guard on the host run shutdown_cmds)");
     outcome_.ending = Ending::detached;
     return Phase::done;
 }
@@ -152,6 +161,7 @@ Phase TrainRun::collect() {
     outcome_.job.setup_failed = status && *status != 0 && !result.training_started;
     outcome_.job.stopped_by_mlt = result.stopped_with.has_value() && result.stopped_with == status;
     if (!result.guard_stop.empty()) note_guard_stop(result.guard_stop);
+    if (result.shutdown_unattended) outcome_.shutdown_by = RunOutcome::ShutdownBy::host_guard;
     // A node whose job failed stops the others (as soon as they look, every few seconds).
     if (gang_ && (!status || *status != 0) && !outcome_.job.stopped_by_mlt)
         gang_.gang->fail(gang_.rank, host(), status.value_or(1), status.has_value());
@@ -199,8 +209,12 @@ Phase TrainRun::shutdown() {
             // Started by an earlier mlt of this run (a failure, or a cut before --resume):
             // never twice. If it ended, its output was shown then.
             if (auto status = job_->shutdown_status()) {
-                reporter_.notice("shutdown_cmds of run " + run_id_ + " already ran (exit status " +
-                                 std::to_string(*status) + ")");
+                const bool by_guard = outcome_.shutdown_by == RunOutcome::ShutdownBy::host_guard;
+                reporter_.notice("shutdown_cmds of run " + run_id_ + " already ran" +
+                                 (by_guard ? " unattended, by the guard on " + host() +
+                                                 " (unattended_shutdown_minutes)"
+                                           : std::string()) +
+                                 " (exit status " + std::to_string(*status) + ")");
                 return Phase::release;
             }
         }

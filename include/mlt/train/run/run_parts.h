@@ -79,6 +79,9 @@ struct RunOutcome {
     Collected collected = Collected::nothing;
     // A lost job was not restarted because max_restarts was reached (said at the collection).
     enum class Restarts { left, used_up } restarts = Restarts::left;
+    // Who ran shutdown_cmds when this mlt did not: the host's guard, unattended (the job's
+    // result says so), or an earlier mlt.
+    enum class ShutdownBy { mlt, host_guard } shutdown_by = ShutdownBy::mlt;
     TransferStats up, down;
     int reconnects = 0;  // how often the link was opened again
 };

@@ -53,11 +53,14 @@ struct TrainPlan {
     bool stop_idle = false;           // watch.stop_idle
     double silent_minutes = 0;        // watch.silent_minutes: the host's guard watches; 0: off
     bool stop_silent = false;         // watch.stop_silent
-    std::string owner;                // "user@host pid N", recorded in the lock
-    std::string resume_line;          // `mlt ssh ... train MODEL --resume`, shell-quoted
-    std::string stop_line;            // `mlt ssh ... stop MODEL`
-    double price_per_hour = 0;        // USD per hour of the host (0: not known)
-    Budget budget;                    // --max-hours, --max-cost: the run stops there (exit 5)
+    // unattended_shutdown_minutes: the host's guard runs shutdown_cmds when no mlt collected
+    // the ended job within it; 0: off.
+    double unattended_shutdown_minutes = 0;
+    std::string owner;          // "user@host pid N", recorded in the lock
+    std::string resume_line;    // `mlt ssh ... train MODEL --resume`, shell-quoted
+    std::string stop_line;      // `mlt ssh ... stop MODEL`
+    double price_per_hour = 0;  // USD per hour of the host (0: not known)
+    Budget budget;              // --max-hours, --max-cost: the run stops there (exit 5)
 };
 
 }  // namespace mlt
