@@ -39,11 +39,12 @@ inline LocalShell system_shell() {
     return {"sh", {"/bin/sh"}, ""};
 }
 
-// A shell found on PATH as `program` (then `args`), with a dir of its own where `sh` runs
-// it (under HOME, which the unit tests make a temporary dir). A missing program gives a
-// shell that cannot start: the tests that use it fail.
+// A shell found on PATH as `program` (then `args`), with a dir of its own where `sh` (and
+// each of `applets`) runs it (under HOME, which the unit tests make a temporary dir). A
+// missing program gives a shell that cannot start: the tests that use it fail.
 inline LocalShell shell_on_path(const std::string& name, const std::string& program,
-                                const std::vector<std::string>& args) {
+                                const std::vector<std::string>& args,
+                                const std::vector<std::string>& applets = {}) {
     std::string found = program;
     if (const char* path = std::getenv("PATH")) {
         std::string dirs = path;
@@ -63,11 +64,14 @@ inline LocalShell shell_on_path(const std::string& name, const std::string& prog
     std::error_code ec;
     std::filesystem::create_directories(dir, ec);
     // A link named sh: BusyBox picks its applet by the name it was started as.
-    const std::string sh = dir + "/sh";
-    if (!std::filesystem::is_symlink(sh, ec)) {
-        const std::string tmp = sh + "." + std::to_string(::getpid());
+    std::vector<std::string> links{"sh"};
+    links.insert(links.end(), applets.begin(), applets.end());
+    for (const auto& link : links) {
+        const std::string at = dir + "/" + link;
+        if (std::filesystem::is_symlink(at, ec)) continue;
+        const std::string tmp = at + "." + std::to_string(::getpid());
         std::filesystem::create_symlink(found, tmp, ec);
-        std::filesystem::rename(tmp, sh, ec);
+        std::filesystem::rename(tmp, at, ec);
     }
     std::vector<std::string> argv{found};
     argv.insert(argv.end(), args.begin(), args.end());
@@ -75,7 +79,7 @@ inline LocalShell shell_on_path(const std::string& name, const std::string& prog
 }
 
 // The shells the job protocol's tests run under, by name (test parameters are made before
-// HOME is the test's): "dash" and BusyBox's sh, "busybox".
+// HOME is the test's): "dash" and BusyBox's sh (with its awk), "busybox".
 inline std::vector<std::string> job_shells() {
     return {"dash", "busybox"};
 }
@@ -83,7 +87,8 @@ inline std::vector<std::string> job_shells() {
 // The shell of that name ("sh": the host's /bin/sh).
 inline LocalShell local_shell(const std::string& name) {
     if (name == "dash") return shell_on_path("dash", "dash", {});
-    if (name == "busybox") return shell_on_path("busybox", "busybox", {"sh"});
+    // BusyBox's awk too, as on a BusyBox-only host (the scripts' awk is what differs most).
+    if (name == "busybox") return shell_on_path("busybox", "busybox", {"sh"}, {"awk"});
     return system_shell();
 }
 

@@ -156,4 +156,13 @@ TEST_P(JobGuard, StatusTellsAGoneGuardAndStartGuardStartsItAgain) {
 
 INSTANTIATE_JOB_SHELLS(JobGuard);
 
+// The "busybox" shell of these tests is a BusyBox-only host as the scripts see it: its sh and
+// its awk come first on PATH.
+TEST(JobShells, TheBusyboxShellRunsBusyboxsAwkToo) {
+    mlt::test::LocalRemote r(mlt::test::local_shell("busybox"));
+    const mlt::RemoteOutput out = r.run("readlink -f \"$(command -v awk)\"");
+    EXPECT_EQ(out.exit_status, 0) << out.err;
+    EXPECT_NE(out.out.find("busybox"), std::string::npos) << out.out;
+}
+
 }  // namespace
