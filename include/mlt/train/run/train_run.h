@@ -238,9 +238,10 @@ class TrainRun {
     // Before the upload and the start of a job that has not started (a failover's standby, a
     // slow push): true when a limit is reached, and the run ends there as limited.
     bool limit_blocks_start();
-    // What the host's guard enforces for the attempt a lock opens here: what is left of the
-    // budget (NewRun::budget_seconds, NewRun::limit) and the silence rule (silent_seconds,
-    // stop_silent); nothing for a gang (whose limit of several prices is the client's).
+    // The host's guard (run_guard.cpp). What it enforces for the attempt a lock opens here: what is
+    // left of the budget (NewRun::budget_seconds, NewRun::limit) and the silence rule
+    // (silent_seconds, stop_silent); nothing for a gang (whose limit of several prices is the
+    // client's).
     void hand_to_guard(NewRun& run) const;
     // The host's guard stopped the job (JobResult::guard_stop: a limit, silence): the run
     // ends as limited (exit 5).
