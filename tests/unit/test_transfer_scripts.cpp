@@ -209,6 +209,39 @@ TEST(TransferScripts, AFinishedUploadTakesItsPlaceMtimeAndModeUnderBothShells) {
         }
 }
 
+// A host whose touch is BusyBox's (no fraction of a second in `-d @S.N`, no time before 1970):
+// the upload still takes its place, with the mtime's whole seconds, or (before 1970) the time
+// it was written.
+TEST(TransferScripts, AFinishedUploadTakesItsPlaceWithBusyboxsTouch) {
+    const auto busybox = mlt::sh_check::shells().back();  // BusyBox's sh, the last of them
+    const std::string where =
+        mlt::sh_check::run_script(busybox, "command -v busybox").output;  // its path, "\n"
+    ASSERT_FALSE(where.empty());
+    for (const int64_t mtime_ns : {int64_t{1000000000500000000}, int64_t{-1500000000}}) {
+        SCOPED_TRACE(std::to_string(mtime_ns));
+        TempDir dir, io, bin;
+        fs::create_symlink(where.substr(0, where.find('\n')), bin / "touch");
+        const std::string partial = dir / ".b.mlt-ranges", hashes = partial + ".d";
+        write_file(partial, "abc");
+        write_file(hashes + "/0.sha", "x\n");
+        const Ran ran =
+            run_command(busybox,
+                        "PATH=" + mlt::shell_quote(bin.path()) + ":$PATH; export PATH\n" +
+                            mlt::transfer_detail::finish_ranges_command(partial, hashes, mtime_ns,
+                                                                        0640, dir / "b.bin"),
+                        io);
+        EXPECT_EQ(ran.status, 0) << ran.err;
+        struct stat st {};
+        ASSERT_EQ(::stat((dir / "b.bin").c_str(), &st), 0);
+        EXPECT_EQ(st.st_mode & 0777, 0640u);
+        EXPECT_FALSE(fs::exists(partial));
+        if (mtime_ns > 0) {
+            EXPECT_EQ(st.st_mtim.tv_sec, 1000000000);
+            EXPECT_EQ(st.st_mtim.tv_nsec, 0);
+        }
+    }
+}
+
 // A tree of odd names under `dir`, each file's content its name.
 std::set<std::string> odd_tree(const TempDir& dir) {
     std::set<std::string> listed;
