@@ -17,7 +17,10 @@ using namespace job_detail;
 
 bool JobDir::start_guard(const std::string& run_id) {
     ShellCommand c = run_command(remote_dir_, model_, run_id);
-    c.set("mlt_guard", guard_script()).add(scripts::job_alive).add(scripts::job_guard_start);
+    c.set("mlt_guard", guard_script())
+        .add(scripts::job_alive)
+        .add(scripts::job_guard_functions)
+        .add(scripts::job_guard_start);
     return run_checked(remote(), c, "starting the job's guard again", model_, run_id)
                .out.find("started") != std::string::npos;
 }

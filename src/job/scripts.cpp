@@ -148,7 +148,7 @@ std::string make_wrapper_script(const WrapperSpec& s) {
         .set("mlt_guard", guard_script());
     // The node variables, exported literally.
     for (const auto& [k, v] : s.fixed_environment) c.add("export " + k + "=" + shell_quote(v));
-    c.add(scripts::job_wrapper_common);
+    c.add(scripts::job_wrapper_common).add(scripts::job_guard_functions);
     if (record) add_download_record(c, s);
     return c.add(scripts::job_wrapper).text();
 }

@@ -65,6 +65,7 @@ std::vector<JobStatus> read_jobs(Remote& remote, const std::string& remote_dir,
     command.path("mlt_rd", remote_dir)
         .set("mlt_model", model)
         .add(scripts::job_alive)
+        .add(scripts::job_guard_functions)
         .add(scripts::job_status);
     const RemoteOutput out =
         job_detail::run_or_fail(remote, command, "reading the job state",

@@ -1,5 +1,6 @@
 #pragma once
-// A Reporter that keeps what a run showed: the console bytes, and the alert and notice lines.
+// A Reporter that keeps what a run showed: the console bytes, and the alert, notice and warning
+// lines.
 #include <string>
 #include <string_view>
 
@@ -13,8 +14,9 @@ class CapturingReporter : public Reporter {
         if (event == Event::console) console.append(text);
         if (event == Event::alert) alerts += std::string(text) + "\n";
         if (event == Event::notice) notices += std::string(text) + "\n";
+        if (event == Event::warning) warnings += std::string(text) + "\n";
     }
-    std::string console, alerts, notices;
+    std::string console, alerts, notices, warnings;
 };
 
 }  // namespace mlt::test

@@ -48,6 +48,9 @@ struct FakeJobScript {
     std::optional<size_t> lost_after;
     // A successful job records an archive (its sha256); false: it records none.
     bool records_archive = true;
+    // The host's guard stops the job once all lines are printed, recording this
+    // (guard.stop); empty: no guard stops it.
+    std::string guard_stop;
 };
 
 class FakeJobHost : public RemoteJob, public JobPipelining {
@@ -612,6 +615,7 @@ class FakeJobHost : public RemoteJob, public JobPipelining {
         if (exit_status == 0 && script.records_archive) r.sha256 = "sha-of-" + job_run_id;
         r.training_started = started;
         r.stopped_with = stopped_with;
+        if (stopped_with && !script.guard_stop.empty()) r.guard_stop = script.guard_stop;
         return r;
     }
 
@@ -628,6 +632,7 @@ class FakeJobHost : public RemoteJob, public JobPipelining {
         }
         alive = false;
         exit_status = script.exit_status;
+        if (!script.guard_stop.empty()) exit_status = stopped_with = 143;
     }
 
     void reset_job_dir(const std::string& run_id) {

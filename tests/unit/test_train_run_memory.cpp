@@ -378,6 +378,44 @@ TEST(RunInMemoryBudget, TheLimitCountsEveryAttempt) {
         << b.r.rep.notices;
 }
 
+// A job the host's guard stopped ends the run as a limit (exit 5) with the guard's reason; a
+// guard.stop record that no guard writes (the host's word) is named, never taken as the reason:
+// the run ends with the job's own status.
+TEST(RunInMemoryBudget, AGuardsStopEndsTheRunAsALimitOnlyWhenItIsOneAGuardWrites) {
+    for (const std::string record :
+         {"limit --max-hours 2", "silent 60", "limit all files verified"}) {
+        SCOPED_TRACE(record);
+        mlt::test::TempDir dir;
+        FakeJobHost host;
+        host.script.guard_stop = record;
+        mlt::TrainPlan p = plan(dir.path());
+        p.silent_minutes = 1;
+        RunRig r(host, p);
+        const bool taken = record != "limit all files verified";
+        EXPECT_EQ(r.run.run(), taken ? mlt::exit_code::kLimit : 143) << r.rep.alerts;
+        if (record == "limit --max-hours 2") {
+            EXPECT_NE(r.rep.alerts.find("--max-hours 2 (reached; the guard on me@fake:22 stopped "
+                                        "the job): collecting the results of m"),
+                      std::string::npos)
+                << r.rep.alerts;
+        }
+        if (record == "silent 60") {
+            EXPECT_NE(r.rep.alerts.find("watch.silent_minutes 1 (no new console output for 60 s; "
+                                        "the guard on me@fake:22 stopped the job)"),
+                      std::string::npos)
+                << r.rep.alerts;
+        }
+        if (!taken) {
+            EXPECT_NE(r.rep.warnings.find("records a stop by its guard that no guard writes"),
+                      std::string::npos)
+                << r.rep.warnings;
+            EXPECT_EQ(r.rep.alerts.find("all files verified):"), std::string::npos);
+        }
+        EXPECT_EQ(host.collected_run, r.run.run_id()) << "the results are collected";
+        EXPECT_FALSE(host.lock_file.has_value());
+    }
+}
+
 TEST(RunInMemoryBudget, WithoutLimitsTheSegmentsAreFull) {
     mlt::test::TempDir dir;
     FakeJobHost host;

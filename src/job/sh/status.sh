@@ -1,13 +1,13 @@
 # The jobs of a remote dir (query_jobs, JobDir::query_jobs in status.cpp), one line per job:
 # job<TAB>model<TAB>pgid<TAB>alive<TAB>started<TAB>exit_status<TAB>now<TAB>locked<TAB>run id
 # <TAB>phase<TAB>clean<TAB>attempt<TAB>moved<TAB>logged<TAB>deadline<TAB>limit<TAB>silent<TAB>guard
-# <TAB>guard_stop. The run id comes from the lock while there
-# is one, else from the run_id file; started from the lock, else from the run's start marker; moved:
-# where the lock says its run went (mark_run_moved); logged: the console log's last change (epoch
-# seconds); deadline, limit, silent: what the lock gives the guard; guard: while the job runs with
-# a guard's duty, "running" or "gone" (its pid file names no live process); guard_stop: why the
-# guard stopped the job. The model names were validated; what the files hold is the host's word, checked by the
-# reader. After alive.sh. Inputs: mlt_rd (a missing remote dir: no jobs), mlt_model (empty: every
+# <TAB>guard_stop. The run id comes from the lock while there is one, else from the run_id file;
+# started from the lock, else from the run's start marker; moved: where the lock says its run went
+# (mark_run_moved); logged: the console log's last change (epoch seconds); deadline, limit, silent:
+# what the lock gives the guard; guard: while the job runs with a guard's duty, "running" or "gone"
+# (its pid file names no live process); guard_stop: why the guard stopped the job. The model names
+# were validated; what the files hold is the host's word, checked by the reader. After alive.sh and
+# guard_functions.sh. Inputs: mlt_rd (a missing remote dir: no jobs), mlt_model (empty: every
 # model's job).
 cd "$mlt_rd" 2>/dev/null || exit 0
 if [ -n "$mlt_model" ]; then set -- ".mlt/$mlt_model/"; else set -- .mlt/*/; fi
@@ -32,7 +32,7 @@ for d; do
     run=$(cat "$d/run_id" 2>/dev/null)
   fi
   if mlt_job_alive "$pgid" "$(cat "$d/run_id" 2>/dev/null)" "$d"; then alive=1; fi
-  if [ "$alive" = 1 ] && [ -n "$dl$quiet" ]; then
+  if [ "$alive" = 1 ] && mlt_guard_duty "$d/lock"; then
     gp=$(cat "$d/guard.pid" 2>/dev/null)
     if [ -n "$gp" ] && kill -s 0 "$gp" 2>/dev/null; then guard=running; else guard=gone; fi
   fi

@@ -2,7 +2,8 @@
 # "The wrapper"), after wrapper_common.sh and, with mlt_record, record_downloads.sh: mlt's
 # bookkeeping around ONE batch of the user's commands. Inputs: j, mlt_run, mlt_model, mlt_spec,
 # mlt_archive, mlt_log_dir (the one the settings name; empty: the batch finds it), mlt_batch (the
-# batch's text), mlt_sweeper (sweeper.sh's, run by sh -c), mlt_guard (guard.sh's, run by sh -c),
+# batch's text), mlt_sweeper (sweeper.sh's, run by sh -c), mlt_guard (guard.sh's, run by sh -c;
+# after guard_functions.sh),
 # and the flags (1 or empty) mlt_clean,
 # mlt_verbose, mlt_node_ifname, mlt_venv, mlt_record.
 #
@@ -13,15 +14,15 @@
 if command -v flock >/dev/null 2>&1 && true 2>/dev/null 9>>"$mlt_job/running"; then exec 9>>"$mlt_job/running"; flock -w 1 9 || exec 9>&-; fi
 # setsid made this shell a process-group leader: its pid is the group id to signal.
 echo $$ > "$mlt_job/pid.tmp" && mv -f "$mlt_job/pid.tmp" "$mlt_job/pid"
-# The host's guard (guard.sh, mlt_guard's text), when the run has a deadline, watches for silence or
-# has an unattended shutdown: beside the job, in a session of its own (its pid is its group's) and
-# without the run's MLT_RUN_ID and MLT_JOB_DIR, its words in the console log. mlt_finish ends it
-# with its group (its sleep too): this shell's own child, whose pid is not reused while it is not
-# waited for. One that a --resume started again ends by itself within a second of the job.
-mlt_guard_pid=
-if grep -q -e '^deadline=' -e '^silent=' -e '^unattended=' "$mlt_job/lock" 2>/dev/null; then
-  (unset MLT_RUN_ID MLT_JOB_DIR; exec setsid sh -c "$mlt_guard" sh "$$" "$mlt_run" "$j" < /dev/null 9>&-) &
+# The host's guard (guard_functions.sh), when the lock gives it a duty, its words in the console
+# log. mlt_finish ends it with its group (its sleep too), unless it has an unattended shutdown to
+# run after the job: this shell's own child, whose pid is not reused while it is not waited for.
+# One that a --resume started again ends by itself within a second of the job.
+mlt_guard_pid='' mlt_guard_stays=''
+if mlt_guard_duty "$mlt_job/lock"; then
+  mlt_start_guard "$mlt_guard" "$$" "$mlt_run" "$j"
   mlt_guard_pid=$!
+  ! grep -q '^unattended=' "$mlt_job/lock" 2>/dev/null || mlt_guard_stays=1
 fi
 # Room for the last records, should the training fill the disk: freed as the job ends.
 head -c 65536 /dev/zero > "$mlt_job/reserve" 2>/dev/null || rm -f "$mlt_job/reserve"
@@ -41,8 +42,7 @@ mlt_sweep() {
 # sha256sum would escape its line, and the hash would start with a backslash.
 mlt_finish() {
   mlt_status=$1
-  # One with an unattended shutdown to run outlives the job (it ends by itself).
-  if [ -n "$mlt_guard_pid" ] && ! grep -q '^unattended=' "$mlt_job/lock" 2>/dev/null; then kill -s TERM -- "-$mlt_guard_pid" 2>/dev/null; fi
+  if [ -n "$mlt_guard_pid" ] && [ -z "$mlt_guard_stays" ]; then kill -s TERM -- "-$mlt_guard_pid" 2>/dev/null; fi
   if [ "$(cat "$mlt_job/run_id" 2>/dev/null)" != "$mlt_run" ]; then mlt_sweep; exit "$mlt_status"; fi
   mlt_full=; (printf x > "$mlt_job/space.tmp") 2>/dev/null || mlt_full=1
   mlt_sweep

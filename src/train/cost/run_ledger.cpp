@@ -69,9 +69,12 @@ double RunLedger::current_price() const {
 }
 
 double RunLedger::seconds_left(const Budget& budget, double now) const {
+    return seconds_left(budget, now, current_price());
+}
+
+double RunLedger::seconds_left(const Budget& budget, double now, double price) const {
     double left = kNever;
     if (budget.max_hours > 0) left = std::min(left, budget.max_hours * 3600 - elapsed(now));
-    const double price = current_price();
     if (budget.max_cost > 0) {
         const double spent = cost(now).value_or(0);
         if (spent >= budget.max_cost)

@@ -198,11 +198,8 @@ Phase TrainRun::shutdown() {
     if (shutdown_.start != ShutdownProgress::Start::following) {
         const bool sent_before = shutdown_.start == ShutdownProgress::Start::sent;
         shutdown_.start = ShutdownProgress::Start::sent;
-        const bool fresh =
-            job_->start_shutdown(run_id_,
-                                 make_shutdown_script({plan_.model, run_id_, plan_.environment,
-                                                       plan_.create_venv, plan_.shutdown_cmds}),
-                                 shutdown_.record == ShutdownProgress::Record::collected);
+        const bool fresh = job_->start_shutdown(
+            run_id_, shutdown_script(), shutdown_.record == ShutdownProgress::Record::collected);
         // Recorded (a cut before this records it again).
         shutdown_.record = ShutdownProgress::Record::nothing;
         if (!fresh && !sent_before) {
@@ -233,6 +230,11 @@ Phase TrainRun::shutdown() {
                           (status ? std::to_string(*status) : std::string("none")) +
                           "); the run's own status stands");
     return Phase::release;
+}
+
+std::string TrainRun::shutdown_script() const {
+    return make_shutdown_script(
+        {plan_.model, run_id_, plan_.environment, plan_.create_venv, plan_.shutdown_cmds});
 }
 
 Phase TrainRun::release() {

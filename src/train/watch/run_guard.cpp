@@ -8,54 +8,70 @@
 
 namespace mlt {
 
+namespace {
+
+// The limits a run hands its guard, as the lock's limit= names them.
+std::string hours_limit(const Budget& budget) {
+    return "--max-hours " + number_text(budget.max_hours);
+}
+std::string cost_limit(const Budget& budget) {
+    return "--max-cost " + number_text(budget.max_cost);
+}
+
+// Whether `text` is a number as number_text writes one (a guard.stop record is the host's
+// word: only what a guard writes is taken).
+bool number_like(const std::string& text) {
+    return !text.empty() && text.size() <= 32 &&
+           text.find_first_not_of("0123456789.eE+-") == std::string::npos;
+}
+
+}  // namespace
+
 void TrainRun::hand_to_guard(NewRun& run) const {
+    // A gang's nodes get nothing: their limit of several prices is the client's.
+    const bool single = !gang_;
+    run.silent_seconds = single ? static_cast<long>(std::ceil(plan_.silent_minutes * 60)) : 0;
+    run.stop_silent = plan_.stop_silent;
+    const bool unattended =
+        single && plan_.unattended_shutdown_minutes > 0 && !plan_.shutdown_cmds.empty();
+    run.unattended_seconds =
+        unattended ? static_cast<long>(std::ceil(plan_.unattended_shutdown_minutes * 60)) : 0;
+    run.shutdown_script = unattended ? shutdown_script() : std::string();
     run.budget_seconds.reset();
     run.limit.clear();
-    run.silent_seconds = 0;
-    run.unattended_seconds = 0;
-    if (gang_) return;
-    run.silent_seconds = static_cast<long>(std::ceil(plan_.silent_minutes * 60));
-    run.stop_silent = plan_.stop_silent;
-    run.unattended_seconds = 0;
-    run.shutdown_script.clear();
-    if (plan_.unattended_shutdown_minutes > 0 && !plan_.shutdown_cmds.empty()) {
-        run.unattended_seconds =
-            static_cast<long>(std::ceil(plan_.unattended_shutdown_minutes * 60));
-        run.shutdown_script = make_shutdown_script(
-            {plan_.model, run_id_, plan_.environment, plan_.create_venv, plan_.shutdown_cmds});
-    }
     const Budget& budget = plan_.budget;
-    if (!budget.any()) return;
-    // Before this attempt opens: what the run's earlier attempts used counts.
+    const bool by_cost = budget.max_cost > 0 && plan_.price_per_hour > 0;
+    if (!single || (budget.max_hours <= 0 && !by_cost)) return;
+    // Before this attempt opens, at this host's price: what the earlier attempts used counts.
     const double now = wall_now();
-    double left = 0;
-    if (budget.max_hours > 0) {
-        left = budget.max_hours * 3600 - account_.ledger.elapsed(now);
-        run.limit = "--max-hours " + number_text(budget.max_hours);
-    }
-    if (budget.max_cost > 0 && plan_.price_per_hour > 0) {
-        const double spent = account_.ledger.cost(now).value_or(0);
-        const double by_cost = (budget.max_cost - spent) / plan_.price_per_hour * 3600;
-        if (run.limit.empty() || by_cost < left) {
-            left = by_cost;
-            run.limit = "--max-cost " + number_text(budget.max_cost);
-        }
-    }
-    if (!run.limit.empty()) run.budget_seconds = static_cast<long>(std::max(0.0, std::ceil(left)));
+    const double left = account_.ledger.seconds_left(budget, now, plan_.price_per_hour);
+    const bool hours_first =
+        budget.max_hours > 0 && budget.max_hours * 3600 - account_.ledger.elapsed(now) <= left;
+    run.limit = hours_first ? hours_limit(budget) : cost_limit(budget);
+    run.budget_seconds = static_cast<long>(std::max(0.0, std::ceil(left)));
 }
 
 void TrainRun::note_guard_stop(const std::string& why) {
-    // "limit NOTE" or "silent SECONDS"; an mlt that stopped the job itself said why already.
+    // "limit --max-hours H", "limit --max-cost C" or "silent SECONDS"; an mlt that stopped the
+    // job itself said why already.
     if (outcome_.ending != Ending::completed) return;
-    if (why.rfind("limit ", 0) == 0)
+    const auto after = [&](const std::string& prefix) {
+        return why.rfind(prefix, 0) == 0 ? why.substr(prefix.size()) : std::string();
+    };
+    if (number_like(after("limit --max-hours ")) || number_like(after("limit --max-cost ")))
         outcome_.stop_note =
             why.substr(6) + " (reached; the guard on " + host() + " stopped the job)";
-    else if (why.rfind("silent ", 0) == 0)
+    else if (const std::string s = after("silent ");
+             !s.empty() && s.size() <= 9 && s.find_first_not_of("0123456789") == std::string::npos)
         outcome_.stop_note = "watch.silent_minutes " + number_text(plan_.silent_minutes) +
-                             " (no new console output for " + why.substr(7) + " s; the guard on " +
-                             host() + " stopped the job)";
-    else
+                             " (no new console output for " + s + " s; the guard on " + host() +
+                             " stopped the job)";
+    else {
+        reporter_.warning("the job of " + which() + " on " + host() +
+                          " records a stop by its guard that no guard writes ('" +
+                          printable(why, 100) + "'); it is not taken as the run's reason");
         return;
+    }
     outcome_.ending = Ending::limited;
     reporter_.alert(outcome_.stop_note + ": collecting the results of " + which());
 }

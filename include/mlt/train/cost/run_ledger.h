@@ -62,9 +62,11 @@ class RunLedger {
     // The price of the open attempt's host (0: none open, or no price).
     double current_price() const;
 
-    // Seconds until the first of `budget`'s limits is reached at the current price: <= 0 once
-    // one is reached; a large number (1e18) when there is none (or the cost cannot grow).
+    // Seconds until the first of `budget`'s limits is reached at the current price (or at
+    // `price`, the one of an attempt about to open): <= 0 once one is reached; a large number
+    // (1e18) when there is none (or the cost cannot grow).
     double seconds_left(const Budget& budget, double now) const;
+    double seconds_left(const Budget& budget, double now, double price) const;
     // The limit reached at `now`, as the user gave it ("--max-hours 0.5", "--max-cost 2"),
     // or "" when none is.
     std::string limit_reached(const Budget& budget, double now) const;

@@ -238,6 +238,9 @@ class TrainRun {
     // Before the upload and the start of a job that has not started (a failover's standby, a
     // slow push): true when a limit is reached, and the run ends there as limited.
     bool limit_blocks_start();
+    // The run's shutdown wrapper (make_shutdown_script): what start_shutdown sends, and what
+    // the lock hands the guard for an unattended shutdown.
+    std::string shutdown_script() const;
     // The host's guard (run_guard.cpp). What it enforces for the attempt a lock opens here: what is
     // left of the budget (NewRun::budget_seconds, NewRun::limit) and the silence rule
     // (silent_seconds, stop_silent); nothing for a gang (whose limit of several prices is the
