@@ -28,8 +28,9 @@ const std::vector<FieldDecl>& watch_fields() {
                 "the local log dir, mean and peak GPU use in the summary; 0: no samples",
                 0, 3600, nullptr),
         number("idle_gpu_minutes", "`0`", "10",
-               "when every GPU stays under 10 % this many minutes while the job runs, mlt warns "
-               "once (and stops the job with `stop_idle`); 0: off",
+               "when every GPU stays under 10 % this many minutes while the job runs, the guard "
+               "on the host says so once in the console log (and stops the job with "
+               "`stop_idle`), with or without an mlt attached; 0: off",
                0, 100000, nullptr),
         flag("stop_idle", "`false`", "true",
              "with `idle_gpu_minutes`: stop the job as a limit (collected, `shutdown_cmds` "

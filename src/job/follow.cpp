@@ -54,7 +54,10 @@ std::string follow_command(const std::string& remote_dir, const std::string& mod
     const bool job = task == Task::job;
     ShellCommand c = run_command(remote_dir, model, run_id ? *run_id : std::string());
     c.add(scripts::job_alive);
-    if (sample_every > 0) c.add(scripts::job_sampler);
+    if (sample_every > 0)
+        c.set("mlt_samples", job ? p.dir + "/samples" : "")
+            .set("mlt_seen", "")
+            .add(scripts::job_sampler);
     if (job && run_id) c.add(scripts::job_released);  // for follow_end.sh
     if (job)
         c.set("mlt_lockf", p.running).add(scripts::job_nap_on_job);

@@ -9,8 +9,17 @@ using namespace job_detail;
 
 namespace {
 
+// The idle-GPU rule's lines (none when it is off).
+std::string idle_lines(const NewRun& run) {
+    if (run.idle_seconds <= 0 || run.sample_every <= 0) return "";
+    return "idle=" + std::to_string(run.idle_seconds) + "\n" +
+           (run.stop_idle ? "idle_stop=1\n" : "") +
+           "idle_below=" + std::to_string(run.idle_below_percent) + "\n" +
+           "every=" + std::to_string(run.sample_every) + "\n";
+}
+
 // The lock's lines after `phase=`: clean=1, attempt=N, from=HOST, silent=S, silent_stop=1,
-// unattended=S.
+// unattended=S, idle=S, idle_stop=1, idle_below=P, every=S.
 std::string lock_more(const NewRun& run) {
     return std::string(run.clean ? "clean=1\n" : "") +
            (run.attempt > 1 ? "attempt=" + std::to_string(run.attempt) + "\n" : "") +
@@ -19,7 +28,8 @@ std::string lock_more(const NewRun& run) {
            (run.silent_seconds > 0 && run.stop_silent ? "silent_stop=1\n" : "") +
            (run.unattended_seconds > 0 && !run.shutdown_script.empty()
                 ? "unattended=" + std::to_string(run.unattended_seconds) + "\n"
-                : "");
+                : "") +
+           idle_lines(run);
 }
 
 }  // namespace

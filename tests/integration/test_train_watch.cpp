@@ -219,9 +219,10 @@ class TrainGpuWatchTest : public TrainWatchTest {
 };
 
 // Samples every second while the job prints for about 8 s: they land in mlt-metrics.jsonl
-// (both GPUs, load, free disk), the summary gives the mean and peak GPU use, and the idle
-// start warns once (idle_gpu_minutes 0.02: 1.2 s; 4 idle samples, each in a later second
-// of the remote clock, span 2 s at least) without stopping the job.
+// (both GPUs, load, free disk), the summary gives the mean and peak GPU use, and the host's
+// guard warns of the idle start once in the console log (idle_gpu_minutes 0.02: 1.2 s; 4 idle
+// samples, each in a later second of the remote clock, span 2 s at least) without stopping the
+// job. The guard takes the samples; the follow relays them, each once.
 TEST_F(TrainGpuWatchTest, SamplesLandInTheMetricsFileAndAnIdleGpuWarnsOnce) {
     fake_nvidia_smi(4);
     model("i=0; while [ $i -lt 80 ]; do echo step $i; i=$((i+1)); sleep 0.1; done\n",
@@ -237,7 +238,11 @@ TEST_F(TrainGpuWatchTest, SamplesLandInTheMetricsFileAndAnIdleGpuWarnsOnce) {
     }
     EXPECT_TRUE(has_text(got.front().at("gpus"), "\"util\":0")) << got.front().at("gpus");
     EXPECT_TRUE(has_text(got.back().at("gpus"), "\"util\":90")) << got.back().at("gpus");
-    EXPECT_EQ(lines_starting(r.err, "mlt: warning: every GPU of ").size(), 1u) << describe(r);
+    EXPECT_EQ(lines_starting(r.out, "mlt: every GPU was under 10 % for ").size(), 1u)
+        << describe(r);
+    for (size_t i = 1; i < got.size(); ++i)
+        EXPECT_LT(std::stoll(got[i - 1].at("time")), std::stoll(got[i].at("time")))
+            << "a sample recorded twice";
     EXPECT_TRUE(has_text(r.out, "  GPU use: mean ")) << describe(r);
     EXPECT_TRUE(has_text(r.out, ", peak 90 % over ")) << describe(r);
     EXPECT_EQ(lines_starting(r.out, "step ").size(), 80u) << "the log is shown whole";
@@ -248,8 +253,8 @@ TEST_F(TrainGpuWatchTest, SamplesLandInTheMetricsFileAndAnIdleGpuWarnsOnce) {
     EXPECT_TRUE(has_text(st.out, "GPU 80% 4.9/80.0 GiB, 90% 5.9/80.0 GiB, load ")) << describe(st);
 }
 
-// An idle GPU with stop_idle: the job is stopped as a limit (exit 5), collected, and
-// shutdown_cmds run.
+// An idle GPU with stop_idle: the host's guard stops the job, which ends as a limit (exit 5),
+// collected, and shutdown_cmds run.
 TEST_F(TrainGpuWatchTest, AnIdleGpuStopsTheJobAsALimitWhenAsked) {
     fake_nvidia_smi(1000000);
     model("sleep 120 &\necho $! >> pids.txt\necho $$ >> pids.txt\necho waiting\nwait\n",
@@ -257,12 +262,36 @@ TEST_F(TrainGpuWatchTest, AnIdleGpuStopsTheJobAsALimitWhenAsked) {
     const ProcessResult r = mlt({"ssh", "train", "gpu"});
     EXPECT_EQ(r.exit_code, 5) << describe(r);
     EXPECT_TRUE(has_text(r.out + r.err, "was under 10 % for ")) << describe(r);
-    EXPECT_TRUE(has_text(r.out + r.err, "stopping the remote job of gpu")) << describe(r);
+    EXPECT_TRUE(has_text(r.out + r.err, "the guard stopped the job")) << describe(r);
     EXPECT_TRUE(wait_pids_gone(remote() + "/pids.txt")) << "the job's group lives on";
     EXPECT_TRUE(path_exists(remote() + "/shutdown_ran")) << describe(r);
     const auto runs = history();
     ASSERT_EQ(runs.size(), 1u);
     EXPECT_EQ(runs.back().at("status"), "limit");
+}
+
+// The same with no mlt attached (--no-wait): the host's guard samples the host, stops the job,
+// records why, and a later --resume collects the run and ends it as a limit (exit 5).
+TEST_F(TrainGpuWatchTest, AnIdleGpuIsStoppedOnTheHostWithNoMltAttached) {
+    fake_nvidia_smi(1000000);
+    model("sleep 120 &\necho $! >> pids.txt\necho $$ >> pids.txt\necho waiting\nwait\n",
+          "{every: 1, idle_gpu_minutes: 0.02, stop_idle: true}");
+    const ProcessResult started = mlt({"ssh", "train", "gpu", "--no-wait"});
+    ASSERT_EQ(started.exit_code, 0) << describe(started);
+    ASSERT_TRUE(wait_until([&] { return path_exists(job_file("gpu", "exit_status")); },
+                           std::chrono::seconds(60)))
+        << job_state("gpu");
+    EXPECT_EQ(read_or_empty(job_file("gpu", "guard.stop")).rfind("idle ", 0), 0u)
+        << job_state("gpu");
+    EXPECT_TRUE(wait_pids_gone(remote() + "/pids.txt")) << "the job's group lives on";
+    EXPECT_TRUE(has_text(read_or_empty(job_file("gpu", "samples")), "gpu=0,100,81920;5,200,81920"))
+        << job_state("gpu");
+    const ProcessResult r = mlt({"ssh", "train", "gpu", "--resume"});
+    EXPECT_EQ(r.exit_code, 5) << describe(r);
+    EXPECT_TRUE(has_text(r.out + r.err, "was under 10 % for ")) << describe(r);
+    EXPECT_TRUE(path_exists(remote() + "/shutdown_ran")) << describe(r);
+    ASSERT_EQ(history().size(), 1u);
+    EXPECT_EQ(history().back().at("status"), "limit");
 }
 
 // A host without nvidia-smi: samples without GPUs (the job runs 2.5 s: a sample from the

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -152,6 +153,41 @@ TEST_P(JobGuard, StatusTellsAGoneGuardAndStartGuardStartsItAgain) {
     EXPECT_FALSE(job(r).start_guard("run-1")) << "a second guard beside a running one";
     EXPECT_TRUE(job(r).stop_job(1));
     EXPECT_TRUE(wait_until([&] { return !guard_alive(); }, std::chrono::seconds(10)));
+}
+
+// watch.idle_gpu_minutes with stop_idle, on a host whose nvidia-smi (a stand-in first on PATH:
+// a dir of chosen links, the shell's and the stand-in) says every GPU is under 10 %: the guard
+// samples every second into the samples file, and stops the job once the GPUs were idle 2 s.
+TEST_P(JobGuard, SamplesTheHostAndStopsAnIdleJobWithStopIdle) {
+    mlt::test::LocalShell sh = shell();
+    const std::string bin = dir_ + "/bin";
+    fs::create_directories(bin);
+    for (const auto& entry : fs::directory_iterator(sh.path_dir))
+        fs::create_symlink(fs::read_symlink(entry.path()),
+                           bin + "/" + entry.path().filename().string());
+    std::ofstream(bin + "/nvidia-smi") << "#!/bin/sh\necho '3, 100, 81920'\necho '9, 200, 81920'\n";
+    fs::permissions(bin + "/nvidia-smi", fs::perms::owner_all);
+    sh.path_dir = bin;
+    mlt::test::LocalRemote r(sh);
+    mlt::NewRun run = new_run(wrapper("run-1", "echo training; sleep 60"));
+    run.idle_seconds = 2;
+    run.stop_idle = true;
+    run.sample_every = 1;
+    ASSERT_TRUE(job(r).acquire_run(run));
+    EXPECT_NE(read(".mlt/m/lock").find("idle=2\nidle_stop=1\nidle_below=10\nevery=1\n"),
+              std::string::npos)
+        << read(".mlt/m/lock");
+    job(r).start_job("run-1");
+    ASSERT_TRUE(wait_until([&] { return exists(".mlt/m/exit_status"); }, std::chrono::seconds(30)))
+        << read(".mlt/m/console.log");
+    EXPECT_EQ(read(".mlt/m/guard.stop").rfind("idle ", 0), 0u) << read(".mlt/m/guard.stop");
+    EXPECT_EQ(read(".mlt/m/stopped"), "143\n");
+    EXPECT_NE(read(".mlt/m/console.log").find("mlt: every GPU was under 10 % for "),
+              std::string::npos)
+        << read(".mlt/m/console.log");
+    const std::string samples = read(".mlt/m/samples");
+    EXPECT_GE(std::count(samples.begin(), samples.end(), '\n'), 3) << samples;
+    EXPECT_NE(samples.find(" gpu=3,100,81920;9,200,81920 load="), std::string::npos) << samples;
 }
 
 INSTANTIATE_JOB_SHELLS(JobGuard);

@@ -154,6 +154,14 @@ struct NewRun {
     // long: recorded as `unattended=` in the lock and `shutdown.pending.sh`.
     long unattended_seconds = 0;
     std::string shutdown_script = {};
+    // watch.idle_gpu_minutes in seconds (0: off), watch.stop_idle and watch.every: recorded as
+    // `idle=`, `idle_stop=1`, `idle_below=` and `every=`; the host's guard samples the host
+    // every that many seconds into the job dir's `samples` (which a follow relays), says when
+    // every GPU was under idle_below % that long, and stops the job with stop_idle.
+    long idle_seconds = 0;
+    bool stop_idle = false;
+    int idle_below_percent = 10;
+    int sample_every = 0;
 };
 
 // What `stop` found.

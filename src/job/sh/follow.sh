@@ -2,7 +2,8 @@
 # alive.sh, mlt_nap (nap.sh or nap_on_job.sh) and, with samples, sampler.sh; follow_end.sh or
 # follow_end_shutdown.sh follows. Inputs: l, s and mlt_pidf (the task's log, status and pid files),
 # o (the offset already sent), mlt_seconds (the segment's time), q (how many quick looks first),
-# mlt_scoped (1: the job files must be run r's), mlt_every (empty: no samples), mlt_st_not_started
+# mlt_scoped (1: the job files must be run r's), mlt_every (empty: no samples) with mlt_samples (the
+# guard's samples file, which sampler.sh relays when it exists) and mlt_seen, mlt_st_not_started
 # and mlt_st_segment_over.
 #
 # Polls the log's size and sends exactly the bytes between the offset and that size, so the remote

@@ -9,11 +9,15 @@
 #   set it): 5 s after it (an attached mlt stops the job at the deadline itself, and goes first);
 # - silence (silent= in the lock, seconds): when the console log got no new byte that long, it
 #   says so in the console log, once per silence; with silent_stop=1 it stops the job instead;
+# - an idle GPU (idle= in the lock, seconds; every= the samples' period): it samples the host
+#   (sampler.sh) every that many seconds into the job dir's samples file, which a follow relays; when
+#   every GPU of each sample was under idle_below= percent that long, it says so in the console
+#   log, once; with idle_stop=1 it stops the job instead;
 # - the unattended shutdown (unattended= in the lock, seconds, and shutdown.pending.sh): when the
 #   job has ended and no mlt collected it (phase collected, or the lock given back) nor started
 #   shutdown_cmds within that time, it runs shutdown.pending.sh as the run's shutdown script,
 #   once (the shutdown.started marker, as start_shutdown), and leaves shutdown.unattended.
-# To stop the job it records why in guard.stop ("limit NOTE", "silent SECONDS"), says so in the
+# To stop the job it records why in guard.stop ("limit NOTE", "silent SECONDS", "idle SECONDS"), says so in the
 # console log, and stops the job as `stop` does (10 s of grace). It ends as soon as the job has
 # ended with nothing left to do (exit_status; the wrapper's mlt_finish also ends it then), the
 # wrapper is gone without a status (killed with the job: lost, nothing is recorded), or the job
@@ -25,16 +29,26 @@ mlt_limit=$(sed -n 's/^limit=//p' "$j/lock" 2>/dev/null)
 mlt_quiet=$(sed -n 's/^silent=//p' "$j/lock" 2>/dev/null)
 mlt_quiet_stop=$(sed -n 's/^silent_stop=//p' "$j/lock" 2>/dev/null)
 mlt_after=$(sed -n 's/^unattended=//p' "$j/lock" 2>/dev/null)
+mlt_idle=$(sed -n 's/^idle=//p' "$j/lock" 2>/dev/null)
+mlt_idle_stop=$(sed -n 's/^idle_stop=//p' "$j/lock" 2>/dev/null)
+mlt_below=$(sed -n 's/^idle_below=//p' "$j/lock" 2>/dev/null)
+mlt_every=$(sed -n 's/^every=//p' "$j/lock" 2>/dev/null)
 case $mlt_dl in '' | *[!0-9]*) mlt_dl= ;; *) mlt_dl=$((mlt_dl + 5)) ;; esac
 case $mlt_quiet in '' | *[!0-9]* | 0) mlt_quiet= ;; esac
 case $mlt_after in '' | *[!0-9]* | 0) mlt_after= ;; esac
+case $mlt_idle$mlt_every in *[!0-9]*) mlt_idle= ;; esac
+case $mlt_below in '' | *[!0-9]*) mlt_below=10 ;; esac
+[ -n "$mlt_every" ] && [ "$mlt_every" != 0 ] && [ "$mlt_idle" != 0 ] || mlt_idle=
 [ -f "$j/shutdown.pending.sh" ] || mlt_after=
-[ -n "$mlt_dl$mlt_quiet$mlt_after" ] || exit 0
+[ -n "$mlt_dl$mlt_quiet$mlt_after$mlt_idle" ] || exit 0
 # Its pid, for `status` (and a --resume that starts it again when it is gone): removed as it ends
 # by itself; left by a signal, which `status` then tells from a live one.
 echo $$ > "$j/guard.pid.tmp" && mv -f "$j/guard.pid.tmp" "$j/guard.pid"
 trap 'rm -f "$j/guard.pid"' EXIT
 trap 'exit 0' TERM HUP INT
+# Its words go to the console log on stdout; the shell's own ("Terminated", as the wrapper ends the
+# guard's group with its sleep) nowhere.
+exec 2>/dev/null
 # mlt_guard_stop WHY WORDS: records WHY, says WORDS, stops the job; a wrapper that lingers as a
 # zombie leaves nothing to stop.
 mlt_guard_stop() {
@@ -60,7 +74,36 @@ mlt_unattended() {
   mlt_launch "$j/shutdown.started" "$j/shutdown.sh" "$j/shutdown.log" "$j/shutdown.pid" "$j/shutdown.status"
   exit 0
 }
-mlt_size=-1 mlt_since=0 mlt_ended=
+# mlt_busy GPUS: true when a GPU of the sample's gpu= part (U,USED,TOTAL;...) is at idle_below
+# percent or more, or none is known (no nvidia-smi: never idle).
+mlt_busy() {
+  [ -n "$1" ] || return 0
+  mlt_rest=$1
+  while [ -n "$mlt_rest" ]; do
+    mlt_u=${mlt_rest%%;*} mlt_u=${mlt_u%%,*}
+    case $mlt_rest in *\;*) mlt_rest=${mlt_rest#*;} ;; *) mlt_rest='' ;; esac
+    case $mlt_u in '' | *[!0-9]*) return 0 ;; esac
+    [ "$mlt_u" -lt "$mlt_below" ] || return 0
+  done
+  return 1
+}
+# mlt_idle_look: a sample into the samples file (one line, written whole), and the idle rule on it.
+mlt_idle_look() {
+  [ "$mlt_now" -ge "$mlt_next" ] || return 0
+  mlt_next=$((mlt_now + mlt_every))
+  mlt_line=$(mlt_sample "$mlt_now" 2>&1)
+  printf '%s\n' "$mlt_line" >> "$j/samples"
+  mlt_g=${mlt_line#* gpu=}
+  [ "$mlt_g" != "$mlt_line" ] && mlt_g=${mlt_g%% *} || mlt_g=
+  if mlt_busy "$mlt_g"; then mlt_idle_since=; return 0; fi
+  [ -n "$mlt_idle_since" ] || mlt_idle_since=$mlt_now
+  [ -z "$mlt_idle_told" ] && [ $((mlt_now - mlt_idle_since)) -ge "$mlt_idle" ] || return 0
+  mlt_words="every GPU was under $mlt_below % for $((mlt_now - mlt_idle_since)) s (watch.idle_gpu_minutes)"
+  if [ -n "$mlt_idle_stop" ]; then mlt_guard_stop "idle $((mlt_now - mlt_idle_since))" "$mlt_words"
+  else echo "mlt: $mlt_words: a wrong instance type or a stuck data loader? (watch.stop_idle would stop the job)"; fi
+  mlt_idle_told=1
+}
+mlt_size=-1 mlt_since=0 mlt_ended='' mlt_next=0 mlt_idle_since='' mlt_idle_told=''
 while :; do
   mlt_r=; { IFS= read -r mlt_r < "$j/run_id"; } 2>/dev/null
   [ "$mlt_r" = "$o" ] || exit 0
@@ -79,6 +122,7 @@ while :; do
         else echo "mlt: $mlt_words: the job may hang (watch.stop_silent would stop it)"; mlt_since=$mlt_now; fi
       fi
     fi
+    [ -z "$mlt_idle" ] || mlt_idle_look
   fi
   sleep 1
 done

@@ -3,7 +3,16 @@
 # start and then every mlt_every seconds while the task runs (follow.sh keeps the time), in the
 # follow's own loop (no command of its own): a job that ends within a second costs no sample. A
 # library of functions: it runs nothing itself.
+#
+# When the run's guard samples the host (its samples file in the job dir, mlt_samples, exists), a
+# follow takes no sample of its own: mlt_sample relays the guard's lines newer than the last one
+# relayed (mlt_seen; from the segment's start less one period), and the host is sampled once.
 mlt_sample() {
+  if [ -n "$mlt_samples" ] && [ -f "$mlt_samples" ]; then
+    [ -n "$mlt_seen" ] || mlt_seen=$(($1 - ${mlt_every:-0} - 1))
+    mlt_seen=$(awk -v t="$mlt_seen" '$1 == "mlt-sample" && $2 + 0 > t + 0 { print > "/dev/stderr"; t = $2 + 0 } END { print t }' "$mlt_samples")
+    return 0
+  fi
   {
     printf 'mlt-sample %s' "$1"
     if command -v nvidia-smi >/dev/null 2>&1; then printf ' gpu=%s' "$(nvidia-smi --query-gpu=utilization.gpu,memory.used,memory.total --format=csv,noheader,nounits 2>/dev/null | tr -d ' ' | paste -sd ';' -)"; fi

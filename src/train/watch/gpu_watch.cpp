@@ -1,4 +1,4 @@
-// The host's samples while the job trains: parsed, kept, shown, and the idle-GPU time.
+// The host's samples while the job trains: parsed, kept and shown.
 #include "mlt/train/watch/gpu_watch.h"
 
 #include <algorithm>
@@ -110,25 +110,15 @@ std::string gpu_status(const HostSample& sample) {
     return out;
 }
 
-void GpuWatch::add(const HostSample& sample, double now) {
-    last_ = now;
-    if (sample.gpus.empty()) {
-        idle_since_.reset();
-        return;
-    }
+void GpuWatch::add(const HostSample& sample) {
+    if (sample.gpus.empty()) return;
     double sum = 0;
-    bool busy = false;
     for (const auto& g : sample.gpus) {
         sum += g.util;
         peak_ = std::max(peak_, g.util);
-        busy = busy || g.util >= kIdleGpuPercent;
     }
     util_sum_ += sum / static_cast<double>(sample.gpus.size());
     ++gpu_samples_;
-    if (busy)
-        idle_since_.reset();
-    else if (!idle_since_)
-        idle_since_ = now;
 }
 
 std::string GpuWatch::summary() const {
@@ -136,10 +126,6 @@ std::string GpuWatch::summary() const {
     return "mean " + std::to_string(static_cast<int>(std::lround(util_sum_ / gpu_samples_))) +
            " %, peak " + std::to_string(peak_) + " % over " + std::to_string(gpu_samples_) +
            " sample" + (gpu_samples_ == 1 ? "" : "s");
-}
-
-double GpuWatch::idle_s() const {
-    return idle_since_ ? last_ - *idle_since_ : 0;
 }
 
 }  // namespace mlt

@@ -1,9 +1,11 @@
 // TrainRun and the host's guard (guard.sh): what the lock hands it (the deadline left of the
-// budget, the silence rule, the unattended shutdown), and how a run it stopped ends.
+// budget, the silence and idle-GPU rules, the unattended shutdown), and how a run it stopped
+// ends.
 #include <algorithm>
 #include <cmath>
 
 #include "mlt/train/run/train_run.h"
+#include "mlt/transfer/progress.h"
 #include "mlt/util/text.h"
 
 namespace mlt {
@@ -25,6 +27,12 @@ bool number_like(const std::string& text) {
            text.find_first_not_of("0123456789.eE+-") == std::string::npos;
 }
 
+// Whether `text` is a count of seconds as a guard writes one.
+bool seconds_like(const std::string& text) {
+    return !text.empty() && text.size() <= 9 &&
+           text.find_first_not_of("0123456789") == std::string::npos;
+}
+
 }  // namespace
 
 void TrainRun::hand_to_guard(NewRun& run) const {
@@ -37,6 +45,11 @@ void TrainRun::hand_to_guard(NewRun& run) const {
     run.unattended_seconds =
         unattended ? static_cast<long>(std::ceil(plan_.unattended_shutdown_minutes * 60)) : 0;
     run.shutdown_script = unattended ? shutdown_script() : std::string();
+    // The idle rule is each node's own (a gang's others stop as their rank does).
+    run.sample_every = plan_.watch_every_s;
+    run.idle_seconds = static_cast<long>(std::ceil(plan_.idle_gpu_minutes * 60));
+    run.stop_idle = plan_.stop_idle;
+    run.idle_below_percent = kIdleGpuPercent;
     run.budget_seconds.reset();
     run.limit.clear();
     const Budget& budget = plan_.budget;
@@ -52,8 +65,8 @@ void TrainRun::hand_to_guard(NewRun& run) const {
 }
 
 void TrainRun::note_guard_stop(const std::string& why) {
-    // "limit --max-hours H", "limit --max-cost C" or "silent SECONDS"; an mlt that stopped the
-    // job itself said why already.
+    // "limit --max-hours H", "limit --max-cost C", "silent SECONDS" or "idle SECONDS"; an mlt
+    // that stopped the job itself said why already.
     if (outcome_.ending != Ending::completed) return;
     const auto after = [&](const std::string& prefix) {
         return why.rfind(prefix, 0) == 0 ? why.substr(prefix.size()) : std::string();
@@ -61,11 +74,15 @@ void TrainRun::note_guard_stop(const std::string& why) {
     if (number_like(after("limit --max-hours ")) || number_like(after("limit --max-cost ")))
         outcome_.stop_note =
             why.substr(6) + " (reached; the guard on " + host() + " stopped the job)";
-    else if (const std::string s = after("silent ");
-             !s.empty() && s.size() <= 9 && s.find_first_not_of("0123456789") == std::string::npos)
+    else if (const std::string s = after("silent "); seconds_like(s))
         outcome_.stop_note = "watch.silent_minutes " + number_text(plan_.silent_minutes) +
                              " (no new console output for " + s + " s; the guard on " + host() +
                              " stopped the job)";
+    else if (const std::string idle = after("idle "); seconds_like(idle))
+        outcome_.stop_note = "every GPU of " + host() + " was under " +
+                             std::to_string(kIdleGpuPercent) + " % for " +
+                             format_duration(std::stod(idle)) + " (watch.idle_gpu_minutes " +
+                             number_text(plan_.idle_gpu_minutes) + "; the guard stopped the job)";
     else {
         reporter_.warning("the job of " + which() + " on " + host() +
                           " records a stop by its guard that no guard writes ('" +

@@ -1,6 +1,6 @@
 // Watching the job while it is followed (docs/usage.md, "Watching a run"): the
 // watch.stop_when rules over its console log, and the host's samples (GPU use, load, free
-// disk) with the idle-GPU rule.
+// disk), shown and recorded (the idle-GPU rule is the host's guard's).
 #include <fcntl.h>
 #include <spdlog/spdlog.h>
 #include <unistd.h>
@@ -47,8 +47,10 @@ void TrainRun::arm_watch() {
 
 void TrainRun::on_sample(std::string_view line) {
     const auto sample = parse_sample(line);
-    if (!sample) return;
-    watchers_.gpu.add(*sample, wall_now());
+    // A follow that relays the guard's samples may relay the last one again at its start.
+    if (!sample || sample->time <= watchers_.last_sample) return;
+    watchers_.last_sample = sample->time;
+    watchers_.gpu.add(*sample);
     if (!sample->gpus.empty()) terminal_.status.set("2-gpu", gpu_status(*sample));
     // The record: appended, never through a symlink (a failure is said once at debug level:
     // the run goes on without it).
@@ -61,26 +63,6 @@ void TrainRun::on_sample(std::string_view line) {
     if (fd < 0 || ::write(fd, text.data(), text.size()) != static_cast<ssize_t>(text.size()))
         spdlog::debug("cannot append to {}: {}", path, std::strerror(errno));
     if (fd >= 0) ::close(fd);
-    if (check_idle()) throw RuleFired{};
-}
-
-bool TrainRun::check_idle() {
-    if (plan_.idle_gpu_minutes <= 0 || watchers_.idle == RunWatchers::Idle::told) return false;
-    const double idle_s = watchers_.gpu.idle_s();
-    if (idle_s < plan_.idle_gpu_minutes * 60) return false;
-    watchers_.idle = RunWatchers::Idle::told;
-    const std::string what = "every GPU of " + host() + " was under " +
-                             std::to_string(kIdleGpuPercent) + " % for " + format_duration(idle_s) +
-                             " (watch.idle_gpu_minutes " + number_text(plan_.idle_gpu_minutes) +
-                             ")";
-    if (!plan_.stop_idle || !may_stop_job()) {
-        reporter_.warning(what + " while the job of " + which() +
-                          " runs: a wrong instance type or a stuck data loader? "
-                          "(watch.stop_idle: true stops such a job)");
-        return false;
-    }
-    stop_job_for(Ending::limited, what);
-    return true;
 }
 
 }  // namespace mlt

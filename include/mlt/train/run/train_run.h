@@ -115,7 +115,7 @@ struct JobWatch {
     bool over() const { return life == Life::ended || stop == Stop::done; }
 };
 
-// Thrown from the follow's sinks when a watch.stop_when rule or the idle-GPU rule stops the
+// Thrown from the follow's sinks when a watch.stop_when rule stops the
 // job: it cuts the follow segment short (not an mlt::Error: nothing failed).
 struct RuleFired {};
 
@@ -242,12 +242,12 @@ class TrainRun {
     // the lock hands the guard for an unattended shutdown.
     std::string shutdown_script() const;
     // The host's guard (run_guard.cpp). What it enforces for the attempt a lock opens here: what is
-    // left of the budget (NewRun::budget_seconds, NewRun::limit) and the silence rule
-    // (silent_seconds, stop_silent); nothing for a gang (whose limit of several prices is the
-    // client's).
+    // left of the budget (NewRun::budget_seconds, NewRun::limit), the silence rule
+    // (silent_seconds, stop_silent) and the idle-GPU rule; a gang's nodes only the idle rule
+    // (their limit of several prices is the client's).
     void hand_to_guard(NewRun& run) const;
-    // The host's guard stopped the job (JobResult::guard_stop: a limit, silence): the run
-    // ends as limited (exit 5).
+    // The host's guard stopped the job (JobResult::guard_stop: a limit, silence, an idle
+    // GPU): the run ends as limited (exit 5).
     void note_guard_stop(const std::string& why);
     void show_cost();
     // The attempt of the run on this host opens at `when` (a start, a restart, an adoption).
@@ -332,8 +332,6 @@ class TrainRun {
     void arm_watch();
     // One sample line of the follow: recorded, shown, and the idle-GPU rule.
     void on_sample(std::string_view line);
-    // The idle-GPU rule after a sample: true when it stops the job now.
-    bool check_idle();
     // --resume of a run whose lock a follow released (an mlt lost before it read that
     // follow): takes it back (retake_run). False when it is not such a run.
     bool resume_released(const std::string& run_id);

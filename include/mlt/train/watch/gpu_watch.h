@@ -2,7 +2,8 @@
 // Watching the host while the job trains (docs/usage.md, "Watching a run"): the samples the
 // log follow brings (its script prints one line per watch.every seconds on stderr: GPU use and
 // memory from nvidia-smi when the host has it, load, free disk), their record in the local
-// log dir, the status line's part, the summary's mean and peak, and the idle-GPU rule.
+// log dir, the status line's part, the summary's mean and peak (the idle-GPU rule is the
+// host's guard's: guard.sh).
 
 #include <optional>
 #include <string>
@@ -44,23 +45,17 @@ std::optional<HostSample> parse_sample_json(std::string_view line, std::string* 
 // The status line's part: "GPU 80% 12.0/80.0 GiB" (each GPU, comma-separated); "" without GPUs.
 std::string gpu_status(const HostSample& sample);
 
-// The samples of one run: the mean and peak GPU use, and how long every GPU has been idle.
+// The samples of one run: the mean and peak GPU use.
 class GpuWatch {
   public:
-    // A sample that came at `now` (any clock in seconds, the same for idle_s()).
-    void add(const HostSample& sample, double now);
+    void add(const HostSample& sample);
     // "mean 45 %, peak 98 % over 12 samples"; "" when no sample had a GPU.
     std::string summary() const;
-    // Seconds since every GPU went under kIdleGpuPercent (and stayed), at the last sample; 0
-    // when one is busy or none is known.
-    double idle_s() const;
 
   private:
     int gpu_samples_ = 0;
     double util_sum_ = 0;  // of each sample's mean over its GPUs
     int peak_ = 0;
-    std::optional<double> idle_since_;
-    double last_ = 0;
 };
 
 }  // namespace mlt

@@ -1,6 +1,6 @@
 #pragma once
 // RunWatchers: what watches a run's job while it is followed: the watch.stop_when rules over
-// its console log and the host's samples (GPU use) with the idle-GPU rule.
+// its console log and the host's samples (GPU use).
 
 #include <cstdint>
 #include <string>
@@ -17,8 +17,8 @@ struct RunWatchers {
     enum class Primed { no, yes } primed = Primed::no;
     // watch.every: the host's samples while the job is followed.
     GpuWatch gpu;
-    // The idle-GPU rule fired (once per run).
-    enum class Idle { unseen, told } idle = Idle::unseen;
+    // The remote time of the last sample taken (a relay may bring it twice).
+    long long last_sample = 0;
 
     // Primes the rules from the local copy `local_console` of the console log up to
     // `offset`: what this machine followed before (a --resume, a new mlt after a kill).
