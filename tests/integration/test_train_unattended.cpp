@@ -49,6 +49,13 @@ TEST_F(TrainUnattendedTest, ANoWaitRunsShutdownCmdsOnTheHostAndResumeCollects) {
     EXPECT_EQ(read_or_empty(project() + "/results/out.txt"), "done\n") << describe(r);
     EXPECT_EQ(shutdown_runs(), "ran\n") << "shutdown_cmds ran twice";
     EXPECT_FALSE(path_exists(job_file("short", "lock"))) << job_state("short");
+    // `jobs` marks the run as one that ended unattended.
+    const ProcessResult jobs = mlt({"jobs"});
+    EXPECT_TRUE(has_text(jobs.out, "success* ")) << describe(jobs);
+    EXPECT_TRUE(has_text(jobs.out, "* ended unattended: the guard on the host ran shutdown_cmds"))
+        << describe(jobs);
+    ASSERT_FALSE(history().empty());
+    EXPECT_EQ(history().back().at("shutdown"), "unattended") << read_or_empty(history_path());
 }
 
 TEST_F(TrainUnattendedTest, AnMltThatCollectsFirstRunsShutdownCmdsAndTheGuardLeavesThem) {
@@ -61,6 +68,7 @@ TEST_F(TrainUnattendedTest, AnMltThatCollectsFirstRunsShutdownCmdsAndTheGuardLea
         << job_state("short");
     EXPECT_FALSE(path_exists(job_file("short", "shutdown.unattended"))) << job_state("short");
     EXPECT_EQ(shutdown_runs(), "ran\n") << "shutdown_cmds ran twice";
+    EXPECT_FALSE(has_text(mlt({"jobs"}).out, "ended unattended"));
 }
 
 }  // namespace

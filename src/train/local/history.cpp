@@ -291,15 +291,23 @@ std::string format_history(const std::vector<nlohmann::json>& runs, size_t limit
     std::snprintf(line, sizeof line, format, "ID", "MODEL", "START", "STATUS", "EXIT", "ATTEMPTS",
                   "COST", "HOSTS");
     out << line;
+    bool unattended = false;
     for (size_t i = first; i < runs.size(); ++i) {
         const auto& r = runs[i];
         // A run id adopted from a remote lock (--resume) is the remote's word: escaped.
         const auto shown = [&r](const char* key) { return printable(field(r, key), 200); };
+        // A run whose shutdown_cmds the guard on the host ran (no mlt collected it in time).
+        const bool by_guard = field(r, "shutdown") == "unattended";
+        unattended = unattended || by_guard;
         std::snprintf(line, sizeof line, format, shown("id").c_str(), shown("model").c_str(),
-                      shown("start").c_str(), shown("status").c_str(), shown("exit_status").c_str(),
-                      shown("attempt").c_str(), cost_field(r).c_str(), shown("hosts").c_str());
+                      shown("start").c_str(), (shown("status") + (by_guard ? "*" : "")).c_str(),
+                      shown("exit_status").c_str(), shown("attempt").c_str(), cost_field(r).c_str(),
+                      shown("hosts").c_str());
         out << line;
     }
+    if (unattended)
+        out << "* ended unattended: the guard on the host ran shutdown_cmds (no mlt collected the "
+               "run in time)\n";
     return out.str();
 }
 

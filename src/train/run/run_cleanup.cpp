@@ -84,6 +84,7 @@ void TrainRun::record(const std::string& status, std::optional<int> exit_status)
     if (plan_.budget.max_cost > 0) r["max_cost"] = plan_.budget.max_cost;
     if (status != "running") r["end"] = iso_time(static_cast<std::time_t>(now));
     if (exit_status) r["exit_status"] = *exit_status;
+    if (outcome_.shutdown_by == RunOutcome::ShutdownBy::host_guard) r["shutdown"] = "unattended";
     append_history(r, reporter_);
 }
 
