@@ -123,8 +123,7 @@ TrainPlan plan_node(const RunContext& c, const SshCommandLine& cli, const TrainO
     if (o.max_restarts) plan.max_restarts = *o.max_restarts;
     if (o.price) plan.price_per_hour = *o.price;
     plan.budget = {o.max_hours, o.max_cost};
-    check_budget_flags(plan.price_per_hour, plan.budget,
-                       o.no_wait && !o.resume && c.targets.size() > 1);
+    check_budget_flags(plan.price_per_hour, plan.budget);
     if (o.sync_every) plan.sync_every_s = *o.sync_every;
     if (o.connections) plan.transfer_connections = *o.connections;
     return plan;

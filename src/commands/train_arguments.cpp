@@ -108,18 +108,12 @@ void check_job_flags(bool resume, bool force) {
         "give one of them: --resume collects what the run left, --force starts over");
 }
 
-void check_budget_flags(double price_per_hour, const Budget& budget, bool detached_gang) {
+void check_budget_flags(double price_per_hour, const Budget& budget) {
     if (budget.max_cost > 0 && price_per_hour <= 0)
         throw usage_error(
             "--max-cost needs a price: without --price or price_per_hour the cost "
             "of the run is not known, and the limit would never be reached",
             "give the host's price, e.g. --price 1.25, or leave --max-cost out");
-    // One node's limit is kept by the guard on its host too; a gang's only by the client.
-    if (budget.any() && detached_gang)
-        reporter().warning(
-            "with several nodes, --max-hours and --max-cost are kept only while mlt waits for "
-            "the job: with --no-wait nothing stops it at the limit (a later --resume with the "
-            "same limit does)");
 }
 
 bool wants_test_model(const std::vector<std::string>& passed) {

@@ -440,6 +440,39 @@ TEST_F(TrainNodesTest, StopStopsTheJobOfEveryNode) {
     EXPECT_FALSE(path_exists(second_job_file("lock")));
 }
 
+// --max-cost of a gang with no mlt attached: every node's guard holds the same deadline, from
+// the budget at the sum of the nodes' prices ($3600/h each: $2 a second together, so $6 lasts
+// 3 s, not the 6 s of one node), stops its rank, and a --resume ends the run as a limit.
+TEST_F(TrainNodesTest, AGangsMaxCostIsHeldByEveryNodesGuardAtTheSumOfTheirPrices) {
+    write_shell_model("m",
+                      "echo \"rank $MLT_NODE_RANK up\"; i=0\n"
+                      "while [ $i -lt 2400 ]; do sleep 0.05; i=$((i+1)); done\n");
+    write_settings();
+    ProcessResult started =
+        mlt(train({"train", "m", "--no-wait", "--price", "3600", "--max-cost", "6"}));
+    ASSERT_EQ(started.exit_code, 0) << describe(started);
+    const auto budget_s = [](const std::string& lock) {
+        const auto value = [&lock](const std::string& key) {
+            const size_t at = lock.find("\n" + key + "=");
+            return at == std::string::npos ? -1L : std::atol(lock.c_str() + at + key.size() + 2);
+        };
+        return value("deadline") - value("started");
+    };
+    for (const std::string& dir : {remote(), second_->remote_dir()}) {
+        const std::string lock = read_or_empty(dir + "/.mlt/m/lock");
+        EXPECT_TRUE(has_text(lock, "\nlimit=--max-cost 6\n")) << lock;
+        EXPECT_GE(budget_s(lock), 0) << lock;
+        EXPECT_LE(budget_s(lock), 3) << "not the sum of both prices: " << lock;
+        ASSERT_TRUE(wait_until([&] { return path_exists(dir + "/.mlt/m/exit_status"); },
+                               std::chrono::seconds(60)))
+            << dir;
+        EXPECT_EQ(read_or_empty(dir + "/.mlt/m/guard.stop"), "limit --max-cost 6\n") << dir;
+    }
+    const ProcessResult r = mlt(train({"train", "m", "--resume"}));
+    EXPECT_EQ(r.exit_code, 5) << describe(r);
+    EXPECT_TRUE(has_text(r.out + r.err, "--max-cost 6 (reached; the guard on ")) << describe(r);
+}
+
 TEST_F(TrainNodesTest, ForceReplacesTheRunningJobOfEveryNode) {
     write_shell_model("m",
                       "if [ -f quick ]; then echo \"rank $MLT_NODE_RANK quick\"; exit 0; fi\n"

@@ -167,11 +167,11 @@ TEST(TrainArguments, ResumeContradictsForce) {
 namespace {
 
 TEST(CheckBudgetFlags, MaxCostNeedsAPrice) {
-    EXPECT_NO_THROW(mlt::check_budget_flags(0, {}, false));
-    EXPECT_NO_THROW(mlt::check_budget_flags(0, {2, 0}, false));  // hours need no price
-    EXPECT_NO_THROW(mlt::check_budget_flags(1.5, {0, 20}, false));
+    EXPECT_NO_THROW(mlt::check_budget_flags(0, {}));
+    EXPECT_NO_THROW(mlt::check_budget_flags(0, {2, 0}));  // hours need no price
+    EXPECT_NO_THROW(mlt::check_budget_flags(1.5, {0, 20}));
     try {
-        mlt::check_budget_flags(0, {0, 20}, false);
+        mlt::check_budget_flags(0, {0, 20});
         FAIL() << "no error for --max-cost without a price";
     } catch (const mlt::Error& e) {
         EXPECT_EQ(e.code(), mlt::exit_code::kUsage);

@@ -39,7 +39,7 @@ void check_job_flags(bool resume, bool force);
 // Refuses (mlt::Error usage) --max-cost when no price is known (`price_per_hour` 0: it could
 // never be reached); warns that a limit is not kept when mlt does not wait for the nodes of a
 // gang (`detached_gang`: one node's limit is kept by the guard on its host).
-void check_budget_flags(double price_per_hour, const Budget& budget, bool detached_gang);
+void check_budget_flags(double price_per_hour, const Budget& budget);
 
 // True when the training arguments ask for MLTK's test model (`--test`).
 bool wants_test_model(const std::vector<std::string>& passed);

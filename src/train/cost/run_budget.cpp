@@ -28,10 +28,22 @@ void TrainRun::stop_job_for(Ending ending, std::string note) {
     watch_.stop = JobWatch::Stop::wanted;
 }
 
+Budget TrainRun::node_budget() const {
+    Budget budget = plan_.budget;
+    if (gang_) budget.max_cost /= gang_.gang->size();
+    return budget;
+}
+
+std::string TrainRun::limit_reached(double now) const {
+    const std::string limit = account_.ledger.limit_reached(node_budget(), now);
+    if (limit.rfind("--max-cost ", 0) != 0) return limit;
+    return "--max-cost " + number_text(plan_.budget.max_cost);
+}
+
 void TrainRun::check_budget() {
     if (!plan_.budget.any() || !may_stop_job()) return;
     const double now = wall_now();
-    const std::string limit = account_.ledger.limit_reached(plan_.budget, now);
+    const std::string limit = limit_reached(now);
     if (limit.empty()) return;
     const auto cost = account_.ledger.cost(now);
     stop_job_for(Ending::limited, limit + " (reached after " +
@@ -44,7 +56,7 @@ bool TrainRun::limit_blocks_start() {
     if (gang_ || watch_.started() || !plan_.budget.any() || outcome_.ending != Ending::completed)
         return false;
     const double now = wall_now();
-    const std::string limit = account_.ledger.limit_reached(plan_.budget, now);
+    const std::string limit = limit_reached(now);
     if (limit.empty()) return false;
     const auto cost = account_.ledger.cost(now);
     outcome_.ending = Ending::limited;
@@ -58,7 +70,7 @@ bool TrainRun::limit_blocks_start() {
 int TrainRun::segment_seconds() const {
     // A segment ends by the limit, so that the stop comes within a second or two of it.
     // A node of a gang looks at the others every kGangSegmentSeconds.
-    const double left = account_.ledger.seconds_left(plan_.budget, wall_now());
+    const double left = account_.ledger.seconds_left(node_budget(), wall_now());
     const int most = gang_ ? kGangSegmentSeconds : kFollowSegmentSeconds;
     return static_cast<int>(std::clamp(std::ceil(left), 1.0, static_cast<double>(most)));
 }

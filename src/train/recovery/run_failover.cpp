@@ -71,7 +71,7 @@ bool TrainRun::fail_over(const std::string& why) {
     // the run ends); the follow on the new host starts its own.
     sync_.retire();
     // The budget first: no standby host is taken (or rented) once a limit is reached.
-    const std::string limit = account_.ledger.limit_reached(plan_.budget, wall_now());
+    const std::string limit = limit_reached(wall_now());
     if (!limit.empty()) {
         reporter_.alert("no standby host is taken: " + limit + " is reached");
         return false;

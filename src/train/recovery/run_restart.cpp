@@ -32,7 +32,7 @@ bool TrainRun::restart_lost(const std::optional<JobResult>& result) {
         return false;
     }
     const double now = wall_now();
-    const std::string limit = account_.ledger.limit_reached(plan_.budget, now);
+    const std::string limit = limit_reached(now);
     if (!limit.empty()) {
         // No new attempt past a limit: the lost one is collected, and the run ends with exit 5.
         outcome_.ending = Ending::limited;

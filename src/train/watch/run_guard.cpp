@@ -36,9 +36,12 @@ bool seconds_like(const std::string& text) {
 }  // namespace
 
 void TrainRun::hand_to_guard(NewRun& run) const {
-    // A gang's nodes get nothing: their limit of several prices is the client's.
+    // A gang's nodes: every one the same deadline, from the run's budget at the sum of their
+    // prices (node_budget); the silence rule is rank 0's (the rank that prints), the unattended
+    // shutdown a single node's.
     const bool single = !gang_;
-    run.silent_seconds = single ? static_cast<long>(std::ceil(plan_.silent_minutes * 60)) : 0;
+    const bool lead = single || gang_.rank == 0;
+    run.silent_seconds = lead ? static_cast<long>(std::ceil(plan_.silent_minutes * 60)) : 0;
     run.stop_silent = plan_.stop_silent;
     const bool unattended =
         single && plan_.unattended_shutdown_minutes > 0 && !plan_.shutdown_cmds.empty();
@@ -52,15 +55,15 @@ void TrainRun::hand_to_guard(NewRun& run) const {
     run.idle_below_percent = kIdleGpuPercent;
     run.budget_seconds.reset();
     run.limit.clear();
-    const Budget& budget = plan_.budget;
+    const Budget budget = node_budget();
     const bool by_cost = budget.max_cost > 0 && plan_.price_per_hour > 0;
-    if (!single || (budget.max_hours <= 0 && !by_cost)) return;
+    if (budget.max_hours <= 0 && !by_cost) return;
     // Before this attempt opens, at this host's price: what the earlier attempts used counts.
     const double now = wall_now();
     const double left = account_.ledger.seconds_left(budget, now, plan_.price_per_hour);
     const bool hours_first =
         budget.max_hours > 0 && budget.max_hours * 3600 - account_.ledger.elapsed(now) <= left;
-    run.limit = hours_first ? hours_limit(budget) : cost_limit(budget);
+    run.limit = hours_first ? hours_limit(plan_.budget) : cost_limit(plan_.budget);
     run.budget_seconds = static_cast<long>(std::max(0.0, std::ceil(left)));
 }
 

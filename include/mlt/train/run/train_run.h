@@ -246,6 +246,12 @@ class TrainRun {
     // (silent_seconds, stop_silent) and the idle-GPU rule; a gang's nodes only the idle rule
     // (their limit of several prices is the client's).
     void hand_to_guard(NewRun& run) const;
+    // The run's budget as this node's ledger counts it: the nodes of a gang bill together
+    // (the same time, each at its price), so each node's share of --max-cost is the
+    // nodes' count's part of it; and the limit it reached by `now` as the user gave it
+    // ("--max-cost 3"), or "".
+    Budget node_budget() const;
+    std::string limit_reached(double now) const;
     // The host's guard stopped the job (JobResult::guard_stop: a limit, silence, an idle
     // GPU): the run ends as limited (exit 5).
     void note_guard_stop(const std::string& why);
