@@ -16,9 +16,15 @@ std::string guard_script() {
 
 using namespace job_detail;
 
-bool JobDir::start_guard(const std::string& run_id) {
+bool JobDir::start_guard(const std::string& run_id, const GuardDeadline* deadline) {
     ShellCommand c = run_command(remote_dir_, model_, run_id);
-    c.set("mlt_guard", guard_script())
+    const bool set = deadline != nullptr;
+    c.flag("mlt_set_deadline", set)
+        .set("mlt_budget_s", set && deadline->budget_seconds
+                                 ? std::to_string(*deadline->budget_seconds)
+                                 : std::string())
+        .set("mlt_limit", set ? deadline->limit : std::string())
+        .set("mlt_guard", guard_script())
         .add(scripts::job_alive)
         .add(scripts::job_guard_functions)
         .add(scripts::job_guard_start);

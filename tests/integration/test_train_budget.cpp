@@ -144,6 +144,24 @@ TEST_F(TrainBudgetTest, AKilledClientsMaxCostIsEnforcedOnTheHost) {
     expect_resume_reports("--max-cost 3 (reached; the guard on ");
 }
 
+// A --resume with a limit hands the host's guard what is left of it: the limit of the run
+// started without one (and no guard) holds on the host from then on, with no mlt attached.
+TEST_F(TrainBudgetTest, AResumeWithALimitSetsTheHostsDeadlineAnew) {
+    const ProcessResult started = mlt({"ssh", "train", "long", "--no-wait"});
+    ASSERT_EQ(started.exit_code, 0) << describe(started);
+    EXPECT_FALSE(has_text(read_or_empty(job_file("long", "lock")), "deadline="));
+    ASSERT_TRUE(wait_until([&] { return has_text(read_or_empty(remote() + "/pids.txt"), "\n"); },
+                           std::chrono::seconds(60)))
+        << job_state("long");
+    const ProcessResult resumed =
+        mlt({"ssh", "train", "long", "--resume", "--no-wait", "--max-hours", "0.002"});
+    ASSERT_EQ(resumed.exit_code, 0) << describe(resumed);
+    EXPECT_TRUE(has_text(read_or_empty(job_file("long", "lock")), "limit=--max-hours 0.002\n"))
+        << job_state("long");
+    expect_stopped_on_the_host("limit --max-hours 0.002", "--max-hours 0.002 reached");
+    expect_resume_reports("--max-hours 0.002 (reached; the guard on ");
+}
+
 // watch.silent_minutes with stop_silent: a job that prints nothing more (a hung collective) is
 // stopped by the guard with no mlt attached, and ends as a limit does.
 TEST_F(TrainBudgetTest, ASilentJobIsStoppedOnTheHostWithStopSilent) {

@@ -347,7 +347,8 @@ class FakeJobHost : public RemoteJob, public JobPipelining {
     }
 
     // The fake host's jobs have no guard: nothing to start.
-    bool restart_guard(const std::string& run_id) override {
+    bool restart_guard(const std::string& run_id,
+                       const mlt::JobDir::GuardDeadline* = nullptr) override {
         return call("restart_guard", [&](bool) {
             check_mine(run_id);
             return false;

@@ -352,8 +352,15 @@ class JobDir {
     void discard_job();
 
     // Starts the guard of run `run_id`'s job again when its process is gone (killed) while the
-    // job runs with a duty for it (the lock's deadline= or silent=). True when it started one.
-    bool start_guard(const std::string& run_id);
+    // job runs with a duty for it (the lock's deadline=, silent=, ...). True when it started
+    // one. With `deadline`, first records it in the lock of the running job in place of the
+    // one there (a --resume with a limit: what is left of the run's budget by then; a running
+    // guard takes it up within 5 s), or removes it (no budget_seconds).
+    struct GuardDeadline {
+        std::optional<long> budget_seconds;
+        std::string limit;
+    };
+    bool start_guard(const std::string& run_id, const GuardDeadline* deadline = nullptr);
 
     // --clean on the remote: removes the model archive `archive` (relative to the remote dir)
     // and, when `log_dir` is not empty, that log dir (a path of the settings: `~` and `$NAME`

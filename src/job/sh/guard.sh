@@ -24,8 +24,14 @@
 # dir became another run's. It looks every second: a `date`, a `wc`, a `sleep` and builtins.
 g=$1 o=$2 j=$3
 [ -n "$g" ] || exit 0
-mlt_dl=$(sed -n 's/^deadline=//p' "$j/lock" 2>/dev/null)
-mlt_limit=$(sed -n 's/^limit=//p' "$j/lock" 2>/dev/null)
+# mlt_read_deadline: the lock's deadline (plus the 5 s) and limit; a --resume with a limit replaces
+# them (guard_start.sh), and the guard reads them again every 5 s until it stopped the job.
+mlt_read_deadline() {
+  mlt_dl=$(sed -n 's/^deadline=//p' "$j/lock" 2>/dev/null)
+  mlt_limit=$(sed -n 's/^limit=//p' "$j/lock" 2>/dev/null)
+  case $mlt_dl in '' | *[!0-9]*) mlt_dl='' ;; *) mlt_dl=$((mlt_dl + 5)) ;; esac
+}
+mlt_read_deadline
 mlt_quiet=$(sed -n 's/^silent=//p' "$j/lock" 2>/dev/null)
 mlt_quiet_stop=$(sed -n 's/^silent_stop=//p' "$j/lock" 2>/dev/null)
 mlt_after=$(sed -n 's/^unattended=//p' "$j/lock" 2>/dev/null)
@@ -33,7 +39,6 @@ mlt_idle=$(sed -n 's/^idle=//p' "$j/lock" 2>/dev/null)
 mlt_idle_stop=$(sed -n 's/^idle_stop=//p' "$j/lock" 2>/dev/null)
 mlt_below=$(sed -n 's/^idle_below=//p' "$j/lock" 2>/dev/null)
 mlt_every=$(sed -n 's/^every=//p' "$j/lock" 2>/dev/null)
-case $mlt_dl in '' | *[!0-9]*) mlt_dl= ;; *) mlt_dl=$((mlt_dl + 5)) ;; esac
 case $mlt_quiet in '' | *[!0-9]* | 0) mlt_quiet= ;; esac
 case $mlt_after in '' | *[!0-9]* | 0) mlt_after= ;; esac
 case $mlt_idle$mlt_every in *[!0-9]*) mlt_idle= ;; esac
@@ -103,7 +108,7 @@ mlt_idle_look() {
   else echo "mlt: $mlt_words: a wrong instance type or a stuck data loader? (watch.stop_idle would stop the job)"; fi
   mlt_idle_told=1
 }
-mlt_size=-1 mlt_since=0 mlt_ended='' mlt_next=0 mlt_idle_since='' mlt_idle_told=''
+mlt_size=-1 mlt_since=0 mlt_ended='' mlt_next=0 mlt_idle_since='' mlt_idle_told='' mlt_tick=0 mlt_dl_done=''
 while :; do
   mlt_r=; { IFS= read -r mlt_r < "$j/run_id"; } 2>/dev/null
   [ "$mlt_r" = "$o" ] || exit 0
@@ -111,7 +116,9 @@ while :; do
   if [ -e "$j/exit_status" ]; then mlt_unattended
   elif ! kill -s 0 "$g" 2>/dev/null; then [ -e "$j/exit_status" ] || exit 0
   else
-    if [ -n "$mlt_dl" ] && [ "$mlt_now" -ge "$mlt_dl" ]; then mlt_guard_stop "limit $mlt_limit" "$mlt_limit reached"; mlt_dl=; fi
+    mlt_tick=$(((mlt_tick + 1) % 5))
+    [ "$mlt_tick" != 0 ] || [ -n "$mlt_dl_done" ] || mlt_read_deadline
+    if [ -n "$mlt_dl" ] && [ "$mlt_now" -ge "$mlt_dl" ]; then mlt_guard_stop "limit $mlt_limit" "$mlt_limit reached"; mlt_dl='' mlt_dl_done=1; fi
     if [ -n "$mlt_quiet" ]; then
       mlt_n=$(wc -c < "$j/console.log" 2>/dev/null) || mlt_n=0
       mlt_n=$((mlt_n))

@@ -118,8 +118,8 @@ void ShellJob::begin_gang_attempt(const std::string& run_id, int attempt) {
     JobDir(remote(), remote_dir_, model_).begin_gang_attempt(run_id, attempt);
 }
 
-bool ShellJob::restart_guard(const std::string& run_id) {
-    return JobDir(remote(), remote_dir_, model_).start_guard(run_id);
+bool ShellJob::restart_guard(const std::string& run_id, const JobDir::GuardDeadline* deadline) {
+    return JobDir(remote(), remote_dir_, model_).start_guard(run_id, deadline);
 }
 
 void ShellJob::retake(const std::string& run_id) {

@@ -234,10 +234,7 @@ Phase TrainRun::adopt(const JobStatus& job) {
         case JobState::running:
             reporter_.notice("reattaching to the running job of " + which());
             watch_.life = JobWatch::Life::may_run;
-            // Nothing on the host keeps the run's limit while its guard is gone (killed).
-            if (job.guard == GuardState::gone && job_->restart_guard(run_id_))
-                reporter_.warning("the guard of " + which() + " on " + host() +
-                                  " was not running (its process was gone): started it again");
+            reguard(job);
             return Phase::follow;
         case JobState::lost:
             // Collected as lost: finish it. A gang's node is not restarted alone (the others

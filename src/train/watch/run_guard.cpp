@@ -67,6 +67,23 @@ void TrainRun::hand_to_guard(NewRun& run) const {
     run.budget_seconds = static_cast<long>(std::max(0.0, std::ceil(left)));
 }
 
+void TrainRun::reguard(const JobStatus& job) {
+    // A --resume with a limit sets what is left of the run's budget as the host's deadline
+    // (without one, the host keeps the limit it has). Nothing on the host keeps the run's
+    // limit while its guard is gone (killed): started again.
+    std::optional<JobDir::GuardDeadline> deadline;
+    if (plan_.budget.any()) {
+        NewRun limits;
+        hand_to_guard(limits);
+        deadline = JobDir::GuardDeadline{limits.budget_seconds, limits.limit};
+    }
+    if (job.guard != GuardState::gone && !deadline) return;
+    if (job_->restart_guard(run_id_, deadline ? &*deadline : nullptr) &&
+        job.guard == GuardState::gone)
+        reporter_.warning("the guard of " + which() + " on " + host() +
+                          " was not running (its process was gone): started it again");
+}
+
 void TrainRun::note_guard_stop(const std::string& why) {
     // "limit --max-hours H", "limit --max-cost C", "silent SECONDS" or "idle SECONDS"; an mlt
     // that stopped the job itself said why already.

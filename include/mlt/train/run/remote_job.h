@@ -101,8 +101,9 @@ class RemoteJob {
     // (begin_gang_attempt).
     virtual void begin_gang_attempt(const std::string& run_id, int attempt) = 0;
     // Starts the host's guard of the run's running job again when it is gone (start_guard):
-    // true when it did.
-    virtual bool restart_guard(const std::string& run_id) = 0;
+    // true when it did. With `deadline`, first records it in the lock in place of the old one.
+    virtual bool restart_guard(const std::string& run_id,
+                               const JobDir::GuardDeadline* deadline = nullptr) = 0;
     // Restarts the run's lost job as attempt `attempt` (restart_job); returns its process
     // group.
     virtual long restart(const std::string& run_id, int attempt) = 0;
@@ -147,7 +148,8 @@ class ShellJob : public RemoteJob, public JobPipelining {
     void watch(int every_s, OutputSink on_sample) override;
     void mark_moved(const std::string& run_id, const std::string& where) override;
     void begin_gang_attempt(const std::string& run_id, int attempt) override;
-    bool restart_guard(const std::string& run_id) override;
+    bool restart_guard(const std::string& run_id,
+                       const JobDir::GuardDeadline* deadline = nullptr) override;
     long restart(const std::string& run_id, int attempt) override;
     bool stop(int grace_s, const std::string* run_id) override;
     FollowStep follow(Task task, const std::string* run_id, uint64_t offset, int seconds,

@@ -246,6 +246,9 @@ class TrainRun {
     // (silent_seconds, stop_silent) and the idle-GPU rule; a gang's nodes only the idle rule
     // (their limit of several prices is the client's).
     void hand_to_guard(NewRun& run) const;
+    // A --resume that reattaches to the running job `job`: hands its guard the deadline of
+    // this mlt's limit, if any, and starts it again when it is gone.
+    void reguard(const JobStatus& job);
     // The run's budget as this node's ledger counts it: the nodes of a gang bill together
     // (the same time, each at its price), so each node's share of --max-cost is the
     // nodes' count's part of it; and the limit it reached by `now` as the user gave it
