@@ -23,17 +23,21 @@ namespace mlt {
 
 namespace {
 
-// "last sample (14:02:11): GPU 80% 12.0/80.0 GiB, load 3.5, 120.4 GiB free" from the metrics
-// file of the local log dir, when its last sample is of `run_id`'s job.
-std::optional<std::string> last_sample_line(const std::string& local_logs,
-                                            const std::string& run_id) {
-    std::ifstream in(local_logs + "/" + kMetricsFile);
-    std::string line, last;
-    while (std::getline(in, line))
-        if (!line.empty()) last = line;
-    std::string of_run;
-    const auto sample = parse_sample_json(last, &of_run);
-    if (run_id.empty() || !sample || of_run != run_id) return std::nullopt;
+// "last sample (14:02:11): GPU 80% 12.0/80.0 GiB, load 3.5, 120.4 GiB free": the host's guard's
+// last sample of the job, or else the last of the metrics file of the local log dir when it
+// is of `job`'s run.
+std::optional<std::string> last_sample_line(const std::string& local_logs, const JobStatus& job) {
+    std::optional<HostSample> sample = parse_sample(job.sample);
+    if (!sample) {
+        std::ifstream in(local_logs + "/" + kMetricsFile);
+        std::string line, last;
+        while (std::getline(in, line))
+            if (!line.empty()) last = line;
+        std::string of_run;
+        sample = parse_sample_json(last, &of_run);
+        if (job.run_id.empty() || of_run != job.run_id) return std::nullopt;
+    }
+    if (!sample) return std::nullopt;
     const HostSample& s = *sample;
     std::string out = gpu_status(s);
     if (s.load1) out += (out.empty() ? "" : ", ") + std::string("load ") + number_text(*s.load1);
@@ -53,7 +57,7 @@ std::optional<std::string> guard_line(const JobStatus& job) {
     if (job.guard == GuardState::gone)
         return std::string(
             "guard: NOT RUNNING on the host (its process is gone): nothing there "
-            "keeps the run's limit or silence rule; a --resume of the run starts "
+            "keeps the run's limit, rules or silence; a --resume of the run starts "
             "it again");
     if (job.guard != GuardState::running) return std::nullopt;
     std::string line = "guard: running on the host";
@@ -66,6 +70,11 @@ std::optional<std::string> guard_line(const JobStatus& job) {
     if (job.silent_s > 0)
         line += "; watches for " + format_duration(static_cast<double>(job.silent_s)) +
                 " without console output";
+    if (job.idle_s > 0)
+        line += "; watches for GPUs idle " + format_duration(static_cast<double>(job.idle_s));
+    if (job.rules > 0)
+        line += "; decides " + std::to_string(job.rules) + " watch.stop_when rule" +
+                (job.rules == 1 ? "" : "s");
     return line;
 }
 
@@ -89,7 +98,7 @@ int run_status(const SshCommandLine& cli, const std::string& model) {
         auto jobs = jobs_of(remote, target.remote_dir, name);
         std::fputs(format_jobs(jobs, target.remote_dir, remote.name()).c_str(), stdout);
         if (!jobs.empty()) {
-            if (auto line = last_sample_line(local_log_dir(name), jobs.front().run_id))
+            if (auto line = last_sample_line(local_log_dir(name), jobs.front()))
                 std::printf("%s\n", line->c_str());
             if (auto line = guard_line(jobs.front())) std::printf("%s\n", line->c_str());
         }

@@ -51,6 +51,9 @@ struct JobStatus {
     long silent_s = 0;
     GuardState guard = GuardState::none;
     std::string guard_stop;
+    long idle_s = 0;     // the lock's idle= (watch.idle_gpu_minutes); 0: none
+    std::string sample;  // the guard's last sample of the host ("mlt-sample ..."), if any
+    int rules = 0;       // the watch.stop_when rules the host decides
 };
 
 // The state a job's files show: lock, the phase it records, the recorded process group and
