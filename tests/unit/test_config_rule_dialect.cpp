@@ -15,24 +15,13 @@
 #include "mlt/config/stop_rule_spec.h"
 #include "mlt/util/error.h"
 #include "mlt/util/paths.h"
+#include "rules_corpus.h"
 
 namespace mlt {
 namespace {
 
-StopRule regex_rule(const std::string& regex) {
-    StopRule rule;
-    rule.regex = regex;
-    return rule;
-}
-
-StopRule plateau_rule(const std::string& regex, bool maximize = false, int patience = 5) {
-    StopRule rule;
-    rule.regex = regex;
-    rule.plateau = true;
-    rule.maximize = maximize;
-    rule.patience = patience;
-    return rule;
-}
+using test::plateau_rule;
+using test::regex_rule;
 
 // The ERE of `rule`, or "refused at N: WHY".
 std::string host(const StopRule& rule) {
@@ -177,7 +166,7 @@ TEST(RuleDialect, RefusesWhatTheHostCannotEvaluateWithItsOffset) {
 // and the regex is split around it; the anchors stay outside the three parts.
 TEST(RuleDialect, SplitsAPlateauRuleAroundItsFirstGroup) {
     auto split = [](const std::string& regex) {
-        const auto out = host_regex(plateau_rule(regex));
+        const auto out = host_regex(plateau_rule(regex, 5));
         if (const auto* refused = std::get_if<DialectRefusal>(&out))
             return "refused at " + std::to_string(refused->offset) + ": " + refused->why;
         const HostRegex& h = std::get<HostRegex>(out);
@@ -199,8 +188,8 @@ TEST(RuleDialect, SplitsAPlateauRuleAroundItsFirstGroup) {
 
 TEST(RuleDialect, TheRulesFileHoldsOneRuleALineWithEveryFieldEncoded) {
     const std::string text =
-        host_rules_text({regex_rule("loss[=:]\\tnan"), plateau_rule("acc=(\\d+)%", true, 3),
-                         plateau_rule("^v=(\\d)$")});
+        host_rules_text({regex_rule("loss[=:]\\tnan"), plateau_rule("acc=(\\d+)%", 3, true),
+                         plateau_rule("^v=(\\d)$", 5)});
     EXPECT_EQ(text,
               "mlt-rules 1\n"
               "r\tloss[:=]%09nan\n"
@@ -227,7 +216,7 @@ TEST(RuleDialect, RuleErrorChecksEcmaScriptFirstThenTheHost) {
     const auto lazy = rule_error(regex_rule("loss=.*?nan"));
     ASSERT_TRUE(lazy);
     EXPECT_EQ(lazy->offset, 7u);
-    EXPECT_FALSE(rule_error(plateau_rule("loss=(\\d+)")));
+    EXPECT_FALSE(rule_error(plateau_rule("loss=(\\d+)", 5)));
 }
 
 // A refused rule is a settings error at the offending character when the scalar shows it as
