@@ -1,7 +1,7 @@
 # watch.stop_when decided on the host (docs/usage.md, "Watching a run"): the rules of the job
 # dir's `rules` file on the lines of its console.log as it grows, for the guard (guard.sh). A
 # library of functions: it runs nothing itself. POSIX sh, awk (mawk, BusyBox's, gawk: run
-# with LC_ALL=C, byte by byte), dd and tr.
+# with LC_ALL=C, byte by byte), dd, tr and ls.
 #
 # The rules file (mlt/config/rule_dialect.h, host_rules_text), one rule a line, INDEX 0 first:
 #   mlt-rules 1
@@ -19,7 +19,7 @@
 #                                 its best (the number's text), and its line of the rules file
 #
 # mlt_rules_tick JOBDIR [SIZE]: decides the lines that JOBDIR/console.log got since the last
-#   tick (SIZE: its size in bytes when the caller knows it, else one `wc`). A line ends at \n or
+#   tick (SIZE: its size in bytes when the caller knows it, else one `ls`). A line ends at \n or
 #   \r (a progress bar rewrites its line with \r: each state is a line; a NUL is read as \001);
 #   a line without its end waits for the next tick. Each line (its first 64 KiB; empty lines
 #   are skipped) goes through the rules in order; the first rule that fires is recorded and
@@ -46,8 +46,11 @@ mlt_rules_tick() {
   case $mlt_rt_o in '' | *[!0-9]*) mlt_rt_o=0 ;; esac
   case $mlt_rt_f in '' | -1) ;; *) return 0 ;; esac
   mlt_rt_n=${2:-}
-  if [ -z "$mlt_rt_n" ]; then mlt_rt_n=$(wc -c < "$mlt_rt_d/console.log" 2> /dev/null) || return 0; fi
-  mlt_rt_n=$((mlt_rt_n))
+  if [ -z "$mlt_rt_n" ]; then
+    mlt_file_size "$mlt_rt_d/console.log"
+    mlt_rt_n=$mlt_fs
+    [ -n "$mlt_rt_n" ] || return 0
+  fi
   [ "$mlt_rt_n" -ne "$mlt_rt_o" ] || return 0
   mlt_rt_s=$mlt_rt_o
   [ "$mlt_rt_n" -gt "$mlt_rt_o" ] || mlt_rt_s=0
@@ -154,6 +157,16 @@ END {
   mv -f "$mlt_rt_d/rules.state.tmp" "$mlt_rt_d/rules.state" || return 1
   { read -r mlt_rt_o mlt_rt_f && IFS= read -r mlt_rt_l; } < "$mlt_rt_d/rules.state" || return 1
   [ "$mlt_rt_f" = -1 ] || printf '%s\t%s\n' "$mlt_rt_f" "$mlt_rt_l"
+}
+# mlt_file_size FILE: sets mlt_fs to FILE's size in bytes, empty when it is no regular file; one
+#   `ls` (BusyBox's `wc -c` reads the whole file).
+mlt_file_size() {
+  mlt_fs=$(ls -ln "$1" 2> /dev/null) || mlt_fs=
+  case $mlt_fs in -*) ;; *) mlt_fs= && return 0 ;; esac
+  read -r _ _ _ _ mlt_fs _ << EOF
+$mlt_fs
+EOF
+  case $mlt_fs in '' | *[!0-9]*) mlt_fs= ;; esac
 }
 # mlt_rules_read FILE FROM COUNT: COUNT bytes of FILE from byte FROM (0-based), or fewer at its
 #   end; with a seek (dd), else (a dd without skip_bytes) by reading through.
