@@ -269,28 +269,32 @@ TEST_P(GuardRules, DecidesEveryLineOfTheCorpusAsTheCorpusSays) {
     }
 }
 
-// A tick reads at most 4 MiB of the log and goes on at the next; a line longer than that is
-// decided by its first 4 MiB (and reported by its first 500 bytes).
-TEST_P(GuardRules, ReadsAtMost4MiBATick) {
+// A tick reads at most 1 MiB of the log and goes on at the next; a line longer than that is
+// decided by its first 1 MiB (and reported by its first 500 bytes).
+TEST_P(GuardRules, ReadsAtMost1MiBATick) {
+    constexpr size_t kMiB = 1 << 20;
     write("a/rules", host_rules_text({test::regex_rule("loss=nan")}));
     std::string lines;
-    while (lines.size() < 4500000) lines += "step " + std::to_string(lines.size()) + " loss=0.5\n";
+    while (lines.size() < kMiB + 100000)
+        lines += "step " + std::to_string(lines.size()) + " loss=0.5\n";
     write("a/console.log", lines + "loss=nan\n");
     EXPECT_EQ(tick("a"), "status 0\n");
-    const long offset = std::stol(read("a/rules.state"));
-    EXPECT_LE(offset, 4194304);
-    EXPECT_GT(offset, 4194304 - 30) << "the last complete line of the first 4 MiB";
+    const size_t offset = std::stoul(read("a/rules.state"));
+    EXPECT_LE(offset, kMiB);
+    EXPECT_GT(offset, kMiB - 30) << "the last complete line of the first MiB";
     EXPECT_EQ(tick("a"), "0\tloss=nan\nstatus 0\n");
 
     write("b/rules", host_rules_text({test::regex_rule("nan"), test::regex_rule("^x+$")}));
-    const std::string giant = "loss=nan " + std::string(5 << 20, 'x');
+    const std::string giant = "loss=nan " + std::string(kMiB + kMiB / 2, 'x');
     write("b/console.log", giant + "\nx\n");
     EXPECT_EQ(tick("b"), "0\t" + giant.substr(0, 500) + "\nstatus 0\n");
-    EXPECT_EQ(read("b/rules.state").substr(0, 11), "4194304 0\nl");
+    EXPECT_EQ(read("b/rules.state").substr(0, 11), std::to_string(kMiB) + " 0\nl");
 
-    write("c/rules", host_rules_text({test::regex_rule("nan"), test::regex_rule("^x+$")}));
-    write("c/console.log", std::string(5 << 20, 'x') + "\nnan\n");
-    EXPECT_EQ(tick("c").substr(0, 503), "1\t" + std::string(500, 'x') + "\n");
+    write("c/rules", host_rules_text({test::regex_rule("nan"), test::regex_rule("y")}));
+    write("c/console.log", std::string(kMiB + kMiB / 2, 'x') + "\nnan\n");
+    EXPECT_EQ(tick("c"), "status 0\n");
+    EXPECT_EQ(read("c/rules.state"), std::to_string(kMiB) + " -1\n\n");
+    EXPECT_EQ(tick("c"), "0\tnan\nstatus 0\n") << "the line's rest, then the next line";
 }
 
 // No growth, no work: the state stays as it was (not even rewritten), and with the log's size

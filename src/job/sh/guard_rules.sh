@@ -24,8 +24,8 @@
 #   a line without its end waits for the next tick. Each line (its first 64 KiB; empty lines
 #   are skipped) goes through the rules in order; the first rule that fires is recorded and
 #   printed once as INDEX<TAB>LINE (LINE without control bytes, cut to 500 bytes), and no rule
-#   is decided after it, ever. A tick reads at most 4 MiB of the log (the rest waits for the
-#   next); a line longer than that is decided by its first 4 MiB. A log shorter than OFFSET is
+#   is decided after it, ever. A tick reads at most 1 MiB of the log (the rest waits for the
+#   next); a line longer than that is decided by its first 1 MiB. A log shorter than OFFSET is
 #   a new one, read from its start (the plateau counts go on). No log, no rules file, a log
 #   that did not grow, or a rule that fired: no work (no process when SIZE is given).
 #   Exit status: 0 (with or without a hit), 1 when the state could not be written, 2 when the
@@ -55,10 +55,10 @@ mlt_rules_tick() {
   mlt_rt_s=$mlt_rt_o
   [ "$mlt_rt_n" -gt "$mlt_rt_o" ] || mlt_rt_s=0
   mlt_rt_c=$((mlt_rt_n - mlt_rt_s))
-  [ "$mlt_rt_c" -le 4194304 ] || mlt_rt_c=4194304
+  [ "$mlt_rt_c" -le 1048576 ] || mlt_rt_c=1048576
   { mlt_rules_read "$mlt_rt_d/console.log" "$mlt_rt_s" "$mlt_rt_c"; printf '\nmlt-end\n'; } 2> /dev/null |
     tr '\r\000' '\n\001' 2> /dev/null |
-    MLT_RULES_DIR=$mlt_rt_d LC_ALL=C awk -v o="$mlt_rt_s" -v O="$mlt_rt_o" -v N="$mlt_rt_c" -v C=4194304 '
+    MLT_RULES_DIR=$mlt_rt_d LC_ALL=C awk -v o="$mlt_rt_s" -v O="$mlt_rt_o" -v N="$mlt_rt_c" -v C=1048576 '
 function hex(h) { return (index(X, substr(h, 1, 1)) - 1) * 16 + index(X, substr(h, 2, 1)) - 1 }
 function decode(s,   out, k) {
   out = ""
@@ -81,7 +81,9 @@ function rule(l,   f, p, g, x) {
   re[n] = decode(f[4])
   p = decode(f[5]); g = decode(f[6]); x = decode(f[7])
   pre[n] = p == "" ? "" : "^(" p ")$"
+  lead[n] = "^(" p ")"
   grp[n] = "^(" g ")$"
+  head[n] = "^(" g ")"
   rest[n] = "^(" g ")" (x == "" ? "" : "(" x ")") "$"
   suf[n] = x == "" ? "" : "^(" x ")$"
 }
@@ -92,11 +94,11 @@ function state(l,   k, c, b, i) {
     if (kind[i] == "p" && raw[i] == l && !(i in best)) { best[i] = b; count[i] = c + 0; return }
 }
 function value(i, m,   a, r, j, g) {
-  a = length(m)
-  if (pre[i] == "") a = 0
+  a = pre[i] == "" ? 0 : match(m, lead[i]) ? RLENGTH : 0
   for (; a > 0; a--) if (substr(m, 1, a) ~ pre[i] && substr(m, a + 1) ~ rest[i]) break
   r = substr(m, a + 1)
-  for (j = length(r); j > 0; j--) if (substr(r, 1, j) ~ grp[i] && whole(substr(r, j + 1), suf[i])) break
+  j = match(r, head[i]) ? RLENGTH : 0
+  for (; j > 0; j--) if (substr(r, 1, j) ~ grp[i] && whole(substr(r, j + 1), suf[i])) break
   g = substr(r, 1, j)
   sub(/^[[:space:]]+/, "", g)
   if (!match(g, /^[-+]?([0-9]+[.]?[0-9]*|[.][0-9]+)([eE][-+]?[0-9]+)?/)) return ""
