@@ -57,7 +57,7 @@ void read_section(const YamlGuard& yaml, const ValueReader& values, const YAML::
 
 SettingsLayer read_settings_file(const std::string& file, const std::string& text,
                                  std::vector<SettingsWarning>* warnings) {
-    const YamlGuard yaml(file, warnings);
+    YamlGuard yaml(file, warnings);
     const ValueReader values(yaml);
     SettingsLayer layer;
     const YAML::Node root = yaml.load(text);

@@ -2,6 +2,7 @@
 // transfer, and watch with its stop_when rules.
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <string>
 #include <utility>
 #include <variant>
@@ -127,8 +128,28 @@ WatchValue ValueReader::read_watch(const YAML::Node& node, const std::string& ke
     return out;
 }
 
-// Each rule is checked here, before anything remote: a regex that does not compile is a
-// settings error with its place.
+namespace {
+
+// A rule that cannot be used, as a settings error: placed at the offending character of its
+// regex (the node `regex`) when the scalar shows it as it is, else at the scalar, with the
+// character's number.
+[[noreturn]] void throw_rule_error(const YamlGuard& yaml, const YAML::Node& regex,
+                                   const std::string& item, const RuleError& error) {
+    std::string where = yaml.where(regex), why = error.why;
+    if (error.offset) {
+        if (auto at = yaml.where_in(regex, *error.offset))
+            where = *at;
+        else
+            why += " (at character " + std::to_string(*error.offset + 1) + " of the regex)";
+    }
+    throw config_error(where + ": " + item + " is no usable rule: " + why,
+                       "fix the rule; see docs/usage.md, \"Watching a run\"");
+}
+
+}  // namespace
+
+// Each rule is checked here, before anything remote: a regex that does not compile, or that
+// the host cannot evaluate, is a settings error with its place.
 std::vector<StopRule> ValueReader::read_rules(const FieldDecl& field, const YAML::Node& node,
                                               const std::string& key) const {
     if (!node.IsSequence()) yaml_.type_error(node, key, field);
@@ -136,21 +157,22 @@ std::vector<StopRule> ValueReader::read_rules(const FieldDecl& field, const YAML
     for (size_t i = 0; i < node.size(); ++i) {
         const std::string item = key + "[" + std::to_string(i) + "]";
         StopRule rule;
+        std::optional<YAML::Node> metric;
         if (node[i].IsMap())
-            rule = read_plateau(node[i], item);
+            rule = read_plateau(node[i], item, metric);
         else if (node[i].IsScalar() && !node[i].Scalar().empty())
             rule.regex = node[i].Scalar();
         else
             yaml_.type_error(node[i], item, field);
-        if (auto why = rule_error(rule))
-            throw config_error(yaml_.where(node[i]) + ": " + item + " is no usable rule: " + *why,
-                               "fix the rule; see docs/usage.md, \"Watching a run\"");
+        if (auto error = rule_error(rule))
+            throw_rule_error(yaml_, metric ? *metric : node[i], item, *error);
         out.push_back(std::move(rule));
     }
     return out;
 }
 
-StopRule ValueReader::read_plateau(const YAML::Node& node, const std::string& key) const {
+StopRule ValueReader::read_plateau(const YAML::Node& node, const std::string& key,
+                                   std::optional<YAML::Node>& metric) const {
     StopRule rule;
     rule.plateau = true;
     const auto& keys = plateau_fields();
@@ -162,12 +184,14 @@ StopRule ValueReader::read_plateau(const YAML::Node& node, const std::string& ke
             continue;
         }
         const Value value = read(*field, v, key + "." + name);
-        if (name == "metric")
+        if (name == "metric") {
             rule.regex = std::get<std::string>(value);
-        else if (name == "mode")
+            metric.emplace(v);  // rebinds: assigning would overwrite the tree's node
+        } else if (name == "mode") {
             rule.maximize = std::get<std::string>(value) == "max";
-        else
+        } else {
             rule.patience = std::get<int>(value);
+        }
     }
     if (rule.regex.empty())
         throw config_error(yaml_.where(node) + ": " + key + " has no metric",

@@ -6,6 +6,7 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -46,7 +47,9 @@ class ValueReader {
     WatchValue read_watch(const YAML::Node& node, const std::string& key) const;
     std::vector<StopRule> read_rules(const FieldDecl& field, const YAML::Node& node,
                                      const std::string& key) const;
-    StopRule read_plateau(const YAML::Node& node, const std::string& key) const;
+    // A plateau rule; `metric` is set to the node of its regex.
+    StopRule read_plateau(const YAML::Node& node, const std::string& key,
+                          std::optional<YAML::Node>& metric) const;
 
     const YamlGuard& yaml_;
 };

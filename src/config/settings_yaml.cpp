@@ -4,7 +4,9 @@
 
 #include <algorithm>
 #include <cctype>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -81,7 +83,8 @@ std::string hint_for(const FieldDecl& field) {
     return "write it like `" + std::string(field.name) + ": " + std::string(field.example) + "`";
 }
 
-YAML::Node YamlGuard::load(const std::string& text) const {
+YAML::Node YamlGuard::load(const std::string& text) {
+    text_ = text;
     YAML::Node root;
     try {
         root = YAML::Load(text);
@@ -102,6 +105,25 @@ YAML::Node YamlGuard::load(const std::string& text) const {
 std::string YamlGuard::where(const YAML::Mark& mark) const {
     if (mark.is_null()) return file_;
     return file_ + ":" + std::to_string(mark.line + 1) + ":" + std::to_string(mark.column + 1);
+}
+
+// yaml-cpp keeps no style: the source tells a plain or single-quoted scalar, and whether its
+// text up to the byte is the value's (an escaped '' before it shifts the place).
+std::optional<std::string> YamlGuard::where_in(const YAML::Node& node, std::size_t offset) const {
+    const YAML::Mark mark = node.Mark();
+    if (mark.is_null() || !node.IsScalar() || offset >= node.Scalar().size() || mark.pos < 0)
+        return std::nullopt;
+    const auto start = static_cast<std::size_t>(mark.pos);
+    if (start >= text_.size() ||
+        std::string_view("\"|>!&*").find(text_[start]) != std::string_view::npos)
+        return std::nullopt;
+    const std::size_t quote = text_[start] == '\'' ? 1 : 0;
+    const std::string_view source = std::string_view(text_).substr(start + quote, offset + 1);
+    if (source != std::string_view(node.Scalar()).substr(0, offset + 1) ||
+        source.find('\n') != std::string_view::npos)
+        return std::nullopt;
+    return file_ + ":" + std::to_string(mark.line + 1) + ":" +
+           std::to_string(mark.column + 1 + static_cast<int>(quote + offset));
 }
 
 void YamlGuard::warn(const YAML::Node& node, std::string message) const {

@@ -7,6 +7,8 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <cstddef>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -35,13 +37,19 @@ class YamlGuard {
     YamlGuard(std::string file, std::vector<SettingsWarning>* warnings)
         : file_(std::move(file)), warnings_(warnings) {}
 
-    // Parses `text`; a second document is ignored with a warning. Throws mlt::Error (config)
-    // for malformed YAML, a NUL anywhere, or nesting deeper than a fixed limit.
-    YAML::Node load(const std::string& text) const;
+    // Parses `text` (and keeps it, for where_in()); a second document is ignored with a
+    // warning. Throws mlt::Error (config) for malformed YAML, a NUL anywhere, or nesting deeper
+    // than a fixed limit.
+    YAML::Node load(const std::string& text);
 
     // Where `mark` / `node` is: "file:line:column", or the file alone when it has no place.
     std::string where(const YAML::Mark& mark) const;
     std::string where(const YAML::Node& node) const { return where(node.Mark()); }
+
+    // Where byte `offset` of the scalar `node`'s value stands: "file:line:column" when the
+    // scalar is plain or single-quoted and its text is the value's up to that byte, on one
+    // line; nothing otherwise (double-quoted, a block, an escape or a line break before it).
+    std::optional<std::string> where_in(const YAML::Node& node, std::size_t offset) const;
 
     // Adds a warning placed at `node`.
     void warn(const YAML::Node& node, std::string message) const;
@@ -67,6 +75,7 @@ class YamlGuard {
 
     std::string file_;
     std::vector<SettingsWarning>* warnings_;
+    std::string text_;
 };
 
 }  // namespace mlt::settings_detail

@@ -22,10 +22,11 @@ TEST(StopRuleSpec, RulesAreChecked) {
     EXPECT_FALSE(mlt::rule_error(kNan));
     const auto bad = mlt::rule_error(kBroken);
     ASSERT_TRUE(bad);
-    EXPECT_EQ(bad->rfind("not a valid regex: ", 0), 0u) << *bad;
+    EXPECT_EQ(bad->why.rfind("not a valid regex: ", 0), 0u) << bad->why;
     const auto no_group = mlt::rule_error(kNoGroup);
     ASSERT_TRUE(no_group);
-    EXPECT_NE(no_group->find("needs a group around the value"), std::string::npos) << *no_group;
+    EXPECT_NE(no_group->why.find("needs a group around the value"), std::string::npos)
+        << no_group->why;
     EXPECT_FALSE(mlt::rule_error(kPlateau));
 }
 

@@ -3,6 +3,7 @@
 // when the settings are read: what a message calls it, why it cannot be used, and its regex
 // compiled as the run's rules (mlt/train/watch/stop_rules.h) search with it.
 
+#include <cstddef>
 #include <optional>
 #include <regex>
 #include <string>
@@ -15,9 +16,16 @@ namespace mlt {
 // patience 5)`.
 std::string describe_rule(const StopRule& rule);
 
-// Why `rule` cannot be used (a regex that does not compile, a plateau regex without a
-// group), or nullopt.
-std::optional<std::string> rule_error(const StopRule& rule);
+// Why a rule cannot be used, and the byte of its regex that the reason is about (0-based),
+// when there is one.
+struct RuleError {
+    std::string why;
+    std::optional<std::size_t> offset;
+};
+
+// Why `rule` cannot be used (a regex that does not compile as ECMAScript, a plateau regex
+// without a group, one that the host cannot evaluate: mlt/config/rule_dialect.h), or nullopt.
+std::optional<RuleError> rule_error(const StopRule& rule);
 
 // The regex of `rule`, compiled (ECMAScript, optimized for many searches). Throws
 // std::regex_error for a rule that rule_error() refuses.
