@@ -9,7 +9,7 @@ namespace job_detail {
 std::string guard_script() {
     return std::string(scripts::job_alive) + std::string(scripts::job_stop_functions) +
            std::string(scripts::job_launch) + std::string(scripts::job_sampler) +
-           std::string(scripts::job_guard);
+           std::string(scripts::job_guard_rules) + std::string(scripts::job_guard);
 }
 
 }  // namespace job_detail

@@ -19,7 +19,7 @@ std::string idle_lines(const NewRun& run) {
 }
 
 // The lock's lines after `phase=`: clean=1, attempt=N, from=HOST, silent=S, silent_stop=1,
-// unattended=S, idle=S, idle_stop=1, idle_below=P, every=S.
+// unattended=S, rules=1, idle=S, idle_stop=1, idle_below=P, every=S.
 std::string lock_more(const NewRun& run) {
     return std::string(run.clean ? "clean=1\n" : "") +
            (run.attempt > 1 ? "attempt=" + std::to_string(run.attempt) + "\n" : "") +
@@ -29,7 +29,7 @@ std::string lock_more(const NewRun& run) {
            (run.unattended_seconds > 0 && !run.shutdown_script.empty()
                 ? "unattended=" + std::to_string(run.unattended_seconds) + "\n"
                 : "") +
-           idle_lines(run);
+           (run.rules_text.empty() ? "" : "rules=1\n") + idle_lines(run);
 }
 
 }  // namespace
@@ -43,6 +43,7 @@ bool JobDir::acquire_run(const NewRun& run, bool* start_claimed) {
         .set("mlt_archive", run.archive)
         .set("mlt_cmd", run.command_text)
         .set("mlt_pending_shutdown", run.unattended_seconds > 0 ? run.shutdown_script : "")
+        .set("mlt_rules", run.rules_text)
         .set("mlt_ticket", run.start_ticket)
         .add(scripts::job_alive)
         .add(scripts::job_acquire)

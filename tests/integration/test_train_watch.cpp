@@ -67,8 +67,11 @@ class TrainWatchTest : public TrainTest {
                           const std::string& line) {
         EXPECT_EQ(r.exit_code, 6) << describe(r) << job_state("watched");
         const std::string all = r.out + r.err;
+        // The host's guard decides and stops the job; mlt names the rule and the line.
         EXPECT_TRUE(has_text(all, "watch.stop_when rule " + rule + " (line: '" + line +
-                                      "'): stopping the remote job of watched"))
+                                      "'; the guard on "))
+            << describe(r);
+        EXPECT_TRUE(has_text(all, " stopped the job): collecting the results of watched"))
             << describe(r);
         EXPECT_TRUE(wait_pids_gone(remote() + "/pids.txt")) << "the job's group lives on";
         EXPECT_EQ(read_or_empty(project() + "/results/partial.txt"), "partial\n") << describe(r);
@@ -105,11 +108,11 @@ TEST_F(TrainWatchTest, APlateauRuleFiresAfterPatienceValuesWithoutANewBest) {
     expect_rule_stop(r, "plateau of 'val_loss=([0-9.]+)' (min, patience 3)", "val_loss=0.81");
 }
 
-// Each line is seen once across a --resume: the first mlt sees val_loss 0.5 (the best), 0.6
-// and 0.7 and is sent SIGTERM (it leaves the job running); the --resume primes the plateau
-// rule from the local copy of the log, so the one value after it, 0.8, is the third without
-// a new best and fires the rule. Without the priming 0.8 would be a first best, and the job
-// would train on for two minutes.
+// Each line is decided once across a --resume: the first mlt sees val_loss 0.5 (the best), 0.6
+// and 0.7 and is sent SIGTERM (it leaves the job running); the host's guard keeps the plateau
+// rule's count, so the one value after it, 0.8, is the third without a new best and fires the
+// rule. A count that started again would take 0.8 for a first best, and the job would train on
+// for two minutes.
 TEST_F(TrainWatchTest, APlateauGoesOnCountingAcrossAResume) {
     write_user_settings();
     write_plateau_model("resumed");
@@ -121,18 +124,15 @@ TEST_F(TrainWatchTest, APlateauGoesOnCountingAcrossAResume) {
     write_file(remote() + "/go", "");
     const ProcessResult r = mlt({"ssh", "train", "resumed", "--resume"});
     EXPECT_EQ(r.exit_code, 6) << describe(r) << job_state("resumed");
-    EXPECT_TRUE(has_text(r.out + r.err, "(line: 'val_loss=0.8'): stopping the remote job"))
-        << describe(r);
+    EXPECT_TRUE(has_text(r.out + r.err, "(line: 'val_loss=0.8'; the guard on ")) << describe(r);
     EXPECT_FALSE(has_text(r.out, "val_loss=0.5")) << "a line shown twice";
     EXPECT_TRUE(wait_pids_gone(remote() + "/pids.txt")) << "the job's group lives on";
 }
 
-// Each line is seen once across a reconnect too: every connection drops (through a relay)
-// after val_loss 0.5 (the best), 0.6 and 0.7; mlt reconnects and follows on from its local
-// copy with the same rule state, so the one value after the cut, 0.8, is the third without a
-// new best and fires the rule. A state lost at the reconnect would take 0.8 for a first
-// best, and the job would train on for two minutes; a segment read twice would count a value
-// twice and fire on 0.7.
+// Each line is decided once across a reconnect too: every connection drops (through a relay)
+// after val_loss 0.5 (the best), 0.6 and 0.7; the guard on the host counts on, so the one
+// value after the cut, 0.8, is the third without a new best and fires the rule, and mlt
+// reconnects, follows on from its local copy (each line shown once) and reports it.
 TEST_F(TrainWatchTest, APlateauGoesOnCountingAcrossAReconnect) {
     write_user_settings();
     write_plateau_model("cut", "  reconnect_timeout: 60\n");
@@ -148,12 +148,51 @@ TEST_F(TrainWatchTest, APlateauGoesOnCountingAcrossAReconnect) {
     EXPECT_EQ(r.exit_code, 6) << describe(r) << job_state("cut");
     EXPECT_GE(relay.cuts(), 1u);
     EXPECT_TRUE(has_text(r.err, "reconnecting")) << describe(r);
-    EXPECT_TRUE(has_text(r.out + r.err, "(line: 'val_loss=0.8'): stopping the remote job"))
-        << describe(r);
+    EXPECT_TRUE(has_text(r.out + r.err, "(line: 'val_loss=0.8'; the guard on ")) << describe(r);
     for (const char* value : {"0.5", "0.6", "0.7", "0.8"})
         EXPECT_EQ(lines_starting(r.out, std::string("val_loss=") + value).size(), 1u)
             << value << "\n"
             << describe(r);
+    EXPECT_TRUE(wait_pids_gone(remote() + "/pids.txt")) << "the job's group lives on";
+}
+
+// With no mlt attached the host's guard decides alone: a --no-wait run whose log reaches the
+// nan rule is stopped on the host, and a later --resume collects it and exits 6.
+TEST_F(TrainWatchTest, ARuleStopsTheJobOnTheHostWithNoMltAttached) {
+    set_up("step-1-loss=0.5 step-2-loss=nan", "['CUDA out of memory', 'loss[=:] *nan']");
+    const ProcessResult started = mlt({"ssh", "train", "watched", "--no-wait"});
+    ASSERT_EQ(started.exit_code, 0) << describe(started);
+    ASSERT_TRUE(wait_until([&] { return path_exists(job_file("watched", "exit_status")); },
+                           std::chrono::seconds(60)))
+        << job_state("watched");
+    EXPECT_EQ(read_or_empty(job_file("watched", "guard.stop")), "rule 1\tstep-2-loss=nan\n")
+        << job_state("watched");
+    EXPECT_TRUE(wait_pids_gone(remote() + "/pids.txt")) << "the job's group lives on";
+    const ProcessResult r = mlt({"ssh", "train", "watched", "--resume"});
+    expect_rule_stop(r, "'loss[=:] *nan'", "step-2-loss=nan");
+}
+
+// The same for a plateau rule when the mlt that followed the job was killed (kill -9) after
+// val_loss 0.5, 0.6 and 0.7: the guard counts 0.8 as the third value without a new best.
+TEST_F(TrainWatchTest, APlateauStopsTheJobOnTheHostAfterTheClientWasKilled) {
+    write_user_settings();
+    write_plateau_model("killed");
+    auto first = start_mlt({"ssh", "train", "killed"});
+    ASSERT_TRUE(first->wait_for_output("val_loss=0.7", kTrainTimeout)) << first->err();
+    first->signal(SIGKILL);
+    first->wait(kTrainTimeout);
+    write_file(remote() + "/go", "");
+    ASSERT_TRUE(wait_until([&] { return path_exists(job_file("killed", "exit_status")); },
+                           std::chrono::seconds(60)))
+        << job_state("killed");
+    EXPECT_EQ(read_or_empty(job_file("killed", "guard.stop")), "rule 0\tval_loss=0.8\n")
+        << job_state("killed");
+    const ProcessResult r = mlt({"ssh", "train", "killed", "--resume"});
+    EXPECT_EQ(r.exit_code, 6) << describe(r) << job_state("killed");
+    EXPECT_TRUE(has_text(r.out + r.err,
+                         "plateau of 'val_loss=([0-9.]+)' (min, patience 3) (line: "
+                         "'val_loss=0.8'; the guard on "))
+        << describe(r);
     EXPECT_TRUE(wait_pids_gone(remote() + "/pids.txt")) << "the job's group lives on";
 }
 

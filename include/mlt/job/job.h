@@ -160,6 +160,9 @@ struct NewRun {
     // every GPU was under idle_below % that long, and stops the job with stop_idle.
     long idle_seconds = 0;
     bool stop_idle = false;
+    // The watch.stop_when rules the host's guard decides on the console log (host_rules_text;
+    // empty: none): written as the job dir's `rules`, with `rules=1` in the lock.
+    std::string rules_text = {};
     int idle_below_percent = 10;
     int sample_every = 0;
 };

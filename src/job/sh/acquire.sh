@@ -1,7 +1,8 @@
 # Takes the job lock for a new run (acquire_run in lock.cpp), after run_functions.sh and alive.sh;
 # tickets.sh follows. Inputs: mlt_owner, mlt_lock_more (the lock's lines after phase=), mlt_budget_s
 # and mlt_limit (the run's deadline: below; empty: none), mlt_pending_shutdown (the shutdown script
-# the guard runs unattended, written as shutdown.pending.sh; empty: none), mlt_archive
+# the guard runs unattended, written as shutdown.pending.sh; empty: none), mlt_rules (the
+# watch.stop_when rules the guard decides, written as rules; empty: none), mlt_archive
 # (the model archive, relative to the remote dir), mlt_cmd (the training command, for people); the
 # wrapper on stdin. Prints "acquired", or "held" when another run holds the model.
 #
@@ -33,7 +34,7 @@ if ! mlt_files_mine; then
   # The files of the previous run (docs/remote-protocol.md, "Layout"), and the markers of its later
   # attempts.
   for f in "$j/run_id" "$j/run.sh" "$j/cmd" "$j/started" "$j/pid" "$j/console.log" \
-    "$j/exit_status" "$j/sha256" "$j/stopped" "$j/guard.stop" "$j/guard.pid" "$j/samples" "$j/shutdown.pending.sh" "$j/shutdown.unattended" "$j/disk_full" "$j/download_files" \
+    "$j/exit_status" "$j/sha256" "$j/stopped" "$j/guard.stop" "$j/guard.pid" "$j/samples" "$j/rules" "$j/rules.state" "$j/shutdown.pending.sh" "$j/shutdown.unattended" "$j/disk_full" "$j/download_files" \
     "$j/shutdown.sh" "$j/shutdown.started" "$j/shutdown.pid" "$j/shutdown.log" \
     "$j/shutdown.status" "$j/batch.sh" "$j/shutdown.batch.sh" "$j/log_dir" "$j/training" \
     "$j/restore" "$j/start.claimed" "$j"/started.[0-9]* "$j"/gang.[0-9]*; do
@@ -45,6 +46,7 @@ if ! mlt_files_mine; then
   if [ -e "$mlt_archive" ]; then mv -f -- "$mlt_archive" "$j/previous/" || exit 1; fi
   if ! { : > "$j/console.log" && cat > "$j/run.sh.tmp" && mv -f "$j/run.sh.tmp" "$j/run.sh" && printf '%s\n' "$mlt_cmd" > "$j/cmd" &&
     { [ -z "$mlt_pending_shutdown" ] || { printf '%s' "$mlt_pending_shutdown" > "$j/shutdown.pending.sh.tmp" && mv -f "$j/shutdown.pending.sh.tmp" "$j/shutdown.pending.sh"; }; } &&
+    { [ -z "$mlt_rules" ] || { printf '%s' "$mlt_rules" > "$j/rules.tmp" && mv -f "$j/rules.tmp" "$j/rules"; }; } &&
     printf '%s\n' "$r" > "$j/run_id.tmp" && mv -f "$j/run_id.tmp" "$j/run_id"; }; then mlt_nospace; exit 1; fi
 fi
 echo acquired

@@ -17,7 +17,10 @@
 #   job has ended and no mlt collected it (phase collected, or the lock given back) nor started
 #   shutdown_cmds within that time, it runs shutdown.pending.sh as the run's shutdown script,
 #   once (the shutdown.started marker, as start_shutdown), and leaves shutdown.unattended.
-# To stop the job it records why in guard.stop ("limit NOTE", "silent SECONDS", "idle SECONDS"), says so in the
+# - watch.stop_when (rules= in the lock, the job dir's rules file): guard_rules.sh decides each new
+#   complete line of the console log; the first rule that fires stops the job;
+# To stop the job it records why in guard.stop ("limit NOTE", "silent SECONDS", "idle SECONDS",
+# "rule INDEX<TAB>LINE"), says so in the
 # console log, and stops the job as `stop` does (10 s of grace). It ends as soon as the job has
 # ended with nothing left to do (exit_status; the wrapper's mlt_finish also ends it then), the
 # wrapper is gone without a status (killed with the job: lost, nothing is recorded), or the job
@@ -39,13 +42,15 @@ mlt_idle=$(sed -n 's/^idle=//p' "$j/lock" 2>/dev/null)
 mlt_idle_stop=$(sed -n 's/^idle_stop=//p' "$j/lock" 2>/dev/null)
 mlt_below=$(sed -n 's/^idle_below=//p' "$j/lock" 2>/dev/null)
 mlt_every=$(sed -n 's/^every=//p' "$j/lock" 2>/dev/null)
+mlt_rules=$(sed -n 's/^rules=//p' "$j/lock" 2>/dev/null)
 case $mlt_quiet in '' | *[!0-9]* | 0) mlt_quiet= ;; esac
 case $mlt_after in '' | *[!0-9]* | 0) mlt_after= ;; esac
 case $mlt_idle$mlt_every in *[!0-9]*) mlt_idle= ;; esac
 case $mlt_below in '' | *[!0-9]*) mlt_below=10 ;; esac
 [ -n "$mlt_every" ] && [ "$mlt_every" != 0 ] && [ "$mlt_idle" != 0 ] || mlt_idle=
 [ -f "$j/shutdown.pending.sh" ] || mlt_after=
-[ -n "$mlt_dl$mlt_quiet$mlt_after$mlt_idle" ] || exit 0
+[ -f "$j/rules" ] || mlt_rules=''
+[ -n "$mlt_dl$mlt_quiet$mlt_after$mlt_idle$mlt_rules" ] || exit 0
 # Its pid, for `status` (and a --resume that starts it again when it is gone): removed as it ends
 # by itself; left by a signal, which `status` then tells from a live one.
 echo $$ > "$j/guard.pid.tmp" && mv -f "$j/guard.pid.tmp" "$j/guard.pid"
@@ -119,9 +124,15 @@ while :; do
     mlt_tick=$(((mlt_tick + 1) % 5))
     [ "$mlt_tick" != 0 ] || [ -n "$mlt_dl_done" ] || mlt_read_deadline
     if [ -n "$mlt_dl" ] && [ "$mlt_now" -ge "$mlt_dl" ]; then mlt_guard_stop "limit $mlt_limit" "$mlt_limit reached"; mlt_dl='' mlt_dl_done=1; fi
+    if [ -n "$mlt_rules$mlt_quiet" ]; then mlt_file_size "$j/console.log"; mlt_n=$((mlt_fs)); fi
+    if [ -n "$mlt_rules" ]; then
+      mlt_hit=$(mlt_rules_tick "$j" "$mlt_n")
+      if [ -n "$mlt_hit" ]; then
+        mlt_guard_stop "rule $mlt_hit" "watch.stop_when rule #$((${mlt_hit%%	*} + 1)) fired on the line '${mlt_hit#*	}'"
+        mlt_rules=''
+      fi
+    fi
     if [ -n "$mlt_quiet" ]; then
-      mlt_n=$(wc -c < "$j/console.log" 2>/dev/null) || mlt_n=0
-      mlt_n=$((mlt_n))
       if [ "$mlt_n" != "$mlt_size" ]; then mlt_size=$mlt_n mlt_since=$mlt_now
       elif [ $((mlt_now - mlt_since)) -ge "$mlt_quiet" ]; then
         mlt_words="no new console output for $mlt_quiet s (watch.silent_minutes)"

@@ -39,7 +39,7 @@ for d; do
     gp=$(cat "$d/guard.pid" 2>/dev/null)
     if [ -n "$gp" ] && kill -s 0 "$gp" 2>/dev/null; then guard=running; else guard=gone; fi
   fi
-  gstop=$(head -n 1 "$d/guard.stop" 2>/dev/null | cut -c 1-200)
+  gstop=$(head -n 1 "$d/guard.stop" 2>/dev/null | tr '\t' ' ' | cut -c 1-200)
   # After the liveness check: a job that ended just before it wrote its status first, so it is never
   # taken for one lost without a status.
   ex=$(cat "$d/exit_status" 2>/dev/null)

@@ -104,31 +104,21 @@ Phase TrainRun::follow() {
     }
     start_sync();
     const uint64_t offset = terminal_.local.open(run_id_);
-    if (watchers_.primed == RunWatchers::Primed::no) watchers_.prime(plan_.local_console, offset);
     arm_watch();
     release_.arm(*job_, plan_, static_cast<bool>(gang_));
     const auto show = [&](std::string_view d) {
         terminal_.local.append(d);  // the record first, every byte
         reporter_.console(terminal_.shown.feed(d));
-        // A rule that stops the job cuts the segment short: the stop goes out at once.
-        if (auto hit = watchers_.rules.feed(d); hit && stop_by_rule(*hit)) throw RuleFired{};
     };
     // --resume --no-wait is MLTK's poll: what is new in the console log now, and back at once
     // while the job runs; a job that has ended is collected as usual.
     const bool poll = plan_.resume && plan_.no_wait;
     show_cost();
-    FollowStep seen;
-    try {
-        // Its answer lost (a lost link, a rule that cut it short), a follow that carries the
-        // release may still release at the job's end: the lock is taken back before the
-        // collection (retake_if_unread).
-        seen = release_.carry(true, [&] {
-            return job_->follow(Task::job, &run_id_, offset, poll ? 0 : segment_seconds(), show);
-        });
-    } catch (const RuleFired&) {
-        terminal_.status.clear();
-        return Phase::follow;  // the stop first, then the follow on from the local copy
-    }
+    // Its answer lost (a lost link), a follow that carries the release may still release at
+    // the job's end: the lock is taken back before the collection (retake_if_unread).
+    const FollowStep seen = release_.carry(true, [&] {
+        return job_->follow(Task::job, &run_id_, offset, poll ? 0 : segment_seconds(), show);
+    });
     // It released the lock, or another follow of the run did (a lost one): then the lock is
     // back before the collection.
     release_.seen(seen);

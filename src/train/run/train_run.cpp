@@ -101,7 +101,7 @@ TrainRun::TrainRun(Connection& connection, RemoteJob& job, TrainPlan plan, Repor
       observer_(observer),
       terminal_(plan_.local_console, plan_.local_state_dir, plan_.raw_console, reporter_),
       relocation_{failover, Relocation::Where::first_host, {}},
-      watchers_(plan_.stop_when) {
+      watchers_() {
     const auto epoch = std::chrono::system_clock::now().time_since_epoch();
     account_.wall_offset = std::chrono::duration<double>(epoch).count() - clock_.now();
 }

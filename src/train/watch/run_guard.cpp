@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "mlt/config/rule_dialect.h"
+#include "mlt/config/stop_rule_spec.h"
 #include "mlt/train/run/train_run.h"
 #include "mlt/transfer/progress.h"
 #include "mlt/util/text.h"
@@ -42,6 +44,8 @@ void TrainRun::hand_to_guard(NewRun& run) const {
     const bool single = !gang_;
     const bool lead = single || gang_.rank == 0;
     run.silent_seconds = lead ? static_cast<long>(std::ceil(plan_.silent_minutes * 60)) : 0;
+    // watch.stop_when: decided on rank 0's console (one rule engine, the host's).
+    run.rules_text = lead && !plan_.stop_when.empty() ? host_rules_text(plan_.stop_when) : "";
     run.stop_silent = plan_.stop_silent;
     const bool unattended =
         single && plan_.unattended_shutdown_minutes > 0 && !plan_.shutdown_cmds.empty();
@@ -84,9 +88,24 @@ void TrainRun::reguard(const JobStatus& job) {
                           " was not running (its process was gone): started it again");
 }
 
+bool TrainRun::rule_stop(const std::string& hit) {
+    // "INDEX<TAB>LINE": the rule is named by this mlt's own list, the line is the host's word.
+    const size_t tab = hit.find('\t');
+    const std::string index = hit.substr(0, tab);
+    if (tab == std::string::npos || !seconds_like(index) ||
+        std::stoul(index) >= plan_.stop_when.size())
+        return false;
+    outcome_.stop_note = "watch.stop_when rule " + describe_rule(plan_.stop_when[std::stoul(index)]) +
+                         " (line: '" + printable(hit.substr(tab + 1), 200) + "'; the guard on " +
+                         host() + " stopped the job)";
+    outcome_.ending = Ending::ruled;
+    reporter_.alert(outcome_.stop_note + ": collecting the results of " + which());
+    return true;
+}
+
 void TrainRun::note_guard_stop(const std::string& why) {
-    // "limit --max-hours H", "limit --max-cost C", "silent SECONDS" or "idle SECONDS"; an mlt
-    // that stopped the job itself said why already.
+    // "limit --max-hours H", "limit --max-cost C", "silent SECONDS", "idle SECONDS" or "rule
+    // INDEX<TAB>LINE"; an mlt that stopped the job itself said why already.
     if (outcome_.ending != Ending::completed) return;
     const auto after = [&](const std::string& prefix) {
         return why.rfind(prefix, 0) == 0 ? why.substr(prefix.size()) : std::string();
@@ -98,6 +117,8 @@ void TrainRun::note_guard_stop(const std::string& why) {
         outcome_.stop_note = "watch.silent_minutes " + number_text(plan_.silent_minutes) +
                              " (no new console output for " + s + " s; the guard on " + host() +
                              " stopped the job)";
+    else if (const std::string rule = after("rule "); !rule.empty() && rule_stop(rule))
+        return;
     else if (const std::string idle = after("idle "); seconds_like(idle))
         outcome_.stop_note = "every GPU of " + host() + " was under " +
                              std::to_string(kIdleGpuPercent) + " % for " +

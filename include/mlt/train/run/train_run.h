@@ -23,7 +23,6 @@
 #include "mlt/train/watch/live_pull.h"
 #include "mlt/train/watch/live_sync.h"
 #include "mlt/train/watch/run_watchers.h"
-#include "mlt/train/watch/stop_rules.h"
 #include "mlt/transfer/transfer.h"
 #include "mlt/util/console_filter.h"
 #include "mlt/util/reporter.h"
@@ -114,10 +113,6 @@ struct JobWatch {
     // The job is over for sure: seen to end, or stopped by mlt.
     bool over() const { return life == Life::ended || stop == Stop::done; }
 };
-
-// Thrown from the follow's sinks when a watch.stop_when rule stops the
-// job: it cuts the follow segment short (not an mlt::Error: nothing failed).
-struct RuleFired {};
 
 // Where shutdown_cmds stand.
 struct ShutdownProgress {
@@ -258,6 +253,9 @@ class TrainRun {
     // The host's guard stopped the job (JobResult::guard_stop: a limit, silence, an idle
     // GPU): the run ends as limited (exit 5).
     void note_guard_stop(const std::string& why);
+    // A stop by the guard's rule engine ("INDEX<TAB>LINE"): the run ends as ruled (exit 6).
+    // False for a record no guard writes.
+    bool rule_stop(const std::string& hit);
     void show_cost();
     // The attempt of the run on this host opens at `when` (a start, a restart, an adoption).
     void begin_attempt(double when);
@@ -335,11 +333,9 @@ class TrainRun {
     bool may_stop_job() const;
     // Stops the job for `note` (a limit or a rule): says so, and the run ends as `ending`.
     void stop_job_for(Ending ending, std::string note);
-    // A rule fired on a line: true when that stops the job now (once, if it may still run).
-    bool stop_by_rule(const RuleHit& hit);
     // Has the job's follows sample the host (before the start and each follow).
     void arm_watch();
-    // One sample line of the follow: recorded, shown, and the idle-GPU rule.
+    // One sample line of the follow: recorded and shown.
     void on_sample(std::string_view line);
     // --resume of a run whose lock a follow released (an mlt lost before it read that
     // follow): takes it back (retake_run). False when it is not such a run.
@@ -371,7 +367,7 @@ class TrainRun {
     RunAccount account_;     // time and cost
     Relocation relocation_;  // its standby hosts, moved by a failover and from where
     GangSeat gang_;          // its place in a multi-node run
-    RunWatchers watchers_;   // stop_when rules, the host's samples, the idle-GPU rule
+    RunWatchers watchers_;   // the host's samples
     FollowRelease release_;  // the release that goes with the follows
     // The pulls of --sync-every; declared last, so that they stop before what they use goes.
     LiveSync sync_;
