@@ -48,6 +48,11 @@ class ValueReader {
                                      const std::string& key) const;
     StopRule read_plateau(const YAML::Node& node, const std::string& key) const;
 
+    // `notify` (settings_notify.cpp).
+    std::vector<NotifyTarget> read_notify(const FieldDecl& field, const YAML::Node& node,
+                                          const std::string& key) const;
+    NotifyTarget read_notify_target(const YAML::Node& node, const std::string& key) const;
+
     const YamlGuard& yaml_;
 };
 
