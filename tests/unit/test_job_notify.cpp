@@ -1,13 +1,17 @@
 // A run's notification events (include/mlt/job/notify.h): the id, the JSON with exactly the
-// issue's fields, the body of each format, and the same bytes from notify_send.sh's awk under dash
-// and BusyBox.
+// issue's fields, the body of each format, the same bytes from notify_send.sh's awk under dash and
+// BusyBox, and LocalNotifier: each event once from this machine, notify_cmd fed its JSON.
 #include <gtest/gtest.h>
+#include <stdlib.h>
 
+#include <filesystem>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
+#include "http_receiver.h"
 #include "mlt/job/notify.h"
+#include "mlt/util/paths.h"
 #include "notify_fixture.h"
 
 namespace {
@@ -147,6 +151,87 @@ TEST(NotifyFiles, TheTargetsFileHoldsOneFormatAndUrlALine) {
               "event=finished\nmodel=mnist\nrun_id=20240501-120000-ab12\nattempt=2\n"
               "host=root@gpu.example.com:22\nreason=two?lines\nexit_status=\nduration_s=3725\n"
               "cost=1.5000\n");
+}
+
+// LocalNotifier on this machine (its curl): one request per target and one notify_cmd per event
+// id, and nothing the second time, across notifier objects (a --resume).
+class LocalNotifierTest : public ::testing::Test {
+  protected:
+    void SetUp() override {
+        char tmpl[] = "/tmp/mlt-local-notify-XXXXXX";
+        ASSERT_NE(::mkdtemp(tmpl), nullptr);
+        dir_ = tmpl;
+    }
+    void TearDown() override { std::filesystem::remove_all(dir_); }
+    mlt::LocalNotifier::Options options(const mlt::test::HttpReceiver& receiver) const {
+        mlt::LocalNotifier::Options o;
+        o.targets = {{receiver.url("/a/SECRET"), NotifyFormat::json},
+                     {receiver.url("/b/SECRET"), NotifyFormat::ntfy}};
+        o.notify_cmd = "cat >> '" + dir_ + "/events.jsonl'; echo >> '" + dir_ + "/events.jsonl'";
+        o.sent_file = dir_ + "/state/notify.sent";
+        o.log_file = dir_ + "/logs/notify.log";
+        o.timing = {2, 0, 10};
+        return o;
+    }
+    std::string read(const std::string& rel) const {
+        return std::filesystem::exists(dir_ + "/" + rel) ? mlt::read_file(dir_ + "/" + rel) : "";
+    }
+    std::string dir_;
+};
+
+TEST_F(LocalNotifierTest, SendsEachEventOnceAndFeedsNotifyCmdItsJson) {
+    mlt::test::HttpReceiver receiver;
+    const NotifyEvent e = mlt::test::sample_event();
+    const mlt::NotifyOutcome first = mlt::LocalNotifier(options(receiver)).send(e);
+    EXPECT_TRUE(first.sent);
+    EXPECT_FALSE(first.already_sent);
+    EXPECT_TRUE(first.problems.empty()) << first.problems.front();
+    ASSERT_EQ(receiver.count(), 2u);
+    EXPECT_EQ(receiver.requests()[0].body, mlt::notify_event_json(e));
+    EXPECT_EQ(receiver.requests()[1].body, mlt::notify_body(e, NotifyFormat::ntfy));
+    EXPECT_EQ(read("events.jsonl"), mlt::notify_event_json(e) + "\n");
+    EXPECT_EQ(read("state/notify.sent"), mlt::notify_event_id(e) + "\n");
+    EXPECT_NE(read("logs/notify.log").find("target=2 format=ntfy try=1 sent"), std::string::npos);
+    EXPECT_EQ(read("logs/notify.log").find("SECRET"), std::string::npos);
+
+    const mlt::NotifyOutcome again = mlt::LocalNotifier(options(receiver)).send(e);
+    EXPECT_TRUE(again.already_sent);
+    EXPECT_EQ(receiver.count(), 2u);
+    EXPECT_EQ(read("events.jsonl"), mlt::notify_event_json(e) + "\n");
+
+    NotifyEvent next = e;
+    next.event = NotifyEventKind::restarted;
+    EXPECT_TRUE(mlt::LocalNotifier(options(receiver)).send(next).sent);
+    EXPECT_EQ(receiver.count(), 4u);
+    EXPECT_EQ(read("state/notify.sent"),
+              mlt::notify_event_id(e) + "\n" + mlt::notify_event_id(next) + "\n");
+}
+
+TEST_F(LocalNotifierTest, AFailureIsReportedNotThrownAndTheTempFilesGo) {
+    mlt::test::HttpReceiver receiver(1000);
+    mlt::LocalNotifier::Options o = options(receiver);
+    o.targets.resize(1);
+    o.notify_cmd = "cat > /dev/null; exit 3";
+    const std::string tmp = dir_ + "/tmp";
+    std::filesystem::create_directories(tmp);
+    const char* old = std::getenv("TMPDIR");
+    const std::string saved = old ? old : "";
+    ::setenv("TMPDIR", tmp.c_str(), 1);
+    const mlt::NotifyOutcome outcome = mlt::LocalNotifier(o).send(mlt::test::sample_event());
+    if (old)
+        ::setenv("TMPDIR", saved.c_str(), 1);
+    else
+        ::unsetenv("TMPDIR");
+    EXPECT_FALSE(outcome.sent);
+    ASSERT_EQ(outcome.problems.size(), 2u);
+    EXPECT_EQ(outcome.problems[0],
+              "the notification 20240501-120000-ab12.2.finished to target 1 (json) was not "
+              "sent: HTTP 500 (after 2 tries)");
+    EXPECT_EQ(outcome.problems[1], "notify_cmd failed: exit status 3");
+    EXPECT_EQ(receiver.count(), 2u);
+    EXPECT_TRUE(std::filesystem::is_empty(tmp));
+    // Tried once, with its retries: not again.
+    EXPECT_TRUE(mlt::LocalNotifier(o).send(mlt::test::sample_event()).already_sent);
 }
 
 }  // namespace

@@ -1,11 +1,13 @@
 #pragma once
 
 // The events a run's notifications tell (docs/usage.md, "Notifications"), the bodies each target
-// format gets, and the files notify_send.sh reads (src/job/sh/notify_send.sh: the sender of
-// both sides, the host's guard and this machine).
+// format gets, the files notify_send.sh reads (src/job/sh/notify_send.sh: the sender of both
+// sides, the host's guard and this machine's LocalNotifier), and LocalNotifier.
 
+#include <atomic>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "mlt/config/settings.h"
@@ -94,5 +96,44 @@ constexpr int kAlreadySent = 3;  // its id was in the sent file: nothing done
 constexpr int kFailed = 4;       // a target did not take it after its tries
 constexpr int kNoClient = 5;     // no curl, GNU wget nor python3: nothing sent
 }  // namespace notify_status
+
+// What sending one event from this machine came to.
+struct NotifyOutcome {
+    bool already_sent = false;          // its id was in the sent file: nothing was done
+    bool sent = false;                  // every target and notify_cmd took it
+    std::vector<std::string> problems;  // one line each: a target not sent, no client, notify_cmd
+};
+
+// Sends a run's events from this machine (the laptop): to the notify targets through
+// notify_send.sh run with the local `sh`, and to notify_cmd, each event once.
+class LocalNotifier {
+  public:
+    struct Options {
+        std::vector<NotifyTarget> targets;
+        std::string notify_cmd;  // run with `sh -c`, the event's JSON on stdin; empty: none
+        std::string sent_file;   // the ids sent from here, one a line (kept across --resume);
+                                 // empty: none kept, every send() sends
+        std::string log_file;    // notify_send.sh's log: one line per try
+        NotifyTiming timing;
+        int cmd_timeout_s = 60;  // notify_cmd's bound (its process group is killed then)
+    };
+
+    explicit LocalNotifier(Options options) : options_(std::move(options)) {}
+
+    // Sends `event` unless its id is in the sent file, then adds the id there (also when a
+    // target failed: each event is tried once, with its retries; a failure never throws). The
+    // URLs go only into a 0600 file of a private temp dir, removed before this returns. Blocks
+    // while the targets are tried (at most about a minute per unreachable target); `stop` set
+    // by another thread ends it early. Throws mlt::Error (io) only when no temp file or
+    // process can be made, or the sent file cannot be written; a pending signal for mlt throws
+    // mlt::Error (interrupted), as run_child does.
+    NotifyOutcome send(const NotifyEvent& event, const std::atomic<bool>* stop = nullptr);
+
+    // Whether the id of `event` is in the sent file.
+    bool was_sent(const NotifyEvent& event) const;
+
+  private:
+    Options options_;
+};
 
 }  // namespace mlt
