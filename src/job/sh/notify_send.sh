@@ -153,8 +153,8 @@ mlt_notify_try() {
       set --
       while IFS= read -r mlt_nl; do set -- "$@" "--header=$mlt_nl"; done < "$mlt_nh"
       LC_ALL=C awk -v n="$mlt_nn" 'FNR == n { print $2 }' "$mlt_targets" |
-        wget -S -O /dev/null -T "$mlt_notify_timeout" -t 1 --max-redirect=0 \
-          --post-file="$mlt_nb" "$@" -i - > "$mlt_w/out" 2>&1
+        wget -S -o "$mlt_w/out" -O /dev/null -T "$mlt_notify_timeout" -t 1 --max-redirect=0 \
+          --post-file="$mlt_nb" "$@" -i - > /dev/null 2>&1
       mlt_ne=$?
       mlt_nc=$(LC_ALL=C awk '$1 ~ /^HTTP\/[0-9.]+$/ && $2 ~ /^[0-9][0-9][0-9]$/ { c = $2 } END { print c }' "$mlt_w/out")
       if [ "$mlt_ne" = 0 ]; then echo sent
@@ -230,6 +230,7 @@ mlt_notify_send() {
   mlt_w="$mlt_ev/work.$$"
   (umask 077 && mkdir "$mlt_w") || return 2
   trap 'rm -rf "$mlt_w"' EXIT
+  trap 'exit 143' TERM HUP INT
   for mlt_f in json ntfy slack; do
     mlt_notify_body "$mlt_f" "$mlt_ev" > "$mlt_w/body.$mlt_f"
   done
