@@ -68,6 +68,9 @@ TEST_P(NotifySend, EachTargetGetsTheEventOnceWithItsBodyAfterARetry) {
     fixture_.write_event(e);
     fixture_.write_targets(three_targets(receiver));
     EXPECT_EQ(fixture_.run({"client"}).output, client() + "\n");
+    const NotifyFixture::Result check = fixture_.run({"check"});
+    EXPECT_EQ(check.status, 0);
+    EXPECT_EQ(check.output, "");
 
     const NotifyFixture::Result r = fixture_.send();
     EXPECT_EQ(r.status, 0) << r.output;
@@ -178,6 +181,10 @@ TEST_P(NotifyNoClient, NothingIsSentAndOneLineSaysWhy) {
         const NotifyFixture::Result c = f.run({"client"});
         EXPECT_EQ(c.status, mlt::notify_status::kNoClient);
         EXPECT_EQ(c.output, "none: " + why + "\n");
+        const NotifyFixture::Result check = f.run({"check"});
+        EXPECT_EQ(check.status, mlt::notify_status::kNoClient);
+        EXPECT_EQ(check.output,
+                  "mlt: warning: cannot send notifications from this host: " + why + "\n");
         const NotifyFixture::Result r = f.send();
         EXPECT_EQ(r.status, mlt::notify_status::kNoClient);
         EXPECT_EQ(r.output,

@@ -6,6 +6,8 @@
 #
 # Modes ($1):
 #   client                        prints `curl`, `wget`, `python3` or `none: WHY`; exit 0, or 5
+#   check                         prints nothing when there is a client; else the warning line
+#                                 that `send` would print, and exit 5 (a guard's start)
 #   body WHAT EVENT_DIR           prints the event's json, ntfy or slack body, its title or its id
 #   send TARGETS EVENT_DIR LOG [SENT]
 #     TARGETS: one target per line, `FORMAT URL` (json, ntfy or slack; the URL has no blank).
@@ -220,13 +222,11 @@ mlt_notify_send() {
   mlt_id=$(mlt_notify_body id "$mlt_ev")
   if [ -n "$mlt_sent" ] && [ -f "$mlt_sent" ] &&
     LC_ALL=C awk -v id="$mlt_id" '$0 == id { f = 1 } END { exit !f }' "$mlt_sent"; then return 3; fi
-  mlt_client=$(mlt_notify_client)
-  case $mlt_client in
-    none:*)
-      mlt_notify_log "$mlt_id not sent: ${mlt_client#none: }"
-      echo "mlt: warning: cannot send notifications from $mlt_notify_here: ${mlt_client#none: }"
-      return 5 ;;
-  esac
+  if ! mlt_client=$(mlt_notify_client); then
+    mlt_notify_log "$mlt_id not sent: ${mlt_client#none: }"
+    mlt_notify_warn "$mlt_client"
+    return 5
+  fi
   mlt_w="$mlt_ev/work.$$"
   (umask 077 && mkdir "$mlt_w") || return 2
   trap 'rm -rf "$mlt_w"' EXIT
@@ -249,12 +249,14 @@ mlt_notify_send() {
   [ -z "$mlt_sent" ] || printf '%s\n' "$mlt_id" >> "$mlt_sent"
   return "$mlt_rc"
 }
+mlt_notify_warn() { echo "mlt: warning: cannot send notifications from $mlt_notify_here: ${1#none: }"; }
 mlt_notify_usage() {
-  echo "usage: notify_send.sh client | body WHAT EVENT_DIR | send TARGETS EVENT_DIR LOG [SENT]" >&2
+  echo "usage: notify_send.sh client | check | body WHAT EVENT_DIR | send TARGETS EVENT_DIR LOG [SENT]" >&2
   exit 2
 }
 case $1 in
   client) mlt_notify_client ;;
+  check) mlt_c=$(mlt_notify_client) || { mlt_notify_warn "$mlt_c"; exit 5; } ;;
   body) mlt_notify_body "$2" "$3" ;;
   send) shift; mlt_notify_send "$@" ;;
   *) mlt_notify_usage ;;
