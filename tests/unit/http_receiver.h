@@ -1,10 +1,10 @@
 #pragma once
 // A webhook receiver for the notification tests: an HTTP/1.1 server on 127.0.0.1 (a free port)
 // run by one thread, which records each request (method, path, headers, body) and answers it:
-// 500 to the first `failures` requests (to test retries), none at all to the first `silent`
-// ones before those (to test a try's timeout: the connection stays open until the client gives
-// up), 200 after. One request per connection (it answers `Connection: close`). It stops and
-// joins its thread when destroyed.
+// `failure` (500, or a 302 to /elsewhere) to the first `failures` requests (to test retries),
+// none at all to the first `silent` ones before those (to test a try's timeout: the connection
+// stays open until the client gives up), 200 after. One request per connection (it answers
+// `Connection: close`). It stops and joins its thread when destroyed.
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -35,7 +35,8 @@ struct HttpRequest {
 
 class HttpReceiver {
   public:
-    explicit HttpReceiver(int failures = 0, int silent = 0) : failures_(failures), silent_(silent) {
+    explicit HttpReceiver(int failures = 0, int silent = 0, int failure = 500)
+        : failures_(failures), silent_(silent), failure_(failure) {
         listener_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
         sockaddr_in addr{};
         addr.sin_family = AF_INET;
@@ -152,7 +153,7 @@ class HttpReceiver {
             std::lock_guard<std::mutex> lock(mutex_);
             seen = requests_.size();
             r.answered = seen < static_cast<size_t>(silent_)               ? 0
-                         : seen < static_cast<size_t>(silent_ + failures_) ? 500
+                         : seen < static_cast<size_t>(silent_ + failures_) ? failure_
                                                                            : 200;
             requests_.push_back(r);
         }
@@ -160,14 +161,17 @@ class HttpReceiver {
             held_.push_back(fd);  // no answer: the client's timeout ends it
             return;
         }
-        write_all(fd, "HTTP/1.1 " + std::to_string(r.answered) +
-                          (r.answered == 200 ? " OK" : " Internal Server Error") +
+        const std::string status = r.answered == 200   ? " OK"
+                                   : r.answered == 302 ? " Found\r\nLocation: /elsewhere"
+                                                       : " Internal Server Error";
+        write_all(fd, "HTTP/1.1 " + std::to_string(r.answered) + status +
                           "\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");
         ::close(fd);
     }
 
     const int failures_;
     const int silent_;
+    const int failure_;
     int listener_ = -1;
     int port_ = 0;
     std::atomic<bool> stop_{false};

@@ -152,6 +152,21 @@ TEST_P(NotifySend, ATryThatGetsNoAnswerEndsAtItsTimeoutAndTheNextOneSends) {
     expect_no_secret(fixture_, r.output);
 }
 
+// A redirect is not followed by any client (a POST would become a GET elsewhere): a failed try.
+TEST_P(NotifySend, ARedirectIsAFailedTry) {
+    HttpReceiver receiver(1, 0, 302);
+    fixture_.write_event(mlt::test::sample_event());
+    fixture_.write_targets({{receiver.url(std::string("/hook/") + kSecret), NotifyFormat::json}});
+    const NotifyFixture::Result r = fixture_.send();
+    EXPECT_EQ(r.status, 0) << r.output;
+    const std::vector<std::string> log = lines_of(fixture_.read("log"));
+    ASSERT_EQ(log.size(), 2u) << fixture_.read("log");
+    EXPECT_TRUE(has(log[0], "try=1 failed: HTTP 302")) << log[0];
+    ASSERT_EQ(receiver.count(), 2u);
+    for (const auto& q : receiver.requests())
+        EXPECT_EQ(q.method + " " + q.path.substr(0, 6), "POST /hook/");
+}
+
 std::string param_name(const ::testing::TestParamInfo<Param>& info) {
     return std::get<0>(info.param) + "_" + mlt::test::client_name(std::get<1>(info.param));
 }

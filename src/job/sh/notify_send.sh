@@ -175,12 +175,15 @@ with open(targets, encoding='latin-1') as f:
 with open(body, 'rb') as f:
     data = f.read()
 request = urllib.request.Request(url, data=data, method='POST')
+class Refuse(urllib.request.HTTPRedirectHandler):
+    def redirect_request(self, *args):
+        return None
 with open(headers, encoding='latin-1') as f:
     for h in f.read().split('\n'):
         if ': ' in h:
             request.add_header(*h.split(': ', 1))
 try:
-    with urllib.request.urlopen(request, timeout=float(timeout)) as answer:
+    with urllib.request.build_opener(Refuse).open(request, timeout=float(timeout)) as answer:
         code = answer.status
     print('sent' if 200 <= code < 300 else 'HTTP %d' % code)
 except urllib.error.HTTPError as e:
@@ -213,7 +216,8 @@ mlt_notify_target() {
     sleep "$mlt_d"
     mlt_k=$((mlt_k + 1)) mlt_d=$((mlt_d * 2))
   done
-  echo "mlt: warning: the notification $mlt_id to target $2 ($3) was not sent: $mlt_why (after $mlt_k tries)"
+  mlt_tw=tries; [ "$mlt_k" != 1 ] || mlt_tw=try
+  echo "mlt: warning: the notification $mlt_id to target $2 ($3) was not sent: $mlt_why (after $mlt_k $mlt_tw)"
   return 1
 }
 mlt_notify_send() {
