@@ -113,7 +113,7 @@ class LocalNotifier {
         std::string notify_cmd;  // run with `sh -c`, the event's JSON on stdin; empty: none
         std::string sent_file;   // the ids sent from here, one a line (kept across --resume);
                                  // empty: none kept, every send() sends
-        std::string log_file;    // notify_send.sh's log: one line per try
+        std::string log_file;    // notify_send.sh's log: one line per try; empty: not kept
         NotifyTiming timing;
         int cmd_timeout_s = 60;  // notify_cmd's bound (its process group is killed then)
     };
