@@ -150,6 +150,8 @@ bool settings_file_holds_secret(const std::string& path) {
             if (const auto* list = std::get_if<std::vector<ConnectionSettings>>(&value))
                 for (const auto& c : *list)
                     if (c.password || c.passphrase) return true;
+            if (const auto* targets = std::get_if<std::vector<NotifyTarget>>(&value))
+                if (!targets->empty()) return true;
         }
         return false;
     } catch (const Error&) {

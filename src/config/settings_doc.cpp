@@ -61,6 +61,8 @@ layer (user settings, specification, sidecar), the higher layer winning.
 - `venv_packages`, `create_venv`: the higher layer replaces the lower; unset anywhere means
   the default (which depends on `train_cmd`).
 - `connection`: the model's value replaces the user's as a whole.
+- `notify`: the model's list replaces the user's as a whole (`notify: []` turns the user's
+  targets off for one model).
 - `nodes`, `transfer`: per key.
 - A key without a value (`key:` or `key: null`) counts as not set; so does an empty string in
   `connection` (MLTK's `key_filename: ''`).
@@ -146,8 +148,8 @@ ssh:
 archive mlt pulls. Such an entry is left out with a warning naming the key and the file.
 
 A wildcard or directory of `upload_files` (and a workspace) never sends the model's own
-`<stem>.ssh.yaml` when it sets `connection.password` or `connection.passphrase`; an entry that
-names the file sends it.
+`<stem>.ssh.yaml` when it sets `connection.password`, `connection.passphrase` or a `notify`
+URL; an entry that names the file sends it.
 
 ## Keys
 
@@ -201,6 +203,10 @@ std::string settings_reference_markdown() {
         if (field.type == settings_detail::SettingType::watch) {
             for (const auto& sub : settings_detail::watch_fields())
                 add_row(out, "watch." + std::string(sub.name), sub);
+        }
+        if (field.type == settings_detail::SettingType::notify_targets) {
+            for (const auto& sub : settings_detail::notify_target_fields())
+                add_row(out, "notify[]." + std::string(sub.name), sub);
         }
     }
     out += "\nMLTK hands `connection` to paramiko's `SSHClient.connect`; its other arguments (";

@@ -72,6 +72,8 @@ std::vector<FieldDecl> training_fields();
 // The link, syncing, the multi-node and cost settings, the workspace transfer
 // (settings_table_link.cpp).
 std::vector<FieldDecl> link_and_transfer_fields();
+// Notifications: the targets, the local command, the side that sends (settings_table_notify.cpp).
+std::vector<FieldDecl> notify_fields();
 
 // How a layer's `nodes`, `transfer` and `watch` apply over the lower layers.
 void merge_nodes(Value&& value, SshSettings& settings);

@@ -95,7 +95,7 @@ FieldDecl special(std::string_view name, SettingType type, std::string_view def,
 const std::vector<FieldDecl>& ssh_fields() {
     static const std::vector<FieldDecl> kFields = [] {
         std::vector<FieldDecl> fields = remote_setup_fields();
-        for (auto group : {training_fields(), link_and_transfer_fields()})
+        for (auto group : {training_fields(), notify_fields(), link_and_transfer_fields()})
             fields.insert(fields.end(), group.begin(), group.end());
         return fields;
     }();
@@ -128,6 +128,8 @@ std::string type_name(const FieldDecl& field) {
             return "`yes`, `accept-new` or `no`";
         case SettingType::choice:
             return word_list(field.choices, "`");
+        case SettingType::notify_targets:
+            return "list of mappings";
     }
     return "";
 }
@@ -161,6 +163,8 @@ std::string type_description(const FieldDecl& field) {
             return "one of yes, accept-new, no";
         case SettingType::choice:
             return "one of " + word_list(field.choices, "");
+        case SettingType::notify_targets:
+            return "a list of targets, each a mapping (url, format)";
     }
     return "";
 }

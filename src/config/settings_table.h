@@ -30,6 +30,7 @@ enum class SettingType {
     stop_rules,         // a list of rules: a regex, or {metric, mode, patience}
     host_key_checking,  // yes | accept-new | no
     choice,             // one of the words in FieldDecl::choices, kept as a string
+    notify_targets,     // a list of mappings of notify_target_fields()
 };
 
 // `nodes:` as read from one file; keys that are absent leave the lower layer's value.
@@ -55,9 +56,10 @@ struct WatchValue {
 using EnvironmentList = std::vector<std::pair<std::string, std::string>>;
 
 // One key's value as read from one file, before it is applied to SshSettings.
-using Value = std::variant<std::string, bool, int, double, std::vector<std::string>,
-                           EnvironmentList, std::vector<ConnectionSettings>, NodesValue,
-                           HostKeyChecking, WatchValue, std::vector<StopRule>>;
+using Value =
+    std::variant<std::string, bool, int, double, std::vector<std::string>, EnvironmentList,
+                 std::vector<ConnectionSettings>, NodesValue, HostKeyChecking, WatchValue,
+                 std::vector<StopRule>, std::vector<NotifyTarget>>;
 
 // Applies one file's value on top of the lower layers (the key's merge rule).
 using ApplyFn = void (*)(Value&& value, SshSettings& settings);
@@ -93,6 +95,8 @@ const std::vector<FieldDecl>& transfer_fields();
 const std::vector<FieldDecl>& watch_fields();
 // The keys of a plateau rule in watch.stop_when.
 const std::vector<FieldDecl>& plateau_fields();
+// The keys of one `notify` target.
+const std::vector<FieldDecl>& notify_target_fields();
 
 // Short type name for the docs table, e.g. "integer (1..65535)".
 std::string type_name(const FieldDecl& field);

@@ -55,6 +55,8 @@ Value ValueReader::read(const FieldDecl& field, const YAML::Node& node,
                 if (word == c) return word;
             yaml_.type_error(node, key, field);
         }
+        case SettingType::notify_targets:
+            return read_notify(field, node, key);
     }
     yaml_.type_error(node, key, field);
 }

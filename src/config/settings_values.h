@@ -51,6 +51,11 @@ class ValueReader {
     StopRule read_plateau(const YAML::Node& node, const std::string& key,
                           std::optional<YAML::Node>& metric) const;
 
+    // `notify` (settings_notify.cpp).
+    std::vector<NotifyTarget> read_notify(const FieldDecl& field, const YAML::Node& node,
+                                          const std::string& key) const;
+    NotifyTarget read_notify_target(const YAML::Node& node, const std::string& key) const;
+
     const YamlGuard& yaml_;
 };
 

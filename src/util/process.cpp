@@ -146,6 +146,14 @@ int wait_status(pid_t pid) {
 ChildResult run_child(const std::vector<std::string>& argv, std::chrono::milliseconds timeout,
                       const std::function<void(const std::string&)>& on_line,
                       const std::atomic<bool>* stop) {
+    return run_child_with_input("/dev/null", argv, timeout, on_line, stop);
+}
+
+ChildResult run_child_with_input(const std::string& stdin_path,
+                                 const std::vector<std::string>& argv,
+                                 std::chrono::milliseconds timeout,
+                                 const std::function<void(const std::string&)>& on_line,
+                                 const std::atomic<bool>* stop) {
     std::vector<char*> args;
     for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
     args.push_back(nullptr);
@@ -156,14 +164,16 @@ ChildResult run_child(const std::vector<std::string>& argv, std::chrono::millise
     if (::pipe2(err, O_CLOEXEC) != 0)
         throw io_error("cannot create a pipe: " + std::string(std::strerror(errno)));
     Fd err_read{err[0]}, err_write{err[1]};
-    Fd null_in{::open("/dev/null", O_RDONLY | O_CLOEXEC)};
+    Fd in{::open(stdin_path.c_str(), O_RDONLY | O_CLOEXEC)};
+    if (in.fd < 0)
+        throw io_error("cannot read " + stdin_path + ": " + std::string(std::strerror(errno)));
     // Only mlt's end: the child's stays blocking (a pipe's ends are separate
     // descriptions).
     ::fcntl(out_read.fd, F_SETFL, ::fcntl(out_read.fd, F_GETFL) | O_NONBLOCK);
     const auto deadline = Clock::now() + timeout;
     pid_t pid = ::fork();
     if (pid < 0) throw io_error("cannot start " + argv.at(0) + ": " + std::strerror(errno));
-    if (pid == 0) exec_child(args.data(), out[1], null_in.fd, err[1]);
+    if (pid == 0) exec_child(args.data(), out[1], in.fd, err[1]);
     ::setpgid(pid, pid);  // also here: no race with the kill below
     out_write.reset();
     err_write.reset();

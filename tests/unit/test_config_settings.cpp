@@ -460,6 +460,99 @@ TEST_F(SettingsTest, PricePerHourIsAFiniteNumber) {
             << bad;
 }
 
+// notify: targets with a format (json by default), the model's list replacing the user's;
+// notify_cmd and notify_from beside them.
+TEST_F(SettingsTest, NotifyTargetsAreReadAndTheModelsListReplacesTheUsers) {
+    const SshSettings s = load(
+        "ssh:\n  notify: [{url: 'https://ntfy.sh/user-topic', format: ntfy}]\n"
+        "  notify_cmd: cat >> ~/events\n",
+        "ssh:\n  notify:\n    - {url: 'https://hooks.slack.com/services/T0/B0/x', format: slack}\n"
+        "    - url: http://127.0.0.1:8080/hook\n  notify_from: laptop\n");
+    EXPECT_TRUE(warnings_.empty());
+    ASSERT_EQ(s.notify.size(), 2u);
+    EXPECT_EQ(s.notify[0].url, "https://hooks.slack.com/services/T0/B0/x");
+    EXPECT_EQ(s.notify[0].format, NotifyFormat::slack);
+    EXPECT_EQ(s.notify[1].url, "http://127.0.0.1:8080/hook");
+    EXPECT_EQ(s.notify[1].format, NotifyFormat::json);
+    EXPECT_EQ(s.notify_cmd, "cat >> ~/events");
+    EXPECT_EQ(s.notify_from, NotifyFrom::laptop);
+
+    const SshSettings none =
+        load("ssh:\n  notify: [{url: 'https://ntfy.sh/a'}]\n", "ssh:\n  notify: []\n");
+    EXPECT_TRUE(none.notify.empty());
+    EXPECT_EQ(none.notify_from, NotifyFrom::host);
+    EXPECT_EQ(load("").notify_cmd, "");
+}
+
+// A URL that is no http(s) webhook is exit 2 with its place; no message quotes more of a URL
+// than its scheme and host, since the rest is a secret (a Slack webhook's token).
+TEST_F(SettingsTest, ABadNotifyUrlIsRefusedWithItsPlaceAndWithoutItsSecret) {
+    const std::string secret = "T0SECRET/B0SECRET/xoxSECRET";
+    const struct {
+        std::string yaml;
+        std::string expected;
+    } cases[] = {
+        {"ssh:\n  notify: [{url: 'ftp://example.com/" + secret + "'}]\n",
+         "u:2:18: ssh.notify[0].url ((a URL)) is no usable webhook URL: it does not start with "
+         "http:// or https://"},
+        {"ssh:\n  notify:\n    - {format: slack, url: 'https://hooks.slack.com/" + secret +
+             " x'}\n",
+         "u:3:28: ssh.notify[0].url (https://hooks.slack.com/…) is no usable webhook URL: it "
+         "holds a blank"},
+        {"ssh:\n  notify: [{url: \"https://user:" + secret + "@hooks.slack.com/a\\x01b\"}]\n",
+         "u:2:18: ssh.notify[0].url ((a URL)) is no usable webhook URL: it holds a control "
+         "character"},
+        {"ssh:\n  notify: [{url: \"https://user:pw@hooks.slack.com/" + secret + "\\x01\"}]\n",
+         "u:2:18: ssh.notify[0].url (https://hooks.slack.com/…) is no usable webhook URL: it "
+         "holds a control character"},
+        {"ssh:\n  notify: [{url: 'https:///" + secret + "'}]\n",
+         "u:2:18: ssh.notify[0].url ((a URL)) is no usable webhook URL: it names no host"},
+        {"ssh:\n  notify: 'https://hooks.slack.com/" + secret + "'\n",
+         "u:2:11: ssh.notify must be a list of targets, each a mapping (url, format), got a "
+         "string"},
+        {"ssh:\n  notify: ['https://hooks.slack.com/" + secret + "']\n",
+         "u:2:12: ssh.notify[0] must be a mapping (url, format), got a string"},
+        {"ssh:\n  notify: [{url: [https://a/" + secret + "]}]\n",
+         "u:2:18: ssh.notify[0].url must be an http:// or https:// URL, got a list"},
+        {"ssh:\n  notify: [{format: ntfy}]\n", "u:2:12: ssh.notify[0] has no url"},
+        {"ssh:\n  notify: [{url: 'https://a/b', format: teams}]\n",
+         "u:2:41: ssh.notify[0].format must be one of json, ntfy or slack"},
+        {"ssh:\n  notify_from: both\n", "u:2:16: ssh.notify_from must be one of host or laptop"},
+    };
+    for (const auto& c : cases) {
+        const auto [what, hint] = error_of(c.yaml);
+        EXPECT_TRUE(has_text(what, c.expected)) << what << "\n  for " << c.yaml;
+        EXPECT_FALSE(has_text(what + hint, "SECRET")) << what << " (" << hint << ")";
+    }
+}
+
+// masked_url: the scheme and host only (no user, password, path or query), whatever the URL.
+TEST(NotifyUrl, MaskedShowsOnlySchemeAndHost) {
+    EXPECT_EQ(masked_url("https://hooks.slack.com/services/T0/B0/xyz"),
+              "https://hooks.slack.com/…");
+    EXPECT_EQ(masked_url("http://user:pw@127.0.0.1:8080?token=x"), "http://127.0.0.1:8080/…");
+    EXPECT_EQ(masked_url("HTTPS://[::1]:9/x#y"), "HTTPS://[::1]:9/…");
+    EXPECT_EQ(masked_url("https://ho st/x"), "(a URL)");
+    EXPECT_EQ(masked_url("https://user:pass/word@host/x"), "(a URL)");
+    EXPECT_EQ(masked_url("https://host:/x"), "(a URL)");
+    EXPECT_EQ(masked_url("xoxb-token"), "(a URL)");
+    EXPECT_EQ(masked_url(""), "(a URL)");
+    EXPECT_EQ(notify_url_problem("https://ntfy.sh/a?b=c&d=%20"), std::nullopt);
+    EXPECT_EQ(notify_url_problem("https://a/\"b"), "it holds a `\"` or `\\` (percent-encode it)");
+    EXPECT_EQ(notify_url_problem("https://a/\xc3\xa9"),
+              "it holds a non-ASCII character (percent-encode it)");
+    EXPECT_EQ(notify_url_problem("https://a/" + std::string(2048, 'x')),
+              "it is longer than 2048 bytes");
+}
+
+// A sidecar with a notify URL holds a secret: a wildcard upload leaves it out.
+TEST_F(SettingsTest, ASidecarWithANotifyUrlHoldsASecret) {
+    EXPECT_TRUE(settings_file_holds_secret(
+        write("a.ssh.yaml", "ssh:\n  notify: [{url: 'https://ntfy.sh/x'}]\n")));
+    EXPECT_FALSE(settings_file_holds_secret(write("b.ssh.yaml", "ssh:\n  notify: []\n")));
+    EXPECT_FALSE(settings_file_holds_secret(write("c.ssh.yaml", "ssh:\n  notify_cmd: cat\n")));
+}
+
 TEST_F(SettingsTest, TopLevelModelPathsComesBeforeSshModelPaths) {
     SshSettings s = load("ssh:\n  model_paths: [b]\nmodel_paths: [a]\n");
     EXPECT_EQ(s.model_paths, (Strings{"a", "b"}));

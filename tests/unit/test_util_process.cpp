@@ -6,12 +6,14 @@
 #include <atomic>
 #include <cerrno>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "mlt/util/error.h"
 #include "mlt/util/process.h"
 #include "wait_until.h"
 
@@ -55,6 +57,20 @@ TEST(RunChild, AProgramThatCannotStartSaysWhy) {
     Outcome r = run_it({"/nonexistent/mlt-no-such-program"}, 30s);
     EXPECT_FALSE(r.result.started);
     EXPECT_EQ(r.result.start_errno, ENOENT);
+}
+
+// notify_cmd's input: a file as the child's stdin; a file that is not there is an io error.
+TEST(RunChild, WithInputTheChildReadsTheFileOnStdin) {
+    const std::string path = ::testing::TempDir() + "mlt-run-child-input";
+    std::ofstream(path) << "{\"a\": 1}\nsecond\n";
+    std::vector<std::string> lines;
+    const ChildResult r =
+        run_child_with_input(path, {"sh", "-c", "cat; echo end"}, 30s,
+                             [&](const std::string& line) { lines.push_back(line); });
+    EXPECT_EQ(r.exit_code, 0);
+    EXPECT_EQ(lines, (std::vector<std::string>{"{\"a\": 1}", "second", "end"}));
+    std::remove(path.c_str());
+    EXPECT_THROW(run_child_with_input(path, {"cat"}, 30s, [](const std::string&) {}), Error);
 }
 
 TEST(RunChild, AChildThatClosesItsOutputAndKeepsRunningIsStoppedAtTheBound) {

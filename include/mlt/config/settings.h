@@ -41,6 +41,32 @@ struct StopRule {
     int patience = 5;       // plateau: values in a row without a new best that fire it
 };
 
+// The body a `notify` target is sent (docs/usage.md, "Notifications"): json, the event as one
+// object; ntfy, a text POST with a Title header; slack, `{"text": ...}`.
+enum class NotifyFormat { json, ntfy, slack };
+
+// The word of `format` as the settings and the targets file write it ("json", "ntfy", "slack").
+const char* notify_format_name(NotifyFormat format);
+
+// One `notify` target. The URL is a secret (a Slack webhook carries its token): it is never
+// printed nor put in argv; messages show masked_url(url).
+struct NotifyTarget {
+    std::string url;
+    NotifyFormat format = NotifyFormat::json;
+};
+
+// Which side sends the events that happen on the host: its guard (host), or only an attached mlt
+// (laptop), which keeps the URLs off the host.
+enum class NotifyFrom { host, laptop };
+
+// `url` as a message may show it: its scheme and host (no user, password, path nor query),
+// then "/…" ("https://hooks.slack.com/…"); "(a URL)" when it has no plain scheme://host[:port].
+std::string masked_url(const std::string& url);
+
+// Why `url` is no usable notify URL (not http:// or https://, no host, a blank, a control
+// character, a non-ASCII byte, `"` or `\`), or nullopt. The reason never quotes the URL.
+std::optional<std::string> notify_url_problem(const std::string& url);
+
 // The `ssh:` section after precedence and merging (docs/settings.md).
 struct SshSettings {
     std::string config_path = "~/.ssh/config";
@@ -83,6 +109,11 @@ struct SshSettings {
     double silent_minutes = 0;        // watch.silent_minutes; 0: off
     bool stop_silent = false;         // watch.stop_silent
     std::vector<StopRule> stop_when;  // watch.stop_when: the user's rules, then the model's
+    // Webhooks told of the run's events; a higher layer's list replaces a lower one's.
+    std::vector<NotifyTarget> notify;
+    // A local command fed each event's JSON on stdin; empty: none.
+    std::string notify_cmd;
+    NotifyFrom notify_from = NotifyFrom::host;
 };
 
 // Whether `train_cmd` runs MLTK's own trainer (`mltk train ...`).
@@ -113,8 +144,8 @@ std::string default_user_settings_path();
 // `<spec dir>/<spec stem>.ssh.yaml` for a model specification path.
 std::string model_settings_path_for(const std::string& spec_path);
 
-// Whether the settings file at `path` (a sidecar) sets a connection password or passphrase;
-// false when it does not exist. One that cannot be read counts as holding one.
+// Whether the settings file at `path` (a sidecar) sets a connection password or passphrase,
+// or a `notify` URL; false when it does not exist. One that cannot be read counts as holding one.
 bool settings_file_holds_secret(const std::string& path);
 
 // Loads defaults < user settings < the spec's SshMixin literals < model settings, where a key

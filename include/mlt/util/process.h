@@ -28,4 +28,12 @@ ChildResult run_child(const std::vector<std::string>& argv, std::chrono::millise
                       const std::function<void(const std::string&)>& on_line,
                       const std::atomic<bool>* stop = nullptr);
 
+// As run_child, with the child's stdin read from the file `stdin_path` instead of /dev/null
+// (a notify_cmd's event JSON). A file that cannot be opened throws mlt::Error (io).
+ChildResult run_child_with_input(const std::string& stdin_path,
+                                 const std::vector<std::string>& argv,
+                                 std::chrono::milliseconds timeout,
+                                 const std::function<void(const std::string&)>& on_line,
+                                 const std::atomic<bool>* stop = nullptr);
+
 }  // namespace mlt
