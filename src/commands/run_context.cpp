@@ -151,6 +151,9 @@ TrainPlan plan_for(const RunContext& c, const SshCommandLine& cli, const std::st
     p.sync_every_s = c.settings.sync_every;
     p.transfer_connections = c.settings.transfer_connections;
     p.stop_when = c.settings.stop_when;
+    p.notify = c.settings.notify;
+    p.notify_cmd = c.settings.notify_cmd;
+    p.notify_from = c.settings.notify_from;
     p.watch_every_s = c.settings.watch_every;
     p.idle_gpu_minutes = c.settings.idle_gpu_minutes;
     p.stop_idle = c.settings.stop_idle;

@@ -1,13 +1,17 @@
 // The host's guard of a run's job (guard.sh): its text, and its start again when it is gone.
 #include "job_shell.h"
 #include "mlt/job/job.h"
+#include "mlt/job/notify.h"
+#include "mlt/util/shell.h"
 
 namespace mlt {
 
 namespace job_detail {
 
 std::string guard_script() {
-    return std::string(scripts::job_alive) + std::string(scripts::job_stop_functions) +
+    // The sender of its notifications first, as a variable (notify_send.sh runs as `sh -c`).
+    return "mlt_notify_send=" + shell_quote(notify_send_script()) + "\n" +
+           std::string(scripts::job_alive) + std::string(scripts::job_stop_functions) +
            std::string(scripts::job_launch) + std::string(scripts::job_sampler) +
            std::string(scripts::job_guard_rules) + std::string(scripts::job_guard);
 }

@@ -114,6 +114,7 @@ JobResult parse_job_result(std::string_view text) {
         if (line == "released=1") result.released = true;
         if (line == "gone=1") result.lock_gone = true;
         if (line == "unattended=1") result.shutdown_unattended = true;
+        if (line == "notify=1") result.host_notifies = true;
         if (line.rfind("stopped=", 0) == 0)
             result.stopped_with = recorded_status(std::string_view(line).substr(8));
         if (line.rfind("exit=", 0) == 0)

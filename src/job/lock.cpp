@@ -29,7 +29,8 @@ std::string lock_more(const NewRun& run) {
            (run.unattended_seconds > 0 && !run.shutdown_script.empty()
                 ? "unattended=" + std::to_string(run.unattended_seconds) + "\n"
                 : "") +
-           (run.rules_text.empty() ? "" : "rules=1\n") + idle_lines(run);
+           (run.rules_text.empty() ? "" : "rules=1\n") + (run.notify ? "notify=1\n" : "") +
+           idle_lines(run);
 }
 
 }  // namespace

@@ -68,8 +68,8 @@ class TrainWatchTest : public TrainTest {
         EXPECT_EQ(r.exit_code, 6) << describe(r) << job_state("watched");
         const std::string all = r.out + r.err;
         // The host's guard decides and stops the job; mlt names the rule and the line.
-        EXPECT_TRUE(has_text(all, "watch.stop_when rule " + rule + " (line: '" + line +
-                                      "'; the guard on "))
+        EXPECT_TRUE(
+            has_text(all, "watch.stop_when rule " + rule + " (line: '" + line + "'; the guard on "))
             << describe(r);
         EXPECT_TRUE(has_text(all, " stopped the job): collecting the results of watched"))
             << describe(r);

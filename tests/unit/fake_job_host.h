@@ -347,6 +347,15 @@ class FakeJobHost : public RemoteJob, public JobPipelining {
     }
 
     // The fake host's jobs have no guard: nothing to start.
+    // The fake host has no HTTP client: the client sends.
+    std::string hand_notifications(const std::string& run_id, const std::vector<mlt::NotifyTarget>&,
+                                   const std::string&) override {
+        return call("hand_notifications", [&](bool) {
+            check_mine(run_id);
+            return std::string("none: a fake host");
+        });
+    }
+
     bool restart_guard(const std::string& run_id,
                        const mlt::JobDir::GuardDeadline* = nullptr) override {
         return call("restart_guard", [&](bool) {

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "http_receiver.h"
+#include "mlt/util/text.h"
 #include "notify_fixture.h"
 
 namespace {
@@ -28,14 +29,8 @@ bool has(const std::string& text, const std::string& part) {
 
 // The lines of `text`.
 std::vector<std::string> lines_of(const std::string& text) {
-    std::vector<std::string> out;
-    size_t at = 0;
-    while (at < text.size()) {
-        size_t end = text.find('\n', at);
-        if (end == std::string::npos) end = text.size();
-        out.push_back(text.substr(at, end - at));
-        at = end + 1;
-    }
+    std::vector<std::string> out = mlt::split(text, '\n');
+    if (!out.empty() && out.back().empty()) out.pop_back();
     return out;
 }
 

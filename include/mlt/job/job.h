@@ -7,6 +7,7 @@
 #include <utility>
 #include <vector>
 
+#include "mlt/config/settings.h"
 #include "mlt/job/status.h"
 #include "mlt/ssh/remote.h"
 
@@ -163,6 +164,9 @@ struct NewRun {
     // The watch.stop_when rules the host's guard decides on the console log (host_rules_text;
     // empty: none): written as the job dir's `rules`, with `rules=1` in the lock.
     std::string rules_text = {};
+    // The host's guard sends the run's notifications (`notify=1` in the lock; the targets come
+    // after the lock, JobDir::hand_notifications).
+    bool notify = false;
     int idle_below_percent = 10;
     int sample_every = 0;
 };
@@ -189,6 +193,9 @@ struct JobResult {
     std::string guard_stop;
     // The host's guard ran shutdown_cmds unattended (shutdown.unattended).
     bool shutdown_unattended = false;
+    // The host's guard sends the run's notifications (it holds notify.targets): the job's end
+    // and the unattended shutdown are its to tell.
+    bool host_notifies = false;
 };
 
 // A release of the run's lock that goes with the follow of its job (follow_log), so that a
@@ -364,6 +371,16 @@ class JobDir {
         std::string limit;
     };
     bool start_guard(const std::string& run_id, const GuardDeadline* deadline = nullptr);
+
+    // Hands the host's guard the run's notifications (notify_put.sh), after the lock was taken
+    // with `notify=1` and before the job starts: the targets (notify_targets_text, a 0600 file;
+    // sent on the command's stdin, never in its text) and `info` (the notify.info lines: host=,
+    // elapsed= and cost= of the run before this lock, price= of this host; the guard counts
+    // from the lock's started=). Returns the host's HTTP client: "curl", "wget",
+    // "python3", or "none: WHY" (then the host keeps no targets and sends nothing).
+    std::string hand_notifications(const std::string& run_id,
+                                   const std::vector<NotifyTarget>& targets,
+                                   const std::string& info);
 
     // --clean on the remote: removes the model archive `archive` (relative to the remote dir)
     // and, when `log_dir` is not empty, that log dir (a path of the settings: `~` and `$NAME`

@@ -13,6 +13,10 @@
 #   (sampler.sh) every that many seconds into the job dir's samples file, which a follow relays; when
 #   every GPU of each sample was under idle_below= percent that long, it says so in the console
 #   log, once; with idle_stop=1 it stops the job instead;
+# - notifications (notify= in the lock, notify.targets and notify.info, handed by notify_put.sh):
+#   the events `started` (as it starts while the job runs), `finished`, `failed` or `stopped` (as
+#   the job has ended) and `unattended_shutdown`, each sent in the background by notify_send.sh
+#   (mlt_notify_send), each id once (notify.sent); it outlives the job's end to send them;
 # - the unattended shutdown (unattended= in the lock, seconds, and shutdown.pending.sh): when the
 #   job has ended and no mlt collected it (phase collected, or the lock given back) nor started
 #   shutdown_cmds within that time, it runs shutdown.pending.sh as the run's shutdown script,
@@ -43,6 +47,8 @@ mlt_idle_stop=$(sed -n 's/^idle_stop=//p' "$j/lock" 2>/dev/null)
 mlt_below=$(sed -n 's/^idle_below=//p' "$j/lock" 2>/dev/null)
 mlt_every=$(sed -n 's/^every=//p' "$j/lock" 2>/dev/null)
 mlt_rules=$(sed -n 's/^rules=//p' "$j/lock" 2>/dev/null)
+mlt_notify=$(sed -n 's/^notify=//p' "$j/lock" 2>/dev/null)
+mlt_began=$(sed -n 's/^started=//p' "$j/lock" 2>/dev/null)
 case $mlt_quiet in '' | *[!0-9]* | 0) mlt_quiet= ;; esac
 case $mlt_after in '' | *[!0-9]* | 0) mlt_after= ;; esac
 case $mlt_idle$mlt_every in *[!0-9]*) mlt_idle= ;; esac
@@ -50,7 +56,7 @@ case $mlt_below in '' | *[!0-9]*) mlt_below=10 ;; esac
 [ -n "$mlt_every" ] && [ "$mlt_every" != 0 ] && [ "$mlt_idle" != 0 ] || mlt_idle=
 [ -f "$j/shutdown.pending.sh" ] || mlt_after=
 [ -f "$j/rules" ] || mlt_rules=''
-[ -n "$mlt_dl$mlt_quiet$mlt_after$mlt_idle$mlt_rules" ] || exit 0
+[ -n "$mlt_dl$mlt_quiet$mlt_after$mlt_idle$mlt_rules$mlt_notify" ] || exit 0
 # Its pid, for `status` (and a --resume that starts it again when it is gone): removed as it ends
 # by itself; left by a signal, which `status` then tells from a live one.
 echo $$ > "$j/guard.pid.tmp" && mv -f "$j/guard.pid.tmp" "$j/guard.pid"
@@ -66,7 +72,7 @@ mlt_guard_stop() {
   printf '%s\n' "$1" > "$j/guard.stop.tmp" && mv -f "$j/guard.stop.tmp" "$j/guard.stop"
   echo "mlt: $2: the host's guard stops the job"
   mlt_stop_job 10
-  [ -n "$mlt_after" ] || exit 0
+  [ -n "$mlt_after$mlt_notify" ] || exit 0
 }
 # What mlt_launch runs for the unattended shutdown: the script goes in place only by the one that
 # created the marker (an mlt's start_shutdown never races it into a second run).
@@ -82,6 +88,7 @@ mlt_unattended() {
   [ $((mlt_now - mlt_ended)) -ge "$mlt_after" ] || return 0
   echo "mlt: no mlt collected the run within $mlt_after s (unattended_shutdown_minutes): the host's guard runs shutdown_cmds"
   mlt_launch "$j/shutdown.started" "$j/shutdown.sh" "$j/shutdown.log" "$j/shutdown.pid" "$j/shutdown.status"
+  [ ! -e "$j/shutdown.unattended" ] || mlt_notify_event unattended_shutdown "no mlt collected the run within $mlt_after s (unattended_shutdown_minutes)" "$mlt_x"
   exit 0
 }
 # mlt_busy GPUS: true when a GPU of the sample's gpu= part (U,USED,TOTAL;...) is at idle_below
@@ -113,14 +120,53 @@ mlt_idle_look() {
   else echo "mlt: $mlt_words: a wrong instance type or a stuck data loader? (watch.stop_idle would stop the job)"; fi
   mlt_idle_told=1
 }
+# mlt_notify_event EVENT REASON [STATUS]: the event's dir (notify.EVENT: fields, last_lines) and
+# its send in the background (notify_send.sh's warnings into the console log, its tries into
+# notify.log).
+mlt_notify_event() {
+  [ -n "$mlt_notify" ] && [ -f "$j/notify.targets" ] || return 0
+  mlt_ev="$j/notify.$1"
+  mkdir -p "$mlt_ev" || return 0
+  mlt_t=$(date +%s)
+  { printf 'event=%s\nmodel=%s\nrun_id=%s\nattempt=%s\nreason=%s\nexit_status=%s\n' "$1" "${j##*/}" "$o" "${mlt_attempt:-1}" "$2" "$3"
+    awk -v now="$mlt_t" -v s="$mlt_began" -F = '$1 == "host" { print } $1 == "elapsed" { e = $2 } $1 == "cost" { c = $2 } $1 == "price" { p = $2 }
+      END { printf "duration_s=%d\n", e + now - s; if (p != "") printf "cost=%.4f\n", c + (now - s) * p / 3600 }' "$j/notify.info"
+  } > "$mlt_ev/fields" 2>/dev/null
+  tail -c 65536 "$j/console.log" 2>/dev/null | tail -n 10 > "$mlt_ev/last_lines"
+  (sh -c "$mlt_notify_send" notify_send send "$j/notify.targets" "$mlt_ev" "$j/notify.log" "$j/notify.sent" < /dev/null &)
+}
+# mlt_notify_end: the job's end as an event, once: stopped by the guard (its reason) or by an mlt,
+# else finished (status 0) or failed.
+mlt_notify_end() {
+  mlt_end_told=1
+  mlt_x=; { IFS= read -r mlt_x < "$j/exit_status"; } 2>/dev/null
+  mlt_gs=; { IFS= read -r mlt_gs < "$j/guard.stop"; } 2>/dev/null
+  case $mlt_gs in
+    'limit '*) mlt_notify_event stopped "${mlt_gs#limit } reached" "$mlt_x" ;;
+    'silent '*) mlt_notify_event stopped "no new console output for ${mlt_gs#silent } s (watch.silent_minutes)" "$mlt_x" ;;
+    'idle '*) mlt_notify_event stopped "every GPU idle for ${mlt_gs#idle } s (watch.idle_gpu_minutes)" "$mlt_x" ;;
+    'rule '*) mlt_rl=${mlt_gs#rule }; mlt_notify_event stopped "watch.stop_when rule #$((${mlt_rl%%	*} + 1)) fired on the line '${mlt_rl#*	}'" "$mlt_x" ;;
+    *) if [ -s "$j/stopped" ]; then mlt_notify_event stopped "stopped by mlt (stop, Ctrl+C or a limit)" "$mlt_x"
+      elif [ "$mlt_x" = 0 ]; then mlt_notify_event finished "" "$mlt_x"
+      else mlt_notify_event failed "exit status $mlt_x" "$mlt_x"; fi ;;
+  esac
+}
+mlt_attempt=$(sed -n 's/^attempt=//p' "$j/lock" 2>/dev/null)
+mlt_end_told='' mlt_started_told=''
 mlt_size=-1 mlt_since=0 mlt_ended='' mlt_next=0 mlt_idle_since='' mlt_idle_told='' mlt_tick=0 mlt_dl_done=''
 while :; do
   mlt_r=; { IFS= read -r mlt_r < "$j/run_id"; } 2>/dev/null
   [ "$mlt_r" = "$o" ] || exit 0
   mlt_now=$(date +%s)
-  if [ -e "$j/exit_status" ]; then mlt_unattended
+  if [ -e "$j/exit_status" ]; then
+    [ -n "$mlt_end_told" ] || mlt_notify_end
+    mlt_unattended
   elif ! kill -s 0 "$g" 2>/dev/null; then [ -e "$j/exit_status" ] || exit 0
   else
+    # The targets may come just after the job's start (a start sent with the lock).
+    if [ -z "$mlt_started_told" ] && [ -n "$mlt_notify" ] && [ -f "$j/notify.targets" ]; then
+      mlt_started_told=1; mlt_notify_event started ""
+    fi
     mlt_tick=$(((mlt_tick + 1) % 5))
     [ "$mlt_tick" != 0 ] || [ -n "$mlt_dl_done" ] || mlt_read_deadline
     if [ -n "$mlt_dl" ] && [ "$mlt_now" -ge "$mlt_dl" ]; then mlt_guard_stop "limit $mlt_limit" "$mlt_limit reached"; mlt_dl='' mlt_dl_done=1; fi

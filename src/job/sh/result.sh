@@ -8,4 +8,4 @@ mlt_sha=; { IFS= read -r mlt_sha < "$j/sha256"; } 2>/dev/null
 mlt_logd=; { IFS= read -r mlt_logd < "$j/log_dir"; } 2>/dev/null
 mlt_stopped=; { IFS= read -r mlt_stopped < "$j/stopped"; } 2>/dev/null
 mlt_guard=; { IFS= read -r mlt_guard < "$j/guard.stop"; } 2>/dev/null
-printf 'run=%s\nexit=%s\nsha=%s\nlog=%s\ntrain=%s\nstopped=%s\nguard=%s\nunattended=%s\nfull=%s\n' "$mlt_rid" "$mlt_exit" "$mlt_sha" "$mlt_logd" "$([ -e "$j/training" ] && echo 1)" "$mlt_stopped" "$mlt_guard" "$([ -e "$j/shutdown.unattended" ] && echo 1)" "$({ [ -e "$j/disk_full" ] || [ "$(df -Pk . 2>/dev/null | awk 'NR == 2 { print $4 }')" = 0 ]; } && echo 1)"
+printf 'run=%s\nexit=%s\nsha=%s\nlog=%s\ntrain=%s\nstopped=%s\nguard=%s\nunattended=%s\nnotify=%s\nfull=%s\n' "$mlt_rid" "$mlt_exit" "$mlt_sha" "$mlt_logd" "$([ -e "$j/training" ] && echo 1)" "$mlt_stopped" "$mlt_guard" "$([ -e "$j/shutdown.unattended" ] && echo 1)" "$([ -f "$j/notify.targets" ] && echo 1)" "$({ [ -e "$j/disk_full" ] || [ "$(df -Pk . 2>/dev/null | awk 'NR == 2 { print $4 }')" = 0 ]; } && echo 1)"

@@ -66,6 +66,7 @@ bool TrainRun::fail_over(const std::string& why) {
     if (!run_id_.empty()) record("host lost", std::nullopt);
     reporter_.alert("host " + lost + " lost while " + during + why +
                     "; looking for a standby host");
+    notify(NotifyEventKind::host_lost, "lost while " + during + why);
     // The pulls of --sync-every are the lost host's: what they brought stays, and they end
     // here without a wait for a connect to the lost host that may be under way (joined when
     // the run ends); the follow on the new host starts its own.
@@ -89,6 +90,7 @@ bool TrainRun::fail_over(const std::string& why) {
     // Recorded before anything is done there: a --resume after a crash from here on knows
     // which host the run went to, as which attempt (cut_failover), and that it left `lost`.
     record("failing over", std::nullopt);
+    notify(NotifyEventKind::failover, "from " + lost + " to " + host());
     plan_.resume = false;  // a new lock, on the new host
     plan_.clean = false;   // what came home is what the run continues from
     relocation_.where = Relocation::Where::moved;
@@ -145,6 +147,7 @@ void TrainRun::lost_with_dir(const Error& error) {
     spdlog::debug("{}", error.what());
     if (fail_over(": its remote dir is gone (the host was re-imaged or wiped)")) return;
     if (!run_id_.empty()) record("host lost", outcome_.job.exit_status);
+    notify(NotifyEventKind::host_lost, "its remote dir is gone (the host was re-imaged or wiped)");
     std::string what = error.what();
     // A job whose end the follow saw: said as it is, its results are what went.
     if (outcome_.followed && outcome_.followed->exit_status)

@@ -81,6 +81,7 @@ void TrainRun::reconnect(const Error& cause) {
 
 void TrainRun::give_up_reconnecting(double elapsed, double limit, const std::string& last) {
     record("link lost", outcome_.job.exit_status);
+    notify(NotifyEventKind::host_lost, "no link to it for " + format_duration(elapsed));
     // Which limit ended it: the last attempt may outlast it by a connect timeout.
     const std::string gave_up = limit > 0 ? "; gave up reconnecting after " +
                                                 format_duration(elapsed) + " (reconnect timeout " +

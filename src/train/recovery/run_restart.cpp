@@ -18,6 +18,7 @@ Phase TrainRun::restart() {
                      ", attempt " + std::to_string(attempt_) + ", process group " +
                      std::to_string(pgid) + ")");
     record("running", std::nullopt);
+    notify(NotifyEventKind::restarted, "its job was lost (its processes gone, no exit status)");
     return Phase::follow;
 }
 

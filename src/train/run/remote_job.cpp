@@ -118,6 +118,12 @@ void ShellJob::begin_gang_attempt(const std::string& run_id, int attempt) {
     JobDir(remote(), remote_dir_, model_).begin_gang_attempt(run_id, attempt);
 }
 
+std::string ShellJob::hand_notifications(const std::string& run_id,
+                                         const std::vector<NotifyTarget>& targets,
+                                         const std::string& info) {
+    return JobDir(remote(), remote_dir_, model_).hand_notifications(run_id, targets, info);
+}
+
 bool ShellJob::restart_guard(const std::string& run_id, const JobDir::GuardDeadline* deadline) {
     return JobDir(remote(), remote_dir_, model_).start_guard(run_id, deadline);
 }

@@ -77,6 +77,7 @@ Phase TrainRun::launched(long pgid) {
                      ", process group " + std::to_string(pgid) + ")");
     terminal_.local.open(run_id_);  // a new run: the local copy starts empty
     terminal_.shown = ConsoleFilter(plan_.raw_console);
+    notify(NotifyEventKind::started);
     if (!plan_.no_wait) return Phase::follow;
     reporter_.notice("not waiting; reattach with: " + plan_.resume_line);
     if (plan_.unattended_shutdown_minutes > 0 && !plan_.shutdown_cmds.empty() && !gang_)
@@ -151,7 +152,12 @@ Phase TrainRun::collect() {
     outcome_.job.setup_failed = status && *status != 0 && !result.training_started;
     outcome_.job.stopped_by_mlt = result.stopped_with.has_value() && result.stopped_with == status;
     if (!result.guard_stop.empty()) note_guard_stop(result.guard_stop);
-    if (result.shutdown_unattended) outcome_.shutdown_by = RunOutcome::ShutdownBy::host_guard;
+    watchers_.host_notifies = result.host_notifies;
+    if (result.shutdown_unattended) {
+        outcome_.shutdown_by = RunOutcome::ShutdownBy::host_guard;
+        notify(NotifyEventKind::unattended_shutdown,
+               "no mlt collected the run in time (unattended_shutdown_minutes)", status);
+    }
     // A node whose job failed stops the others (as soon as they look, every few seconds).
     if (gang_ && (!status || *status != 0) && !outcome_.job.stopped_by_mlt)
         gang_.gang->fail(gang_.rank, host(), status.value_or(1), status.has_value());

@@ -142,6 +142,7 @@ Phase TrainRun::take_lock() {
         if (!take_over(run)) return Phase::lock;  // released in between: again
         hold_lock();
     }
+    if (run.notify) hand_notifications();
     if (!pgid && ahead && ahead->start_claimed()) {
         // A start sent with an earlier lock of this run (its answer lost) claimed it: the job
         // runs, or is about to, with the files it checked; start() reports it (at most once).

@@ -238,6 +238,13 @@ int TrainRun::finish() {
                        : (ruled ? "rule" : (code == 0 ? "success" : (status ? "failed" : "lost"))));
     account_.ledger.end_attempt(how, wall_now());
     record(how, status);
+    if (how == "success")
+        notify(NotifyEventKind::finished, "", status);
+    else if (how == "failed" || how == "lost")
+        notify(NotifyEventKind::failed,
+               status ? "exit status " + std::to_string(*status) : "no exit status (lost)", status);
+    else
+        notify(NotifyEventKind::stopped, interrupted ? "Ctrl+C" : outcome_.stop_note, status);
     outcome_.end_note =
         plan_.model +
         (outcome_.job.setup_failed

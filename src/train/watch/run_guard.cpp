@@ -46,6 +46,7 @@ void TrainRun::hand_to_guard(NewRun& run) const {
     run.silent_seconds = lead ? static_cast<long>(std::ceil(plan_.silent_minutes * 60)) : 0;
     // watch.stop_when: decided on rank 0's console (one rule engine, the host's).
     run.rules_text = lead && !plan_.stop_when.empty() ? host_rules_text(plan_.stop_when) : "";
+    run.notify = lead && plan_.notify_from == NotifyFrom::host && !plan_.notify.empty();
     run.stop_silent = plan_.stop_silent;
     const bool unattended =
         single && plan_.unattended_shutdown_minutes > 0 && !plan_.shutdown_cmds.empty();
@@ -95,9 +96,9 @@ bool TrainRun::rule_stop(const std::string& hit) {
     if (tab == std::string::npos || !seconds_like(index) ||
         std::stoul(index) >= plan_.stop_when.size())
         return false;
-    outcome_.stop_note = "watch.stop_when rule " + describe_rule(plan_.stop_when[std::stoul(index)]) +
-                         " (line: '" + printable(hit.substr(tab + 1), 200) + "'; the guard on " +
-                         host() + " stopped the job)";
+    outcome_.stop_note =
+        "watch.stop_when rule " + describe_rule(plan_.stop_when[std::stoul(index)]) + " (line: '" +
+        printable(hit.substr(tab + 1), 200) + "'; the guard on " + host() + " stopped the job)";
     outcome_.ending = Ending::ruled;
     reporter_.alert(outcome_.stop_note + ": collecting the results of " + which());
     return true;

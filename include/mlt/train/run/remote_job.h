@@ -104,6 +104,11 @@ class RemoteJob {
     // true when it did. With `deadline`, first records it in the lock in place of the old one.
     virtual bool restart_guard(const std::string& run_id,
                                const JobDir::GuardDeadline* deadline = nullptr) = 0;
+    // Hands the host's guard the run's notifications (hand_notifications): the host's HTTP
+    // client, or "none: WHY".
+    virtual std::string hand_notifications(const std::string& run_id,
+                                           const std::vector<NotifyTarget>& targets,
+                                           const std::string& info) = 0;
     // Restarts the run's lost job as attempt `attempt` (restart_job); returns its process
     // group.
     virtual long restart(const std::string& run_id, int attempt) = 0;
@@ -150,6 +155,9 @@ class ShellJob : public RemoteJob, public JobPipelining {
     void begin_gang_attempt(const std::string& run_id, int attempt) override;
     bool restart_guard(const std::string& run_id,
                        const JobDir::GuardDeadline* deadline = nullptr) override;
+    std::string hand_notifications(const std::string& run_id,
+                                   const std::vector<NotifyTarget>& targets,
+                                   const std::string& info) override;
     long restart(const std::string& run_id, int attempt) override;
     bool stop(int grace_s, const std::string* run_id) override;
     FollowStep follow(Task task, const std::string* run_id, uint64_t offset, int seconds,

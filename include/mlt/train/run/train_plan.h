@@ -44,9 +44,13 @@ struct TrainPlan {
     int max_restarts = 0;           // restarts of a job found lost, by this run itself
     // --restore: the local log dir goes to the remote log dir before the job starts.
     bool restore = false;
-    bool failover = true;             // false: --no-failover (a lost host ends the run as before)
-    int sync_every_s = 0;             // --sync-every: seconds between pulls while training; 0: off
-    int transfer_connections = 0;     // transfer.connections / --connections; 0: auto
+    bool failover = true;          // false: --no-failover (a lost host ends the run as before)
+    int sync_every_s = 0;          // --sync-every: seconds between pulls while training; 0: off
+    int transfer_connections = 0;  // transfer.connections / --connections; 0: auto
+    // notify, notify_cmd, notify_from (docs/usage.md, "Notifications").
+    std::vector<NotifyTarget> notify;
+    std::string notify_cmd;
+    NotifyFrom notify_from = NotifyFrom::host;
     std::vector<StopRule> stop_when;  // watch.stop_when
     int watch_every_s = 15;           // watch.every; 0: no samples
     double idle_gpu_minutes = 0;      // watch.idle_gpu_minutes; 0: off

@@ -253,6 +253,13 @@ class TrainRun {
     // The host's guard stopped the job (JobResult::guard_stop: a limit, silence, an idle
     // GPU): the run ends as limited (exit 5).
     void note_guard_stop(const std::string& why);
+    // Notifications (run_notify.cpp). After the lock: hands the host's guard the run's targets
+    // (notify_from: host), or learns that it cannot send (then this mlt sends).
+    void hand_notifications();
+    // An event of the run as this mlt sees it: sent from here unless the host's guard sends
+    // it (the host's events, when it notifies), once per id; a gang's rank 0 only.
+    void notify(NotifyEventKind kind, const std::string& reason = {},
+                std::optional<int> exit_status = std::nullopt);
     // A stop by the guard's rule engine ("INDEX<TAB>LINE"): the run ends as ruled (exit 6).
     // False for a record no guard writes.
     bool rule_stop(const std::string& hit);

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "mlt/train/watch/gpu_watch.h"
+#include "mlt/train/watch/run_notices.h"
 
 namespace mlt {
 
@@ -14,6 +15,9 @@ struct RunWatchers {
     GpuWatch gpu;
     // The remote time of the last sample taken (a relay may bring it twice).
     long long last_sample = 0;
+    // The notifications this mlt sends, and whether the host's guard sends the host's events.
+    RunNotices notices;
+    bool host_notifies = false;
 };
 
 }  // namespace mlt
