@@ -50,16 +50,30 @@ std::optional<std::string> last_sample_line(const std::string& local_logs, const
     return "last sample (" + std::string(when) + "): " + out;
 }
 
+// "; notifications: 2 sent, 1 try failed (.mlt/MODEL/notify.log)", or "".
+std::string notify_words(const JobStatus& job) {
+    if (!job.notifies) return "";
+    return "; notifications: " + std::to_string(job.notify_sent) + " sent" +
+           (job.notify_failed > 0 ? ", " + std::to_string(job.notify_failed) + " tr" +
+                                        (job.notify_failed == 1 ? "y" : "ies") + " failed (.mlt/" +
+                                        job.model + "/notify.log)"
+                                  : std::string());
+}
+
 // What the host's guard of `job` does, for people: nothing when it has no duty and stopped
 // nothing.
 std::optional<std::string> guard_line(const JobStatus& job) {
-    if (!job.guard_stop.empty()) return "stopped by the host's guard: " + job.guard_stop;
+    if (!job.guard_stop.empty())
+        return "stopped by the host's guard: " + job.guard_stop + notify_words(job);
     if (job.guard == GuardState::gone)
         return std::string(
             "guard: NOT RUNNING on the host (its process is gone): nothing there "
             "keeps the run's limit, rules or silence; a --resume of the run starts "
             "it again");
-    if (job.guard != GuardState::running) return std::nullopt;
+    if (job.guard != GuardState::running) {
+        if (!job.notifies) return std::nullopt;
+        return "the host's guard" + notify_words(job);
+    }
     std::string line = "guard: running on the host";
     if (job.deadline > 0 && job.remote_now > 0)
         line += "; stops the job at " +
@@ -75,7 +89,7 @@ std::optional<std::string> guard_line(const JobStatus& job) {
     if (job.rules > 0)
         line += "; decides " + std::to_string(job.rules) + " watch.stop_when rule" +
                 (job.rules == 1 ? "" : "s");
-    return line;
+    return line + notify_words(job);
 }
 
 // The jobs `status` shows: the model's, or every model's when none was named.

@@ -75,7 +75,7 @@ std::vector<JobStatus> read_jobs(Remote& remote, const std::string& remote_dir,
     std::string line;
     while (std::getline(lines, line)) {
         auto f = split(line, '\t');
-        if (f.size() != 22 || f[0] != "job") continue;
+        if (f.size() != 23 || f[0] != "job") continue;
         JobStatus job;
         job.model = f[1];
         job.pgid = to_long(f[2]);
@@ -98,6 +98,11 @@ std::vector<JobStatus> read_jobs(Remote& remote, const std::string& remote_dir,
         job.idle_s = to_long(f[19]);
         job.sample = f[20];
         job.rules = static_cast<int>(std::clamp(to_long(f[21]), 0L, 100000L));
+        if (const auto counts = split(f[22], ' '); counts.size() == 2) {
+            job.notify_sent = static_cast<int>(std::clamp(to_long(counts[0]), 0L, 1000000L));
+            job.notify_failed = static_cast<int>(std::clamp(to_long(counts[1]), 0L, 1000000L));
+            job.notifies = true;
+        }
         job.state =
             job_state(job.locked, job.phase, job.pgid, f[3] == "1", job.exit_status.has_value());
         result.push_back(std::move(job));

@@ -15,6 +15,7 @@
 
 #include "../unit/http_receiver.h"
 #include "harness/expect.h"
+#include "harness/fault_relay.h"
 #include "harness/files.h"
 #include "harness/process.h"
 #include "harness/train_fixture.h"
@@ -143,6 +144,29 @@ TEST_F(TrainNotifyTest, TheHostsGuardSendsEachEventOnceWithItsFields) {
     for (const auto& file : files_with_token(mltk))
         EXPECT_NE(file.find(".ssh.yaml"), std::string::npos) << file << " holds the URL";
     EXPECT_EQ(receiver_.count(), 2u);
+    // `status` counts what the guard sent.
+    const ProcessResult shown = mlt({"ssh", "status", "n"});
+    EXPECT_TRUE(has_text(shown.out, "notifications: 2 sent")) << describe(shown);
+}
+
+// The link cut (through the fault relay) while the job runs: mlt reconnects, and each event
+// still comes once.
+TEST_F(TrainNotifyTest, ACutLinkSendsNothingTwice) {
+    set_model_settings("  reconnect_timeout: 60\n");
+    FaultRelay relay(sshd().port());
+    append_file(default_known_hosts(), "[127.0.0.1]:" + std::to_string(relay.port()) + " " +
+                                           sshd().host_key_type_and_blob() + "\n");
+    const std::string via = sshd().user() + "@127.0.0.1:" + std::to_string(relay.port());
+    auto run = start_mlt({"ssh", "-h", via, "train", "n"});
+    ASSERT_TRUE(wait_received(1)) << run->err() << job_state("n");
+    ASSERT_TRUE(run->wait_for_output("epoch 1", kTrainTimeout)) << run->err();
+    relay.cut();
+    write_file(remote() + "/go", "");
+    const ProcessResult r = run->wait(kTrainTimeout);
+    EXPECT_EQ(r.exit_code, 0) << describe(r);
+    EXPECT_GE(relay.cuts(), 1u);
+    ASSERT_TRUE(wait_received(2)) << job_state("n");
+    EXPECT_EQ(received_events(), (std::vector<std::string>{"started", "finished"}));
 }
 
 // With no mlt attached (--no-wait), the guard tells the job's end by a rule (stopped, the rule's

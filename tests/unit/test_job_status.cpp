@@ -34,18 +34,19 @@ class FakeRemote : public mlt::Remote {
 TEST(JobStatus, ParsesEveryState) {
     // model pgid alive started exit now locked run phase clean attempt moved logged, and the
     // guard's deadline limit silent guard guard_stop
-    FakeRemote remote({0,
-                       "job\tdone\t\t0\t100\t0\t500\t1\tr1\tfinished\t\t\t\t\t\t\t\t\t\t\t\t\n"
-                       "job\tfailed\t77\t0\t100\t3\t500\t1\tr2\trunning\t\t\t\t\t\t\t\t\t\t\t\t\n"
-                       "job\trun\t42\t1\t100\t\t500\t1\tr3\tstarting\t\t\t\t\t\t\t\t\t\t\t\t\n"
-                       "job\tgone\t43\t0\t100\t\t500\t1\tr4\trunning\t\t2\t\t\t\t\t\t\t\t\t\t\n"
-                       "job\tnew\t\t0\t100\t\t500\t1\tr5\tstarting\t\t\t\t\t\t\t\t\t\t\t\t\n"
-                       "job\told\t44\t0\t100\t0\t500\t0\tr6\t\t\t\t\t\t\t\t\t\t\t\t\t\n"
-                       "job\tup\t\t0\t100\t\t500\t1\tr7\tuploading\t1\t\t\t\t\t\t\t\t\t\t\t\n"
-                       "job\tcut\t\t0\t100\t\t500\t0\tr8\t\t\t\t\t\t\t\t\t\t\t\t\t\n"
-                       "job\tdone2\t45\t0\t100\t0\t500\t1\tr9\tcollected\t\t\t\t\t\t\t\t\t\t\t\t\n"
-                       "garbage line\n",
-                       ""});
+    FakeRemote remote(
+        {0,
+         "job\tdone\t\t0\t100\t0\t500\t1\tr1\tfinished\t\t\t\t\t\t\t\t\t\t\t\t\t\n"
+         "job\tfailed\t77\t0\t100\t3\t500\t1\tr2\trunning\t\t\t\t\t\t\t\t\t\t\t\t\t\n"
+         "job\trun\t42\t1\t100\t\t500\t1\tr3\tstarting\t\t\t\t\t\t\t\t\t\t\t\t\t\n"
+         "job\tgone\t43\t0\t100\t\t500\t1\tr4\trunning\t\t2\t\t\t\t\t\t\t\t\t\t\t\n"
+         "job\tnew\t\t0\t100\t\t500\t1\tr5\tstarting\t\t\t\t\t\t\t\t\t\t\t\t\t\n"
+         "job\told\t44\t0\t100\t0\t500\t0\tr6\t\t\t\t\t\t\t\t\t\t\t\t\t\t\n"
+         "job\tup\t\t0\t100\t\t500\t1\tr7\tuploading\t1\t\t\t\t\t\t\t\t\t\t\t\t\n"
+         "job\tcut\t\t0\t100\t\t500\t0\tr8\t\t\t\t\t\t\t\t\t\t\t\t\t\t\n"
+         "job\tdone2\t45\t0\t100\t0\t500\t1\tr9\tcollected\t\t\t\t\t\t\t\t\t\t\t\t\t\n"
+         "garbage line\n",
+         ""});
     auto jobs = mlt::query_jobs(remote, "~/ws");
     ASSERT_EQ(jobs.size(), 9u);
     EXPECT_EQ(jobs[6].state, mlt::JobState::uploading);
@@ -75,7 +76,7 @@ TEST(JobStatus, AMovedLockAndTheConsoleLogsLastChangeAreRead) {
     // The lock's moved= line is the host's word: shown printable, never as sequences.
     FakeRemote remote({0,
                        "job\tleft\t43\t0\t100\t\t500\t1\tr4\trunning\t\t2\tB\x1b[31m as "
-                       "attempt 3\t450\t\t\t\t\t\t\t\t\n",
+                       "attempt 3\t450\t\t\t\t\t\t\t\t\t\n",
                        ""});
     auto jobs = mlt::query_jobs(remote, "~/ws");
     ASSERT_EQ(jobs.size(), 1u);
@@ -89,11 +90,11 @@ TEST(JobStatus, AMovedLockAndTheConsoleLogsLastChangeAreRead) {
 TEST(JobStatus, TheGuardsDutiesAndStateAreRead) {
     FakeRemote remote({0,
                        "job\tg\t42\t1\t100\t\t500\t1\tr1\trunning\t\t\t\t450\t"
-                       "7700\t--max-hours 2\t60\tgone\t\t300\tmlt-sample 5 load=1 free=2\t2\n"
+                       "7700\t--max-hours 2\t60\tgone\t\t300\tmlt-sample 5 load=1 free=2\t2\t4 1\n"
                        "job\th\t43\t1\t100\t\t500\t1\tr2\trunning\t\t\t\t450\t\t\t\trunning"
-                       "\t\t\t\t\n"
+                       "\t\t\t\t\t\n"
                        "job\ts\t44\t0\t100\t143\t500\t1\tr3\tfinished\t\t\t\t450\t\t\t\t\t"
-                       "silent 60\x1b[2J\t\t\t\n",
+                       "silent 60\x1b[2J\t\t\t\t\n",
                        ""});
     auto jobs = mlt::query_jobs(remote, "~/ws");
     ASSERT_EQ(jobs.size(), 3u);
@@ -105,6 +106,10 @@ TEST(JobStatus, TheGuardsDutiesAndStateAreRead) {
     EXPECT_EQ(jobs[0].sample, "mlt-sample 5 load=1 free=2");
     EXPECT_EQ(jobs[0].rules, 2);
     EXPECT_EQ(jobs[1].rules, 0);
+    EXPECT_TRUE(jobs[0].notifies);
+    EXPECT_EQ(jobs[0].notify_sent, 4);
+    EXPECT_EQ(jobs[0].notify_failed, 1);
+    EXPECT_FALSE(jobs[1].notifies);
     EXPECT_EQ(jobs[1].guard, mlt::GuardState::running);
     EXPECT_EQ(jobs[2].guard, mlt::GuardState::none);
     EXPECT_EQ(jobs[2].guard_stop.rfind("silent 60", 0), 0u);
@@ -116,9 +121,10 @@ TEST(JobStatus, AStatusThatIsNotANumberIsNoStatus) {
     // leave the job without a status, and a garbled pid or time reads as unknown.
     FakeRemote remote(
         {0,
-         "job\tjunk\t42x\t0\t1e3\tok\t500\t1\tr1\trunning\t\t\t\t\t\t\t\t\t\t\t\t\n"
-         "job\thuge\t\t0\t100\t99999999999999999999\t500\t1\tr2\trunning\t\t\t\t\t\t\t\t\t\t\t\t\n"
-         "job\tsigned\t-5\t0\t100\t-1\t500\t1\tr3\trunning\t\t\t\t\t\t\t\t\t\t\t\t\n",
+         "job\tjunk\t42x\t0\t1e3\tok\t500\t1\tr1\trunning\t\t\t\t\t\t\t\t\t\t\t\t\t\n"
+         "job\thuge\t\t0\t100\t99999999999999999999\t500\t1\tr2\trunning\t\t\t\t\t\t\t\t\t\t\t\t\t"
+         "\n"
+         "job\tsigned\t-5\t0\t100\t-1\t500\t1\tr3\trunning\t\t\t\t\t\t\t\t\t\t\t\t\t\n",
          ""});
     auto jobs = mlt::query_jobs(remote, "~/ws");
     ASSERT_EQ(jobs.size(), 3u);

@@ -54,6 +54,10 @@ struct JobStatus {
     long idle_s = 0;     // the lock's idle= (watch.idle_gpu_minutes); 0: none
     std::string sample;  // the guard's last sample of the host ("mlt-sample ..."), if any
     int rules = 0;       // the watch.stop_when rules the host decides
+    // The guard's notifications (notify.log): whether it sent any, the tries sent and failed.
+    bool notifies = false;
+    int notify_sent = 0;
+    int notify_failed = 0;
 };
 
 // The state a job's files show: lock, the phase it records, the recorded process group and

@@ -133,7 +133,11 @@ mlt_notify_event() {
       END { printf "duration_s=%d\n", e + now - s; if (p != "") printf "cost=%.4f\n", c + (now - s) * p / 3600 }' "$j/notify.info"
   } > "$mlt_ev/fields" 2>/dev/null
   tail -c 65536 "$j/console.log" 2>/dev/null | tail -n 10 > "$mlt_ev/last_lines"
-  (sh -c "$mlt_notify_send" notify_send send "$j/notify.targets" "$mlt_ev" "$j/notify.log" "$j/notify.sent" < /dev/null &)
+  # In order: each send waits for the one before it (a slow target never holds the guard up).
+  mlt_before=$mlt_sending
+  { while [ -n "$mlt_before" ] && kill -s 0 "$mlt_before" 2>/dev/null; do sleep 1; done
+    sh -c "$mlt_notify_send" notify_send send "$j/notify.targets" "$mlt_ev" "$j/notify.log" "$j/notify.sent"; } < /dev/null &
+  mlt_sending=$!
 }
 # mlt_notify_end: the job's end as an event, once: stopped by the guard (its reason) or by an mlt,
 # else finished (status 0) or failed.
@@ -152,13 +156,19 @@ mlt_notify_end() {
   esac
 }
 mlt_attempt=$(sed -n 's/^attempt=//p' "$j/lock" 2>/dev/null)
-mlt_end_told='' mlt_started_told=''
-mlt_size=-1 mlt_since=0 mlt_ended='' mlt_next=0 mlt_idle_since='' mlt_idle_told='' mlt_tick=0 mlt_dl_done=''
+mlt_end_told='' mlt_started_told='' mlt_sending='' mlt_targets_wait=30
+mlt_size=-1 mlt_since=0 mlt_ended='' mlt_next=0 mlt_idle_since='' mlt_idle_told='' mlt_tick=0 mlt_dl_done='' mlt_look=0
 while :; do
   mlt_r=; { IFS= read -r mlt_r < "$j/run_id"; } 2>/dev/null
   [ "$mlt_r" = "$o" ] || exit 0
   mlt_now=$(date +%s)
   if [ -e "$j/exit_status" ]; then
+    # A job that ended at once may have ended before its targets came (a start sent with the
+    # lock): they are waited for a while. Then the start, if it was not told, and the end.
+    if [ -n "$mlt_notify" ] && [ ! -f "$j/notify.targets" ] && [ "$mlt_targets_wait" -gt 0 ]; then
+      mlt_targets_wait=$((mlt_targets_wait - 1)); sleep 1; continue
+    fi
+    [ -n "$mlt_started_told" ] || { mlt_started_told=1; mlt_notify_event started ""; }
     [ -n "$mlt_end_told" ] || mlt_notify_end
     mlt_unattended
   elif ! kill -s 0 "$g" 2>/dev/null; then [ -e "$j/exit_status" ] || exit 0
@@ -170,20 +180,25 @@ while :; do
     mlt_tick=$(((mlt_tick + 1) % 5))
     [ "$mlt_tick" != 0 ] || [ -n "$mlt_dl_done" ] || mlt_read_deadline
     if [ -n "$mlt_dl" ] && [ "$mlt_now" -ge "$mlt_dl" ]; then mlt_guard_stop "limit $mlt_limit" "$mlt_limit reached"; mlt_dl='' mlt_dl_done=1; fi
-    if [ -n "$mlt_rules$mlt_quiet" ]; then mlt_file_size "$j/console.log"; mlt_n=$((mlt_fs)); fi
-    if [ -n "$mlt_rules" ]; then
-      mlt_hit=$(mlt_rules_tick "$j" "$mlt_n")
-      if [ -n "$mlt_hit" ]; then
-        mlt_guard_stop "rule $mlt_hit" "watch.stop_when rule #$((${mlt_hit%%	*} + 1)) fired on the line '${mlt_hit#*	}'"
-        mlt_rules=''
+    # The console log every other second: the rules and the silence (a second more of latency
+    # halves what they cost beside a job that prints all the time).
+    mlt_look=$((1 - mlt_look))
+    if [ "$mlt_look" = 1 ] && [ -n "$mlt_rules$mlt_quiet" ]; then
+      mlt_file_size "$j/console.log"; mlt_n=$((mlt_fs))
+      if [ -n "$mlt_rules" ]; then
+        mlt_hit=$(mlt_rules_tick "$j" "$mlt_n")
+        if [ -n "$mlt_hit" ]; then
+          mlt_guard_stop "rule $mlt_hit" "watch.stop_when rule #$((${mlt_hit%%	*} + 1)) fired on the line '${mlt_hit#*	}'"
+          mlt_rules=''
+        fi
       fi
-    fi
-    if [ -n "$mlt_quiet" ]; then
-      if [ "$mlt_n" != "$mlt_size" ]; then mlt_size=$mlt_n mlt_since=$mlt_now
-      elif [ $((mlt_now - mlt_since)) -ge "$mlt_quiet" ]; then
-        mlt_words="no new console output for $mlt_quiet s (watch.silent_minutes)"
-        if [ -n "$mlt_quiet_stop" ]; then mlt_guard_stop "silent $mlt_quiet" "$mlt_words"; mlt_quiet=
-        else echo "mlt: $mlt_words: the job may hang (watch.stop_silent would stop it)"; mlt_since=$mlt_now; fi
+      if [ -n "$mlt_quiet" ]; then
+        if [ "$mlt_n" != "$mlt_size" ]; then mlt_size=$mlt_n mlt_since=$mlt_now
+        elif [ $((mlt_now - mlt_since)) -ge "$mlt_quiet" ]; then
+          mlt_words="no new console output for $mlt_quiet s (watch.silent_minutes)"
+          if [ -n "$mlt_quiet_stop" ]; then mlt_guard_stop "silent $mlt_quiet" "$mlt_words"; mlt_quiet=
+          else echo "mlt: $mlt_words: the job may hang (watch.stop_silent would stop it)"; mlt_since=$mlt_now; fi
+        fi
       fi
     fi
     [ -z "$mlt_idle" ] || mlt_idle_look

@@ -1,13 +1,15 @@
 # The jobs of a remote dir (query_jobs, JobDir::query_jobs in status.cpp), one line per job:
 # job<TAB>model<TAB>pgid<TAB>alive<TAB>started<TAB>exit_status<TAB>now<TAB>locked<TAB>run id
 # <TAB>phase<TAB>clean<TAB>attempt<TAB>moved<TAB>logged<TAB>deadline<TAB>limit<TAB>silent<TAB>guard
-# <TAB>guard_stop<TAB>idle<TAB>sample<TAB>rules. The run id comes from the lock while there is one, else from the run_id file;
+# <TAB>guard_stop<TAB>idle<TAB>sample<TAB>rules<TAB>notify. The run id comes from the lock while there is one, else from the run_id file;
 # started from the lock, else from the run's start marker; moved: where the lock says its run went
 # (mark_run_moved); logged: the console log's last change (epoch seconds); deadline, limit, silent:
 # what the lock gives the guard; guard: while the job runs with a guard's duty, "running" or "gone"
 # (its pid file names no live process); guard_stop: why the guard stopped the job; idle: the lock's
 # idle= (seconds); sample: the guard's last sample of the host (samples' last line); rules: how many
-# watch.stop_when rules the job dir's rules file holds. The model names
+# watch.stop_when rules the job dir's rules file holds; notify: "SENT FAILED", the tries the guard's
+# notifications took (notify.log) that were sent and that failed, empty without a log. The model
+# names
 # were validated; what the files hold is the host's word, checked by the reader. After alive.sh and
 # guard_functions.sh. Inputs: mlt_rd (a missing remote dir: no jobs), mlt_model (empty: every
 # model's job).
@@ -46,5 +48,7 @@ for d; do
   logged=$(date -r "$d/console.log" +%s 2>/dev/null)
   sample=$(tail -n 1 "$d/samples" 2>/dev/null | tr -d '\t' | cut -c 1-300)
   rules=$(grep -c '^[rp]	' "$d/rules" 2>/dev/null)
-  printf 'job\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$m" "$pgid" "$alive" "$started" "$ex" "$(date +%s)" "$locked" "$run" "$phase" "$clean" "$attempt" "$moved" "$logged" "$dl" "$lim" "$quiet" "$guard" "$gstop" "$idle" "$sample" "$rules"
+  notify=
+  [ ! -f "$d/notify.log" ] || notify="$(grep -c ' sent$' "$d/notify.log") $(grep -c ' failed: ' "$d/notify.log")"
+  printf 'job\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$m" "$pgid" "$alive" "$started" "$ex" "$(date +%s)" "$locked" "$run" "$phase" "$clean" "$attempt" "$moved" "$logged" "$dl" "$lim" "$quiet" "$guard" "$gstop" "$idle" "$sample" "$rules" "$notify"
 done
