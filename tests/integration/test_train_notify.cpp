@@ -7,6 +7,7 @@
 #include <signal.h>
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -200,6 +201,34 @@ TEST_F(TrainNotifyTest, TheUnattendedShutdownIsToldAfterTheEnd) {
     const ProcessResult r = mlt({"ssh", "train", "n", "--resume"});
     EXPECT_EQ(r.exit_code, 0) << describe(r);
     EXPECT_EQ(receiver_.count(), 3u) << "an event sent twice";
+}
+
+// A lost job restarted by the run itself (max_restarts): the mlt tells `restarted`, and the
+// guard of attempt 2 tells its start and end, each once; notify_from: laptop keeps the URL off
+// the host, so the mlt sends the host's events too.
+TEST_F(TrainNotifyTest, ARestartIsToldByTheMltAndEachAttemptsEventsOnce) {
+    write_shell_model("n",
+                      "if [ -z \"$MLT_ATTEMPT\" ]; then echo waiting; i=0; while [ $i -lt 1200 ]; "
+                      "do sleep 0.1; i=$((i+1)); done; fi\n"
+                      "echo \"attempt ${MLT_ATTEMPT:-1} done\"\n");
+    set_model_settings("  notify_from: laptop\n");
+    auto run = start_mlt({"ssh", "train", "n", "--max-restarts", "1"});
+    ASSERT_TRUE(
+        wait_until([&] { return has_text(read_or_empty(job_file("n", "console.log")), "waiting"); },
+                   std::chrono::seconds(60)))
+        << job_state("n");
+    const long pgid = job_pgid("n");
+    ASSERT_GT(pgid, 0);
+    ASSERT_EQ(::kill(static_cast<pid_t>(-pgid), SIGKILL), 0);
+    const ProcessResult r = run->wait(kTrainTimeout);
+    EXPECT_EQ(r.exit_code, 0) << describe(r);
+    std::vector<std::string> ids;
+    for (const auto& e : received()) ids.push_back(text(e, "id").substr(text(e, "run_id").size()));
+    std::sort(ids.begin(), ids.end());
+    EXPECT_EQ(
+        ids, (std::vector<std::string>{".1.started", ".2.finished", ".2.restarted", ".2.started"}));
+    EXPECT_FALSE(path_exists(job_file("n", "notify.targets"))) << job_state("n");
+    EXPECT_TRUE(files_with_token(remote()).empty()) << files_with_token(remote()).front();
 }
 
 // The mlt that followed the job is killed (kill -9): the guard tells the job's failure alone,

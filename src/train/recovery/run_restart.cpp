@@ -19,6 +19,7 @@ Phase TrainRun::restart() {
                      std::to_string(pgid) + ")");
     record("running", std::nullopt);
     notify(NotifyEventKind::restarted, "its job was lost (its processes gone, no exit status)");
+    notify(NotifyEventKind::started);  // the new attempt's (the host's guard tells it too)
     return Phase::follow;
 }
 
