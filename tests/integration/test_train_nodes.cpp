@@ -473,6 +473,30 @@ TEST_F(TrainNodesTest, AGangsMaxCostIsHeldByEveryNodesGuardAtTheSumOfTheirPrices
     EXPECT_TRUE(has_text(r.out + r.err, "--max-cost 6 (reached; the guard on ")) << describe(r);
 }
 
+// With the laptop closed, the gang ends on the hosts alone: rank 0's guard stops its rank for a
+// rule; rank 1, which printed once and then waits (as a rank whose peer is gone hangs in its
+// collective), falls silent, and its own guard stops it (watch.silent_minutes 0.05: 3 s).
+TEST_F(TrainNodesTest, ARankStoppedByARuleLeavesTheOthersToTheirSilence) {
+    write_shell_model("m",
+                      "echo \"rank $MLT_NODE_RANK up\"\n"
+                      "if [ \"$MLT_NODE_RANK\" = 0 ]; then echo 'loss=nan'; fi\n"
+                      "i=0; while [ $i -lt 2400 ]; do sleep 0.05; i=$((i+1)); done\n");
+    write_settings("  watch: {stop_when: ['loss=nan'], silent_minutes: 0.05, stop_silent: true}\n");
+    const auto [pgid0, pgid1] = started_on_both();
+    ASSERT_GT(pgid0, 0);
+    ASSERT_GT(pgid1, 0);
+    for (const std::string& dir : {remote(), second_->remote_dir()})
+        ASSERT_TRUE(wait_until([&] { return path_exists(dir + "/.mlt/m/exit_status"); },
+                               std::chrono::seconds(60)))
+            << dir;
+    EXPECT_EQ(read_or_empty(job_file("m", "guard.stop")), "rule 0\tloss=nan\n");
+    EXPECT_EQ(read_or_empty(second_job_file("guard.stop")), "silent 3\n");
+    EXPECT_FALSE(has_text(read_or_empty(second_job_file("lock")), "rules="))
+        << "the rules are rank 0's";
+    EXPECT_TRUE(wait_group_gone(pgid0));
+    EXPECT_TRUE(wait_group_gone(pgid1));
+}
+
 TEST_F(TrainNodesTest, ForceReplacesTheRunningJobOfEveryNode) {
     write_shell_model("m",
                       "if [ -f quick ]; then echo \"rank $MLT_NODE_RANK quick\"; exit 0; fi\n"

@@ -39,11 +39,12 @@ bool seconds_like(const std::string& text) {
 
 void TrainRun::hand_to_guard(NewRun& run) const {
     // A gang's nodes: every one the same deadline, from the run's budget at the sum of their
-    // prices (node_budget); the silence rule is rank 0's (the rank that prints), the unattended
-    // shutdown a single node's.
+    // prices (node_budget), and the silence rule on its own console (a rank whose peer was
+    // stopped hangs in its next collective, falls silent, and its guard stops it too); the
+    // rules are rank 0's, the unattended shutdown a single node's.
     const bool single = !gang_;
     const bool lead = single || gang_.rank == 0;
-    run.silent_seconds = lead ? static_cast<long>(std::ceil(plan_.silent_minutes * 60)) : 0;
+    run.silent_seconds = static_cast<long>(std::ceil(plan_.silent_minutes * 60));
     // watch.stop_when: decided on rank 0's console (one rule engine, the host's).
     run.rules_text = lead && !plan_.stop_when.empty() ? host_rules_text(plan_.stop_when) : "";
     run.notify = lead && plan_.notify_from == NotifyFrom::host && !plan_.notify.empty();

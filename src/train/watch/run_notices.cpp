@@ -34,7 +34,7 @@ void RunNotices::post(NotifyEvent event, bool command_only) {
     sends_.emplace_back([notifier, event = std::move(event)] {
         try {
             const NotifyOutcome out = notifier->send(event);
-            for (const auto& problem : out.problems) spdlog::warn("notification: {}", problem);
+            for (const auto& problem : out.problems) spdlog::warn("{}", problem);
         } catch (const std::exception& e) {
             spdlog::warn("notification {} not sent: {}", notify_event_id(event), e.what());
         }
