@@ -186,7 +186,8 @@ TEST_P(JobGuard, SamplesTheHostAndStopsAnIdleJobWithStopIdle) {
               std::string::npos)
         << read(".mlt/m/console.log");
     const std::string samples = read(".mlt/m/samples");
-    EXPECT_GE(std::count(samples.begin(), samples.end(), '\n'), 3) << samples;
+    // The first idle sample starts the idle time; a later one at least 2 s on ends it.
+    EXPECT_GE(std::count(samples.begin(), samples.end(), '\n'), 2) << samples;
     EXPECT_NE(samples.find(" gpu=3,100,81920;9,200,81920 load="), std::string::npos) << samples;
 }
 
