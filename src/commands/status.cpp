@@ -4,6 +4,7 @@
 #include <spdlog/spdlog.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <ctime>
 #include <fstream>
 #include <optional>
@@ -60,11 +61,31 @@ std::string notify_words(const JobStatus& job) {
                                   : std::string());
 }
 
+// Why the guard stopped the job (guard.stop's line as status.sh gives it), for people.
+std::string guard_stop_words(const std::string& record) {
+    const auto after = [&record](const std::string& prefix) {
+        return record.rfind(prefix, 0) == 0 ? record.substr(prefix.size()) : std::string();
+    };
+    if (const std::string limit = after("limit "); !limit.empty()) return limit + " reached";
+    if (const std::string s = after("silent "); !s.empty())
+        return "no new console output for " + s + " s (watch.silent_minutes)";
+    if (const std::string s = after("idle "); !s.empty())
+        return "every GPU idle for " + s + " s (watch.idle_gpu_minutes)";
+    if (const std::string rule = after("rule "); !rule.empty()) {
+        const size_t space = rule.find(' ');
+        const long index = std::atol(rule.substr(0, space).c_str());
+        return "watch.stop_when rule #" + std::to_string(index + 1) + " (line: '" +
+               (space == std::string::npos ? std::string() : rule.substr(space + 1)) + "')";
+    }
+    return record;
+}
+
 // What the host's guard of `job` does, for people: nothing when it has no duty and stopped
 // nothing.
 std::optional<std::string> guard_line(const JobStatus& job) {
     if (!job.guard_stop.empty())
-        return "stopped by the host's guard: " + job.guard_stop + notify_words(job);
+        return "stopped by the host's guard: " + guard_stop_words(job.guard_stop) +
+               notify_words(job);
     if (job.guard == GuardState::gone)
         return std::string(
             "guard: NOT RUNNING on the host (its process is gone): nothing there "

@@ -168,6 +168,11 @@ TEST_F(TrainWatchTest, ARuleStopsTheJobOnTheHostWithNoMltAttached) {
     EXPECT_EQ(read_or_empty(job_file("watched", "guard.stop")), "rule 1\tstep-2-loss=nan\n")
         << job_state("watched");
     EXPECT_TRUE(wait_pids_gone(remote() + "/pids.txt")) << "the job's group lives on";
+    const ProcessResult shown = mlt({"ssh", "status", "watched"});
+    EXPECT_TRUE(has_text(shown.out,
+                         "stopped by the host's guard: watch.stop_when rule #2 (line: "
+                         "'step-2-loss=nan')"))
+        << describe(shown);
     const ProcessResult r = mlt({"ssh", "train", "watched", "--resume"});
     expect_rule_stop(r, "'loss[=:] *nan'", "step-2-loss=nan");
 }
