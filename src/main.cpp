@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "mlt/cli/commands.h"
+#include "mlt/cli/app.h"
 #include "mlt/util/error.h"
 #include "mlt/util/log.h"
 #include "mlt/util/paths.h"
@@ -55,22 +55,6 @@ int report(const mlt::Error& e, const std::string& log = {}) {
     return e.code();
 }
 
-// `mlt ssh evaluate MODEL`: CLI11 sees only words it did not expect; the first of them (in
-// the command line's order) is the command the user meant. Empty when that is not the case.
-std::string unsupported_ssh_command(const CLI::App& app, const CLI::ParseError& e,
-                                    const std::vector<std::string>& args) {
-    const CLI::App* ssh = app.get_subcommand("ssh");
-    if (dynamic_cast<const CLI::ExtrasError*>(&e) == nullptr || ssh->count() == 0 ||
-        !ssh->get_subcommands().empty())
-        return {};
-    const std::vector<std::string> extras = app.remaining(true);
-    for (const auto& word : args)
-        if (!word.empty() && word[0] != '-' &&
-            std::find(extras.begin(), extras.end(), word) != extras.end())
-            return word;
-    return {};
-}
-
 // Output that could not be written (stdout closed early, as by `| head`) is said once on
 // stderr instead of passing unnoticed; the exit status stays the command's own.
 int finish(int code) {
@@ -87,22 +71,9 @@ int main(int argc, char** argv) {
     // report, never a silent death by SIGPIPE.
     std::signal(SIGPIPE, SIG_IGN);
     CLI::App app("mlt: train machine-learning models on remote machines over SSH", "mlt");
-    app.set_version_flag("--version", std::string("mlt ") + MLT_VERSION);
-    // No minimum: CLI11 would then report a missing command instead of naming the unknown
-    // option or command the user actually typed. At most one: a later word naming a command
-    // (mlt ssh train jobs) is an argument.
-    app.require_subcommand(0, 1);
-    app.footer(
-        "Examples:\n"
-        "  mlt ssh -h root@ssh4.example.net -p 35023 -i ~/.ssh/id_vast status\n"
-        "  mlt ssh-keygen vast\n"
-        "  mlt jobs\n"
-        "Run 'mlt COMMAND --help' for the options of a command. Docs: docs/usage.md");
     mlt::cli::Action action;
     int verbosity = 0;
-    mlt::cli::add_ssh_command(app, action, verbosity);
-    mlt::cli::add_ssh_keygen_command(app, action);
-    mlt::cli::add_jobs_command(app, action);
+    mlt::cli::add_commands(app, action, verbosity);
 
     const std::vector<std::string> typed = take_arguments(argc, argv);
     try {
@@ -110,20 +81,17 @@ int main(int argc, char** argv) {
         std::reverse(args.begin(), args.end());  // CLI11 takes the vector back to front
         app.parse(args);
     } catch (const CLI::CallForHelp& e) {
+        // `mlt shh -h H status`: -h is mlt's help, but the typo is what to report.
+        if (const auto unknown = mlt::cli::unknown_command(app, typed)) return report(*unknown);
         return app.exit(e);
     } catch (const CLI::CallForAllHelp& e) {
+        if (const auto unknown = mlt::cli::unknown_command(app, typed)) return report(*unknown);
         return app.exit(e);
     } catch (const CLI::CallForVersion& e) {
         return app.exit(e);
     } catch (const CLI::ParseError& e) {
-        if (const std::string command = unsupported_ssh_command(app, e, typed); !command.empty())
-            print_error("unsupported command '" + command +
-                            "': mlt ssh runs train, status, logs, stop or download",
-                        "MLTK's ssh runs only train; run other MLTK commands locally, on the "
-                        "results train collects");
-        else
-            print_error(e.what(), "run 'mlt --help' for usage");
-        return mlt::exit_code_of(mlt::ErrorKind::usage);
+        if (const auto unknown = mlt::cli::unknown_command(app, typed)) return report(*unknown);
+        return report(mlt::cli::in_mlt_words(app, e, typed));
     } catch (const mlt::Error& e) {
         return report(e);  // a command's own check of its arguments (train MODEL ARGS...)
     }
@@ -138,14 +106,7 @@ int main(int argc, char** argv) {
     spdlog::debug("mlt {}: {}", MLT_VERSION,
                   app.get_subcommands().empty() ? "" : app.get_subcommands().front()->get_name());
     try {
-        if (!action) {
-            const bool ssh = app.got_subcommand("ssh");
-            std::fprintf(stderr, "mlt: error: %s (run '%s --help' for usage)\n",
-                         ssh ? "mlt ssh needs a COMMAND: train, status, logs, stop or download"
-                             : "missing command: ssh, ssh-keygen or jobs",
-                         ssh ? "mlt ssh" : "mlt");
-            return mlt::exit_code_of(mlt::ErrorKind::usage);
-        }
+        if (!action) return report(mlt::cli::missing_command(app));
         return finish(action());
     } catch (const mlt::Error& e) {
         return finish(report(e, file_log));

@@ -3,6 +3,7 @@
 #include <memory>
 #include <utility>
 
+#include "mlt/cli/app.h"
 #include "mlt/cli/commands.h"
 #include "mlt/commands/forward.h"
 #include "mlt/commands/model_settings.h"
@@ -141,10 +142,13 @@ void add_ssh_command(CLI::App& app, Action& action, int& verbosity, TrainRunner 
         "  mlt ssh -h root@ssh4.example.net -p 35023 -i ~/.ssh/id_vast status\n"
         "  mlt ssh -h gpu-box/~/workspace -o StrictHostKeyChecking=yes status my_model\n"
         "  mlt ssh -h gpu --clean --force train my_model   # train's flags may come first, as in "
-        "MLTK");
+        "MLTK\n" +
+        exit_code_help());
     auto cli = std::make_shared<SshCommandLine>();
     add_connection_options(*ssh, *cli, "Options");
     add_verbose_flag(*ssh, verbosity, "More detail on stderr (-vv: libssh protocol trace)");
+    // train first: the help and every list of commands name them in this order.
+    add_ssh_job_commands(*ssh, action, cli, verbosity, std::move(train));
 
     auto* status = ssh->add_subcommand("status", "Show the remote job(s): running/finished/none");
     status->set_help_flag("--help", "Print this help and exit");
@@ -174,7 +178,6 @@ void add_ssh_command(CLI::App& app, Action& action, int& verbosity, TrainRunner 
         reject_train_flags(*ssh, "forward");
         action = [cli, ports] { return run_forward(*cli, *ports); };
     });
-    add_ssh_job_commands(*ssh, action, cli, verbosity, std::move(train));
 }
 
 }  // namespace mlt::cli

@@ -45,9 +45,10 @@ void validate(const KeygenRequest& r) {
                               " bytes such as 'vast'; the key becomes id_<name>");
     if (r.type == KeyType::ed25519 && r.bits != 0)
         throw usage_error("-l applies to rsa keys only", "drop -l, or add -t rsa");
-    if (r.type == KeyType::rsa && r.bits != 0 && (r.bits < 2048 || r.bits > 16384))
+    if (r.type == KeyType::rsa && r.bits != 0 && (r.bits < kMinRsaBits || r.bits > kMaxRsaBits))
         throw usage_error("rsa key size " + std::to_string(r.bits) + " is out of range",
-                          "use -l between 2048 and 16384 (default 3072)");
+                          "use -l between " + std::to_string(kMinRsaBits) + " and " +
+                              std::to_string(kMaxRsaBits) + " (default 3072)");
     if (r.comment.find_first_of("\n\r") != std::string::npos)
         throw usage_error("the key comment may not contain a line break");
 }

@@ -408,9 +408,25 @@ std::vector<BadInput> catalogue_flags() {
     c.push_back(BadInput("SshWithoutCommand", {"ssh"}, u, {"mlt ssh needs a COMMAND"}));
     c.push_back(BadInput("UnknownCommand", {"ssh", "rm", "-rf"}, u, {"rm"}));
     // MLTK's other commands: named as unsupported, with the ones mlt ssh has.
+    c.push_back(BadInput("UnsupportedCommandEvaluate", {"ssh", "evaluate", "m"}, u,
+                         {"unsupported command 'evaluate'",
+                          "train, logs, stop, download, tensorboard, status or forward"}));
+    // A typo of a command, at each level: -h after it is mlt's help, yet the typo is reported.
     c.push_back(
-        BadInput("UnsupportedCommandEvaluate", {"ssh", "evaluate", "m"}, u,
-                 {"unsupported command 'evaluate'", "train, status, logs, stop or download"}));
+        BadInput("MisspeltCommand", {"shh", "-h", "127.0.0.1", "status"}, u,
+                 {"unknown command 'shh'; did you mean 'ssh'?", "ssh, ssh-keygen or jobs"}));
+    c.push_back(BadInput("MisspeltSshCommand", with_host("127.0.0.1", {"trian", "m"}), u,
+                         {"unknown command 'trian'; did you mean 'train'?", "status or forward"}));
+    // CLI11's own messages, said in mlt's words.
+    c.push_back(BadInput("KeygenTypeDsa", {"ssh-keygen", "k", "-t", "dsa"}, u,
+                         {"'dsa' is not a key type mlt makes: use ed25519 or rsa"}));
+    c.push_back(BadInput("KeygenLengthTooBig", {"ssh-keygen", "k", "-t", "rsa", "-l", "65536"}, u,
+                         {"--length", "'65536' is not a decimal number from 2048 to 16384"}));
+    c.push_back(
+        BadInput("PortWithoutValue", {"ssh", "-p"}, u, {"option --port of mlt ssh needs a value"}));
+    c.push_back(BadInput("UnknownOptionOfStatus", ssh_then({"--raw-consol"}), u,
+                         {"unknown option --raw-consol for mlt ssh status"}));
+    c.push_back(BadInput("KeygenWithoutName", {"ssh-keygen"}, u, {"mlt ssh-keygen needs NAME"}));
     return c;
 }
 

@@ -3,8 +3,10 @@
 #include <gtest/gtest.h>
 
 #include <csignal>
+#include <iterator>
 #include <map>
 #include <regex>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -15,41 +17,33 @@ namespace {
 
 using mlt::ErrorKind;
 
-// One item of the paragraph: "143 / 129 left on SIGTERM / SIGHUP" gives codes {143, 129}.
+// One row of the table: "143" gives codes {143}; "N" (the training's own status) none.
 struct Documented {
     std::vector<int> codes;  // empty: the training's own status
+    std::string code_text;   // the first cell as written
     std::string meaning;
 };
 
+// The rows of docs/usage.md's "Exit status" table, in their order.
 std::vector<Documented> documented_exit_codes() {
     const std::string doc = mlt::read_file(std::string(MLT_SOURCE_DIR) + "/docs/usage.md");
-    const size_t begin = doc.find("Exit status: ");
+    const size_t begin = doc.find("Exit status");
     const size_t end = doc.find("Every error is one line", begin);
     if (begin == std::string::npos || end == std::string::npos) return {};
-    std::string text = doc.substr(begin + 13, end - begin - 13);
-    for (char& c : text)
-        if (c == '\n') c = ' ';
-    std::vector<Documented> items;
-    static const std::regex codes(R"(^\s*(\d+(?:\s*/\s*\d+)*)\s+)");
+    static const std::regex row(R"(^\| ([^|]+) \| ([^|]+) \|$)");
     static const std::regex number(R"(\d+)");
-    size_t from = 0;
-    while (from <= text.size()) {
-        const size_t dot = text.find("\xC2\xB7", from);  // the middle dot between items
-        const std::string item =
-            text.substr(from, dot == std::string::npos ? std::string::npos : dot - from);
-        Documented d;
+    std::vector<Documented> items;
+    std::istringstream lines(doc.substr(begin, end - begin));
+    for (std::string line; std::getline(lines, line);) {
         std::smatch m;
-        if (std::regex_search(item, m, codes)) {
-            const std::string list = m[1];
-            for (std::sregex_iterator it(list.begin(), list.end(), number), e; it != e; ++it)
-                d.codes.push_back(std::stoi(it->str()));
-            d.meaning = m.suffix();
-        } else {
-            d.meaning = item;
-        }
+        if (!std::regex_match(line, m, row) || m[1] == "code") continue;
+        Documented d;
+        d.code_text = m[1];
+        d.meaning = m[2];
+        for (std::sregex_iterator it(d.code_text.begin(), d.code_text.end(), number), e; it != e;
+             ++it)
+            d.codes.push_back(std::stoi(it->str()));
         items.push_back(d);
-        if (dot == std::string::npos) break;
-        from = dot + 2;
     }
     return items;
 }
@@ -81,7 +75,7 @@ const std::map<ErrorKind, std::string>& phrase_of_kind() {
 
 TEST(ExitCodes, UsageMdListsTheCodes) {
     const auto items = documented_exit_codes();
-    ASSERT_GE(items.size(), 8u) << "docs/usage.md has no 'Exit status: ...' paragraph";
+    ASSERT_GE(items.size(), 8u) << "docs/usage.md has no 'Exit status' table";
     EXPECT_TRUE(items[1].codes.empty());
     EXPECT_NE(items[1].meaning.find("the training's own status"), std::string::npos);
 }
@@ -117,6 +111,16 @@ TEST(ExitCodes, EveryDocumentedCodeHasAKind) {
             EXPECT_TRUE(found) << "docs/usage.md documents exit " << code << " (" << d.meaning
                                << ") but no error kind has it";
         }
+    }
+}
+
+// The help's table (mlt --help, mlt ssh --help) and the doc's are the same rows.
+TEST(ExitCodes, UsageMdsTableIsTheHelpsTable) {
+    const auto items = documented_exit_codes();
+    ASSERT_EQ(items.size(), std::size(mlt::kExitCodeTable));
+    for (size_t i = 0; i < items.size(); ++i) {
+        EXPECT_EQ(items[i].code_text, mlt::kExitCodeTable[i].codes) << "row " << i;
+        EXPECT_EQ(items[i].meaning, mlt::kExitCodeTable[i].meaning) << "row " << i;
     }
 }
 

@@ -6,6 +6,10 @@ namespace mlt {
 
 enum class KeyType { ed25519, rsa };
 
+// The RSA key sizes generate_key takes (-l); `mlt ssh-keygen --help` shows the same range.
+constexpr int kMinRsaBits = 2048;
+constexpr int kMaxRsaBits = 16384;
+
 struct KeygenRequest {
     std::string name;  // key name: files are id_<name> and id_<name>.pub
     KeyType type = KeyType::ed25519;

@@ -22,6 +22,40 @@ constexpr int kTerminated = 143;   // 128 + SIGTERM
 constexpr int kConnection = 255;   // connection or authentication failure, only
 }  // namespace exit_code
 
+// One row of the exit-code table: `codes` as the reader sees them ("N": the training's own
+// status), `meaning` in one line. The one source of `mlt --help`'s table and docs/usage.md's
+// (tests/unit/test_util_error.cpp checks that the doc's table is this one).
+struct ExitCodeRow {
+    const char* codes;
+    const char* meaning;
+};
+inline constexpr ExitCodeRow kExitCodeTable[] = {
+    {"0", "success"},
+    {"N",
+     "the training's own status when it failed (killed by signal S: 128+S), except one of "
+     "mlt's own codes (2, 3, 4, 5, 6 or 255): then 1, and the summary says \"the training "
+     "exited N\""},
+    {"1",
+     "a remote command failed while the link was fine; the remote sent what no honest host "
+     "sends (tampering); the run's remote dir was gone; the job ended without a status; a "
+     "local write failed after the training ran (--resume collects); or an internal error "
+     "(a bug: please report it)"},
+    {"2",
+     "bad usage, settings, spec or key, or a local file that cannot be read or written; "
+     "nothing was done remotely"},
+    {"3", "job-state conflict (an active or uncollected job of the model)"},
+    {"4", "host key unknown/changed and not accepted"},
+    {"5",
+     "stopped by a limit (--max-hours, --max-cost, watch.stop_silent, watch.stop_idle); the "
+     "results were collected"},
+    {"6", "stopped by an early-stop rule (watch.stop_when); the results were collected"},
+    {"129", "left on SIGHUP"},
+    {"130", "interrupted (Ctrl+C)"},
+    {"143", "left on SIGTERM"},
+    {"255",
+     "connection or authentication failure only (unreachable, refused, lost or silent link)"},
+};
+
 // What went wrong. The kind alone decides the exit code (exit_code_of); an error whose code
 // must differ from its kind's gets a kind of its own.
 enum class ErrorKind {
