@@ -112,7 +112,7 @@ RunContext context_of(ModelSettings m, const SshCommandLine& cli, bool several) 
     c.remote_log_dir = node_log_dir(c.settings.remote_log_dir, name, c.target.remote_dir);
     c.local_logs = local_log_dir(name);
     // MLTK's name for the console log of `mltk ssh train`.
-    c.local_console = c.local_logs + "/mltk_ssh_train_" + name + ".log";
+    c.local_console = c.local_logs + "/" + kConsoleLogPrefix + name + ".log";
     std::error_code ec;
     c.local_dir = c.model.spec_dir.empty() ? fs::current_path(ec).string() : c.model.spec_dir;
     c.local_archive = c.local_dir + "/" + c.archive;

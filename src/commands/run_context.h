@@ -19,6 +19,9 @@
 
 namespace mlt::command_detail {
 
+// The local console log's name, MLTK's for `mltk ssh train`: this prefix, the model, ".log".
+constexpr char kConsoleLogPrefix[] = "mltk_ssh_train_";
+
 // Everything one command needs to know about the model and where its files go.
 struct RunContext {
     ModelRef model;
