@@ -123,35 +123,31 @@ std::vector<NotifyTarget> ValueReader::read_notify(const FieldDecl& field, const
 NotifyTarget ValueReader::read_notify_target(const YAML::Node& node, const std::string& key) const {
     NotifyTarget target;
     bool has_url = false;
-    const auto& keys = notify_target_fields();
-    for (const auto& [k, v] : yaml_.entries(node, key)) {
-        const std::string name = k.Scalar();
-        const FieldDecl* field = find_field(keys, name);
-        if (!field) {
-            yaml_.warn_unknown(k, key, keys);
-            continue;
-        }
-        if (v.IsNull()) continue;
-        if (name == "format") {
-            const std::string word = std::get<std::string>(read(*field, v, key + "." + name));
-            target.format = word == "ntfy"    ? NotifyFormat::ntfy
-                            : word == "slack" ? NotifyFormat::slack
-                                              : NotifyFormat::json;
-            continue;
-        }
-        // Not read(): its type error quotes a scalar, and this one is a secret.
-        if (!v.IsScalar() || v.Scalar().empty())
-            throw config_error(yaml_.where(v) + ": " + key +
-                                   ".url must be an http:// or https:// URL, got " + shape_of(v),
-                               "write it like `url: \"https://ntfy.sh/my-runs\"`");
-        target.url = v.Scalar();
-        has_url = true;
-        if (auto why = notify_url_problem(target.url))
-            throw config_error(yaml_.where(v) + ": " + key + ".url (" + masked_url(target.url) +
-                                   ") is no usable webhook URL: " + *why,
-                               "give an http:// or https:// URL without blanks, e.g. "
-                               "\"https://ntfy.sh/my-runs\"");
-    }
+    each_known(
+        node, key, notify_target_fields(),
+        [&](const std::string& name, const FieldDecl& field, const YAML::Node& v) {
+            if (v.IsNull()) return;
+            if (name == "format") {
+                const std::string word = std::get<std::string>(read(field, v, key + "." + name));
+                target.format = word == "ntfy"    ? NotifyFormat::ntfy
+                                : word == "slack" ? NotifyFormat::slack
+                                                  : NotifyFormat::json;
+                return;
+            }
+            // Not read(): its type error quotes a scalar, and this one is a secret.
+            if (!v.IsScalar() || v.Scalar().empty())
+                throw config_error(yaml_.where(v) + ": " + key +
+                                       ".url must be an http:// or https:// URL, got " +
+                                       shape_of(v),
+                                   "write it like `url: \"https://ntfy.sh/my-runs\"`");
+            target.url = v.Scalar();
+            has_url = true;
+            if (auto why = notify_url_problem(target.url))
+                throw config_error(yaml_.where(v) + ": " + key + ".url (" + masked_url(target.url) +
+                                       ") is no usable webhook URL: " + *why,
+                                   "give an http:// or https:// URL without blanks, e.g. "
+                                   "\"https://ntfy.sh/my-runs\"");
+        });
     if (!has_url)
         throw config_error(yaml_.where(node) + ": " + key + " has no url",
                            "give the webhook, e.g. {url: \"https://ntfy.sh/my-runs\", format: "

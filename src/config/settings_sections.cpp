@@ -77,54 +77,45 @@ ConnectionSettings ValueReader::read_connection(const YAML::Node& node,
 NodesValue ValueReader::read_nodes(const YAML::Node& node, const std::string& key,
                                    const std::vector<FieldDecl>& fields) const {
     NodesValue out;
-    for (const auto& [k, v] : yaml_.entries(node, key)) {
-        const std::string& name = k.Scalar();
-        const FieldDecl* field = find_field(fields, name);
-        if (!field) {
-            yaml_.warn_unknown(k, key, fields);
-            continue;
-        }
-        if (v.IsNull()) continue;
-        Value value = read(*field, v, key + "." + name);
-        if (name == "master_port")
-            out.master_port = std::get<int>(value);
-        else if (name == "hosts")
-            out.hosts = std::get<std::vector<std::string>>(std::move(value));
-        else if (name == "connections")
-            out.connections = std::get<std::string>(std::move(value));
-        else if (name == "min_rate")
-            out.min_rate = std::get<int>(value);
-        else if (name == "stall_seconds")
-            out.stall_seconds = std::get<int>(value);
-        else
-            out.master_addr = std::get<std::string>(value);
-    }
+    each_known(node, key, fields,
+               [&](const std::string& name, const FieldDecl& field, const YAML::Node& v) {
+                   if (v.IsNull()) return;
+                   Value value = read(field, v, key + "." + name);
+                   if (name == "master_port")
+                       out.master_port = std::get<int>(value);
+                   else if (name == "hosts")
+                       out.hosts = std::get<std::vector<std::string>>(std::move(value));
+                   else if (name == "connections")
+                       out.connections = std::get<std::string>(std::move(value));
+                   else if (name == "min_rate")
+                       out.min_rate = std::get<int>(value);
+                   else if (name == "stall_seconds")
+                       out.stall_seconds = std::get<int>(value);
+                   else
+                       out.master_addr = std::get<std::string>(value);
+               });
     return out;
 }
 
 WatchValue ValueReader::read_watch(const YAML::Node& node, const std::string& key) const {
     WatchValue out;
-    for (const auto& [k, v] : yaml_.entries(node, key)) {
-        const FieldDecl* field = find_field(watch_fields(), k.Scalar());
-        if (!field) {
-            yaml_.warn_unknown(k, key, watch_fields());
-            continue;
-        }
-        if (v.IsNull()) continue;
-        Value value = read(*field, v, key + "." + k.Scalar());
-        if (k.Scalar() == "every")
-            out.every = std::get<int>(value);
-        else if (k.Scalar() == "idle_gpu_minutes")
-            out.idle_gpu_minutes = std::get<double>(value);
-        else if (k.Scalar() == "stop_idle")
-            out.stop_idle = std::get<bool>(value);
-        else if (k.Scalar() == "silent_minutes")
-            out.silent_minutes = std::get<double>(value);
-        else if (k.Scalar() == "stop_silent")
-            out.stop_silent = std::get<bool>(value);
-        else
-            out.stop_when = std::get<std::vector<StopRule>>(std::move(value));
-    }
+    each_known(node, key, watch_fields(),
+               [&](const std::string& name, const FieldDecl& field, const YAML::Node& v) {
+                   if (v.IsNull()) return;
+                   Value value = read(field, v, key + "." + name);
+                   if (name == "every")
+                       out.every = std::get<int>(value);
+                   else if (name == "idle_gpu_minutes")
+                       out.idle_gpu_minutes = std::get<double>(value);
+                   else if (name == "stop_idle")
+                       out.stop_idle = std::get<bool>(value);
+                   else if (name == "silent_minutes")
+                       out.silent_minutes = std::get<double>(value);
+                   else if (name == "stop_silent")
+                       out.stop_silent = std::get<bool>(value);
+                   else
+                       out.stop_when = std::get<std::vector<StopRule>>(std::move(value));
+               });
     return out;
 }
 
@@ -175,24 +166,18 @@ StopRule ValueReader::read_plateau(const YAML::Node& node, const std::string& ke
                                    std::optional<YAML::Node>& metric) const {
     StopRule rule;
     rule.plateau = true;
-    const auto& keys = plateau_fields();
-    for (const auto& [k, v] : yaml_.entries(node, key)) {
-        const std::string name = k.Scalar();
-        const FieldDecl* field = find_field(keys, name);
-        if (!field) {
-            yaml_.warn_unknown(k, key, keys);
-            continue;
-        }
-        const Value value = read(*field, v, key + "." + name);
-        if (name == "metric") {
-            rule.regex = std::get<std::string>(value);
-            metric.emplace(v);  // rebinds: assigning would overwrite the tree's node
-        } else if (name == "mode") {
-            rule.maximize = std::get<std::string>(value) == "max";
-        } else {
-            rule.patience = std::get<int>(value);
-        }
-    }
+    each_known(node, key, plateau_fields(),
+               [&](const std::string& name, const FieldDecl& field, const YAML::Node& v) {
+                   const Value value = read(field, v, key + "." + name);
+                   if (name == "metric") {
+                       rule.regex = std::get<std::string>(value);
+                       metric.emplace(v);  // rebinds: assigning would overwrite the tree's node
+                   } else if (name == "mode") {
+                       rule.maximize = std::get<std::string>(value) == "max";
+                   } else {
+                       rule.patience = std::get<int>(value);
+                   }
+               });
     if (rule.regex.empty())
         throw config_error(yaml_.where(node) + ": " + key + " has no metric",
                            "give the metric's regex, e.g. {metric: 'val_loss[=:] *([0-9.eE+-]+)', "

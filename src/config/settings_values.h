@@ -26,6 +26,21 @@ class ValueReader {
     Value read(const FieldDecl& field, const YAML::Node& node, const std::string& key) const;
 
   private:
+    // Each entry of the mapping `node` (named `key`) that `fields` declares, in order:
+    // fn(name, field, value node); an unknown key is warned about (warn_unknown) and skipped.
+    template <typename Fn>
+    void each_known(const YAML::Node& node, const std::string& key,
+                    const std::vector<FieldDecl>& fields, Fn fn) const {
+        for (const auto& [k, v] : yaml_.entries(node, key)) {
+            const FieldDecl* field = find_field(fields, k.Scalar());
+            if (!field) {
+                yaml_.warn_unknown(k, key, fields);
+                continue;
+            }
+            fn(k.Scalar(), *field, v);
+        }
+    }
+
     std::string read_scalar(const FieldDecl& field, const YAML::Node& node,
                             const std::string& key) const;
     int read_integer(const FieldDecl& field, const YAML::Node& node, const std::string& key) const;
