@@ -6,11 +6,13 @@
 #
 # When the run's guard samples the host (its samples file in the job dir, mlt_samples, exists), a
 # follow takes no sample of its own: mlt_sample relays the guard's lines newer than the last one
-# relayed (mlt_seen; from the segment's start less one period), and the host is sampled once.
+# relayed (mlt_seen; from the segment's start less one period), among its last lines only (the
+# file grows for as long as the job runs; at most a line or two is new at each call), and the
+# host is sampled once.
 mlt_sample() {
   if [ -n "$mlt_samples" ] && [ -f "$mlt_samples" ]; then
     [ -n "$mlt_seen" ] || mlt_seen=$(($1 - ${mlt_every:-0} - 1))
-    mlt_seen=$(awk -v t="$mlt_seen" '$1 == "mlt-sample" && $2 + 0 > t + 0 { print > "/dev/stderr"; t = $2 + 0 } END { print t }' "$mlt_samples")
+    mlt_seen=$(tail -n 10 "$mlt_samples" | awk -v t="$mlt_seen" '$1 == "mlt-sample" && $2 + 0 > t + 0 { print > "/dev/stderr"; t = $2 + 0 } END { print t }')
     return 0
   fi
   {
