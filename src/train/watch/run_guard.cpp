@@ -59,18 +59,22 @@ void TrainRun::hand_to_guard(NewRun& run) const {
     run.idle_seconds = static_cast<long>(std::ceil(plan_.idle_gpu_minutes * 60));
     run.stop_idle = plan_.stop_idle;
     run.idle_below_percent = kIdleGpuPercent;
-    run.budget_seconds.reset();
-    run.limit.clear();
+    const JobDir::GuardDeadline deadline = guard_deadline();
+    run.budget_seconds = deadline.budget_seconds;
+    run.limit = deadline.limit;
+}
+
+JobDir::GuardDeadline TrainRun::guard_deadline() const {
     const Budget budget = node_budget();
     const bool by_cost = budget.max_cost > 0 && plan_.price_per_hour > 0;
-    if (budget.max_hours <= 0 && !by_cost) return;
+    if (budget.max_hours <= 0 && !by_cost) return {};
     // Before this attempt opens, at this host's price: what the earlier attempts used counts.
     const double now = wall_now();
     const double left = account_.ledger.seconds_left(budget, now, plan_.price_per_hour);
     const bool hours_first =
         budget.max_hours > 0 && budget.max_hours * 3600 - account_.ledger.elapsed(now) <= left;
-    run.limit = hours_first ? hours_limit(plan_.budget) : cost_limit(plan_.budget);
-    run.budget_seconds = static_cast<long>(std::max(0.0, std::ceil(left)));
+    return {static_cast<long>(std::max(0.0, std::ceil(left))),
+            hours_first ? hours_limit(plan_.budget) : cost_limit(plan_.budget)};
 }
 
 void TrainRun::reguard(const JobStatus& job) {
@@ -78,11 +82,7 @@ void TrainRun::reguard(const JobStatus& job) {
     // (without one, the host keeps the limit it has). Nothing on the host keeps the run's
     // limit while its guard is gone (killed): started again.
     std::optional<JobDir::GuardDeadline> deadline;
-    if (plan_.budget.any()) {
-        NewRun limits;
-        hand_to_guard(limits);
-        deadline = JobDir::GuardDeadline{limits.budget_seconds, limits.limit};
-    }
+    if (plan_.budget.any()) deadline = guard_deadline();
     if (job.guard != GuardState::gone && !deadline) return;
     if (job_->restart_guard(run_id_, deadline ? &*deadline : nullptr) &&
         job.guard == GuardState::gone)

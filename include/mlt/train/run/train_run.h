@@ -241,6 +241,9 @@ class TrainRun {
     // (silent_seconds, stop_silent) and the idle-GPU rule; a gang's nodes only the idle rule
     // (their limit of several prices is the client's).
     void hand_to_guard(NewRun& run) const;
+    // The deadline hand_to_guard gives: what is left of the run's budget now, and the limit
+    // that sets it; none without a limit that can be reached.
+    JobDir::GuardDeadline guard_deadline() const;
     // A --resume that reattaches to the running job `job`: hands its guard the deadline of
     // this mlt's limit, if any, and starts it again when it is gone.
     void reguard(const JobStatus& job);
