@@ -22,6 +22,8 @@ packages=(
   shellcheck dash busybox
   # the two-node PyTorch DDP test (gloo on loopback): Debian's torch, run as /usr/bin/python3
   python3-torch
+  # the notification tests: the loopback host's guard sends with curl, as most hosts would
+  curl
   # the sanitizer build and the fuzz targets: clang, its sanitizer and libFuzzer runtimes,
   # llvm-symbolizer for readable stack traces
   clang libclang-rt-14-dev llvm
