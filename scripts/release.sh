@@ -90,8 +90,9 @@ package_of() { dpkg -S "$1" 2>/dev/null | head -n 1 | cut -d: -f1 || true; }
 mkdir -p "$doc/third-party"
 third_party=()
 mapfile -t static <"$build/mlt-portable-static-libs.txt"
+# spdlog and fmt are compiled in from their headers (src/portable/spdlog_fmt.cpp).
 for f in "${sources[@]}" "${static[@]}" "$(g++ -print-file-name=libstdc++.a)" \
-  "$(g++ -print-file-name=libgcc.a)"; do
+  "$(g++ -print-file-name=libgcc.a)" /usr/include/spdlog/spdlog.h /usr/include/fmt/format.h; do
   pkg=$(package_of "$f")
   [ -n "$pkg" ] || pkg=$(package_of "${f#/usr}")
   [ -n "$pkg" ] || continue
