@@ -32,6 +32,12 @@ if [ -z "$build" ]; then
   MLT_BUILD_DIR=$build MLT_TARGET=mlt "$root/scripts/build.sh" -DMLT_BUILD_TESTS=OFF \
     "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O2 -DNDEBUG"
 fi
+[ -f "$build/CMakeCache.txt" ] || { echo "release.sh: $build is not a configured build dir" >&2; exit 1; }
+if ! grep -q '^MLT_PORTABLE:BOOL=ON' "$build/CMakeCache.txt"; then
+  echo "release.sh: $build has no mlt-portable (MLT_PORTABLE is off: cmake's configure output" \
+    "names the static libraries it lacks; scripts/install-deps.sh installs them)" >&2
+  exit 1
+fi
 targets=(mlt-portable)
 [ "$deb" = 0 ] || targets+=(mlt)
 start=$SECONDS
