@@ -24,6 +24,10 @@ packages=(
   python3-torch
   # the notification tests: the loopback host's guard sends with curl, as most hosts would
   curl
+  # scripts/release.sh: libzstd.a for mlt-portable (libarchive's .a needs it); patchelf sets
+  # the bundled libraries' rpath; the .deb: dpkg-shlibdeps (dpkg-dev) and file, which CPack
+  # runs to compute Depends
+  libzstd-dev patchelf dpkg-dev file
   # the sanitizer build and the fuzz targets: clang, its sanitizer and libFuzzer runtimes,
   # llvm-symbolizer for readable stack traces
   clang libclang-rt-14-dev llvm
