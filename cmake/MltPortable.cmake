@@ -11,7 +11,8 @@
 #   and zlib. mlt links those two too, and one copy of each in the process keeps OpenSSL's
 #   global state single: a static libcrypto in the binary would serve libssh some of its
 #   symbols, the shared one the rest.
-# Built only on request (EXCLUDE_FROM_ALL): scripts/release.sh builds it.
+# Built with the rest (a compile of spdlog_fmt.cpp and a link), so that the release tests
+# (tests/CMakeLists.txt) always have it; never in a sanitizer build.
 set(_mlt_static_libs yaml-cpp archive zstd xml2 icuuc icudata lzma bz2 nettle)
 set(_mlt_static_missing)
 foreach(_lib IN LISTS _mlt_static_libs)
@@ -20,7 +21,9 @@ foreach(_lib IN LISTS _mlt_static_libs)
     list(APPEND _mlt_static_missing lib${_lib}.a)
   endif()
 endforeach()
-if(_mlt_static_missing)
+if(MLT_SANITIZE)
+  set(_mlt_portable_default OFF)
+elseif(_mlt_static_missing)
   set(_mlt_portable_default OFF)
   message(STATUS "mlt-portable not defined: missing ${_mlt_static_missing} (scripts/install-deps.sh)")
 else()
@@ -38,12 +41,12 @@ find_package(ZLIB REQUIRED)
 
 # spdlog's and fmt's own definitions (SPDLOG_COMPILED_LIB, ...), as mlt_core was built with;
 # not linked to them, so that their shared libraries stay out of the link.
-add_library(mlt_spdlog_fmt STATIC EXCLUDE_FROM_ALL ${PROJECT_SOURCE_DIR}/src/portable/spdlog_fmt.cpp)
+add_library(mlt_spdlog_fmt STATIC ${PROJECT_SOURCE_DIR}/src/portable/spdlog_fmt.cpp)
 target_compile_definitions(mlt_spdlog_fmt PRIVATE
   $<TARGET_PROPERTY:spdlog::spdlog,INTERFACE_COMPILE_DEFINITIONS>
   $<TARGET_PROPERTY:fmt::fmt,INTERFACE_COMPILE_DEFINITIONS>)
 
-add_executable(mlt-portable EXCLUDE_FROM_ALL $<TARGET_OBJECTS:mlt_main>
+add_executable(mlt-portable $<TARGET_OBJECTS:mlt_main>
   ${PROJECT_SOURCE_DIR}/src/portable/glibc_compat.cpp)
 add_dependencies(mlt-portable mlt_core)
 set(_mlt_static_files)

@@ -6,7 +6,9 @@
 #      remote script (src/*/sh/*.sh) passes shellcheck as POSIX sh
 #   3. build with gcc, warnings as errors and without debug info (a third less compile time;
 #      the dir keeps that: build a debugger's dir apart, MLT_BUILD_DIR=build-debug
-#      scripts/build.sh), into ${MLT_BUILD_DIR:-build}; run the unit tests there
+#      scripts/build.sh), into ${MLT_BUILD_DIR:-build}; run the unit tests there, and the
+#      release's (scripts/release.sh on that build: the tarball run in a glibc-only root, the
+#      .deb; label release, docs/install.md)
 #   4. build with clang, AddressSanitizer + UndefinedBehaviorSanitizer and the libFuzzer
 #      targets, into ${MLT_ASAN_BUILD_DIR:-build-asan}; run the whole suite there: the unit
 #      tests again, every integration test (they start their own sshd), and each fuzz target
@@ -33,8 +35,8 @@ case ${1:-} in
   *) echo "usage: scripts/test.sh [--slow]" >&2; exit 2 ;;
 esac
 # The gcc stage's tests (ctest -L, a regex of labels); the ASan stage runs all but slow ones.
-gcc_labels='^(unit)$'
-[ "$slow" = 0 ] || gcc_labels='^(unit|slow)$'
+gcc_labels='^(unit|release)$'
+[ "$slow" = 0 ] || gcc_labels='^(unit|release|slow)$'
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${MLT_BUILD_DIR:-$root/build}
 asan_build=${MLT_ASAN_BUILD_DIR:-$root/build-asan}

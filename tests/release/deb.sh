@@ -5,14 +5,14 @@
 # on a Debian 12 where nothing is installed yet (an empty dpkg status, the package lists this
 # machine has cached), which needs no network but does not download or unpack anything.
 # usage: tests/release/deb.sh DEB
-# Exit 77 (skipped) when DEB is missing, unless MLT_RELEASE_REQUIRED=1, where that fails.
+# Fails when DEB is missing (ctest's release.package makes it first).
 set -euo pipefail
 deb=$1
 here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=tests/release/lib.sh
 . "$here/lib.sh"
 
-[ -f "$deb" ] || skip_or_fail "no $deb (run scripts/release.sh --deb)"
+[ -f "$deb" ] || fail "no $deb (run scripts/release.sh --deb)"
 work=$(mktemp -d "${TMPDIR:-/tmp}/mlt-deb-test.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 

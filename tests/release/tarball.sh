@@ -7,8 +7,8 @@
 # `mlt ssh-keygen` and a whole `mlt ssh ... train` of examples/basic against a throwaway sshd
 # on 127.0.0.1 outside the root work, and the model's archive lands next to its spec.
 # usage: tests/release/tarball.sh TARBALL
-# Needs root (chroot, mknod). Exit 77 (skipped) when the tarball or root is missing, unless
-# MLT_RELEASE_REQUIRED=1 (scripts/test.sh, after scripts/release.sh), where that fails.
+# Needs root (chroot, mknod, unshare --mount), as the integration tests do; fails without it
+# or without the tarball (ctest's release.package makes it first).
 set -euo pipefail
 tarball=$1
 here=$(cd "$(dirname "$0")" && pwd)
@@ -16,8 +16,8 @@ source_dir=$(cd "$here/../.." && pwd)
 # shellcheck source=tests/release/lib.sh
 . "$here/lib.sh"
 
-[ -f "$tarball" ] || skip_or_fail "no $tarball (run scripts/release.sh)"
-[ "$(id -u)" -eq 0 ] || skip_or_fail "chroot needs root"
+[ -f "$tarball" ] || fail "no $tarball (run scripts/release.sh)"
+[ "$(id -u)" -eq 0 ] || fail "the test needs root (chroot, mknod, unshare --mount)"
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/mlt-release-test.XXXXXX")
 # shellcheck source=scripts/lib/loopback-sshd.sh
