@@ -116,7 +116,7 @@ void commands_sections(std::ostringstream& out, const TrainPlan& p) {
     Section(out, "Startup commands").lines(w.startup_cmds, "none");
     Section train(out, "Train command");
     if (!p.spec_here) {
-        train.line("none started: --resume picks up the run the remote holds");
+        train.line("the one of the run the remote holds (--resume)");
     } else {
         std::string command = w.train_cmd;
         for (const auto& a : w.train_args) command += " " + shell_quote(a);
