@@ -78,6 +78,7 @@ const char* const kTrainFooter =
     "  mlt ssh -h root@ssh4.example.net -p 35023 -i ~/.ssh/id_vast train my_model --clean\n"
     "  mlt ssh train my_model -h gpu -p 2222 -i ~/.ssh/id_gpu --epochs 3 --weights best\n"
     "  mlt ssh -h gpu --force train my_model --test   # test model my_model-test\n"
+    "  mlt ssh -h gpu train my_model --dry-run   # the plan; connects to nothing\n"
     "  mlt ssh -h gpu train my_model --no-wait   # later: ... train my_model --resume\n"
     "  mlt ssh -h gpu train my_model -- -v --clean   # after --, words go to the training\n"
     "  mlt ssh -h gpu -o ServerAliveInterval=5 train my_model --reconnect-timeout 3600\n"
@@ -129,6 +130,10 @@ void add_train_options(CLI::App& app, TrainOptions& o, SshCommandLine& cli, int&
                        ? std::string()
                        : std::string("expected auto or a number from 1 to 8");
         });
+    app.add_flag("--dry-run", o.dry_run,
+                 "Print the plan (host, uploads and what is left out, commands, environment "
+                 "names, limits, rules, sync, failover, notifications) and exit 0: checks as "
+                 "train does, connects to nothing, sends nothing");
     add_verbose_flag(app, verbosity, "More detail; the training sees MLT_VERBOSE=1");
     add_connection_options(app, cli, "Connection options (as before train; not passed on)");
 }

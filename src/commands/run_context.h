@@ -16,6 +16,7 @@
 #include "mlt/job/job.h"
 #include "mlt/train/run/train_plan.h"
 #include "mlt/transfer/transfer.h"
+#include "mlt/transfer/workspace.h"
 
 namespace mlt::command_detail {
 
@@ -64,8 +65,10 @@ void check_clean_target(const RunContext& c);
 // the current dir, or mlt's own state.
 void check_local_clean_target(const RunContext& c, const std::string& workspace);
 // The uploads, grouped by remote base directory, all checked locally before any remote action.
-std::map<std::string, std::vector<UploadItem>> plan_uploads(const RunContext& c,
-                                                            const std::string& workspace);
+// What the workspace and upload_files leave out is appended to `left_out` when given.
+std::map<std::string, std::vector<UploadItem>> plan_uploads(
+    const RunContext& c, const std::string& workspace,
+    std::vector<LeftOutFile>* left_out = nullptr);
 // The job wrapper's spec for a run of `c` with the options `o`.
 WrapperSpec wrapper_for(const RunContext& c, const TrainOptions& o);
 

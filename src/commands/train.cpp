@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <map>
@@ -15,9 +16,11 @@
 #include <tuple>
 #include <utility>
 
+#include "mlt/commands/dry_run.h"
 #include "mlt/commands/model.h"
 #include "mlt/commands/train_arguments.h"
 #include "mlt/job/job.h"
+#include "mlt/ssh/destination.h"
 #include "mlt/ssh/session.h"
 #include "mlt/train/local/local_state.h"
 #include "mlt/train/nodes/nodes.h"
@@ -98,9 +101,10 @@ std::unique_ptr<HostPool> host_pool_for(const RunContext& c, const SshCommandLin
 
 namespace {
 
-// The plan of one node's run: everything checked locally before any remote action.
+// The plan of one node's run: everything checked locally before any remote action. `shown`
+// (a dry run) gets the workspace and what the uploads leave out.
 TrainPlan plan_node(const RunContext& c, const SshCommandLine& cli, const TrainOptions& o,
-                    bool test) {
+                    bool test, DryRunNode* shown = nullptr) {
     if (o.clean && !c.remote_log_dir.empty()) check_clean_target(c);
     TrainPlan plan = plan_for(c, cli, o.model, test);
     if (plan.spec_here) {
@@ -108,7 +112,9 @@ TrainPlan plan_node(const RunContext& c, const SshCommandLine& cli, const TrainO
         if (workspace.empty() && !c.settings.workspace.empty())
             workspace = local_path_in(c.model.spec_dir, c.settings.workspace);
         if (o.clean) check_local_clean_target(c, workspace);
-        plan.uploads = plan_uploads(c, workspace);  // local checks before any remote action
+        // Local checks before any remote action.
+        plan.uploads = plan_uploads(c, workspace, shown ? &shown->left_out : nullptr);
+        if (shown) shown->workspace = workspace;
         plan.wrapper = wrapper_for(c, o);
     }
     check_restore(o, plan);
@@ -129,18 +135,48 @@ TrainPlan plan_node(const RunContext& c, const SshCommandLine& cli, const TrainO
     return plan;
 }
 
+// The context of node `t` of the run of `c`.
+RunContext node_context(const RunContext& c, const Target& t) {
+    RunContext node = c;
+    node.target = t;
+    node.remote_log_dir = node_log_dir(c.settings.remote_log_dir, c.model.name, t.remote_dir);
+    return node;
+}
+
 // Several nodes: one plan per node, then the gang (nodes.cpp).
 int train_nodes(const RunContext& c, const SshCommandLine& cli, const TrainOptions& o, bool test) {
     NodesSpec spec;
     spec.master_addr = c.settings.master_addr;
     spec.master_port = c.settings.master_port;
-    for (const Target& t : c.targets) {
-        RunContext node = c;
-        node.target = t;
-        node.remote_log_dir = node_log_dir(c.settings.remote_log_dir, c.model.name, t.remote_dir);
-        spec.nodes.push_back({t, plan_node(node, cli, o, test)});
-    }
+    for (const Target& t : c.targets)
+        spec.nodes.push_back({t, plan_node(node_context(c, t), cli, o, test)});
     return run_train_nodes(std::move(spec));
+}
+
+// --dry-run: every node planned and checked as the run plans and checks it up to its first
+// remote action (the local model lock aside: a dry run may look while a run goes on), then
+// the plan printed. Nothing is connected to.
+int dry_run(const RunContext& c, const SshCommandLine& cli, const TrainOptions& o, bool test) {
+    DryRun run;
+    for (const Target& t : c.targets) {
+        DryRunNode node;
+        node.plan = plan_node(node_context(c, t), cli, o, test, &node);
+        check_own_file(node.plan.local_console);
+        check_own_file(node.plan.local_state_dir + "/console_run");
+        node.target = t;
+        node.destination = resolve_destination(t.connect);  // as the run's connection would
+        run.nodes.push_back(std::move(node));
+    }
+    // A single node's run reads these when it may fail over (host_pool_for).
+    if (c.targets.size() == 1 && !o.no_failover) {
+        run.fallback_hosts = standby_hosts_of(c);
+        run.provision_cmd = c.settings.provision_cmd;
+    }
+    run.master_addr = c.settings.master_addr;
+    run.master_port = c.settings.master_port;
+    std::fputs(render_dry_run(run).c_str(), stdout);
+    std::fflush(stdout);
+    return 0;
 }
 
 // A connection made while python3 loads the spec (MLTK: 0.1 s to seconds): the model's
@@ -232,10 +268,11 @@ int run_train(const SshCommandLine& cli, const TrainOptions& o) {
     if (o.resume && o.clean)
         reporter().warning("--clean is ignored with --resume: the run's logs and archive are kept");
     const bool test = wants_test_model(o.args);
-    EarlyConnection early = connect_while_spec_loads(cli, o, test);
+    EarlyConnection early = o.dry_run ? EarlyConnection{} : connect_while_spec_loads(cli, o, test);
     // --resume acts on the run the remote holds: a bare NAME is enough unless that run must
     // upload again (TrainRun refuses it then).
     const RunContext c = prepare(cli, o.model, test, o.resume, true, early.spec);
+    if (o.dry_run) return dry_run(c, cli, o, test);
     if (c.targets.size() > 1) return train_nodes(c, cli, o, test);
     TrainPlan plan = plan_node(c, cli, o, test);
 

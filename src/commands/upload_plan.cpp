@@ -95,7 +95,7 @@ namespace {
 // workspace, a glob or a directory.
 class SidecarFilter {
   public:
-    SidecarFilter(const std::string& spec_path, std::vector<std::string>& skipped)
+    SidecarFilter(const std::string& spec_path, std::vector<LeftOutFile>& skipped)
         : sidecar_(model_settings_path_for(spec_path)),
           secret_(!spec_path.empty() && settings_file_holds_secret(sidecar_)),
           skipped_(skipped) {}
@@ -110,7 +110,9 @@ class SidecarFilter {
                 ++it;
                 continue;
             }
-            skipped_.push_back(shown_base + it->remote_path);
+            skipped_.push_back({shown_base + it->remote_path,
+                                "the model's settings file with a secret in it: sent only "
+                                "when an entry names it"});
             it = items.erase(it);
         }
         return items;
@@ -119,15 +121,22 @@ class SidecarFilter {
   private:
     std::string sidecar_;
     bool secret_;
-    std::vector<std::string>& skipped_;
+    std::vector<LeftOutFile>& skipped_;
 };
+
+// What expand_local_glob left out of `path`, and why.
+LeftOutFile glob_left_out(const std::string& shown_path, const std::string& path) {
+    return {shown_path, is_secret_path(path, false)
+                            ? "looks like a secret: sent only when an entry names it"
+                            : "links out of its directory or to a secret"};
+}
 
 // Adds the files of the upload_files glob `entry` to `plan`, what it left out to `skipped`.
 // A glob may start above the spec dir (`../common/*.py`, as in MLTK): its files go to the
 // same place above the remote dir.
 void plan_glob_upload(std::map<std::string, std::vector<UploadItem>>& plan, const RunContext& c,
                       const std::string& entry, const TransferSpec& spec,
-                      const SidecarFilter& without_sidecar, std::vector<std::string>& skipped) {
+                      const SidecarFilter& without_sidecar, std::vector<LeftOutFile>& skipped) {
     std::string pattern = fs::path(spec.from).lexically_normal().generic_string();
     std::string up;
     while (pattern.rfind("../", 0) == 0) {
@@ -140,7 +149,7 @@ void plan_glob_upload(std::map<std::string, std::vector<UploadItem>>& plan, cons
     const std::string local_base = c.model.spec_dir + (up.empty() ? "" : "/" + up);
     std::vector<std::string> left_out;
     auto items = without_sidecar(expand_local_glob(local_base, pattern, &left_out), up);
-    for (const auto& path : left_out) skipped.push_back(up + path);
+    for (const auto& path : left_out) skipped.push_back(glob_left_out(up + path, path));
     if (items.empty())
         reporter().warning("upload_files: '" + entry + "' matches no file in " + c.model.spec_dir);
     auto& target = plan[up.empty() ? c.target.remote_dir
@@ -152,7 +161,7 @@ void plan_glob_upload(std::map<std::string, std::vector<UploadItem>>& plan, cons
 // what it left out to `skipped`; throws when it does not exist.
 void plan_path_upload(std::map<std::string, std::vector<UploadItem>>& plan, const RunContext& c,
                       const std::string& entry, const TransferSpec& spec,
-                      const SidecarFilter& without_sidecar, std::vector<std::string>& skipped) {
+                      const SidecarFilter& without_sidecar, std::vector<LeftOutFile>& skipped) {
     // `$VAR` in a local path: the local environment's, as MLTK expands it.
     const std::string from = local_path_in(c.model.spec_dir, expand_env_vars(spec.from));
     const std::string to = remote_path_in(c.target.remote_dir, spec.to);
@@ -164,7 +173,7 @@ void plan_path_upload(std::map<std::string, std::vector<UploadItem>>& plan, cons
             item.remote_path = name + "/" + item.remote_path;
             plan[base].push_back(item);
         }
-        for (const auto& path : left_out) skipped.push_back(from + "/" + path);
+        for (const auto& path : left_out) skipped.push_back(glob_left_out(from + "/" + path, path));
     } else if (fs::is_regular_file(from)) {
         plan[base].push_back({from, name});
     } else {
@@ -194,14 +203,15 @@ void drop_repeated_uploads(std::map<std::string, std::vector<UploadItem>>& plan,
 // The uploads, grouped by remote base directory, all checked locally before any remote
 // action: a missing file is an error before anything is sent.
 std::map<std::string, std::vector<UploadItem>> plan_uploads(const RunContext& c,
-                                                            const std::string& workspace) {
+                                                            const std::string& workspace,
+                                                            std::vector<LeftOutFile>* left_out) {
     std::map<std::string, std::vector<UploadItem>> plan;
     auto& in_dir = plan[c.target.remote_dir];
     in_dir.push_back({c.model.spec_path, c.model.spec_file});
-    std::vector<std::string> skipped;
+    std::vector<LeftOutFile> skipped;
     const SidecarFilter without_sidecar(c.model.spec_path, skipped);
     if (!workspace.empty()) {
-        auto items = without_sidecar(collect_workspace(workspace), workspace + "/");
+        auto items = without_sidecar(collect_workspace(workspace, left_out), workspace + "/");
         reporter().notice("workspace " + workspace + ": " + std::to_string(items.size()) +
                           " file(s)");
         in_dir.insert(in_dir.end(), items.begin(), items.end());
@@ -214,9 +224,12 @@ std::map<std::string, std::vector<UploadItem>> plan_uploads(const RunContext& c,
             plan_path_upload(plan, c, entry, spec, without_sidecar, skipped);
     }
     if (!skipped.empty()) {
+        std::vector<std::string> names;
+        for (const auto& s : skipped) names.push_back(s.path);
         reporter().warning("upload_files: not sending " + std::to_string(skipped.size()) +
                            " file(s) that look like secrets or link out of their directory: " +
-                           names_in_brief(skipped) + " (to send one, name it as 'from|to')");
+                           names_in_brief(names) + " (to send one, name it as 'from|to')");
+        if (left_out) left_out->insert(left_out->end(), skipped.begin(), skipped.end());
     }
     drop_repeated_uploads(plan, c);
     return plan;

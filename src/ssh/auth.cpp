@@ -43,7 +43,7 @@ std::string no_prompt_hint() {
 
 }  // namespace
 
-KeyPtr load_private_key(const std::string& path, const KeySecrets& secrets) {
+KeyPtr import_unless_encrypted(const std::string& path) {
     struct stat st {};
     if (::stat(path.c_str(), &st) != 0)
         throw key_error("key file " + path + " not found: " + std::strerror(errno),
@@ -76,7 +76,12 @@ KeyPtr load_private_key(const std::string& path, const KeySecrets& secrets) {
     if (!wants_passphrase)
         throw key_error("key file " + path + " is not a private key libssh can read",
                         "use an OpenSSH or PEM private key (not the .pub file)");
+    return nullptr;
+}
 
+KeyPtr load_private_key(const std::string& path, const KeySecrets& secrets) {
+    if (KeyPtr plain = import_unless_encrypted(path)) return plain;
+    ssh_key raw = nullptr;
     const auto decrypt = [&](const std::string& secret) {
         return ssh_pki_import_privkey_file(path.c_str(), secret.c_str(), nullptr, nullptr, &raw) ==
                SSH_OK;

@@ -17,6 +17,11 @@ struct KeySecrets {
     std::optional<std::string> password;    // tried silently first, as paramiko does
 };
 
+// The checks of load_private_key before any decryption: throws the same Errors (key, exit 2)
+// for a file that is missing, not regular, a public key, too open, unreadable or no private
+// key; returns the key when it is not encrypted, else nullptr. Never asks anything.
+KeyPtr import_unless_encrypted(const std::string& path);
+
 // Loads a private key file; when it is encrypted, tries `secrets`, else asks for the
 // passphrase. Throws Error (key, exit 2) when the file is missing, unreadable, too open, or
 // the passphrase is wrong (never naming it).

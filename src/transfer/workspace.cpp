@@ -29,23 +29,34 @@ std::string read_if_exists(const fs::path& path) {
     return text.str();
 }
 
+// Why the walk does not send `path` ("" when it does, as far as the name goes).
+std::string left_out_reason(const std::string& path, bool is_dir, const IgnoreRules& rules) {
+    if (is_secret_path(path, is_dir)) return "looks like a secret: never synced";
+    if (is_never_synced(path, is_dir)) return "version control or mlt's state: never synced";
+    return rules.ignored_by(path, is_dir);
+}
+
 void walk(const fs::path& root, const std::string& rel, const IgnoreRules& rules,
-          std::vector<UploadItem>& out) {
+          std::vector<UploadItem>& out, std::vector<LeftOutFile>* left_out) {
     std::error_code ec;
     for (const auto& entry : fs::directory_iterator(root / rel, ec)) {
         const std::string name = entry.path().filename().string();
         const std::string path = rel.empty() ? name : rel + "/" + name;
         // symlink_status: a link to a directory is not entered (it may leave the workspace).
         const bool is_dir = entry.symlink_status(ec).type() == fs::file_type::directory;
-        if (is_never_synced(path, is_dir) || rules.ignored(path, is_dir)) continue;
+        if (std::string why = left_out_reason(path, is_dir, rules); !why.empty()) {
+            if (left_out) left_out->push_back({is_dir ? path + "/" : path, std::move(why)});
+            continue;
+        }
         if (is_dir) {
-            walk(root, path, rules, out);
+            walk(root, path, rules, out, left_out);
         } else if (links_outside(root.string(), entry.path().string())) {
             // A link out of the workspace (say to ~/.ssh/id_rsa) would send that file.
             spdlog::warn(
                 "workspace: not sending {}: it links outside the workspace or to a "
                 "secret",
                 path);
+            if (left_out) left_out->push_back({path, "links outside the workspace or to a secret"});
         } else if (entry.is_regular_file(ec)) {
             out.push_back({(root / path).string(), path});
         }
@@ -57,7 +68,7 @@ void walk(const fs::path& root, const std::string& rel, const IgnoreRules& rules
 
 }  // namespace
 
-void IgnoreRules::add(const std::string& text) {
+void IgnoreRules::add(const std::string& text, const std::string& source) {
     std::istringstream lines(text);
     std::string line;
     while (std::getline(lines, line)) {
@@ -65,6 +76,8 @@ void IgnoreRules::add(const std::string& text) {
         while (!line.empty() && (line.back() == ' ' || line.back() == '\t')) line.pop_back();
         if (line.empty() || line[0] == '#') continue;
         Rule rule;
+        rule.text = line;
+        rule.source = source;
         if (line[0] == '!') {
             rule.negate = true;
             line.erase(0, 1);
@@ -87,16 +100,28 @@ void IgnoreRules::add(const std::string& text) {
     }
 }
 
-bool IgnoreRules::ignored(const std::string& path, bool is_dir) const {
-    bool result = false;
+const IgnoreRules::Rule* IgnoreRules::deciding_rule(const std::string& path, bool is_dir) const {
+    const Rule* last = nullptr;
     const std::string name = basename_of(path);
     for (const auto& rule : rules_) {
         if (rule.dir_only && !is_dir) continue;
         const bool match =
             rule.anchored ? glob_match(rule.pattern, path) : glob_match(rule.pattern, name);
-        if (match) result = !rule.negate;
+        if (match) last = &rule;
     }
-    return result;
+    return last;
+}
+
+bool IgnoreRules::ignored(const std::string& path, bool is_dir) const {
+    const Rule* rule = deciding_rule(path, is_dir);
+    return rule && !rule->negate;
+}
+
+std::string IgnoreRules::ignored_by(const std::string& path, bool is_dir) const {
+    const Rule* rule = deciding_rule(path, is_dir);
+    if (!rule || rule->negate) return {};
+    return "ignored by " + (rule->source.empty() ? std::string("a rule") : rule->source) + ": " +
+           rule->text;
 }
 
 bool is_secret_path(const std::string& path, bool is_dir) {
@@ -129,15 +154,16 @@ bool is_never_synced(const std::string& path, bool is_dir) {
     return is_secret_path(path, is_dir);
 }
 
-std::vector<UploadItem> collect_workspace(const std::string& root) {
+std::vector<UploadItem> collect_workspace(const std::string& root,
+                                          std::vector<LeftOutFile>* left_out) {
     if (!fs::is_directory(root))
         throw usage_error("workspace " + root + " is not a directory",
                           "check --workspace / ssh.workspace");
     IgnoreRules rules;
-    rules.add(read_if_exists(fs::path(root) / ".gitignore"));
-    rules.add(read_if_exists(fs::path(root) / ".mltignore"));  // later rules win
+    rules.add(read_if_exists(fs::path(root) / ".gitignore"), ".gitignore");
+    rules.add(read_if_exists(fs::path(root) / ".mltignore"), ".mltignore");  // later rules win
     std::vector<UploadItem> items;
-    walk(fs::path(root), "", rules, items);
+    walk(fs::path(root), "", rules, items, left_out);
     std::sort(items.begin(), items.end(), [](const UploadItem& a, const UploadItem& b) {
         return a.remote_path < b.remote_path;
     });

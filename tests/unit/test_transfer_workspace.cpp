@@ -2,6 +2,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <map>
 
 #include "mlt/transfer/workspace.h"
 #include "mlt/util/paths.h"
@@ -52,6 +53,39 @@ TEST(Workspace, IgnoresVcsSecretsAndIgnoredFiles) {
     EXPECT_EQ(got,
               (std::vector<std::string>{".gitignore", ".mltignore", "data/a.csv", "data/keep.pyc",
                                         "inside-link", "notes with space.txt", "src/model.py"}));
+    fs::remove_all(root);
+}
+
+TEST(IgnoreRules, IgnoredByNamesTheFileAndTheRuleThatDecides) {
+    mlt::IgnoreRules r;
+    r.add("*.log\nbuild/\n", ".gitignore");
+    r.add("!keep.log\n", ".mltignore");
+    EXPECT_EQ(r.ignored_by("a.log", false), "ignored by .gitignore: *.log");
+    EXPECT_EQ(r.ignored_by("x/build", true), "ignored by .gitignore: build/");
+    EXPECT_EQ(r.ignored_by("keep.log", false), "");  // re-included by the later file
+    EXPECT_EQ(r.ignored_by("main.py", false), "");
+}
+
+TEST(Workspace, SaysWhatItLeavesOutAndWhy) {
+    char tmpl[] = "/tmp/mlt-ws-XXXXXX";
+    ASSERT_NE(::mkdtemp(tmpl), nullptr);
+    const std::string root = tmpl;
+    for (const char* dir : {"/.git", "/build"}) fs::create_directories(root + dir);
+    for (const char* f : {"/.git/config", "/build/out.o", "/.env", "/main.py", "/a.pyc"})
+        mlt::write_file_atomic(root + f, "x", 0644);
+    mlt::write_file_atomic(root + "/.gitignore", "*.pyc\nbuild/\n", 0644);
+    fs::create_symlink("/etc/hostname", root + "/outside-link");
+
+    std::vector<mlt::LeftOutFile> left_out;
+    mlt::collect_workspace(root, &left_out);
+    std::map<std::string, std::string> why;
+    for (const auto& f : left_out) why[f.path] = f.reason;
+    EXPECT_EQ(why, (std::map<std::string, std::string>{
+                       {".git/", "version control or mlt's state: never synced"},
+                       {"build/", "ignored by .gitignore: build/"},
+                       {".env", "looks like a secret: never synced"},
+                       {"a.pyc", "ignored by .gitignore: *.pyc"},
+                       {"outside-link", "links outside the workspace or to a secret"}}));
     fs::remove_all(root);
 }
 

@@ -31,6 +31,7 @@ struct TrainOptions {
     double max_cost = 0;                   // --max-cost USD; 0: no limit
     std::optional<int> sync_every;         // --sync-every; overrides the setting
     std::optional<int> connections;        // --connections (0: auto); overrides the setting
+    bool dry_run = false;                  // --dry-run: the plan shown, nothing remote
 };
 
 // The whole train flow for one node (docs/architecture.md); returns the exit code (the

@@ -13,10 +13,13 @@ namespace mlt {
 // rule decides.
 class IgnoreRules {
   public:
-    // Adds the rules of one file's text (e.g. .mltignore, .gitignore).
-    void add(const std::string& text);
+    // Adds the rules of one file's text (e.g. .mltignore, .gitignore); `source` names that
+    // file in ignored_by's answer.
+    void add(const std::string& text, const std::string& source = {});
     // True when `path` (relative, `/`-separated) is ignored; `is_dir` for directories.
     bool ignored(const std::string& path, bool is_dir) const;
+    // Why `path` is ignored ("SOURCE: RULE", the rule as written), or "" when it is not.
+    std::string ignored_by(const std::string& path, bool is_dir) const;
 
   private:
     struct Rule {
@@ -24,7 +27,11 @@ class IgnoreRules {
         bool negate = false;
         bool dir_only = false;
         bool anchored = false;
+        std::string text;  // the line as written, for ignored_by
+        std::string source;
     };
+    // The rule that decides for `path` (the last matching one), or nullptr.
+    const Rule* deciding_rule(const std::string& path, bool is_dir) const;
     std::vector<Rule> rules_;
 };
 
@@ -44,9 +51,17 @@ bool links_outside(const std::string& root, const std::string& path);
 // own state, and is_secret_path. List such a file in upload_files to send it anyway.
 bool is_never_synced(const std::string& path, bool is_dir);
 
+// A file or directory (path ending in `/`) that an upload leaves out, and why.
+struct LeftOutFile {
+    std::string path;
+    std::string reason;
+};
+
 // The files of a workspace directory to upload (remote_path relative to `root`), honouring
 // `root/.mltignore` and `root/.gitignore` and is_never_synced. Directories that are ignored
-// are not entered; symlinks to directories are not followed. Sorted.
-std::vector<UploadItem> collect_workspace(const std::string& root);
+// are not entered; symlinks to directories are not followed. Sorted. What it leaves out is
+// appended to `left_out` when given (paths relative to `root`, in walk order).
+std::vector<UploadItem> collect_workspace(const std::string& root,
+                                          std::vector<LeftOutFile>* left_out = nullptr);
 
 }  // namespace mlt
