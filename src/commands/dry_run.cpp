@@ -202,8 +202,9 @@ void failover_section(std::ostringstream& out, const DryRun& run) {
     const TrainPlan& p = run.nodes.front().plan;
     Section s(out, "Failover");
     s.line("link lost: reconnect for " + std::to_string(p.reconnect_timeout_s) + " s");
-    s.line("job lost: restart it in place up to " + std::to_string(p.max_restarts) +
-           " time(s) (max_restarts)");
+    s.line(p.max_restarts == 0 ? std::string("job lost: the run ends (max_restarts 0)")
+                               : "job lost: restart it in place up to " +
+                                     std::to_string(p.max_restarts) + " time(s) (max_restarts)");
     if (!p.failover) s.line("host lost: the run ends (--no-failover)");
     if (run.nodes.size() > 1) s.line("host lost: the gang stops (several nodes)");
     for (const StandbyHost& h : run.fallback_hosts)
