@@ -167,6 +167,20 @@ TEST(CliParseErrors, AreSaidInMltsWords) {
     expect_mlt_words({"ssh", "-h", "H", "forward"}, "mlt ssh forward needs LOCAL:REMOTE");
 }
 
+// Said at the deepest command parsed, and suggested from the options taken there only.
+TEST(CliParseErrors, AnUnknownOptionIsNamedAtTheCommandWhereItStood) {
+    expect_mlt_words({"ssh", "-h", "H", "status", "--hots", "G"},
+                     "unknown option --hots for mlt ssh status; did you mean --host?");
+    expect_mlt_words({"ssh", "-h", "H", "logs", "m", "--folow"},
+                     "unknown option --folow for mlt ssh logs; did you mean --follow?");
+    expect_mlt_words({"ssh", "--folow", "logs", "m"}, "unknown option --folow for mlt ssh");
+    // --clean is train's: after status it is no typo of itself.
+    const Outcome clean = parse({"ssh", "-h", "H", "status", "m", "--clean"});
+    EXPECT_NE(clean.what.find("unknown option --clean for mlt ssh status"), std::string::npos)
+        << clean.line();
+    EXPECT_EQ(clean.what.find("did you mean"), std::string::npos) << clean.line();
+}
+
 TEST(CliParseErrors, KeygensHelpShowsTheRangeTheKeygenEnforces) {
     CLI::App app("test", "mlt");
     mlt::cli::Action action;

@@ -11,8 +11,8 @@
 namespace mlt::cli {
 
 // Declares all of mlt on `app` (named "mlt"): --version, the commands ssh, ssh-keygen and jobs
-// with their options, and the help's footer ending with the exit-code table. As the add_*
-// functions: parsing stores the work to do in `action`.
+// with their options (-v on each), and the help's footer ending with the exit-code table. As the
+// add_* functions: parsing stores the work to do in `action`.
 void add_commands(CLI::App& app, Action& action, int& verbosity);
 
 // The commands declared on `level` (mlt, or mlt ssh), in their order.
