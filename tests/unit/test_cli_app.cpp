@@ -77,7 +77,7 @@ std::string paragraph(const std::string& text, const std::string& anchor) {
 TEST(CliCommands, TheDefinitionsHaveTheKnownCommands) {
     const auto all = levels();
     ASSERT_EQ(all.size(), 2u);
-    EXPECT_EQ(all[0].names, (Words{"ssh", "ssh-keygen", "jobs"}));
+    EXPECT_EQ(all[0].names, (Words{"ssh", "ssh-keygen", "jobs", "completion"}));
     for (const char* name :
          {"train", "status", "logs", "stop", "download", "tensorboard", "forward"})
         EXPECT_NE(std::find(all[1].names.begin(), all[1].names.end(), name), all[1].names.end())

@@ -156,7 +156,8 @@ TEST(CliOptionsAnywhere, EveryCommandTakesVerbose) {
                 EXPECT_NE(command->get_subcommand(sub)->get_option_no_throw(option), nullptr)
                     << name << " " << sub << " " << option;
     }
-    for (const Words& words : {Words{"jobs", "-v"}, Words{"ssh-keygen", "k", "-v", "-v"}}) {
+    for (const Words& words : {Words{"jobs", "-v"}, Words{"ssh-keygen", "k", "-v", "-v"},
+                               Words{"completion", "bash", "-v"}}) {
         CLI::App fresh("test", "mlt");
         int count = 0;
         mlt::cli::add_commands(fresh, action, count);

@@ -29,6 +29,9 @@ void add_ssh_job_commands(CLI::App& ssh, Action& action, const std::shared_ptr<S
                           int& verbosity, TrainRunner train);
 void add_ssh_keygen_command(CLI::App& app, Action& action);
 void add_jobs_command(CLI::App& app, Action& action);
+// `mlt completion SHELL`: prints the completion script of every command `app` declares when
+// it runs (so declare it anywhere); its hidden --models lists the models MODEL finds here.
+void add_completion_command(CLI::App& app, Action& action);
 
 // -h, -p, -i/--identity_file, --password, -o, -F: declared on `mlt ssh` and again on each of
 // its commands (MLTK's train takes them after MODEL too); each writes `cli` (-h adds a host,
