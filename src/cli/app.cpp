@@ -46,6 +46,8 @@ void add_commands(CLI::App& app, Action& action, int& verbosity) {
     add_ssh_command(app, action, verbosity);
     add_ssh_keygen_command(app, action);
     add_jobs_command(app, action);
+    add_completion_command(app, action);
+    accept_verbose_after_command(app, verbosity);
     app.footer(
         "Examples:\n"
         "  mlt ssh -h root@ssh4.example.net -p 35023 -i ~/.ssh/id_vast status\n"

@@ -59,12 +59,12 @@ std::string closest(const std::string& word, const std::vector<std::string>& can
     return best;
 }
 
-// The long options (--name) of `level` and of the commands above it.
+// The long options (--name) of `level`: only its own are taken where the unknown one stood
+// (those of the commands above it are not, so `status --clean` is not "did you mean --clean?").
 std::vector<std::string> long_options(const CLI::App* level) {
     std::vector<std::string> names;
-    for (; level != nullptr; level = level->get_parent())
-        for (const CLI::Option* opt : level->get_options())
-            for (const auto& l : opt->get_lnames()) names.push_back("--" + l);
+    for (const CLI::Option* opt : level->get_options())
+        for (const auto& l : opt->get_lnames()) names.push_back("--" + l);
     return names;
 }
 

@@ -39,6 +39,15 @@ class HelpFormatter : public CLI::Formatter {
     std::string usage_tail_;
 };
 
+// The names of `names` ("-p,--port") that `app` does not declare yet: tensorboard's --port is
+// its own, so after tensorboard only -p is the SSH port.
+std::string free_names(const CLI::App& app, const std::string& names) {
+    std::string free;
+    for (const std::string& name : CLI::detail::split(names, ','))
+        if (app.get_option_no_throw(name) == nullptr) free += (free.empty() ? "" : ",") + name;
+    return free;
+}
+
 }  // namespace
 
 CLI::Validator decimal_in(long long lo, long long hi) {
@@ -79,7 +88,7 @@ std::shared_ptr<CLI::Formatter> help_formatter(const std::string& usage_tail) {
 
 void add_connection_options(CLI::App& app, SshCommandLine& cli, const std::string& group) {
     app.add_option_function<std::vector<std::string>>(
-           "-h,--host",
+           free_names(app, "-h,--host"),
            [&cli](const std::vector<std::string>& hosts) {
                cli.hosts.insert(cli.hosts.end(), hosts.begin(), hosts.end());
            },
@@ -87,22 +96,24 @@ void add_connection_options(CLI::App& app, SshCommandLine& cli, const std::strin
         ->type_name("HOST")
         ->allow_extra_args(false)  // one value per -h, so COMMAND is not taken for a host
         ->group(group);
-    app.add_option("-p,--port", cli.port, "SSH port (beats a :port in HOST and the ssh config)")
+    app.add_option(free_names(app, "-p,--port"), cli.port,
+                   "SSH port (beats a :port in HOST and the ssh config)")
         ->transform(decimal_in(1, 65535))
         ->group(group);
-    app.add_option("-i,--identity,--identity_file", cli.identity_file, "Private key file")
+    app.add_option(free_names(app, "-i,--identity,--identity_file"), cli.identity_file,
+                   "Private key file")
         ->check(non_empty("key file", "give the key or leave -i out"))
         ->type_name("KEY")
         ->group(group);
     app.add_option_function<std::string>(
-           "--password", [&cli](const std::string& pw) { cli.password = pw; },
+           free_names(app, "--password"), [&cli](const std::string& pw) { cli.password = pw; },
            "Password for password/keyboard-interactive auth (prefer keys; asked on the terminal "
            "when needed)")
         ->type_name("PW")
         ->group(group);
     // Appended, not assigned: -o before train and -o after MODEL all count, in their order.
     app.add_option_function<std::vector<std::string>>(
-           "-o",
+           free_names(app, "-o"),
            [&cli](const std::vector<std::string>& options) {
                cli.ssh_options.insert(cli.ssh_options.end(), options.begin(), options.end());
            },
@@ -112,7 +123,8 @@ void add_connection_options(CLI::App& app, SshCommandLine& cli, const std::strin
         ->type_name("Key=Value")
         ->allow_extra_args(false)
         ->group(group);
-    app.add_option("-F", cli.ssh_config, "ssh client config file (default ~/.ssh/config)")
+    app.add_option(free_names(app, "-F"), cli.ssh_config,
+                   "ssh client config file (default ~/.ssh/config)")
         ->check(non_empty("ssh config path", "give the file or leave -F out"))
         ->type_name("FILE")
         ->group(group);
@@ -123,7 +135,8 @@ void add_verbose_flag(CLI::App& app, int& verbosity, const std::string& help) {
         "-v,--verbose", [&verbosity](std::int64_t n) { verbosity += static_cast<int>(n); }, help);
 }
 
-void add_ssh_command(CLI::App& app, Action& action, int& verbosity, TrainRunner train) {
+std::shared_ptr<const SshCommandLine> add_ssh_command(CLI::App& app, Action& action, int& verbosity,
+                                                      TrainRunner train) {
     auto* ssh =
         app.add_subcommand("ssh", "Train, inspect or stop a model on remote machines over SSH");
     ssh->formatter(help_formatter());  // before the subcommands, which inherit it
@@ -178,6 +191,9 @@ void add_ssh_command(CLI::App& app, Action& action, int& verbosity, TrainRunner 
         reject_train_flags(*ssh, "forward");
         action = [cli, ports] { return run_forward(*cli, *ports); };
     });
+    // Last: every command declared above gets them.
+    accept_options_after_command(*ssh, *cli, verbosity);
+    return cli;
 }
 
 }  // namespace mlt::cli

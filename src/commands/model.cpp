@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
+#include <functional>
 #include <set>
 #include <utility>
 
@@ -66,31 +67,27 @@ struct Matches {
     bool truncated = false;          // the walk stopped at kMaxDirsPerRoot / kMaxDepth
 };
 
-// Looks for `file` in `dir` and, when recursive, below it: depth first, each directory's
-// own file before its subdirectories, subdirectories in name order. That is the order of
+// Calls `visit` on `dir` and, when recursive, on each directory below it: depth first, each
+// directory before its subdirectories, subdirectories in name order. That is the order of
 // MLTK's os.walk, with the one thing os.walk leaves to the file system (the order of
-// siblings) made fixed. Symlinked directories are followed once. Stops after `limit` matches.
-Matches find_spec(const ModelSearchDir& dir, const std::string& file, std::size_t limit) {
-    Matches out;
+// siblings) made fixed. Symlinked directories are followed once. Stops when `visit` returns
+// false; returns true when the walk stopped at kMaxDirsPerRoot / kMaxDepth.
+bool walk_search_dir(const ModelSearchDir& dir, const std::function<bool(const fs::path&)>& visit) {
+    bool truncated = false;
     std::set<std::pair<dev_t, ino_t>> seen;
     std::vector<std::pair<fs::path, int>> stack{{fs::path(dir.path), 0}};
     std::size_t visited = 0;
-    while (!stack.empty() && out.paths.size() < limit) {
+    while (!stack.empty()) {
         auto [current, depth] = std::move(stack.back());
         stack.pop_back();
         if (!seen.insert(dir_identity(current)).second) continue;
-        if (++visited > kMaxDirsPerRoot) {
-            out.truncated = true;
-            break;
-        }
-        std::error_code ec;
-        const fs::path candidate = current / file;
-        if (fs::is_regular_file(candidate, ec)) out.paths.push_back(candidate.string());
-        if (!dir.recursive) break;
+        if (++visited > kMaxDirsPerRoot) return true;
+        if (!visit(current) || !dir.recursive) break;
         if (depth >= kMaxDepth) {
-            out.truncated = true;
+            truncated = true;
             continue;
         }
+        std::error_code ec;
         std::vector<fs::path> subdirs;
         // An unreadable directory is skipped, as os.walk does.
         for (fs::directory_iterator it(current, fs::directory_options::skip_permission_denied, ec),
@@ -103,6 +100,19 @@ Matches find_spec(const ModelSearchDir& dir, const std::string& file, std::size_
         std::sort(subdirs.rbegin(), subdirs.rend());  // popped in name order
         for (auto& s : subdirs) stack.emplace_back(std::move(s), depth + 1);
     }
+    return truncated;
+}
+
+// Looks for `file` in `dir` (and below it when recursive) in walk_search_dir's order; stops
+// after `limit` matches.
+Matches find_spec(const ModelSearchDir& dir, const std::string& file, std::size_t limit) {
+    Matches out;
+    out.truncated = walk_search_dir(dir, [&](const fs::path& current) {
+        std::error_code ec;
+        const fs::path candidate = current / file;
+        if (fs::is_regular_file(candidate, ec)) out.paths.push_back(candidate.string());
+        return out.paths.size() < limit;
+    });
     return out;
 }
 
@@ -221,6 +231,27 @@ ModelRef resolve_model(const std::string& argument, const std::vector<std::strin
     throw usage_error(
         "model '" + argument + "' not found (looked for " + file + " in " + join(searched) + ")",
         "give the spec path, or add its directory to model_paths or MLTK_MODEL_PATHS");
+}
+
+std::vector<std::string> model_names(const std::vector<std::string>& model_paths) {
+    std::set<std::string> names;
+    for (const ModelSearchDir& dir : model_search_dirs(model_paths))
+        walk_search_dir(dir, [&names](const fs::path& current) {
+            std::error_code ec;
+            for (fs::directory_iterator it(current, ec), end; !ec && it != end; it.increment(ec)) {
+                std::error_code type_ec;
+                const fs::path& file = it->path();
+                if (file.extension() != ".py" || !it->is_regular_file(type_ec)) continue;
+                try {
+                    validate_model_name(file.stem().string());
+                    names.insert(file.stem().string());
+                } catch (const Error&) {
+                    // not a name MODEL could take (a space, a quote): not offered
+                }
+            }
+            return true;
+        });
+    return {names.begin(), names.end()};
 }
 
 std::string local_log_dir(const std::string& model) {

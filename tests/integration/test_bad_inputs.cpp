@@ -412,9 +412,9 @@ std::vector<BadInput> catalogue_flags() {
                          {"unsupported command 'evaluate'",
                           "train, logs, stop, download, tensorboard, status or forward"}));
     // A typo of a command, at each level: -h after it is mlt's help, yet the typo is reported.
-    c.push_back(
-        BadInput("MisspeltCommand", {"shh", "-h", "127.0.0.1", "status"}, u,
-                 {"unknown command 'shh'; did you mean 'ssh'?", "ssh, ssh-keygen or jobs"}));
+    c.push_back(BadInput(
+        "MisspeltCommand", {"shh", "-h", "127.0.0.1", "status"}, u,
+        {"unknown command 'shh'; did you mean 'ssh'?", "ssh, ssh-keygen, jobs or completion"}));
     c.push_back(BadInput("MisspeltSshCommand", with_host("127.0.0.1", {"trian", "m"}), u,
                          {"unknown command 'trian'; did you mean 'train'?", "status or forward"}));
     // CLI11's own messages, said in mlt's words.

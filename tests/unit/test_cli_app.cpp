@@ -77,7 +77,7 @@ std::string paragraph(const std::string& text, const std::string& anchor) {
 TEST(CliCommands, TheDefinitionsHaveTheKnownCommands) {
     const auto all = levels();
     ASSERT_EQ(all.size(), 2u);
-    EXPECT_EQ(all[0].names, (Words{"ssh", "ssh-keygen", "jobs"}));
+    EXPECT_EQ(all[0].names, (Words{"ssh", "ssh-keygen", "jobs", "completion"}));
     for (const char* name :
          {"train", "status", "logs", "stop", "download", "tensorboard", "forward"})
         EXPECT_NE(std::find(all[1].names.begin(), all[1].names.end(), name), all[1].names.end())
@@ -165,6 +165,20 @@ TEST(CliParseErrors, AreSaidInMltsWords) {
     expect_mlt_words({"ssh", "-h", "H", "status", "a", "b"}, "unexpected argument 'b'");
     expect_mlt_words({"ssh-keygen"}, "mlt ssh-keygen needs NAME");
     expect_mlt_words({"ssh", "-h", "H", "forward"}, "mlt ssh forward needs LOCAL:REMOTE");
+}
+
+// Said at the deepest command parsed, and suggested from the options taken there only.
+TEST(CliParseErrors, AnUnknownOptionIsNamedAtTheCommandWhereItStood) {
+    expect_mlt_words({"ssh", "-h", "H", "status", "--hots", "G"},
+                     "unknown option --hots for mlt ssh status; did you mean --host?");
+    expect_mlt_words({"ssh", "-h", "H", "logs", "m", "--folow"},
+                     "unknown option --folow for mlt ssh logs; did you mean --follow?");
+    expect_mlt_words({"ssh", "--folow", "logs", "m"}, "unknown option --folow for mlt ssh");
+    // --clean is train's: after status it is no typo of itself.
+    const Outcome clean = parse({"ssh", "-h", "H", "status", "m", "--clean"});
+    EXPECT_NE(clean.what.find("unknown option --clean for mlt ssh status"), std::string::npos)
+        << clean.line();
+    EXPECT_EQ(clean.what.find("did you mean"), std::string::npos) << clean.line();
 }
 
 TEST(CliParseErrors, KeygensHelpShowsTheRangeTheKeygenEnforces) {

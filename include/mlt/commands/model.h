@@ -37,6 +37,11 @@ ModelRef resolve_model(const std::string& argument, const std::vector<std::strin
 // True when a MODEL argument is a spec path (has a `/` or ends in `.py`), not a name.
 bool is_spec_path(const std::string& argument);
 
+// The NAME of every NAME.py in model_search_dirs(model_paths) (below the recursive ones too,
+// within resolve_model's bounds) that is a valid model name, sorted, without duplicates: the
+// names MODEL finds. Never throws; an unreadable directory is left out.
+std::vector<std::string> model_names(const std::vector<std::string>& model_paths);
+
 // `$MLTK_CACHE_DIR|~/.mltk` + `/models/<model>`: where logs land locally.
 std::string local_log_dir(const std::string& model);
 
