@@ -28,6 +28,8 @@ packages=(
   # the bundled libraries' rpath; the .deb: dpkg-shlibdeps (dpkg-dev) and file, which CPack
   # runs to compute Depends
   libzstd-dev patchelf dpkg-dev file
+  # mlt completion zsh: the test loads the script it prints in zsh
+  zsh
   # the sanitizer build and the fuzz targets: clang, its sanitizer and libFuzzer runtimes,
   # llvm-symbolizer for readable stack traces
   clang libclang-rt-14-dev llvm

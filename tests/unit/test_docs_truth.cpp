@@ -86,6 +86,7 @@ struct App {
 
 void collect_flags(const CLI::App& app, std::set<std::string>& out) {
     for (const CLI::Option* opt : app.get_options()) {
+        if (opt->get_group().empty()) continue;  // hidden: not in --help (completion --models)
         for (const auto& name : opt->get_lnames()) out.insert("--" + name);
         for (const auto& name : opt->get_snames()) out.insert("-" + name);
     }
