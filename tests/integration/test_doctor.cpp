@@ -111,5 +111,20 @@ TEST_F(DoctorTest, AFullRemoteDirFailsOnDisk) {
     EXPECT_TRUE(has_text(line_of(r.out, "disk"), "FAIL  disk: " + sshd().remote_dir())) << r.out;
 }
 
+// sshd's MaxSessions under its default 10: the channels one connection opened are counted,
+// and the report says so (a warning: train still works).
+class DoctorFewSessionsTest : public DoctorTest {
+  protected:
+    std::string sshd_extra_config() const override { return "MaxSessions 3\n"; }
+};
+
+TEST_F(DoctorFewSessionsTest, FewerChannelsWarn) {
+    const ProcessResult r = doctor();
+    ASSERT_EQ(r.exit_code, 0) << describe(r) << sshd_log();
+    EXPECT_TRUE(
+        has_text(line_of(r.out, "connections"), "warn  connections: 3 channels of 10 tried"))
+        << r.out;
+}
+
 }  // namespace
 }  // namespace mlt_test
