@@ -255,5 +255,32 @@ TEST(Doctor, TheScriptReportsUnderDashAndBusybox) {
     }
 }
 
+// doctor.sh's GPU lines from an nvidia-smi that prints what a real one prints (a stand-in
+// first on PATH: this machine may have no GPU).
+TEST(Doctor, TheScriptReadsNvidiaSmi) {
+    test::TempDir dir;
+    const std::string smi = dir.path() + "/nvidia-smi";
+    test::write_file(
+        smi,
+        "#!/bin/sh\n"
+        "if [ $# -gt 0 ]; then printf 'NVIDIA H200, 143771, 550.54.15\\nNVIDIA H200, 143771, "
+        "550.54.15\\n'; exit 0; fi\n"
+        "echo '+-----------------------------------------------------------------------------+'\n"
+        "echo '| NVIDIA-SMI 550.54.15    Driver Version: 550.54.15    CUDA Version: 12.4     |'\n");
+    std::filesystem::permissions(smi, std::filesystem::perms::owner_all);
+    for (const auto& shell : sh_check::shells()) {
+        const sh_check::Run r = sh_check::run_script(
+            shell, shell_assignment("PATH", shell_quote(dir.path()) + ":\"$PATH\"") +
+                       shell_assignment("mlt_dir", shell_quote(dir.path())) +
+                       std::string(scripts::commands_doctor));
+        ASSERT_EQ(r.status, 0) << r.output;
+        const DoctorCheck gpu = find(judge_host(parse_doctor_facts(r.output), needs()), "GPU");
+        EXPECT_EQ(gpu.level, CheckLevel::ok) << r.output;
+        EXPECT_TRUE(
+            has(gpu.found, "driver 550.54.15, CUDA 12.4; 2 GPUs: 0: NVIDIA H200 (140.4 GiB)"))
+            << gpu.found;
+    }
+}
+
 }  // namespace
 }  // namespace mlt
