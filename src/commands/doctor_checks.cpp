@@ -82,7 +82,9 @@ DoctorCheck required_tool(const HostFacts& host, const Required& tool) {
 }
 
 DoctorCheck python_check(const HostFacts& host, const DoctorNeeds& needs) {
-    const std::string path = tool_path(host, "python3");
+    std::string path = tool_path(host, "python3");
+    if (path.empty() && !host.login_python.empty())
+        path = host.login_python + " (on a login shell's PATH only, where the training runs)";
     const char* why = "create_venv is on (train_cmd is MLTK's, or the setting): train makes a venv";
     if (path.empty()) {
         if (!needs.venv)
@@ -311,6 +313,8 @@ HostFacts parse_doctor_facts(std::string_view out) {
             h.startup_files.push_back(arg(1));
         else if (key == "tool" && !arg(1).empty())
             h.tools.emplace_back(arg(1), arg(2));
+        else if (key == "login_python")
+            h.login_python = arg(1);
         else if (key == "python" && number(1)) {
             h.python_status = static_cast<int>(*number(1));
             h.python_version = arg(2);

@@ -48,6 +48,22 @@ class DoctorTest : public SshTest {
         write_file(sshd().remote_home() + "/.bashrc", text);
     }
 
+    // A dir of links to every program of /usr/bin but `missing`: a remote PATH without it.
+    std::string usr_bin_without(const std::string& missing) const {
+        const std::string bin = sshd().dir() + "/bin-without-" + missing;
+        make_dir(bin, 0755);
+        DIR* dir = ::opendir("/usr/bin");
+        EXPECT_NE(dir, nullptr);
+        while (const dirent* entry = dir ? ::readdir(dir) : nullptr) {
+            const std::string name = entry->d_name;
+            if (name == "." || name == ".." || name == missing) continue;
+            EXPECT_EQ(::symlink(("/usr/bin/" + name).c_str(), (bin + "/" + name).c_str()), 0)
+                << name;
+        }
+        if (dir) ::closedir(dir);
+        return bin;
+    }
+
     std::string mounted_;
 };
 
@@ -78,17 +94,7 @@ TEST_F(DoctorTest, ASlowProfileWarnsAndNamesTheFile) {
 }
 
 TEST_F(DoctorTest, AMissingFlockFailsNamingIt) {
-    // The remote PATH: a dir of links to every program of /usr/bin but flock.
-    const std::string bin = sshd().dir() + "/bin-without-flock";
-    make_dir(bin, 0755);
-    DIR* dir = ::opendir("/usr/bin");
-    ASSERT_NE(dir, nullptr);
-    while (const dirent* entry = ::readdir(dir)) {
-        const std::string name = entry->d_name;
-        if (name == "." || name == ".." || name == "flock") continue;
-        ASSERT_EQ(::symlink(("/usr/bin/" + name).c_str(), (bin + "/" + name).c_str()), 0) << name;
-    }
-    ::closedir(dir);
+    const std::string bin = usr_bin_without("flock");
     write_bashrc("PATH=" + bin + "; export PATH\n");
     const ProcessResult r = doctor();
     EXPECT_EQ(r.exit_code, 1) << describe(r);
@@ -109,6 +115,18 @@ TEST_F(DoctorTest, AFullRemoteDirFailsOnDisk) {
     const ProcessResult r = doctor();
     EXPECT_EQ(r.exit_code, 1) << describe(r);
     EXPECT_TRUE(has_text(line_of(r.out, "disk"), "FAIL  disk: " + sshd().remote_dir())) << r.out;
+}
+
+// python3 only on the PATH that a login shell's profile sets (pyenv, conda in ~/.profile): the
+// training runs under `bash --login`, so it finds it, and doctor says so.
+TEST_F(DoctorTest, PythonOnTheLoginPathOnlyCounts) {
+    write_bashrc("PATH=" + usr_bin_without("python3") + "; export PATH\n");
+    write_file(sshd().remote_home() + "/.profile", "PATH=\"$PATH:/usr/bin\"; export PATH\n");
+    const ProcessResult r = doctor();
+    ASSERT_EQ(r.exit_code, 0) << describe(r);
+    EXPECT_TRUE(has_text(line_of(r.out, "python3"),
+                         "ok    python3: /usr/bin/python3 (on a login shell's PATH only"))
+        << r.out;
 }
 
 // sshd's MaxSessions under its default 10: the channels one connection opened are counted,

@@ -138,6 +138,15 @@ TEST(Doctor, PythonAndItsVenvAreNeededOnlyWithCreateVenv) {
     EXPECT_EQ(find(judge_host(no_python, own_script), "python3").level, CheckLevel::warn);
 }
 
+TEST(Doctor, PythonOnALoginShellsPathOnlyCounts) {
+    const HostFacts host = parse_doctor_facts(healthy_but("tool\tpython3", "tool\tpython3\t") +
+                                              "login_python\t/root/.pyenv/shims/python3\n");
+    const DoctorCheck python = find(judge_host(host, needs()), "python3");
+    EXPECT_EQ(python.level, CheckLevel::ok) << format_check(python);
+    EXPECT_TRUE(has(python.found, "/root/.pyenv/shims/python3 (on a login shell's PATH only"))
+        << python.found;
+}
+
 TEST(Doctor, NeitherCurlNorWgetIsAWarning) {
     const HostFacts host = parse_doctor_facts(healthy_but("tool\tcurl", "tool\tcurl\t"));
     const std::vector<DoctorCheck> checks = judge_host(host, needs());

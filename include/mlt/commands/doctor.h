@@ -31,6 +31,7 @@ struct HostFacts {
     std::string shell;                       // the login shell
     std::vector<std::string> startup_files;  // those it reads for every command, that exist
     std::vector<std::pair<std::string, std::string>> tools;  // name, path ("": not found)
+    std::string login_python;          // python3 on a login shell's PATH only (else "")
     std::optional<int> python_status;  // python3's `import venv, ensurepip`: 0 when both load
     std::string python_version;
     std::optional<int> gpu_status;      // nvidia-smi's exit status, when it is there

@@ -27,10 +27,20 @@ for mlt_f in "$@"; do [ ! -f "$mlt_f" ] || mlt_fact startup "$mlt_f"; done
 for mlt_t in sh tar sha256sum flock awk setsid python3 curl wget nvidia-smi; do
   mlt_fact tool "$mlt_t" "$(command -v "$mlt_t" 2>/dev/null)"
 done
-if command -v python3 >/dev/null 2>&1; then
+# The training (and its venv) runs under `bash --login`, whose profile may put python3 on the
+# PATH (pyenv, conda in ~/.profile): where the commands' PATH has none, that one is asked.
+mlt_python=python3
+if ! command -v python3 >/dev/null 2>&1; then
+  mlt_python=
+  if command -v bash >/dev/null 2>&1; then
+    mlt_python=$(mlt_bounded bash --login -c 'command -v python3' < /dev/null 2>/dev/null | tail -n 1)
+    [ -z "$mlt_python" ] || mlt_fact login_python "$mlt_python"
+  fi
+fi
+if [ -n "$mlt_python" ]; then
   # Debian's python3 imports venv without python3-venv, but has no ensurepip then, and
   # `python3 -m venv` fails: both are asked for.
-  mlt_py=$(python3 -c 'import sys; print("%d.%d.%d" % sys.version_info[:3]); sys.stdout.flush(); import venv, ensurepip' 2>/dev/null)
+  mlt_py=$("$mlt_python" -c 'import sys; print("%d.%d.%d" % sys.version_info[:3]); sys.stdout.flush(); import venv, ensurepip' 2>/dev/null)
   mlt_fact python "$?" "$mlt_py"
 fi
 if command -v nvidia-smi >/dev/null 2>&1; then
