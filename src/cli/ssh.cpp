@@ -5,6 +5,7 @@
 
 #include "mlt/cli/app.h"
 #include "mlt/cli/commands.h"
+#include "mlt/commands/doctor.h"
 #include "mlt/commands/forward.h"
 #include "mlt/commands/model_settings.h"
 #include "mlt/commands/status.h"
@@ -175,6 +176,22 @@ std::shared_ptr<const SshCommandLine> add_ssh_command(CLI::App& app, Action& act
     status->callback([&action, ssh, cli, model] {
         reject_train_flags(*ssh, "status");
         action = [cli, model] { return run_status(*cli, *model); };
+    });
+    auto* doctor = ssh->add_subcommand(
+        "doctor",
+        "Check that the host has what train needs (tools, venv, GPU, disk, login shell, link), "
+        "a line each, with what to do; exit 0 when train can run there, else 1\n\nExample:\n"
+        "  mlt ssh -h root@ssh4.example.net -p 35023 -i ~/.ssh/id_vast doctor");
+    doctor->set_help_flag("--help", "Print this help and exit");
+    auto doctor_model = std::make_shared<std::string>();
+    doctor
+        ->add_option("MODEL", *doctor_model,
+                     "Model name or spec path whose settings to check with (remote_dir, "
+                     "create_venv; default: the user settings)")
+        ->check(non_empty("model name", "give the model's name or spec path, or leave it out"));
+    doctor->callback([&action, ssh, cli, doctor_model] {
+        reject_train_flags(*ssh, "doctor");
+        action = [cli, doctor_model] { return run_doctor(*cli, *doctor_model); };
     });
     auto* forward = ssh->add_subcommand(
         "forward",

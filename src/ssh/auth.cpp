@@ -335,4 +335,20 @@ void Authenticator::authenticate(ssh_session s, Liveness& live, const std::strin
     throw first_time_failure(display, key_only, methods, tried);
 }
 
+std::string Authenticator::method_words() const {
+    switch (method_) {
+        case Method::key:
+            return "publickey (" + (explicit_key_ ? key_path_ : used_key_path_) + ")";
+        case Method::agent:
+            return "ssh-agent";
+        case Method::password:
+            return "password";
+        case Method::kbdint:
+            return "keyboard-interactive";
+        case Method::unknown:
+            break;
+    }
+    return "none";
+}
+
 }  // namespace mlt::ssh_detail

@@ -52,6 +52,9 @@ class Authenticator {
     // accepted anyway). Throws Error (auth, exit 255) listing the methods tried,
     // (disconnected) when the link fails during authentication.
     void authenticate(ssh_session s, Liveness& live, const std::string& display, bool key_only);
+    // The way that worked, for people: "publickey (FILE)", "ssh-agent", "password",
+    // "keyboard-interactive"; "none" before (or when the server asked for nothing).
+    std::string method_words() const;
 
   private:
     enum class Method { unknown, key, agent, password, kbdint };

@@ -130,9 +130,8 @@ ChannelPtr open_exec(ssh_session s, Liveness& live, const std::string& command,
     return channel;
 }
 
-std::vector<StartedExec> open_execs(ssh_session s, Liveness& live,
-                                    const std::vector<std::string>& commands,
-                                    const std::string& display, std::optional<Error>& refused) {
+std::vector<ChannelPtr> open_sessions(ssh_session s, Liveness& live, size_t n,
+                                      const std::string& display, std::optional<Error>& refused) {
     std::vector<ChannelPtr> channels;
     // What each open said when it was sent: its answer (a refusal too) may already have come
     // within the call, while it read the answers to the opens before it.
@@ -140,7 +139,7 @@ std::vector<StartedExec> open_execs(ssh_session s, Liveness& live,
     const auto asked = std::chrono::steady_clock::now();
     {
         NonBlocking sending(s);
-        for (size_t i = 0; i < commands.size(); ++i) {
+        for (size_t i = 0; i < n; ++i) {
             channels.emplace_back(ssh_channel_new(s));
             if (!channels.back()) throw channel_error(s, "cannot create a channel to " + display);
             said.push_back(ssh_channel_open_session(channels.back().get()));
@@ -164,6 +163,13 @@ std::vector<StartedExec> open_execs(ssh_session s, Liveness& live,
         if (!refused) ++opened;
     }
     channels.resize(opened);
+    return channels;
+}
+
+std::vector<StartedExec> open_execs(ssh_session s, Liveness& live,
+                                    const std::vector<std::string>& commands,
+                                    const std::string& display, std::optional<Error>& refused) {
+    std::vector<ChannelPtr> channels = open_sessions(s, live, commands.size(), display, refused);
     // Each exec request goes out, its answer taken later (exec_request).
     std::vector<StartedExec> started;
     for (size_t i = 0; i < channels.size(); ++i) {

@@ -87,6 +87,13 @@ struct StartedExec {
     int answer = SSH_AGAIN;
 };
 
+// Opens `n` session channels side by side (every open goes out before the first answer is
+// awaited). A refused open (sshd's MaxSessions) sets `refused` and ends the list there: the
+// channels opened behind it are closed, so the result holds the first ones only. Other
+// failures throw.
+std::vector<ChannelPtr> open_sessions(ssh_session s, Liveness& live, size_t n,
+                                      const std::string& display, std::optional<Error>& refused);
+
 // Opens a session channel for each of `commands` and sends the command's exec request on
 // it, side by side: every open goes out before the first answer is awaited, so n channels
 // take one round trip where open_exec one after another takes 2n. The exec requests' answers

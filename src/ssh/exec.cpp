@@ -1,5 +1,5 @@
 // Session::exec and exec_parallel: remote commands on exec channels side by side, their input
-// and output interleaved, started as the server lets them.
+// and output interleaved, started as the server lets them; count_channels, which runs none.
 
 #include <spdlog/spdlog.h>
 
@@ -283,6 +283,15 @@ std::vector<ExecResult> Session::exec_parallel(const std::vector<StreamJob>& job
         spdlog::trace("exit status {}", results.back().exit_status);
     }
     return results;
+}
+
+int Session::count_channels(int most) {
+    std::optional<Error> refused;
+    const std::vector<ChannelPtr> channels =
+        open_sessions(impl_->session.get(), impl_->live, static_cast<size_t>(std::max(most, 0)),
+                      impl_->display, refused);
+    if (refused) spdlog::debug("{}", refused->what());
+    return static_cast<int>(channels.size());
 }
 
 }  // namespace mlt

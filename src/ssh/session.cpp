@@ -75,6 +75,21 @@ void measure_round_trip(ssh_session s, Liveness& live, const std::string& displa
                   live.fastest_reply_s * 1e3);
 }
 
+// LoginFacts::host_key of a verdict.
+const char* verdict_word(HostKeyVerdict verdict) {
+    switch (verdict) {
+        case HostKeyVerdict::known:
+            return "known";
+        case HostKeyVerdict::recorded:
+            return "recorded";
+        case HostKeyVerdict::unverified:
+            return "unverified";
+        case HostKeyVerdict::changed:
+            break;
+    }
+    return "changed";
+}
+
 }  // namespace
 
 Session::Session(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -135,6 +150,10 @@ Connector::~Connector() {
     if (impl_->spec.passphrase) wipe(*impl_->spec.passphrase);
 }
 
+const LoginFacts& Session::login_facts() const {
+    return impl_->login;
+}
+
 const std::string& Connector::display_name() const {
     return impl_->resolved.display;
 }
@@ -181,7 +200,8 @@ Session Connector::open() {
     }
     // A reconnect must reach the server of the first connection, whatever known_hosts says
     // (checked first, so that nothing is recorded for another key).
-    const std::string fingerprint = server_fingerprint(raw, nullptr);
+    std::string key_type;
+    const std::string fingerprint = server_fingerprint(raw, &key_type);
     const bool first = impl_->fingerprint.empty();
     if (!first && fingerprint != impl_->fingerprint)
         throw Error(ErrorKind::host_key,
@@ -201,6 +221,8 @@ Session Connector::open() {
     measure_round_trip(raw, impl->live, r.display);
     impl_->auth->authenticate(raw, impl->live, r.display, verdict == HostKeyVerdict::changed);
     impl_->opened = true;
+    impl->login = {verdict_word(verdict), key_type, fingerprint, r.known_hosts,
+                   impl_->auth->method_words()};
     spdlog::debug("authenticated to {} (cipher {} out, {} in)", r.display,
                   ssh_get_cipher_out(raw) ? ssh_get_cipher_out(raw) : "?",
                   ssh_get_cipher_in(raw) ? ssh_get_cipher_in(raw) : "?");

@@ -44,6 +44,7 @@ struct Session::Impl {
     ssh_detail::SessionPtr session;
     std::string display;
     std::string fingerprint;   // of the host key this session verified
+    LoginFacts login;          // how it got in (doctor)
     ProgressFloor data_floor;  // ConnectSpec::data_floor
     ControlShell shell;        // declared after `session`: closed before it
 };

@@ -78,8 +78,15 @@ uint64_t range_size_for(uint64_t file_size) {
 }
 
 bool is_near(const Remote& remote) {
-    const double rtt = remote.round_trip_s();
-    return rtt >= 0 && rtt < kNearRoundTrip;
+    return is_near_round_trip(remote.round_trip_s());
+}
+
+bool is_near_round_trip(double round_trip_s) {
+    return round_trip_s >= 0 && round_trip_s < kNearRoundTrip;
+}
+
+size_t auto_start_connections(bool near) {
+    return start_links(near);
 }
 
 bool ranges_pay(const Remote& remote, uint64_t size, const LinkPool* links) {

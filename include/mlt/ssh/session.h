@@ -67,6 +67,19 @@ std::string known_hosts_removal_command(const std::string& host_port,
                                         const std::string& known_hosts,
                                         const std::string& openssh_default);
 
+// How a session got in, for `mlt ssh doctor`.
+struct LoginFacts {
+    // What the host key check found: "known" (in known_hosts), "recorded" (unknown, learned
+    // now: accept-new), "unverified" (unknown, not recorded: no), "changed" (accepted: no).
+    std::string host_key;
+    std::string key_type;     // "ssh-ed25519", ...
+    std::string fingerprint;  // "SHA256:..."
+    std::string known_hosts;  // the file checked
+    // The authentication that worked: "publickey (FILE)", "ssh-agent", "password",
+    // "keyboard-interactive".
+    std::string auth;
+};
+
 // What a finished remote command left behind.
 struct ExecResult {
     int exit_status = -1;  // -1: killed by a signal or no status sent
@@ -168,6 +181,12 @@ class Session {
     // The quickest answer to a request so far, in seconds (a channel open, a command of the
     // control shell: the link's round trip and a little): -1 before one.
     double round_trip_s() const;
+    // How this session got in (host key, authentication).
+    const LoginFacts& login_facts() const;
+    // Opens up to `most` session channels side by side, holds them all, then closes them
+    // without running anything: how many the server opened (sshd's MaxSessions, less the
+    // channels already open). Throws as a channel open does when the link fails.
+    int count_channels(int most);
 
   private:
     friend class Connector;

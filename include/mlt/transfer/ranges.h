@@ -45,6 +45,12 @@ constexpr double kNearRoundTrip = 0.016;
 // Whether `remote` is a near link: its quickest round trip so far is under kNearRoundTrip
 // (one not known yet counts as far).
 bool is_near(const Remote& remote);
+// The same for a link whose quickest round trip is `round_trip_s` (-1: not known).
+bool is_near_round_trip(double round_trip_s);
+// The connections a transfer of ranges starts with under transfer.connections auto, the
+// caller's own included: over a near link also the most it uses; over a far one it grows
+// from there up to kAutoConnections (link_pool.h).
+size_t auto_start_connections(bool near);
 constexpr uint64_t kNearRangeThreshold = 256ull * 1024 * 1024;
 
 // Shell words that set `hash_cmd` (exported) to the remote command that prints the sha256
