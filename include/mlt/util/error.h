@@ -38,8 +38,8 @@ inline constexpr ExitCodeRow kExitCodeTable[] = {
     {"1",
      "a remote command failed while the link was fine; the remote sent what no honest host "
      "sends (tampering); the run's remote dir was gone; the job ended without a status; a "
-     "local write failed after the training ran (--resume collects); or an internal error "
-     "(a bug: please report it)"},
+     "local write failed after the training ran (--resume collects); doctor found the host "
+     "lacking what train needs; or an internal error (a bug: please report it)"},
     {"2",
      "bad usage, settings, spec or key, or a local file that cannot be read or written; "
      "nothing was done remotely"},
