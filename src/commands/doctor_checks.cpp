@@ -65,7 +65,6 @@ constexpr Required kRequired[] = {
     {"sh", "runs every remote command of mlt", "dash (or bash)"},
     {"tar", "packs and unpacks the uploads and downloads", "tar"},
     {"sha256sum", "checks every file moved", "coreutils"},
-    {"flock", "locks the job against a second run", "util-linux"},
     {"awk", "reads the job's state and the GPU samples", "mawk (or gawk)"},
     {"setsid", "starts the job apart from the connection", "util-linux"},
 };
@@ -79,6 +78,17 @@ DoctorCheck required_tool(const HostFacts& host, const Required& tool) {
         std::string("install ") + tool.package +
             " on the host (apt-get install, or the distribution's equivalent), or put it on "
             "the PATH that ~/.bashrc sets");
+}
+
+// flock is used where the host has it (wrapper.sh, nap_on_job.sh): without it a train still
+// runs, and its log follow checks the job every second instead of waking when it ends.
+DoctorCheck flock_check(const HostFacts& host) {
+    const std::string path = tool_path(host, "flock");
+    if (!path.empty()) return ok("flock", path);
+    return warn("flock",
+                "not found (train runs without it; the log follow then checks every second "
+                "instead of waking when the job ends)",
+                "install util-linux on the host");
 }
 
 DoctorCheck python_check(const HostFacts& host, const DoctorNeeds& needs) {
@@ -339,6 +349,7 @@ HostFacts parse_doctor_facts(std::string_view out) {
 std::vector<DoctorCheck> judge_host(const HostFacts& host, const DoctorNeeds& needs) {
     std::vector<DoctorCheck> checks;
     for (const Required& tool : kRequired) checks.push_back(required_tool(host, tool));
+    checks.push_back(flock_check(host));
     checks.push_back(python_check(host, needs));
     checks.push_back(fetcher_check(host));
     checks.push_back(gpu_check(host));

@@ -1,5 +1,5 @@
 // `mlt ssh doctor` against a real sshd: a healthy host, a slow login profile, a PATH without
-// flock, a full remote dir. The remote user's profile is the harness's remote home (sshd's
+// sha256sum, a full remote dir. The remote user's profile is the harness's remote home (sshd's
 // SetEnv HOME), never the real account's.
 #include <dirent.h>
 #include <gtest/gtest.h>
@@ -93,12 +93,12 @@ TEST_F(DoctorTest, ASlowProfileWarnsAndNamesTheFile) {
     EXPECT_TRUE(has_text(shell, "in ~/.bashrc")) << r.out;
 }
 
-TEST_F(DoctorTest, AMissingFlockFailsNamingIt) {
-    const std::string bin = usr_bin_without("flock");
+TEST_F(DoctorTest, AMissingToolFailsNamingIt) {
+    const std::string bin = usr_bin_without("sha256sum");
     write_bashrc("PATH=" + bin + "; export PATH\n");
     const ProcessResult r = doctor();
     EXPECT_EQ(r.exit_code, 1) << describe(r);
-    EXPECT_TRUE(has_text(line_of(r.out, "flock"), "FAIL  flock: not found")) << r.out;
+    EXPECT_TRUE(has_text(line_of(r.out, "sha256sum"), "FAIL  sha256sum: not found")) << r.out;
     EXPECT_TRUE(has_text(line_of(r.out, "tar"), "ok    ")) << r.out;
     EXPECT_TRUE(has_text(r.out, "1 check FAILED")) << r.out;
 }

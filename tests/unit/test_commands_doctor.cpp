@@ -69,6 +69,16 @@ std::string healthy_but(const std::string& key, const std::string& line) {
     return out;
 }
 
+// Where the host has flock, train uses it; without it train still runs: a warning.
+TEST(Doctor, AMissingFlockIsAWarning) {
+    const HostFacts host = parse_doctor_facts(healthy_but("tool\tflock", "tool\tflock\t"));
+    const std::vector<DoctorCheck> checks = judge_host(host, needs());
+    const DoctorCheck flock = find(checks, "flock");
+    EXPECT_EQ(flock.level, CheckLevel::warn) << format_check(flock);
+    EXPECT_TRUE(has(flock.fix, "util-linux")) << flock.fix;
+    EXPECT_EQ(doctor_exit_code(checks), 0);
+}
+
 TEST(Doctor, AHealthyHostPassesEveryCheck) {
     const HostFacts host = parse_doctor_facts(kHealthy);
     const std::vector<DoctorCheck> checks = judge_host(host, needs());
@@ -110,12 +120,12 @@ TEST(Doctor, AFailingNvidiaSmiIsAWarningWithItsWords) {
 }
 
 TEST(Doctor, AMissingRequiredToolFailsNamingIt) {
-    const HostFacts host = parse_doctor_facts(healthy_but("tool\tflock", "tool\tflock\t"));
+    const HostFacts host = parse_doctor_facts(healthy_but("tool\tsha256sum", "tool\tsha256sum\t"));
     const std::vector<DoctorCheck> checks = judge_host(host, needs());
-    const DoctorCheck flock = find(checks, "flock");
-    EXPECT_EQ(flock.level, CheckLevel::fail);
-    EXPECT_TRUE(has(format_check(flock), "FAIL  flock: not found")) << format_check(flock);
-    EXPECT_TRUE(has(flock.fix, "util-linux")) << flock.fix;
+    const DoctorCheck sum = find(checks, "sha256sum");
+    EXPECT_EQ(sum.level, CheckLevel::fail);
+    EXPECT_TRUE(has(format_check(sum), "FAIL  sha256sum: not found")) << format_check(sum);
+    EXPECT_TRUE(has(sum.fix, "coreutils")) << sum.fix;
     EXPECT_EQ(doctor_exit_code(checks), 1);
     EXPECT_TRUE(has(doctor_summary(checks, "u@h:22"), "1 check FAILED"));
     // A tool the host does not list at all counts as missing too.
