@@ -14,9 +14,9 @@ using OptionsAnywhereTest = SshTest;
 TEST_F(OptionsAnywhereTest, StatusTakesThemAfterModel) {
     make_finished_job("my_model", 0);
     trust_server_in(custom_known_hosts());
-    const ProcessResult r = env().run_mlt(
-        {"ssh", "status", "my_model", "-h", host_with_dir(), "-i", sshd().client_key_path(), "-o",
-         "UserKnownHostsFile=" + custom_known_hosts(), "-v"});
+    const ProcessResult r = env().run_mlt({"ssh", "status", "my_model", "-h", host_with_dir(), "-i",
+                                           sshd().client_key_path(), "-o",
+                                           "UserKnownHostsFile=" + custom_known_hosts(), "-v"});
     ASSERT_EQ(r.exit_code, 0) << describe(r);
     EXPECT_TRUE(has_text(r.out, "my_model")) << describe(r);
     EXPECT_TRUE(has_text(r.err, "mlt: debug:")) << describe(r);
