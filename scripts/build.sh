@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Configures and builds into ${MLT_BUILD_DIR:-build} (only target $MLT_TARGET when set).
+# Configures and builds into ${MLT_BUILD_DIR:-build} (only the targets $MLT_TARGET names,
+# separated by blanks, when set).
 # Extra arguments go to cmake.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -8,4 +9,6 @@ build=${MLT_BUILD_DIR:-$root/build}
 # here has none either, and switching back and forth would rebuild everything each time. For
 # a debugger, build into a dir of its own (MLT_BUILD_DIR=build-debug).
 cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo "$@" >/dev/null
-cmake --build "$build" --parallel "$(nproc)" ${MLT_TARGET:+--target "$MLT_TARGET"}
+targets=()
+[ -z "${MLT_TARGET:-}" ] || read -r -a targets <<< "$MLT_TARGET"
+cmake --build "$build" --parallel "$(nproc)" ${targets[@]:+--target "${targets[@]}"}
