@@ -4,19 +4,18 @@
 #   2. check that every C++ file is as clang-format (.clang-format) writes it, that no
 #      function is longer than 80 lines (scripts/check-function-length.py), and that every
 #      remote script (src/*/sh/*.sh) passes shellcheck as POSIX sh
-#   3. build with gcc, warnings as errors and without debug info (a third less compile time;
-#      the dir keeps that: build a debugger's dir apart, MLT_BUILD_DIR=build-debug
-#      scripts/build.sh), into ${MLT_BUILD_DIR:-build}, only what this stage runs (mlt,
-#      mlt-portable, the unit tests; the integration tests' binary is the sanitizer stage's,
-#      which saves a fifth of this build); run the unit tests there, and the
-#      release's (scripts/release.sh on that build: the tarball run in a glibc-only root, the
-#      .deb; label release, docs/install.md)
+#   3. build mlt and mlt-portable with gcc, warnings as errors and without debug info (a third
+#      less compile time; the dir keeps that: build a debugger's dir apart,
+#      MLT_BUILD_DIR=build-debug scripts/build.sh), into ${MLT_BUILD_DIR:-build}; run the
+#      release's tests there (scripts/release.sh on that build: the tarball run in a
+#      glibc-only root with a whole train, the .deb; label release, docs/install.md). The
+#      unit and integration tests run in the next stage only: under the sanitizers they check
+#      all that the gcc build would and more, and building and running them here too took
+#      over a sixth of CI's 35 minutes
 #   4. build with clang, AddressSanitizer + UndefinedBehaviorSanitizer and the libFuzzer
 #      targets, into ${MLT_ASAN_BUILD_DIR:-build-asan}; run the whole suite there: the unit
-#      tests again, every integration test (they start their own sshd), and each fuzz target
-#      replaying its seed corpus; any sanitizer report fails the stage. The integration tests
-#      run in this stage only: under the sanitizers they check all that the gcc build would,
-#      and more, and running them twice took a sixth of CI's 35 minutes
+#      tests, every integration test (they start their own sshd), and each fuzz target
+#      replaying its seed corpus; any sanitizer report fails the stage
 #   5. fuzz every target for ${MLT_FUZZ_SECONDS:-30} s (scripts/fuzz.sh)
 #   6. build with clang and ThreadSanitizer into ${MLT_TSAN_BUILD_DIR:-build-tsan}; run the
 #      unit suite and the integration tests that run mlt's threads there
@@ -27,7 +26,7 @@
 # core.
 # Tests labelled `slow` (their suite's name ends in SlowTest: the randomized recovery
 # campaign) are left out; `scripts/test.sh --slow` runs them too, in the gcc stage only.
-# MLT_TEST_SANITIZE=0 runs the integration tests in the gcc stage instead, and stops after
+# MLT_TEST_SANITIZE=0 runs the unit and integration tests in the gcc stage instead, and stops after
 # it; MLT_TEST_TSAN=0 leaves out stage 6.
 set -euo pipefail
 slow=0
@@ -36,9 +35,13 @@ case ${1:-} in
   "") ;;
   *) echo "usage: scripts/test.sh [--slow]" >&2; exit 2 ;;
 esac
-# The gcc stage's tests (ctest -L, a regex of labels); the ASan stage runs all but slow ones.
-gcc_labels='^(unit|release)$'
-[ "$slow" = 0 ] || gcc_labels='^(unit|release|slow)$'
+# The gcc stage's targets (all when empty) and tests (ctest -L, a regex of labels): the
+# release, whose binary only this stage builds; the ASan stage runs every other test but the
+# slow ones. --slow runs those here; MLT_TEST_SANITIZE=0 runs everything here.
+gcc_targets="mlt mlt-portable"
+gcc_labels='^(release)$'
+if [ "$slow" = 1 ]; then gcc_targets=; gcc_labels='^(release|slow)$'; fi
+if [ "${MLT_TEST_SANITIZE:-1}" = 0 ]; then gcc_targets=; gcc_labels=${gcc_labels/release/release|unit|integration}; fi
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${MLT_BUILD_DIR:-$root/build}
 asan_build=${MLT_ASAN_BUILD_DIR:-$root/build-asan}
@@ -103,8 +106,6 @@ format_check() {
   (cd "$root" && git ls-files -z '*.cpp' '*.h' | xargs -0 clang-format --dry-run --Werror)
 }
 
-[ "${MLT_TEST_SANITIZE:-1}" != 0 ] || gcc_labels=${gcc_labels/unit/unit|integration}
-
 stage "install dependencies" "$root/scripts/install-deps.sh"
 stage "format check" format_check
 stage "function length check" python3 "$root/scripts/check-function-length.py"
@@ -112,12 +113,9 @@ stage "function length check" python3 "$root/scripts/check-function-length.py"
 # BusyBox sh, and every command rendered from them). SC2154: a script's inputs are assigned
 # by the command that carries it.
 stage "shellcheck" bash -c "cd '$root' && shellcheck -s sh -e SC2154 src/*/sh/*.sh"
-# The gcc stage builds what its tests run: the integration tests' binary only when it runs them.
-gcc_targets="mlt mlt-portable mlt_unit_tests"
-[ "${MLT_TEST_SANITIZE:-1}" != 0 ] || gcc_targets=
 stage "gcc build" env MLT_BUILD_DIR="$build" MLT_TARGET="$gcc_targets" "$root/scripts/build.sh" -DMLT_WERROR=ON \
   "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O2 -DNDEBUG"
-stage "gcc tests" bash -c "cd '$build' && ctest --output-on-failure --parallel $test_jobs -L '$gcc_labels'"
+stage "gcc release tests" bash -c "cd '$build' && ctest --output-on-failure --parallel $test_jobs -L '$gcc_labels'"
 if [ "${MLT_TEST_SANITIZE:-1}" != 0 ]; then
   source "$root/scripts/lib/asan-cmake-args.sh"
   stage "asan+ubsan build" env MLT_BUILD_DIR="$asan_build" "$root/scripts/build.sh" \
