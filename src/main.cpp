@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "mlt/cli/app.h"
+#include "mlt/ssh/counts.h"
 #include "mlt/util/error.h"
 #include "mlt/util/log.h"
 #include "mlt/util/paths.h"
@@ -105,6 +106,10 @@ int main(int argc, char** argv) {
     mlt::setup_logging(verbosity, file_log);
     spdlog::debug("mlt {}: {}", MLT_VERSION,
                   app.get_subcommands().empty() ? "" : app.get_subcommands().front()->get_name());
+    // What the command asked of the hosts' sshd, however it ended (-v).
+    struct Counted {
+        ~Counted() { spdlog::debug("ssh use: {}", mlt::describe(mlt::ssh_counts())); }
+    } counted;
     try {
         if (!action) return report(mlt::cli::missing_command(app));
         return finish(action());

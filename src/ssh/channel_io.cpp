@@ -12,6 +12,7 @@
 #include <optional>
 #include <vector>
 
+#include "mlt/ssh/counts.h"
 #include "mlt/util/interrupt.h"
 
 namespace mlt::ssh_detail {
@@ -100,6 +101,8 @@ ChannelPtr open_exec(ssh_session s, Liveness& live, const std::string& command,
     const auto asked = std::chrono::steady_clock::now();
     while ((rc = ssh_channel_open_session(channel.get())) == SSH_AGAIN) live.check(s, display);
     if (rc != SSH_OK) throw channel_error(s, "cannot open a channel to " + display);
+    ssh_detail::count_channels(1);
+    ssh_detail::count_commands(1);  // its exec request follows
     // sshd answers an open at once: about one round trip of the link.
     if (measured) live.saw_reply(asked);
     spdlog::trace("exec on {}: {}", display, command);
@@ -163,6 +166,7 @@ std::vector<ChannelPtr> open_sessions(ssh_session s, Liveness& live, size_t n,
         if (!refused) ++opened;
     }
     channels.resize(opened);
+    ssh_detail::count_channels(opened);
     return channels;
 }
 
@@ -170,6 +174,7 @@ std::vector<StartedExec> open_execs(ssh_session s, Liveness& live,
                                     const std::vector<std::string>& commands,
                                     const std::string& display, std::optional<Error>& refused) {
     std::vector<ChannelPtr> channels = open_sessions(s, live, commands.size(), display, refused);
+    ssh_detail::count_commands(channels.size());
     // Each exec request goes out, its answer taken later (exec_request).
     std::vector<StartedExec> started;
     for (size_t i = 0; i < channels.size(); ++i) {

@@ -14,6 +14,7 @@
 #include "channel_io.h"
 #include "configure.h"
 #include "host_keys.h"
+#include "mlt/ssh/counts.h"
 #include "mlt/util/paths.h"
 #include "mlt/util/terminal.h"
 #include "proxy.h"
@@ -194,6 +195,7 @@ Session Connector::open() {
                                 ": " + last_error(raw),
                             "check the host and port, and that sshd runs there");
     }
+    ssh_detail::count_connection();
     if (proxy_stderr) {
         const std::string said = proxy_stderr->text();
         if (!said.empty()) spdlog::debug("ssh for the jump said: {}", said);

@@ -1,0 +1,65 @@
+// How much of the host's sshd a run uses: connections, channels and remote commands (each
+// one a run of the remote user's login shell, which pays its profile). The counts of a cold
+// and a warm run, with small files and with one big file, are pinned here, so that a change
+// that opens more is seen; and a profile that prints to stdout or stderr changes nothing.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "harness/expect.h"
+#include "harness/files.h"
+#include "harness/train_fixture.h"
+
+namespace mlt_test {
+namespace {
+
+class SshCountsTest : public TrainTest {
+  protected:
+    void SetUp() override {
+        TrainTest::SetUp();
+        write_shell_model("m", "echo log > \"$MLT_LOG_DIR/log.txt\"; echo trained\n");
+        write_file(project() + "/data.txt", "small\n");
+        write_model_settings("m", "ssh:\n  train_cmd: \"sh {spec}\"\n  upload_files: [data.txt]\n");
+        write_user_settings();
+    }
+
+    // The -v line of a train of m: "1 connection, 1 channel, 1 remote command".
+    std::string counts_of_train() const {
+        const ProcessResult r = mlt({"ssh", "train", "m", "-v"});
+        EXPECT_EQ(r.exit_code, 0) << describe(r);
+        EXPECT_TRUE(has_text(r.out, "trained")) << describe(r);
+        const std::string mark = "mlt: debug: ssh use: ";
+        const size_t at = r.err.rfind(mark);
+        if (at == std::string::npos) return "no ssh use line in: " + r.err;
+        const size_t end = r.err.find('\n', at);
+        return r.err.substr(at + mark.size(), end - at - mark.size());
+    }
+};
+
+TEST_F(SshCountsTest, AColdAndAWarmRunOfSmallFilesUseOneChannel) {
+    // Everything of a run goes through the one control shell: the upload, the start, the
+    // follow and the collection.
+    EXPECT_EQ(counts_of_train(), "1 connection, 1 channel, 1 remote command");
+    EXPECT_EQ(counts_of_train(), "1 connection, 1 channel, 1 remote command");
+}
+
+TEST_F(SshCountsTest, ABigFileGoesUpInTwoStreamsOverTheSameConnection) {
+    // 40 MiB that compress: the upload's two tar streams side by side (plan_upload_streams),
+    // each a channel of the one connection; a side connection would not pay on a near link.
+    write_file(project() + "/data.txt", std::string(40u << 20, 'x'));
+    EXPECT_EQ(counts_of_train(), "1 connection, 3 channels, 3 remote commands");
+    // Unchanged: nothing but the control shell.
+    EXPECT_EQ(counts_of_train(), "1 connection, 1 channel, 1 remote command");
+}
+
+TEST_F(SshCountsTest, AProfileThatPrintsChangesNothing) {
+    // A common trap: a ~/.bashrc that greets on stdout and warns on stderr, for every command.
+    write_file(sshd().remote_home() + "/.bashrc",
+               "echo 'Welcome to the box'\necho 'conda: no env' >&2\n");
+    EXPECT_EQ(counts_of_train(), "1 connection, 1 channel, 1 remote command");
+    EXPECT_TRUE(path_exists(local_logs("m") + "/log.txt"));
+    EXPECT_EQ(read_or_empty(remote() + "/data.txt"), "small\n");
+}
+
+}  // namespace
+}  // namespace mlt_test
