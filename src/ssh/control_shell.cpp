@@ -90,6 +90,15 @@ void require_commands(Session& session, const std::string& token, const std::str
 // Forgets the shell after an error (its output is out of step) or when it ended.
 // An open sent ahead stays for the next shell (a channel freed while its open is answered
 // would leave a session open on the server).
+// What the login took: from sending the control shell's start (`sent_at`) to its first
+// reply, less the round trips in that time (the exec request's, and the channel open's when
+// it was not sent ahead); `rtt` is the quickest reply so far (-1: none, taken as 0).
+double login_cost(std::chrono::steady_clock::time_point sent_at, bool opened_ahead, double rtt) {
+    const double took =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - sent_at).count();
+    return std::max(0.0, took - std::max(0.0, rtt) * (opened_ahead ? 1 : 2));
+}
+
 void drop_shell(ControlShell& sh) {
     sh.channel.reset();
     sh.ahead.clear();
@@ -274,6 +283,7 @@ ExecResult Session::shell(const std::string& command, std::string_view input,
         return shell(command, input, on_stdout, on_stderr, data_stream);
     };
     const auto sent_at = std::chrono::steady_clock::now();
+    const bool opened_ahead = starting && sh.opening;
     try {
         if (starting) {
             // The frames go with the request that starts the shell. A login that ends at once
@@ -305,6 +315,11 @@ ExecResult Session::shell(const std::string& command, std::string_view input,
             const std::string login_said = login.str();
             if (!trim(login_said).empty())
                 spdlog::debug("the login on {} printed first:\n{}", impl_->display, login_said);
+            impl_->login_cost_s = login_cost(sent_at, opened_ahead, impl_->live.fastest_reply_s);
+            spdlog::debug(
+                "a new channel on {} costs {:.3f} s before its command runs (the login "
+                "shell and its startup files)",
+                impl_->display, impl_->login_cost_s);
         }
         // A data stream's input went with its frame: it counts as moved from the start.
         FloorCheck floor(impl_->data_floor, data_stream, impl_->display);

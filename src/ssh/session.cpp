@@ -106,6 +106,10 @@ double Session::round_trip_s() const {
     return impl_->live.fastest_reply_s;
 }
 
+double Session::login_cost_s() const {
+    return impl_->login_cost_s;
+}
+
 struct Connector::Impl {
     ConnectSpec spec;
     Resolved resolved;

@@ -45,6 +45,7 @@ struct Session::Impl {
     std::string display;
     std::string fingerprint;   // of the host key this session verified
     LoginFacts login;          // how it got in (doctor)
+    double login_cost_s = -1;  // what the control shell's login took (login_cost_s())
     ProgressFloor data_floor;  // ConnectSpec::data_floor
     ControlShell shell;        // declared after `session`: closed before it
 };

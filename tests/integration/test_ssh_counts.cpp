@@ -61,5 +61,21 @@ TEST_F(SshCountsTest, AProfileThatPrintsChangesNothing) {
     EXPECT_EQ(read_or_empty(remote() + "/data.txt"), "small\n");
 }
 
+// What a new channel costs before its command runs is measured on the control shell's start
+// and said with -v: a profile that sleeps 0.4 s costs at least that (no upper bound: a loaded
+// machine may take longer).
+TEST_F(SshCountsTest, TheLoginCostIsMeasuredOnTheFirstChannel) {
+    write_file(sshd().remote_home() + "/.bashrc", "sleep 0.4\n");
+    const ProcessResult r = mlt({"ssh", "train", "m", "-v"});
+    ASSERT_EQ(r.exit_code, 0) << describe(r);
+    const std::string mark = "costs ";
+    const size_t line = r.err.find("a new channel on ");
+    ASSERT_NE(line, std::string::npos) << describe(r);
+    const size_t at = r.err.find(mark, line);
+    ASSERT_NE(at, std::string::npos) << describe(r);
+    const double cost = std::stod(r.err.substr(at + mark.size()));
+    EXPECT_GE(cost, 0.35) << r.err.substr(line, 200);
+}
+
 }  // namespace
 }  // namespace mlt_test

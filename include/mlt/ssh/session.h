@@ -181,6 +181,10 @@ class Session {
     // The quickest answer to a request so far, in seconds (a channel open, a command of the
     // control shell: the link's round trip and a little): -1 before one.
     double round_trip_s() const;
+    // What a new channel costs on this host before its command runs (the login shell and
+    // its startup files, ~/.bashrc): the control shell's start to its first reply, less the
+    // round trips in it; -1 before the control shell started.
+    double login_cost_s() const;
     // How this session got in (host key, authentication).
     const LoginFacts& login_facts() const;
     // Opens up to `most` session channels side by side, holds them all, then closes them
