@@ -18,7 +18,8 @@
 # against ssh cat's.
 #
 #   tests/bench/bigfile.sh [--size-mb N] [--rtt-ms N ...] [--rate-mbit N] [--reps N]
-#                          [--direct | --direct-only] [--tools LIST] [--compression C] [--keep]
+#                          [--direct | --direct-only] [--tools LIST] [--compression C]
+#                          [--profile-ms N] [--cpus shared|split] [--keep]
 #
 # Defaults: 1024 MiB of AES-CTR keystream (incompressible, fixed key), --rtt-ms 100 and 200,
 # --rate-mbit 1000 (0: no cap), --reps 1 (with more, the fastest run of each counts).
@@ -26,6 +27,10 @@
 # runs that table alone (a many-core machine's cipher-bound check). --tools: a
 # comma-separated subset of ssh,rsync,rclone,lftp,mlt (mlt includes its 1 KiB runs).
 # --compression none|gzip|zstd: mlt's setting (default: mlt's). --keep keeps the temp dir.
+# --profile-ms N: the remote is a user created for the run whose ~/.bashrc (read for every
+# command sshd starts) and ~/.profile (read by `bash --login`) each burn N ms of CPU; the
+# head gives the measured login cost and a column the reads per command (lib.sh).
+# --cpus split: sshd and all it starts on CPU 0, the script and the tools on CPU 1.
 # Needs rsync, rclone and lftp (scripts/install-deps.sh --bench). Environment: MLT (default
 # build/src/mlt), BENCH_TIMEOUT (s per command, default 600).
 set -euo pipefail
@@ -37,13 +42,15 @@ rate_mbit=1000
 while [ $# -gt 0 ]; do
   common_option "$@"
   if [ "$opt_words" -gt 0 ]; then shift "$opt_words"; continue; fi
+  login_option "$@"
+  if [ "$opt_words" -gt 0 ]; then shift "$opt_words"; continue; fi
   case $1 in
     --size-mb) size_mb=$2; shift 2 ;;
     --reps) reps=$2; shift 2 ;;
     --direct) direct=1; shift ;;
     --direct-only) direct=2; shift ;;
     --tools) tools=$2; shift 2 ;;
-    -h|--help) sed -n '2,30p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,35p' "$0"; exit 0 ;;
     *) echo "unknown option $1" >&2; exit 2 ;;
   esac
 done
@@ -90,15 +97,16 @@ lftp_script() {
 results=$work/results.tsv
 : > "$results"
 failed=0
-# check RTT TOOL DIR SECONDS COPY ORIGINAL: records one run; a copy that differs from the
-# original (or is missing after a run that did not fail) is reported at once.
+# check RTT TOOL DIR SECONDS COPY ORIGINAL: records one run (with the profile reads of the
+# command, --profile-ms); a copy that differs from the original (or is missing after a run
+# that did not fail) is reported at once.
 check() {
   local verdict
   case $4 in
     [0-9]*) verdict=$(same_file "$5" "$6") ;;
     *) verdict=failed ;;
   esac
-  printf '%s\t%s\t%s\t%s\t%s\n' "$1" "$2" "$3" "$4" "$verdict" >>"$results"
+  printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$1" "$2" "$3" "$4" "$verdict" "$(profile_reads)" >>"$results"
   echo "  $2 $3: $4 s, copy $verdict" >&2
   if [ "$verdict" != ok ]; then
     failed=1
@@ -151,6 +159,7 @@ run_mlt() {
   # check removed the copy; the log dir gets the original as a hard link (instant, and the
   # original's sha256 is checked again at the end).
   mkdir -p "$rdir/mlt-$m/logs"
+  remote_owned "$rdir/mlt-$m" "$rdir/mlt-$m/logs"
   ln "$orig" "$rdir/mlt-$m/logs/$m.bin"
   rm -rf "$HOME/.mltk/models/bench_$m"
   t=$(cd "$proj" && timed_rss "$log" "$mlt" ssh -h "$host" "${mlt_opts[@]}" download "bench_$m")
@@ -170,6 +179,7 @@ for rtt in "${rtts[@]}"; do
     echo "rtt $rtt, rep $rep/$reps" >&2
     rdir=$work/remote/$rtt-$rep
     mkdir -p "$rdir"
+    remote_owned "$rdir"
     for t in ssh rsync rclone lftp mlt; do
       if uses "$t"; then run_tool "$rtt" "$t"; fi
     done
@@ -182,19 +192,22 @@ load_after=$(cut -d' ' -f1-3 /proc/loadavg)
 
 # --- the tables ------------------------------------------------------------------------------------
 echo
-echo "one file of $bytes bytes (incompressible), best of $reps; $(nproc) cores ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//')), load average $load_before before, $load_after after"
+echo "one file of $bytes bytes (incompressible), best of $reps; $(nproc --all) cores ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//')), load average $load_before before, $load_after after"
 echo "mlt $(cd "$bench_root" && git rev-parse --short HEAD 2>/dev/null || echo '?') ($("$mlt" --version 2>&1 | sed -n 1p)), compression ${compression:-default}; $(ssh -V 2>&1)"
 # sed, not head: a writer cut off by SIGPIPE would fail the pipeline (pipefail).
 if uses rsync; then rsync --version | sed -n 1p; fi
 if uses rclone; then rclone version 2>/dev/null | sed -n 1p; fi
 if uses lftp; then lftp --version | sed -n 1p; fi
-python3 - "$results" "$bytes" "$rate_mbit" <<'PY'
+bench_setup_text
+python3 - "$results" "$bytes" "$rate_mbit" "${bench_user:+reads}" <<'PY'
 import sys
 rows = [l.rstrip("\n").split("\t") for l in open(sys.argv[1]) if l.strip()]
 size, mbit = int(sys.argv[2]), float(sys.argv[3])
+show_reads = sys.argv[4] == "reads"  # --profile-ms: the reads of ~/.bashrc+~/.profile
 INF = float("inf")
-best, verdicts, order = {}, {}, []
-for rtt, tool, d, secs, verdict in rows:
+best, verdicts, order, reads = {}, {}, [], {}
+for rtt, tool, d, secs, verdict, r in rows:
+    reads.setdefault((rtt, tool, d), []).append(r)
     if rtt not in order:
         order.append(rtt)
     try:
@@ -218,8 +231,9 @@ for rtt in order:
         print("direct: sshd on loopback, no relay, no cap")
     else:
         print(f"rtt {rtt} ms" + (f", {mbit:g} Mbit/s per direction ({link:g} MB/s)" if link else ", no cap"))
-    print("| tool | up s | up MB/s | up % link | down s | down MB/s | down % link | copies |")
-    print("|---|---|---|---|---|---|---|---|")
+    print("| tool | up s | up MB/s | up % link | down s | down MB/s | down % link |"
+          + (" bashrc+profile reads up / down |" if show_reads else "") + " copies |")
+    print("|---|---|---|---|---|---|---|" + ("---|" if show_reads else "") + "---|")
     tools = [t for (r, t, d) in best if r == rtt and d == "up"]
     for tool in tools:
         line = [tool]
@@ -228,6 +242,9 @@ for rtt in order:
             rate = mbs(rtt, tool, d)
             line += [cell(s if s < INF else None, ".2f"), cell(rate, ".1f"),
                      cell(rate / link * 100 if rate and link else None, ".0f")]
+        if show_reads:
+            line.append(" / ".join(",".join(sorted(set(reads.get((rtt, tool, d), ["-"]))))
+                                   for d in ("up", "down")))
         v = verdicts[(rtt, tool)]
         line.append("ok" if v == {"ok"} else "/".join(sorted(v - {"ok"})))
         print("| " + " | ".join(line) + " |")

@@ -26,6 +26,10 @@
 #   parse_rate_mbit N           # checks N and sets $rate_mbit (scripts' --rate-mbit N)
 #   parse_compression C         # checks C and sets $compression (scripts' --compression C)
 #   compression_yaml            # "  compression: C" for a sidecar's ssh: map ("" if unset)
+#   login_option ARGS...        # --profile-ms N and --cpus shared|split (sets opt_words)
+#   bench_setup_text            # lines for a table's head: the login profile and the pinning
+#   profile_reads               # "RC+PROF": ~/.bashrc and ~/.profile reads since the last call
+#   remote_owned DIR...         # gives DIRs (not their contents) to the remote user
 #
 # Environment: MLT (binary, default build/src/mlt), BENCH_TIMEOUT (s per command, default 600),
 # MLT_OPTS (more options of `mlt ssh` for every mlt command, given before the subcommand,
@@ -39,6 +43,8 @@ bench_profile_s=${bench_profile_s:-0}
 delay_relay=$bench_root/build/tests/mlt_delay_relay
 work='' relay_pid='' relay_in='' relay_out='' port='' ssh_cmd='' dest_host='' bench_keep=0
 rate_mbit=0 compression=''
+# --profile-ms N (empty: the bench's own account logs in, its profile as it is) and --cpus.
+bench_profile_ms='' bench_cpus=shared bench_user='' bench_rhome='' login_cost_text=''
 
 # parse_rate_mbit N: the scripts' --rate-mbit N (a bandwidth cap per direction in the relay).
 parse_rate_mbit() {
@@ -68,6 +74,26 @@ common_option() {
     --compression) parse_compression "$2"; opt_words=2 ;;
     --compression=*) parse_compression "${1#*=}" ;;
     --keep) keep=1 ;;
+    *) opt_words=0 ;;
+  esac
+}
+
+# login_option ARGS...: --profile-ms N and --cpus shared|split (also as --opt=value), the
+# options whole_run.sh and bigfile.sh take to control the remote's login (see bench_start).
+# Sets opt_words as common_option does.
+# shellcheck disable=SC2034  # opt_words is read by the calling script
+login_option() {
+  local v=${2:-}
+  opt_words=2
+  case $1 in
+    --profile-ms=*|--cpus=*) v=${1#*=}; opt_words=1 ;;
+  esac
+  case $1 in
+    --profile-ms|--profile-ms=*)
+      [[ $v =~ ^[0-9]+$ ]] || { echo "--profile-ms: whole ms" >&2; exit 2; }
+      bench_profile_ms=$v ;;
+    --cpus|--cpus=*)
+      case $v in shared|split) bench_cpus=$v ;; *) echo "--cpus: shared or split" >&2; exit 2 ;; esac ;;
     *) opt_words=0 ;;
   esac
 }
@@ -102,6 +128,7 @@ stop_relay() {
 bench_cleanup() {
   stop_relay
   stop_loopback_sshd
+  remove_profile_user
   [ -n "$work" ] || return 0
   if [ "$bench_keep" = 1 ]; then echo "bench files kept in $work" >&2; else rm -rf "$work"; fi
 }
@@ -132,9 +159,13 @@ if shopt -q login_shell; then
 fi
 SH
   : > "$work/shells.log"
+  pin_client
+  [ -z "$bench_profile_ms" ] || make_profile_user
   SSHD_EXTRA_CONFIG="SetEnv BASH_ENV=$work/bash_env.sh" start_loopback_sshd "$work" "$work/authorized_keys"
+  [ "$bench_cpus" = shared ] || taskset -apc 0 "$SSHD_PID" >/dev/null
   ssh_opts=(-F /dev/null -i "$key" -o UserKnownHostsFile="$known" -o StrictHostKeyChecking=accept-new
             -o BatchMode=yes -o LogLevel=ERROR)
+  [ -z "$bench_profile_ms" ] || measure_login
   # shellcheck disable=SC2034  # used by the scripts that source this file
   mlt_opts=(-i "$key" -o UserKnownHostsFile="$known" -o StrictHostKeyChecking=accept-new)
   # MLT_OPTS: more `mlt ssh` options for every mlt command (-v), split at spaces.
@@ -185,6 +216,162 @@ start_relay() {
   dest_host=$user@127.0.0.1
   # shellcheck disable=SC2086  # ssh_cmd is split on purpose, as rsync -e does
   timeout "$tmo" $ssh_cmd "$dest_host" true
+  profile_reads >/dev/null
+}
+
+# --- a controlled login profile (--profile-ms) and CPU pinning (--cpus) ----------------------
+# With --profile-ms N the remote side is not the bench's own account (root, whose ~/.bashrc
+# may run pyenv or conda init: the figures would depend on the machine) but a user created
+# for the run, mltb<pid>, with /bin/bash as its shell and its home in $work/rhome, removed
+# on exit. Its ~/.bashrc and ~/.profile each burn N ms of CPU (an awk loop calibrated here,
+# so it costs CPU, not wall time, as pyenv's or conda's init does) and note each read in
+# ~/.profile-reads. Debian's bash reads ~/.bashrc for every command sshd starts (`bash -c
+# CMD`, one per exec channel: bash's SSH_SOURCE_BASHRC) and ~/.profile for `bash --login` (a
+# job's batch). $work becomes world-readable (0755) so that the user reaches its home, the
+# authorized keys, the remote dirs under $work/remote (its own) and the files the scripts
+# read from $work/project.
+# With --cpus split, sshd (and so everything it starts) runs on CPU 0 and the script, with
+# everything it starts (mlt, ssh, rsync, the relay), on CPU 1.
+
+# pin_client: --cpus split puts the script itself (and so all it starts later) on CPU 1.
+pin_client() {
+  [ "$bench_cpus" = split ] || return 0
+  command -v taskset >/dev/null || { echo "--cpus split needs taskset (util-linux)" >&2; exit 1; }
+  [ "$(nproc --all)" -ge 2 ] || { echo "--cpus split needs 2 CPUs" >&2; exit 1; }
+  taskset -pc 1 $$ >/dev/null
+}
+
+# burn_iterations MS: how many turns of the profile's awk loop cost MS ms of CPU here (on
+# CPU 0 with --cpus split, where the remote runs), from the CPU time (user + system) of runs
+# long enough to measure, the least of 3.
+burn_iterations() {
+  local pin=()
+  [ "$bench_cpus" = shared ] || pin=(taskset -c 0)
+  "${pin[@]}" python3 - "$1" <<'PY'
+import resource, subprocess, sys
+def cpu(n):
+    r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    subprocess.run(["awk", "-v", f"n={n}", "BEGIN { for (i = 0; i < n; i++) x++ }"], check=True)
+    r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r1.ru_utime + r1.ru_stime - r0.ru_utime - r0.ru_stime
+ms = float(sys.argv[1])
+if ms == 0:
+    print(0)
+    sys.exit()
+n = 1 << 18
+while cpu(n) < 0.2:
+    n *= 2
+print(max(1, round(n / min(cpu(n) for _ in range(3)) * ms / 1000)))
+PY
+}
+
+# make_profile_user: the user, its home and profile, the dirs it owns (see above). Users of
+# earlier runs that could not clean up (killed) are recognised by their comment and a home
+# that no longer exists, and removed.
+make_profile_user() {
+  local u home
+  command -v useradd >/dev/null || { echo "--profile-ms needs useradd (passwd)" >&2; exit 1; }
+  [ "$(id -u)" = 0 ] || { echo "--profile-ms creates a user: run the bench as root" >&2; exit 1; }
+  while IFS=: read -r u _ _ _ _ home _; do
+    [ -d "$home" ] || userdel "$u" 2>/dev/null || true
+  done < <(grep -E '^mltb[0-9]+:[^:]*:[^:]*:[^:]*:mlt bench temporary user:' /etc/passwd || true)
+  bench_user=mltb$$ bench_rhome=$work/rhome
+  useradd -M -d "$bench_rhome" -s /bin/bash -p '*' -c 'mlt bench temporary user' "$bench_user"
+  mkdir -m 0755 "$bench_rhome"
+  chmod 0755 "$work"
+  local f what
+  for f in .bashrc .profile; do
+    what=${f#.}
+    cat > "$bench_rhome/$f" <<SH
+# The mlt bench's login profile (tests/bench/lib.sh): it costs $bench_profile_ms ms of CPU, as the
+# init of pyenv or conda would, and notes that it ran.
+echo $what >> "\$HOME/.profile-reads"
+read -r mlt_bench_n < "\$HOME/.burn-iterations"
+awk -v n="\$mlt_bench_n" 'BEGIN { for (i = 0; i < n; i++) x++ }'
+unset mlt_bench_n
+SH
+  done
+  echo "calibrating a ${bench_profile_ms} ms profile ..." >&2
+  burn_iterations "$bench_profile_ms" > "$bench_rhome/.burn-iterations"
+  : > "$bench_rhome/.profile-reads"
+  chown -R "$bench_user:" "$bench_rhome" "$work/remote" "$work/shells.log"
+  user=$bench_user
+}
+
+remove_profile_user() {
+  [ -n "$bench_user" ] || return 0
+  # sshd is stopped; a session of it that is still ending may hold the user for a moment.
+  userdel "$bench_user" 2>/dev/null || { sleep 1; userdel -f "$bench_user" || true; }
+  bench_user=
+}
+
+# remote_owned DIR...: with --profile-ms, DIRs created by the script (root) for the remote
+# side to write in are given to its user (the dirs alone, not what they hold).
+remote_owned() {
+  [ -z "$bench_user" ] || chown "$bench_user:" "$@"
+}
+
+# profile_reads: "RC+PROF", the reads of the profile user's ~/.bashrc and ~/.profile since the
+# last call ("-" without --profile-ms). Kept in a file: it also counts in a $(...).
+profile_reads() {
+  [ -n "$bench_user" ] || { echo -; return; }
+  local f=$bench_rhome/.profile-reads
+  echo "$(grep -c '^bashrc$' "$f" || true)+$(grep -c '^profile$' "$f" || true)"
+  : > "$f"
+}
+
+# measure_login: what the profile costs, measured on sshd itself (no relay), median of 5 each:
+# `ssh true` (one exec channel: ~/.bashrc) and `ssh 'exec bash --login -c true'` (~/.profile
+# on top), with the profile and with its loop set to 0 turns; and the CPU of one loop.
+# Sets login_cost_text.
+measure_login() {
+  local to=(timeout "$tmo" ssh -p "$SSHD_PORT" "${ssh_opts[@]}" "$bench_user@127.0.0.1")
+  "${to[@]}" true || { echo "cannot log in as $bench_user (sshd.log in $work)" >&2; exit 1; }
+  echo "measuring the login cost ..." >&2
+  login_cost_text=$(python3 - "$bench_rhome/.burn-iterations" "${to[@]}" <<'PY'
+import resource, statistics, subprocess, sys, time
+burn, cmd = sys.argv[1], sys.argv[2:]
+n = open(burn).read().strip()
+def t(remote):
+    xs = []
+    for _ in range(5):
+        t0 = time.monotonic()
+        subprocess.run(cmd + [remote], check=True)
+        xs.append(time.monotonic() - t0)
+    return statistics.median(xs)
+def cpu():
+    r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    subprocess.run(["awk", "-v", f"n={n}", "BEGIN { for (i = 0; i < n; i++) x++ }"], check=True)
+    r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r1.ru_utime + r1.ru_stime - r0.ru_utime - r0.ru_stime
+loop_ms = min(cpu() for _ in range(3)) * 1000
+login = "exec bash --login -c true"
+open(burn, "w").write("0\n")
+base, base_login = t("true"), t(login)
+open(burn, "w").write(n + "\n")
+ex, lg = t("true"), t(login)
+print(f"measured (sshd direct, median of 5): exec channel (~/.bashrc) +{(ex - base) * 1000:.0f} ms "
+      f"(ssh true {ex:.2f} s, {base:.2f} s without), bash --login (~/.profile) "
+      f"+{(lg - ex - (base_login - base)) * 1000:.0f} ms more; the loop alone {loop_ms:.0f} ms CPU")
+PY
+)
+  profile_reads >/dev/null
+  : > "$work/shells.log"
+}
+
+# bench_setup_text: two lines saying which login profile and which pinning a table was
+# measured with.
+bench_setup_text() {
+  if [ -n "$bench_user" ]; then
+    echo "login profile: user $bench_user (bash), ~/.bashrc and ~/.profile each burn $bench_profile_ms ms of CPU (--profile-ms $bench_profile_ms); $login_cost_text"
+  else
+    echo "login profile: the bench's own account ($(id -un)), as it is (not controlled: --profile-ms N controls it)"
+  fi
+  if [ "$bench_cpus" = split ]; then
+    echo "cpus: split (sshd and all it starts on CPU 0; the script, mlt, ssh, rsync and the relay on CPU 1)"
+  else
+    echo "cpus: shared (no pinning; $(nproc --all) CPUs)"
+  fi
 }
 
 now() { date +%s.%N; }

@@ -9,7 +9,8 @@
 # state is checked: sha256 of the uploaded workspace and of the pulled log dir.
 #
 #   tests/bench/whole_run.sh [--rtt-ms N ...] [--rate-mbit N] [--compression C] [--small]
-#                            [--trace] [--profile-s S] [--repeat N] [--keep]
+#                            [--trace] [--profile-s S] [--profile-ms N] [--cpus shared|split]
+#                            [--repeat N] [--keep]
 #
 # Defaults: RTTs 0 and 50 ms; workspace of 2,000 files of 1-64 KiB + one 50 MB file; the job
 # writes 2,000 files of 0.5-8 KiB. --small: 300 files + 5 MB, 300 log files. --trace: the
@@ -18,6 +19,11 @@
 # Mbit/s (a slow link). --compression none|gzip|zstd: mlt's setting (default: mlt's default).
 # --profile-s S: every `bash --login` (a job's batch) sleeps S s first, as a remote whose
 # profile sets up pyenv or conda does (lib.sh). The table counts sshd sessions and login shells.
+# --profile-ms N: the remote is a user created for the run whose ~/.bashrc (read for every
+# command sshd starts) and ~/.profile (read by `bash --login`) each burn N ms of CPU; the
+# table's head gives the measured login cost and a column counts the reads (lib.sh).
+# --cpus split: sshd and all it starts on CPU 0, the script, mlt, ssh, rsync and the relay on
+# CPU 1 (default: shared, no pinning).
 # --repeat N: the warm run goes N times, by hand and with mlt, one after the other as usual;
 # the table shows the median, and the spread below it (a warm run at 50 ms varies by 0.2 s).
 # Everything lives in a temp dir removed on exit (--keep keeps it); the runs start 31 s after
@@ -31,6 +37,8 @@ rtts=() small=0 keep=0 trace=0 repeat=1
 while [ $# -gt 0 ]; do
   common_option "$@"
   if [ "$opt_words" -gt 0 ]; then shift "$opt_words"; continue; fi
+  login_option "$@"
+  if [ "$opt_words" -gt 0 ]; then shift "$opt_words"; continue; fi
   case $1 in
     --small) small=1; shift ;;
     --trace) trace=1; shift ;;
@@ -38,7 +46,7 @@ while [ $# -gt 0 ]; do
               repeat=$2; shift 2 ;;
     --profile-s) [[ $2 =~ ^[0-9]+([.][0-9]+)?$ ]] || { echo "--profile-s: not a number" >&2; exit 2; }
                  bench_profile_s=$2; shift 2 ;;
-    -h|--help) sed -n '2,25p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,31p' "$0"; exit 0 ;;
     *) echo "unknown option $1" >&2; exit 2 ;;
   esac
 done
@@ -127,14 +135,15 @@ check() {
   echo "workspace:$w logs:$l"
 }
 
-# shells: sets shells_out to "SESSIONS LOGIN" since the last call: the sessions sshd started
-# (each runs the account's shell, which reads ~/.bashrc) and the `bash --login` started in
-# them (lib.sh). Not in a $(...): it keeps its count between calls.
+# shells: sets shells_out to "SESSIONS LOGIN READS" since the last call: the sessions sshd
+# started (each runs the account's shell, which reads ~/.bashrc), the `bash --login` started
+# in them (lib.sh) and, with --profile-ms, the reads of ~/.bashrc and ~/.profile ("RC+PROF",
+# else "-"). Not in a $(...): it keeps its count between calls.
 shells_seen=0 shells_out=
 shells() {
   local n
   n=$(grep -c 'Starting session' "$work/sshd.log" || true)
-  shells_out="$((n - shells_seen)) $(grep -c '^login$' "$work/shells.log" || true)"
+  shells_out="$((n - shells_seen)) $(grep -c '^login$' "$work/shells.log" || true) $(profile_reads)"
   shells_seen=$n
   : > "$work/shells.log"
 }
@@ -183,7 +192,7 @@ for t, end, kind, cmd in execs:
     elif phase == "follow": phase = "collect"
     phases.append(phase)
 total = (rows[-1][0] - start).total_seconds()
-plain, login = sys.argv[2].split()
+plain, login = sys.argv[2].split()[:2]
 up = down = "?"
 try:
     h = json.loads(open(sys.argv[3]).read().splitlines()[-1])
@@ -274,25 +283,35 @@ stop_relay
 echo
 echo "workspace: $ws_files files, $ws_bytes bytes; job log dir: $nlogs files, $log_bytes bytes"
 echo "(loopback sshd behind mlt_delay_relay$( [ "$rate_mbit" = 0 ] || echo ", capped at $rate_mbit Mbit/s"); mlt compression: ${compression:-default}; hand = rsync up + ssh job + rsync down)"
-python3 - "$results" <<'PY'
+bench_setup_text
+python3 - "$results" "${bench_user:+reads}" <<'PY'
 import sys
 rows = [l.rstrip("\n").split("\t") for l in open(sys.argv[1]) if l.strip()]
+reads = sys.argv[2] == "reads"  # --profile-ms: a column for the reads of ~/.bashrc+~/.profile
 hand = {r[0]: r for r in rows if r[1] == "hand"}
 def ratio(v, b):
     try: return f"{float(v) / float(b):.2f}"
     except (ValueError, ZeroDivisionError): return "-"
 # Per run (cold / warm): sshd sessions + `bash --login` started (lib.sh).
 def sh(c):
-    p, l = c.split()
+    p, l, _ = c.split()
     return f"{p}+{l}"
-print("| rtt ms | run  | cold s | warm s | cold mlt/hand | warm mlt/hand | sessions+login cold / warm | end state |")
-print("|--------|------|--------|--------|---------------|---------------|----------------------------|-----------|")
+head = "| rtt ms | run  | cold s | warm s | cold mlt/hand | warm mlt/hand | sessions+login cold / warm |"
+rule = "|--------|------|--------|--------|---------------|---------------|----------------------------|"
+if reads:
+    head += " bashrc+profile reads cold / warm |"
+    rule += "----------------------------------|"
+print(head + " end state |")
+print(rule + "-----------|")
 for rtt, how, cold, warm, ok, sc, sw in rows:
     rc = rw = ""
     if how == "mlt" and rtt in hand:
         rc, rw = ratio(cold, hand[rtt][2]), ratio(warm, hand[rtt][3])
-    print(f"| {rtt:>6} | {how:4} | {cold:>6} | {warm:>6} | {rc:>13} | {rw:>13} | "
-          f"{sh(sc) + ' / ' + sh(sw):>26} | {ok} |")
+    line = (f"| {rtt:>6} | {how:4} | {cold:>6} | {warm:>6} | {rc:>13} | {rw:>13} | "
+            f"{sh(sc) + ' / ' + sh(sw):>26} |")
+    if reads:
+        line += f" {sc.split()[2] + ' / ' + sw.split()[2]:>32} |"
+    print(f"{line} {ok} |")
 PY
 for rtt in "${rtts[@]}"; do
   grep -h '^steps:' "$work/hand-$rtt.log" | sed "s/^/hand, rtt $rtt: /" || true
