@@ -93,10 +93,17 @@ void require_commands(Session& session, const std::string& token, const std::str
 // What the login took: from sending the control shell's start (`sent_at`) to its first
 // reply, less the round trips in that time (the exec request's, and the channel open's when
 // it was not sent ahead); `rtt` is the quickest reply so far (-1: none, taken as 0).
-double login_cost(std::chrono::steady_clock::time_point sent_at, bool opened_ahead, double rtt) {
+// Said with -v.
+double login_cost(std::chrono::steady_clock::time_point sent_at, bool opened_ahead, double rtt,
+                  const std::string& display) {
     const double took =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - sent_at).count();
-    return std::max(0.0, took - std::max(0.0, rtt) * (opened_ahead ? 1 : 2));
+    const double cost = std::max(0.0, took - std::max(0.0, rtt) * (opened_ahead ? 1 : 2));
+    spdlog::debug(
+        "a new channel on {} costs {:.3f} s before its command runs (the login shell and its "
+        "startup files)",
+        display, cost);
+    return cost;
 }
 
 void drop_shell(ControlShell& sh) {
@@ -315,11 +322,8 @@ ExecResult Session::shell(const std::string& command, std::string_view input,
             const std::string login_said = login.str();
             if (!trim(login_said).empty())
                 spdlog::debug("the login on {} printed first:\n{}", impl_->display, login_said);
-            impl_->login_cost_s = login_cost(sent_at, opened_ahead, impl_->live.fastest_reply_s);
-            spdlog::debug(
-                "a new channel on {} costs {:.3f} s before its command runs (the login "
-                "shell and its startup files)",
-                impl_->display, impl_->login_cost_s);
+            impl_->login_cost_s =
+                login_cost(sent_at, opened_ahead, impl_->live.fastest_reply_s, impl_->display);
         }
         // A data stream's input went with its frame: it counts as moved from the start.
         FloorCheck floor(impl_->data_floor, data_stream, impl_->display);
