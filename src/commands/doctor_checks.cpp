@@ -363,7 +363,8 @@ std::string format_check(const DoctorCheck& check) {
                                                           : "FAIL";
     std::string line = std::string(level) + "  " + check.what + ": " + check.found;
     if (check.level != CheckLevel::ok && !check.fix.empty()) line += "; " + check.fix;
-    return line;
+    // What the host said (paths, versions, GPU names) reaches the terminal only escaped.
+    return printable(line, 2000);
 }
 
 std::string doctor_summary(const std::vector<DoctorCheck>& checks, const std::string& host) {

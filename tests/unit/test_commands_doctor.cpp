@@ -119,6 +119,21 @@ TEST(Doctor, AFailingNvidiaSmiIsAWarningWithItsWords) {
     EXPECT_TRUE(has(gpu.found, "(exit 9): NVIDIA-SMI has failed")) << gpu.found;
 }
 
+// A hostile host's words (a GPU name that writes the clipboard, a path with a newline) are
+// shown escaped: one line each, nothing the terminal acts on.
+TEST(Doctor, WhatTheHostSaysIsShownEscaped) {
+    std::string facts = healthy_but("tool\ttar", "tool\ttar\t/usr/bin/tar\rFAKE");
+    const std::string gpu = "gpu\tNVIDIA H200";
+    facts.replace(facts.find(gpu), gpu.size(), "gpu\tNVIDIA \x1b]52;c;cm0gLXJmIH4=\x07H200");
+    const HostFacts host = parse_doctor_facts(facts);
+    for (const DoctorCheck& check : judge_host(host, needs())) {
+        const std::string line = format_check(check);
+        EXPECT_EQ(line.find_first_of("\x1b\x07\r\n"), std::string::npos) << line;
+    }
+    EXPECT_TRUE(has(format_check(find(judge_host(host, needs()), "GPU")), "\\x1b]52"));
+    EXPECT_TRUE(has(format_check(find(judge_host(host, needs()), "tar")), "tar\\rFAKE"));
+}
+
 TEST(Doctor, AMissingRequiredToolFailsNamingIt) {
     const HostFacts host = parse_doctor_facts(healthy_but("tool\tsha256sum", "tool\tsha256sum\t"));
     const std::vector<DoctorCheck> checks = judge_host(host, needs());
