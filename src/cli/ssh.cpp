@@ -136,6 +136,27 @@ void add_verbose_flag(CLI::App& app, int& verbosity, const std::string& help) {
         "-v,--verbose", [&verbosity](std::int64_t n) { verbosity += static_cast<int>(n); }, help);
 }
 
+namespace {
+
+// A command of `mlt ssh` whose one argument is an optional MODEL (status, doctor): its help,
+// MODEL's, the hint for an empty one, and what runs it.
+void add_optional_model_command(CLI::App& ssh, Action& action,
+                                const std::shared_ptr<SshCommandLine>& cli, const std::string& name,
+                                const std::string& help, const std::string& model_help,
+                                const std::string& empty_hint,
+                                int (*run)(const SshCommandLine&, const std::string&)) {
+    auto* command = ssh.add_subcommand(name, help);
+    command->set_help_flag("--help", "Print this help and exit");
+    auto model = std::make_shared<std::string>();
+    command->add_option("MODEL", *model, model_help)->check(non_empty("model name", empty_hint));
+    command->callback([&action, &ssh, cli, model, name, run] {
+        reject_train_flags(ssh, name);
+        action = [cli, model, run] { return run(*cli, *model); };
+    });
+}
+
+}  // namespace
+
 std::shared_ptr<const SshCommandLine> add_ssh_command(CLI::App& app, Action& action, int& verbosity,
                                                       TrainRunner train) {
     auto* ssh =
@@ -164,35 +185,19 @@ std::shared_ptr<const SshCommandLine> add_ssh_command(CLI::App& app, Action& act
     // train first: the help and every list of commands name them in this order.
     add_ssh_job_commands(*ssh, action, cli, verbosity, std::move(train));
 
-    auto* status = ssh->add_subcommand("status", "Show the remote job(s): running/finished/none");
-    status->set_help_flag("--help", "Print this help and exit");
-    auto model = std::make_shared<std::string>();
-    status
-        ->add_option("MODEL", *model,
-                     "Model name (its spec need not be on this machine) or spec path (default: all "
-                     "models)")
-        ->check(non_empty("model name",
-                          "give the model's name or spec path, or leave it out for all models"));
-    status->callback([&action, ssh, cli, model] {
-        reject_train_flags(*ssh, "status");
-        action = [cli, model] { return run_status(*cli, *model); };
-    });
-    auto* doctor = ssh->add_subcommand(
-        "doctor",
+    add_optional_model_command(
+        *ssh, action, cli, "status", "Show the remote job(s): running/finished/none",
+        "Model name (its spec need not be on this machine) or spec path "
+        "(default: all models)",
+        "give the model's name or spec path, or leave it out for all models", run_status);
+    add_optional_model_command(
+        *ssh, action, cli, "doctor",
         "Check that the host has what train needs (tools, venv, GPU, disk, login shell, link), "
         "a line each, with what to do; exit 0 when train can run there, else 1\n\nExample:\n"
-        "  mlt ssh -h root@ssh4.example.net -p 35023 -i ~/.ssh/id_vast doctor");
-    doctor->set_help_flag("--help", "Print this help and exit");
-    auto doctor_model = std::make_shared<std::string>();
-    doctor
-        ->add_option("MODEL", *doctor_model,
-                     "Model name or spec path whose settings to check with (remote_dir, "
-                     "create_venv; default: the user settings)")
-        ->check(non_empty("model name", "give the model's name or spec path, or leave it out"));
-    doctor->callback([&action, ssh, cli, doctor_model] {
-        reject_train_flags(*ssh, "doctor");
-        action = [cli, doctor_model] { return run_doctor(*cli, *doctor_model); };
-    });
+        "  mlt ssh -h root@ssh4.example.net -p 35023 -i ~/.ssh/id_vast doctor",
+        "Model name or spec path whose settings to check with (remote_dir, create_venv; default: "
+        "the user settings)",
+        "give the model's name or spec path, or leave it out", run_doctor);
     auto* forward = ssh->add_subcommand(
         "forward",
         "Reach a port of the remote host here, over the SSH connection (as ssh -L), until "
