@@ -13,9 +13,10 @@ if [ -n "$mlt_find_log_dir" ]; then
   export MLT_LOG_DIR
 fi
 # The log dir is recorded for collection, only while the job dir is still this run's.
+mlt_ours=
 if [ "$(cat "$mlt_job/run_id" 2>/dev/null)" = "$MLT_RUN_ID" ]; then
   printf '%s\n' "$MLT_LOG_DIR" > "$mlt_job/log_dir.tmp" && mv -f "$mlt_job/log_dir.tmp" "$mlt_job/log_dir"
-  : > "$mlt_job/training"
+  mlt_ours=1
 fi
 # --clean of a log dir mlt did not name: only what is MLTK's per-model dir. Not for a restart
 # (MLT_ATTEMPT 2 on): its checkpoints stay.
@@ -39,5 +40,7 @@ if [ -n "$mlt_gang" ]; then
   [ -e "$mlt_job/go" ] || echo 'mlt: set up; waiting for every node'
   while [ ! -e "$mlt_job/go" ]; do sleep 0.2; done
 fi
+# The `training` marker: the setup is over (a node stopped at the barrier never trained).
+[ -z "$mlt_ours" ] || : > "$mlt_job/training"
 printf 'mlt: training: %s\n' "$mlt_command"
 trap : TERM INT HUP
