@@ -15,6 +15,7 @@
 
 #include "mlt/commands/model.h"
 #include "mlt/commands/train_arguments.h"
+#include "mlt/config/local_mltk.h"
 #include "mlt/job/job.h"
 #include "mlt/ssh/session.h"
 #include "mlt/train/local/local_state.h"
@@ -246,35 +247,6 @@ std::pair<std::vector<std::string>, std::vector<std::string>> default_venv_packa
 }
 
 namespace command_detail {
-
-namespace {
-
-// The version of the MLTK installed here, as MLTK pins the remote one to it; empty when
-// there is none (or python3 does not answer within 10 s).
-std::string read_local_mltk_version() {
-    FILE* p =
-        ::popen("timeout 10 python3 -c 'import mltk; print(mltk.__version__)' 2>/dev/null", "r");
-    if (!p) return {};
-    std::string out;
-    char buf[128];
-    size_t n;
-    while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
-    if (::pclose(p) != 0) return {};
-    while (!out.empty() && (out.back() == '\n' || out.back() == ' ')) out.pop_back();
-    // A version is digits, dots and letters; anything else is not one.
-    const bool ok = !out.empty() && out.find_first_not_of(
-                                        "0123456789.abcdefghijklmnopqrstuvwxyz"
-                                        "ABCDEFGHIJKLMNOPQRSTUVWXYZ+-_") == std::string::npos;
-    return ok ? out : std::string();
-}
-
-// read_local_mltk_version, once per process (a train plans twice when python3 loads its spec).
-const std::string& local_mltk_version() {
-    static const std::string version = read_local_mltk_version();
-    return version;
-}
-
-}  // namespace
 
 WrapperSpec wrapper_for(const RunContext& c, const TrainOptions& o) {
     WrapperSpec w;

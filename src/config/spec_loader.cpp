@@ -13,6 +13,7 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
+#include "mlt/config/local_mltk.h"
 #include "mlt/util/error.h"
 #include "mlt/util/interrupt.h"
 #include "mlt/util/paths.h"
@@ -26,8 +27,10 @@ namespace {
 // Run as `python3 -c <this> RESULT SPEC TEST`: the result goes to the file RESULT as JSON,
 // away from whatever the spec prints. {"absent": why} when mltk cannot be imported,
 // {"error": [lines]} when loading failed, else {"ssh": {key: value}} of every `ssh_*`
-// property the model's class has whose value is set (MLTK: `value or default`). It ends
-// with os._exit once the result is written: threads the spec left running do not hold it.
+// property the model's class has whose value is set (MLTK: `value or default`). Each result
+// also has "mltk_version": the imported mltk's __version__ ("" when it has none; the probe of
+// local_mltk_version reads the same), null when mltk does not import. It ends with os._exit
+// once the result is written: threads the spec left running do not hold it.
 constexpr char kDriver[] = R"(import json, os, sys, traceback
 result, spec, test = sys.argv[1], sys.argv[2], sys.argv[3] == '1'
 def load():
@@ -50,6 +53,8 @@ try:
 except BaseException as e:
     traceback.print_exc()
     outcome = {'error': (type(e).__name__ + ': ' + str(e)).strip().splitlines() or ['']}
+mltk = sys.modules.get('mltk')
+outcome['mltk_version'] = None if mltk is None else str(getattr(mltk, '__version__', ''))
 with open(result, 'w') as f:
     json.dump(outcome, f, default=str)
 sys.stdout.flush()
@@ -117,6 +122,16 @@ std::string ssh_document(const SpecLoad& load, nlohmann::json ssh,
     return nlohmann::json{{"ssh", kept}}.dump();
 }
 
+// What the load found of the local MLTK, for local_mltk_version (nothing when it said nothing).
+void remember_mltk_version(const SpecLoad& load, const nlohmann::json& doc) {
+    if (!doc.contains("mltk_version")) return;
+    const nlohmann::json& version = doc.at("mltk_version");
+    if (version.is_null())
+        remember_local_mltk_version(load.python, std::nullopt);
+    else if (version.is_string())
+        remember_local_mltk_version(load.python, version.get<std::string>());
+}
+
 }  // namespace
 
 SpecLoadOutcome run_spec_load(const SpecLoad& load, const std::atomic<bool>* stop) {
@@ -144,8 +159,10 @@ std::optional<std::string> mltk_spec_yaml(const SpecLoad& load, const std::set<s
     SpecLoadOutcome o = ahead && ahead->loads(load) ? ahead->take() : run_spec_load(load);
     const ChildResult& r = o.child;
     const std::deque<std::string>& tail = o.tail;
-    if (!r.started)
+    if (!r.started) {
+        remember_local_mltk_version(load.python, std::nullopt);  // the probe could not run either
         return no_mltk(load, "python3 cannot run: " + std::string(std::strerror(r.start_errno)));
+    }
     if (r.timed_out)
         load_failed(
             load,
@@ -160,6 +177,7 @@ std::optional<std::string> mltk_spec_yaml(const SpecLoad& load, const std::set<s
                     "did not load through MLTK: python3 ended with exit status " +
                         std::to_string(r.exit_code) + " and no result",
                     tail);
+    remember_mltk_version(load, doc);
     if (doc.contains("absent")) return no_mltk(load, "python3 cannot import mltk");
     if (doc.contains("error") && doc["error"].is_array() && !doc["error"].empty())
         load_failed(load, "failed to load through MLTK: " + doc["error"][0].get<std::string>(),

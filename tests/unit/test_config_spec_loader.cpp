@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "mlt/config/local_mltk.h"
 #include "mlt/config/settings.h"
 #include "mlt/config/spec_options.h"
 #include "mlt/util/error.h"
@@ -175,6 +176,19 @@ TEST_F(SpecLoaderTest, AnErrorInsideMltksImportIsTheSpecsLoadError) {
                      "'tensorflow_not_installed_here'"),
               std::string::npos)
         << e;
+}
+
+TEST_F(SpecLoaderTest, TheLoadTellsTheLocalMltkVersion) {
+    remember_local_mltk_version("python3", std::string("0.1.0"));
+    load("my_model.ssh_remote_dir = 'x'\n");
+    EXPECT_EQ(local_mltk_version(), "0.0.0+standin");  // tests/integration/mltk_standin/mltk
+    // A load with another interpreter (here one without MLTK) tells nothing of python3's.
+    ScopedEnv no_standin("PYTHONPATH", dir_);
+    SpecOptions options;
+    options.python = write("python3", "#!/bin/sh\nexec python3 -S \"$@\"\n");
+    std::filesystem::permissions(options.python, std::filesystem::perms::owner_all);
+    load("my_model.ssh_remote_dir = 'x'\n", {}, options);
+    EXPECT_EQ(local_mltk_version(), "0.0.0+standin");
 }
 
 }  // namespace
