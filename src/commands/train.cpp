@@ -226,6 +226,9 @@ class QuietLog : public Reporter {
 // no connection at all.
 bool passes_local_checks(ModelSettings m, const SshCommandLine& cli, const TrainOptions& o,
                          bool test) {
+    // The venv's packages are not checked: set, they keep the local MLTK's version unasked
+    // here, where the spec's load about to start reports it (one python3 start, not two).
+    if (!m.settings.venv_packages) m.settings.venv_packages.emplace();
     try {
         const RunContext c = context_of(std::move(m), cli, true);
         const TrainPlan plan = plan_node(c, cli, o, test);
