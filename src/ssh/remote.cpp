@@ -125,6 +125,10 @@ double SessionRemote::round_trip_s() const {
     return session_.round_trip_s();
 }
 
+double SessionRemote::login_cost_s() const {
+    return session_.login_cost_s();
+}
+
 std::vector<int> SessionRemote::stream_parallel(const std::vector<StreamJob>& jobs) {
     // One job goes as stream() does (its input may travel in the control shell), unless it
     // counts what the server took, which only an exec channel tells.

@@ -3,8 +3,10 @@
 #include "range_plan.h"
 
 #include <algorithm>
+#include <cmath>
 #include <thread>
 
+#include "channel_cost.h"
 #include "mlt/transfer/ranges.h"
 
 namespace mlt {
@@ -68,6 +70,34 @@ std::chrono::duration<double> window_for(const Remote& remote) {
     return std::chrono::duration<double>(std::clamp(5 * remote.round_trip_s(), 0.5, 2.0));
 }
 
+LinkPlan plan_links(const Remote& caller, uint64_t bytes, size_t ranges, uint64_t range_size,
+                    bool up, bool tuning, size_t most_links) {
+    const bool near = is_near(caller);
+    LinkPlan plan;
+    plan.channels = channels_per_link(near, up);
+    plan.links = tuning ? std::min(start_links(near), most_links) : most_links;
+    plan.per_command = ranges_per_command(near);
+    const LinkCosts costs = link_costs(caller);
+    if (!tuning || !costs.measured()) return plan;
+    const double rate = costs.channel_rate(up);
+    const size_t most_channels = std::min(plan.channels, std::max<size_t>(ranges, 1));
+    // Down, a lone command runs in the control shell, whose login was paid.
+    plan.channels = channels_worth(bytes, rate, kConnectionRate, costs.login_s, most_channels, !up);
+    // More links than the caller's only where they pay for their handshakes and logins.
+    const double one_link = std::min(static_cast<double>(plan.channels) * rate, kConnectionRate);
+    if (tuning && plan.links > 1 &&
+        !more_links_pay(bytes, one_link, 1, plan.links - 1, plan.channels, costs))
+        plan.links = 1;
+    if (plan.links > 1)
+        plan.channels = channels_worth(bytes / plan.links, rate, kConnectionRate, costs.login_s,
+                                       most_channels, !up);
+    // A command's ranges: enough that its login is at most a tenth of its time.
+    const double range_s = static_cast<double>(std::max<uint64_t>(range_size, 1)) / rate;
+    const double wanted = std::ceil(10 * costs.login_s / range_s);
+    plan.per_command = std::max(plan.per_command, static_cast<size_t>(std::min(wanted, 256.0)));
+    return plan;
+}
+
 }  // namespace transfer_detail
 
 using namespace transfer_detail;
@@ -97,7 +127,10 @@ bool ranges_pay(const Remote& remote, uint64_t size, const LinkPool* links) {
 bool uses_links(const Remote& remote, uint64_t size, const LinkPool* links) {
     if (!links || links->limit() == 0 || !ranges_pay(remote, size, links)) return false;
     const uint64_t range = range_size_for(size);
-    return (size + range - 1) / range > channels_per_link(is_near(remote), true);
+    const size_t ranges = static_cast<size_t>((size + range - 1) / range);
+    const LinkPlan plan =
+        plan_links(remote, size, ranges, range, true, links->tuning(), links->limit() + 1);
+    return plan.links > 1 && ranges > plan.channels;
 }
 
 }  // namespace mlt

@@ -44,6 +44,23 @@ size_t channels_per_link(bool near, bool up);
 size_t ranges_per_command(bool near);
 // The links `auto` starts with.
 size_t start_links(bool near);
+
+// How a transfer of ranges starts: the channels (commands side by side) on each link, the
+// links (connections, the caller's included) and the most ranges one command moves.
+struct LinkPlan {
+    size_t channels = 1;
+    size_t links = 1;
+    size_t per_command = 1;
+};
+// The plan for `bytes` in `ranges` ranges of `range_size` over `caller`'s link and up to
+// `most_links` - 1 more (`tuning`: auto, which starts with start_links and grows; else all
+// of them). With auto, where the caller's link measured what a new channel costs (a login),
+// the channels and links are those the cost model says pay back (channel_cost.h), never
+// more than channels_per_link and start_links, and a download command moves enough ranges
+// that its login is a tenth of its time at most; otherwise (a number of connections asked
+// for) the fixed rules above.
+LinkPlan plan_links(const Remote& caller, uint64_t bytes, size_t ranges, uint64_t range_size,
+                    bool up, bool tuning, size_t most_links);
 // The window over which `auto` measures the rate of a step.
 std::chrono::duration<double> window_for(const Remote& remote);
 

@@ -82,20 +82,32 @@ RangeRunner::RangeRunner(Remote& caller, LinkPool* pool, const std::atomic<uint6
       bytes_(bytes),
       done_(std::move(done)),
       near_(is_near(caller)),
+      upload_(up),
       channels_(channels_per_link(near_, up)),
-      per_command_(ranges_per_command(near_)) {}
+      per_command_(ranges_per_command(near_)),
+      costs_(link_costs(caller)) {}
 
 size_t RangeRunner::run(const std::vector<Range>& todo, const Move& move) {
     if (todo.empty()) return 0;
     queue_.assign(todo.begin(), todo.end());
-    if (!pool_ || pool_->limit() == 0 || todo.size() <= channels_) {
+    for (const Range& r : todo) bytes_left_ += r.length;
+    bytes_start_ = bytes_.load();
+    const size_t links = pool_ ? pool_->limit() + 1 : 1;
+    const LinkPlan plan = plan_links(caller_, bytes_left_, todo.size(), todo.front().length,
+                                     upload_, !pool_ || pool_->tuning(), links);
+    channels_ = plan.channels;
+    per_command_ = plan.per_command;
+    spdlog::debug(
+        "ranges: {} channel(s) a connection, {} connection(s) to start, {} range(s) a "
+        "command (a new channel costs {:.3f} s)",
+        channels_, plan.links, per_command_, costs_.login_s);
+    if (!pool_ || pool_->limit() == 0 || todo.size() <= channels_ || plan.links == 1) {
         move_all(move);
         return 1;
     }
     // The caller's own link (worker 0) moves ranges from the start; the side links join as
     // they connect, side by side.
-    const size_t links = pool_->limit() + 1;
-    allowed_ = pool_->tuning() ? std::min(start_links(near_), links) : links;
+    allowed_ = plan.links;
     settled_ = !pool_->tuning() || near_;  // growth: auto over a far link
     if (pool_->tuning() && settled_)
         spdlog::debug("ranges: {} connection(s) over a near link ({} local cores)", allowed_,
@@ -262,11 +274,19 @@ void RangeRunner::control(const Move& move) {
         // (opened during this step), so a step costs two windows.
         const size_t grow_to =
             std::min({2 * allowed_, links, allowed_ + queue_.size() / channels_});
-        if ((base_rate > 0 && rate < base_rate * kWorthGrowing) || grow_to <= allowed_) {
+        const uint64_t moved = bytes_.load() - bytes_start_;
+        const uint64_t left = bytes_left_ > moved ? bytes_left_ - moved : 0;
+        const bool pays =
+            grow_to > allowed_ &&
+            (!costs_.measured() ||
+             more_links_pay(left, rate, allowed_, grow_to - allowed_, channels_, costs_));
+        if ((base_rate > 0 && rate < base_rate * kWorthGrowing) || !pays) {
             settled_ = true;  // the links opened ahead give up
             changed_.notify_all();
             spdlog::debug("ranges: {} connections ({:.1f} MB/s){}", allowed_, rate / 1e6,
-                          grow_to > allowed_ ? "; more did not pay" : "");
+                          grow_to <= allowed_ ? ""
+                          : pays              ? "; more did not pay"
+                                              : "; more would not pay for their logins");
             continue;
         }
         base_rate = rate;

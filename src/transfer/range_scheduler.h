@@ -18,6 +18,7 @@
 #include <thread>
 #include <vector>
 
+#include "channel_cost.h"
 #include "mlt/ssh/remote.h"
 #include "mlt/transfer/link_pool.h"
 #include "mlt/util/error.h"
@@ -102,8 +103,12 @@ class RangeRunner {
     // The caller's link was near when the transfer began: its channels, links and growth
     // follow from that once (a round trip measured meanwhile changes none of them).
     const bool near_;
-    const size_t channels_;
-    const size_t per_command_;  // ranges_per_command
+    const bool upload_;
+    size_t channels_;           // per link (plan_links, once per run)
+    size_t per_command_;        // likewise
+    LinkCosts costs_;           // the caller's link's, for the growth
+    uint64_t bytes_left_ = 0;   // what the run has to move (for the growth)
+    uint64_t bytes_start_ = 0;  // bytes_ when it began
 };
 
 }  // namespace mlt::transfer_detail

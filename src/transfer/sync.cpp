@@ -14,6 +14,7 @@
 #include <optional>
 #include <thread>
 
+#include "channel_cost.h"
 #include "commands.h"
 #include "internal.h"
 #include "mlt/transfer/progress.h"
@@ -106,6 +107,17 @@ uint64_t local_size(const std::string& path) {
     return ::stat(path.c_str(), &st) == 0 ? static_cast<uint64_t>(st.st_size) : 0;
 }
 
+// Whether `bytes` in `streams` tar streams take longer over their channels than a
+// connection of their own takes to open (its handshake and its login): then they go beside
+// the ranges, else before them over the caller's link. Always, where no login was measured.
+bool beside_pays(const Remote& remote, uint64_t bytes, size_t streams) {
+    const transfer_detail::LinkCosts costs = transfer_detail::link_costs(remote);
+    if (!costs.measured()) return true;
+    return transfer_detail::finish_seconds(bytes, costs.channel_rate(true),
+                                           transfer_detail::kConnectionRate, streams, 0,
+                                           costs.login_s) > costs.connect_s();
+}
+
 // Sets `compress` on each file: a big one by its own samples, the small ones together.
 void judge_compression(std::vector<PlannedFile>& files, Compression compression) {
     if (compression == Compression::none) return;
@@ -125,8 +137,16 @@ void judge_compression(std::vector<PlannedFile>& files, Compression compression)
 
 }  // namespace
 
+size_t upload_streams_worth(const Remote& remote, uint64_t bytes, const LinkPool* links) {
+    const transfer_detail::LinkCosts costs = transfer_detail::link_costs(remote);
+    if ((links && !links->tuning()) || !costs.measured()) return kMaxUploadStreams;
+    return transfer_detail::channels_worth(bytes, costs.channel_rate(true),
+                                           transfer_detail::kConnectionRate, costs.login_s,
+                                           kMaxUploadStreams);
+}
+
 std::vector<UploadStream> plan_upload_streams(const std::vector<PlannedFile>& files,
-                                              Compression compression) {
+                                              Compression compression, size_t most_streams) {
     uint64_t total = 0, packed_bytes = 0;
     std::vector<size_t> packed, raw;  // indices into `files`
     for (size_t i = 0; i < files.size(); ++i) {
@@ -136,7 +156,7 @@ std::vector<UploadStream> plan_upload_streams(const std::vector<PlannedFile>& fi
         if (compress) packed_bytes += files[i].size;
     }
     const size_t n = static_cast<size_t>(
-        std::clamp<uint64_t>(total / kBytesPerUploadStream, 1, kMaxUploadStreams));
+        std::clamp<uint64_t>(total / kBytesPerUploadStream, 1, std::max<size_t>(most_streams, 1)));
     size_t n_packed = packed.empty() ? 0 : n, n_raw = raw.empty() ? 0 : n;
     if (!packed.empty() && !raw.empty()) {
         const double share =
@@ -286,14 +306,16 @@ SyncResult sync_up(Remote& remote, const std::map<std::string, std::vector<Uploa
                 streamed.push_back(file);
         }
         transfer_detail::check_items(ranged);
-        const std::vector<UploadStream> streams = plan_upload_streams(streamed, compression);
-        // Streams worth a connection of their own go beside the ranges (a few small files
-        // take less after them than a connection takes to open).
         uint64_t streamed_bytes = 0;
         for (const auto& file : streamed) streamed_bytes += file.size;
+        const std::vector<UploadStream> streams = plan_upload_streams(
+            streamed, compression, upload_streams_worth(remote, streamed_bytes, links));
+        // Streams worth a connection of their own go beside the ranges (a few small files
+        // take less after them than a connection takes to open).
         std::optional<StreamsBeside> beside;
         if (!ranged.empty() && streamed_bytes >= kBytesPerUploadStream && links &&
-            links->limit() >= 1)
+            links->limit() >= 1 &&
+            (!links->tuning() || beside_pays(remote, streamed_bytes, streams.size())))
             beside.emplace(*links, base, streams, progress);
         RangeOptions options;
         options.links = beside ? beside->rest() : links;

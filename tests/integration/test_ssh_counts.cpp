@@ -43,13 +43,22 @@ TEST_F(SshCountsTest, AColdAndAWarmRunOfSmallFilesUseOneChannel) {
     EXPECT_EQ(counts_of_train(), "1 connection, 1 channel, 1 remote command");
 }
 
-TEST_F(SshCountsTest, ABigFileGoesUpInTwoStreamsOverTheSameConnection) {
-    // 40 MiB that compress: the upload's two tar streams side by side (plan_upload_streams),
-    // each a channel of the one connection; a side connection would not pay on a near link.
+TEST_F(SshCountsTest, ABigFileGoesUpInOneStreamWhereMoreWouldNotPay) {
+    // 40 MiB that compress, and the spec: over a near link one tar stream moves as fast as
+    // several (one cipher a connection), so the cost model plans one; compressed it is small
+    // enough to go through the control shell.
     write_file(project() + "/data.txt", std::string(40u << 20, 'x'));
-    EXPECT_EQ(counts_of_train(), "1 connection, 3 channels, 3 remote commands");
+    EXPECT_EQ(counts_of_train(), "1 connection, 1 channel, 1 remote command");
     // Unchanged: nothing but the control shell.
     EXPECT_EQ(counts_of_train(), "1 connection, 1 channel, 1 remote command");
+    // A number of connections asked for: the fixed rules, a stream for each of the two
+    // changed files, side by side, each a channel of its own.
+    write_model_settings("m",
+                         "ssh:\n  train_cmd: \"sh {spec}\"\n  upload_files: [data.txt]\n"
+                         "  transfer: {connections: 1}\n");
+    write_shell_model("m", "echo log > \"$MLT_LOG_DIR/log.txt\"; echo trained; true\n");
+    write_file(project() + "/data.txt", std::string(40u << 20, 'y'));
+    EXPECT_EQ(counts_of_train(), "1 connection, 3 channels, 3 remote commands");
 }
 
 TEST_F(SshCountsTest, AProfileThatPrintsChangesNothing) {

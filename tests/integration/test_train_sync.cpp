@@ -20,7 +20,10 @@
 namespace mlt_test {
 namespace {
 
-const char* const kShellSidecar = "ssh:\n  train_cmd: \"sh {spec}\"\n";
+const std::string kShellSidecar = "ssh:\n  train_cmd: \"sh {spec}\"\n";
+// transfer.connections as a number: the fixed rules of streams and channels, not the cost
+// model's (which opens one stream over a near link).
+const char* const kFixedStreams = "  transfer: {connections: 1}\n";
 
 using Tree = std::vector<std::pair<std::string, std::string>>;  // relative path, content
 
@@ -41,11 +44,12 @@ class TrainSyncTest : public TrainTest {
   protected:
     std::string workspace() const { return sshd().dir() + "/ws"; }
     // Writes `files` as workspace() of a shell model `model` that echoes, and trains it
-    // with `mlt ssh -v train MODEL --workspace WS`.
-    ProcessResult train_workspace(const std::string& model, const Tree& files) {
+    // with `mlt ssh -v train MODEL --workspace WS`; `settings`: more lines of its sidecar.
+    ProcessResult train_workspace(const std::string& model, const Tree& files,
+                                  const std::string& settings = "") {
         write_tree(workspace(), files);
         write_shell_model(model, "echo trained\n");
-        write_model_settings(model, kShellSidecar);
+        write_model_settings(model, kShellSidecar + settings);
         write_user_settings();
         return mlt({"ssh", "-v", "train", model, "--workspace", workspace()});
     }
@@ -249,7 +253,9 @@ TEST_F(TrainSyncTest, ABigWorkspaceGoesInParallelStreams) {
     for (int i = 0; i < 40; ++i)
         files.push_back(
             {"src/m" + std::to_string(i) + " 'q'.py", "print(" + std::to_string(i) + ")\n"});
-    ProcessResult r = train_workspace("wide", files);
+    // A number of connections: the fixed rules, one stream per 8 MiB (with auto, a near link
+    // takes one: more would not pay for their logins).
+    ProcessResult r = train_workspace("wide", files, kFixedStreams);
     ASSERT_EQ(r.exit_code, 0) << describe(r) << job_state("wide");
     EXPECT_TRUE(has_text(r.out, "uploaded 45 file(s)")) << describe(r);
     EXPECT_TRUE(has_text(r.err, "in 4 stream(s)")) << describe(r);
@@ -292,7 +298,7 @@ TEST_F(TrainSyncFewChannelsTest, ParallelStreamsQueueWhenTheServerLimitsChannels
     for (int i = 0; i < 3; ++i)
         files.push_back(
             {"w" + std::to_string(i) + ".bin", mlt::test::noise_bytes(9 << 20, 11 + i)});
-    ProcessResult r = train_workspace("narrow", files);
+    ProcessResult r = train_workspace("narrow", files, kFixedStreams);
     ASSERT_EQ(r.exit_code, 0) << describe(r) << job_state("narrow");
     EXPECT_TRUE(has_text(r.err, "in 3 stream(s)")) << describe(r);
     EXPECT_TRUE(has_text(r.err, "refused another channel; at most 1 side by side")) << describe(r);

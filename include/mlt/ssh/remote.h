@@ -100,6 +100,9 @@ class Remote {
     // The quickest command round trip seen on this link so far, in seconds: -1 when none
     // was timed (then nothing is assumed about the link).
     virtual double round_trip_s() const { return -1; }
+    // What a new channel costs before its command runs (the login shell and its startup
+    // files), in seconds: -1 when it was not measured (then nothing is assumed).
+    virtual double login_cost_s() const { return -1; }
     // A hint: run() or stream() of exactly `command` and `input` comes soon, after the next
     // command; the transport may send it along with that one and keep the reply for it. Only
     // for a command whose running unasked does no harm (a listing, a log follow): it may run
@@ -142,6 +145,7 @@ class SessionRemote : public Remote {
     // data_stream held to the floor either way).
     std::vector<int> stream_parallel(const std::vector<StreamJob>& jobs) override;
     double round_trip_s() const override;
+    double login_cost_s() const override;
     // Session::shell_ahead.
     void run_ahead(const std::string& command, std::string input) override;
     // Session::shell_ahead, a guess.

@@ -72,12 +72,20 @@ struct PlannedFile {
 };
 
 // Splits the files to send into streams: n = bytes / kBytesPerUploadStream, at least 1, at
-// most kMaxUploadStreams; files to compress (with `compression`) and files to send as they
-// are get streams of their own, in proportion to their bytes; within each kind, the
+// most `most_streams` (kMaxUploadStreams, or fewer where the cost model says more streams do
+// not pay for their logins: upload_streams_worth); files to compress (with `compression`) and files
+// to send as they are get streams of their own, in proportion to their bytes; within each kind, the
 // biggest file goes first into the stream with the fewest bytes. Each stream keeps the
 // order the files came in; empty streams are left out.
 std::vector<UploadStream> plan_upload_streams(const std::vector<PlannedFile>& files,
-                                              Compression compression);
+                                              Compression compression,
+                                              size_t most_streams = kMaxUploadStreams);
+
+// The most tar streams worth opening for `bytes` over `remote`'s link: with `links` on auto
+// (or none), each is a channel whose login (Remote::login_cost_s) must pay back in time
+// saved (channel_cost.h); kMaxUploadStreams when that cost was not measured, or when a
+// number of connections was asked for.
+size_t upload_streams_worth(const Remote& remote, uint64_t bytes, const LinkPool* links = nullptr);
 
 // The compression for the next stream, asked only when a stream is about to start: e.g. the
 // train flow's one-time check of the remote (usable_compression).

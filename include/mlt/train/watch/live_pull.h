@@ -51,6 +51,7 @@ class StoppableRemote : public Remote {
                const OutputSink& on_stderr) override;
     std::vector<int> stream_parallel(const std::vector<StreamJob>& jobs) override;
     double round_trip_s() const override { return inner_.round_trip_s(); }
+    double login_cost_s() const override { return inner_.login_cost_s(); }
     void run_ahead(const std::string& command, std::string input) override {
         inner_.run_ahead(command, std::move(input));
     }

@@ -1,0 +1,63 @@
+#pragma once
+// What a channel and a connection cost on a link, and how many of them a transfer is worth
+// (docs/architecture.md, "What a channel costs"). Private to src/transfer/.
+//
+// Every channel that runs a command starts the account's login shell on the remote, which
+// reads its startup files (a ~/.bashrc that runs `pyenv init` or conda's hook: 0.1-1 s of
+// the remote's CPU). The control shell pays that once per connection; every further channel
+// pays it again. The model: a channel moves at most its window per round trip (sshd grants
+// 2 MiB to what goes up; mlt's own window down is kWindowRate times the round trip, up to
+// 16 MiB), a connection moves at most kConnectionRate (one core's cipher at each end), and
+// the logins of new channels run one after the other (a host with one core free: the worst
+// case, and the bench's --cpus split).
+
+#include <cstddef>
+#include <cstdint>
+
+#include "mlt/ssh/remote.h"
+
+namespace mlt::transfer_detail {
+
+// What one connection's cipher moves at most, both ends together (one core each): a bound
+// of the model, not a measure (loopback on 2 cores moved 240-376 MB/s).
+constexpr double kConnectionRate = 250e6;
+// The round trips a new connection takes before its first command can start (TCP, key
+// exchange, authentication, the channel open and exec), besides its login.
+constexpr double kConnectRoundTrips = 5;
+
+// What a link's channels cost, as the caller's link measured them.
+struct LinkCosts {
+    double round_trip_s = 0;  // the quickest reply (0 when none was timed)
+    double login_s = 0;       // a new channel's login (0 when not measured)
+    bool measured_login = false;
+    // Whether the login was measured (the control shell started): else the model is not used.
+    bool measured() const { return measured_login; }
+    // The most a channel moves a second: its window per round trip, up or down.
+    double channel_rate(bool up) const;
+    // What a new connection costs before its first command runs.
+    double connect_s() const { return kConnectRoundTrips * round_trip_s + login_s; }
+};
+
+// The costs `remote` measured (Remote::round_trip_s, Remote::login_cost_s).
+LinkCosts link_costs(const Remote& remote);
+
+// When `bytes` are all moved over `channels` channels of `rate` bytes a second each (at most
+// `cap` together), `open` of them running already and each other one starting `login_s`
+// after the one before (the first of them `login_s` from now).
+double finish_seconds(uint64_t bytes, double rate, double cap, size_t channels, size_t open,
+                      double login_s);
+
+// The fewest channels, 1 to `most`, that move `bytes` within 5 % of the soonest any number
+// does (finish_seconds). `alone_is_open`: a lone channel runs in the control shell, open
+// already (a download: a single command goes there), while several get new channels each.
+size_t channels_worth(uint64_t bytes, double rate, double cap, double login_s, size_t most,
+                      bool alone_is_open = false);
+
+// Whether `more` links beside `links` pay for themselves: the time left at `rate` (bytes a
+// second, measured or modelled) would shrink by more than the new links cost, counting
+// that they at best multiply the rate by (links + more) / links; each new link opens
+// `channels` channels (their logins one after the other).
+bool more_links_pay(uint64_t bytes_left, double rate, size_t links, size_t more, size_t channels,
+                    const LinkCosts& costs);
+
+}  // namespace mlt::transfer_detail
