@@ -7,6 +7,7 @@
 #include "mlt/util/error.h"
 #include "mlt/util/shell.h"
 #include "mlt/util/text.h"
+#include "remote_scripts.h"
 
 namespace mlt::ssh_detail {
 
@@ -71,6 +72,27 @@ std::string command_frame(const std::string& token, uint64_t serial, const std::
     else
         text += "printf " + printf_literal(input) + " | ( " + command + "\n)\n";
     return text + frame_end(token, serial);
+}
+
+std::string go_line(const std::string& token, uint64_t serial) {
+    return "go-" + token + "-" + std::to_string(serial);
+}
+
+std::string nogo_line(const std::string& token, uint64_t serial) {
+    return "nogo-" + token + "-" + std::to_string(serial);
+}
+
+std::string chunk_header(const std::string& token, uint64_t serial, size_t n) {
+    return token + "-" + std::to_string(serial) + " " + std::to_string(n) + "\n";
+}
+
+std::string streamed_frame(const std::string& token, uint64_t serial, const std::string& command) {
+    return "( " + shell_assignment("mlt_k", shell_quote(token + "-" + std::to_string(serial))) +
+           shell_assignment("mlt_go", shell_quote(go_line(token, serial))) +
+           shell_assignment("mlt_nogo", shell_quote(nogo_line(token, serial))) +
+           "mlt_st=" + std::to_string(kNoStream) + "\n" + std::string(scripts::ssh_streamed_frame) +
+           "mlt_chunks | { ( " + command +
+           "\n); mlt_s=$?; cat >/dev/null; exit \"$mlt_s\"; }\n)\n" + frame_end(token, serial);
 }
 
 }  // namespace mlt::ssh_detail

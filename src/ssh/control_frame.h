@@ -64,4 +64,20 @@ std::string frame_end(const std::string& token, uint64_t serial);
 std::string command_frame(const std::string& token, uint64_t serial, const std::string& command,
                           std::string_view input);
 
+// The text that runs `command` as frame `serial` with its stdin streamed after the text,
+// in chunks (chunk_header, then that many bytes; a chunk of 0 ends it). The frame first
+// checks that `head -c` reads no further than it writes (coreutils' does; BusyBox's may read
+// ahead): then it prints go_line and passes the chunks' bytes to the command; else it prints
+// nogo_line, reads nothing and ends with kNoStream. A chunk header without the frame's token
+// (out of step) kills the shell, so that no byte of the data is ever read as a command.
+// What the command leaves unread is read and dropped.
+std::string streamed_frame(const std::string& token, uint64_t serial, const std::string& command);
+// The first stdout line of a streamed frame (without its newline): go on, or none.
+std::string go_line(const std::string& token, uint64_t serial);
+std::string nogo_line(const std::string& token, uint64_t serial);
+// The header of a chunk of `n` bytes of a streamed frame's input.
+std::string chunk_header(const std::string& token, uint64_t serial, size_t n);
+// The status of a streamed frame that said nogo_line.
+constexpr int kNoStream = 125;
+
 }  // namespace mlt::ssh_detail

@@ -87,9 +87,6 @@ void require_commands(Session& session, const std::string& token, const std::str
         "mlt needs a POSIX shell there: ask the host's admin");
 }
 
-// Forgets the shell after an error (its output is out of step) or when it ended.
-// An open sent ahead stays for the next shell (a channel freed while its open is answered
-// would leave a session open on the server).
 // What the login took: from sending the control shell's start (`sent_at`) to its first
 // reply, less the round trips in that time (the exec request's, and the channel open's when
 // it was not sent ahead); `rtt` is the quickest reply so far (-1: none, taken as 0).
@@ -104,14 +101,6 @@ double login_cost(std::chrono::steady_clock::time_point sent_at, bool opened_ahe
         "startup files)",
         display, cost);
     return cost;
-}
-
-void drop_shell(ControlShell& sh) {
-    sh.channel.reset();
-    sh.ahead.clear();
-    sh.unasked.clear();
-    sh.out_rest.clear();
-    sh.err_rest.clear();
 }
 
 // Reads the reply to frame `n` into the sinks (null or empty: dropped), starting with what an
@@ -163,6 +152,14 @@ std::string frames(ControlShell& sh, const std::string& command, std::string_vie
 }
 
 }  // namespace
+
+void drop_shell(ControlShell& sh) {
+    sh.channel.reset();
+    sh.ahead.clear();
+    sh.unasked.clear();
+    sh.out_rest.clear();
+    sh.err_rest.clear();
+}
 
 void Session::open_shell_ahead() {
     ControlShell& sh = impl_->shell;

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "channel_io.h"
+#include "job_driver.h"
 #include "mlt/util/interrupt.h"
 #include "session_impl.h"
 
@@ -33,7 +34,7 @@ constexpr int kReopenWaitMs = 50;
 // output is read in between, so neither side can wait on the other. If the remote command
 // ends before it has read all its input (tar unable to start zstd), the rest is dropped: its
 // exit status and stderr say what happened, not a failed write.
-class ExecChannel {
+class ExecChannel : public JobDriver {
   public:
     // `exec`: the job's command runs on its channel (open_execs), its answer maybe not in yet.
     // `floor`: counts what a job that names a data stream moves.
@@ -47,6 +48,7 @@ class ExecChannel {
           answer_(exec.answer),
           sending_(static_cast<bool>(job.input)),
           floor_(job.data_stream.empty() ? nullptr : &floor),
+          taken_(job.on_taken),
           on_stdout_([this](std::string_view d) {
               if (floor_) floor_->moved(d.size());
               if (job_.on_stdout) job_.on_stdout(d);
@@ -58,14 +60,12 @@ class ExecChannel {
         }
     }
 
-    bool done() const { return done_; }
-    // A job that names a data stream: held to the floor while it runs.
-    bool data() const { return floor_ != nullptr; }
-    bool sending() const { return sending_; }
-    int exit_status() const { return exit_status_; }
+    bool done() const override { return done_; }
+    bool data() const override { return floor_ != nullptr; }
+    bool sending() const override { return sending_; }
+    int exit_status() const override { return exit_status_; }
 
-    // Sends as much input as the remote window takes; true if anything went.
-    bool send() {
+    bool send() override {
         ssh_channel ch = channel_.get();
         if (!sending_) return false;
         if (in_at_ == in_len_) {
@@ -93,7 +93,7 @@ class ExecChannel {
             return false;
         }
         stalled_ = false;
-        count_taken(window);
+        taken_.window(window);
         if (window == 0) return false;
         const uint32_t len = static_cast<uint32_t>(std::min<size_t>(window, in_len_ - in_at_));
         const int n = ssh_channel_write(ch, in_.data() + in_at_, len);
@@ -109,14 +109,13 @@ class ExecChannel {
             return false;
         }
         in_at_ += static_cast<size_t>(n);
-        written_ += static_cast<uint64_t>(n);
+        taken_.wrote(static_cast<uint64_t>(n));
         if (floor_) floor_->moved(static_cast<uint64_t>(n));  // the window goes as sshd takes
         return n > 0;
     }
 
-    // Reads what output is there (waiting up to `wait_ms` for it); sets done() once the
-    // command has ended and everything it sent was read. True if anything was read.
-    bool receive(ReadBuffer& buf, int wait_ms) {
+    // Sets done() once the command has ended and everything it sent was read.
+    bool receive(ReadBuffer& buf, int wait_ms) override {
         size_t got = 0;
         const bool drained = read_turn(s_, live_, channel_.get(), buf, wait_ms, on_stdout_,
                                        job_.on_stderr, display_, &got);
@@ -134,32 +133,18 @@ class ExecChannel {
             exit_status_ = exit_status_of(s_, live_, channel_.get(), display_);
             channel_.reset();
             done_ = true;
-            if (job_.on_taken && written_ > taken_) job_.on_taken(written_ - taken_);
+            taken_.end();
         }
         return got > 0;
     }
 
   private:
-    // Reports what the server has taken: what was written less what is still in flight, the
-    // largest window it granted less the window left now (sshd grants a fixed window again
-    // as it passes input on).
-    void count_taken(uint32_t window) {
-        if (!job_.on_taken) return;
-        most_window_ = std::max<uint64_t>(most_window_, window);
-        const uint64_t in_flight = std::min(most_window_ - window, written_);
-        if (written_ - in_flight > taken_) {
-            job_.on_taken(written_ - in_flight - taken_);
-            taken_ = written_ - in_flight;
-        }
-    }
-
     ssh_session s_;
     Liveness& live_;
     const std::string& display_;
     const StreamJob& job_;
     ChannelPtr channel_;
     int answer_;  // to the exec request: SSH_OK, or SSH_AGAIN while it has not come
-    uint64_t written_ = 0, taken_ = 0, most_window_ = 0;  // input: bytes (count_taken)
     std::vector<char> in_;
     size_t in_at_ = 0, in_len_ = 0;
     bool sending_;
@@ -167,7 +152,8 @@ class ExecChannel {
     std::chrono::steady_clock::time_point stalled_since_;
     bool done_ = false;
     int exit_status_ = -1;
-    FloorCheck* floor_;           // null: the job names no data stream
+    FloorCheck* floor_;  // null: the job names no data stream
+    TakenCount taken_;
     const OutputSink on_stdout_;  // job_.on_stdout, counted by floor_
 };
 
@@ -181,10 +167,19 @@ struct ChannelStarter {
     Liveness& live;
     const std::string& display;
     const std::vector<StreamJob>& jobs;
-    std::vector<std::unique_ptr<ExecChannel>>& channels;
+    std::vector<std::unique_ptr<JobDriver>>& channels;
     FloorCheck& floor;  // counts the jobs that name a data stream
     size_t limit;       // how many channels the server lets run side by side
     size_t next = 0;    // the first job not started yet
+
+    // Job i on an exec channel of its own, now (the control shell could not stream it).
+    std::unique_ptr<JobDriver> exec_for(size_t i) {
+        std::optional<Error> refused;
+        std::vector<StartedExec> execs = open_execs(s, live, {jobs[i].command}, display, refused);
+        if (execs.empty()) throw *refused;
+        return std::make_unique<ExecChannel>(s, live, display, jobs[i], std::move(execs.front()),
+                                             floor);
+    }
 
     void start_more() {
         size_t running = 0;
@@ -225,9 +220,10 @@ ExecResult Session::exec(const std::string& command, const InputSource& input,
     return exec_parallel({StreamJob{command, input, on_stdout, on_stderr, {}, {}}}).front();
 }
 
-std::vector<ExecResult> Session::exec_parallel(const std::vector<StreamJob>& jobs) {
+std::vector<ExecResult> Session::exec_parallel(const std::vector<StreamJob>& jobs,
+                                               bool through_shell) {
     ssh_session s = impl_->session.get();
-    std::vector<std::unique_ptr<ExecChannel>> channels(jobs.size());
+    std::vector<std::unique_ptr<JobDriver>> channels(jobs.size());
     // The data streams of this call are held to the floor together, named by the first.
     const auto named = std::find_if(jobs.begin(), jobs.end(),
                                     [](const StreamJob& j) { return !j.data_stream.empty(); });
@@ -235,6 +231,13 @@ std::vector<ExecResult> Session::exec_parallel(const std::vector<StreamJob>& job
                      impl_->display);
     ChannelStarter starter{s, impl_->live, impl_->display, jobs, channels, floor, jobs.size()};
     size_t& next = starter.next;
+    if (through_shell && !jobs.empty())
+        spdlog::trace("a stream through the control shell on {}: {}", impl_->display,
+                      usable_for_stream(impl_->shell) ? "yes" : "not now");
+    if (through_shell && !jobs.empty() && usable_for_stream(impl_->shell)) {
+        channels[0] = shell_stream(s, impl_->live, impl_->display, impl_->shell, jobs[0], floor);
+        next = 1;
+    }
     starter.start_more();
     // A pending Ctrl+C ends these commands (the caller decides what next).
     throw_if_interrupted();
@@ -269,6 +272,8 @@ std::vector<ExecResult> Session::exec_parallel(const std::vector<StreamJob>& job
         for (size_t i = 0; i < next; ++i) {
             if (channels[i]->done()) continue;
             received |= channels[i]->receive(buf, alone ? kPollMs : 0);
+            // Once its frame ended (the shell then stays in step for the next command).
+            if (channels[i]->refused() && channels[i]->done()) channels[i] = starter.exec_for(i);
             ended |= channels[i]->done();
             all_done &= channels[i]->done();
             data |= channels[i]->data() && !channels[i]->done();

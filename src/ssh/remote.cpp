@@ -106,7 +106,7 @@ int SessionRemote::stream_one(const StreamJob& job) {
             .exit_status;
     StreamJob rest = job;
     rest.input = input_from(head, job.input);
-    return session_.exec_parallel({rest}).front().exit_status;
+    return session_.exec_parallel({rest}, true).front().exit_status;
 }
 
 void SessionRemote::run_ahead(const std::string& command, std::string input) {
@@ -134,7 +134,7 @@ std::vector<int> SessionRemote::stream_parallel(const std::vector<StreamJob>& jo
     // counts what the server took, which only an exec channel tells.
     if (jobs.size() == 1 && !jobs.front().on_taken) return {stream_one(jobs.front())};
     std::vector<int> statuses;
-    for (const auto& r : session_.exec_parallel(jobs)) statuses.push_back(r.exit_status);
+    for (const auto& r : session_.exec_parallel(jobs, true)) statuses.push_back(r.exit_status);
     return statuses;
 }
 

@@ -35,9 +35,15 @@ struct ControlShell {
     // The open of its channel, sent ahead (Session::open_shell_ahead) and not answered yet.
     ssh_detail::ChannelPtr opening;
     bool unavailable = false;  // the server refused it: use exec channels instead
+    bool no_stream = false;    // its host's `head -c` reads ahead: no streamed frames
     // Set when the account runs no commands at all (nologin): every later command fails so.
     std::optional<Error> refusal;
 };
+
+// Forgets the shell after an error (its output is out of step) or when it ended; the next
+// command starts a new one (control_shell.cpp). An open sent ahead stays for the next shell
+// (a channel freed while its open is answered would leave a session open on the server).
+void drop_shell(ControlShell& sh);
 
 struct Session::Impl {
     ssh_detail::Liveness live;  // before `session`: libssh holds pointers into it

@@ -55,15 +55,14 @@ double finish_seconds(uint64_t bytes, double rate, double cap, size_t channels, 
 }
 
 size_t channels_worth(uint64_t bytes, double rate, double cap, double login_s, size_t most,
-                      bool alone_is_open) {
+                      size_t open) {
     most = std::max<size_t>(most, 1);
     std::vector<double> finish;
     for (size_t k = 1; k <= most; ++k)
-        finish.push_back(
-            finish_seconds(bytes, rate, cap, k, k == 1 && alone_is_open ? 1 : 0, login_s));
+        finish.push_back(finish_seconds(bytes, rate, cap, k, std::min(open, k), login_s));
     const double best = *std::min_element(finish.begin(), finish.end());
     size_t k = 1;
-    while (finish[k - 1] > best * 1.05) ++k;
+    while (finish[k - 1] > std::max(best * 1.05, best + kWorthSaving)) ++k;
     return k;
 }
 

@@ -9,7 +9,8 @@
 // 2 MiB to what goes up; mlt's own window down is kWindowRate times the round trip, up to
 // 16 MiB), a connection moves at most kConnectionRate (one core's cipher at each end), and
 // the logins of new channels run one after the other (a host with one core free: the worst
-// case, and the bench's --cpus split).
+// case, and the bench's --cpus split). Over the caller's link the first command of a
+// transfer runs in the control shell, whose login was paid (Session::exec_parallel).
 
 #include <cstddef>
 #include <cstdint>
@@ -18,9 +19,11 @@
 
 namespace mlt::transfer_detail {
 
-// What one connection's cipher moves at most, both ends together (one core each): a bound
-// of the model, not a measure (loopback on 2 cores moved 240-376 MB/s).
-constexpr double kConnectionRate = 250e6;
+// What one connection is taken to move at most: 1 Gbit/s, a rented host's usual link (one
+// core's cipher at each end moved 240-376 MB/s over loopback on 2 cores). A bound of the
+// model, not a measure: a link that moves more is found by the growth of `auto`, which
+// measures (range_scheduler.h); more channels than reach it never pay.
+constexpr double kConnectionRate = 125e6;
 // The round trips a new connection takes before its first command can start (TCP, key
 // exchange, authentication, the channel open and exec), besides its login.
 constexpr double kConnectRoundTrips = 5;
@@ -47,11 +50,14 @@ LinkCosts link_costs(const Remote& remote);
 double finish_seconds(uint64_t bytes, double rate, double cap, size_t channels, size_t open,
                       double login_s);
 
-// The fewest channels, 1 to `most`, that move `bytes` within 5 % of the soonest any number
-// does (finish_seconds). `alone_is_open`: a lone channel runs in the control shell, open
-// already (a download: a single command goes there), while several get new channels each.
+// Less than this saved is not worth a channel more, whatever the share.
+constexpr double kWorthSaving = 0.1;
+
+// The fewest channels, 1 to `most`, that move `bytes` within 5 % (or kWorthSaving) of the
+// soonest any number does (finish_seconds); `open` of them run already (over the caller's link, the
+// first command goes through its control shell, whose login was paid: Session::exec_parallel).
 size_t channels_worth(uint64_t bytes, double rate, double cap, double login_s, size_t most,
-                      bool alone_is_open = false);
+                      size_t open = 0);
 
 // Whether `more` links beside `links` pay for themselves: the time left at `rate` (bytes a
 // second, measured or modelled) would shrink by more than the new links cost, counting

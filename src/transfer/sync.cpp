@@ -140,9 +140,10 @@ void judge_compression(std::vector<PlannedFile>& files, Compression compression)
 size_t upload_streams_worth(const Remote& remote, uint64_t bytes, const LinkPool* links) {
     const transfer_detail::LinkCosts costs = transfer_detail::link_costs(remote);
     if ((links && !links->tuning()) || !costs.measured()) return kMaxUploadStreams;
+    // The first stream goes through the control shell (Session::exec_parallel).
     return transfer_detail::channels_worth(bytes, costs.channel_rate(true),
                                            transfer_detail::kConnectionRate, costs.login_s,
-                                           kMaxUploadStreams);
+                                           kMaxUploadStreams, 1);
 }
 
 std::vector<UploadStream> plan_upload_streams(const std::vector<PlannedFile>& files,
@@ -158,7 +159,17 @@ std::vector<UploadStream> plan_upload_streams(const std::vector<PlannedFile>& fi
     const size_t n = static_cast<size_t>(
         std::clamp<uint64_t>(total / kBytesPerUploadStream, 1, std::max<size_t>(most_streams, 1)));
     size_t n_packed = packed.empty() ? 0 : n, n_raw = raw.empty() ? 0 : n;
-    if (!packed.empty() && !raw.empty()) {
+    if (!packed.empty() && !raw.empty() && most_streams <= 1) {
+        // One stream only (a second would not pay for its login): the kind with more bytes
+        // sets its compression.
+        const bool compress = 2 * packed_bytes >= total;
+        (compress ? packed : raw)
+            .insert((compress ? packed : raw).end(), (compress ? raw : packed).begin(),
+                    (compress ? raw : packed).end());
+        (compress ? raw : packed).clear();
+        n_packed = compress ? 1 : 0;
+        n_raw = compress ? 0 : 1;
+    } else if (!packed.empty() && !raw.empty()) {
         const double share =
             total ? static_cast<double>(packed_bytes) / static_cast<double>(total) : 0.5;
         n_packed =

@@ -3,9 +3,12 @@
 // and a warm run, with small files and with one big file, are pinned here, so that a change
 // that opens more is seen; and a profile that prints to stdout or stderr changes nothing.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
+#include <filesystem>
 #include <string>
 
+#include "../common/test_bytes.h"
 #include "harness/expect.h"
 #include "harness/files.h"
 #include "harness/train_fixture.h"
@@ -52,13 +55,59 @@ TEST_F(SshCountsTest, ABigFileGoesUpInOneStreamWhereMoreWouldNotPay) {
     // Unchanged: nothing but the control shell.
     EXPECT_EQ(counts_of_train(), "1 connection, 1 channel, 1 remote command");
     // A number of connections asked for: the fixed rules, a stream for each of the two
-    // changed files, side by side, each a channel of its own.
+    // changed files, side by side: the first through the control shell, the other on a
+    // channel of its own.
     write_model_settings("m",
                          "ssh:\n  train_cmd: \"sh {spec}\"\n  upload_files: [data.txt]\n"
                          "  transfer: {connections: 1}\n");
     write_shell_model("m", "echo log > \"$MLT_LOG_DIR/log.txt\"; echo trained; true\n");
     write_file(project() + "/data.txt", std::string(40u << 20, 'y'));
-    EXPECT_EQ(counts_of_train(), "1 connection, 3 channels, 3 remote commands");
+    EXPECT_EQ(counts_of_train(), "1 connection, 2 channels, 2 remote commands");
+}
+
+TEST_F(SshCountsTest, AStreamThatDoesNotFitACommandGoesThroughTheControlShell) {
+    // 1 MiB that does not compress: more than the control shell's inline input, so before the
+    // stream took a channel of its own (a login more); now it follows its frame in chunks.
+    const std::string data = mlt::test::noise_bytes(1u << 20, 5);
+    write_file(project() + "/data.txt", data);
+    EXPECT_EQ(counts_of_train(), "1 connection, 1 channel, 1 remote command");
+    EXPECT_TRUE(read_or_empty(remote() + "/data.txt") == data);
+    // The shell goes on in step: the next run's commands are its frames, as always.
+    write_file(project() + "/data.txt", data + "more");
+    EXPECT_EQ(counts_of_train(), "1 connection, 1 channel, 1 remote command");
+    EXPECT_TRUE(read_or_empty(remote() + "/data.txt") == data + "more");
+}
+
+TEST_F(SshCountsTest, AHostWhoseHeadReadsAheadGetsTheStreamOverAChannel) {
+    // A `head -c` that reads past its count (this machine's BusyBox) would leave the chunks
+    // out of step: the frame finds out before any data goes, and the stream takes a channel.
+    const std::string bin = sshd().remote_home() + "/bin";
+    make_dir(bin, 0755);
+    ASSERT_EQ(::symlink("/bin/busybox", (bin + "/head").c_str()), 0);
+    write_file(sshd().remote_home() + "/.bashrc", "PATH=\"$HOME/bin:$PATH\"\n");
+    const std::string data = mlt::test::noise_bytes(1u << 20, 6);
+    write_file(project() + "/data.txt", data);
+    EXPECT_EQ(counts_of_train(), "1 connection, 2 channels, 2 remote commands");
+    EXPECT_TRUE(read_or_empty(remote() + "/data.txt") == data);
+}
+
+TEST_F(SshCountsTest, AStreamWhoseCommandFailsNeverRunsItsDataAsCommands) {
+    // The upload's unpacking fails at once (a directory where its file goes), and the chunks
+    // still come: they are read and dropped, never read by the shell as commands (the file
+    // is one), and the next command of the shell runs as it should.
+    const std::string marker = sshd().dir() + "/ran-as-a-command";
+    std::string lines;
+    while (lines.size() < (2u << 20)) lines += "touch '" + marker + "'\n";
+    write_file(project() + "/data.txt", lines + mlt::test::noise_bytes(1u << 20, 7));
+    std::filesystem::create_directories(remote() + "/data.txt/inside");
+    const ProcessResult r = mlt({"ssh", "train", "m", "-v"});
+    EXPECT_EQ(r.exit_code, 1) << describe(r);
+    EXPECT_TRUE(has_text(r.err, "data.txt")) << describe(r);
+    EXPECT_FALSE(path_exists(marker));
+    ASSERT_EQ(::rmdir((remote() + "/data.txt/inside").c_str()), 0);
+    ASSERT_EQ(::rmdir((remote() + "/data.txt").c_str()), 0);
+    EXPECT_EQ(counts_of_train(), "1 connection, 1 channel, 1 remote command");
+    EXPECT_FALSE(path_exists(marker));
 }
 
 TEST_F(SshCountsTest, AProfileThatPrintsChangesNothing) {

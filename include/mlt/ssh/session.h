@@ -144,7 +144,11 @@ class Session {
     // out before the first answer is awaited, then every exec request, so N commands start
     // in two round trips, not 2N. A server that refuses a channel once some run (sshd's
     // MaxSessions) gets the rest as others end. Returns the results in the order of `jobs`.
-    std::vector<ExecResult> exec_parallel(const std::vector<StreamJob>& jobs);
+    // `through_shell`: the first job goes through the control shell instead, its input
+    // streamed in chunks behind its frame (no channel, no login), when the shell runs with
+    // nothing outstanding and its host's `head -c` reads exactly (else a channel of its own).
+    std::vector<ExecResult> exec_parallel(const std::vector<StreamJob>& jobs,
+                                          bool through_shell = false);
 
     // Runs `command` in the session's control shell: one remote `sh`, started on first use,
     // that runs commands one after another, so each costs one round trip instead of a channel

@@ -73,10 +73,11 @@ struct PlannedFile {
 
 // Splits the files to send into streams: n = bytes / kBytesPerUploadStream, at least 1, at
 // most `most_streams` (kMaxUploadStreams, or fewer where the cost model says more streams do
-// not pay for their logins: upload_streams_worth); files to compress (with `compression`) and files
-// to send as they are get streams of their own, in proportion to their bytes; within each kind, the
-// biggest file goes first into the stream with the fewest bytes. Each stream keeps the
-// order the files came in; empty streams are left out.
+// not pay for their logins: upload_streams_worth); files to compress (with `compression`)
+// and files to send as they are get streams of their own, in proportion to their bytes
+// (with `most_streams` 1, one stream, compressed when most of the bytes compress); within
+// each kind, the biggest file goes first into the stream with the fewest bytes. Each stream
+// keeps the order the files came in; empty streams are left out.
 std::vector<UploadStream> plan_upload_streams(const std::vector<PlannedFile>& files,
                                               Compression compression,
                                               size_t most_streams = kMaxUploadStreams);

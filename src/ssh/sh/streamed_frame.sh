@@ -1,0 +1,25 @@
+# The start of a control-shell frame whose stdin streams after its text (streamed_frame in
+# control_frame.cpp; docs/remote-protocol.md, "Streams through the control shell"). Inputs:
+# mlt_k (the frame's token and serial, which starts every chunk header), mlt_go and mlt_nogo
+# (the first line it prints), mlt_st (the status without a stream).
+# The data may follow only once mlt_go is out: the shell above has read the frame's text by
+# then and nothing else, and the chunks are read here with `read` (a byte at a time) and
+# `head -c`, which must read no further than it writes: a head that reads ahead would leave
+# the stream out of step, so without one nothing is streamed. A header out of step kills the
+# shell ($$ is the shell's own pid in a subshell too): no byte of the data is ever read as a
+# command.
+if [ "$(printf ab | { head -c 1 >/dev/null; cat; })" != b ]; then
+  printf '%s\n' "$mlt_nogo"
+  exit "$mlt_st"
+fi
+printf '%s\n' "$mlt_go"
+mlt_chunks() {
+  while IFS=' ' read -r mlt_t mlt_n; do
+    [ "$mlt_t" = "$mlt_k" ] || { kill -9 $$; exit 1; }
+    case $mlt_n in
+      0) return 0 ;;
+      '' | *[!0-9]*) kill -9 $$; exit 1 ;;
+    esac
+    head -c "$mlt_n"
+  done
+}
