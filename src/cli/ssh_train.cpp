@@ -121,9 +121,10 @@ void add_train_options(CLI::App& app, TrainOptions& o, SshCommandLine& cli, int&
     app.add_option_function<std::string>(
            "--connections",
            [&o](const std::string& n) { o.connections = n == "auto" ? 0 : std::stoi(n); },
-           "SSH connections a file of 32 MiB or more moves over as ranges: auto (2, more while "
-           "it pays, up to 8; over a near link one per two local cores, and ranges only from 256 "
-           "MiB) or N (default: setting transfer.connections, auto)")
+           "SSH connections a file of 32 MiB or more moves over as ranges: auto (as many, and "
+           "as many channels, as pay for the host's login cost, up to 8; over a near link at "
+           "most one per two local cores, and ranges only from 256 MiB) or N (default: setting "
+           "transfer.connections, auto)")
         ->type_name("auto|N")
         ->check([](const std::string& n) {
             return n == "auto" || parse_decimal(n, 1, 8)

@@ -48,10 +48,14 @@ const std::vector<FieldDecl>& transfer_fields() {
     static const std::vector<FieldDecl> kFields = {
         choice("connections", {"auto", "1", "2", "3", "4", "5", "6", "7", "8"}, "`auto`", "4",
                "SSH connections (the run's own included) a file of 32 MiB or more moves over, as "
-               "ranges side by side (as `--connections`): `auto` starts with 2 and doubles them "
-               "while the rate still gains 10 %, up to 8; over a near link (round trip under 16 "
-               "ms) it uses one per two local cores (1 to 8) and ranges only from 256 MiB; a "
-               "connection the server refuses (MaxStartups) is no error",
+               "ranges side by side (as `--connections`): `auto` opens the channels, streams and "
+               "connections that pay for the host's login cost (measured on its first channel; "
+               "docs/architecture.md, \"What a channel costs\"), starting with 2 connections "
+               "where they pay and doubling them while the rate still gains 10 % and the time "
+               "saved exceeds the new logins, up to 8; over a near link (round trip under 16 ms) "
+               "at most one per two local cores (1 to 8), and ranges only from 256 MiB; N: N "
+               "connections and the fixed counts of channels and streams; a connection the "
+               "server refuses (MaxStartups) is no error",
                nullptr),
         integer("min_rate", "`65536`", "16384",
                 "the floor under every data stream (a tar stream, a range, a file fetch), in "

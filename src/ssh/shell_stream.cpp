@@ -41,7 +41,12 @@ class ShellStream : public JobDriver {
         err_.start(marker_prefix(sh.token, serial_), &to_err_);
         const std::string text = streamed_frame(sh.token, serial_, job.command);
         spdlog::trace("shell on {} (streamed): {}", display_, job.command);
-        write_all(s_, live_, sh.channel.get(), text.data(), text.size(), display_);
+        try {
+            write_all(s_, live_, sh.channel.get(), text.data(), text.size(), display_);
+        } catch (...) {
+            drop_shell(sh);  // a frame written in part: the shell is out of step
+            throw;
+        }
     }
 
     ~ShellStream() override {
@@ -104,13 +109,9 @@ class ShellStream : public JobDriver {
         if (!going_ && !refused_) {
             first_.append(d);
             const size_t nl = first_.find('\n');
-            if (nl == std::string::npos) {
-                if (first_.size() > 256)
-                    throw remote_error("the control shell on " + display_ +
-                                       " answered a stream with something else");
-                return;
-            }
-            const std::string line = first_.substr(0, nl);
+            const bool long_line = nl == std::string::npos && first_.size() > 256;
+            if (nl == std::string::npos && !long_line) return;
+            const std::string line = long_line ? std::string() : first_.substr(0, nl);
             spdlog::trace("the stream's frame on {} says: {}", display_, printable(line));
             if (line == go_line(sh_.token, serial_)) {
                 going_ = true;
