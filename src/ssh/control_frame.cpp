@@ -87,12 +87,13 @@ std::string chunk_header(const std::string& token, uint64_t serial, size_t n) {
 }
 
 std::string streamed_frame(const std::string& token, uint64_t serial, const std::string& command) {
+    // One command line: `)` and the end marker on the same line (see streamed_frame.sh).
     return "( " + shell_assignment("mlt_k", shell_quote(token + "-" + std::to_string(serial))) +
            shell_assignment("mlt_go", shell_quote(go_line(token, serial))) +
            shell_assignment("mlt_nogo", shell_quote(nogo_line(token, serial))) +
-           "mlt_st=" + std::to_string(kNoStream) + "\n" + std::string(scripts::ssh_streamed_frame) +
-           "mlt_chunks | { ( " + command +
-           "\n); mlt_s=$?; cat >/dev/null; exit \"$mlt_s\"; }\n)\n" + frame_end(token, serial);
+           shell_assignment("mlt_st", std::to_string(kNoStream)) +
+           shell_assignment("mlt_cmd", shell_quote(command)) +
+           std::string(scripts::ssh_streamed_frame) + "); " + frame_end(token, serial);
 }
 
 }  // namespace mlt::ssh_detail

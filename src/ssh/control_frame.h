@@ -65,12 +65,13 @@ std::string command_frame(const std::string& token, uint64_t serial, const std::
                           std::string_view input);
 
 // The text that runs `command` as frame `serial` with its stdin streamed after the text,
-// in chunks (chunk_header, then that many bytes; a chunk of 0 ends it). The frame first
-// checks that `head -c` reads no further than it writes (coreutils' does; BusyBox's may read
+// in chunks (chunk_header, then that many bytes; a chunk of 0 ends it), as one command line
+// (a shell that reads a byte at a time has all of it before it runs). The frame first checks
+// that `head -c` reads no further than it writes (coreutils' does; BusyBox's may read
 // ahead): then it prints go_line and passes the chunks' bytes to the command; else it prints
-// nogo_line, reads nothing and ends with kNoStream. A chunk header without the frame's token
-// (out of step) kills the shell, so that no byte of the data is ever read as a command.
-// What the command leaves unread is read and dropped.
+// nogo_line, reads nothing and ends with kNoStream. Anything but a clean end of the chunks
+// (a header out of step, a reader that died) kills the shell, so that no byte of the data is
+// ever read as a command. What the command leaves unread is read and dropped.
 std::string streamed_frame(const std::string& token, uint64_t serial, const std::string& command);
 // The first stdout line of a streamed frame (without its newline): go on, or none.
 std::string go_line(const std::string& token, uint64_t serial);

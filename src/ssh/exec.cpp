@@ -157,6 +157,18 @@ class ExecChannel : public JobDriver {
     const OutputSink on_stdout_;  // job_.on_stdout, counted by floor_
 };
 
+// A job waiting for a channel of its own (the control shell could not stream it).
+class WaitingJob : public JobDriver {
+  public:
+    bool done() const override { return false; }
+    bool data() const override { return false; }
+    bool sending() const override { return false; }
+    int exit_status() const override { return -1; }
+    bool send() override { return false; }
+    bool receive(ReadBuffer&, int) override { return false; }
+    bool holds_channel() const override { return false; }
+};
+
 // Starts the jobs of one exec_parallel while there is room, their channels side by side
 // (open_execs). A server that refuses a channel beyond the ones running (sshd's MaxSessions)
 // sets the limit: the rest start as others end. sshd frees a closed channel's slot a moment
@@ -168,26 +180,62 @@ struct ChannelStarter {
     const std::string& display;
     const std::vector<StreamJob>& jobs;
     std::vector<std::unique_ptr<JobDriver>>& channels;
-    FloorCheck& floor;  // counts the jobs that name a data stream
-    size_t limit;       // how many channels the server lets run side by side
-    size_t next = 0;    // the first job not started yet
+    FloorCheck& floor;               // counts the jobs that name a data stream
+    size_t limit;                    // how many channels the server lets run side by side
+    size_t next = 0;                 // the first job not started yet
+    std::vector<size_t> again = {};  // jobs the control shell gave back, for channels of their own
+    std::chrono::steady_clock::time_point began = std::chrono::steady_clock::now();
 
-    // Job i on an exec channel of its own, now (the control shell could not stream it).
-    std::unique_ptr<JobDriver> exec_for(size_t i) {
-        std::optional<Error> refused;
-        std::vector<StartedExec> execs = open_execs(s, live, {jobs[i].command}, display, refused);
-        if (execs.empty()) throw *refused;
-        return std::make_unique<ExecChannel>(s, live, display, jobs[i], std::move(execs.front()),
-                                             floor);
+    // Whether job i may start now (StreamJob::start_after_s).
+    bool due(size_t i) const {
+        return std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count() >=
+               jobs[i].start_after_s;
+    }
+    // Something waits that may start now: a job given back, or one whose time has come.
+    bool pending_due() const {
+        return !again.empty() || (next < jobs.size() && jobs[next].start_after_s > 0 && due(next));
+    }
+
+    // Job i, given back by the control shell, goes on a channel of its own as there is room.
+    void give_back(size_t i) {
+        channels[i] = std::make_unique<WaitingJob>();
+        again.push_back(i);
+    }
+
+    // A refused channel open, `running` of ours running: true to ask again (a slot not freed
+    // yet while nothing of ours runs; a few times), else the server's limit is set.
+    bool ask_again(const Error& refused, size_t running, int& retries) {
+        if (running == 0) {
+            if (++retries > kReopenRetries) throw refused;
+            std::this_thread::sleep_for(std::chrono::milliseconds(kReopenWaitMs));
+            return true;
+        }
+        limit = running;
+        spdlog::debug("{} refused another channel; at most {} side by side", display, limit);
+        return false;
     }
 
     void start_more() {
         size_t running = 0;
-        for (size_t i = 0; i < next; ++i) running += channels[i]->done() ? 0 : 1;
+        for (size_t i = 0; i < next; ++i) running += channels[i]->holds_channel() ? 1 : 0;
         int retries = 0;
-        while (next < jobs.size() && running < limit) {
+        while (!again.empty() && running < limit) {
+            std::optional<Error> refused;
+            std::vector<StartedExec> execs =
+                open_execs(s, live, {jobs[again.front()].command}, display, refused);
+            if (execs.empty()) {
+                if (ask_again(*refused, running, retries)) continue;
+                return;
+            }
+            channels[again.front()] = std::make_unique<ExecChannel>(
+                s, live, display, jobs[again.front()], std::move(execs.front()), floor);
+            again.erase(again.begin());
+            ++running;
+        }
+        while (next < jobs.size() && running < limit && due(next)) {
             std::vector<std::string> commands;
-            for (size_t i = next; i < jobs.size() && running + commands.size() < limit; ++i)
+            for (size_t i = next; i < jobs.size() && running + commands.size() < limit && due(i);
+                 ++i)
                 commands.push_back(jobs[i].command);
             // Only a refusal (kind remote) is about the channel limit; a lost or silent link
             // throws, and is the caller's.
@@ -198,16 +246,9 @@ struct ChannelStarter {
                 ++next;
                 ++running;
             }
-            if (!refused) continue;
             // Nothing of ours runs (also before the first job): a slot sshd has not freed
             // yet, from a channel that just closed. Asked again a few times.
-            if (running == 0) {
-                if (++retries > kReopenRetries) throw *refused;
-                std::this_thread::sleep_for(std::chrono::milliseconds(kReopenWaitMs));
-                continue;
-            }
-            limit = running;
-            spdlog::debug("{} refused another channel; at most {} side by side", display, limit);
+            if (!refused || ask_again(*refused, running, retries)) continue;
             return;
         }
     }
@@ -273,14 +314,14 @@ std::vector<ExecResult> Session::exec_parallel(const std::vector<StreamJob>& job
             if (channels[i]->done()) continue;
             received |= channels[i]->receive(buf, alone ? kPollMs : 0);
             // Once its frame ended (the shell then stays in step for the next command).
-            if (channels[i]->refused() && channels[i]->done()) channels[i] = starter.exec_for(i);
+            if (channels[i]->refused() && channels[i]->done()) starter.give_back(i);
             ended |= channels[i]->done();
             all_done &= channels[i]->done();
             data |= channels[i]->data() && !channels[i]->done();
         }
         if (data) floor.check();
         if (all_done && next == jobs.size()) break;
-        if (ended || all_done) starter.start_more();
+        if (ended || all_done || starter.pending_due()) starter.start_more();
     }
     std::vector<ExecResult> results;
     for (auto& c : channels) {

@@ -33,6 +33,8 @@ class JobDriver {
     virtual bool receive(ReadBuffer& buf, int wait_ms) = 0;
     // The job did not run here and must go elsewhere (a control shell that cannot stream).
     virtual bool refused() const { return false; }
+    // Whether it holds a channel of its own (counted against the server's MaxSessions).
+    virtual bool holds_channel() const { return !done(); }
 };
 
 // Reports to a StreamJob's on_taken what the server has taken of its input: what was

@@ -60,6 +60,7 @@ class ShellStream : public JobDriver {
     bool sending() const override { return sending_; }
     int exit_status() const override { return status_; }
     bool refused() const override { return refused_; }
+    bool holds_channel() const override { return false; }  // the control shell's
 
     bool send() override {
         if (!going_ || !sending_ || done_) return false;
@@ -70,7 +71,15 @@ class ShellStream : public JobDriver {
         if (window == 0) return false;
         const uint32_t len = static_cast<uint32_t>(std::min<size_t>(window, pending_.size() - at_));
         const int n = ssh_channel_write(ch, pending_.data() + at_, len);
-        if (n == SSH_ERROR) throw channel_error(s_, "cannot send input to " + display_);
+        if (n == SSH_ERROR) {
+            // The shell ended (killed when its stream went out of step): its close and status
+            // are read next, as for a command that stopped reading.
+            if (!ssh_is_connected(s_)) throw channel_error(s_, "cannot send input to " + display_);
+            spdlog::debug("a stream through the control shell on {} stopped: {}", display_,
+                          last_error(s_));
+            sending_ = false;
+            return false;
+        }
         at_ += static_cast<size_t>(n);
         // What went of the chunk's bytes (its headers counted as nothing).
         const size_t data_at = std::min(at_ > header_ ? at_ - header_ : 0, payload_);
@@ -95,9 +104,15 @@ class ShellStream : public JobDriver {
             status_ = out_.status();
             finish();
         } else if (drained) {
-            // sh itself ended (killed when its input went out of step): dropped.
+            // sh itself ended (killed when its input went out of step): dropped, and the
+            // session's later streams take channels of their own.
             status_ = exit_status_of(s_, live_, sh_.channel.get(), display_);
+            spdlog::debug(
+                "the control shell on {} ended during a stream (exit status {}); "
+                "streams go over channels of their own",
+                display_, status_);
             drop_shell(sh_);
+            sh_.no_stream = true;
             finish();
         }
         return got > 0;

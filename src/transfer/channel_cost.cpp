@@ -27,6 +27,10 @@ double LinkCosts::channel_rate(bool up) const {
     return std::min(window / rtt, kConnectionRate);
 }
 
+double LinkCosts::connect_s() const {
+    return kConnectRoundTrips * (round_trip_s > 0 ? round_trip_s : kUnknownRoundTrip) + login_s;
+}
+
 LinkCosts link_costs(const Remote& remote) {
     LinkCosts c;
     c.round_trip_s = std::max(0.0, remote.round_trip_s());
@@ -36,12 +40,13 @@ LinkCosts link_costs(const Remote& remote) {
 }
 
 double finish_seconds(uint64_t bytes, double rate, double cap, size_t channels, size_t open,
-                      double login_s) {
+                      double login_s, size_t cores) {
+    cores = std::max<size_t>(cores, 1);
     if (bytes == 0) return 0;
     if (channels == 0 || rate <= 0) return std::numeric_limits<double>::infinity();
     std::vector<double> starts;
     for (size_t i = 0; i < channels; ++i)
-        starts.push_back(i < open ? 0.0 : static_cast<double>(i - open + 1) * login_s);
+        starts.push_back(i < open ? 0.0 : static_cast<double>((i - open) / cores + 1) * login_s);
     double t = 0, left = static_cast<double>(bytes);
     for (size_t i = 0; i < starts.size(); ++i) {
         t = std::max(t, starts[i]);
@@ -55,11 +60,11 @@ double finish_seconds(uint64_t bytes, double rate, double cap, size_t channels, 
 }
 
 size_t channels_worth(uint64_t bytes, double rate, double cap, double login_s, size_t most,
-                      size_t open) {
+                      size_t open, size_t cores) {
     most = std::max<size_t>(most, 1);
     std::vector<double> finish;
     for (size_t k = 1; k <= most; ++k)
-        finish.push_back(finish_seconds(bytes, rate, cap, k, std::min(open, k), login_s));
+        finish.push_back(finish_seconds(bytes, rate, cap, k, std::min(open, k), login_s, cores));
     const double best = *std::min_element(finish.begin(), finish.end());
     size_t k = 1;
     while (finish[k - 1] > std::max(best * 1.05, best + kWorthSaving)) ++k;
@@ -72,7 +77,7 @@ bool more_links_pay(uint64_t bytes_left, double rate, size_t links, size_t more,
     const double now = static_cast<double>(bytes_left) / rate;
     const double at_best = now * static_cast<double>(links) / static_cast<double>(links + more);
     // Their handshakes overlap; their logins take the remote's CPU one after the other.
-    const double cost = kConnectRoundTrips * costs.round_trip_s +
+    const double cost = costs.connect_s() - costs.login_s +
                         static_cast<double>(more * std::max<size_t>(channels, 1)) * costs.login_s;
     return now - at_best > cost;
 }

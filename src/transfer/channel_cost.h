@@ -38,17 +38,18 @@ struct LinkCosts {
     // The most a channel moves a second: its window per round trip, up or down.
     double channel_rate(bool up) const;
     // What a new connection costs before its first command runs.
-    double connect_s() const { return kConnectRoundTrips * round_trip_s + login_s; }
+    double connect_s() const;
 };
 
 // The costs `remote` measured (Remote::round_trip_s, Remote::login_cost_s).
 LinkCosts link_costs(const Remote& remote);
 
 // When `bytes` are all moved over `channels` channels of `rate` bytes a second each (at most
-// `cap` together), `open` of them running already and each other one starting `login_s`
-// after the one before (the first of them `login_s` from now).
+// `cap` together), `open` of them running already and the others starting `login_s` after
+// the ones before, `cores` at a time (the host's free cores; 0 or 1: one after another, the
+// first `login_s` from now).
 double finish_seconds(uint64_t bytes, double rate, double cap, size_t channels, size_t open,
-                      double login_s);
+                      double login_s, size_t cores = 1);
 
 // Less than this saved is not worth a channel more, whatever the share.
 constexpr double kWorthSaving = 0.1;
@@ -57,7 +58,7 @@ constexpr double kWorthSaving = 0.1;
 // soonest any number does (finish_seconds); `open` of them run already (over the caller's link, the
 // first command goes through its control shell, whose login was paid: Session::exec_parallel).
 size_t channels_worth(uint64_t bytes, double rate, double cap, double login_s, size_t most,
-                      size_t open = 0);
+                      size_t open = 0, size_t cores = 1);
 
 // Whether `more` links beside `links` pay for themselves: the time left at `rate` (bytes a
 // second, measured or modelled) would shrink by more than the new links cost, counting

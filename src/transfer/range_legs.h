@@ -162,7 +162,10 @@ bool move_stream(Mover& self, Remote& remote, Dealer& dealer) {
     }
     if (runs.empty()) return false;
     std::vector<StreamJob> jobs;
-    for (CommandRun& run : runs) jobs.push_back(self.stream_job(run, dealer));
+    for (CommandRun& run : runs) {
+        jobs.push_back(self.stream_job(run, dealer));
+        jobs.back().start_after_s = dealer.start_after(jobs.size() - 1);
+    }
     run_legs(self, remote, runs, std::move(jobs), dealer);
     return true;
 }

@@ -71,7 +71,7 @@ std::chrono::duration<double> window_for(const Remote& remote) {
 }
 
 LinkPlan plan_links(const Remote& caller, uint64_t bytes, size_t ranges, uint64_t range_size,
-                    bool up, bool tuning, size_t most_links) {
+                    bool up, bool tuning, size_t most_links, size_t cores) {
     const bool near = is_near(caller);
     LinkPlan plan;
     plan.channels = channels_per_link(near, up);
@@ -81,8 +81,9 @@ LinkPlan plan_links(const Remote& caller, uint64_t bytes, size_t ranges, uint64_
     if (!tuning || !costs.measured()) return plan;
     const double rate = costs.channel_rate(up);
     const size_t most_channels = std::min(plan.channels, std::max<size_t>(ranges, 1));
-    // Down, a lone command runs in the control shell, whose login was paid.
-    plan.channels = channels_worth(bytes, rate, kConnectionRate, costs.login_s, most_channels, !up);
+    // The caller's first command runs in its control shell, whose login was paid.
+    plan.channels =
+        channels_worth(bytes, rate, kConnectionRate, costs.login_s, most_channels, 1, cores);
     // More links than the caller's only where they pay for their handshakes and logins.
     const double one_link = std::min(static_cast<double>(plan.channels) * rate, kConnectionRate);
     if (tuning && plan.links > 1 &&
@@ -90,7 +91,7 @@ LinkPlan plan_links(const Remote& caller, uint64_t bytes, size_t ranges, uint64_
         plan.links = 1;
     if (plan.links > 1)
         plan.channels = channels_worth(bytes / plan.links, rate, kConnectionRate, costs.login_s,
-                                       most_channels, !up);
+                                       most_channels, 1, cores);
     // A command's ranges: enough that its login is at most a tenth of its time.
     const double range_s = static_cast<double>(std::max<uint64_t>(range_size, 1)) / rate;
     const double wanted = std::ceil(10 * costs.login_s / range_s);

@@ -58,9 +58,9 @@ struct LinkPlan {
 // the channels and links are those the cost model says pay back (channel_cost.h), never
 // more than channels_per_link and start_links, and a download command moves enough ranges
 // that its login is a tenth of its time at most; otherwise (a number of connections asked
-// for) the fixed rules above.
+// for) the fixed rules above. `cores`: the host's free cores (0: not known, taken as 1).
 LinkPlan plan_links(const Remote& caller, uint64_t bytes, size_t ranges, uint64_t range_size,
-                    bool up, bool tuning, size_t most_links);
+                    bool up, bool tuning, size_t most_links, size_t cores = 0);
 // The window over which `auto` measures the rate of a step.
 std::chrono::duration<double> window_for(const Remote& remote);
 

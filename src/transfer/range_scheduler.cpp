@@ -17,9 +17,19 @@ namespace mlt::transfer_detail {
 class RangeRunner::LinkDealer : public Dealer {
   public:
     // `shared`: other links take from the queue too (batches then even out).
-    LinkDealer(RangeRunner& runner, bool shared) : runner_(runner), shared_(shared) {}
+    // `caller`: the caller's link, whose first command runs in its control shell.
+    LinkDealer(RangeRunner& runner, bool shared, bool caller)
+        : runner_(runner), shared_(shared), caller_(caller) {}
 
     size_t channels() const override { return runner_.channels_; }
+
+    // On the caller's link, the new channels open one login apart per free core of the host
+    // (its first command runs in the control shell); elsewhere, and where the cores are not
+    // known, at once.
+    double start_after(size_t c) const override {
+        if (!caller_ || c == 0 || runner_.cores_ == 0 || !runner_.costs_.measured()) return 0;
+        return static_cast<double>((c - 1) / runner_.cores_) * runner_.costs_.login_s;
+    }
 
     std::optional<Range> next() override {
         std::lock_guard<std::mutex> lock(runner_.mutex_);
@@ -72,11 +82,12 @@ class RangeRunner::LinkDealer : public Dealer {
 
     RangeRunner& runner_;
     const bool shared_;
+    const bool caller_;
     std::map<size_t, Range> held_;
 };
 
 RangeRunner::RangeRunner(Remote& caller, LinkPool* pool, const std::atomic<uint64_t>& bytes,
-                         std::function<bool(size_t)> done, bool up)
+                         std::function<bool(size_t)> done, bool up, size_t cores)
     : caller_(caller),
       pool_(pool),
       bytes_(bytes),
@@ -85,7 +96,8 @@ RangeRunner::RangeRunner(Remote& caller, LinkPool* pool, const std::atomic<uint6
       upload_(up),
       channels_(channels_per_link(near_, up)),
       per_command_(ranges_per_command(near_)),
-      costs_(link_costs(caller)) {}
+      costs_(link_costs(caller)),
+      cores_(cores) {}
 
 size_t RangeRunner::run(const std::vector<Range>& todo, const Move& move) {
     if (todo.empty()) return 0;
@@ -94,14 +106,17 @@ size_t RangeRunner::run(const std::vector<Range>& todo, const Move& move) {
     bytes_start_ = bytes_.load();
     const size_t links = pool_ ? pool_->limit() + 1 : 1;
     const LinkPlan plan = plan_links(caller_, bytes_left_, todo.size(), todo.front().length,
-                                     upload_, !pool_ || pool_->tuning(), links);
+                                     upload_, !pool_ || pool_->tuning(), links, cores_);
     channels_ = plan.channels;
     per_command_ = plan.per_command;
     spdlog::debug(
         "ranges: {} channel(s) a connection, {} connection(s) to start, {} range(s) a "
         "command (a new channel costs {:.3f} s)",
         channels_, plan.links, per_command_, costs_.login_s);
-    if (!pool_ || pool_->limit() == 0 || todo.size() <= channels_ || plan.links == 1) {
+    // One link by the model over a near link (where nothing grows): the caller's alone. Over
+    // a far one the growth may still find that more pay (the model's bound on a connection
+    // is no measure).
+    if (!pool_ || pool_->limit() == 0 || todo.size() <= channels_ || (plan.links == 1 && near_)) {
         move_all(move);
         return 1;
     }
@@ -129,7 +144,7 @@ size_t RangeRunner::run(const std::vector<Range>& todo, const Move& move) {
 }
 
 void RangeRunner::move_all(const Move& move) {
-    LinkDealer dealer(*this, false);
+    LinkDealer dealer(*this, false, true);
     while (!queue_.empty() && !stop_) move(caller_, dealer);
 }
 
@@ -172,7 +187,7 @@ void RangeRunner::work(size_t index, const Move& move) {
         }
         most_ = std::max(most_, index + 1);
     }
-    LinkDealer dealer(*this, true);
+    LinkDealer dealer(*this, true, index == 0);
     try {
         move(*remote, dealer);
     } catch (const StallError& e) {

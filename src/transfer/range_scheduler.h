@@ -36,6 +36,11 @@ class Dealer {
     virtual ~Dealer() = default;
     // The commands the link runs at once.
     virtual size_t channels() const = 0;
+    // When the channel of the link's command `c` may open (StreamJob::start_after_s).
+    virtual double start_after(size_t c) const {
+        (void)c;
+        return 0;
+    }
     // One range to move now; none once the queue is empty (or the transfer stops).
     virtual std::optional<Range> next() = 0;
     // A run of ranges for channels() commands at once, fewer as the queue runs low.
@@ -60,8 +65,9 @@ class RangeRunner {
 
     // `done(index)`: whether a range is done (one a lost link had in flight may be); `up`:
     // an upload (channels_per_link).
+    // `cores`: the host's free cores (0: not known), whose logins the new channels share.
     RangeRunner(Remote& caller, LinkPool* pool, const std::atomic<uint64_t>& bytes,
-                std::function<bool(size_t)> done, bool up);
+                std::function<bool(size_t)> done, bool up, size_t cores = 0);
 
     // Returns the most links used at once (1 without links).
     size_t run(const std::vector<Range>& todo, const Move& move);
@@ -106,7 +112,8 @@ class RangeRunner {
     const bool upload_;
     size_t channels_;           // per link (plan_links, once per run)
     size_t per_command_;        // likewise
-    LinkCosts costs_;           // the caller's link's, for the growth
+    LinkCosts costs_;           // the caller's link's, for the growth and the logins' pace
+    const size_t cores_;        // the host's free cores (0: not known)
     uint64_t bytes_left_ = 0;   // what the run has to move (for the growth)
     uint64_t bytes_start_ = 0;  // bytes_ when it began
 };

@@ -151,12 +151,18 @@ class Upload : public RangedFile<Upload> {
         if (got.exit_status != 0)
             throw remote_failure(remote_, "preparing " + path_, got.exit_status, got.err);
         std::istringstream in(got.out);
-        size_t index = 0;
-        std::string hash;
-        while (in >> index >> hash)
-            if (index < ranges_.size() && hash.size() == 64 &&
-                local_range_hash(fd_.get(), ranges_[index], local_) == hash)
+        std::string line, hash;
+        while (std::getline(in, line)) {
+            std::istringstream words(line);
+            size_t index = 0;
+            if (line.rfind("cores ", 0) == 0) {
+                words.ignore(6);
+                words >> remote_cores_;
+            } else if (words >> index >> hash && index < ranges_.size() && hash.size() == 64 &&
+                       local_range_hash(fd_.get(), ranges_[index], local_) == hash) {
                 done_[index] = hash;
+            }
+        }
         count_kept();
     }
 

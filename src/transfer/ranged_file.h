@@ -113,7 +113,7 @@ class RangedFile {
                 std::lock_guard<std::mutex> lock(mutex_);
                 return done_.count(index) > 0;
             },
-            Self::kUp);
+            Self::kUp, remote_cores_);
         stats_.links = std::max(stats_.links, runner.run(todo, [this](Remote& r, Dealer& d) {
             static_cast<Self&>(*this).move_on(r, d);
         }));
@@ -147,6 +147,7 @@ class RangedFile {
     std::vector<Range> ranges_;
     uint64_t range_size_ = 0;  // 0: not cut yet
     bool pays_ = false;        // ranges_pay: over several connections
+    size_t remote_cores_ = 0;  // the host's free cores, when its preparing command said (0: not)
     std::map<size_t, std::string> done_;
     std::mutex mutex_;  // guards done_ and stats_ while the links move ranges
     std::atomic<uint64_t> moved_{0};

@@ -110,6 +110,59 @@ TEST_F(SshCountsTest, AStreamWhoseCommandFailsNeverRunsItsDataAsCommands) {
     EXPECT_FALSE(path_exists(marker));
 }
 
+// The control shell is `exec sh`: a host whose sh is bash (it reads a byte at a time) or
+// BusyBox's ash streams the same.
+class SshCountsShellTest : public SshCountsTest,
+                           public ::testing::WithParamInterface<const char*> {};
+
+TEST_P(SshCountsShellTest, AStreamGoesThroughTheControlShellWhateverItsSh) {
+    const std::string bin = sshd().remote_home() + "/bin";
+    make_dir(bin, 0755);
+    ASSERT_EQ(::symlink(GetParam(), (bin + "/sh").c_str()), 0);
+    write_file(sshd().remote_home() + "/.bashrc", "PATH=\"$HOME/bin:$PATH\"\n");
+    const std::string data = mlt::test::noise_bytes(1u << 20, 8);
+    write_file(project() + "/data.txt", data);
+    EXPECT_EQ(counts_of_train(), "1 connection, 1 channel, 1 remote command");
+    EXPECT_TRUE(read_or_empty(remote() + "/data.txt") == data);
+}
+
+INSTANTIATE_TEST_SUITE_P(Shells, SshCountsShellTest,
+                         ::testing::Values("/bin/bash", "/bin/busybox"));
+
+TEST_F(SshCountsTest, AReaderThatDiesMidStreamKillsTheShellBeforeItReadsData) {
+    // The stream's reader dies at its second chunk (a `head` that kills it: as a fork that
+    // fails, or the OOM killer, would). The shell must not read on: the rest of the chunk
+    // is lines of `touch MARKER` starting on a chunk boundary, uncompressed.
+    const std::string marker = sshd().dir() + "/ran";
+    const std::string bin = sshd().remote_home() + "/bin";
+    make_dir(bin, 0755);
+    write_file(
+        bin + "/head",
+        "#!/bin/sh\n"
+        "if [ \"$1\" = -c ] && [ \"$2\" -ge 1048576 ] 2>/dev/null; then\n"
+        "  echo x >> \"$HOME/chunks\"\n"
+        "  if [ \"$(wc -l < \"$HOME/chunks\")\" -eq 2 ]; then kill -9 \"$PPID\"; exit 1; fi\n"
+        "fi\n"
+        "exec /usr/bin/head \"$@\"\n",
+        0755);
+    write_file(sshd().remote_home() + "/.bashrc", "PATH=\"$HOME/bin:$PATH\"\n");
+    std::string line = "touch '" + marker + "'";
+    line.resize(63, ' ');
+    std::string lines;
+    while (lines.size() < (3u << 20)) lines += line + "\n";
+    write_file(project() + "/data.txt", lines);
+    write_model_settings("m",
+                         "ssh:\n  train_cmd: \"sh {spec}\"\n  upload_files: [data.txt]\n"
+                         "  compression: none\n");
+    const ProcessResult r = mlt({"ssh", "train", "m", "-v"});
+    EXPECT_NE(r.exit_code, 0) << describe(r);
+    EXPECT_FALSE(path_exists(marker)) << describe(r);
+    // Without the broken head, the next run goes through the control shell again.
+    ASSERT_EQ(::unlink((bin + "/head").c_str()), 0);
+    EXPECT_EQ(counts_of_train(), "1 connection, 1 channel, 1 remote command");
+    EXPECT_FALSE(path_exists(marker));
+}
+
 TEST_F(SshCountsTest, AProfileThatPrintsChangesNothing) {
     // A common trap: a ~/.bashrc that greets on stdout and warns on stderr, for every command.
     write_file(sshd().remote_home() + "/.bashrc",

@@ -47,6 +47,8 @@ TEST(ChannelCost, FinishTimesCountTheLoginsOneAfterTheOther) {
     // Two new ones: the second starts a login after the first (at 5 and 10 s): by 10 s the
     // first moved 50, the other 50 take 2.5 s at 20 a second.
     EXPECT_DOUBLE_EQ(finish_seconds(100, 10, kCap, 2, 0, 5), 12.5);
+    // Two cores: two new channels start together, a login from now.
+    EXPECT_DOUBLE_EQ(finish_seconds(100, 10, kCap, 2, 0, 5, 2), 10);
     // The cap binds the channels together.
     EXPECT_DOUBLE_EQ(finish_seconds(100, 10, 10, 2, 2, 0), 10);
     EXPECT_DOUBLE_EQ(finish_seconds(0, 10, kCap, 2, 0, 5), 0);
@@ -107,6 +109,9 @@ TEST(ChannelCost, AFarHostWithASlowProfileStartsOnOneConnectionWithFewerChannels
     const auto quick = plan_links(CostedRemote(0.1, 0.08), 1024 * kMiB, 64, range, true, true, 8);
     EXPECT_EQ(quick.links, 2u);
     EXPECT_GE(quick.channels, 6u);
+    // A host with more free cores starts the logins side by side: as many channels or more.
+    const auto cores8 = plan_links(CostedRemote(0.1, 0.75), size, ranges, range, true, true, 8, 8);
+    EXPECT_GE(cores8.channels, slow.channels);
     // A number of connections asked for is kept.
     const auto asked = plan_links(CostedRemote(0.1, 0.75), size, ranges, range, true, false, 4);
     EXPECT_EQ(asked.links, 4u);

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <set>
 #include <sstream>
@@ -164,10 +165,17 @@ TEST(TransferScripts, APreparedUploadListsTheHashesOfItsIdOnlyUnderBothShells) {
         TempDir dir, io;
         const std::string where = dir / "new dir/it's", partial = where + "/.f.mlt-ranges";
         const std::string hashes = partial + ".d", hash(64, 'a');
+        // Its first line says the cores the host lets it use (nproc), at least one here.
         const auto prepare = [&](const std::string& id) {
-            return run_command(
+            Ran ran = run_command(
                 shell, mlt::transfer_detail::prepare_ranges_command(where, partial, hashes, id),
                 io);
+            const size_t nl = ran.out.find('\n');
+            EXPECT_TRUE(ran.out.rfind("cores ", 0) == 0 && nl != std::string::npos &&
+                        std::atoi(ran.out.substr(6, nl - 6).c_str()) > 0)
+                << ran.out;
+            if (nl != std::string::npos) ran.out.erase(0, nl + 1);
+            return ran;
         };
         Ran ran = prepare("mlt-ranges 2 10 16");
         EXPECT_EQ(ran.status, 0) << ran.err;

@@ -39,6 +39,10 @@ struct StreamJob {
     // together) and ends it with StallError when it moves too little. Empty: no floor (a
     // log follow may be quiet for its whole segment).
     std::string data_stream;
+    // Seconds after the call's start before its channel opens (0: at once): on a host with
+    // fewer free cores than new channels, their logins run one after another anyway, and
+    // opened at once they would all end last.
+    double start_after_s = 0;
 };
 
 // The error of a data stream that moved less than its transport's progress floor (kind
