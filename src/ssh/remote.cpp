@@ -130,8 +130,10 @@ double SessionRemote::login_cost_s() const {
 }
 
 std::vector<int> SessionRemote::stream_parallel(const std::vector<StreamJob>& jobs) {
-    // One job goes as stream() does (its input may travel in the control shell), unless it
-    // counts what the server took, which only an exec channel tells.
+    // One job goes as stream() does (its input may travel inside a frame of the control
+    // shell), unless it counts what the server took, which a frame does not tell: then, as
+    // several jobs do, the first streams behind its frame (counted by the shell channel's
+    // window) and the others get exec channels.
     if (jobs.size() == 1 && !jobs.front().on_taken) return {stream_one(jobs.front())};
     std::vector<int> statuses;
     for (const auto& r : session_.exec_parallel(jobs, true)) statuses.push_back(r.exit_status);
