@@ -272,10 +272,11 @@ std::vector<ExecResult> Session::exec_parallel(const std::vector<StreamJob>& job
                      impl_->display);
     ChannelStarter starter{s, impl_->live, impl_->display, jobs, channels, floor, jobs.size()};
     size_t& next = starter.next;
+    const bool via_shell = through_shell && !jobs.empty() && usable_for_stream(impl_->shell);
     if (through_shell && !jobs.empty())
         spdlog::trace("a stream through the control shell on {}: {}", impl_->display,
-                      usable_for_stream(impl_->shell) ? "yes" : "not now");
-    if (through_shell && !jobs.empty() && usable_for_stream(impl_->shell)) {
+                      via_shell ? "yes" : "not now");
+    if (via_shell) {
         channels[0] = shell_stream(s, impl_->live, impl_->display, impl_->shell, jobs[0], floor);
         next = 1;
     }

@@ -86,8 +86,7 @@ LinkPlan plan_links(const Remote& caller, uint64_t bytes, size_t ranges, uint64_
         channels_worth(bytes, rate, kConnectionRate, costs.login_s, most_channels, 1, cores);
     // More links than the caller's only where they pay for their handshakes and logins.
     const double one_link = std::min(static_cast<double>(plan.channels) * rate, kConnectionRate);
-    if (tuning && plan.links > 1 &&
-        !more_links_pay(bytes, one_link, 1, plan.links - 1, plan.channels, costs))
+    if (plan.links > 1 && !more_links_pay(bytes, one_link, 1, plan.links - 1, plan.channels, costs))
         plan.links = 1;
     if (plan.links > 1)
         plan.channels = channels_worth(bytes / plan.links, rate, kConnectionRate, costs.login_s,

@@ -163,12 +163,12 @@ std::vector<UploadStream> plan_upload_streams(const std::vector<PlannedFile>& fi
         // One stream only (a second would not pay for its login): the kind with more bytes
         // sets its compression.
         const bool compress = 2 * packed_bytes >= total;
-        (compress ? packed : raw)
-            .insert((compress ? packed : raw).end(), (compress ? raw : packed).begin(),
-                    (compress ? raw : packed).end());
-        (compress ? raw : packed).clear();
-        n_packed = compress ? 1 : 0;
-        n_raw = compress ? 0 : 1;
+        std::vector<size_t>& kept = compress ? packed : raw;
+        std::vector<size_t>& merged = compress ? raw : packed;
+        kept.insert(kept.end(), merged.begin(), merged.end());
+        merged.clear();
+        n_packed = packed.empty() ? 0 : 1;
+        n_raw = raw.empty() ? 0 : 1;
     } else if (!packed.empty() && !raw.empty()) {
         const double share =
             total ? static_cast<double>(packed_bytes) / static_cast<double>(total) : 0.5;

@@ -306,6 +306,19 @@ mlt::PlannedFile planned(const std::string& name, uint64_t mib, bool compress) {
     return {{"/local/" + name, name}, mib << 20, compress};
 }
 
+TEST(TransferPlanStreams, OneStreamAllowedTakesBothKindsCompressedAsMostOfItsBytes) {
+    using C = mlt::Compression;
+    // Most bytes compress: one compressed stream, the files in input order.
+    EXPECT_EQ(
+        shape(mlt::plan_upload_streams(
+            {planned("r", 2, false), planned("t", 30, true), planned("s", 1, true)}, C::zstd, 1)),
+        (decltype(shape({})){{{"r", "t", "s"}, C::zstd}}));
+    // Most bytes do not: one stream without compression.
+    EXPECT_EQ(shape(mlt::plan_upload_streams({planned("t", 2, true), planned("r", 30, false)},
+                                             C::zstd, 1)),
+              (decltype(shape({})){{{"t", "r"}, C::none}}));
+}
+
 TEST(TransferPlanStreams, OneStreamPerEightMiBUpToFourBiggestFirstOrderKept) {
     using C = mlt::Compression;
     // Under 16 MiB: one stream, in the order given.
