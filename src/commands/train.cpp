@@ -75,15 +75,14 @@ std::vector<StandbyHost> standby_hosts_of(const RunContext& c) {
 
 // The standby hosts of fallback_hosts and provision_cmd, checked before any remote action;
 // none when neither is set.
-std::unique_ptr<HostPool> host_pool_for(const RunContext& c, const SshCommandLine& cli,
-                                        const std::string& model_arg, bool test,
-                                        ForwardingConnection& connection,
-                                        int transfer_connections) {
+std::optional<HostPoolSpec> host_pool_spec_for(const RunContext& c, const SshCommandLine& cli,
+                                               const std::string& model_arg, bool test,
+                                               int transfer_connections) {
     HostPoolSpec spec;
     spec.transfer_connections = transfer_connections;
     spec.fallback_hosts = standby_hosts_of(c);
     spec.provision_cmd = c.settings.provision_cmd;
-    if (spec.fallback_hosts.empty() && trim(spec.provision_cmd).empty()) return nullptr;
+    if (spec.fallback_hosts.empty() && trim(spec.provision_cmd).empty()) return std::nullopt;
     spec.base = c.target;
     spec.remote_dir = c.settings.remote_dir.empty() ? "." : c.settings.remote_dir;
     spec.model = c.model.name;
@@ -94,7 +93,15 @@ std::unique_ptr<HostPool> host_pool_for(const RunContext& c, const SshCommandLin
         other.port = 0;  // the standby host's own port
         return resume_and_stop_lines(other, model_arg, test);
     };
-    return std::make_unique<HostPool>(std::move(spec), connection);
+    return spec;
+}
+
+std::unique_ptr<HostPool> host_pool_for(const RunContext& c, const SshCommandLine& cli,
+                                        const std::string& model_arg, bool test,
+                                        ForwardingConnection& connection,
+                                        int transfer_connections) {
+    auto spec = host_pool_spec_for(c, cli, model_arg, test, transfer_connections);
+    return spec ? std::make_unique<HostPool>(std::move(*spec), connection) : nullptr;
 }
 
 }  // namespace
@@ -150,6 +157,10 @@ int train_nodes(const RunContext& c, const SshCommandLine& cli, const TrainOptio
     spec.master_port = c.settings.master_port;
     for (const Target& t : c.targets)
         spec.nodes.push_back({t, plan_node(node_context(c, t), cli, o, test)});
+    const TrainPlan& first = spec.nodes.front().plan;
+    if (first.failover)
+        spec.standby = host_pool_spec_for(c, cli, o.model, test, first.transfer_connections);
+    spec.max_restarts = first.max_restarts;
     return run_train_nodes(std::move(spec));
 }
 

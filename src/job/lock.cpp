@@ -74,9 +74,13 @@ void JobDir::mark_run_moved(const std::string& run_id, const std::string& where)
     run_checked(remote(), c, "marking the job lock as moved", model_, run_id);
 }
 
-void JobDir::begin_gang_attempt(const std::string& run_id, int attempt) {
+void JobDir::begin_gang_attempt(const std::string& run_id, int attempt,
+                                const std::string& wrapper) {
     ShellCommand c = run_command(remote_dir_, model_, run_id);
-    c.number("mlt_attempt", attempt).add(scripts::job_alive).add(scripts::job_gang_attempt);
+    c.number("mlt_attempt", attempt)
+        .set("mlt_run_sh", wrapper)
+        .add(scripts::job_alive)
+        .add(scripts::job_gang_attempt);
     run_checked(remote(), c, "setting up the gang's next attempt", model_, run_id);
 }
 

@@ -364,7 +364,7 @@ class FakeJobHost : public RemoteJob, public JobPipelining {
         });
     }
 
-    void begin_gang_attempt(const std::string& run_id, int next) override {
+    void begin_gang_attempt(const std::string& run_id, int next, const std::string&) override {
         call("begin_gang_attempt", [&](bool) {
             check_mine(run_id);
             if (alive) throw Error(ErrorKind::remote, "the job of the attempt before still runs");

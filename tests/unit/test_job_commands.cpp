@@ -71,7 +71,7 @@ void lock_commands(mlt::Remote& r) {
     sent([&] { mlt::JobDir(r, kDir, kModel).set_run_phase(kRun, mlt::RunPhase::running); });
     sent([&] { mlt::JobDir(r, kDir, kModel).release_run(kRun); });
     sent([&] { mlt::JobDir(r, kDir, kModel).mark_run_moved(kRun, "gpu-2 as attempt 3"); });
-    sent([&] { mlt::JobDir(r, kDir, kModel).begin_gang_attempt(kRun, 2); });
+    sent([&] { mlt::JobDir(r, kDir, kModel).begin_gang_attempt(kRun, 2, "true\n"); });
     sent([&] { mlt::JobDir(r, kDir, kModel).retake_run(kRun); });
 }
 

@@ -297,7 +297,7 @@ class JobDir {
     // marker, process group, exit status, barrier files, result records) while keeping the
     // run's files and console log, so that start_job starts attempt `attempt` (the lock records
     // it) once. Once per attempt; refused while the attempt before still runs. Throws mlt::Error.
-    void begin_gang_attempt(const std::string& run_id, int attempt);
+    void begin_gang_attempt(const std::string& run_id, int attempt, const std::string& wrapper);
 
     // Takes the lock of run `run_id` back, so that no follow of the run releases it any more
     // (ReleaseAtEnd): the run's lock stays, and the one a follow of the run released is put back

@@ -25,9 +25,20 @@ void Gang::passed(int rank) {
 }
 
 void Gang::fail(int rank, const std::string& host, int exit_code, bool training) {
+    fail(rank, host, exit_code, training ? Cause::training : Cause::other);
+}
+
+void Gang::fail(int rank, const std::string& host, int exit_code, Cause cause) {
     std::lock_guard<std::mutex> lock(mutex_);
-    if (!failure_) failure_ = Failure{rank, host, exit_code, training};
+    if (!failure_) failure_ = Failure{rank, host, exit_code, cause == Cause::training};
+    Cause& own = causes_.at(static_cast<size_t>(rank));
+    if (own == Cause::none) own = cause;
     changed_.notify_all();
+}
+
+std::vector<Gang::Cause> Gang::causes() const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return causes_;
 }
 
 bool Gang::all_arrived() const {
@@ -43,6 +54,42 @@ bool Gang::stopping() const {
 std::optional<Gang::Failure> Gang::first_failure() const {
     std::lock_guard<std::mutex> lock(mutex_);
     return failure_;
+}
+
+void Gang::set_restart_rule(RestartRule rule) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    rule_ = rule;
+}
+
+bool Gang::restarts(const std::vector<Cause>& causes, RestartRule rule) {
+    bool lost = false;
+    for (const Cause c : causes) {
+        if (c == Cause::other) return false;
+        if (c == Cause::host_lost && !rule.hosts) return false;
+        if (c == Cause::job_lost && !rule.jobs) return false;
+        lost = lost || c == Cause::host_lost || c == Cause::job_lost;
+    }
+    return lost;
+}
+
+void Gang::over(int rank) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    over_.at(static_cast<size_t>(rank)) = true;
+    changed_.notify_all();
+}
+
+std::optional<bool> Gang::holds_shutdown(int rank, double wait_s) {
+    std::unique_lock<std::mutex> lock(mutex_);
+    if (!rule_.hosts && !rule_.jobs) return false;
+    holding_.at(static_cast<size_t>(rank)) = true;
+    changed_.notify_all();
+    const auto known = [this] {
+        for (size_t i = 0; i < over_.size(); ++i)
+            if (!over_[i] && !holding_[i]) return false;
+        return true;
+    };
+    if (!changed_.wait_for(lock, std::chrono::duration<double>(wait_s), known)) return std::nullopt;
+    return restarts(causes_, rule_);
 }
 
 }  // namespace mlt

@@ -13,6 +13,7 @@
 #include <sstream>
 #include <thread>
 
+#include "gang_pass.h"
 #include "mlt/train/local/history.h"
 #include "mlt/train/local/local_state.h"
 #include "mlt/train/nodes/gang.h"
@@ -59,6 +60,8 @@ bool all_on_loopback(const std::vector<NodeSpec>& nodes) {
     return true;
 }
 
+}  // namespace
+
 void check_nodes(const NodesSpec& spec) {
     check_distinct(spec.nodes);
     if (!spec.master_addr.empty() && is_loopback_host(spec.master_addr) &&
@@ -67,6 +70,8 @@ void check_nodes(const NodesSpec& spec) {
                               " is a loopback address, but the nodes are on different hosts",
                           "set it to rank 0's address on the network the nodes share");
 }
+
+namespace {
 
 // The node's first address as it reports it, and a free TCP port there (0: none found).
 std::pair<std::string, int> ask_node(Remote& remote) {
@@ -122,7 +127,7 @@ Rendezvous find_rendezvous(const NodesSpec& spec, std::vector<std::unique_ptr<Co
 }
 
 // Node `rank`'s local files go under <log dir>/nodes/<rank>; only rank 0 brings the archive
-// and download_files home.
+// and download_files home, and pulls its log dir while it trains.
 void place_node(TrainPlan& p, int rank, const Rendezvous& r) {
     const std::string sub = "/nodes/" + std::to_string(rank);
     const std::string console = fs::path(p.local_console).filename().string();
@@ -130,6 +135,9 @@ void place_node(TrainPlan& p, int rank, const Rendezvous& r) {
     p.local_console = p.local_logs + "/" + console;
     p.local_state_dir += sub;
     if (rank != 0) {
+        // --sync-every brings rank 0's log dir home, where a DDP training saves; the other
+        // ranks' come home at the end.
+        p.sync_every_s = 0;
         p.local_archive.clear();
         p.download_files.clear();
         p.wrapper.download_regexes.clear();
@@ -185,7 +193,8 @@ void keep_barrier(std::vector<std::unique_ptr<Connection>>& links,
     }
 }
 
-// Rank 0's logs also go into the log dir itself, as for a single node.
+}  // namespace
+
 void copy_rank0_logs(const std::string& from, const std::string& to) {
     std::error_code ec;
     for (auto it = fs::recursive_directory_iterator(from, ec);
@@ -198,7 +207,6 @@ void copy_rank0_logs(const std::string& from, const std::string& to) {
     }
 }
 
-// The last `n` lines of a local file.
 std::string tail_of_file(const std::string& path, size_t n) {
     std::ifstream in(path);
     std::vector<std::string> lines;
@@ -209,7 +217,20 @@ std::string tail_of_file(const std::string& path, size_t n) {
     return joined(lines, "\n");
 }
 
-}  // namespace
+Rendezvous meet_nodes(const NodesSpec& unplaced, NodesSpec& placed, Links& links) {
+    const Rendezvous rendezvous = find_rendezvous(unplaced, links);
+    reporter().notice("nodes: " + std::to_string(links.size()) + ", MASTER_ADDR " +
+                      rendezvous.master_addr + ", MASTER_PORT " +
+                      std::to_string(rendezvous.master_port));
+    preflight(links, rendezvous);
+    placed = unplaced;
+    for (size_t i = 0; i < placed.nodes.size(); ++i) {
+        TrainPlan& p = placed.nodes[i].plan;
+        place_node(p, static_cast<int>(i), rendezvous);
+        check_own_file(p.local_console);
+    }
+    return rendezvous;
+}
 
 std::vector<std::pair<std::string, std::string>> node_environment(int rank, const Rendezvous& r) {
     const std::string n = std::to_string(r.addrs.size());
@@ -235,11 +256,13 @@ bool is_loopback_host(const std::string& host) {
     return host == "localhost" || host.rfind("127.", 0) == 0 || host == "::1" || host == "[::1]";
 }
 
-int node_outcome(PrefixReporter& out, const std::function<int()>& body) {
+int node_outcome(PrefixReporter& out, const std::function<int()>& body,
+                 std::optional<ErrorKind>* kind) {
     int code = exit_code::kOk;
     try {
         code = body();
     } catch (const Error& e) {
+        if (kind) *kind = e.kind();
         out.flush();
         out.alert(std::string("error: ") + e.what() +
                   (e.hint().empty() ? "" : " (" + e.hint() + ")"));
@@ -251,22 +274,25 @@ int node_outcome(PrefixReporter& out, const std::function<int()>& body) {
 
 namespace {
 
-// How one pass of the gang's runs went.
-struct GangPass {
-    std::optional<Gang::Failure> failure;
-    bool stopped = false;  // a node's job was stopped because another node failed
-};
+// What a node's run that ended with an error of `kind` (none: its exit code) means to the
+// gang: a host that did not come back (or lost its dir) is lost; nothing else is.
+Gang::Cause cause_of(const std::optional<ErrorKind>& kind) {
+    if (!kind) return Gang::Cause::other;
+    const Error as_thrown(*kind, "");
+    return is_link_loss(as_thrown) || *kind == ErrorKind::gone ? Gang::Cause::host_lost
+                                                               : Gang::Cause::other;
+}
 
-// One pass: a TrainRun per node in `include` (every node when empty), each in a thread, set
-// up by `prepare`; with `prefail`, the gang has failed before it begins (a --resume that
-// stops what runs on, to restart every node together).
-GangPass run_gang_pass(NodesSpec& spec, std::vector<std::unique_ptr<Connection>>& links,
-                       const std::string& run_id, const std::vector<bool>& include,
+}  // namespace
+
+GangPass run_gang_pass(NodesSpec& spec, Links& links, const std::string& run_id,
+                       const std::vector<bool>& include,
                        const std::function<void(TrainRun&)>& prepare,
-                       const std::optional<Gang::Failure>& prefail) {
+                       const std::optional<Gang::Failure>& prefail, Gang::RestartRule rule) {
     const size_t n = spec.nodes.size();
     Gang gang(static_cast<int>(n));
     if (prefail) gang.fail(prefail->rank, prefail->host, prefail->exit_code, prefail->training);
+    gang.set_restart_rule(rule);
     std::vector<std::unique_ptr<PrefixReporter>> reporters;
     std::vector<std::unique_ptr<ShellJob>> jobs;
     std::vector<std::unique_ptr<TrainRun>> runs;
@@ -296,10 +322,18 @@ GangPass run_gang_pass(NodesSpec& spec, std::vector<std::unique_ptr<Connection>>
         });
     std::vector<std::thread> threads;
     for (size_t i = 0; i < n; ++i) {
-        if (!include.empty() && !include[i]) continue;
+        if (!include.empty() && !include[i]) {
+            gang.over(static_cast<int>(i));  // no run here: nobody waits for it
+            continue;
+        }
         threads.emplace_back([&, i] {
-            const int code = node_outcome(*reporters[i], [&] { return runs[i]->run(); });
-            if (code != 0) gang.fail(static_cast<int>(i), runs[i]->host(), code);
+            std::optional<ErrorKind> kind;
+            const int code = node_outcome(
+                *reporters[i], [&] { return runs[i]->run(); }, &kind);
+            // A node the gang stopped ends with the stop's status: no cause of its own.
+            if (code != 0 && (kind || !runs[i]->stopped_for_gang()))
+                gang.fail(static_cast<int>(i), runs[i]->host(), code, cause_of(kind));
+            gang.over(static_cast<int>(i));
         });
     }
     for (auto& t : threads) t.join();
@@ -307,133 +341,9 @@ GangPass run_gang_pass(NodesSpec& spec, std::vector<std::unique_ptr<Connection>>
     if (keeper.joinable()) keeper.join();
     GangPass pass;
     pass.failure = prefail ? std::nullopt : gang.first_failure();
+    if (!prefail) pass.causes = gang.causes();
     for (const auto& r : runs) pass.stopped = pass.stopped || r->stopped_for_gang();
     return pass;
-}
-
-// The history's newest record of the run says how the gang ended, with every node's host.
-void record_gang_end(const std::string& run_id, const std::vector<std::string>& nodes,
-                     const std::string& status) {
-    int skipped = 0;
-    const auto runs = read_history(history_path(), &skipped);
-    for (auto it = runs.rbegin(); it != runs.rend(); ++it) {
-        const auto id = it->is_object() ? it->find("id") : it->end();
-        if (id == it->end() || !id->is_string() || id->get<std::string>() != run_id) continue;
-        nlohmann::json r = *it;
-        r["status"] = status;
-        // Every node's host, in rank order (each node's own records name only its own).
-        r["hosts"] = nodes;
-        r["nodes"] = nodes;
-        append_history(r, reporter());
-        return;
-    }
-}
-
-// The exit code of the gang, with the line that says which node failed first.
-int gang_exit(const NodesSpec& spec, const GangPass& pass, const std::string& run_id,
-              const std::vector<std::unique_ptr<Connection>>& links) {
-    std::vector<std::string> hosts;
-    for (const auto& l : links) hosts.push_back(l->name());
-    const auto& failure = pass.failure;
-    if (!failure) {
-        record_gang_end(run_id, hosts, "success");
-        return exit_code::kOk;
-    }
-    const int code = failure->exit_code;
-    if (code == exit_code::kInterrupted || code == exit_code::kTerminated ||
-        code == exit_code::kHangup) {
-        reporter().alert(
-            "every node's job was stopped (a signal to mlt) and its results collected");
-        record_gang_end(run_id, hosts, "stopped");
-        return code;
-    }
-    const auto& failed = spec.nodes[static_cast<size_t>(failure->rank)].plan;
-    reporter().alert("rank " + std::to_string(failure->rank) + " (" + failure->host +
-                     ") failed first, with exit " + std::to_string(failure->exit_code) +
-                     (pass.stopped ? "; the other nodes were stopped" : "") +
-                     (failure->training ? std::string()
-                                        : "; to start every node again together from the "
-                                          "checkpoints that came home, run the same command "
-                                          "with --resume") +
-                     ". Its last lines:\n" + tail_of_file(failed.local_console, 20));
-    record_gang_end(run_id, hosts, failure->training ? "failed" : "lost");
-    // A training's own status follows the one rule (a 3 is not a job-state conflict).
-    return failure->training ? training_exit_code(failure->exit_code) : failure->exit_code;
-}
-
-// What each node holds of the model now.
-std::vector<std::optional<JobStatus>> survey(const NodesSpec& spec,
-                                             std::vector<std::unique_ptr<Connection>>& links) {
-    std::vector<std::optional<JobStatus>> jobs;
-    for (size_t i = 0; i < links.size(); ++i) {
-        const TrainPlan& p = spec.nodes[i].plan;
-        auto found = JobDir(links[i]->remote(), p.remote_dir, p.model).query_jobs();
-        jobs.push_back(found.empty() ? std::nullopt : std::optional<JobStatus>(found.front()));
-    }
-    return jobs;
-}
-
-// --resume of several nodes: the nodes that hold the run's lock settled (collected; stopped
-// first when the gang restarts), then, when a rank was lost, every node again together.
-int resume_gang(NodesSpec& spec, std::vector<std::unique_ptr<Connection>>& links) {
-    const GangResume plan = plan_gang_resume(survey(spec, links), spec.nodes.front().plan.model);
-    if (plan.adopt_all || std::count(plan.settle.begin(), plan.settle.end(), true) > 0) {
-        NodesSpec settling = spec;
-        std::optional<Gang::Failure> prefail;
-        if (plan.restart) {
-            const int rank = std::max(plan.lost_rank, 0);
-            prefail = Gang::Failure{rank, links[static_cast<size_t>(rank)]->name(), 1, false};
-            for (auto& n : settling.nodes) n.plan.shutdown_cmds.clear();  // the run goes on
-        }
-        const auto quiet = [&](TrainRun& r) {
-            if (plan.restart) r.settle_for_restart();
-        };
-        const GangPass settled =
-            run_gang_pass(settling, links, plan.run_id, plan.settle, quiet, prefail);
-        if (!plan.restart) return gang_exit(spec, settled, plan.run_id, links);
-    }
-    reporter().alert("restarting every node of " + spec.nodes.front().plan.model + " (run " +
-                     plan.run_id + ") together as attempt " + std::to_string(plan.attempt) + ": " +
-                     plan.why + "; each pushes the checkpoints that came home");
-    for (auto& n : spec.nodes) {
-        n.plan.resume = false;
-        n.plan.restore = true;  // the node's local log dir, into its remote log dir
-        n.plan.clean = false;
-    }
-    const GangPass pass = run_gang_pass(spec, links, plan.run_id, {},
-                                        [&](TrainRun& r) { r.continue_gang(plan.attempt); }, {});
-    return gang_exit(spec, pass, plan.run_id, links);
-}
-
-}  // namespace
-
-int run_train_nodes(NodesSpec spec) {
-    check_nodes(spec);
-    const TrainPlan& first = spec.nodes.front().plan;
-    LocalModelLock local_lock(first.local_state_dir, first.model);
-    const std::string log_dir = first.local_logs;
-    // Connected one after another: a prompt (a password) is asked on one terminal at a time.
-    std::vector<std::unique_ptr<Connection>> links;
-    for (const auto& n : spec.nodes) {
-        links.push_back(std::make_unique<SessionConnection>(n.target.connect));
-        links.back()->remote();
-    }
-    const Rendezvous rendezvous = find_rendezvous(spec, links);
-    reporter().notice("nodes: " + std::to_string(links.size()) + ", MASTER_ADDR " +
-                      rendezvous.master_addr + ", MASTER_PORT " +
-                      std::to_string(rendezvous.master_port));
-    preflight(links, rendezvous);
-    for (size_t i = 0; i < spec.nodes.size(); ++i) {
-        TrainPlan& p = spec.nodes[i].plan;
-        place_node(p, static_cast<int>(i), rendezvous);
-        check_own_file(p.local_console);
-    }
-    const std::string run_id = new_run_id();  // one run on every node
-    const int code = first.resume ? resume_gang(spec, links)
-                                  : gang_exit(spec, run_gang_pass(spec, links, run_id, {}, {}, {}),
-                                              run_id, links);
-    copy_rank0_logs(spec.nodes.front().plan.local_logs, log_dir);
-    return code;
 }
 
 }  // namespace mlt

@@ -20,6 +20,14 @@ void GangSeat::wait_for_all() const {
     }
 }
 
+bool GangSeat::holds_shutdown() const {
+    if (!gang->stopping()) return false;
+    for (;;) {
+        throw_if_interrupted();
+        if (const std::optional<bool> restarts = gang->holds_shutdown(rank, 0.25)) return *restarts;
+    }
+}
+
 void TrainRun::check_gang() {
     gang_.gang->passed(
         gang_.rank);  // a job that is followed started before: no node waits for this one
@@ -32,8 +40,12 @@ void TrainRun::check_gang() {
     gang_.stop = GangSeat::Stop::for_another_node;
 }
 
-void TrainRun::continue_gang(int attempt) {
+void TrainRun::continue_gang(int attempt, const std::string& came_from) {
     attempt_ = attempt;
+    if (!came_from.empty()) {
+        relocation_.where = Relocation::Where::moved;
+        relocation_.came_from = came_from;
+    }
     gang_.role = GangSeat::Role::new_attempt;
     int skipped = 0;
     const double now = wall_now();

@@ -14,6 +14,7 @@ namespace mlt {
 namespace {
 
 constexpr std::string_view kPriceKey = "price_per_hour=";
+constexpr std::string_view kMasterAddrKey = "master_addr=";
 
 // A price as price_per_hour takes it (the settings' bounds).
 std::optional<double> parse_price(std::string_view text) {
@@ -38,10 +39,10 @@ std::vector<std::string_view> words_of(std::string_view text) {
 StandbyHost parse_standby_host(std::string_view text, const std::string& where) {
     const auto words = words_of(text);
     const std::string quoted = "'" + std::string(text) + "'";
-    if (words.empty() || words.size() > 2)
+    if (words.empty() || words.size() > 3)
         throw usage_error(where + ": " + quoted + " is not a host spec",
                           "write [user@]host[:port][/remote_dir], optionally followed by "
-                          "price_per_hour=USD");
+                          "price_per_hour=USD and master_addr=ADDR");
     StandbyHost host;
     host.text = std::string(words[0]);
     try {
@@ -49,15 +50,19 @@ StandbyHost parse_standby_host(std::string_view text, const std::string& where) 
     } catch (const Error& e) {
         throw usage_error(where + ": " + e.what(), e.hint());
     }
-    if (words.size() == 2) {
-        const std::string_view w = words[1];
-        const auto price =
-            w.rfind(kPriceKey, 0) == 0 ? parse_price(w.substr(kPriceKey.size())) : std::nullopt;
-        if (!price)
-            throw usage_error(where + ": '" + std::string(w) + "' after the host " + host.text +
-                                  " is not price_per_hour=USD",
-                              "e.g. \"" + host.text + " price_per_hour=0.35\"");
-        host.price_per_hour = price;
+    for (size_t i = 1; i < words.size(); ++i) {
+        const std::string_view w = words[i];
+        if (w.rfind(kPriceKey, 0) == 0 && !host.price_per_hour) {
+            host.price_per_hour = parse_price(w.substr(kPriceKey.size()));
+            if (host.price_per_hour) continue;
+        } else if (w.rfind(kMasterAddrKey, 0) == 0 && host.master_addr.empty() &&
+                   w.size() > kMasterAddrKey.size()) {
+            host.master_addr = std::string(w.substr(kMasterAddrKey.size()));
+            continue;
+        }
+        throw usage_error(where + ": '" + std::string(w) + "' after the host " + host.text +
+                              " is not price_per_hour=USD or master_addr=ADDR (each once)",
+                          "e.g. \"" + host.text + " price_per_hour=0.35\"");
     }
     return host;
 }
@@ -97,6 +102,8 @@ std::optional<NextHost> HostPool::at(const StandbyHost& host, Reporter& reporter
     next.name = connection->name();
     next.remote_dir = t.remote_dir;
     next.price_per_hour = host.price_per_hour;
+    next.target = t;
+    next.master_addr = host.master_addr;
     std::tie(next.resume_line, next.stop_line) = spec_.lines(host.text);
     next.job = job.get();
     connections_.push_back(std::move(connection));

@@ -109,14 +109,18 @@ bool TrainRun::fail_over(const std::string& why) {
     return true;
 }
 
+void point_plan_at(TrainPlan& plan, const NextHost& next) {
+    plan.uploads = rebased(std::move(plan.uploads), plan.remote_dir, next.remote_dir);
+    plan.remote_dir = next.remote_dir;
+    plan.resume_line = next.resume_line;
+    plan.stop_line = next.stop_line;
+    // A standby host may name its own price; else the run's goes on.
+    if (next.price_per_hour) plan.price_per_hour = *next.price_per_hour;
+}
+
 void TrainRun::point_plan_at(const NextHost& next) {
     if (next.job) job_ = next.job;
-    plan_.uploads = rebased(std::move(plan_.uploads), plan_.remote_dir, next.remote_dir);
-    plan_.remote_dir = next.remote_dir;
-    plan_.resume_line = next.resume_line;
-    plan_.stop_line = next.stop_line;
-    // A standby host may name its own price; else the run's goes on.
-    if (next.price_per_hour) plan_.price_per_hour = *next.price_per_hour;
+    mlt::point_plan_at(plan_, next);
 }
 
 bool TrainRun::resume_where_it_went(const Error& error, const std::vector<nlohmann::json>& runs) {

@@ -114,8 +114,9 @@ void ShellJob::mark_moved(const std::string& run_id, const std::string& where) {
     JobDir(remote(), remote_dir_, model_).mark_run_moved(run_id, where);
 }
 
-void ShellJob::begin_gang_attempt(const std::string& run_id, int attempt) {
-    JobDir(remote(), remote_dir_, model_).begin_gang_attempt(run_id, attempt);
+void ShellJob::begin_gang_attempt(const std::string& run_id, int attempt,
+                                  const std::string& wrapper) {
+    JobDir(remote(), remote_dir_, model_).begin_gang_attempt(run_id, attempt, wrapper);
 }
 
 std::string ShellJob::hand_notifications(const std::string& run_id,

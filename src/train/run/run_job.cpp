@@ -160,7 +160,8 @@ Phase TrainRun::collect() {
     }
     // A node whose job failed stops the others (as soon as they look, every few seconds).
     if (gang_ && (!status || *status != 0) && !outcome_.job.stopped_by_mlt)
-        gang_.gang->fail(gang_.rank, host(), status.value_or(1), status.has_value());
+        gang_.gang->fail(gang_.rank, host(), status.value_or(1),
+                         status ? Gang::Cause::training : Gang::Cause::job_lost);
     if (result.disk_full)
         reporter_.warning("no space left on the remote: the disk of " + plan_.remote_dir + " on " +
                           host() + " is full; what the job of " + which() +
@@ -191,6 +192,12 @@ Phase TrainRun::collect() {
 
 Phase TrainRun::shutdown() {
     if (plan_.shutdown_cmds.empty()) return Phase::release;
+    // A gang that restarts after a lost node needs this host on: its shutdown_cmds wait for
+    // the run's real end.
+    if (gang_ && gang_.holds_shutdown()) {
+        reporter_.notice("shutdown_cmds not run: the gang restarts after a lost node");
+        return Phase::release;
+    }
     if (shutdown_.start != ShutdownProgress::Start::following) {
         const bool sent_before = shutdown_.start == ShutdownProgress::Start::sent;
         shutdown_.start = ShutdownProgress::Start::sent;

@@ -150,9 +150,9 @@ Phase TrainRun::take_lock() {
         return Phase::start;
     }
     // Not started, and no start sent ahead can start it any more (this lock removed the
-    // tickets): on to the upload.
+    // tickets): on to the upload; a gang's new attempt with its own wrapper (a new rendezvous).
     if (!pgid && gang_.role == GangSeat::Role::new_attempt)
-        job_->begin_gang_attempt(run_id_, attempt_);
+        job_->begin_gang_attempt(run_id_, attempt_, make_wrapper_script(wrapper));
     if (!pgid) watch_.life = JobWatch::Life::none;
     if (!pgid) return plan_.clean ? Phase::clean : Phase::upload;
     SyncResult nothing;

@@ -13,8 +13,21 @@ namespace mlt {
 // Thread-safe.
 class Gang {
   public:
-    explicit Gang(int nodes) : arrived_(static_cast<size_t>(nodes), false) {}
+    explicit Gang(int nodes)
+        : arrived_(static_cast<size_t>(nodes), false),
+          causes_(static_cast<size_t>(nodes), Cause::none),
+          over_(static_cast<size_t>(nodes), false),
+          holding_(static_cast<size_t>(nodes), false) {}
 
+    // Why a node's run failed, as far as the gang's restart cares: only a lost job or a lost
+    // host restarts the gang (docs/multi-node.md, "A node lost").
+    enum class Cause {
+        none,
+        training,   // the training's own non-zero exit status: the gang stops
+        job_lost,   // its processes gone without an exit status, the host answering
+        host_lost,  // the host did not come back within reconnect_timeout, or lost its dir
+        other,      // anything else (a signal to mlt, bad input, a lying host): the gang stops
+    };
     // The first node that failed: its rank, host and exit code.
     struct Failure {
         int rank = 0;
@@ -32,12 +45,34 @@ class Gang {
     void passed(int rank);
     // Node `rank` failed (its job exited non-zero: `training`, or its run ended with an
     // error): the first failure is kept, and every other node is to stop its job.
+    // Each rank's first cause is kept too (`causes`).
     void fail(int rank, const std::string& host, int exit_code, bool training = false);
+    void fail(int rank, const std::string& host, int exit_code, Cause cause);
     // Whether every node arrived at the barrier or passed it.
     bool all_arrived() const;
     // Whether the nodes are to stop (a node failed).
     bool stopping() const;
     std::optional<Failure> first_failure() const;
+
+    // What may restart the gang after this pass: a lost host (a standby host is set), a lost
+    // job (max_restarts has restarts left). Set before the nodes' runs start.
+    struct RestartRule {
+        bool hosts = false;
+        bool jobs = false;
+    };
+    void set_restart_rule(RestartRule rule);
+    // Whether these causes (by rank) restart the gang under `rule`: a job or host was lost,
+    // each such loss is one the rule restarts, and no node failed for another reason.
+    static bool restarts(const std::vector<Cause>& causes, RestartRule rule);
+    // Node `rank`'s run is over (its thread returns).
+    void over(int rank);
+    // Node `rank`'s run is about to run its shutdown_cmds: when the gang may restart, waits
+    // until every other node's run is over or waiting here too, and returns whether the gang
+    // restarts (the node's host goes on, so its shutdown_cmds are not run). At most `wait_s` a
+    // call: nullopt when the time passed first.
+    std::optional<bool> holds_shutdown(int rank, double wait_s);
+    // Each rank's first cause of failure (none: it did not fail), by rank.
+    std::vector<Cause> causes() const;
     int size() const { return static_cast<int>(arrived_.size()); }
 
   private:
@@ -45,6 +80,9 @@ class Gang {
     std::condition_variable changed_;
     std::vector<bool> arrived_;
     std::optional<Failure> failure_;
+    std::vector<Cause> causes_;
+    std::vector<bool> over_, holding_;
+    RestartRule rule_;
 };
 
 }  // namespace mlt

@@ -19,6 +19,9 @@ struct GangSeat {
     explicit operator bool() const { return gang != nullptr; }
     // Waits until every node of the gang is set up; throws once one failed.
     void wait_for_all() const;
+    // Whether this node leaves its shutdown_cmds to the gang's next attempt: the gang failed
+    // and restarts (Gang::holds_shutdown). Throws once a signal arrives.
+    bool holds_shutdown() const;
 };
 
 }  // namespace mlt

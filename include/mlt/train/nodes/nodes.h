@@ -2,11 +2,13 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "mlt/ssh/connection.h"
+#include "mlt/train/recovery/failover.h"
 #include "mlt/train/run/target.h"
 #include "mlt/train/run/train_plan.h"
 #include "mlt/util/reporter.h"
@@ -49,6 +51,10 @@ struct NodesSpec {
     std::vector<NodeSpec> nodes;
     std::string master_addr;
     int master_port = 0;
+    // Where a lost node's rank goes (fallback_hosts, provision_cmd); none: the gang stops.
+    std::optional<HostPoolSpec> standby;
+    // Gang restarts in place (every node's host answering) a run may make: max_restarts.
+    int max_restarts = 0;
 };
 
 // Checks the nodes before any remote action (two the same host and remote dir: exit 2),
@@ -61,6 +67,8 @@ int run_train_nodes(NodesSpec spec);
 // One node's part of a multi-node command, in its own thread: `body`'s exit code, or an
 // Error's code after one line `error: WHAT (HINT)` to the node's `out`. `out` passes on the
 // node's last, unfinished line first.
-int node_outcome(PrefixReporter& out, const std::function<int()>& body);
+// `kind`, when given, gets the Error's kind.
+int node_outcome(PrefixReporter& out, const std::function<int()>& body,
+                 std::optional<ErrorKind>* kind = nullptr);
 
 }  // namespace mlt

@@ -11,22 +11,26 @@
 #include "mlt/ssh/connection.h"
 #include "mlt/train/run/remote_job.h"
 #include "mlt/train/run/target.h"
+#include "mlt/train/run/train_plan.h"
 #include "mlt/util/reporter.h"
 
 namespace mlt {
 
 // A host a run may continue on, as a `fallback_hosts` entry or the last line of
 // `provision_cmd` names it: a host spec as -h takes it, optionally followed by its own
-// price, e.g. "root@1.2.3.4:4022/work price_per_hour=0.35".
+// price and (for a node of several) its address for MASTER_ADDR, e.g.
+// "root@1.2.3.4:4022/work price_per_hour=0.35 master_addr=10.0.0.7".
 struct StandbyHost {
     std::string text;  // the host spec as written (for messages and the resume line)
     HostSpec spec;
     std::optional<double> price_per_hour;
+    std::string master_addr;  // empty: none given
 };
 
 // Parses one standby host; `where` names its origin for the error ("fallback_hosts entry 2",
 // "provision_cmd's output"). Throws mlt::Error (usage, exit 2): a bad host spec, a word that
-// is not price_per_hour=USD, a price that is no number >= 0.
+// is neither price_per_hour=USD nor master_addr=ADDR (or one given twice), a price that is no
+// number >= 0, an empty address.
 StandbyHost parse_standby_host(std::string_view text, const std::string& where);
 
 // The host a run continues on after a failover.
@@ -38,6 +42,8 @@ struct NextHost {
     std::string stop_line;
     // The run's job on that host (owned by the Failover): the run talks to it from now on.
     RemoteJob* job = nullptr;
+    Target target;            // how it was reached
+    std::string master_addr;  // its own address for MASTER_ADDR, when its spec gave one
 };
 
 // Where a run goes when its host is lost for good (it did not come back within
@@ -58,12 +64,17 @@ class Failover {
     }
 };
 
+// `plan` moved to `next`: its remote dir (and the upload bases under it), its resume and stop
+// lines, its price when it names one.
+void point_plan_at(TrainPlan& plan, const NextHost& next);
+
 // A Connection that passes everything on to another one, which can be replaced: the run
 // keeps talking to this while a failover moves it to another host.
 class ForwardingConnection : public Connection {
   public:
     explicit ForwardingConnection(Connection& target) : target_(&target) {}
     void point_at(Connection& target) { target_ = &target; }
+    Connection& target() { return *target_; }
     const std::string& name() const override { return target_->name(); }
     Remote& remote() override { return target_->remote(); }
     void reconnect() override { target_->reconnect(); }

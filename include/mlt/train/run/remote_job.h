@@ -99,7 +99,8 @@ class RemoteJob {
     virtual void mark_moved(const std::string& run_id, const std::string& where) = 0;
     // Readies the job dir for attempt `attempt` of a gang that restarts together
     // (begin_gang_attempt).
-    virtual void begin_gang_attempt(const std::string& run_id, int attempt) = 0;
+    virtual void begin_gang_attempt(const std::string& run_id, int attempt,
+                                    const std::string& wrapper) = 0;
     // Starts the host's guard of the run's running job again when it is gone (start_guard):
     // true when it did. With `deadline`, first records it in the lock in place of the old one.
     virtual bool restart_guard(const std::string& run_id,
@@ -152,7 +153,8 @@ class ShellJob : public RemoteJob, public JobPipelining {
     long start(const std::string& run_id) override;
     void watch(int every_s, OutputSink on_sample) override;
     void mark_moved(const std::string& run_id, const std::string& where) override;
-    void begin_gang_attempt(const std::string& run_id, int attempt) override;
+    void begin_gang_attempt(const std::string& run_id, int attempt,
+                            const std::string& wrapper) override;
     bool restart_guard(const std::string& run_id,
                        const JobDir::GuardDeadline* deadline = nullptr) override;
     std::string hand_notifications(const std::string& run_id,

@@ -1,0 +1,318 @@
+// The run of several nodes from start to end: the first pass (or a --resume's), then, while a
+// node's job or host was lost, every node again as the run's next attempt, a standby host
+// taking the place of each lost host (docs/multi-node.md, "A node lost").
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "gang_pass.h"
+#include "mlt/train/local/history.h"
+#include "mlt/train/local/local_state.h"
+#include "mlt/train/nodes/gang_resume.h"
+#include "mlt/train/recovery/failover.h"
+#include "mlt/util/error.h"
+#include "mlt/util/reporter.h"
+
+namespace mlt {
+
+namespace {
+
+// The standby hosts of a gang: a host pool whose connection a replaced rank uses from then on.
+class Standby {
+  public:
+    Standby(const HostPoolSpec& spec, Connection& any) : forward_(any), pool_(spec, forward_) {}
+    std::optional<NextHost> next(Reporter& out) { return pool_.next(out); }
+    // The connection of the host `next` gave last (the pool owns it).
+    Connection& taken() { return forward_.target(); }
+
+  private:
+    ForwardingConnection forward_;
+    HostPool pool_;
+};
+
+// A multi-node run as it goes on: the nodes as given (a replacement moves one), the nodes
+// placed for the current attempt, their links, and every attempt's hosts.
+struct GangState {
+    NodesSpec unplaced;
+    NodesSpec spec;
+    Links links;
+    std::string run_id;
+    // Each attempt of this command: its number and its hosts, by rank.
+    std::vector<std::pair<int, std::vector<std::string>>> attempts;
+    std::unique_ptr<Standby> standby;
+    int restarts_in_place = 0;
+    std::vector<std::string> came_from;  // by rank: the lost host a replacement left, this pass
+
+    std::vector<std::string> hosts() const {
+        std::vector<std::string> names;
+        for (const auto& l : links) names.push_back(l->name());
+        return names;
+    }
+    void begin_attempt(int number) { attempts.emplace_back(number, hosts()); }
+    // Whether a host was replaced in this command.
+    bool moved() const {
+        for (const auto& a : attempts)
+            if (a.second != attempts.front().second) return true;
+        return false;
+    }
+    Gang::RestartRule rule() const {
+        return {standby != nullptr, restarts_in_place < unplaced.max_restarts};
+    }
+};
+
+// Each host once, in the order the attempts took them.
+std::vector<std::string> every_host(const GangState& g) {
+    std::vector<std::string> all;
+    for (const auto& a : g.attempts)
+        for (const auto& h : a.second)
+            if (std::find(all.begin(), all.end(), h) == all.end()) all.push_back(h);
+    return all;
+}
+
+// The history's newest record of the run says how the gang ended, with every node's host of
+// every attempt.
+void record_gang_end(const GangState& g, const std::string& status) {
+    int skipped = 0;
+    const auto runs = read_history(history_path(), &skipped);
+    for (auto it = runs.rbegin(); it != runs.rend(); ++it) {
+        const auto id = it->is_object() ? it->find("id") : it->end();
+        if (id == it->end() || !id->is_string() || id->get<std::string>() != g.run_id) continue;
+        nlohmann::json r = *it;
+        r["status"] = status;
+        // Each node's own records name only its own host.
+        r["hosts"] = every_host(g);
+        r["nodes"] = g.hosts();  // the last attempt's, in rank order
+        if (g.moved()) {
+            nlohmann::json attempts = nlohmann::json::array();
+            for (const auto& [number, hosts] : g.attempts)
+                attempts.push_back({{"attempt", number}, {"nodes", hosts}});
+            r["node_attempts"] = attempts;
+        }
+        append_history(r, reporter());
+        return;
+    }
+}
+
+// The nodes of every attempt, when a host was replaced: one line.
+void say_attempts(const GangState& g) {
+    if (!g.moved()) return;
+    std::string line = "nodes by attempt:";
+    for (size_t a = 0; a < g.attempts.size(); ++a) {
+        const auto& [number, hosts] = g.attempts[a];
+        line += (a ? ";" : "") + std::string(" #") + std::to_string(number);
+        for (size_t r = 0; r < hosts.size(); ++r)
+            line += (r ? ", " : " ") + std::string("rank ") + std::to_string(r) + " " + hosts[r];
+    }
+    reporter().notice(line);
+}
+
+// The -h options of the current nodes, for a --resume line after a replacement.
+std::string host_options(const GangState& g) {
+    std::string out;
+    for (size_t i = 0; i < g.links.size(); ++i)
+        out += (i ? " " : "") + std::string("-h ") + g.links[i]->name() + "/" +
+               g.unplaced.nodes[i].plan.remote_dir;
+    return out;
+}
+
+// The exit code of the gang, with the line that says which node failed first.
+int gang_exit(const GangState& g, const GangPass& pass) {
+    say_attempts(g);
+    const auto& failure = pass.failure;
+    if (!failure) {
+        record_gang_end(g, "success");
+        return exit_code::kOk;
+    }
+    const int code = failure->exit_code;
+    if (code == exit_code::kInterrupted || code == exit_code::kTerminated ||
+        code == exit_code::kHangup) {
+        reporter().alert(
+            "every node's job was stopped (a signal to mlt) and its results collected");
+        record_gang_end(g, "stopped");
+        return code;
+    }
+    const auto& failed = g.spec.nodes[static_cast<size_t>(failure->rank)].plan;
+    reporter().alert(
+        "rank " + std::to_string(failure->rank) + " (" + failure->host +
+        ") failed first, with exit " + std::to_string(failure->exit_code) +
+        (pass.stopped ? "; the other nodes were stopped" : "") +
+        (failure->training
+             ? std::string()
+             : "; to start every node again together from the checkpoints that "
+               "came home, run the same command with --resume" +
+                   (g.moved() ? " and the hosts of the last attempt (" + host_options(g) + ")"
+                              : std::string())) +
+        ". Its last lines:\n" + tail_of_file(failed.local_console, 20));
+    record_gang_end(g, failure->training ? "failed" : "lost");
+    // A training's own status follows the one rule (a 3 is not a job-state conflict).
+    return failure->training ? training_exit_code(failure->exit_code) : failure->exit_code;
+}
+
+// What each node holds of the model now.
+std::vector<std::optional<JobStatus>> survey(const NodesSpec& spec, Links& links) {
+    std::vector<std::optional<JobStatus>> jobs;
+    for (size_t i = 0; i < links.size(); ++i) {
+        const TrainPlan& p = spec.nodes[i].plan;
+        auto found = JobDir(links[i]->remote(), p.remote_dir, p.model).query_jobs();
+        jobs.push_back(found.empty() ? std::nullopt : std::optional<JobStatus>(found.front()));
+    }
+    return jobs;
+}
+
+// What every node holds, taken up: the nodes that hold the run's lock settled (collected;
+// stopped first when the gang restarts), then, when a rank was lost, every node again
+// together as the next attempt (a --resume, and each restart after a loss).
+GangPass take_up(GangState& g) {
+    NodesSpec& spec = g.spec;
+    const GangResume plan = plan_gang_resume(survey(spec, g.links), spec.nodes.front().plan.model);
+    g.run_id = plan.run_id;
+    if (g.attempts.empty()) g.begin_attempt(plan.attempt - 1);  // what this command found
+    if (plan.adopt_all || std::count(plan.settle.begin(), plan.settle.end(), true) > 0) {
+        NodesSpec settling = spec;
+        std::optional<Gang::Failure> prefail;
+        if (plan.restart) {
+            const int rank = std::max(plan.lost_rank, 0);
+            prefail = Gang::Failure{rank, g.links[static_cast<size_t>(rank)]->name(), 1, false};
+            for (auto& n : settling.nodes) n.plan.shutdown_cmds.clear();  // the run goes on
+        }
+        const auto quiet = [&](TrainRun& r) {
+            if (plan.restart) r.settle_for_restart();
+        };
+        GangPass settled =
+            run_gang_pass(settling, g.links, plan.run_id, plan.settle, quiet, prefail, g.rule());
+        if (!plan.restart) return settled;
+    }
+    reporter().alert("restarting every node of " + spec.nodes.front().plan.model + " (run " +
+                     plan.run_id + ") together as attempt " + std::to_string(plan.attempt) + ": " +
+                     plan.why + "; each pushes the checkpoints that came home");
+    for (auto& n : spec.nodes) {
+        n.plan.resume = false;
+        n.plan.restore = true;  // the node's local log dir, into its remote log dir
+        n.plan.clean = false;
+    }
+    g.begin_attempt(plan.attempt);
+    g.came_from.resize(g.links.size());
+    const std::vector<std::string> came_from = std::exchange(g.came_from, {});
+    return run_gang_pass(
+        spec, g.links, plan.run_id, {},
+        [&](TrainRun& r) {
+            r.continue_gang(plan.attempt, came_from[static_cast<size_t>(r.gang_rank())]);
+        },
+        {}, g.rule());
+}
+
+// MASTER_ADDR when rank 0 moves to `next`: its own master_addr=, else the address mlt reached
+// it at where nodes.master_addr was the lost rank 0's; a master_addr set to anything else (an
+// overlay address) cannot follow: refused. Empty setting: found on the new rank 0 as before.
+bool master_addr_follows(GangState& g, const NextHost& next) {
+    std::string& addr = g.unplaced.master_addr;
+    if (!next.master_addr.empty()) {
+        addr = next.master_addr;
+        return true;
+    }
+    if (addr.empty()) return true;
+    if (addr == g.unplaced.nodes.front().target.connect.host) {
+        addr = next.target.connect.host;
+        return true;
+    }
+    reporter().alert("rank 0 cannot move to " + next.name + ": nodes.master_addr " + addr +
+                     " is an address of the lost rank 0 that mlt cannot carry over (give the "
+                     "standby host its own: master_addr=ADDR after its host spec)");
+    return false;
+}
+
+// A standby host for lost rank `rank`: the rank's plan and link moved there. False (said)
+// when none is left or rank 0's address cannot follow.
+bool replace(GangState& g, int rank) {
+    const auto r = static_cast<size_t>(rank);
+    const std::string left = g.links[r]->name();
+    reporter().alert("rank " + std::to_string(rank) + ": " + left +
+                     " is lost (not back within reconnect_timeout, or its dir is gone); looking "
+                     "for a standby host");
+    const std::optional<NextHost> next = g.standby->next(reporter());
+    if (!next) {
+        reporter().alert("rank " + std::to_string(rank) +
+                         ": no standby host left (fallback_hosts, provision_cmd); the gang stops");
+        return false;
+    }
+    if (rank == 0 && !master_addr_follows(g, *next)) return false;
+    NodeSpec& node = g.unplaced.nodes[r];
+    point_plan_at(node.plan, *next);
+    node.target = next->target;
+    g.links[r] = std::make_unique<ForwardingConnection>(g.standby->taken());
+    g.came_from.resize(g.links.size());
+    g.came_from[r] = left;
+    check_nodes(g.unplaced);
+    reporter().alert("rank " + std::to_string(rank) + ": " + left + " left, " + next->name +
+                     " takes its place");
+    return true;
+}
+
+// While a pass ends with a node's job or host lost, and the rules allow it: standby hosts
+// for the lost hosts, the rendezvous found again, every node again together.
+// The causes of a pass's failures, for -v.
+std::string causes_text(const std::vector<Gang::Cause>& causes) {
+    static const char* const kNames[] = {"none", "training", "job lost", "host lost", "other"};
+    std::string out;
+    for (size_t r = 0; r < causes.size(); ++r)
+        out += (r ? ", " : "") + std::string("rank ") + std::to_string(r) + " " +
+               kNames[static_cast<int>(causes[r])];
+    return out;
+}
+
+GangPass restart_while_lost(GangState& g, GangPass pass) {
+    spdlog::debug("the gang's pass ended: {}", causes_text(pass.causes));
+    while (pass.failure && Gang::restarts(pass.causes, g.rule())) {
+        std::vector<int> hosts_lost;
+        for (size_t r = 0; r < pass.causes.size(); ++r)
+            if (pass.causes[r] == Gang::Cause::host_lost) hosts_lost.push_back(static_cast<int>(r));
+        if (hosts_lost.empty()) ++g.restarts_in_place;  // max_restarts counts these
+        for (const int rank : hosts_lost)
+            if (!replace(g, rank)) return pass;
+        meet_nodes(g.unplaced, g.spec, g.links);
+        pass = take_up(g);
+        spdlog::debug("the gang's pass ended: {}", causes_text(pass.causes));
+    }
+    if (pass.failure && !g.rule().jobs && g.unplaced.max_restarts > 0 &&
+        std::count(pass.causes.begin(), pass.causes.end(), Gang::Cause::job_lost) > 0)
+        reporter().alert("not restarted: the " + std::to_string(g.unplaced.max_restarts) +
+                         " restart(s) of max_restarts are used up");
+    return pass;
+}
+
+}  // namespace
+
+int run_train_nodes(NodesSpec spec) {
+    check_nodes(spec);
+    const std::string model = spec.nodes.front().plan.model;
+    const std::string log_dir = spec.nodes.front().plan.local_logs;
+    LocalModelLock local_lock(spec.nodes.front().plan.local_state_dir, model);
+    GangState g;
+    // Connected one after another: a prompt (a password) is asked on one terminal at a time.
+    for (const auto& n : spec.nodes) {
+        g.links.push_back(std::make_unique<SessionConnection>(n.target.connect));
+        g.links.back()->remote();
+    }
+    if (spec.standby) g.standby = std::make_unique<Standby>(*spec.standby, *g.links.front());
+    g.unplaced = std::move(spec);
+    meet_nodes(g.unplaced, g.spec, g.links);
+    GangPass pass;
+    if (g.unplaced.nodes.front().plan.resume) {
+        pass = take_up(g);
+        spdlog::debug("the gang's pass ended: {}", causes_text(pass.causes));
+    } else {
+        g.run_id = new_run_id();  // one run on every node
+        g.begin_attempt(1);
+        pass = run_gang_pass(g.spec, g.links, g.run_id, {}, {}, {}, g.rule());
+    }
+    pass = restart_while_lost(g, std::move(pass));
+    const int code = gang_exit(g, pass);
+    copy_rank0_logs(g.spec.nodes.front().plan.local_logs, log_dir);
+    return code;
+}
+
+}  // namespace mlt

@@ -1,0 +1,258 @@
+// Several nodes survive the loss of one: a node's host lost mid-run (its connections reset,
+// its job killed, its dir deleted) is replaced by a standby host from fallback_hosts, and
+// every node starts again together as attempt 2 from the newest checkpoint (real PyTorch DDP
+// on gloo, and a shell training for rank 0's loss); a lost job restarts the gang in place
+// under max_restarts; no standby left, or a training's own failure, stops the gang as before.
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "harness/expect.h"
+#include "harness/fault_relay.h"
+#include "harness/files.h"
+#include "harness/net.h"
+#include "harness/process.h"
+#include "harness/test_sshd.h"
+#include "harness/train_fixture.h"
+
+namespace fs = std::filesystem;
+
+namespace mlt_test {
+namespace {
+
+// Each rank resumes after its newest checkpoint in its log dir and writes one per epoch;
+// attempt 1 waits (bounded) after epoch 2, to be lost there. FAIL_RANK1 makes rank 1's
+// training fail on its own at epoch 2 instead.
+const char* const kCheckpointingNodes =
+    "n=0\n"
+    "for f in \"$MLT_LOG_DIR\"/ckpt-*; do [ -e \"$f\" ] || continue; k=${f##*ckpt-}; "
+    "[ \"$k\" -gt \"$n\" ] && n=$k; done\n"
+    "echo \"rank $MLT_NODE_RANK attempt ${MLT_ATTEMPT:-1} at $MASTER_ADDR resumes after epoch "
+    "$n\"\n"
+    "i=$((n+1))\n"
+    "while [ $i -le 4 ]; do\n"
+    "  echo \"rank $MLT_NODE_RANK epoch $i\"\n"
+    "  echo \"weights $i\" > \"$MLT_LOG_DIR/.tmp\" && mv \"$MLT_LOG_DIR/.tmp\" "
+    "\"$MLT_LOG_DIR/ckpt-$i\"\n"
+    "  if [ -n \"$FAIL_RANK1\" ] && [ \"$MLT_NODE_RANK\" = 1 ] && [ $i -eq 2 ]; then "
+    "echo 'rank 1 fails now'; exit 3; fi\n"
+    "  if [ -z \"$MLT_ATTEMPT\" ] && [ $i -eq 2 ]; then echo \"rank $MLT_NODE_RANK waiting\"; "
+    "w=0; while [ $w -lt 2400 ]; do sleep 0.05; w=$((w+1)); done; exit 9; fi\n"
+    "  i=$((i+1))\n"
+    "done\n";
+
+class TrainNodesReplaceTest : public TrainTest {
+  protected:
+    void SetUp() override {
+        TrainTest::SetUp();
+        for (auto* node : {&second_, &standby_}) {
+            *node = std::make_unique<TestSshd>();
+            (*node)->authorize_key_file(sshd().client_key_path() + ".pub");
+        }
+        relay_a_ = std::make_unique<FaultRelay>(sshd().port());
+        relay_b_ = std::make_unique<FaultRelay>(second_->port());
+        append_file(default_known_hosts(), "[127.0.0.1]:" + std::to_string(relay_a_->port()) + " " +
+                                               sshd().host_key_type_and_blob() + "\n" +
+                                               "[127.0.0.1]:" + std::to_string(relay_b_->port()) +
+                                               " " + second_->host_key_type_and_blob() + "\n");
+        write_shell_model("m", kCheckpointingNodes);
+    }
+    void TearDown() override {
+        relay_a_.reset();
+        relay_b_.reset();
+        closed_.clear();
+        second_.reset();
+        standby_.reset();
+        TrainTest::TearDown();
+    }
+    void write_settings(const std::string& model, const std::string& train_cmd,
+                        const std::string& extra) const {
+        write_user_settings();
+        write_model_settings(model, "ssh:\n  train_cmd: \"" + train_cmd +
+                                        "\"\n  remote_log_dir: \"logs/{model}\"\n" + extra);
+    }
+    std::string spec_of(const TestSshd& s, int port) const {
+        return s.user() + "@127.0.0.1:" + std::to_string(port) + "/" + s.remote_dir();
+    }
+    std::string standby_spec() const { return spec_of(*standby_, standby_->port()); }
+    // A behind relay A, B behind relay B; `args` after them.
+    std::vector<std::string> nodes(std::vector<std::string> args) const {
+        std::vector<std::string> all = {"ssh",
+                                        "-o",
+                                        "ConnectTimeout=2",
+                                        "-i",
+                                        sshd().client_key_path(),
+                                        "-h",
+                                        spec_of(sshd(), relay_a_->port()),
+                                        "-h",
+                                        spec_of(*second_, relay_b_->port())};
+        all.insert(all.end(), args.begin(), args.end());
+        return all;
+    }
+    static std::string job_file_of(const TestSshd& s, const std::string& name) {
+        return s.remote_dir() + "/.mlt/m/" + name;
+    }
+    // A node's host goes away: its job's process group killed, every connection reset and
+    // none accepted again, its remote dir deleted.
+    void lose(std::unique_ptr<FaultRelay>& relay, const TestSshd& host, const std::string& model) {
+        const long pgid =
+            std::atol(read_or_empty(host.remote_dir() + "/.mlt/" + model + "/pid").c_str());
+        ASSERT_GT(pgid, 0);
+        const int port = relay->port();
+        relay.reset();
+        closed_.push_back(std::make_unique<ClosedPort>(port));
+        ASSERT_EQ(::kill(static_cast<pid_t>(-pgid), SIGKILL), 0);
+        ASSERT_TRUE(wait_group_gone(pgid));
+        std::error_code ec;
+        fs::remove_all(host.remote_dir(), ec);
+    }
+
+    std::unique_ptr<TestSshd> second_, standby_;
+    std::unique_ptr<FaultRelay> relay_a_, relay_b_;
+    std::vector<std::unique_ptr<ClosedPort>> closed_;
+};
+
+// The number of lines of `text` that hold `part`.
+size_t lines_with(const std::string& text, const std::string& part) {
+    size_t n = 0;
+    size_t from = 0;
+    for (size_t end; (end = text.find('\n', from)) != std::string::npos; from = end + 1)
+        if (text.substr(from, end - from).find(part) != std::string::npos) ++n;
+    return n;
+}
+
+// The real thing: examples/ddp on two nodes; rank 1's host is lost after epoch 2 and the
+// standby takes rank 1; every epoch is trained once, the replicas end equal.
+TEST_F(TrainNodesReplaceTest, ALostHostsRankMovesToTheStandbyAndDdpFinishesAsAttempt2) {
+    const std::string python = "/usr/bin/python3";
+    if (run_process({python, "-c", "import torch"}, current_environment(), kEffectTimeout)
+            .exit_code != 0)
+        GTEST_SKIP() << "*** SKIPPED LOUDLY: " << python
+                     << " cannot import torch; install python3-torch (scripts/install-deps.sh "
+                        "does) to run the DDP replacement test ***";
+    write_file(project() + "/ddp_model.py",
+               read_file(std::string(MLT_SOURCE_DIR) + "/examples/ddp/ddp_model.py"));
+    write_settings("ddp_model", python + " {spec} --epochs 6 --sleep 1",
+                   "  fallback_hosts: [\"" + standby_spec() + "\"]\n");
+    auto run = start_mlt(nodes({"train", "ddp_model", "--reconnect-timeout", "2"}));
+    ASSERT_TRUE(run->wait_for_output("[rank 0] epoch 2/6", kTrainTimeout)) << run->out();
+    lose(relay_b_, *second_, "ddp_model");
+    ProcessResult r = run->wait(kTrainTimeout);
+    ASSERT_EQ(r.exit_code, 0) << describe(r);
+    EXPECT_TRUE(has_text(r.err, "rank 1: " + sshd().user() + "@127.0.0.1:")) << describe(r);
+    EXPECT_TRUE(has_text(r.err, " takes its place")) << describe(r);
+    EXPECT_TRUE(has_text(r.err, "together as attempt 2")) << describe(r);
+    // Every epoch once: attempt 2 resumes after the newest checkpoint on rank 0.
+    for (int e = 1; e <= 6; ++e)
+        EXPECT_EQ(lines_with(r.out, "[rank 0] epoch " + std::to_string(e) + "/6 "), 1u)
+            << "epoch " << e << ":\n"
+            << r.out;
+    EXPECT_EQ(lines_with(r.out, "[rank 0] resuming from checkpoint-"), 1u) << r.out;
+    const auto zero = lines_starting(r.out, "[rank 0] rank 0/2 done, parameters ");
+    const auto one = lines_starting(r.out, "[rank 1] rank 1/2 done, parameters ");
+    ASSERT_EQ(zero.size(), 1u) << describe(r);
+    ASSERT_EQ(one.size(), 1u) << describe(r);
+    EXPECT_EQ(zero[0].substr(zero[0].rfind(' ')), one[0].substr(one[0].rfind(' ')));
+    EXPECT_TRUE(path_exists(standby_->remote_dir() + "/.mlt/ddp_model/run_id"));
+    EXPECT_TRUE(valid_zip(project() + "/ddp_model.mltk.zip"));
+    const auto runs = history();
+    ASSERT_FALSE(runs.empty());
+    EXPECT_EQ(runs.back().at("status"), "success") << read_or_empty(history_path());
+    // Every node of every attempt: A, the lost B, the standby.
+    const std::string hosts = runs.back().at("hosts");
+    EXPECT_EQ(std::count(hosts.begin(), hosts.end(), '@'), 3) << read_or_empty(history_path());
+    EXPECT_TRUE(has_text(r.out, "nodes by attempt: #1 rank 0 ")) << describe(r);
+}
+
+// Rank 0's host lost: rank 0 moves to the standby, which gets the checkpoints that came home
+// (--sync-every) and the MASTER_ADDR the standby names; rank 1 resumes on its own host.
+TEST_F(TrainNodesReplaceTest, RankZeroMovesWithTheCheckpointsThatCameHome) {
+    write_settings("m", "sh {spec}",
+                   "  fallback_hosts: [\"" + standby_spec() + " master_addr=127.0.0.1\"]\n");
+    auto run = start_mlt(nodes({"train", "m", "--reconnect-timeout", "2", "--sync-every", "1"}));
+    ASSERT_TRUE(run->wait_for_output("[rank 0] rank 0 waiting", kEffectTimeout)) << run->out();
+    ASSERT_TRUE(run->wait_for_output("[rank 1] rank 1 waiting", kEffectTimeout)) << run->out();
+    ASSERT_TRUE(wait_until([&] { return path_exists(local_logs("m") + "/nodes/0/ckpt-2"); },
+                           kEffectTimeout));
+    lose(relay_a_, sshd(), "m");
+    ProcessResult r = run->wait(kTrainTimeout);
+    ASSERT_EQ(r.exit_code, 0) << describe(r);
+    EXPECT_TRUE(has_text(r.err, "rank 0: ")) << describe(r);
+    EXPECT_TRUE(has_text(r.err, " takes its place")) << describe(r);
+    EXPECT_EQ(count_lines(r.out, "[rank 0] rank 0 attempt 2 at 127.0.0.1 resumes after epoch 2"),
+              1u)
+        << describe(r);
+    EXPECT_EQ(count_lines(r.out, "[rank 1] rank 1 attempt 2 at 127.0.0.1 resumes after epoch 2"),
+              1u)
+        << describe(r);
+    for (int e = 1; e <= 4; ++e)
+        for (const char* rank : {"0", "1"})
+            EXPECT_EQ(count_lines(r.out, std::string("[rank ") + rank + "] rank " + rank +
+                                             " epoch " + std::to_string(e)),
+                      1u)
+                << "rank " << rank << " epoch " << e << ":\n"
+                << r.out;
+    EXPECT_TRUE(path_exists(standby_->remote_dir() + "/logs/m/ckpt-4"));
+    EXPECT_TRUE(has_text(r.out, "nodes by attempt: #1 rank 0 ")) << describe(r);
+}
+
+TEST_F(TrainNodesReplaceTest, NoStandbyLeftStopsTheGangWithTheResumeLine) {
+    const ClosedPort dead;
+    write_settings("m", "sh {spec}",
+                   "  fallback_hosts: [\"" + sshd().user() +
+                       "@127.0.0.1:" + std::to_string(dead.port()) + "\"]\n");
+    auto run = start_mlt(nodes({"train", "m", "--reconnect-timeout", "2"}));
+    ASSERT_TRUE(run->wait_for_output("[rank 1] rank 1 waiting", kEffectTimeout)) << run->out();
+    lose(relay_b_, *second_, "m");
+    ProcessResult r = run->wait(kTrainTimeout);
+    EXPECT_NE(r.exit_code, 0) << describe(r);
+    EXPECT_TRUE(has_text(r.err,
+                         "rank 1: no standby host left (fallback_hosts, provision_cmd); "
+                         "the gang stops"))
+        << describe(r);
+    EXPECT_TRUE(has_text(r.err, "with --resume")) << describe(r);
+    EXPECT_FALSE(has_text(r.err, "takes its place")) << describe(r);
+}
+
+TEST_F(TrainNodesReplaceTest, ATrainingsOwnFailureTakesNoStandby) {
+    write_user_settings();
+    write_model_settings("m",
+                         "ssh:\n  train_cmd: \"FAIL_RANK1=1 sh {spec}\"\n  remote_log_dir: "
+                         "\"logs/{model}\"\n  fallback_hosts: [\"" +
+                             standby_spec() + "\"]\n  max_restarts: 2\n");
+    ProcessResult r = mlt(nodes({"train", "m", "--reconnect-timeout", "2"}));
+    EXPECT_EQ(r.exit_code, 1) << describe(r);  // a training's 3 is exit 1 (mlt's own 3)
+    EXPECT_TRUE(has_text(r.err, "rank 1 (")) << describe(r);
+    EXPECT_FALSE(has_text(r.err, "takes its place")) << describe(r);
+    EXPECT_FALSE(has_text(r.err, "together as attempt 2")) << describe(r);
+    EXPECT_FALSE(path_exists(standby_->remote_dir() + "/.mlt")) << "the standby was used";
+}
+
+TEST_F(TrainNodesReplaceTest, ALostJobRestartsTheGangInPlaceUnderMaxRestarts) {
+    write_settings("m", "sh {spec}", "  max_restarts: 1\n");
+    auto run = start_mlt(nodes({"train", "m"}));
+    ASSERT_TRUE(run->wait_for_output("[rank 0] rank 0 waiting", kEffectTimeout)) << run->out();
+    ASSERT_TRUE(run->wait_for_output("[rank 1] rank 1 waiting", kEffectTimeout)) << run->out();
+    const long pgid1 = std::atol(read_or_empty(job_file_of(*second_, "pid")).c_str());
+    ASSERT_GT(pgid1, 0);
+    ASSERT_EQ(::kill(static_cast<pid_t>(-pgid1), SIGKILL), 0);
+    ProcessResult r = run->wait(kTrainTimeout);
+    ASSERT_EQ(r.exit_code, 0) << describe(r);
+    EXPECT_TRUE(has_text(r.err, "together as attempt 2")) << describe(r);
+    EXPECT_FALSE(has_text(r.err, "takes its place")) << describe(r);
+    for (const char* rank : {"0", "1"})
+        EXPECT_EQ(count_lines(r.out, std::string("[rank ") + rank + "] rank " + rank +
+                                         " attempt 2 at 127.0.0.1 resumes after epoch 2"),
+                  1u)
+            << describe(r);
+    EXPECT_EQ(history().back().at("status"), "success") << read_or_empty(history_path());
+}
+
+}  // namespace
+}  // namespace mlt_test
