@@ -74,15 +74,16 @@ std::vector<StandbyHost> standby_hosts_of(const RunContext& c) {
 }
 
 // The standby hosts of fallback_hosts and provision_cmd, checked before any remote action;
-// none when neither is set.
+// none when neither is set, unless `always` (a gang's --resume may find a rank that moved).
 std::optional<HostPoolSpec> host_pool_spec_for(const RunContext& c, const SshCommandLine& cli,
                                                const std::string& model_arg, bool test,
-                                               int transfer_connections) {
+                                               int transfer_connections, bool always = false) {
     HostPoolSpec spec;
     spec.transfer_connections = transfer_connections;
     spec.fallback_hosts = standby_hosts_of(c);
     spec.provision_cmd = c.settings.provision_cmd;
-    if (spec.fallback_hosts.empty() && trim(spec.provision_cmd).empty()) return std::nullopt;
+    if (!always && spec.fallback_hosts.empty() && trim(spec.provision_cmd).empty())
+        return std::nullopt;
     spec.base = c.target;
     spec.remote_dir = c.settings.remote_dir.empty() ? "." : c.settings.remote_dir;
     spec.model = c.model.name;
@@ -159,7 +160,7 @@ int train_nodes(const RunContext& c, const SshCommandLine& cli, const TrainOptio
         spec.nodes.push_back({t, plan_node(node_context(c, t), cli, o, test)});
     const TrainPlan& first = spec.nodes.front().plan;
     if (first.failover)
-        spec.standby = host_pool_spec_for(c, cli, o.model, test, first.transfer_connections);
+        spec.standby = host_pool_spec_for(c, cli, o.model, test, first.transfer_connections, true);
     spec.max_restarts = first.max_restarts;
     return run_train_nodes(std::move(spec));
 }

@@ -57,6 +57,8 @@ class TrainNodesReplaceTest : public TrainTest {
         }
         relay_a_ = std::make_unique<FaultRelay>(sshd().port());
         relay_b_ = std::make_unique<FaultRelay>(second_->port());
+        port_a_ = relay_a_->port();
+        port_b_ = relay_b_->port();
         append_file(default_known_hosts(), "[127.0.0.1]:" + std::to_string(relay_a_->port()) + " " +
                                                sshd().host_key_type_and_blob() + "\n" +
                                                "[127.0.0.1]:" + std::to_string(relay_b_->port()) +
@@ -81,7 +83,7 @@ class TrainNodesReplaceTest : public TrainTest {
         return s.user() + "@127.0.0.1:" + std::to_string(port) + "/" + s.remote_dir();
     }
     std::string standby_spec() const { return spec_of(*standby_, standby_->port()); }
-    // A behind relay A, B behind relay B; `args` after them.
+    // A behind relay A, B behind relay B (also once lost); `args` after them.
     std::vector<std::string> nodes(std::vector<std::string> args) const {
         std::vector<std::string> all = {"ssh",
                                         "-o",
@@ -89,9 +91,9 @@ class TrainNodesReplaceTest : public TrainTest {
                                         "-i",
                                         sshd().client_key_path(),
                                         "-h",
-                                        spec_of(sshd(), relay_a_->port()),
+                                        spec_of(sshd(), port_a_),
                                         "-h",
-                                        spec_of(*second_, relay_b_->port())};
+                                        spec_of(*second_, port_b_)};
         all.insert(all.end(), args.begin(), args.end());
         return all;
     }
@@ -116,14 +118,17 @@ class TrainNodesReplaceTest : public TrainTest {
     std::unique_ptr<TestSshd> second_, standby_;
     std::unique_ptr<FaultRelay> relay_a_, relay_b_;
     std::vector<std::unique_ptr<ClosedPort>> closed_;
+    int port_a_ = 0, port_b_ = 0;  // the relays' ports: a lost host's stays refused
 };
 
-// The number of lines of `text` that hold `part`.
-size_t lines_with(const std::string& text, const std::string& part) {
+// The number of lines of `text` that hold `part` (and `also`).
+size_t lines_with(const std::string& text, const std::string& part, const std::string& also = {}) {
     size_t n = 0;
     size_t from = 0;
-    for (size_t end; (end = text.find('\n', from)) != std::string::npos; from = end + 1)
-        if (text.substr(from, end - from).find(part) != std::string::npos) ++n;
+    for (size_t end; (end = text.find('\n', from)) != std::string::npos; from = end + 1) {
+        const std::string line = text.substr(from, end - from);
+        if (line.find(part) != std::string::npos && line.find(also) != std::string::npos) ++n;
+    }
     return n;
 }
 
@@ -252,6 +257,43 @@ TEST_F(TrainNodesReplaceTest, ALostJobRestartsTheGangInPlaceUnderMaxRestarts) {
                   1u)
             << describe(r);
     EXPECT_EQ(history().back().at("status"), "success") << read_or_empty(history_path());
+}
+
+// mlt killed during the switch (the standby chosen and recorded, the first lock of attempt 2
+// held): the same command with --resume finds rank 1 on the standby (the history says so),
+// and the run ends once, every epoch trained once on each rank.
+TEST_F(TrainNodesReplaceTest, KilledDuringTheSwitchTheResumeFindsTheStandbyAndEndsOnce) {
+    write_settings("m", "sh {spec}", "  fallback_hosts: [\"" + standby_spec() + "\"]\n");
+    const std::string hold = sshd().dir() + "/hold";
+    env().set("MLT_TEST_HOLD", "taking the job lock#3:" + hold);
+    auto run = start_mlt(nodes({"train", "m", "--reconnect-timeout", "2"}));
+    ASSERT_TRUE(run->wait_for_output("[rank 1] rank 1 waiting", kEffectTimeout)) << run->out();
+    ASSERT_TRUE(run->wait_for_output("[rank 0] rank 0 waiting", kEffectTimeout)) << run->out();
+    lose(relay_b_, *second_, "m");
+    ASSERT_TRUE(wait_until([&] { return path_exists(hold); }, kTrainTimeout)) << run->out();
+    run->signal(SIGKILL);
+    const ProcessResult killed = run->wait(kEffectTimeout);
+    fs::remove(hold);
+    env().unset("MLT_TEST_HOLD");
+    EXPECT_TRUE(has_text(killed.err, " takes its place")) << describe(killed);
+    ProcessResult r = mlt(nodes({"train", "m", "--resume"}));
+    ASSERT_EQ(r.exit_code, 0) << describe(r);
+    EXPECT_TRUE(has_text(r.err, "rank 1 of the run went on on " + standby_spec())) << describe(r);
+    // Rank 0 goes on from its checkpoint on A; rank 1's were on B (this training keeps each
+    // rank's own), so it starts over on the standby. Each once.
+    // Attempt 2, or 3 when the killed mlt had locked A or the standby for attempt 2 already.
+    EXPECT_EQ(lines_with(r.out, "[rank 0] rank 0 attempt ", " resumes after epoch 2"), 1u)
+        << describe(r);
+    EXPECT_EQ(lines_with(r.out, "[rank 1] rank 1 attempt ", " resumes after epoch 0"), 1u)
+        << describe(r);
+    for (int e = 1; e <= 4; ++e) {
+        const std::string n = std::to_string(e);
+        EXPECT_EQ(count_lines(killed.out + r.out, "[rank 0] rank 0 epoch " + n), 1u)
+            << killed.out << r.out;
+        EXPECT_EQ(count_lines(r.out, "[rank 1] rank 1 epoch " + n), 1u) << r.out;
+    }
+    EXPECT_EQ(history().back().at("status"), "success") << read_or_empty(history_path());
+    EXPECT_FALSE(path_exists(standby_->remote_dir() + "/.mlt/m/lock"));
 }
 
 }  // namespace

@@ -1,7 +1,7 @@
 # Sets up attempt mlt_attempt of a gang that restarts every node together (begin_gang_attempt),
 # after alive.sh: clears what the attempt before left (its start marker, process group, exit status,
 # barrier files, result records), keeping the run's files and console log, and writes the attempt's
-# run.sh (mlt_run_sh: its rendezvous may differ). Once per attempt (its marker): a retry after a
+# run.sh (mlt_run_sh: its rendezvous may differ) and its number into the lock. Once per attempt (its marker): a retry after a
 # lost link finds it and changes nothing.
 { mlt_mine && mlt_files_mine; } || mlt_foreign
 [ ! -e "$j/gang.$mlt_attempt" ] || exit 0
@@ -10,4 +10,6 @@ rm -f "$j/started" "$j/pid" "$j/exit_status" "$j/sha256" "$j/stopped" "$j/guard.
   "$j/download_files" "$j/training" "$j/ready" "$j/go" "$j/start.claimed" \
   "$j/shutdown.started" "$j/shutdown.pid" "$j/shutdown.status" "$j"/started.[0-9]* || exit 1
 { printf '%s' "$mlt_run_sh" > "$j/run.sh.tmp" && mv -f "$j/run.sh.tmp" "$j/run.sh"; } || { mlt_nospace; exit 1; }
+# A lock this run took for an earlier attempt that never started here names that attempt.
+{ { grep -v '^attempt=' "$j/lock" && printf 'attempt=%s\n' "$mlt_attempt"; } > "$j/lock.$$.tmp" && mv -f "$j/lock.$$.tmp" "$j/lock"; } || { mlt_nospace; exit 1; }
 : > "$j/gang.$mlt_attempt" || { mlt_nospace; exit 1; }

@@ -43,7 +43,8 @@ GangResume plan_gang_resume(const std::vector<std::optional<JobStatus>>& jobs,
                             const std::string& model) {
     GangResume plan;
     plan.run_id = the_run(jobs, model);
-    bool all_locked = true, any_locked = false, any_running = false, any_ended = false;
+    bool all_locked = true, any_locked = false, any_running = false, any_ended = false,
+         any_unstarted = false;
     int last_attempt = 1;
     for (size_t i = 0; i < jobs.size(); ++i) {
         const auto& job = jobs[i];
@@ -61,12 +62,18 @@ GangResume plan_gang_resume(const std::vector<std::optional<JobStatus>>& jobs,
         all_locked = all_locked && job->locked;
         any_locked = any_locked || job->locked;
         any_running = any_running || job->state == JobState::running;
+        // An attempt cut before its start on this node (a client killed while it restarted).
+        any_unstarted = any_unstarted || (job->locked && (job->state == JobState::uploading ||
+                                                          job->state == JobState::starting));
         any_ended = any_ended || ended(job->state);
         last_attempt = std::max(last_attempt, job->attempt);
     }
     plan.adopt_all = all_locked && plan.lost_rank < 0;
-    plan.restart = !plan.adopt_all && (plan.lost_rank >= 0 || (any_running && any_ended));
-    if (plan.restart && plan.why.empty()) plan.why = "some nodes ended while others ran on";
+    plan.restart = !plan.adopt_all &&
+                   (plan.lost_rank >= 0 || (any_ended && (any_running || any_unstarted)));
+    if (plan.restart && plan.why.empty())
+        plan.why = any_running ? "some nodes ended while others ran on"
+                               : "the last attempt did not start on every node";
     plan.attempt = last_attempt + 1;
     for (const auto& job : jobs) {
         const bool locked = job && job->run_id == plan.run_id && job->locked;

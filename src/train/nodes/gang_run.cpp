@@ -16,6 +16,7 @@
 #include "mlt/train/recovery/failover.h"
 #include "mlt/util/error.h"
 #include "mlt/util/reporter.h"
+#include "mlt/util/text.h"
 
 namespace mlt {
 
@@ -24,8 +25,11 @@ namespace {
 // The standby hosts of a gang: a host pool whose connection a replaced rank uses from then on.
 class Standby {
   public:
-    Standby(const HostPoolSpec& spec, Connection& any) : forward_(any), pool_(spec, forward_) {}
+    explicit Standby(const HostPoolSpec& spec) : pool_(spec, forward_) {}
     std::optional<NextHost> next(Reporter& out) { return pool_.next(out); }
+    std::optional<NextHost> at(const StandbyHost& host, Reporter& out) {
+        return pool_.at(host, out);
+    }
     // The connection of the host `next` gave last (the pool owns it).
     Connection& taken() { return forward_.target(); }
 
@@ -43,7 +47,8 @@ struct GangState {
     std::string run_id;
     // Each attempt of this command: its number and its hosts, by rank.
     std::vector<std::pair<int, std::vector<std::string>>> attempts;
-    std::unique_ptr<Standby> standby;
+    std::unique_ptr<Standby> standby;  // also where a --resume finds a rank that moved
+    bool standby_hosts = false;        // fallback_hosts or provision_cmd are set
     int restarts_in_place = 0;
     std::vector<std::string> came_from;  // by rank: the lost host a replacement left, this pass
 
@@ -51,6 +56,13 @@ struct GangState {
         std::vector<std::string> names;
         for (const auto& l : links) names.push_back(l->name());
         return names;
+    }
+    // Each node as -h takes it (user@host:port/remote_dir), by rank.
+    std::vector<std::string> node_specs() const {
+        std::vector<std::string> specs;
+        for (size_t i = 0; i < links.size(); ++i)
+            specs.push_back(links[i]->name() + "/" + unplaced.nodes[i].plan.remote_dir);
+        return specs;
     }
     void begin_attempt(int number) { attempts.emplace_back(number, hosts()); }
     // Whether a host was replaced in this command.
@@ -60,7 +72,7 @@ struct GangState {
         return false;
     }
     Gang::RestartRule rule() const {
-        return {standby != nullptr, restarts_in_place < unplaced.max_restarts};
+        return {standby_hosts, restarts_in_place < unplaced.max_restarts};
     }
 };
 
@@ -73,9 +85,9 @@ std::vector<std::string> every_host(const GangState& g) {
     return all;
 }
 
-// The history's newest record of the run says how the gang ended, with every node's host of
-// every attempt.
-void record_gang_end(const GangState& g, const std::string& status) {
+// A record of the run with `status`, every node's host of every attempt and the nodes now
+// (node_specs: where a --resume finds a rank that moved), after the newest one of the run.
+void record_gang(const GangState& g, const std::string& status) {
     int skipped = 0;
     const auto runs = read_history(history_path(), &skipped);
     for (auto it = runs.rbegin(); it != runs.rend(); ++it) {
@@ -86,6 +98,7 @@ void record_gang_end(const GangState& g, const std::string& status) {
         // Each node's own records name only its own host.
         r["hosts"] = every_host(g);
         r["nodes"] = g.hosts();  // the last attempt's, in rank order
+        r["node_specs"] = g.node_specs();
         if (g.moved()) {
             nlohmann::json attempts = nlohmann::json::array();
             for (const auto& [number, hosts] : g.attempts)
@@ -124,7 +137,7 @@ int gang_exit(const GangState& g, const GangPass& pass) {
     say_attempts(g);
     const auto& failure = pass.failure;
     if (!failure) {
-        record_gang_end(g, "success");
+        record_gang(g, "success");
         return exit_code::kOk;
     }
     const int code = failure->exit_code;
@@ -132,7 +145,7 @@ int gang_exit(const GangState& g, const GangPass& pass) {
         code == exit_code::kHangup) {
         reporter().alert(
             "every node's job was stopped (a signal to mlt) and its results collected");
-        record_gang_end(g, "stopped");
+        record_gang(g, "stopped");
         return code;
     }
     const auto& failed = g.spec.nodes[static_cast<size_t>(failure->rank)].plan;
@@ -147,7 +160,7 @@ int gang_exit(const GangState& g, const GangPass& pass) {
                    (g.moved() ? " and the hosts of the last attempt (" + host_options(g) + ")"
                               : std::string())) +
         ". Its last lines:\n" + tail_of_file(failed.local_console, 20));
-    record_gang_end(g, failure->training ? "failed" : "lost");
+    record_gang(g, failure->training ? "failed" : "lost");
     // A training's own status follows the one rule (a 3 is not a job-state conflict).
     return failure->training ? training_exit_code(failure->exit_code) : failure->exit_code;
 }
@@ -249,6 +262,8 @@ bool replace(GangState& g, int rank) {
     check_nodes(g.unplaced);
     reporter().alert("rank " + std::to_string(rank) + ": " + left + " left, " + next->name +
                      " takes its place");
+    // Before anything is done there: a --resume after a crash from here on finds the rank there.
+    record_gang(g, "moving");
     return true;
 }
 
@@ -284,6 +299,56 @@ GangPass restart_while_lost(GangState& g, GangPass pass) {
     return pass;
 }
 
+// Where rank `rank` of the newest multi-node run of `model` went after `host` (its host on the
+// command line) was lost: the node spec its newest record names, when that is another host.
+std::optional<std::string> rank_went_on(const std::string& model, size_t rank,
+                                        const std::string& host) {
+    int skipped = 0;
+    const auto runs = read_history(history_path(), &skipped);
+    for (auto it = runs.rbegin(); it != runs.rend(); ++it) {
+        if (!it->is_object() || it->value("model", nlohmann::json()) != model) continue;
+        const auto specs = it->find("node_specs");
+        if (specs == it->end()) continue;
+        if (!specs->is_array() || rank >= specs->size() || !(*specs)[rank].is_string()) break;
+        const std::string there = (*specs)[rank].get<std::string>();
+        const auto hosts = it->value("hosts", nlohmann::json::array());
+        const bool left =
+            hosts.is_array() && std::find(hosts.begin(), hosts.end(), host) != hosts.end();
+        if (left && there.rfind(host + "/", 0) != 0) return there;
+        break;
+    }
+    return std::nullopt;
+}
+
+// Connects to every node, one after another (a prompt, a password, is asked on one terminal
+// at a time). A --resume that cannot reach a rank's host goes where the history says that
+// rank went (a replacement this machine made), as a single node's run does after a failover.
+void connect_nodes(GangState& g) {
+    for (size_t i = 0; i < g.unplaced.nodes.size(); ++i) {
+        NodeSpec& node = g.unplaced.nodes[i];
+        auto link = std::make_unique<SessionConnection>(node.target.connect);
+        try {
+            link->remote();
+            g.links.push_back(std::move(link));
+            continue;
+        } catch (const Error& e) {
+            const auto there = node.plan.resume && is_link_loss(e) && g.standby
+                                   ? rank_went_on(node.plan.model, i, link->name())
+                                   : std::nullopt;
+            if (!there) throw;
+            reporter().alert("cannot reach " + link->name() + " (" + e.what() + "); rank " +
+                             std::to_string(i) + " of the run went on on " + *there +
+                             " after it was lost: resuming it there");
+            const auto next =
+                g.standby->at(parse_standby_host(*there, "the local history"), reporter());
+            if (!next) throw;
+            point_plan_at(node.plan, *next);
+            node.target = next->target;
+            g.links.push_back(std::make_unique<ForwardingConnection>(g.standby->taken()));
+        }
+    }
+}
+
 }  // namespace
 
 int run_train_nodes(NodesSpec spec) {
@@ -292,13 +357,11 @@ int run_train_nodes(NodesSpec spec) {
     const std::string log_dir = spec.nodes.front().plan.local_logs;
     LocalModelLock local_lock(spec.nodes.front().plan.local_state_dir, model);
     GangState g;
-    // Connected one after another: a prompt (a password) is asked on one terminal at a time.
-    for (const auto& n : spec.nodes) {
-        g.links.push_back(std::make_unique<SessionConnection>(n.target.connect));
-        g.links.back()->remote();
-    }
-    if (spec.standby) g.standby = std::make_unique<Standby>(*spec.standby, *g.links.front());
+    g.standby_hosts = spec.standby && (!spec.standby->fallback_hosts.empty() ||
+                                       !trim(spec.standby->provision_cmd).empty());
+    if (spec.standby) g.standby = std::make_unique<Standby>(*spec.standby);
     g.unplaced = std::move(spec);
+    connect_nodes(g);
     meet_nodes(g.unplaced, g.spec, g.links);
     GangPass pass;
     if (g.unplaced.nodes.front().plan.resume) {

@@ -73,6 +73,8 @@ void point_plan_at(TrainPlan& plan, const NextHost& next);
 class ForwardingConnection : public Connection {
   public:
     explicit ForwardingConnection(Connection& target) : target_(&target) {}
+    // Points nowhere until point_at().
+    ForwardingConnection() = default;
     void point_at(Connection& target) { target_ = &target; }
     Connection& target() { return *target_; }
     const std::string& name() const override { return target_->name(); }
@@ -81,7 +83,7 @@ class ForwardingConnection : public Connection {
     std::unique_ptr<Connection> open_side() override { return target_->open_side(); }
 
   private:
-    Connection* target_;
+    Connection* target_ = nullptr;
 };
 
 // What a HostPool needs to know besides its hosts.
