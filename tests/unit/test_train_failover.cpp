@@ -48,7 +48,7 @@ class OneStandby : public mlt::Failover {
         c_.point_at(link_);
         return mlt::NextHost{
             b_.name(), "/remote-b", 0.5, "mlt ssh -h b train m --resume", "mlt ssh -h b stop m",
-            &b_, {}, {}};
+            &b_,       {},          {}};
     }
     int asked = 0;
     bool available = true;
@@ -180,11 +180,19 @@ TEST(StandbyHost, AHostSpecWithAnOptionalPrice) {
     EXPECT_EQ(priced.text, "gpu3");
     ASSERT_TRUE(priced.price_per_hour.has_value());
     EXPECT_DOUBLE_EQ(*priced.price_per_hour, 0.35);
+    EXPECT_TRUE(priced.master_addr.empty());
+    // A node of several may name its address for MASTER_ADDR, before or after the price.
+    const auto node = mlt::parse_standby_host("gpu4 master_addr=10.0.0.7 price_per_hour=1", "x");
+    EXPECT_EQ(node.master_addr, "10.0.0.7");
+    ASSERT_TRUE(node.price_per_hour.has_value());
+    EXPECT_DOUBLE_EQ(*node.price_per_hour, 1.0);
 }
 
 TEST(StandbyHost, BadEntriesAreUsageErrorsNamingWhere) {
     for (const char* bad : {"", "gpu price_per_hour=abc", "gpu price_per_hour=-1", "gpu 0.3",
-                            "gpu price_per_hour=1 extra", "gpu:99999", "gpu price_per_hour=nan"}) {
+                            "gpu price_per_hour=1 extra", "gpu:99999", "gpu price_per_hour=nan",
+                            "gpu master_addr=", "gpu master_addr=a master_addr=b",
+                            "gpu price_per_hour=1 price_per_hour=2"}) {
         try {
             mlt::parse_standby_host(bad, "fallback_hosts entry 2");
             ADD_FAILURE() << "accepted: " << bad;

@@ -43,6 +43,55 @@ TEST(Gang, AFailureOpensTheBarrierWithFalseAndTheFirstOneIsKept) {
     EXPECT_EQ(gang.first_failure()->exit_code, 3);
 }
 
+using Cause = Gang::Cause;
+
+TEST(Gang, OnlyALostJobOrHostRestartsAndOnlyWhereTheRuleAllowsIt) {
+    const Gang::RestartRule both{true, true}, hosts{true, false}, jobs{false, true};
+    // A host lost while the other rank's training failed at its next collective: restarts.
+    EXPECT_TRUE(Gang::restarts({Cause::training, Cause::host_lost}, both));
+    EXPECT_TRUE(Gang::restarts({Cause::none, Cause::host_lost}, hosts));
+    EXPECT_FALSE(Gang::restarts({Cause::none, Cause::host_lost}, jobs));  // no standby host
+    EXPECT_TRUE(Gang::restarts({Cause::job_lost, Cause::none}, jobs));
+    EXPECT_FALSE(Gang::restarts({Cause::job_lost, Cause::none}, hosts));  // max_restarts used up
+    // A training's own failure, or anything else, never does.
+    EXPECT_FALSE(Gang::restarts({Cause::training, Cause::none}, both));
+    EXPECT_FALSE(Gang::restarts({Cause::none, Cause::none}, both));
+    EXPECT_FALSE(Gang::restarts({Cause::other, Cause::host_lost}, both));
+}
+
+TEST(Gang, EachRankKeepsItsFirstCause) {
+    Gang gang(3);
+    gang.fail(1, "h1", 1, Cause::job_lost);
+    gang.fail(1, "h1", 1, Cause::other);  // its run's code after the collection: not the cause
+    gang.fail(0, "h0", 255, Cause::host_lost);
+    EXPECT_EQ(gang.causes(), (std::vector<Cause>{Cause::host_lost, Cause::job_lost, Cause::none}));
+    ASSERT_TRUE(gang.first_failure().has_value());
+    EXPECT_EQ(gang.first_failure()->rank, 1);
+    EXPECT_FALSE(gang.first_failure()->training);
+}
+
+TEST(Gang, AShutdownWaitsForTheVerdictOnlyWhereTheGangMayRestart) {
+    Gang plain(2);
+    plain.fail(1, "h1", 255, Cause::host_lost);
+    EXPECT_EQ(plain.holds_shutdown(0, 0.01), std::optional<bool>(false));  // no rule: at once
+    Gang gang(2);
+    gang.set_restart_rule({true, false});
+    EXPECT_FALSE(gang.holds_shutdown(0, 0.01).has_value());  // rank 1 still runs
+    std::optional<bool> verdict;
+    std::thread t([&] {
+        while (!verdict) verdict = gang.holds_shutdown(0, 0.05);
+    });
+    gang.fail(1, "h1", 255, Cause::host_lost);
+    gang.over(1);
+    t.join();
+    EXPECT_EQ(verdict, std::optional<bool>(true));  // the gang restarts: rank 0's host goes on
+    Gang failed(2);
+    failed.set_restart_rule({true, true});
+    failed.fail(1, "h1", 3, Cause::training);
+    failed.over(1);
+    EXPECT_EQ(failed.holds_shutdown(0, 1), std::optional<bool>(false));
+}
+
 }  // namespace
 }  // namespace mlt
 
@@ -99,6 +148,18 @@ TEST(GangResume, ASplitGangRestartsEvenWithoutALoss) {
     EXPECT_TRUE(plan.restart);
     EXPECT_EQ(plan.lost_rank, -1);
     EXPECT_EQ(plan.settle, (std::vector<bool>{false, true}));
+}
+
+// A client killed while the gang restarted: one node took its lock for the new attempt (its
+// upload cut), the other had ended the attempt before. Every node starts again together.
+TEST(GangResume, AnAttemptCutBeforeItsStartRestartsEveryNode) {
+    const auto plan = mlt::plan_gang_resume({node_job("r", mlt::JobState::collected, false),
+                                             node_job("r", mlt::JobState::uploading, true, 2)},
+                                            "m");
+    EXPECT_TRUE(plan.restart);
+    EXPECT_EQ(plan.attempt, 3);
+    EXPECT_EQ(plan.why, "the last attempt did not start on every node");
+    EXPECT_EQ(plan.settle, (std::vector<bool>{false, false}));
 }
 
 TEST(GangResume, DifferentRunsNoRunOrNothingLeftAreRefused) {
