@@ -22,6 +22,7 @@ struct GangPass {
     std::optional<Gang::Failure> failure;
     bool stopped = false;             // a node's job was stopped because another node failed
     std::vector<Gang::Cause> causes;  // by rank: why each failed (none: it did not)
+    std::string limit;                // a limit a node's run reached (its words); empty: none
 };
 
 // Two nodes the same host and dir, a loopback master_addr for nodes elsewhere: exit 2.

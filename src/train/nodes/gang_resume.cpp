@@ -69,8 +69,8 @@ GangResume plan_gang_resume(const std::vector<std::optional<JobStatus>>& jobs,
         last_attempt = std::max(last_attempt, job->attempt);
     }
     plan.adopt_all = all_locked && plan.lost_rank < 0;
-    plan.restart = !plan.adopt_all &&
-                   (plan.lost_rank >= 0 || (any_ended && (any_running || any_unstarted)));
+    plan.restart =
+        !plan.adopt_all && (plan.lost_rank >= 0 || (any_ended && (any_running || any_unstarted)));
     if (plan.restart && plan.why.empty())
         plan.why = any_running ? "some nodes ended while others ran on"
                                : "the last attempt did not start on every node";

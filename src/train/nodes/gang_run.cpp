@@ -65,6 +65,15 @@ struct GangState {
         return specs;
     }
     void begin_attempt(int number) { attempts.emplace_back(number, hosts()); }
+    // Every host rank `rank` was on in this command's attempts.
+    std::vector<std::string> hosts_of(size_t rank) const {
+        std::vector<std::string> out;
+        for (const auto& a : attempts)
+            if (rank < a.second.size() &&
+                std::find(out.begin(), out.end(), a.second[rank]) == out.end())
+                out.push_back(a.second[rank]);
+        return out;
+    }
     // Whether a host was replaced in this command.
     bool moved() const {
         for (const auto& a : attempts)
@@ -213,7 +222,8 @@ GangPass take_up(GangState& g) {
     return run_gang_pass(
         spec, g.links, plan.run_id, {},
         [&](TrainRun& r) {
-            r.continue_gang(plan.attempt, came_from[static_cast<size_t>(r.gang_rank())]);
+            const auto rank = static_cast<size_t>(r.gang_rank());
+            r.continue_gang(plan.attempt, came_from[rank], g.hosts_of(rank));
         },
         {}, g.rule());
 }
@@ -285,6 +295,11 @@ GangPass restart_while_lost(GangState& g, GangPass pass) {
         std::vector<int> hosts_lost;
         for (size_t r = 0; r < pass.causes.size(); ++r)
             if (pass.causes[r] == Gang::Cause::host_lost) hosts_lost.push_back(static_cast<int>(r));
+        // The budget first: no standby host is taken (or rented), no attempt started, past it.
+        if (!pass.limit.empty()) {
+            reporter().alert("the gang is not restarted: " + pass.limit + " is reached");
+            return pass;
+        }
         if (hosts_lost.empty()) ++g.restarts_in_place;  // max_restarts counts these
         for (const int rank : hosts_lost)
             if (!replace(g, rank)) return pass;

@@ -342,7 +342,10 @@ GangPass run_gang_pass(NodesSpec& spec, Links& links, const std::string& run_id,
     GangPass pass;
     pass.failure = prefail ? std::nullopt : gang.first_failure();
     if (!prefail) pass.causes = gang.causes();
-    for (const auto& r : runs) pass.stopped = pass.stopped || r->stopped_for_gang();
+    for (const auto& r : runs) {
+        pass.stopped = pass.stopped || r->stopped_for_gang();
+        if (pass.limit.empty()) pass.limit = r->limit_now();
+    }
     return pass;
 }
 

@@ -1,5 +1,7 @@
 // TrainRun as one node of a multi-node run (GangSeat): the barrier before the start, and the
 // gang stop.
+#include <algorithm>
+
 #include "mlt/train/run/train_run.h"
 #include "mlt/util/interrupt.h"
 
@@ -40,7 +42,8 @@ void TrainRun::check_gang() {
     gang_.stop = GangSeat::Stop::for_another_node;
 }
 
-void TrainRun::continue_gang(int attempt, const std::string& came_from) {
+void TrainRun::continue_gang(int attempt, const std::string& came_from,
+                             const std::vector<std::string>& earlier_hosts) {
     attempt_ = attempt;
     if (!came_from.empty()) {
         relocation_.where = Relocation::Where::moved;
@@ -49,9 +52,18 @@ void TrainRun::continue_gang(int attempt, const std::string& came_from) {
     gang_.role = GangSeat::Role::new_attempt;
     int skipped = 0;
     const double now = wall_now();
-    // This node's own: every node records the gang's run under its one id.
-    account_.ledger.restore(earlier_attempts_on(read_history(history_path(), &skipped), run_id_,
-                                                host(), attempt_, now));
+    // This node's rank's own, on every host it was on: every node records the gang's run under
+    // its one id.
+    const auto runs = read_history(history_path(), &skipped);
+    std::vector<AttemptRecord> earlier = earlier_attempts_on(runs, run_id_, host(), attempt_, now);
+    for (const auto& h : earlier_hosts) {
+        if (h == host()) continue;
+        for (auto& a : earlier_attempts_on(runs, run_id_, h, attempt_, now)) earlier.push_back(a);
+    }
+    std::stable_sort(
+        earlier.begin(), earlier.end(),
+        [](const AttemptRecord& a, const AttemptRecord& b) { return a.start < b.start; });
+    account_.ledger.restore(std::move(earlier));
     begin_attempt(now);
 }
 

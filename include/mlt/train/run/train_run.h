@@ -170,9 +170,14 @@ class TrainRun {
     // Makes this node's run attempt `attempt` of a gang that restarts every node together
     // (after join_gang, before begin()): its lock is taken for the gang's run again, the job
     // dir readied for the new attempt (begin_gang_attempt), the earlier attempts kept from
-    // the local history. `came_from`: the lost host this node's rank leaves (a replacement:
-    // its console copy is pushed as the job's console log, as after a failover); empty: none.
-    void continue_gang(int attempt, const std::string& came_from = {});
+    // the local history, on this host and on `earlier_hosts` (where this node's rank ran
+    // before: a lost host a standby replaced, so that its budget counts them). `came_from`:
+    // the lost host this node's rank leaves now (its console copy is pushed as the job's
+    // console log, as after a failover); empty: none.
+    void continue_gang(int attempt, const std::string& came_from = {},
+                       const std::vector<std::string>& earlier_hosts = {});
+    // The limit (--max-hours, --max-cost: this node's share) the run has reached; empty: none.
+    std::string limit_now() const { return limit_reached(wall_now()); }
     int gang_rank() const { return gang_.rank; }
     // This node's run only settles what its job left before the gang restarts (a
     // --resume): collected as usual, recorded, but with no summary of its own (the
