@@ -202,19 +202,23 @@ void failover_section(std::ostringstream& out, const DryRun& run) {
     const TrainPlan& p = run.nodes.front().plan;
     Section s(out, "Failover");
     s.line("link lost: reconnect for " + std::to_string(p.reconnect_timeout_s) + " s");
+    const bool gang = run.nodes.size() > 1;
+    const std::string what = gang ? "every node restarts together" : "restart it in place";
     s.line(p.max_restarts == 0 ? std::string("job lost: the run ends (max_restarts 0)")
-                               : "job lost: restart it in place up to " +
+                               : "job lost: " + what + " up to " +
                                      std::to_string(p.max_restarts) + " time(s) (max_restarts)");
     if (!p.failover) s.line("host lost: the run ends (--no-failover)");
-    if (run.nodes.size() > 1) s.line("host lost: the gang stops (several nodes)");
+    if (gang && p.failover && (!run.fallback_hosts.empty() || !trim(run.provision_cmd).empty()))
+        s.line("host lost: a standby host takes its rank, every node starts again together");
     for (const StandbyHost& h : run.fallback_hosts)
         s.line("fallback host: " + h.text +
-               (h.price_per_hour ? " (" + format_usd(*h.price_per_hour) + " per hour)" : ""));
-    if (p.failover && run.nodes.size() == 1 && !trim(run.provision_cmd).empty())
+               (h.price_per_hour ? " (" + format_usd(*h.price_per_hour) + " per hour)" : "") +
+               (h.master_addr.empty() ? "" : " (master_addr " + h.master_addr + ")"));
+    if (p.failover && !trim(run.provision_cmd).empty())
         s.line("provision_cmd: " + command_name(run.provision_cmd));
-    if (p.failover && run.nodes.size() == 1 && run.fallback_hosts.empty() &&
-        trim(run.provision_cmd).empty())
-        s.line("host lost: the run ends (no fallback_hosts, no provision_cmd)");
+    if (p.failover && run.fallback_hosts.empty() && trim(run.provision_cmd).empty())
+        s.line(gang ? "host lost: the gang stops (no fallback_hosts, no provision_cmd)"
+                    : "host lost: the run ends (no fallback_hosts, no provision_cmd)");
 }
 
 void notify_section(std::ostringstream& out, const TrainPlan& p) {

@@ -179,8 +179,8 @@ int dry_run(const RunContext& c, const SshCommandLine& cli, const TrainOptions& 
         node.destination = resolve_destination(t.connect);  // as the run's connection would
         run.nodes.push_back(std::move(node));
     }
-    // A single node's run reads these when it may fail over (host_pool_for).
-    if (c.targets.size() == 1 && !o.no_failover) {
+    // The run reads these when it may fail over (host_pool_for), or replace a lost node.
+    if (!o.no_failover) {
         run.fallback_hosts = standby_hosts_of(c);
         run.provision_cmd = c.settings.provision_cmd;
     }

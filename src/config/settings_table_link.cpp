@@ -19,7 +19,8 @@ std::vector<FieldDecl> link_and_transfer_fields() {
     return {
         integer("sync_every", "`0`", "0",
                 "seconds between pulls of the remote log dir (logs and checkpoints) while "
-                "training, on a second connection (as `--sync-every`); 0: only at the end",
+                "training, on a second connection (as `--sync-every`; with several nodes, rank "
+                "0's); 0: only at the end",
                 0, 604800, &assign<&S::sync_every>),
         special("host_key_checking", SettingType::host_key_checking, "`accept-new`", "accept-new",
                 "unknown host keys: `yes` refuses, `accept-new` records, `no` accepts without "
@@ -33,14 +34,17 @@ std::vector<FieldDecl> link_and_transfer_fields() {
         integer("max_restarts", "`0`", "0",
                 "times a `train` restarts its job by itself when it finds it lost (its "
                 "processes gone without an exit status: a host restart, a killed wrapper), in "
-                "place, as the run's next attempt; 0: a lost job ends the run",
+                "place, as the run's next attempt; with several nodes, times every node "
+                "restarts together after one node's job was lost; 0: a lost job ends the run",
                 0, 1000, &assign<&S::max_restarts>),
         list("fallback_hosts", "[\"root@gpu2:22/work\", \"gpu3 price_per_hour=0.4\"]",
              "hosts to continue on when the host is lost (not back within `reconnect_timeout`), "
              "in order: each a host spec as `-h` takes it, optionally followed by "
-             "`price_per_hour=USD`; the checkpoints that came home are pushed there and the job "
-             "starts as the run's next attempt (see docs/spot.md). A higher layer's list "
-             "replaces a lower one's",
+             "`price_per_hour=USD` and (for a node of several taking rank 0) `master_addr=ADDR`; "
+             "the checkpoints that came home are pushed there and the job starts as the run's "
+             "next attempt (see docs/spot.md; with several nodes, the host takes the lost "
+             "node's rank and every node starts again: docs/multi-node.md). A higher layer's "
+             "list replaces a lower one's",
              &assign<&S::fallback_hosts>),
         text("provision_cmd", "none", "\"./rent_gpu.sh\"",
              "local command (run with `sh -c`, at most 15 min) that provides a host when the "
