@@ -159,6 +159,12 @@ TEST_F(TrainNodesReplaceTest, ALostHostsRankMovesToTheStandbyAndDdpFinishesAsAtt
             << "epoch " << e << ":\n"
             << r.out;
     EXPECT_EQ(lines_with(r.out, "[rank 0] resuming from checkpoint-"), 1u) << r.out;
+    // Rank 1's console goes on on the standby from what it showed on B: its marker line, and
+    // every line whole (its local copy was pushed as the job's console log there).
+    EXPECT_EQ(lines_starting(r.out, "[rank 1] mlt: training: ").size(), 2u) << r.out;
+    EXPECT_TRUE(
+        has_text(read_or_empty(local_logs("ddp_model") + "/nodes/1/mltk_ssh_train_ddp_model.log"),
+                 "==== mlt: attempt 2 of run "));
     const auto zero = lines_starting(r.out, "[rank 0] rank 0/2 done, parameters ");
     const auto one = lines_starting(r.out, "[rank 1] rank 1/2 done, parameters ");
     ASSERT_EQ(zero.size(), 1u) << describe(r);
@@ -205,6 +211,11 @@ TEST_F(TrainNodesReplaceTest, RankZeroMovesWithTheCheckpointsThatCameHome) {
                 << r.out;
     EXPECT_TRUE(path_exists(standby_->remote_dir() + "/logs/m/ckpt-4"));
     EXPECT_TRUE(has_text(r.out, "nodes by attempt: #1 rank 0 ")) << describe(r);
+    // `jobs` lists every node of every attempt: the lost A too.
+    ProcessResult jobs = mlt({"jobs"});
+    EXPECT_EQ(jobs.exit_code, 0) << describe(jobs);
+    for (const int port : {port_a_, port_b_, standby_->port()})
+        EXPECT_TRUE(has_text(jobs.out, "127.0.0.1:" + std::to_string(port))) << jobs.out;
 }
 
 TEST_F(TrainNodesReplaceTest, NoStandbyLeftStopsTheGangWithTheResumeLine) {
@@ -240,7 +251,9 @@ TEST_F(TrainNodesReplaceTest, ATrainingsOwnFailureTakesNoStandby) {
 }
 
 TEST_F(TrainNodesReplaceTest, ALostJobRestartsTheGangInPlaceUnderMaxRestarts) {
-    write_settings("m", "sh {spec}", "  max_restarts: 1\n");
+    // shutdown_cmds run once per node, at the run's end: not when the gang restarts.
+    write_settings("m", "sh {spec}",
+                   "  max_restarts: 1\n  shutdown_cmds: [\"echo shut >> shutdowns.log\"]\n");
     auto run = start_mlt(nodes({"train", "m"}));
     ASSERT_TRUE(run->wait_for_output("[rank 0] rank 0 waiting", kEffectTimeout)) << run->out();
     ASSERT_TRUE(run->wait_for_output("[rank 1] rank 1 waiting", kEffectTimeout)) << run->out();
@@ -257,6 +270,8 @@ TEST_F(TrainNodesReplaceTest, ALostJobRestartsTheGangInPlaceUnderMaxRestarts) {
                   1u)
             << describe(r);
     EXPECT_EQ(history().back().at("status"), "success") << read_or_empty(history_path());
+    for (const TestSshd* host : {&sshd(), second_.get()})
+        EXPECT_EQ(read_or_empty(host->remote_dir() + "/shutdowns.log"), "shut\n") << describe(r);
 }
 
 // mlt killed during the switch (the standby chosen and recorded, the first lock of attempt 2
