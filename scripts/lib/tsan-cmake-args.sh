@@ -10,12 +10,12 @@ tsan_cmake_args=(
   "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -gline-tables-only -DNDEBUG"
 )
 # The integration tests of the stage (ctest -R), beside the whole unit suite: those that run
-# mlt's threads (std::thread in src: the nodes of a gang with their preflight, barrier and
-# stop; the pulls of --sync-every; the spec's load beside the connect; the parallel streams
+# mlt's threads (std::thread in src: the nodes of a gang with their preflight, barrier,
+# stop and restart after a lost node; the pulls of --sync-every; the spec's load beside the connect; the parallel streams
 # and ranges of a transfer; the tar reader of a download; the sends of notifications) and the
 # signals that cut them. The whole integration suite takes about 12 minutes there, past the
 # stage's share of CI's 35.
 tsan_integration_tests='(^|/)(TrainNodesTest|SyncEveryTest\.(ACheckpoint|LinesKeep|APullCut)'\
 '|LivePullTest|TrainSyncTest|TrainSyncFewChannelsTest|TrainRangesTest\.ABigFile'\
 '|TrainGpuWatchTest|ForwardTest|ControlShell[A-Za-z]*Test|TrainInterruptTest|TrainLeaveTest'\
-'|SpecLoaderTest|TrainNotifyTest)[.A-Z]'
+'|SpecLoaderTest|TrainNotifyTest|TrainNodesReplaceTest\.(RankZero|ALostJob|Killed))[.A-Z]'

@@ -182,10 +182,11 @@ TEST_F(TrainNodesReplaceTest, ALostHostsRankMovesToTheStandbyAndDdpFinishesAsAtt
 }
 
 // Rank 0's host lost: rank 0 moves to the standby, which gets the checkpoints that came home
-// (--sync-every) and the MASTER_ADDR the standby names; rank 1 resumes on its own host.
+// (--sync-every) and the MASTER_ADDR the standby names (127.0.0.2, a loopback address apart
+// from 127.0.0.1 where attempt 1 met); rank 1 resumes on its own host.
 TEST_F(TrainNodesReplaceTest, RankZeroMovesWithTheCheckpointsThatCameHome) {
     write_settings("m", "sh {spec}",
-                   "  fallback_hosts: [\"" + standby_spec() + " master_addr=127.0.0.1\"]\n");
+                   "  fallback_hosts: [\"" + standby_spec() + " master_addr=127.0.0.2\"]\n");
     auto run = start_mlt(nodes({"train", "m", "--reconnect-timeout", "2", "--sync-every", "1"}));
     ASSERT_TRUE(run->wait_for_output("[rank 0] rank 0 waiting", kEffectTimeout)) << run->out();
     ASSERT_TRUE(run->wait_for_output("[rank 1] rank 1 waiting", kEffectTimeout)) << run->out();
@@ -196,10 +197,10 @@ TEST_F(TrainNodesReplaceTest, RankZeroMovesWithTheCheckpointsThatCameHome) {
     ASSERT_EQ(r.exit_code, 0) << describe(r);
     EXPECT_TRUE(has_text(r.err, "rank 0: ")) << describe(r);
     EXPECT_TRUE(has_text(r.err, " takes its place")) << describe(r);
-    EXPECT_EQ(count_lines(r.out, "[rank 0] rank 0 attempt 2 at 127.0.0.1 resumes after epoch 2"),
+    EXPECT_EQ(count_lines(r.out, "[rank 0] rank 0 attempt 2 at 127.0.0.2 resumes after epoch 2"),
               1u)
         << describe(r);
-    EXPECT_EQ(count_lines(r.out, "[rank 1] rank 1 attempt 2 at 127.0.0.1 resumes after epoch 2"),
+    EXPECT_EQ(count_lines(r.out, "[rank 1] rank 1 attempt 2 at 127.0.0.2 resumes after epoch 2"),
               1u)
         << describe(r);
     for (int e = 1; e <= 4; ++e)
@@ -216,6 +217,28 @@ TEST_F(TrainNodesReplaceTest, RankZeroMovesWithTheCheckpointsThatCameHome) {
     EXPECT_EQ(jobs.exit_code, 0) << describe(jobs);
     for (const int port : {port_a_, port_b_, standby_->port()})
         EXPECT_TRUE(has_text(jobs.out, "127.0.0.1:" + std::to_string(port))) << jobs.out;
+}
+
+// nodes.master_addr set to an address that is not rank 0's as mlt reached it (an overlay's):
+// a standby without its own cannot take rank 0, and the gang stops saying why.
+TEST_F(TrainNodesReplaceTest, AnOverlayMasterAddrKeepsRankZeroFromMovingWithoutTheStandbysOwn) {
+    write_settings(
+        "m", "sh {spec}",
+        "  fallback_hosts: [\"" + standby_spec() + "\"]\n  nodes: {master_addr: \"127.0.0.3\"}\n");
+    auto run = start_mlt(nodes({"train", "m", "--reconnect-timeout", "2"}));
+    ASSERT_TRUE(run->wait_for_output("[rank 0] rank 0 attempt 1 at 127.0.0.3", kEffectTimeout))
+        << run->out();
+    ASSERT_TRUE(run->wait_for_output("[rank 1] rank 1 waiting", kEffectTimeout)) << run->out();
+    lose(relay_a_, sshd(), "m");
+    ProcessResult r = run->wait(kTrainTimeout);
+    EXPECT_NE(r.exit_code, 0) << describe(r);
+    EXPECT_TRUE(has_text(r.err, "rank 0 cannot move to " + sshd().user() +
+                                    "@127.0.0.1:" + std::to_string(standby_->port()) +
+                                    ": nodes.master_addr 127.0.0.3 is an address of the lost "
+                                    "rank 0"))
+        << describe(r);
+    EXPECT_FALSE(has_text(r.err, "takes its place")) << describe(r);
+    EXPECT_TRUE(has_text(r.err, "with --resume")) << describe(r);
 }
 
 TEST_F(TrainNodesReplaceTest, NoStandbyLeftStopsTheGangWithTheResumeLine) {
