@@ -277,6 +277,19 @@ bool replace(GangState& g, int rank) {
     return true;
 }
 
+// The nodes kept their shutdown_cmds for a restart that cannot be made: said, not run (their
+// runs are over).
+void warn_held_shutdowns(const GangState& g) {
+    for (const auto& n : g.spec.nodes)
+        if (!n.plan.shutdown_cmds.empty()) {
+            reporter().warning(
+                "the other nodes' shutdown_cmds did not run: they waited for the gang's restart, "
+                "which cannot be made; stop or destroy those machines yourself, or continue with "
+                "the --resume command below");
+            return;
+        }
+}
+
 // While a pass ends with a node's job or host lost, and the rules allow it: standby hosts
 // for the lost hosts, the rendezvous found again, every node again together.
 // The causes of a pass's failures, for -v.
@@ -302,7 +315,10 @@ GangPass restart_while_lost(GangState& g, GangPass pass) {
         }
         if (hosts_lost.empty()) ++g.restarts_in_place;  // max_restarts counts these
         for (const int rank : hosts_lost)
-            if (!replace(g, rank)) return pass;
+            if (!replace(g, rank)) {
+                warn_held_shutdowns(g);
+                return pass;
+            }
         meet_nodes(g.unplaced, g.spec, g.links);
         pass = take_up(g);
         spdlog::debug("the gang's pass ended: {}", causes_text(pass.causes));
