@@ -334,5 +334,30 @@ TEST_F(TrainNodesReplaceTest, KilledDuringTheSwitchTheResumeFindsTheStandbyAndEn
     EXPECT_FALSE(path_exists(standby_->remote_dir() + "/.mlt/m/lock"));
 }
 
+// SIGTERM leaves a gang's jobs running, and mlt says so (not that they were stopped).
+TEST_F(TrainNodesReplaceTest, SigtermLeavesEveryNodesJobRunningAndSaysSo) {
+    write_settings("m", "sh {spec}", "");
+    auto run = start_mlt(nodes({"train", "m"}));
+    ASSERT_TRUE(run->wait_for_output("[rank 0] rank 0 waiting", kEffectTimeout)) << run->out();
+    ASSERT_TRUE(run->wait_for_output("[rank 1] rank 1 waiting", kEffectTimeout)) << run->out();
+    run->signal(SIGTERM);
+    ProcessResult r = run->wait(kTrainTimeout);
+    EXPECT_EQ(r.exit_code, 143) << describe(r);
+    EXPECT_TRUE(has_text(r.err, "mlt left the nodes as they were")) << describe(r);
+    EXPECT_FALSE(has_text(r.err, "every node's job was stopped")) << describe(r);
+    const long pgid0 = job_pgid("m");
+    const long pgid1 = std::atol(read_or_empty(job_file_of(*second_, "pid")).c_str());
+    EXPECT_TRUE(pgid0 > 0 && process_alive(pgid0)) << "rank 0's job was not left running";
+    EXPECT_TRUE(pgid1 > 0 && process_alive(pgid1)) << "rank 1's job was not left running";
+    EXPECT_EQ(history().back().at("status"), "left") << read_or_empty(history_path());
+    ProcessResult stopped = mlt(nodes({"stop", "m"}));
+    EXPECT_EQ(stopped.exit_code, 0) << describe(stopped);
+    for (const long pgid : {pgid0, pgid1}) {
+        if (pgid > 0) {
+            EXPECT_TRUE(wait_group_gone(pgid));
+        }
+    }
+}
+
 }  // namespace
 }  // namespace mlt_test

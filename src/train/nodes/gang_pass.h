@@ -23,6 +23,7 @@ struct GangPass {
     bool stopped = false;             // a node's job was stopped because another node failed
     std::vector<Gang::Cause> causes;  // by rank: why each failed (none: it did not)
     std::string limit;                // a limit a node's run reached (its words); empty: none
+    bool left = false;                // mlt left a node's run on a signal, as it was
 };
 
 // Two nodes the same host and dir, a loopback master_addr for nodes elsewhere: exit 2.

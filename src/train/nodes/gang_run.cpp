@@ -152,9 +152,17 @@ int gang_exit(const GangState& g, const GangPass& pass) {
     const int code = failure->exit_code;
     if (code == exit_code::kInterrupted || code == exit_code::kTerminated ||
         code == exit_code::kHangup) {
-        reporter().alert(
-            "every node's job was stopped (a signal to mlt) and its results collected");
-        record_gang(g, "stopped");
+        if (pass.left) {
+            // SIGTERM, SIGHUP or Ctrl+C twice: each node's line above says what it left.
+            reporter().alert(
+                "mlt left the nodes as they were (a signal to mlt); continue with "
+                "the same command and --resume");
+            record_gang(g, "left");
+        } else {
+            reporter().alert(
+                "every node's job was stopped (a signal to mlt) and its results collected");
+            record_gang(g, "stopped");
+        }
         return code;
     }
     const auto& failed = g.spec.nodes[static_cast<size_t>(failure->rank)].plan;

@@ -344,6 +344,7 @@ GangPass run_gang_pass(NodesSpec& spec, Links& links, const std::string& run_id,
     if (!prefail) pass.causes = gang.causes();
     for (const auto& r : runs) {
         pass.stopped = pass.stopped || r->stopped_for_gang();
+        pass.left = pass.left || r->left_on_signal();
         if (pass.limit.empty()) pass.limit = r->limit_now();
     }
     return pass;

@@ -48,6 +48,7 @@ int TrainRun::leave(const Error& signal) {
             : std::string(signal.what());
     reporter_.alert(why + ": leaving now; " + leave_state());
     record("left", outcome_.job.exit_status);
+    outcome_.left = true;
     outcome_.end_note = "left after " + why;
     return signal.code();
 }

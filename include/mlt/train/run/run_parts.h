@@ -84,6 +84,8 @@ struct RunOutcome {
     enum class ShutdownBy { mlt, host_guard } shutdown_by = ShutdownBy::mlt;
     TransferStats up, down;
     int reconnects = 0;  // how often the link was opened again
+    // mlt left on a signal (SIGTERM, SIGHUP, Ctrl+C twice) without stopping or collecting.
+    bool left = false;
 };
 
 }  // namespace mlt

@@ -185,6 +185,8 @@ class TrainRun {
     void settle_for_restart() { gang_.role = GangSeat::Role::settling; }
     // Whether the gang stop stopped this node's job (another node failed).
     bool stopped_for_gang() const { return gang_.stop == GangSeat::Stop::for_another_node; }
+    // Whether mlt left this node's run on a signal, as it was (leave()).
+    bool left_on_signal() const { return outcome_.left; }
 
     // The run's id: new, or the resumed run's.
     const std::string& run_id() const { return run_id_; }
