@@ -44,19 +44,7 @@ proj=$work/project
 mkdir -p "$proj"
 # Resumes after its newest checkpoint; attempt 1 trains until it is lost, attempt 2 three
 # more epochs.
-cat > "$proj/f.py" <<'SH'
-n=0
-for f in "$MLT_LOG_DIR"/ckpt-*; do [ -e "$f" ] || continue; k=${f##*ckpt-}; [ "$k" -gt "$n" ] && n=$k; done
-echo "attempt ${MLT_ATTEMPT:-1} resumes after epoch $n"
-last=1000; [ -z "$MLT_ATTEMPT" ] || last=$((n + 3))
-i=$((n + 1))
-while [ $i -le $last ]; do
-  head -c $((CKPT_MB * 1048576)) /dev/urandom > "$MLT_LOG_DIR/.tmp" && mv "$MLT_LOG_DIR/.tmp" "$MLT_LOG_DIR/ckpt-$i"
-  echo "epoch $i"
-  sleep 1
-  i=$((i + 1))
-done
-SH
+checkpointing_training "$proj/f.py" 1000
 cat > "$proj/f.ssh.yaml" <<YAML
 ssh:
   train_cmd: "sh {spec}"

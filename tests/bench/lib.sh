@@ -8,6 +8,7 @@
 #   bench_init TOOL...          # checks the tools, builds build/src/mlt and the relay if needed
 #   bench_start KEEP            # temp dir $work, HOME, key, sshd, traps; KEEP=1 keeps $work
 #   start_second_sshd           # a second sshd (port_b) beside the first (port_a)
+#   start_extra_sshd DIR        # one more sshd in DIR (extra_port), stopped on exit too
 #   start_relay RTT [MBIT]      # sets $port ("direct": sshd itself), $ssh_cmd, $dest_host;
 #                               # MBIT (default $rate_mbit, 0 = unlimited) caps each direction
 #   stop_relay                  # stops it (start_relay and the EXIT trap do too)
@@ -22,6 +23,7 @@
 #   need_fault_relay            # sets $relay_tool (build/tests/mlt_fault_relay), built if needed
 #   relay_cmd WORDS             # a command to `coproc relay` (mlt_fault_relay); its answer
 #   wait_text FILE TEXT         # waits (bounded) until FILE contains TEXT
+#   checkpointing_training FILE FIRST  # a shell training that saves and resumes per 1 s epoch
 #
 #   parse_rate_mbit N           # checks N and sets $rate_mbit (scripts' --rate-mbit N)
 #   parse_compression C         # checks C and sets $compression (scripts' --compression C)
@@ -41,6 +43,7 @@ mlt=${MLT:-$bench_root/build/src/mlt}
 tmo=${BENCH_TIMEOUT:-600}
 bench_profile_s=${bench_profile_s:-0}
 delay_relay=$bench_root/build/tests/mlt_delay_relay
+extra_sshd_pids=() extra_port=''
 work='' relay_pid='' relay_in='' relay_out='' port='' ssh_cmd='' dest_host='' bench_keep=0
 rate_mbit=0 compression=''
 # --profile-ms N (empty: the bench's own account logs in, its profile as it is) and --cpus.
@@ -126,7 +129,10 @@ stop_relay() {
 }
 
 bench_cleanup() {
+  local p
   stop_relay
+  for p in "${extra_sshd_pids[@]}"; do kill "$p" 2>/dev/null || true; wait "$p" 2>/dev/null || true; done
+  extra_sshd_pids=()
   stop_loopback_sshd
   remove_profile_user
   [ -n "$work" ] || return 0
@@ -173,17 +179,25 @@ SH
   [ -z "${MLT_OPTS:-}" ] || mlt_opts+=($MLT_OPTS)
 }
 
-# start_second_sshd: a second loopback sshd in $work/b with the same authorized key (after
-# bench_start); sets port_a and port_b, leaves SSHD_PORT at A, and stops B on exit too.
+# start_extra_sshd DIR: one more loopback sshd in DIR with the same authorized key (after
+# bench_start); sets extra_port, leaves SSHD_PORT and SSHD_PID at A, and is stopped on exit
+# (bench_cleanup) as A is.
+start_extra_sshd() {
+  local port_first=$SSHD_PORT pid_first=$SSHD_PID
+  mkdir -p "$1"
+  SSHD_EXTRA_CONFIG='' start_loopback_sshd "$1" "$work/authorized_keys"
+  extra_port=$SSHD_PORT
+  extra_sshd_pids+=("$SSHD_PID")
+  SSHD_PORT=$port_first SSHD_PID=$pid_first
+}
+
+# start_second_sshd: a second loopback sshd in $work/b (start_extra_sshd); sets port_a and
+# port_b.
 # shellcheck disable=SC2034  # port_a and port_b are read by the calling script
 start_second_sshd() {
   port_a=$SSHD_PORT
-  local pid_a=$SSHD_PID
-  mkdir -p "$work/b"
-  SSHD_EXTRA_CONFIG='' start_loopback_sshd "$work/b" "$work/authorized_keys"
-  port_b=$SSHD_PORT pid_b=$SSHD_PID
-  SSHD_PORT=$port_a SSHD_PID=$pid_a
-  trap 'kill "$pid_b" 2>/dev/null || true; wait "$pid_b" 2>/dev/null || true; bench_cleanup' EXIT
+  start_extra_sshd "$work/b"
+  port_b=$extra_port
 }
 
 # start_relay RTT [MBIT]: mlt_delay_relay in front of sshd ("direct": none), RTT ms added
@@ -590,6 +604,30 @@ relay_cmd() {
   read -r -t "$tmo" answer <&"${relay[0]}" || { echo "relay: no answer to '$*'" >&2; exit 1; }
   case $answer in ok*) ;; *) echo "relay: '$*': $answer" >&2; exit 1 ;; esac
   echo "$answer"
+}
+
+# checkpointing_training FILE FIRST: a shell training (`sh FILE`) of 1 s epochs that writes
+# a checkpoint per epoch into $MLT_LOG_DIR (CKPT_MB MiB of random bytes, a line without) and
+# resumes after its newest one. It prints "attempt A resumes after epoch N", "epoch I" per
+# epoch and "attempt A done" (each after "rank K " on a node of several); attempt 1 trains
+# FIRST epochs at most (until it is lost or stopped), a later attempt three more.
+checkpointing_training() {
+  { echo "first=$2"; cat <<'SH'; } > "$1"
+n=0
+for f in "$MLT_LOG_DIR"/ckpt-*; do [ -e "$f" ] || continue; k=${f##*ckpt-}; [ "$k" -gt "$n" ] && n=$k; done
+who=${MLT_NODE_RANK:+rank $MLT_NODE_RANK }
+echo "${who}attempt ${MLT_ATTEMPT:-1} resumes after epoch $n"
+last=$first; [ -z "$MLT_ATTEMPT" ] || last=$((n + 3))
+i=$((n + 1))
+while [ $i -le $last ]; do
+  if [ "${CKPT_MB:-0}" -gt 0 ]; then head -c $((CKPT_MB * 1048576)) /dev/urandom; else echo "weights $i"; fi \
+    > "$MLT_LOG_DIR/.tmp" && mv "$MLT_LOG_DIR/.tmp" "$MLT_LOG_DIR/ckpt-$i"
+  echo "epoch $i"
+  sleep 1
+  i=$((i + 1))
+done
+echo "${who}attempt ${MLT_ATTEMPT:-1} done"
+SH
 }
 
 # wait_text FILE TEXT: waits (bounded) until FILE contains TEXT.
