@@ -277,6 +277,9 @@ TEST_F(TrainNodesReplaceTest, ALostJobRestartsTheGangInPlaceUnderMaxRestarts) {
     // shutdown_cmds run once per node, at the run's end: not when the gang restarts.
     write_settings("m", "sh {spec}",
                    "  max_restarts: 1\n  shutdown_cmds: [\"echo shut >> shutdowns.log\"]\n");
+    // An earlier run's checkpoint left in rank 0's local log dir: never pushed by the restart.
+    fs::create_directories(local_logs("m") + "/nodes/0");
+    write_file(local_logs("m") + "/nodes/0/ckpt-9", "an earlier run's\n");
     auto run = start_mlt(nodes({"train", "m"}));
     ASSERT_TRUE(run->wait_for_output("[rank 0] rank 0 waiting", kEffectTimeout)) << run->out();
     ASSERT_TRUE(run->wait_for_output("[rank 1] rank 1 waiting", kEffectTimeout)) << run->out();

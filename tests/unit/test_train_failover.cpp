@@ -75,7 +75,12 @@ struct FailoverRig {
         fs::create_directories(dir.path() + "/logs");
         fs::create_directories(dir.path() + "/project");
         std::ofstream(dir.path() + "/project/m.py") << "spec\n";
-        std::ofstream(dir.path() + "/logs/ckpt-2.pt") << "weights of epoch 2\n";
+        // Epoch 2's checkpoint comes home while A's job trains (--sync-every); an earlier
+        // run's file beside it stays home.
+        std::ofstream(dir.path() + "/logs/earlier-run.pt") << "not this run's\n";
+        a.on_follow = [this](int) {
+            std::ofstream(dir.path() + "/logs/ckpt-2.pt") << "weights of epoch 2\n";
+        };
         p = make(dir.path());
     }
     int run() {

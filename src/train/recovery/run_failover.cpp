@@ -7,6 +7,7 @@
 
 #include "mlt/config/settings.h"
 #include "mlt/train/local/history.h"
+#include "mlt/train/local/log_dir_start.h"
 #include "mlt/train/run/train_run.h"
 #include "mlt/train/watch/gpu_watch.h"
 #include "mlt/transfer/progress.h"
@@ -230,9 +231,32 @@ std::string TrainRun::restore_line() const {
     return restore;
 }
 
+void TrainRun::open_run() {
+    if (run_id_.empty()) run_id_ = new_run_id();  // a retry after a lost link keeps it
+    // Before anything of this run comes home: a move or a gang's restart pushes only this run's.
+    if (attempt_ == 1 && !relocation_.moved() && gang_.role == GangSeat::Role::first_attempt)
+        record_log_dir_at_start(plan_.local_state_dir, run_id_, plan_.local_logs, plan_.restore);
+}
+
+std::optional<std::set<std::string>> TrainRun::not_this_runs() const {
+    // The --restore a new run began with pushes what the user gave it: all of it.
+    if (plan_.restore && !relocation_.moved() && gang_.role == GangSeat::Role::first_attempt)
+        return std::set<std::string>{};
+    auto earlier = earlier_log_files(plan_.local_state_dir, run_id_, plan_.local_logs);
+    if (!earlier && !relocation_.unknown_logs_said) {
+        relocation_.unknown_logs_said = true;
+        reporter_.warning("what came home in " + plan_.local_logs + " cannot be told apart from " +
+                          "earlier runs' files there (no record of what it held when run " +
+                          run_id_ + " began): none of it is pushed, and the training starts " +
+                          "over; to push it, stop and start a new run with --restore");
+    }
+    return earlier;
+}
+
 std::map<std::string, std::vector<UploadItem>> TrainRun::uploads() const {
     auto all = plan_.uploads;
     if (!plan_.restore && !relocation_.moved()) return all;
+    const auto earlier = not_this_runs();
     const JobPaths paths(plan_.model);
     // The local log dir, less what is mlt's own there: the console copy (pushed as the job's
     // console log after a failover), MLTK's CLI log, the staging dir of pulls.
@@ -247,7 +271,8 @@ std::map<std::string, std::vector<UploadItem>> TrainRun::uploads() const {
                 r == console.filename().string())
                 continue;
             if (plan_.mltk_train && r == "train.log") continue;
-            if (r == kMetricsFile) continue;  // this machine's record of the run
+            if (r == kMetricsFile) continue;              // this machine's record of the run
+            if (!earlier || earlier->count(r)) continue;  // an earlier run's, or not known
             restore.push_back(std::move(item));
         }
     }

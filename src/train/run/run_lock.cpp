@@ -88,7 +88,7 @@ Phase TrainRun::take_lock() {
     JobPipelining* const ahead = job_->pipelining();
     if (ahead) ahead->prepare();  // the control shell's channel opens while the run is planned
     if (plan_.resume) return resume_lock();
-    if (run_id_.empty()) run_id_ = new_run_id();  // a retry after a lost link keeps it
+    open_run();
     WrapperSpec wrapper = plan_.wrapper;
     wrapper.run_id = run_id_;
     NewRun run{run_id_,

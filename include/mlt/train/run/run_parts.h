@@ -63,6 +63,8 @@ struct Relocation {
     Failover* failover = nullptr;  // the standby hosts, when the run may fail over
     enum class Where { first_host, moved } where = Where::first_host;
     std::string came_from;  // the host the run failed over from (the lock says so)
+    // Said once: the local log dir's files of this run cannot be told from earlier runs'.
+    mutable bool unknown_logs_said = false;
     bool moved() const { return where == Where::moved; }
 };
 

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -262,6 +263,11 @@ class TrainRun {
     // ("--max-cost 3"), or "".
     Budget node_budget() const;
     std::string limit_reached(double now) const;
+    // The run's id, and (at its first lock) what the local log dir held before it.
+    void open_run();
+    // The local log dir's files that are not this run's (an earlier run's, there when it
+    // began); nullopt (said once) when that is not known.
+    std::optional<std::set<std::string>> not_this_runs() const;
     // The host's guard stopped the job (JobResult::guard_stop: a limit, silence, an idle
     // GPU): the run ends as limited (exit 5).
     void note_guard_stop(const std::string& why);
