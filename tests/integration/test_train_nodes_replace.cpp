@@ -42,7 +42,8 @@ const char* const kCheckpointingNodes =
     "\"$MLT_LOG_DIR/ckpt-$i\"\n"
     "  if [ -n \"$FAIL_RANK1\" ] && [ \"$MLT_NODE_RANK\" = 1 ] && [ $i -eq 2 ]; then "
     "echo 'rank 1 fails now'; exit 3; fi\n"
-    "  if [ -z \"$MLT_ATTEMPT\" ] && [ $i -eq 2 ]; then echo \"rank $MLT_NODE_RANK waiting\"; "
+    "  if [ -z \"$MLT_ATTEMPT$NO_WAIT\" ] && [ $i -eq 2 ]; then echo \"rank $MLT_NODE_RANK "
+    "waiting\"; "
     "w=0; while [ $w -lt 2400 ]; do sleep 0.05; w=$((w+1)); done; exit 9; fi\n"
     "  i=$((i+1))\n"
     "done\n";
@@ -335,6 +336,38 @@ TEST_F(TrainNodesReplaceTest, KilledDuringTheSwitchTheResumeFindsTheStandbyAndEn
     }
     EXPECT_EQ(history().back().at("status"), "success") << read_or_empty(history_path());
     EXPECT_FALSE(path_exists(standby_->remote_dir() + "/.mlt/m/lock"));
+}
+
+// A standby host that ran the model before (a run collected there) takes the lost rank: that
+// run's files go aside as for any new run there, and the gang goes on as attempt 2.
+TEST_F(TrainNodesReplaceTest, AStandbyThatRanTheModelBeforeTakesTheRank) {
+    write_settings("m", "NO_WAIT=1 sh {spec}", "");
+    ProcessResult before =
+        mlt({"ssh", "-i", sshd().client_key_path(), "-h", standby_spec(), "train", "m"});
+    ASSERT_EQ(before.exit_code, 0) << describe(before);
+    const std::string old_run = trim(read_or_empty(standby_->remote_dir() + "/.mlt/m/run_id"));
+    ASSERT_FALSE(old_run.empty());
+    write_settings("m", "sh {spec}", "  fallback_hosts: [\"" + standby_spec() + "\"]\n");
+    auto run = start_mlt(nodes({"train", "m", "--reconnect-timeout", "2"}));
+    ASSERT_TRUE(run->wait_for_output("[rank 1] rank 1 waiting", kEffectTimeout)) << run->out();
+    ASSERT_TRUE(run->wait_for_output("[rank 0] rank 0 waiting", kEffectTimeout)) << run->out();
+    lose(relay_b_, *second_, "m");
+    ProcessResult r = run->wait(kTrainTimeout);
+    ASSERT_EQ(r.exit_code, 0) << describe(r);
+    EXPECT_TRUE(has_text(r.err, " takes its place")) << describe(r);
+    EXPECT_TRUE(has_text(r.err, "together as attempt 2: rank 1 holds no job of the run"))
+        << describe(r);
+    const std::string now = trim(read_or_empty(standby_->remote_dir() + "/.mlt/m/run_id"));
+    EXPECT_NE(now, old_run);
+    // The earlier run's checkpoints there are set aside, whole: rank 1 trains every epoch.
+    EXPECT_TRUE(has_text(r.out,
+                         "[rank 1] mlt: this host's earlier files of the log dir are set "
+                         "aside in "))
+        << describe(r);
+    EXPECT_TRUE(path_exists(standby_->remote_dir() + "/logs/m.before-" + now + "/ckpt-4"));
+    EXPECT_EQ(lines_with(r.out, "[rank 1] rank 1 attempt 2 ", " resumes after epoch 0"), 1u)
+        << describe(r);
+    EXPECT_EQ(count_lines(r.out, "[rank 1] rank 1 epoch 4"), 1u) << describe(r);
 }
 
 // SIGTERM leaves a gang's jobs running, and mlt says so (not that they were stopped).

@@ -23,6 +23,24 @@ fi
 if [ -n "$mlt_clean_own" ] && [ "${MLT_ATTEMPT:-1}" = 1 ]; then
   case $MLT_LOG_DIR in */models/"$mlt_model") rm -rf -- "$MLT_LOG_DIR" ;; esac
 fi
+# A run that moved here (a failover, a gang's standby host: the lock names where it came from)
+# finds this host's earlier files in the log dir, another run's: set aside once per run, whole,
+# so that the training resumes from what was pushed, never from them. Never the remote dir, one
+# above it, or a dir holding .mlt.
+if [ -n "$mlt_ours" ] && grep -q '^from=' "$mlt_job/lock" 2>/dev/null && [ -d "$MLT_LOG_DIR" ] &&
+  [ "$(cat "$mlt_job/log_dir_aside" 2>/dev/null)" != "$MLT_RUN_ID" ]; then
+  mlt_d=$(cd -- "$MLT_LOG_DIR" && pwd -P) && mlt_here=$(pwd -P) || mlt_d=/
+  case "$mlt_here/" in "$mlt_d"/*) mlt_d=/ ;; esac
+  if [ "$mlt_d" != / ] && [ ! -e "$MLT_LOG_DIR/.mlt" ] && [ -n "$(ls -A -- "$MLT_LOG_DIR")" ]; then
+    mlt_aside="$MLT_LOG_DIR.before-$MLT_RUN_ID"
+    if mv -- "$MLT_LOG_DIR" "$mlt_aside"; then
+      echo "mlt: this host's earlier files of the log dir are set aside in $mlt_aside"
+    else
+      echo "mlt: could not set aside this host's earlier files in $MLT_LOG_DIR"; exit 1
+    fi
+  fi
+  printf '%s\n' "$MLT_RUN_ID" > "$mlt_job/log_dir_aside"
+fi
 mkdir -p -- "$MLT_LOG_DIR" || exit 1
 # What --restore or a failover pushed: into the log dir before the training starts, as hard links
 # where the file system allows (no second copy of the checkpoints), with their mtimes (the

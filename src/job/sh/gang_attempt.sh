@@ -11,5 +11,5 @@ rm -f "$j/started" "$j/pid" "$j/exit_status" "$j/sha256" "$j/stopped" "$j/guard.
   "$j/shutdown.started" "$j/shutdown.pid" "$j/shutdown.status" "$j"/started.[0-9]* || exit 1
 { printf '%s' "$mlt_run_sh" > "$j/run.sh.tmp" && mv -f "$j/run.sh.tmp" "$j/run.sh"; } || { mlt_nospace; exit 1; }
 # A lock this run took for an earlier attempt that never started here names that attempt.
-{ { grep -v '^attempt=' "$j/lock" && printf 'attempt=%s\n' "$mlt_attempt"; } > "$j/lock.$$.tmp" && mv -f "$j/lock.$$.tmp" "$j/lock"; } || { mlt_nospace; exit 1; }
+{ { grep -v '^attempt=' "$j/lock" && printf 'attempt=%s\n' "$mlt_attempt"; } > "$j/lock.$$.tmp" && mv -f "$j/lock.$$.tmp" "$j/lock"; } || { rm -f "$j/lock.$$.tmp"; mlt_nospace; exit 1; }
 : > "$j/gang.$mlt_attempt" || { mlt_nospace; exit 1; }

@@ -89,7 +89,14 @@ std::optional<bool> Gang::holds_shutdown(int rank, double wait_s) {
         return true;
     };
     if (!changed_.wait_for(lock, std::chrono::duration<double>(wait_s), known)) return std::nullopt;
-    return restarts(causes_, rule_);
+    const bool restart = restarts(causes_, rule_);
+    held_any_ = held_any_ || restart;
+    return restart;
+}
+
+bool Gang::held_any() const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return held_any_;
 }
 
 }  // namespace mlt

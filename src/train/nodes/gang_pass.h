@@ -24,6 +24,8 @@ struct GangPass {
     std::vector<Gang::Cause> causes;  // by rank: why each failed (none: it did not)
     std::string limit;                // a limit a node's run reached (its words); empty: none
     bool left = false;                // mlt left a node's run on a signal, as it was
+    bool held = false;                // a node held its shutdown_cmds for a restart
+    std::vector<int> codes;           // by rank: its run's exit code
 };
 
 // Two nodes the same host and dir, a loopback master_addr for nodes elsewhere: exit 2.

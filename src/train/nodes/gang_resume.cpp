@@ -9,8 +9,18 @@ namespace mlt {
 
 namespace {
 
-// The one run the nodes hold; throws when they hold different ones, or none.
-std::string the_run(const std::vector<std::optional<JobStatus>>& jobs, const std::string& model) {
+// The one run the nodes hold; throws when they hold different ones, or none. With `known`,
+// that run, unless a node holds another run's lock.
+std::string the_run(const std::vector<std::optional<JobStatus>>& jobs, const std::string& model,
+                    const std::string& known) {
+    for (size_t i = 0; i < jobs.size() && !known.empty(); ++i)
+        if (jobs[i] && jobs[i]->locked && jobs[i]->run_id != known)
+            throw Error(ErrorKind::conflict,
+                        "rank " + std::to_string(i) + "'s host holds the lock of another run of " +
+                            model + " (run " + jobs[i]->run_id + "); run " + known +
+                            " cannot go on there",
+                        "see 'mlt ssh ... status " + model + "' on that host");
+    if (!known.empty()) return known;
     std::string run;
     size_t first = 0;
     for (size_t i = 0; i < jobs.size(); ++i) {
@@ -40,9 +50,9 @@ bool ended(JobState s) {
 }  // namespace
 
 GangResume plan_gang_resume(const std::vector<std::optional<JobStatus>>& jobs,
-                            const std::string& model) {
+                            const std::string& model, const std::string& run_id) {
     GangResume plan;
-    plan.run_id = the_run(jobs, model);
+    plan.run_id = the_run(jobs, model, run_id);
     bool all_locked = true, any_locked = false, any_running = false, any_ended = false,
          any_unstarted = false;
     int last_attempt = 1;

@@ -26,7 +26,17 @@ namespace {
 class Standby {
   public:
     explicit Standby(const HostPoolSpec& spec) : pool_(spec, forward_) {}
-    std::optional<NextHost> next(Reporter& out) { return pool_.next(out); }
+    // The next standby host that answers and is none of `in_use` (a host a --resume already
+    // took from the list, or a node's).
+    std::optional<NextHost> next(Reporter& out, const std::vector<std::string>& in_use) {
+        for (;;) {
+            auto host = pool_.next(out);
+            if (!host || std::find(in_use.begin(), in_use.end(), host->name) == in_use.end())
+                return host;
+            spdlog::debug("standby host {} is a node of the run already: skipped", host->name);
+        }
+    }
+    bool has_more() const { return pool_.has_more(); }
     std::optional<NextHost> at(const StandbyHost& host, Reporter& out) {
         return pool_.at(host, out);
     }
@@ -41,14 +51,17 @@ class Standby {
 // A multi-node run as it goes on: the nodes as given (a replacement moves one), the nodes
 // placed for the current attempt, their links, and every attempt's hosts.
 struct GangState {
+    // Before the links: a replaced rank's link points into a connection the pool owns.
+    std::unique_ptr<Standby> standby;  // also where a --resume finds a rank that moved
+    bool standby_hosts = false;        // fallback_hosts or provision_cmd are set
     NodesSpec unplaced;
     NodesSpec spec;
     Links links;
     std::string run_id;
-    // Each attempt of this command: its number and its hosts, by rank.
+    std::string user_master_addr;  // nodes.master_addr as set (unplaced's follows rank 0)
+    // Each attempt: its number and its hosts, by rank (an earlier command's, from the history).
     std::vector<std::pair<int, std::vector<std::string>>> attempts;
-    std::unique_ptr<Standby> standby;  // also where a --resume finds a rank that moved
-    bool standby_hosts = false;        // fallback_hosts or provision_cmd are set
+    std::vector<std::string> known_hosts;  // the hosts the history's record of the run names
     int restarts_in_place = 0;
     std::vector<std::string> came_from;  // by rank: the lost host a replacement left, this pass
 
@@ -81,13 +94,13 @@ struct GangState {
         return false;
     }
     Gang::RestartRule rule() const {
-        return {standby_hosts, restarts_in_place < unplaced.max_restarts};
+        return {standby_hosts && standby->has_more(), restarts_in_place < unplaced.max_restarts};
     }
 };
 
 // Each host once, in the order the attempts took them.
 std::vector<std::string> every_host(const GangState& g) {
-    std::vector<std::string> all;
+    std::vector<std::string> all = g.known_hosts;
     for (const auto& a : g.attempts)
         for (const auto& h : a.second)
             if (std::find(all.begin(), all.end(), h) == all.end()) all.push_back(h);
@@ -144,7 +157,14 @@ std::string host_options(const GangState& g) {
 // The exit code of the gang, with the line that says which node failed first.
 int gang_exit(const GangState& g, const GangPass& pass) {
     say_attempts(g);
-    const auto& failure = pass.failure;
+    // A lost rank is the root cause, not a training that failed at its next collective
+    // because of it (gloo's "Connection closed by peer").
+    std::optional<Gang::Failure> failure = pass.failure;
+    for (size_t r = 0; failure && failure->training && r < pass.causes.size(); ++r)
+        if (pass.causes[r] == Gang::Cause::host_lost || pass.causes[r] == Gang::Cause::job_lost) {
+            const int code = r < pass.codes.size() && pass.codes[r] != 0 ? pass.codes[r] : 1;
+            failure = Gang::Failure{static_cast<int>(r), g.links[r]->name(), code, false};
+        }
     if (!failure) {
         record_gang(g, "success");
         return exit_code::kOk;
@@ -182,6 +202,34 @@ int gang_exit(const GangState& g, const GangPass& pass) {
     return failure->training ? training_exit_code(failure->exit_code) : failure->exit_code;
 }
 
+// What an earlier command of this run recorded (a --resume): every host, each attempt's nodes.
+void seed_from_history(GangState& g) {
+    int skipped = 0;
+    const auto runs = read_history(history_path(), &skipped);
+    for (auto it = runs.rbegin(); it != runs.rend(); ++it) {
+        if (!it->is_object() || it->value("id", nlohmann::json()) != g.run_id ||
+            !it->contains("node_specs"))
+            continue;
+        const auto strings = [](const nlohmann::json& list) {
+            std::vector<std::string> out;
+            if (list.is_array())
+                for (const auto& x : list)
+                    if (x.is_string()) out.push_back(x.get<std::string>());
+            return out;
+        };
+        g.known_hosts = strings(it->value("hosts", nlohmann::json()));
+        const auto attempts = it->value("node_attempts", nlohmann::json());
+        if (!attempts.is_array()) return;
+        for (const auto& a : attempts) {
+            const auto number = a.is_object() ? a.value("attempt", nlohmann::json()) : nullptr;
+            if (number.is_number_integer())
+                g.attempts.emplace_back(number.get<int>(),
+                                        strings(a.value("nodes", nlohmann::json())));
+        }
+        return;
+    }
+}
+
 // What each node holds of the model now.
 std::vector<std::optional<JobStatus>> survey(const NodesSpec& spec, Links& links) {
     std::vector<std::optional<JobStatus>> jobs;
@@ -198,9 +246,15 @@ std::vector<std::optional<JobStatus>> survey(const NodesSpec& spec, Links& links
 // together as the next attempt (a --resume, and each restart after a loss).
 GangPass take_up(GangState& g) {
     NodesSpec& spec = g.spec;
-    const GangResume plan = plan_gang_resume(survey(spec, g.links), spec.nodes.front().plan.model);
+    const GangResume plan =
+        plan_gang_resume(survey(spec, g.links), spec.nodes.front().plan.model, g.run_id);
     g.run_id = plan.run_id;
-    if (g.attempts.empty()) g.begin_attempt(plan.attempt - 1);  // what this command found
+    if (g.attempts.empty()) {
+        seed_from_history(g);
+        // What this command found, unless an earlier command recorded it.
+        if (g.attempts.empty() || g.attempts.back().second != g.hosts())
+            g.begin_attempt(plan.attempt - 1);
+    }
     if (plan.adopt_all || std::count(plan.settle.begin(), plan.settle.end(), true) > 0) {
         NodesSpec settling = spec;
         std::optional<Gang::Failure> prefail;
@@ -245,7 +299,10 @@ bool master_addr_follows(GangState& g, const NextHost& next) {
         addr = next.master_addr;
         return true;
     }
-    if (addr.empty()) return true;
+    if (g.user_master_addr.empty()) {
+        addr.clear();  // found on the new rank 0
+        return true;
+    }
     if (addr == g.unplaced.nodes.front().target.connect.host) {
         addr = next.target.connect.host;
         return true;
@@ -264,7 +321,7 @@ bool replace(GangState& g, int rank) {
     reporter().alert("rank " + std::to_string(rank) + ": " + left +
                      " is lost (not back within reconnect_timeout, or its dir is gone); looking "
                      "for a standby host");
-    const std::optional<NextHost> next = g.standby->next(reporter());
+    const std::optional<NextHost> next = g.standby->next(reporter(), g.hosts());
     if (!next) {
         reporter().alert("rank " + std::to_string(rank) +
                          ": no standby host left (fallback_hosts, provision_cmd); the gang stops");
@@ -287,15 +344,21 @@ bool replace(GangState& g, int rank) {
 
 // The nodes kept their shutdown_cmds for a restart that cannot be made: said, not run (their
 // runs are over).
-void warn_held_shutdowns(const GangState& g) {
-    for (const auto& n : g.spec.nodes)
-        if (!n.plan.shutdown_cmds.empty()) {
-            reporter().warning(
-                "the other nodes' shutdown_cmds did not run: they waited for the gang's restart, "
-                "which cannot be made; stop or destroy those machines yourself, or continue with "
-                "the --resume command below");
-            return;
-        }
+void warn_held_shutdowns(const GangPass& pass) {
+    if (pass.held)
+        reporter().warning(
+            "the other nodes' shutdown_cmds did not run: they waited for the gang's restart, "
+            "which cannot be made; stop or destroy those machines yourself, or continue with "
+            "the --resume command below");
+}
+
+// One restart: standby hosts for the lost hosts, the rendezvous again, every node together.
+// nullopt (said) when a lost host finds no standby.
+std::optional<GangPass> restart_once(GangState& g, const std::vector<int>& hosts_lost) {
+    for (const int rank : hosts_lost)
+        if (!replace(g, rank)) return std::nullopt;
+    meet_nodes(g.unplaced, g.spec, g.links);
+    return take_up(g);
 }
 
 // While a pass ends with a node's job or host lost, and the rules allow it: standby hosts
@@ -319,16 +382,23 @@ GangPass restart_while_lost(GangState& g, GangPass pass) {
         // The budget first: no standby host is taken (or rented), no attempt started, past it.
         if (!pass.limit.empty()) {
             reporter().alert("the gang is not restarted: " + pass.limit + " is reached");
+            warn_held_shutdowns(pass);
             return pass;
         }
         if (hosts_lost.empty()) ++g.restarts_in_place;  // max_restarts counts these
-        for (const int rank : hosts_lost)
-            if (!replace(g, rank)) {
-                warn_held_shutdowns(g);
-                return pass;
-            }
-        meet_nodes(g.unplaced, g.spec, g.links);
-        pass = take_up(g);
+        std::optional<GangPass> next;
+        try {
+            next = restart_once(g, hosts_lost);
+        } catch (const Error& e) {
+            if (is_signal(e.kind())) throw;
+            reporter().alert(std::string("the gang's restart failed: ") + e.what() +
+                             (e.hint().empty() ? "" : " (" + e.hint() + ")"));
+        }
+        if (!next) {
+            warn_held_shutdowns(pass);
+            return pass;
+        }
+        pass = std::move(*next);
         spdlog::debug("the gang's pass ended: {}", causes_text(pass.causes));
     }
     if (pass.failure && !g.rule().jobs && g.unplaced.max_restarts > 0 &&
@@ -366,21 +436,24 @@ void connect_nodes(GangState& g) {
     for (size_t i = 0; i < g.unplaced.nodes.size(); ++i) {
         NodeSpec& node = g.unplaced.nodes[i];
         auto link = std::make_unique<SessionConnection>(node.target.connect);
-        try {
+        // Where the history says the rank went, whether or not its lost host answers again
+        // (it holds an attempt the run left behind).
+        const auto there = node.plan.resume && g.standby
+                               ? rank_went_on(node.plan.model, i, link->name())
+                               : std::nullopt;
+        if (!there) {
             link->remote();
             g.links.push_back(std::move(link));
-            continue;
-        } catch (const Error& e) {
-            const auto there = node.plan.resume && is_link_loss(e) && g.standby
-                                   ? rank_went_on(node.plan.model, i, link->name())
-                                   : std::nullopt;
-            if (!there) throw;
-            reporter().alert("cannot reach " + link->name() + " (" + e.what() + "); rank " +
-                             std::to_string(i) + " of the run went on on " + *there +
-                             " after it was lost: resuming it there");
+        } else {
+            reporter().alert("rank " + std::to_string(i) + " of the run went on on " + *there +
+                             " after " + link->name() + " was lost: resuming it there");
             const auto next =
                 g.standby->at(parse_standby_host(*there, "the local history"), reporter());
-            if (!next) throw;
+            if (!next)
+                throw Error(ErrorKind::connect,
+                            "rank " + std::to_string(i) + "'s host " + *there +
+                                " cannot be reached to resume the run",
+                            "see the line above; run the same command again once it answers");
             point_plan_at(node.plan, *next);
             node.target = next->target;
             g.links.push_back(std::make_unique<ForwardingConnection>(g.standby->taken()));
@@ -400,6 +473,7 @@ int run_train_nodes(NodesSpec spec) {
                                        !trim(spec.standby->provision_cmd).empty());
     if (spec.standby) g.standby = std::make_unique<Standby>(*spec.standby);
     g.unplaced = std::move(spec);
+    g.user_master_addr = g.unplaced.master_addr;
     connect_nodes(g);
     meet_nodes(g.unplaced, g.spec, g.links);
     GangPass pass;

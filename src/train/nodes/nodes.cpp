@@ -321,6 +321,7 @@ GangPass run_gang_pass(NodesSpec& spec, Links& links, const std::string& run_id,
             }
         });
     std::vector<std::thread> threads;
+    std::vector<int> codes(n, 0);
     for (size_t i = 0; i < n; ++i) {
         if (!include.empty() && !include[i]) {
             gang.over(static_cast<int>(i));  // no run here: nobody waits for it
@@ -330,6 +331,7 @@ GangPass run_gang_pass(NodesSpec& spec, Links& links, const std::string& run_id,
             std::optional<ErrorKind> kind;
             const int code = node_outcome(
                 *reporters[i], [&] { return runs[i]->run(); }, &kind);
+            codes[i] = code;
             // A node the gang stopped ends with the stop's status: no cause of its own.
             if (code != 0 && (kind || !runs[i]->stopped_for_gang()))
                 gang.fail(static_cast<int>(i), runs[i]->host(), code, cause_of(kind));
@@ -342,6 +344,8 @@ GangPass run_gang_pass(NodesSpec& spec, Links& links, const std::string& run_id,
     GangPass pass;
     pass.failure = prefail ? std::nullopt : gang.first_failure();
     if (!prefail) pass.causes = gang.causes();
+    pass.held = gang.held_any();
+    pass.codes = codes;
     for (const auto& r : runs) {
         pass.stopped = pass.stopped || r->stopped_for_gang();
         pass.left = pass.left || r->left_on_signal();

@@ -23,7 +23,7 @@ void GangSeat::wait_for_all() const {
 }
 
 bool GangSeat::holds_shutdown() const {
-    if (!gang->stopping()) return false;
+    if (own_error || !gang->stopping()) return false;
     for (;;) {
         throw_if_interrupted();
         if (const std::optional<bool> restarts = gang->holds_shutdown(rank, 0.25)) return *restarts;

@@ -111,6 +111,11 @@ std::optional<NextHost> HostPool::at(const StandbyHost& host, Reporter& reporter
     return next;
 }
 
+bool HostPool::has_more() const {
+    return next_fallback_ < spec_.fallback_hosts.size() ||
+           (!trim(spec_.provision_cmd).empty() && provisions_ < kMaxProvisions);
+}
+
 std::optional<StandbyHost> HostPool::candidate(Reporter& reporter) {
     if (next_fallback_ < spec_.fallback_hosts.size()) return spec_.fallback_hosts[next_fallback_++];
     if (spec_.provision_cmd.empty()) return std::nullopt;

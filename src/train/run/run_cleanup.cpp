@@ -46,6 +46,7 @@ Error TrainRun::fail_cleanup(const Error& error) {
         account_.ledger.end_attempt("failed", wall_now());
         // shutdown_cmds run after failures too; the lock stays so that --resume can collect
         // again (and then does not run them a second time).
+        gang_.own_error = true;
         if (phase_ < Phase::shutdown) {
             phase_ = Phase::shutdown;
             while (phase_ == Phase::shutdown) phase_ = shutdown();

@@ -71,6 +71,8 @@ class Gang {
     // restarts (the node's host goes on, so its shutdown_cmds are not run). At most `wait_s` a
     // call: nullopt when the time passed first.
     std::optional<bool> holds_shutdown(int rank, double wait_s);
+    // Whether a node held its shutdown_cmds for a restart (holds_shutdown said true).
+    bool held_any() const;
     // Each rank's first cause of failure (none: it did not fail), by rank.
     std::vector<Cause> causes() const;
     int size() const { return static_cast<int>(arrived_.size()); }
@@ -83,6 +85,7 @@ class Gang {
     std::vector<Cause> causes_;
     std::vector<bool> over_, holding_;
     RestartRule rule_;
+    bool held_any_ = false;
 };
 
 }  // namespace mlt

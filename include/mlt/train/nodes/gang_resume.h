@@ -31,7 +31,10 @@ struct GangResume {
 // mlt::Error (conflict, exit 3) when the nodes hold different runs, when no node holds one,
 // or when every node's job ended and was collected (nothing to resume: the hint names
 // --restore).
+// With `run_id` (a gang's restart, which knows its run), a node that holds another run of the
+// model without its lock (a standby host that ran the model before) holds no job of the run;
+// one that holds another run's lock is a conflict.
 GangResume plan_gang_resume(const std::vector<std::optional<JobStatus>>& jobs,
-                            const std::string& model);
+                            const std::string& model, const std::string& run_id = {});
 
 }  // namespace mlt

@@ -15,6 +15,8 @@ struct GangSeat {
     } role = Role::first_attempt;
     // The gang stop stopped this node's job (another node failed).
     enum class Stop { none, for_another_node } stop = Stop::none;
+    // This node's run failed with an error of its own: it never holds its shutdown_cmds.
+    bool own_error = false;
 
     explicit operator bool() const { return gang != nullptr; }
     // Waits until every node of the gang is set up; throws once one failed.

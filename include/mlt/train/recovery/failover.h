@@ -113,6 +113,8 @@ class HostPool : public Failover {
     ~HostPool() override;
     std::optional<NextHost> next(Reporter& reporter) override;
     std::optional<NextHost> at(const StandbyHost& host, Reporter& reporter) override;
+    // Whether a standby host is left to try (a fallback host, or a provision_cmd run).
+    bool has_more() const;
 
   private:
     // The next standby host to try, from the list or from provision_cmd; nullopt: none.
