@@ -370,6 +370,33 @@ TEST_F(TrainNodesReplaceTest, AStandbyThatRanTheModelBeforeTakesTheRank) {
     EXPECT_EQ(count_lines(r.out, "[rank 1] rank 1 epoch 4"), 1u) << describe(r);
 }
 
+// Both nodes lost at once: this machine's link, more likely than both hosts; nothing replaced.
+TEST_F(TrainNodesReplaceTest, EveryNodeLostAtOnceTakesNoStandby) {
+    write_settings("m", "sh {spec}", "  fallback_hosts: [\"" + standby_spec() + "\"]\n");
+    auto run = start_mlt(nodes({"train", "m", "--reconnect-timeout", "2"}));
+    ASSERT_TRUE(run->wait_for_output("[rank 0] rank 0 waiting", kEffectTimeout)) << run->out();
+    ASSERT_TRUE(run->wait_for_output("[rank 1] rank 1 waiting", kEffectTimeout)) << run->out();
+    const int a = relay_a_->port(), b = relay_b_->port();
+    relay_a_.reset();
+    relay_b_.reset();
+    closed_.push_back(std::make_unique<ClosedPort>(a));
+    closed_.push_back(std::make_unique<ClosedPort>(b));
+    ProcessResult r = run->wait(kTrainTimeout);
+    EXPECT_NE(r.exit_code, 0) << describe(r);
+    EXPECT_TRUE(has_text(r.err, "every node was lost at once")) << describe(r);
+    EXPECT_FALSE(has_text(r.err, "takes its place")) << describe(r);
+    EXPECT_FALSE(path_exists(standby_->remote_dir() + "/.mlt")) << "the standby was used";
+    // The jobs train on, untouched: stopped here by hand.
+    for (const TestSshd* host : {&sshd(), second_.get()}) {
+        const long pgid = std::atol(read_or_empty(job_file_of(*host, "pid")).c_str());
+        EXPECT_TRUE(pgid > 0 && process_alive(pgid));
+        if (pgid > 0) {
+            ::kill(static_cast<pid_t>(-pgid), SIGKILL);
+            EXPECT_TRUE(wait_group_gone(pgid));
+        }
+    }
+}
+
 // SIGTERM leaves a gang's jobs running, and mlt says so (not that they were stopped).
 TEST_F(TrainNodesReplaceTest, SigtermLeavesEveryNodesJobRunningAndSaysSo) {
     write_settings("m", "sh {spec}", "");

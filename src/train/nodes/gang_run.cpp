@@ -379,6 +379,15 @@ GangPass restart_while_lost(GangState& g, GangPass pass) {
         std::vector<int> hosts_lost;
         for (size_t r = 0; r < pass.causes.size(); ++r)
             if (pass.causes[r] == Gang::Cause::host_lost) hosts_lost.push_back(static_cast<int>(r));
+        // Every host lost at once is more likely this machine's own link: no host is replaced
+        // (or rented) while the jobs may train on.
+        if (hosts_lost.size() > 1 && hosts_lost.size() == pass.causes.size()) {
+            reporter().alert(
+                "every node was lost at once: more likely this machine's link than "
+                "every host; no standby host is taken");
+            warn_held_shutdowns(pass);
+            return pass;
+        }
         // The budget first: no standby host is taken (or rented), no attempt started, past it.
         if (!pass.limit.empty()) {
             reporter().alert("the gang is not restarted: " + pass.limit + " is reached");
