@@ -205,8 +205,8 @@ void failover_section(std::ostringstream& out, const DryRun& run) {
     const bool gang = run.nodes.size() > 1;
     const std::string what = gang ? "every node restarts together" : "restart it in place";
     s.line(p.max_restarts == 0 ? std::string("job lost: the run ends (max_restarts 0)")
-                               : "job lost: " + what + " up to " +
-                                     std::to_string(p.max_restarts) + " time(s) (max_restarts)");
+                               : "job lost: " + what + " up to " + std::to_string(p.max_restarts) +
+                                     " time(s) (max_restarts)");
     if (!p.failover) s.line("host lost: the run ends (--no-failover)");
     if (gang && p.failover && (!run.fallback_hosts.empty() || !trim(run.provision_cmd).empty()))
         s.line("host lost: a standby host takes its rank, every node starts again together");
