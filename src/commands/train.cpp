@@ -162,6 +162,11 @@ int train_nodes(const RunContext& c, const SshCommandLine& cli, const TrainOptio
     if (first.failover)
         spec.standby = host_pool_spec_for(c, cli, o.model, test, first.transfer_connections, true);
     spec.max_restarts = first.max_restarts;
+    spec.lines = [cli, model = o.model, test](const std::vector<std::string>& hosts) {
+        SshCommandLine moved = cli;
+        moved.hosts = hosts;
+        return resume_and_stop_lines(moved, model, test);
+    };
     return run_train_nodes(std::move(spec));
 }
 

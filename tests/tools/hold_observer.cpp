@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <mutex>
 #include <string>
 
 #include "mlt/train/run/train_run.h"
@@ -20,9 +21,11 @@ namespace {
 
 class HoldObserver : public mlt::RunObserver {
   public:
+    // Called from every run's thread (a gang's nodes run side by side): the count and the
+    // choice of the one step to hold are taken under a lock, the wait is not.
     void entering(mlt::Phase phase) override {
         const char* spec = std::getenv("MLT_TEST_HOLD");
-        if (held_ || !spec) return;
+        if (!spec) return;
         const std::string text = spec;
         const size_t colon = text.find(':');
         if (colon == std::string::npos) return;
@@ -32,8 +35,12 @@ class HoldObserver : public mlt::RunObserver {
             nth = std::atoi(words.c_str() + hash + 1);
             words.resize(hash);
         }
-        if (words != mlt::describe(phase) || ++entered_ < nth) return;
-        held_ = true;
+        if (words != mlt::describe(phase)) return;
+        {
+            std::lock_guard<std::mutex> lock(mutex_);
+            if (held_ || ++entered_ < nth) return;
+            held_ = true;
+        }
         const std::string file = text.substr(colon + 1);
         std::ofstream(file) << ::getpid() << "\n";
         const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
@@ -42,6 +49,7 @@ class HoldObserver : public mlt::RunObserver {
     }
 
   private:
+    std::mutex mutex_;
     bool held_ = false;
     int entered_ = 0;  // steps of the phase to hold seen so far
 };

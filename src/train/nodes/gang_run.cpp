@@ -335,6 +335,14 @@ bool replace(GangState& g, int rank) {
     g.came_from.resize(g.links.size());
     g.came_from[r] = left;
     check_nodes(g.unplaced);
+    // Every node's resume and stop lines name the nodes as they are now.
+    if (g.unplaced.lines) {
+        const auto [resume, stop] = g.unplaced.lines(g.node_specs());
+        for (auto& n : g.unplaced.nodes) {
+            n.plan.resume_line = resume;
+            n.plan.stop_line = stop;
+        }
+    }
     reporter().alert("rank " + std::to_string(rank) + ": " + left + " left, " + next->name +
                      " takes its place");
     // Before anything is done there: a --resume after a crash from here on finds the rank there.

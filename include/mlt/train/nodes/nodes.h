@@ -55,6 +55,9 @@ struct NodesSpec {
     std::optional<HostPoolSpec> standby;
     // Gang restarts in place (every node's host answering) a run may make: max_restarts.
     int max_restarts = 0;
+    // The `train --resume` and `stop` lines with `hosts` as the -h list (a node moved); none:
+    // the nodes' own lines stay.
+    std::function<std::pair<std::string, std::string>(const std::vector<std::string>& hosts)> lines;
 };
 
 // Checks the nodes before any remote action (two the same host and remote dir: exit 2),
