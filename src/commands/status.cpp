@@ -14,6 +14,7 @@
 #include "mlt/commands/status.h"
 #include "mlt/job/job.h"
 #include "mlt/ssh/remote.h"
+#include "mlt/train/local/history.h"
 #include "mlt/train/watch/gpu_watch.h"
 #include "mlt/transfer/progress.h"
 #include "mlt/util/error.h"
@@ -161,6 +162,16 @@ int run_status(const SshCommandLine& cli, const std::string& model) {
         nodes.push_back(std::move(node));
     }
     std::fputs(format_node_jobs(nodes).c_str(), stdout);
+    // Where a node moved (a standby took a lost rank), every attempt's nodes, from this
+    // machine's history: the table shows only the hosts asked.
+    for (const auto& node : nodes) {
+        if (node.jobs.empty()) continue;
+        int skipped = 0;
+        const auto attempts =
+            node_attempts_of(read_history(history_path(), &skipped), node.jobs.front().run_id);
+        if (!attempts.empty()) std::printf("%s\n", format_node_attempts(attempts).c_str());
+        break;
+    }
     std::fflush(stdout);
     return code;
 }

@@ -218,6 +218,12 @@ TEST_F(TrainNodesReplaceTest, RankZeroMovesWithTheCheckpointsThatCameHome) {
     EXPECT_EQ(jobs.exit_code, 0) << describe(jobs);
     for (const int port : {port_a_, port_b_, standby_->port()})
         EXPECT_TRUE(has_text(jobs.out, "127.0.0.1:" + std::to_string(port))) << jobs.out;
+    // `status` with the hosts as given: A cannot be asked (its row says why), and every
+    // attempt's nodes follow the table, from this machine's history.
+    ProcessResult status = mlt(nodes({"status", "m"}));
+    EXPECT_TRUE(has_text(status.out, "nodes by attempt: #1 rank 0 " + sshd().user() +
+                                         "@127.0.0.1:" + std::to_string(port_a_)))
+        << describe(status);
 }
 
 // nodes.master_addr set to an address that is not rank 0's as mlt reached it (an overlay's):

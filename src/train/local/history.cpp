@@ -311,6 +311,38 @@ std::string format_history(const std::vector<nlohmann::json>& runs, size_t limit
     return out.str();
 }
 
+NodeAttempts node_attempts_of(const std::vector<nlohmann::json>& runs, const std::string& run_id) {
+    for (auto it = runs.rbegin(); it != runs.rend(); ++it) {
+        if (!it->is_object() || text_of(*it, "id") != run_id) continue;
+        const auto list = it->find("node_attempts");
+        if (list == it->end() || !list->is_array()) continue;
+        NodeAttempts out;
+        for (const auto& a : *list) {
+            const auto number = a.is_object() ? a.value("attempt", nlohmann::json()) : nullptr;
+            const auto nodes = a.is_object() ? a.value("nodes", nlohmann::json()) : nullptr;
+            if (!number.is_number_integer() || !nodes.is_array()) continue;
+            std::vector<std::string> hosts;
+            for (const auto& h : nodes)
+                if (h.is_string()) hosts.push_back(h.get<std::string>());
+            out.emplace_back(number.get<int>(), std::move(hosts));
+        }
+        return out;
+    }
+    return {};
+}
+
+std::string format_node_attempts(const NodeAttempts& attempts) {
+    std::string line = "nodes by attempt:";
+    for (size_t a = 0; a < attempts.size(); ++a) {
+        const auto& [number, hosts] = attempts[a];
+        line += (a ? ";" : "") + std::string(" #") + std::to_string(number);
+        for (size_t r = 0; r < hosts.size(); ++r)
+            line += (r ? ", " : " ") + std::string("rank ") + std::to_string(r) + " " +
+                    printable(hosts[r], 200);
+    }
+    return line;
+}
+
 void append_history(const nlohmann::json& run, Reporter& reporter) {
     const std::string path = history_path();
     std::error_code ec;

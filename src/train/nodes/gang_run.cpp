@@ -134,15 +134,7 @@ void record_gang(const GangState& g, const std::string& status) {
 
 // The nodes of every attempt, when a host was replaced: one line.
 void say_attempts(const GangState& g) {
-    if (!g.moved()) return;
-    std::string line = "nodes by attempt:";
-    for (size_t a = 0; a < g.attempts.size(); ++a) {
-        const auto& [number, hosts] = g.attempts[a];
-        line += (a ? ";" : "") + std::string(" #") + std::to_string(number);
-        for (size_t r = 0; r < hosts.size(); ++r)
-            line += (r ? ", " : " ") + std::string("rank ") + std::to_string(r) + " " + hosts[r];
-    }
-    reporter().notice(line);
+    if (g.moved()) reporter().notice(format_node_attempts(g.attempts));
 }
 
 // The -h options of the current nodes, for a --resume line after a replacement.
@@ -218,14 +210,7 @@ void seed_from_history(GangState& g) {
             return out;
         };
         g.known_hosts = strings(it->value("hosts", nlohmann::json()));
-        const auto attempts = it->value("node_attempts", nlohmann::json());
-        if (!attempts.is_array()) return;
-        for (const auto& a : attempts) {
-            const auto number = a.is_object() ? a.value("attempt", nlohmann::json()) : nullptr;
-            if (number.is_number_integer())
-                g.attempts.emplace_back(number.get<int>(),
-                                        strings(a.value("nodes", nlohmann::json())));
-        }
+        g.attempts = node_attempts_of({*it}, g.run_id);
         return;
     }
 }

@@ -100,6 +100,14 @@ std::optional<std::time_t> parse_iso_time(const std::string& text);
 // exit status, attempts, cost, hosts.
 std::string format_history(const std::vector<nlohmann::json>& runs, size_t limit);
 
+// The nodes of each attempt of a multi-node run: the attempt's number, its hosts by rank.
+using NodeAttempts = std::vector<std::pair<int, std::vector<std::string>>>;
+// As the newest record of run `run_id` that has them lists them (a run whose node moved);
+// empty: none.
+NodeAttempts node_attempts_of(const std::vector<nlohmann::json>& runs, const std::string& run_id);
+// "nodes by attempt: #1 rank 0 A, rank 1 B; #2 rank 0 A, rank 1 C".
+std::string format_node_attempts(const NodeAttempts& attempts);
+
 // Appends one run to the history file (creating its directory); a failure to write is a
 // warning through `reporter` (the run's: a node's keeps its prefix), never the run's error.
 void append_history(const nlohmann::json& run, Reporter& reporter);
