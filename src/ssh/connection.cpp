@@ -10,7 +10,11 @@
 namespace mlt {
 
 bool is_link_loss(const Error& error) {
-    switch (error.kind()) {
+    return is_link_loss(error.kind());
+}
+
+bool is_link_loss(ErrorKind kind) {
+    switch (kind) {
         case ErrorKind::disconnected:
         case ErrorKind::timeout:
         case ErrorKind::connect:

@@ -40,6 +40,7 @@ class Connection {
 // refused or timed-out connect. Host keys, authentication, usage and remote command errors
 // are not.
 bool is_link_loss(const Error& error);
+bool is_link_loss(ErrorKind kind);
 
 // A Connection over real SSH sessions: the connect spec is resolved and the key decrypted
 // once, in the constructor, before any network traffic; a password (or the passphrase of a

@@ -311,6 +311,14 @@ std::string format_history(const std::vector<nlohmann::json>& runs, size_t limit
     return out.str();
 }
 
+std::vector<std::string> strings_in(const nlohmann::json& list) {
+    std::vector<std::string> out;
+    if (list.is_array())
+        for (const auto& x : list)
+            if (x.is_string()) out.push_back(x.get<std::string>());
+    return out;
+}
+
 NodeAttempts node_attempts_of(const std::vector<nlohmann::json>& runs, const std::string& run_id) {
     for (auto it = runs.rbegin(); it != runs.rend(); ++it) {
         if (!it->is_object() || text_of(*it, "id") != run_id) continue;
@@ -321,10 +329,7 @@ NodeAttempts node_attempts_of(const std::vector<nlohmann::json>& runs, const std
             const auto number = a.is_object() ? a.value("attempt", nlohmann::json()) : nullptr;
             const auto nodes = a.is_object() ? a.value("nodes", nlohmann::json()) : nullptr;
             if (!number.is_number_integer() || !nodes.is_array()) continue;
-            std::vector<std::string> hosts;
-            for (const auto& h : nodes)
-                if (h.is_string()) hosts.push_back(h.get<std::string>());
-            out.emplace_back(number.get<int>(), std::move(hosts));
+            out.emplace_back(number.get<int>(), strings_in(nodes));
         }
         return out;
     }

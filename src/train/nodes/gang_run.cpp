@@ -140,9 +140,7 @@ void say_attempts(const GangState& g) {
 // The -h options of the current nodes, for a --resume line after a replacement.
 std::string host_options(const GangState& g) {
     std::string out;
-    for (size_t i = 0; i < g.links.size(); ++i)
-        out += (i ? " " : "") + std::string("-h ") + g.links[i]->name() + "/" +
-               g.unplaced.nodes[i].plan.remote_dir;
+    for (const auto& spec : g.node_specs()) out += (out.empty() ? "-h " : " -h ") + spec;
     return out;
 }
 
@@ -202,14 +200,7 @@ void seed_from_history(GangState& g) {
         if (!it->is_object() || it->value("id", nlohmann::json()) != g.run_id ||
             !it->contains("node_specs"))
             continue;
-        const auto strings = [](const nlohmann::json& list) {
-            std::vector<std::string> out;
-            if (list.is_array())
-                for (const auto& x : list)
-                    if (x.is_string()) out.push_back(x.get<std::string>());
-            return out;
-        };
-        g.known_hosts = strings(it->value("hosts", nlohmann::json()));
+        g.known_hosts = strings_in(it->value("hosts", nlohmann::json()));
         g.attempts = node_attempts_of({*it}, g.run_id);
         return;
     }
@@ -412,19 +403,17 @@ GangPass restart_while_lost(GangState& g, GangPass pass) {
 
 // Where rank `rank` of the newest multi-node run of `model` went after `host` (its host on the
 // command line) was lost: the node spec its newest record names, when that is another host.
-std::optional<std::string> rank_went_on(const std::string& model, size_t rank,
+std::optional<std::string> rank_went_on(const std::vector<nlohmann::json>& runs,
+                                        const std::string& model, size_t rank,
                                         const std::string& host) {
-    int skipped = 0;
-    const auto runs = read_history(history_path(), &skipped);
     for (auto it = runs.rbegin(); it != runs.rend(); ++it) {
         if (!it->is_object() || it->value("model", nlohmann::json()) != model) continue;
         const auto specs = it->find("node_specs");
         if (specs == it->end()) continue;
         if (!specs->is_array() || rank >= specs->size() || !(*specs)[rank].is_string()) break;
         const std::string there = (*specs)[rank].get<std::string>();
-        const auto hosts = it->value("hosts", nlohmann::json::array());
-        const bool left =
-            hosts.is_array() && std::find(hosts.begin(), hosts.end(), host) != hosts.end();
+        const auto hosts = strings_in(it->value("hosts", nlohmann::json()));
+        const bool left = std::find(hosts.begin(), hosts.end(), host) != hosts.end();
         if (left && there.rfind(host + "/", 0) != 0) return there;
         break;
     }
@@ -432,17 +421,20 @@ std::optional<std::string> rank_went_on(const std::string& model, size_t rank,
 }
 
 // Connects to every node, one after another (a prompt, a password, is asked on one terminal
-// at a time). A --resume that cannot reach a rank's host goes where the history says that
-// rank went (a replacement this machine made), as a single node's run does after a failover.
+// at a time). A --resume goes where the history says a rank went (a replacement this machine
+// made), as a single node's run does after a failover.
 void connect_nodes(GangState& g) {
+    int skipped = 0;
+    const bool resume = g.unplaced.nodes.front().plan.resume && g.standby;
+    const auto runs =
+        resume ? read_history(history_path(), &skipped) : std::vector<nlohmann::json>{};
     for (size_t i = 0; i < g.unplaced.nodes.size(); ++i) {
         NodeSpec& node = g.unplaced.nodes[i];
         auto link = std::make_unique<SessionConnection>(node.target.connect);
         // Where the history says the rank went, whether or not its lost host answers again
         // (it holds an attempt the run left behind).
-        const auto there = node.plan.resume && g.standby
-                               ? rank_went_on(node.plan.model, i, link->name())
-                               : std::nullopt;
+        const auto there =
+            resume ? rank_went_on(runs, node.plan.model, i, link->name()) : std::nullopt;
         if (!there) {
             link->remote();
             g.links.push_back(std::move(link));

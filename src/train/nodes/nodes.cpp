@@ -278,9 +278,8 @@ namespace {
 // gang: a host that did not come back (or lost its dir) is lost; nothing else is.
 Gang::Cause cause_of(const std::optional<ErrorKind>& kind) {
     if (!kind) return Gang::Cause::other;
-    const Error as_thrown(*kind, "");
-    return is_link_loss(as_thrown) || *kind == ErrorKind::gone ? Gang::Cause::host_lost
-                                                               : Gang::Cause::other;
+    return is_link_loss(*kind) || *kind == ErrorKind::gone ? Gang::Cause::host_lost
+                                                           : Gang::Cause::other;
 }
 
 }  // namespace

@@ -100,6 +100,9 @@ std::optional<std::time_t> parse_iso_time(const std::string& text);
 // exit status, attempts, cost, hosts.
 std::string format_history(const std::vector<nlohmann::json>& runs, size_t limit);
 
+// The strings of a JSON array (anything else in it, or a value that is no array: none).
+std::vector<std::string> strings_in(const nlohmann::json& list);
+
 // The nodes of each attempt of a multi-node run: the attempt's number, its hosts by rank.
 using NodeAttempts = std::vector<std::pair<int, std::vector<std::string>>>;
 // As the newest record of run `run_id` that has them lists them (a run whose node moved);
