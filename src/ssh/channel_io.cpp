@@ -134,7 +134,12 @@ ChannelPtr open_exec(ssh_session s, Liveness& live, const std::string& command,
 }
 
 std::vector<ChannelPtr> open_sessions(ssh_session s, Liveness& live, size_t n,
-                                      const std::string& display, std::optional<Error>& refused) {
+                                      const std::string& display, std::optional<Error>& refused,
+                                      const std::string* unix_path) {
+    const auto open = [unix_path](ssh_channel ch) {
+        return unix_path ? ssh_channel_open_forward_unix(ch, unix_path->c_str(), "127.0.0.1", 0)
+                         : ssh_channel_open_session(ch);
+    };
     std::vector<ChannelPtr> channels;
     // What each open said when it was sent: its answer (a refusal too) may already have come
     // within the call, while it read the answers to the opens before it.
@@ -145,7 +150,7 @@ std::vector<ChannelPtr> open_sessions(ssh_session s, Liveness& live, size_t n,
         for (size_t i = 0; i < n; ++i) {
             channels.emplace_back(ssh_channel_new(s));
             if (!channels.back()) throw channel_error(s, "cannot create a channel to " + display);
-            said.push_back(ssh_channel_open_session(channels.back().get()));
+            said.push_back(open(channels.back().get()));
         }
     }
     // Every answer is awaited, also behind a refusal: a channel is closed only once its
@@ -156,7 +161,7 @@ std::vector<ChannelPtr> open_sessions(ssh_session s, Liveness& live, size_t n,
         int rc = said[i];
         while (rc == SSH_AGAIN) {
             live.check(s, display);
-            rc = ssh_channel_open_session(channels[i].get());
+            rc = open(channels[i].get());
         }
         if (i == 0) live.saw_reply(asked);  // sshd answers an open at once
         if (rc != SSH_OK && !refused) {

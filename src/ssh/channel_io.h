@@ -82,17 +82,24 @@ ChannelPtr open_ahead(ssh_session s);
 
 // A channel whose exec request went out: `answer` is SSH_OK once the server said yes, or
 // SSH_AGAIN while its answer has not come (exec_request takes it later).
+// A channel to the channel listener carries no exec request (`answer` is SSH_OK at once):
+// `header` goes first on its stdin, and its stdout is the listener's frames
+// (listener_frames.h).
 struct StartedExec {
     ChannelPtr channel;
     int answer = SSH_AGAIN;
+    std::string header;  // empty: an exec channel
 };
 
 // Opens `n` session channels side by side (every open goes out before the first answer is
 // awaited). A refused open (sshd's MaxSessions) sets `refused` and ends the list there: the
 // channels opened behind it are closed, so the result holds the first ones only. Other
-// failures throw.
+// failures throw. With `unix_path`, direct-streamlocal channels to that socket on the host
+// instead (the channel listener's: no login shell; a refusal there is a listener gone or
+// forwarding not allowed).
 std::vector<ChannelPtr> open_sessions(ssh_session s, Liveness& live, size_t n,
-                                      const std::string& display, std::optional<Error>& refused);
+                                      const std::string& display, std::optional<Error>& refused,
+                                      const std::string* unix_path = nullptr);
 
 // Opens a session channel for each of `commands` and sends the command's exec request on
 // it, side by side: every open goes out before the first answer is awaited, so n channels

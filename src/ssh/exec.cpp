@@ -12,6 +12,7 @@
 
 #include "channel_io.h"
 #include "job_driver.h"
+#include "listener_frames.h"
 #include "mlt/util/interrupt.h"
 #include "session_impl.h"
 
@@ -29,7 +30,9 @@ constexpr std::chrono::seconds kNoProgressDeadline{600};
 constexpr int kReopenRetries = 40;
 constexpr int kReopenWaitMs = 50;
 
-// One remote command on its own exec channel, fed and read by whoever drives it.
+// One remote command on its own exec channel (or a channel to the channel listener, which
+// runs it without a login: its header goes before the input, and its output comes in the
+// listener's frames), fed and read by whoever drives it.
 // Input and output are interleaved: input goes out as far as the remote window allows and
 // output is read in between, so neither side can wait on the other. If the remote command
 // ends before it has read all its input (tar unable to start zstd), the rest is dropped: its
@@ -45,16 +48,21 @@ class ExecChannel : public JobDriver {
           display_(display),
           job_(job),
           channel_(std::move(exec.channel)),
-          answer_(exec.answer),
-          sending_(static_cast<bool>(job.input)),
+          answer_(exec.header.empty() ? exec.answer : SSH_OK),
+          sending_(job.input || !exec.header.empty()),
           floor_(job.data_stream.empty() ? nullptr : &floor),
           taken_(job.on_taken),
           on_stdout_([this](std::string_view d) {
               if (floor_) floor_->moved(d.size());
               if (job_.on_stdout) job_.on_stdout(d);
           }) {
+        if (!exec.header.empty()) {
+            frames_.emplace(on_stdout_, job_.on_stderr, display_);
+            in_.assign(exec.header.begin(), exec.header.end());
+            in_len_ = header_left_ = in_.size();
+        }
         if (sending_) {
-            in_.resize(kInputChunk);
+            in_.resize(std::max(in_.size(), kInputChunk));
         } else if (ssh_channel_send_eof(channel_.get()) != SSH_OK) {
             throw channel_error(s, "cannot close the input of a remote command");
         }
@@ -69,7 +77,7 @@ class ExecChannel : public JobDriver {
         ssh_channel ch = channel_.get();
         if (!sending_) return false;
         if (in_at_ == in_len_) {
-            in_len_ = job_.input(in_.data(), in_.size());
+            in_len_ = job_.input ? job_.input(in_.data(), in_.size()) : 0;
             in_at_ = 0;
             if (in_len_ == 0) {
                 sending_ = false;
@@ -109,16 +117,22 @@ class ExecChannel : public JobDriver {
             return false;
         }
         in_at_ += static_cast<size_t>(n);
-        taken_.wrote(static_cast<uint64_t>(n));
-        if (floor_) floor_->moved(static_cast<uint64_t>(n));  // the window goes as sshd takes
+        // The header is no input of the job's.
+        const size_t header = std::min(header_left_, static_cast<size_t>(n));
+        header_left_ -= header;
+        const auto input = static_cast<uint64_t>(static_cast<size_t>(n) - header);
+        taken_.wrote(input);
+        if (floor_) floor_->moved(input);  // the window goes as sshd takes
         return n > 0;
     }
 
     // Sets done() once the command has ended and everything it sent was read.
     bool receive(ReadBuffer& buf, int wait_ms) override {
         size_t got = 0;
-        const bool drained = read_turn(s_, live_, channel_.get(), buf, wait_ms, on_stdout_,
-                                       job_.on_stderr, display_, &got);
+        const OutputSink framed = [this](std::string_view d) { frames_->feed(d); };
+        const bool drained =
+            read_turn(s_, live_, channel_.get(), buf, wait_ms, frames_ ? framed : on_stdout_,
+                      job_.on_stderr, display_, &got);
         // The server answers the exec request before the command's output and close.
         exec_request(s_, channel_.get(), answer_, job_.command, display_);
         if (answer_ == SSH_AGAIN) {
@@ -129,8 +143,12 @@ class ExecChannel : public JobDriver {
         }
         if (drained && !sending_) {
             // Waits for the status if it is not in yet, then closes the channel: sshd
-            // counts a channel against MaxSessions until it is closed from this side.
-            exit_status_ = exit_status_of(s_, live_, channel_.get(), display_);
+            // counts a channel against MaxSessions until it is closed from this side. The
+            // listener's status came in its frames (none: the command did not end by itself).
+            if (frames_ && frames_->mid_frame())
+                spdlog::debug("the channel listener on {} ended mid-frame", display_);
+            exit_status_ =
+                frames_ ? frames_->status() : exit_status_of(s_, live_, channel_.get(), display_);
             channel_.reset();
             done_ = true;
             taken_.end();
@@ -147,6 +165,8 @@ class ExecChannel : public JobDriver {
     int answer_;  // to the exec request: SSH_OK, or SSH_AGAIN while it has not come
     std::vector<char> in_;
     size_t in_at_ = 0, in_len_ = 0;
+    size_t header_left_ = 0;                // of the listener's header, not written yet
+    std::optional<ListenerFrames> frames_;  // a channel to the listener: its output
     bool sending_;
     bool stalled_ = false;
     std::chrono::steady_clock::time_point stalled_since_;
@@ -181,6 +201,7 @@ struct ChannelStarter {
     const std::vector<StreamJob>& jobs;
     std::vector<std::unique_ptr<JobDriver>>& channels;
     FloorCheck& floor;               // counts the jobs that name a data stream
+    ChannelListener& listener;       // up: the channels go to it
     size_t limit;                    // how many channels the server lets run side by side
     size_t next = 0;                 // the first job not started yet
     std::vector<size_t> again = {};  // jobs the control shell gave back, for channels of their own
@@ -202,6 +223,31 @@ struct ChannelStarter {
         again.push_back(i);
     }
 
+    // Channels for `commands`, side by side: to the channel listener where it is up (a
+    // listener that stopped answering is given up: exec channels from then on), else exec
+    // channels (open_execs, which sets `refused`).
+    std::vector<StartedExec> open(const std::vector<std::string>& commands,
+                                  std::optional<Error>& refused) {
+        if (listener.state == ChannelListener::State::up) {
+            std::optional<Error> gone;
+            std::vector<ChannelPtr> opened =
+                open_sessions(s, live, commands.size(), display, gone, &listener.path);
+            if (!gone) {
+                std::vector<StartedExec> started;
+                for (size_t i = 0; i < opened.size(); ++i) {
+                    spdlog::trace("through the channel listener on {}: {}", display, commands[i]);
+                    started.push_back({std::move(opened[i]), SSH_OK,
+                                       listener_header(listener.token, commands[i])});
+                }
+                return started;
+            }
+            spdlog::debug("the channel listener on {} took no channel ({}); channels log in again",
+                          display, gone->what());
+            listener.state = ChannelListener::State::none;
+        }
+        return open_execs(s, live, commands, display, refused);
+    }
+
     // A refused channel open, `running` of ours running: true to ask again (a slot not freed
     // yet while nothing of ours runs; a few times), else the server's limit is set.
     bool ask_again(const Error& refused, size_t running, int& retries) {
@@ -221,8 +267,7 @@ struct ChannelStarter {
         int retries = 0;
         while (!again.empty() && running < limit) {
             std::optional<Error> refused;
-            std::vector<StartedExec> execs =
-                open_execs(s, live, {jobs[again.front()].command}, display, refused);
+            std::vector<StartedExec> execs = open({jobs[again.front()].command}, refused);
             if (execs.empty()) {
                 if (ask_again(*refused, running, retries)) continue;
                 return;
@@ -240,7 +285,7 @@ struct ChannelStarter {
             // Only a refusal (kind remote) is about the channel limit; a lost or silent link
             // throws, and is the caller's.
             std::optional<Error> refused;
-            for (auto& exec : open_execs(s, live, commands, display, refused)) {
+            for (auto& exec : open(commands, refused)) {
                 channels[next] = std::make_unique<ExecChannel>(s, live, display, jobs[next],
                                                                std::move(exec), floor);
                 ++next;
@@ -270,7 +315,8 @@ std::vector<ExecResult> Session::exec_parallel(const std::vector<StreamJob>& job
                                     [](const StreamJob& j) { return !j.data_stream.empty(); });
     FloorCheck floor(impl_->data_floor, named == jobs.end() ? "" : named->data_stream,
                      impl_->display);
-    ChannelStarter starter{s, impl_->live, impl_->display, jobs, channels, floor, jobs.size()};
+    ChannelStarter starter{s,        impl_->live, impl_->display,  jobs,
+                           channels, floor,       impl_->listener, jobs.size()};
     size_t& next = starter.next;
     const bool via_shell = through_shell && !jobs.empty() && usable_for_stream(impl_->shell);
     if (through_shell && !jobs.empty())

@@ -129,6 +129,14 @@ double SessionRemote::login_cost_s() const {
     return session_.login_cost_s();
 }
 
+double SessionRemote::channel_cost_s() const {
+    return session_.channel_cost_s();
+}
+
+bool SessionRemote::listen_for_channels() {
+    return session_.listen_for_channels();
+}
+
 std::vector<int> SessionRemote::stream_parallel(const std::vector<StreamJob>& jobs) {
     // One job goes as stream() does (its input may travel inside a frame of the control
     // shell), unless it counts what the server took, which a frame does not tell: then, as

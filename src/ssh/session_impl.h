@@ -45,6 +45,15 @@ struct ControlShell {
 // (a channel freed while its open is answered would leave a session open on the server).
 void drop_shell(ControlShell& sh);
 
+// The channel listener (sh/channel_listener.sh, listener.cpp): where the host runs it,
+// exec_parallel's channels go to its socket and run their commands without a login.
+struct ChannelListener {
+    enum class State { untried, up, none };
+    State state = State::untried;
+    std::string path;   // its socket on the host
+    std::string token;  // what every channel's header starts with
+};
+
 struct Session::Impl {
     ssh_detail::Liveness live;  // before `session`: libssh holds pointers into it
     ssh_detail::SessionPtr session;
@@ -54,6 +63,7 @@ struct Session::Impl {
     double login_cost_s = -1;  // what the control shell's login took (login_cost_s())
     ProgressFloor data_floor;  // ConnectSpec::data_floor
     ControlShell shell;        // declared after `session`: closed before it
+    ChannelListener listener;
 };
 
 }  // namespace mlt

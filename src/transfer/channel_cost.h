@@ -31,7 +31,10 @@ constexpr double kConnectRoundTrips = 5;
 // What a link's channels cost, as the caller's link measured them.
 struct LinkCosts {
     double round_trip_s = 0;  // the quickest reply (0 when none was timed)
-    double login_s = 0;       // a new channel's login (0 when not measured)
+    double login_s = 0;  // the account's login: a new connection's control shell (0: not measured)
+    // A new channel on this link: its login, or next to nothing where the host's channel
+    // listener takes it (Remote::channel_cost_s). New connections' channels log in.
+    double channel_s = 0;
     bool measured_login = false;
     // Whether the login was measured (the control shell started): else the model is not used.
     bool measured() const { return measured_login; }
@@ -41,7 +44,8 @@ struct LinkCosts {
     double connect_s() const;
 };
 
-// The costs `remote` measured (Remote::round_trip_s, Remote::login_cost_s).
+// The costs `remote` measured (Remote::round_trip_s, Remote::login_cost_s,
+// Remote::channel_cost_s).
 LinkCosts link_costs(const Remote& remote);
 
 // When `bytes` are all moved over `channels` channels of `rate` bytes a second each (at most
@@ -50,6 +54,11 @@ LinkCosts link_costs(const Remote& remote);
 // first `login_s` from now).
 double finish_seconds(uint64_t bytes, double rate, double cap, size_t channels, size_t open,
                       double login_s, size_t cores = 1);
+
+// A new channel that costs more than this to start is worth asking for the host's channel
+// listener (Remote::listen_for_channels: one command, once a connection), where more than
+// one channel would go.
+constexpr double kListenAbove = 0.05;
 
 // Less than this saved is not worth a channel more, whatever the share.
 constexpr double kWorthSaving = 0.1;

@@ -83,17 +83,17 @@ LinkPlan plan_links(const Remote& caller, uint64_t bytes, size_t ranges, uint64_
     const size_t most_channels = std::min(plan.channels, std::max<size_t>(ranges, 1));
     // The caller's first command runs in its control shell, whose login was paid.
     plan.channels =
-        channels_worth(bytes, rate, kConnectionRate, costs.login_s, most_channels, 1, cores);
+        channels_worth(bytes, rate, kConnectionRate, costs.channel_s, most_channels, 1, cores);
     // More links than the caller's only where they pay for their handshakes and logins.
     const double one_link = std::min(static_cast<double>(plan.channels) * rate, kConnectionRate);
     if (plan.links > 1 && !more_links_pay(bytes, one_link, 1, plan.links - 1, plan.channels, costs))
         plan.links = 1;
     if (plan.links > 1)
-        plan.channels = channels_worth(bytes / plan.links, rate, kConnectionRate, costs.login_s,
+        plan.channels = channels_worth(bytes / plan.links, rate, kConnectionRate, costs.channel_s,
                                        most_channels, 1, cores);
     // A command's ranges: enough that its login is at most a tenth of its time.
     const double range_s = static_cast<double>(std::max<uint64_t>(range_size, 1)) / rate;
-    const double wanted = std::ceil(10 * costs.login_s / range_s);
+    const double wanted = std::ceil(10 * costs.channel_s / range_s);
     plan.per_command = std::max(plan.per_command, static_cast<size_t>(std::min(wanted, 256.0)));
     return plan;
 }

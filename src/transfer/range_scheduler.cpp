@@ -12,6 +12,20 @@
 
 namespace mlt::transfer_detail {
 
+namespace {
+
+// Whether the host's channel listener pays for its one command: new channels log in, and
+// `plan` opens more than the control shell's, or would if they did not.
+bool listener_pays(const LinkCosts& costs, const LinkPlan& plan, uint64_t bytes, size_t ranges,
+                   bool up, size_t cores) {
+    if (ranges < 2 || !costs.measured() || costs.channel_s <= kListenAbove) return false;
+    if (plan.channels > 1) return true;
+    const size_t most = std::min(channels_per_link(false, up), ranges);
+    return channels_worth(bytes, costs.channel_rate(up), kConnectionRate, 0, most, 1, cores) > 1;
+}
+
+}  // namespace
+
 // One link's dealer: the ranges of the queue its commands take, held until they are settled
 // (a link lost gives back those it held that are not done).
 class RangeRunner::LinkDealer : public Dealer {
@@ -28,7 +42,7 @@ class RangeRunner::LinkDealer : public Dealer {
     // known, at once.
     double start_after(size_t c) const override {
         if (!caller_ || c == 0 || runner_.cores_ == 0 || !runner_.costs_.measured()) return 0;
-        return static_cast<double>((c - 1) / runner_.cores_) * runner_.costs_.login_s;
+        return static_cast<double>((c - 1) / runner_.cores_) * runner_.costs_.channel_s;
     }
 
     std::optional<Range> next() override {
@@ -105,14 +119,24 @@ size_t RangeRunner::run(const std::vector<Range>& todo, const Move& move) {
     for (const Range& r : todo) bytes_left_ += r.length;
     bytes_start_ = bytes_.load();
     const size_t links = pool_ ? pool_->limit() + 1 : 1;
-    const LinkPlan plan = plan_links(caller_, bytes_left_, todo.size(), todo.front().length,
-                                     upload_, !pool_ || pool_->tuning(), links, cores_);
+    const auto make_plan = [&] {
+        return plan_links(caller_, bytes_left_, todo.size(), todo.front().length, upload_,
+                          !pool_ || pool_->tuning(), links, cores_);
+    };
+    LinkPlan plan = make_plan();
+    // Channels that log in are asked to go to the host's listener instead (one command, once
+    // a connection): then they cost next to nothing, and the plan takes as many as pay.
+    if (listener_pays(costs_, plan, bytes_left_, todo.size(), upload_, cores_) &&
+        caller_.listen_for_channels()) {
+        costs_ = link_costs(caller_);
+        plan = make_plan();
+    }
     channels_ = plan.channels;
     per_command_ = plan.per_command;
     spdlog::debug(
         "ranges: {} channel(s) a connection, {} connection(s) to start, {} range(s) a "
         "command (a new channel costs {:.3f} s)",
-        channels_, plan.links, per_command_, costs_.login_s);
+        channels_, plan.links, per_command_, costs_.channel_s);
     // One link by the model: the caller's alone. The growth would measure the rate while the
     // new channels still log in (staggered on a host with few cores) and take a slow start
     // for a link that wants more (measured: 10 channels instead of 4, 11.5 s instead of 9).

@@ -118,6 +118,31 @@ bool beside_pays(const Remote& remote, uint64_t bytes, size_t streams) {
                                            costs.login_s) > costs.connect_s();
 }
 
+// Whether the host's channel listener pays for its one command before `bytes` go up in tar
+// streams over the caller's link: new channels log in, and more than one stream would go
+// (or would if they did not).
+bool listener_pays(const Remote& remote, uint64_t bytes, const LinkPool* links) {
+    const transfer_detail::LinkCosts costs = transfer_detail::link_costs(remote);
+    if (!costs.measured() || costs.channel_s <= transfer_detail::kListenAbove ||
+        bytes < 2 * kBytesPerUploadStream)
+        return false;
+    if (links && !links->tuning()) return true;  // the fixed count
+    return transfer_detail::channels_worth(bytes, costs.channel_rate(true),
+                                           transfer_detail::kConnectionRate, 0, kMaxUploadStreams,
+                                           1) > 1;
+}
+
+// The tar streams of `streamed` (`bytes` in all), as many as pay over the caller's link: the
+// host's channel listener is asked for first where it makes more of them pay.
+std::vector<UploadStream> streams_for(Remote& remote, const std::vector<PlannedFile>& streamed,
+                                      uint64_t bytes, Compression compression,
+                                      const LinkPool* links) {
+    size_t most = upload_streams_worth(remote, bytes, links);
+    if (listener_pays(remote, bytes, links) && remote.listen_for_channels())
+        most = upload_streams_worth(remote, bytes, links);
+    return plan_upload_streams(streamed, compression, most);
+}
+
 // Sets `compress` on each file: a big one by its own samples, the small ones together.
 void judge_compression(std::vector<PlannedFile>& files, Compression compression) {
     if (compression == Compression::none) return;
@@ -142,7 +167,7 @@ size_t upload_streams_worth(const Remote& remote, uint64_t bytes, const LinkPool
     if ((links && !links->tuning()) || !costs.measured()) return kMaxUploadStreams;
     // The first stream goes through the control shell (Session::exec_parallel).
     return transfer_detail::channels_worth(bytes, costs.channel_rate(true),
-                                           transfer_detail::kConnectionRate, costs.login_s,
+                                           transfer_detail::kConnectionRate, costs.channel_s,
                                            kMaxUploadStreams, 1);
 }
 
@@ -319,8 +344,8 @@ SyncResult sync_up(Remote& remote, const std::map<std::string, std::vector<Uploa
         transfer_detail::check_items(ranged);
         uint64_t streamed_bytes = 0;
         for (const auto& file : streamed) streamed_bytes += file.size;
-        const std::vector<UploadStream> streams = plan_upload_streams(
-            streamed, compression, upload_streams_worth(remote, streamed_bytes, links));
+        const std::vector<UploadStream> streams =
+            streams_for(remote, streamed, streamed_bytes, compression, links);
         // Streams worth a connection of their own go beside the ranges (a few small files
         // take less after them than a connection takes to open).
         std::optional<StreamsBeside> beside;

@@ -55,13 +55,7 @@ int stall_seconds() {
 class BoundedSessionTest : public SshTest {
   protected:
     mlt::Session open(mlt::ProgressFloor floor = {}) {
-        mlt::ConnectSpec spec;
-        spec.host = "127.0.0.1";
-        spec.user = sshd().user();
-        spec.port = sshd().port();
-        spec.identity_file = sshd().client_key_path();
-        spec.known_hosts_path = custom_known_hosts();
-        spec.host_key_checking = mlt::HostKeyChecking::accept_new;
+        mlt::ConnectSpec spec = session_spec();
         spec.data_floor = floor;
         return mlt::Session::open(spec);
     }

@@ -24,16 +24,7 @@ constexpr std::chrono::seconds kWait{60};
 
 class ControlShellTest : public SshTest {
   protected:
-    mlt::Session open() {
-        mlt::ConnectSpec spec;
-        spec.host = "127.0.0.1";
-        spec.user = sshd().user();
-        spec.port = sshd().port();
-        spec.identity_file = sshd().client_key_path();
-        spec.known_hosts_path = custom_known_hosts();
-        spec.host_key_checking = mlt::HostKeyChecking::accept_new;
-        return mlt::Session::open(spec);
-    }
+    mlt::Session open() { return mlt::Session::open(session_spec()); }
 
     // Replaces authorized_keys with the client key restricted to `forced` (an OpenSSH
     // `command=` option), which sees the requested command in $SSH_ORIGINAL_COMMAND.

@@ -107,6 +107,14 @@ class Remote {
     // What a new channel costs before its command runs (the login shell and its startup
     // files), in seconds: -1 when it was not measured (then nothing is assumed).
     virtual double login_cost_s() const { return -1; }
+    // What a new channel of stream_parallel costs before its command runs, in seconds: the
+    // login, or next to nothing where the transport runs commands without one (after
+    // listen_for_channels); -1 when it was not measured.
+    virtual double channel_cost_s() const { return login_cost_s(); }
+    // A hint: several channels come soon. The transport may make them cheap (an SSH
+    // connection: a listener on the host runs their commands without a login each), at the
+    // cost of one command now, once. Returns whether it did. Here: nothing.
+    virtual bool listen_for_channels() { return false; }
     // A hint: run() or stream() of exactly `command` and `input` comes soon, after the next
     // command; the transport may send it along with that one and keep the reply for it. Only
     // for a command whose running unasked does no harm (a listing, a log follow): it may run
@@ -150,6 +158,8 @@ class SessionRemote : public Remote {
     std::vector<int> stream_parallel(const std::vector<StreamJob>& jobs) override;
     double round_trip_s() const override;
     double login_cost_s() const override;
+    double channel_cost_s() const override;
+    bool listen_for_channels() override;
     // Session::shell_ahead.
     void run_ahead(const std::string& command, std::string input) override;
     // Session::shell_ahead, a guess.

@@ -189,6 +189,15 @@ class Session {
     // its startup files, ~/.bashrc): the control shell's start to its first reply, less the
     // round trips in it; -1 before the control shell started.
     double login_cost_s() const;
+    // Starts the channel listener on the host, once per session, where python3 is there and
+    // sshd forwards to unix sockets (docs/remote-protocol.md, "Channels without a login"):
+    // then exec_parallel's channels run their commands without a login shell each, as
+    // `sh -c` in the control shell's environment. One command of the control shell. True
+    // when channels go there; false (with -v saying why) when they keep logging in.
+    bool listen_for_channels();
+    // What a new channel of exec_parallel costs before its command runs: the login
+    // (login_cost_s), or next to nothing when the listener takes the channels.
+    double channel_cost_s() const;
     // How this session got in (host key, authentication).
     const LoginFacts& login_facts() const;
     // Opens up to `most` session channels side by side, holds them all, then closes them

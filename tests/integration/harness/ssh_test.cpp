@@ -17,6 +17,17 @@ std::string SshTest::host_with_dir() const {
     return host() + "/" + sshd_->remote_dir();
 }
 
+mlt::ConnectSpec SshTest::session_spec() const {
+    mlt::ConnectSpec spec;
+    spec.host = "127.0.0.1";
+    spec.user = sshd().user();
+    spec.port = sshd().port();
+    spec.identity_file = sshd().client_key_path();
+    spec.known_hosts_path = custom_known_hosts();
+    spec.host_key_checking = mlt::HostKeyChecking::accept_new;
+    return spec;
+}
+
 std::string SshTest::custom_known_hosts() const {
     return sshd_->dir() + "/known_hosts";
 }

@@ -8,6 +8,7 @@
 
 #include "harness/mlt_env.h"
 #include "harness/test_sshd.h"
+#include "mlt/ssh/session.h"
 
 namespace mlt_test {
 
@@ -29,6 +30,9 @@ class SshTest : public ::testing::Test {
     std::string host_with_dir() const;
     // A known_hosts file outside $HOME/.ssh (not created).
     std::string custom_known_hosts() const;
+    // What a test that opens mlt::Session itself connects with: the test server as its
+    // user, with the client key, recording the host key in custom_known_hosts().
+    mlt::ConnectSpec session_spec() const;
     // $HOME/.ssh/known_hosts, mlt's default.
     std::string default_known_hosts() const;
     // Writes `path` so that it trusts the test server (one line, OpenSSH format).

@@ -52,6 +52,8 @@ class StoppableRemote : public Remote {
     std::vector<int> stream_parallel(const std::vector<StreamJob>& jobs) override;
     double round_trip_s() const override { return inner_.round_trip_s(); }
     double login_cost_s() const override { return inner_.login_cost_s(); }
+    double channel_cost_s() const override { return inner_.channel_cost_s(); }
+    bool listen_for_channels() override { return inner_.listen_for_channels(); }
     void run_ahead(const std::string& command, std::string input) override {
         inner_.run_ahead(command, std::move(input));
     }

@@ -1,0 +1,77 @@
+// Session::listen_for_channels: the channel listener (sh/channel_listener.sh), started by the
+// control shell, so that exec_parallel's channels run their commands without a login shell
+// each (docs/remote-protocol.md, "Channels without a login").
+
+#include <spdlog/spdlog.h>
+
+#include "mlt/util/bounded.h"
+#include "mlt/util/shell.h"
+#include "mlt/util/text.h"
+#include "remote_scripts.h"
+#include "session_impl.h"
+
+namespace mlt {
+
+namespace {
+
+// What a channel to the listener costs before its command runs: a fork of the listener and
+// an exec of sh (a few ms on a loaded core), against a login's 0.05-1 s.
+constexpr double kListenerChannelCost = 0.01;
+
+// Where python3 is looked for before PATH (a shim there may take half a second to start).
+constexpr const char* kPythons = "'/usr/bin/python3 /usr/local/bin/python3'";
+
+// The longest socket path a sockaddr_un holds (108 bytes with its NUL on Linux).
+constexpr size_t kMaxSocketPath = 107;
+
+// The socket named by the listener's "listening PATH" line; empty when the line is not one
+// (the listener said "none WHY", or something else answered).
+std::string socket_named(const std::string& out) {
+    const std::string first = out.substr(0, out.find('\n'));
+    const std::string prefix = "listening ";
+    if (first.rfind(prefix, 0) != 0) return {};
+    const std::string path = first.substr(prefix.size());
+    if (path.empty() || path.front() != '/' || path.size() > kMaxSocketPath ||
+        path.find_first_of(std::string("\0\r", 2)) != std::string::npos)
+        return {};
+    return path;
+}
+
+}  // namespace
+
+bool Session::listen_for_channels() {
+    ChannelListener& l = impl_->listener;
+    if (l.state != ChannelListener::State::untried) return l.state == ChannelListener::State::up;
+    l.state = ChannelListener::State::none;
+    const ControlShell& sh = impl_->shell;
+    if (sh.unavailable || sh.refusal) return false;
+    std::string token = random_token();
+    // The token goes in the frame's text, never in an argv; `$$` is the control shell (also
+    // in the frame's subshell), whose end ends the listener.
+    const std::string command = shell_assignment("MLT_LISTEN_TOKEN", shell_quote(token)) +
+                                "export MLT_LISTEN_TOKEN; mlt_watch=$$\n" +
+                                shell_assignment("mlt_pys", kPythons) +
+                                std::string(scripts::ssh_channel_listener);
+    BoundedTail out(512), err(4096);
+    const ExecResult r = shell(command, {}, out.sink(), err.sink());
+    const std::string path = socket_named(out.str());
+    // A control shell that could not start ran it on an exec channel: the listener watches a
+    // shell that is gone.
+    if (r.exit_status != 0 || path.empty() || sh.unavailable) {
+        spdlog::debug("no channel listener on {}: {}{}", impl_->display,
+                      printable(trim(out.str()), 200), printable(trim(err.str()), 200));
+        return false;
+    }
+    l.state = ChannelListener::State::up;
+    l.path = path;
+    l.token = std::move(token);
+    spdlog::debug("channels on {} go to the listener at {}: no login each", impl_->display, path);
+    return true;
+}
+
+double Session::channel_cost_s() const {
+    return impl_->listener.state == ChannelListener::State::up ? kListenerChannelCost
+                                                               : impl_->login_cost_s;
+}
+
+}  // namespace mlt
