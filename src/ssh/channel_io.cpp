@@ -163,7 +163,8 @@ std::vector<ChannelPtr> open_sessions(ssh_session s, Liveness& live, size_t n,
             live.check(s, display);
             rc = open(channels[i].get());
         }
-        if (i == 0) live.saw_reply(asked);  // sshd answers an open at once
+        // sshd answers a session's open at once (a socket's only after it connected).
+        if (i == 0 && !unix_path) live.saw_reply(asked);
         if (rc != SSH_OK && !refused) {
             refused = channel_error(s, "cannot open a channel to " + display);
             if (refused->kind() != ErrorKind::remote) throw *refused;

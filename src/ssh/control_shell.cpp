@@ -154,6 +154,11 @@ std::string frames(ControlShell& sh, const std::string& command, std::string_vie
 }  // namespace
 
 void drop_shell(ControlShell& sh) {
+    if (sh.listener.own && sh.shared_listener) {
+        const std::lock_guard<std::mutex> lock(sh.shared_listener->mutex);
+        if (sh.shared_listener->path == sh.listener.path) sh.shared_listener->path.clear();
+    }
+    sh.listener = {};
     sh.channel.reset();
     sh.ahead.clear();
     sh.unasked.clear();

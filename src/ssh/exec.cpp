@@ -75,6 +75,8 @@ class ExecChannel : public JobDriver {
 
     bool send() override {
         ssh_channel ch = channel_.get();
+        // The listener sent the command's status: it reads no more (sshd would drop the rest).
+        if (frames_ && frames_->ended()) sending_ = false;
         if (!sending_) return false;
         if (in_at_ == in_len_) {
             in_len_ = job_.input ? job_.input(in_.data(), in_.size()) : 0;
@@ -202,6 +204,7 @@ struct ChannelStarter {
     std::vector<std::unique_ptr<JobDriver>>& channels;
     FloorCheck& floor;               // counts the jobs that name a data stream
     ChannelListener& listener;       // up: the channels go to it
+    SharedListener& shared;          // its Connector's, forgotten when it does not answer
     size_t limit;                    // how many channels the server lets run side by side
     size_t next = 0;                 // the first job not started yet
     std::vector<size_t> again = {};  // jobs the control shell gave back, for channels of their own
@@ -244,6 +247,8 @@ struct ChannelStarter {
             spdlog::debug("the channel listener on {} took no channel ({}); channels log in again",
                           display, gone->what());
             listener.state = ChannelListener::State::none;
+            const std::lock_guard<std::mutex> lock(shared.mutex);
+            if (shared.path == listener.path) shared.path.clear();
         }
         return open_execs(s, live, commands, display, refused);
     }
@@ -315,8 +320,12 @@ std::vector<ExecResult> Session::exec_parallel(const std::vector<StreamJob>& job
                                     [](const StreamJob& j) { return !j.data_stream.empty(); });
     FloorCheck floor(impl_->data_floor, named == jobs.end() ? "" : named->data_stream,
                      impl_->display);
-    ChannelStarter starter{s,        impl_->live, impl_->display,  jobs,
-                           channels, floor,       impl_->listener, jobs.size()};
+    // A listener another session of this host started takes these channels too.
+    adopt_listener(impl_->shell.listener, *impl_->shell.shared_listener);
+    ChannelStarter starter{
+        s,          impl_->live, impl_->display,        jobs,
+        channels,   floor,       impl_->shell.listener, *impl_->shell.shared_listener,
+        jobs.size()};
     size_t& next = starter.next;
     const bool via_shell = through_shell && !jobs.empty() && usable_for_stream(impl_->shell);
     if (through_shell && !jobs.empty())

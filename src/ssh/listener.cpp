@@ -4,6 +4,10 @@
 
 #include <spdlog/spdlog.h>
 
+#include <optional>
+#include <vector>
+
+#include "channel_io.h"
 #include "mlt/util/bounded.h"
 #include "mlt/util/shell.h"
 #include "mlt/util/text.h"
@@ -11,6 +15,8 @@
 #include "session_impl.h"
 
 namespace mlt {
+
+using namespace ssh_detail;
 
 namespace {
 
@@ -39,12 +45,39 @@ std::string socket_named(const std::string& out) {
 
 }  // namespace
 
+void adopt_listener(ChannelListener& own, SharedListener& shared) {
+    if (own.state != ChannelListener::State::untried) return;
+    const std::lock_guard<std::mutex> lock(shared.mutex);
+    if (shared.path.empty()) return;
+    own.state = ChannelListener::State::up;
+    own.path = shared.path;
+    own.token = shared.token;
+}
+
+namespace {
+
+// Opens one channel to the listener at `path` and closes it unused: whether sshd forwards
+// to it (AllowStreamLocalForwarding, DisableForwarding, `restrict` keys refuse).
+bool forwards_to(ssh_session s, Liveness& live, const std::string& path,
+                 const std::string& display) {
+    std::optional<Error> refused;
+    const std::vector<ChannelPtr> probe = open_sessions(s, live, 1, display, refused, &path);
+    if (refused)
+        spdlog::debug("{} forwards no channel to its listener: {}", display, refused->what());
+    return !refused && probe.size() == 1;
+}
+
+}  // namespace
+
 bool Session::listen_for_channels() {
-    ChannelListener& l = impl_->listener;
+    ControlShell& sh = impl_->shell;
+    ChannelListener& l = sh.listener;
+    adopt_listener(l, *sh.shared_listener);
     if (l.state != ChannelListener::State::untried) return l.state == ChannelListener::State::up;
     l.state = ChannelListener::State::none;
-    const ControlShell& sh = impl_->shell;
-    if (sh.unavailable || sh.refusal) return false;
+    // libssh opens direct-streamlocal channels only to a server that says it is OpenSSH.
+    if (sh.unavailable || sh.refusal || ssh_get_openssh_version(impl_->session.get()) == 0)
+        return false;
     std::string token = random_token();
     // The token goes in the frame's text, never in an argv; `$$` is the control shell (also
     // in the frame's subshell), whose end ends the listener.
@@ -53,25 +86,40 @@ bool Session::listen_for_channels() {
                                 shell_assignment("mlt_pys", kPythons) +
                                 std::string(scripts::ssh_channel_listener);
     BoundedTail out(512), err(4096);
-    const ExecResult r = shell(command, {}, out.sink(), err.sink());
+    int status = -1;
+    try {
+        status = shell(command, {}, out.sink(), err.sink()).exit_status;
+    } catch (const Error& e) {
+        // The listener is optional: a command of the shell that failed is no failure of the
+        // transfer's (a lost link is).
+        if (e.kind() != ErrorKind::remote) throw;
+        spdlog::debug("no channel listener on {}: {}", impl_->display, e.what());
+        return false;
+    }
     const std::string path = socket_named(out.str());
     // A control shell that could not start ran it on an exec channel: the listener watches a
     // shell that is gone.
-    if (r.exit_status != 0 || path.empty() || sh.unavailable) {
+    if (status != 0 || path.empty() || sh.unavailable) {
         spdlog::debug("no channel listener on {}: {}{}", impl_->display,
                       printable(trim(out.str()), 200), printable(trim(err.str()), 200));
         return false;
     }
-    l.state = ChannelListener::State::up;
-    l.path = path;
-    l.token = std::move(token);
+    if (!forwards_to(impl_->session.get(), impl_->live, path, impl_->display)) return false;
+    l = {ChannelListener::State::up, path, std::move(token), true};
+    {
+        const std::lock_guard<std::mutex> lock(sh.shared_listener->mutex);
+        if (sh.shared_listener->path.empty()) {
+            sh.shared_listener->path = l.path;
+            sh.shared_listener->token = l.token;
+        }
+    }
     spdlog::debug("channels on {} go to the listener at {}: no login each", impl_->display, path);
     return true;
 }
 
 double Session::channel_cost_s() const {
-    return impl_->listener.state == ChannelListener::State::up ? kListenerChannelCost
-                                                               : impl_->login_cost_s;
+    return impl_->shell.listener.state == ChannelListener::State::up ? kListenerChannelCost
+                                                                     : impl_->login_cost_s;
 }
 
 }  // namespace mlt

@@ -119,6 +119,8 @@ struct Connector::Impl {
     // worked: it runs alone. Once one succeeded, opens only read that and run side by side.
     std::mutex first_open;
     std::atomic<bool> opened{false};
+    // The channel listener one of its sessions started (listener.cpp).
+    std::shared_ptr<SharedListener> listener = std::make_shared<SharedListener>();
 };
 
 Connector::Connector(const ConnectSpec& spec) : impl_(std::make_unique<Impl>()) {
@@ -167,6 +169,7 @@ Session Connector::open() {
     std::unique_lock<std::mutex> alone(impl_->first_open, std::defer_lock);
     if (!impl_->opened.load()) alone.lock();
     auto impl = std::make_unique<Session::Impl>();
+    impl->shell.shared_listener = impl_->listener;
     impl->session.reset(ssh_new());
     if (!impl->session) throw Error(ErrorKind::internal, "cannot create an ssh session");
     ssh_session raw = impl->session.get();

@@ -3,6 +3,8 @@
 // control_shell.cpp, forward.cpp). Private to src/ssh/.
 
 #include <cstdint>
+#include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -13,6 +15,27 @@
 #include "mlt/util/error.h"
 
 namespace mlt {
+
+// The channel listener (sh/channel_listener.sh, listener.cpp): where the host runs it,
+// exec_parallel's channels go to its socket and run their commands without a login.
+struct ChannelListener {
+    enum class State { untried, up, none };
+    State state = State::untried;
+    std::string path;   // its socket on the host
+    std::string token;  // what every channel's header starts with
+    bool own = false;   // started by this session's control shell (not another session's)
+};
+
+// The listener a session of a Connector started, for its other sessions (a transfer's side
+// links, on other threads): their channels go there too, and need no login at all. It lives
+// as long as the control shell that started it.
+struct SharedListener {
+    std::mutex mutex;
+    std::string path, token;  // empty: none started
+};
+
+// Takes up `shared`'s listener when this session has not tried one of its own.
+void adopt_listener(ChannelListener& own, SharedListener& shared);
 
 // The control shell: one remote `sh` reading framed commands on its stdin (control_shell.cpp).
 struct ControlShell {
@@ -38,21 +61,17 @@ struct ControlShell {
     bool no_stream = false;    // its host's `head -c` reads ahead: no streamed frames
     // Set when the account runs no commands at all (nologin): every later command fails so.
     std::optional<Error> refusal;
+    // The channel listener it started (it ends with the shell), or another session's.
+    ChannelListener listener;
+    std::shared_ptr<SharedListener> shared_listener;  // its Connector's
 };
 
 // Forgets the shell after an error (its output is out of step) or when it ended; the next
-// command starts a new one (control_shell.cpp). An open sent ahead stays for the next shell
-// (a channel freed while its open is answered would leave a session open on the server).
+// command starts a new one (control_shell.cpp). Its listener ends with it: forgotten too
+// (also by the Connector's other sessions, when it was this one's own). An open sent ahead stays
+// for the next shell (a channel freed while its open is answered would leave a session open on the
+// server).
 void drop_shell(ControlShell& sh);
-
-// The channel listener (sh/channel_listener.sh, listener.cpp): where the host runs it,
-// exec_parallel's channels go to its socket and run their commands without a login.
-struct ChannelListener {
-    enum class State { untried, up, none };
-    State state = State::untried;
-    std::string path;   // its socket on the host
-    std::string token;  // what every channel's header starts with
-};
 
 struct Session::Impl {
     ssh_detail::Liveness live;  // before `session`: libssh holds pointers into it
@@ -63,7 +82,6 @@ struct Session::Impl {
     double login_cost_s = -1;  // what the control shell's login took (login_cost_s())
     ProgressFloor data_floor;  // ConnectSpec::data_floor
     ControlShell shell;        // declared after `session`: closed before it
-    ChannelListener listener;
 };
 
 }  // namespace mlt

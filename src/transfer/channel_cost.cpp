@@ -28,7 +28,17 @@ double LinkCosts::channel_rate(bool up) const {
 }
 
 double LinkCosts::connect_s() const {
-    return kConnectRoundTrips * (round_trip_s > 0 ? round_trip_s : kUnknownRoundTrip) + login_s;
+    return kConnectRoundTrips * (round_trip_s > 0 ? round_trip_s : kUnknownRoundTrip) + channel_s;
+}
+
+double LinkCosts::listener_s() const {
+    constexpr double kPythonStart = 0.1;
+    return 2 * (round_trip_s > 0 ? round_trip_s : kUnknownRoundTrip) + kPythonStart;
+}
+
+bool LinkCosts::listener_pays(size_t extra) const {
+    return measured() && channel_s > kListenAbove &&
+           static_cast<double>(extra) * channel_s > listener_s();
 }
 
 LinkCosts link_costs(const Remote& remote) {
@@ -78,8 +88,8 @@ bool more_links_pay(uint64_t bytes_left, double rate, size_t links, size_t more,
     const double now = static_cast<double>(bytes_left) / rate;
     const double at_best = now * static_cast<double>(links) / static_cast<double>(links + more);
     // Their handshakes overlap; their logins take the remote's CPU one after the other.
-    const double cost = costs.connect_s() - costs.login_s +
-                        static_cast<double>(more * std::max<size_t>(channels, 1)) * costs.login_s;
+    const double cost = costs.connect_s() - costs.channel_s +
+                        static_cast<double>(more * std::max<size_t>(channels, 1)) * costs.channel_s;
     return now - at_best > cost;
 }
 

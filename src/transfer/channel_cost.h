@@ -31,17 +31,24 @@ constexpr double kConnectRoundTrips = 5;
 // What a link's channels cost, as the caller's link measured them.
 struct LinkCosts {
     double round_trip_s = 0;  // the quickest reply (0 when none was timed)
-    double login_s = 0;  // the account's login: a new connection's control shell (0: not measured)
-    // A new channel on this link: its login, or next to nothing where the host's channel
-    // listener takes it (Remote::channel_cost_s). New connections' channels log in.
+    double login_s = 0;       // the account's login (0 when not measured)
+    // A new channel: its login, or next to nothing where the host's channel listener takes
+    // it (Remote::channel_cost_s); the side connections of a transfer share that listener.
     double channel_s = 0;
     bool measured_login = false;
     // Whether the login was measured (the control shell started): else the model is not used.
     bool measured() const { return measured_login; }
     // The most a channel moves a second: its window per round trip, up or down.
     double channel_rate(bool up) const;
-    // What a new connection costs before its first command runs.
+    // What a new connection costs before its first command runs (its handshake and a channel).
     double connect_s() const;
+    // What starting the host's channel listener costs: a frame of the control shell and a
+    // channel that checks sshd forwards to it (two round trips), and python3's start.
+    double listener_s() const;
+    // Whether the listener pays for itself where `extra` channels beside the control
+    // shell's would each cost channel_s: they must exceed kListenAbove, and together what
+    // the listener costs.
+    bool listener_pays(size_t extra) const;
 };
 
 // The costs `remote` measured (Remote::round_trip_s, Remote::login_cost_s,
@@ -55,9 +62,8 @@ LinkCosts link_costs(const Remote& remote);
 double finish_seconds(uint64_t bytes, double rate, double cap, size_t channels, size_t open,
                       double login_s, size_t cores = 1);
 
-// A new channel that costs more than this to start is worth asking for the host's channel
-// listener (Remote::listen_for_channels: one command, once a connection), where more than
-// one channel would go.
+// A new channel that costs less than this to start is not worth the host's channel listener
+// (Remote::listen_for_channels: one command, once a connection), whatever their number.
 constexpr double kListenAbove = 0.05;
 
 // Less than this saved is not worth a channel more, whatever the share.

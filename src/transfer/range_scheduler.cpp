@@ -15,13 +15,18 @@ namespace mlt::transfer_detail {
 namespace {
 
 // Whether the host's channel listener pays for its one command: new channels log in, and
-// `plan` opens more than the control shell's, or would if they did not.
+// `plan` opens more than the control shell's (on side connections too: they share it), or
+// would if they did not.
 bool listener_pays(const LinkCosts& costs, const LinkPlan& plan, uint64_t bytes, size_t ranges,
                    bool up, size_t cores) {
-    if (ranges < 2 || !costs.measured() || costs.channel_s <= kListenAbove) return false;
-    if (plan.channels > 1) return true;
-    const size_t most = std::min(channels_per_link(false, up), ranges);
-    return channels_worth(bytes, costs.channel_rate(up), kConnectionRate, 0, most, 1, cores) > 1;
+    if (ranges < 2 || !costs.measured()) return false;
+    size_t channels = plan.links * plan.channels;
+    if (channels <= 1) {
+        const size_t most = std::min(channels_per_link(false, up), ranges);
+        channels =
+            channels_worth(bytes, costs.channel_rate(up), kConnectionRate, 0, most, 1, cores);
+    }
+    return costs.listener_pays(channels - 1);
 }
 
 }  // namespace

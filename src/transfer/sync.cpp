@@ -115,7 +115,7 @@ bool beside_pays(const Remote& remote, uint64_t bytes, size_t streams) {
     if (!costs.measured()) return true;
     return transfer_detail::finish_seconds(bytes, costs.channel_rate(true),
                                            transfer_detail::kConnectionRate, streams, 0,
-                                           costs.login_s) > costs.connect_s();
+                                           costs.channel_s) > costs.connect_s();
 }
 
 // Whether the host's channel listener pays for its one command before `bytes` go up in tar
@@ -123,13 +123,14 @@ bool beside_pays(const Remote& remote, uint64_t bytes, size_t streams) {
 // (or would if they did not).
 bool listener_pays(const Remote& remote, uint64_t bytes, const LinkPool* links) {
     const transfer_detail::LinkCosts costs = transfer_detail::link_costs(remote);
-    if (!costs.measured() || costs.channel_s <= transfer_detail::kListenAbove ||
-        bytes < 2 * kBytesPerUploadStream)
-        return false;
-    if (links && !links->tuning()) return true;  // the fixed count
-    return transfer_detail::channels_worth(bytes, costs.channel_rate(true),
-                                           transfer_detail::kConnectionRate, 0, kMaxUploadStreams,
-                                           1) > 1;
+    const size_t most = static_cast<size_t>(
+        std::clamp<uint64_t>(bytes / kBytesPerUploadStream, 1, kMaxUploadStreams));
+    const size_t streams =
+        links && !links->tuning()  // the fixed count
+            ? most
+            : transfer_detail::channels_worth(bytes, costs.channel_rate(true),
+                                              transfer_detail::kConnectionRate, 0, most, 1);
+    return costs.listener_pays(streams - 1);
 }
 
 // The tar streams of `streamed` (`bytes` in all), as many as pay over the caller's link: the

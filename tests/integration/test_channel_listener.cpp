@@ -8,6 +8,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -96,8 +97,9 @@ class ChannelListenerTest : public SshTest {
             run_side_by_side(session,
                              {"cat " + mlt::shell_quote(file) + "; echo oops >&2; exit 3",
                               "cat > " + mlt::shell_quote(landed) + " && echo stored", "kill -9 $$",
-                              "head -c 1 >/dev/null; echo took one byte", "env"},
-                             {"", in_bytes, "", std::string(8 * 1024 * 1024, 'i'), ""});
+                              "head -c 1 >/dev/null; echo took one byte", "env",
+                              "printf here > " + mlt::shell_quote(odd_name())},
+                             {"", in_bytes, "", std::string(8 * 1024 * 1024, 'i'), "", ""});
         EXPECT_TRUE(ran[0].out == out_bytes) << ran[0].out.size() << " bytes";
         EXPECT_EQ(ran[0].err, "oops\n");
         EXPECT_EQ(ran[0].status, 3);
@@ -110,7 +112,13 @@ class ChannelListenerTest : public SshTest {
         EXPECT_EQ(ran[3].status, 0);
         EXPECT_EQ(ran[4].status, 0);
         EXPECT_EQ(ran[4].out.find("MLT_LISTEN_TOKEN"), std::string::npos) << ran[4].out;
+        // A command's bytes are its bytes, also where they are no UTF-8.
+        EXPECT_EQ(ran[5].status, 0) << ran[5].err;
+        EXPECT_EQ(read_or_empty(odd_name()), "here");
     }
+
+    // A file name with UTF-8 and a byte that is no UTF-8.
+    std::string odd_name() const { return sshd().dir() + "/caf\xc3\xa9-\xff.txt"; }
 };
 
 TEST_F(ChannelListenerTest, ChannelsRunCommandsWithoutALoginAndEndAsExecChannelsDo) {
@@ -124,9 +132,9 @@ TEST_F(ChannelListenerTest, ChannelsRunCommandsWithoutALoginAndEndAsExecChannels
     const size_t before = logins();
     const mlt::SshCounts counts = mlt::ssh_counts();
     expect_commands_end_as_on_exec_channels(session);
-    EXPECT_EQ(logins(), before);  // no login for any of the five
+    EXPECT_EQ(logins(), before);  // no login for any of the six
     EXPECT_EQ(mlt::ssh_counts().commands, counts.commands);
-    EXPECT_EQ(mlt::ssh_counts().channels, counts.channels + 5);
+    EXPECT_EQ(mlt::ssh_counts().channels, counts.channels + 6);
     // The socket's dir is the account's alone.
     std::vector<fs::path> dirs;
     for (const auto& entry : fs::directory_iterator(tmp())) dirs.push_back(entry.path());
@@ -139,7 +147,7 @@ TEST_F(ChannelListenerTest, WithoutItChannelsLogInAndEndTheSame) {
     mlt::Session session = open();
     const size_t before = logins();
     expect_commands_end_as_on_exec_channels(session);
-    EXPECT_EQ(logins(), before + 5);
+    EXPECT_EQ(logins(), before + 6);
 }
 
 TEST_F(ChannelListenerTest, TheListenerEndsWithItsConnection) {
@@ -154,6 +162,28 @@ TEST_F(ChannelListenerTest, TheListenerEndsWithItsConnection) {
         << "the listener's dir is still there";
 }
 
+TEST_F(ChannelListenerTest, TheOtherSessionsOfAHostTakeItUpAndLogInAgainOnceItIsGone) {
+    mlt::Connector connector(session_spec());
+    auto first = std::make_unique<mlt::Session>(connector.open());
+    ASSERT_TRUE(first->listen_for_channels());
+    // A side link of a transfer: its channels go to the first one's listener, and it starts
+    // no control shell of its own.
+    mlt::Session side = connector.open();
+    const size_t before = logins();
+    const std::vector<Ran> ran = run_side_by_side(side, {"echo a", "echo b"}, {"", ""});
+    EXPECT_EQ(ran[0].out + ran[1].out, "a\nb\n");
+    EXPECT_EQ(logins(), before);
+    EXPECT_LT(side.channel_cost_s(), 0.05);
+    // The first session ends, and its listener with it: the side link's channels log in.
+    first.reset();
+    ASSERT_TRUE(wait_until([&] { return fs::is_empty(tmp()); }, std::chrono::seconds(30)));
+    const std::vector<Ran> again = run_side_by_side(side, {"echo c", "exit 4"}, {"", ""});
+    EXPECT_EQ(again[0].out, "c\n");
+    EXPECT_EQ(again[0].status, 0);
+    EXPECT_EQ(again[1].status, 4);
+    EXPECT_EQ(logins(), before + 2);
+}
+
 class ChannelListenerNoForwardingTest : public ChannelListenerTest {
   protected:
     std::string sshd_extra_config() const override { return "AllowStreamLocalForwarding no\n"; }
@@ -161,12 +191,12 @@ class ChannelListenerNoForwardingTest : public ChannelListenerTest {
 
 TEST_F(ChannelListenerNoForwardingTest, AServerThatForwardsNoSocketsGetsExecChannels) {
     mlt::Session session = open();
-    // The listener starts; sshd refuses the channels to it, and they log in instead.
-    ASSERT_TRUE(session.listen_for_channels());
+    // The listener starts, and sshd refuses the channel that checks it: channels log in.
+    EXPECT_FALSE(session.listen_for_channels());
+    EXPECT_EQ(session.channel_cost_s(), session.login_cost_s());
     const size_t before = logins();
     expect_commands_end_as_on_exec_channels(session);
-    EXPECT_EQ(logins(), before + 5);
-    EXPECT_EQ(session.channel_cost_s(), session.login_cost_s());  // given up
+    EXPECT_EQ(logins(), before + 6);
 }
 
 }  // namespace

@@ -121,9 +121,19 @@ TEST_F(HostileDiskTest, AFileBiggerThanTheFreeSpaceIsRefusedBeforeThePull) {
 // `dd` of a side link sends 2 MB of its range and then nothing, holding its channel open;
 // the run's own connection is honest. The pull completes over it, or ends with a clear
 // error, within a bounded wait.
+// The side connections' commands are told apart by their SSH_CONNECTION, which the commands
+// of the channel listener (run in the first connection's control shell's environment) do not
+// have: this host forwards no unix sockets, so every channel is an exec channel.
+class HostileDiskExecChannelsTest : public HostileDiskTest {
+  protected:
+    std::string sshd_extra_config() const override {
+        return HostileDiskTest::sshd_extra_config() + "AllowStreamLocalForwarding no\n";
+    }
+};
+
 // Medium: side connections that froze after 2 MB stopped a ranged pull for good. Their
 // ranges go to the links that move (here the first one, which stays honest).
-TEST_F(HostileDiskTest, SideConnectionsThatFreezeAfter2MbDoNotStopThePull) {
+TEST_F(HostileDiskExecChannelsTest, SideConnectionsThatFreezeAfter2MbDoNotStopThePull) {
     honest_run();
     // 4 connections: ranges of 16 MiB from 32 MiB on, over side links too (a near link).
     shell_model("m", kLogTraining, deep_log_setting(),

@@ -57,28 +57,30 @@ TEST_F(SshCountsTest, ABigFileGoesUpInOneStreamWhereMoreWouldNotPay) {
     // A number of connections asked for: the fixed rules, a stream for each of the two
     // changed files, side by side: the first through the control shell, the other on a
     // channel of its own. That channel logs in where a login is cheap, and goes to the
-    // channel listener where it is not: a login measured on a loaded machine may be either,
-    // so the profile here makes it slow (ChannelsBesideTheControlShellGoToTheListener...).
+    // channel listener where it is not (a channel more: the one that checks that sshd
+    // forwards to it): a login measured on a loaded machine may be either, so the profile
+    // here makes it slow (ChannelsBesideTheControlShellGoToTheListener...).
     write_file(sshd().remote_home() + "/.bashrc", "sleep 0.2\n");
     write_model_settings("m",
                          "ssh:\n  train_cmd: \"sh {spec}\"\n  upload_files: [data.txt]\n"
                          "  transfer: {connections: 1}\n");
     write_shell_model("m", "echo log > \"$MLT_LOG_DIR/log.txt\"; echo trained; true\n");
     write_file(project() + "/data.txt", std::string(40u << 20, 'y'));
-    EXPECT_EQ(counts_of_train(), "1 connection, 2 channels, 1 remote command");
+    EXPECT_EQ(counts_of_train(), "1 connection, 3 channels, 1 remote command");
 }
 
 TEST_F(SshCountsTest, ChannelsBesideTheControlShellGoToTheListenerWhereTheLoginIsSlow) {
     // A profile that costs 0.2 s a login, and 40 MiB that do not compress sent in ranges over
     // two channels (the fixed rules of a number of connections): the first through the
-    // control shell, the other to the channel listener, which runs it without a login.
+    // control shell, the other to the channel listener, which runs it without a login (and
+    // a channel that checks that sshd forwards to the listener).
     write_file(sshd().remote_home() + "/.bashrc", "sleep 0.2\n");
     write_model_settings("m",
                          "ssh:\n  train_cmd: \"sh {spec}\"\n  upload_files: [data.txt]\n"
                          "  transfer: {connections: 1}\n");
     const std::string data = mlt::test::noise_bytes(40u << 20, 7);
     write_file(project() + "/data.txt", data);
-    EXPECT_EQ(counts_of_train(), "1 connection, 2 channels, 1 remote command");
+    EXPECT_EQ(counts_of_train(), "1 connection, 3 channels, 1 remote command");
     EXPECT_TRUE(read_or_empty(remote() + "/data.txt") == data);
 }
 

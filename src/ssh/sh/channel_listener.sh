@@ -20,18 +20,27 @@ for mlt_p in $mlt_pys; do
   if [ -x "$mlt_p" ]; then mlt_py=$mlt_p; break; fi
 done
 [ -n "$mlt_py" ] || mlt_py=$(command -v python3 2>/dev/null) || { echo "none no python3"; exit 0; }
-mlt_dir=$(mktemp -d "${TMPDIR:-/tmp}/mlt-l.XXXXXX" 2>/dev/null) || { echo "none no temp dir"; exit 0; }
-"$mlt_py" - "$mlt_dir" "$mlt_watch" <<'EOF' || { rm -rf "$mlt_dir"; echo "none python3 failed"; }
+case ${TMPDIR:-} in
+  /*) mlt_tmp=$TMPDIR ;;
+  *) mlt_tmp=/tmp ;;
+esac
+mlt_dir=$(mktemp -d "$mlt_tmp/mlt-l.XXXXXX" 2>/dev/null) || { echo "none no temp dir"; exit 0; }
+# What python3 (or a shim in front of it) may change in the environment it passes on: put
+# back for the commands. -I -S: no user site, no site packages, no PYTHON* variables.
+MLT_PATH=$PATH
+MLT_LC_CTYPE=${LC_CTYPE-unset}
+MLT_LC_CTYPE_SET=${LC_CTYPE+1}
+export MLT_PATH MLT_LC_CTYPE MLT_LC_CTYPE_SET
+"$mlt_py" -I -S - "$mlt_dir" "$mlt_watch" <<'EOF' || { rm -rf "$mlt_dir"; echo "none python3 failed"; }
 import os, select, signal, socket, struct, sys
 
 
 def alive(pid):
+    # Another user's process under that pid (EPERM): the control shell is gone too.
     try:
         os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
     except OSError:
-        pass
+        return False
     return True
 
 
@@ -63,11 +72,13 @@ def run(command, conn):
     pid = os.fork()
     if pid == 0:
         try:
+            os.setsid()
             os.dup2(conn.fileno(), 0)
             os.dup2(out_w, 1)
             os.dup2(err_w, 2)
-            signal.signal(signal.SIGPIPE, signal.SIG_DFL)
-            os.execv("/bin/sh", ["sh", "-c", command])
+            for sig in (signal.SIGPIPE, signal.SIGTERM, signal.SIGHUP):
+                signal.signal(sig, signal.SIG_DFL)
+            os.execv(b"/bin/sh", [b"sh", b"-c", command])
         finally:
             os._exit(127)
     os.close(out_w)
@@ -96,7 +107,20 @@ def serve(conn, token):
     words = header(conn)
     if len(words) != 2 or words[0] != token or not words[1].isdigit():
         return
-    run(recv_exact(conn, int(words[1])).decode("utf-8", "surrogateescape"), conn)
+    run(recv_exact(conn, int(words[1])), conn)
+
+
+def restore_environment():
+    os.environ["PATH"] = os.environ.pop("MLT_PATH", os.environ.get("PATH", ""))
+    ctype = os.environ.pop("MLT_LC_CTYPE", "unset")
+    if os.environ.pop("MLT_LC_CTYPE_SET", "") == "1":
+        os.environ["LC_CTYPE"] = ctype
+    else:
+        os.environ.pop("LC_CTYPE", None)
+
+
+def leave(signum, frame):
+    raise SystemExit(0)
 
 
 def main():
@@ -104,6 +128,7 @@ def main():
     token = os.environ.pop("MLT_LISTEN_TOKEN", "").encode()
     if not token:
         raise SystemExit(1)
+    restore_environment()
     path = os.path.join(where, "s")
     server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     server.bind(path)
@@ -111,7 +136,8 @@ def main():
     ready_r, ready_w = os.pipe()
     if os.fork():
         os.close(ready_w)
-        os.read(ready_r, 1)
+        if os.read(ready_r, 1) != b"1":
+            raise SystemExit(1)
         sys.stdout.write("listening %s\n" % path)
         sys.stdout.flush()
         os._exit(0)
@@ -122,6 +148,9 @@ def main():
         os.dup2(null, fd)
     os.chdir(os.environ.get("HOME", "/"))
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, leave)
+    signal.signal(signal.SIGHUP, leave)
+    os.write(ready_w, b"1")
     os.close(ready_w)
     try:
         while alive(watch):
@@ -131,9 +160,15 @@ def main():
                 conn = server.accept()[0]
             except OSError:
                 continue
-            if os.fork() == 0:
+            try:
+                child = os.fork()
+            except OSError:  # no process to spare: that channel ends without a status
+                conn.close()
+                continue
+            if child == 0:
                 server.close()
-                signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+                for sig in (signal.SIGCHLD, signal.SIGTERM, signal.SIGHUP):
+                    signal.signal(sig, signal.SIG_DFL)
                 try:
                     serve(conn, token)
                 except (OSError, EOFError, ValueError):
