@@ -117,6 +117,13 @@ bool Session::listen_for_channels() {
     return true;
 }
 
+bool Session::channel_cheaper_than_shell() {
+    ControlShell& sh = impl_->shell;
+    adopt_listener(sh.listener, *sh.shared_listener);
+    return sh.listener.state == ChannelListener::State::up && !sh.channel && !sh.opening &&
+           sh.ahead.empty();
+}
+
 double Session::channel_cost_s() const {
     return impl_->shell.listener.state == ChannelListener::State::up ? kListenerChannelCost
                                                                      : impl_->login_cost_s;

@@ -69,16 +69,20 @@ Error too_much_output(const std::string& host, const std::string& command) {
 RemoteOutput SessionRemote::run(const std::string& command, std::string_view input) {
     RemoteOutput result;
     BoundedTail err;
+    const OutputSink out = [&](std::string_view d) {
+        if (d.size() > kMaxRunOutput - result.out.size()) throw too_much_output(name(), command);
+        result.out.append(d);
+    };
+    // A side link's commands go to the host's channel listener rather than start a shell.
+    if (session_.channel_cheaper_than_shell()) {
+        const InputSource in = input.empty() ? InputSource{} : input_from(input);
+        result.exit_status = session_.exec(command, in, out, err.sink()).exit_status;
+        result.err = err.str();
+        return result;
+    }
     // A throw from the sink cuts the command short: the session drops its control shell (its
     // output is out of step) and the next command gets a new one.
-    auto r = session_.shell(
-        command, input,
-        [&](std::string_view d) {
-            if (d.size() > kMaxRunOutput - result.out.size())
-                throw too_much_output(name(), command);
-            result.out.append(d);
-        },
-        err.sink());
+    auto r = session_.shell(command, input, out, err.sink());
     result.exit_status = r.exit_status;
     result.err = err.str();
     return result;
@@ -101,11 +105,15 @@ int SessionRemote::stream_one(const StreamJob& job) {
         head.resize(before + n);
         ended = n == 0;
     }
+    StreamJob rest = job;
+    // (An input that ended is not asked again.)
+    rest.input = ended ? input_from(head) : input_from(head, job.input);
+    // A side link's streams go to the host's channel listener rather than start a shell.
+    if (session_.channel_cheaper_than_shell())
+        return session_.exec_parallel({rest}).front().exit_status;
     if (ended)
         return session_.shell(job.command, head, job.on_stdout, job.on_stderr, job.data_stream)
             .exit_status;
-    StreamJob rest = job;
-    rest.input = input_from(head, job.input);
     return session_.exec_parallel({rest}, true).front().exit_status;
 }
 

@@ -15,12 +15,12 @@ namespace mlt::transfer_detail {
 namespace {
 
 // Whether the host's channel listener pays for its one command: new channels log in, and
-// `plan` opens more than the control shell's (on side connections too: they share it), or
-// would if they did not.
-bool listener_pays(const LinkCosts& costs, const LinkPlan& plan, uint64_t bytes, size_t ranges,
-                   bool up, size_t cores) {
+// `plan` opens more than the control shell's (on side connections too, up to `links` where
+// the transfer may grow: they share it), or would if they did not.
+bool listener_pays(const LinkCosts& costs, const LinkPlan& plan, size_t links, uint64_t bytes,
+                   size_t ranges, bool up, size_t cores) {
     if (ranges < 2 || !costs.measured()) return false;
-    size_t channels = plan.links * plan.channels;
+    size_t channels = std::max(plan.links, links) * plan.channels;
     if (channels <= 1) {
         const size_t most = std::min(channels_per_link(false, up), ranges);
         channels =
@@ -131,7 +131,9 @@ size_t RangeRunner::run(const std::vector<Range>& todo, const Move& move) {
     LinkPlan plan = make_plan();
     // Channels that log in are asked to go to the host's listener instead (one command, once
     // a connection): then they cost next to nothing, and the plan takes as many as pay.
-    if (listener_pays(costs_, plan, bytes_left_, todo.size(), upload_, cores_) &&
+    const bool grows = pool_ && pool_->tuning() && !near_;
+    if (listener_pays(costs_, plan, grows ? links : plan.links, bytes_left_, todo.size(), upload_,
+                      cores_) &&
         caller_.listen_for_channels()) {
         costs_ = link_costs(caller_);
         plan = make_plan();

@@ -172,6 +172,16 @@ TEST_F(ChannelListenerTest, TheOtherSessionsOfAHostTakeItUpAndLogInAgainOnceItIs
     const size_t before = logins();
     const std::vector<Ran> ran = run_side_by_side(side, {"echo a", "echo b"}, {"", ""});
     EXPECT_EQ(ran[0].out + ran[1].out, "a\nb\n");
+    // Its own commands and streams, which would start its control shell (a login), too.
+    mlt::SessionRemote side_remote(side);
+    const mlt::RemoteOutput said = side_remote.run("cat; echo r >&2", "in");
+    EXPECT_EQ(said.out, "in");
+    EXPECT_EQ(said.err, "r\n");
+    std::string streamed;
+    EXPECT_EQ(side_remote.stream("echo s; exit 3", {},
+                                 [&](std::string_view d) { streamed.append(d); }, {}),
+              3);
+    EXPECT_EQ(streamed, "s\n");
     EXPECT_EQ(logins(), before);
     EXPECT_LT(side.channel_cost_s(), 0.05);
     // The first session ends, and its listener with it: the side link's channels log in.

@@ -198,6 +198,10 @@ class Session {
     // What a new channel of exec_parallel costs before its command runs: the login
     // (login_cost_s), or next to nothing when the listener takes the channels.
     double channel_cost_s() const;
+    // Whether a command is cheaper on a channel of its own than in the control shell: the
+    // shell has not started (its start is a login) and a listener of this host (this
+    // session's or another of its Connector's) takes channels. A transfer's side links.
+    bool channel_cheaper_than_shell();
     // How this session got in (host key, authentication).
     const LoginFacts& login_facts() const;
     // Opens up to `most` session channels side by side, holds them all, then closes them
