@@ -66,13 +66,17 @@ def header(conn):
     return line.split()
 
 
-def run(command, conn):
+def run(command, conn, where):
     out_r, out_w = os.pipe()
     err_r, err_w = os.pipe()
     pid = os.fork()
     if pid == 0:
         try:
             os.setsid()
+            try:
+                os.chdir(where)
+            except OSError:  # as sshd, which starts in / when the home is gone
+                pass
             os.dup2(conn.fileno(), 0)
             os.dup2(out_w, 1)
             os.dup2(err_w, 2)
@@ -103,11 +107,11 @@ def run(command, conn):
         conn.sendall(b"x" + struct.pack(">i", code))
 
 
-def serve(conn, token):
+def serve(conn, token, where):
     words = header(conn)
     if len(words) != 2 or words[0] != token or not words[1].isdigit():
         return
-    run(recv_exact(conn, int(words[1])), conn)
+    run(recv_exact(conn, int(words[1])), conn, where)
 
 
 def restore_environment():
@@ -146,7 +150,10 @@ def main():
     null = os.open(os.devnull, os.O_RDWR)
     for fd in (0, 1, 2):
         os.dup2(null, fd)
-    os.chdir(os.environ.get("HOME", "/"))
+    # The commands start where the control shell runs (the account's home, as sshd's exec
+    # channels do); the listener itself holds no dir of the account's.
+    home = os.getcwd()
+    os.chdir("/")
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, leave)
     signal.signal(signal.SIGHUP, leave)
@@ -170,7 +177,7 @@ def main():
                 for sig in (signal.SIGCHLD, signal.SIGTERM, signal.SIGHUP):
                     signal.signal(sig, signal.SIG_DFL)
                 try:
-                    serve(conn, token)
+                    serve(conn, token, home)
                 except (OSError, EOFError, ValueError):
                     pass
                 os._exit(0)
