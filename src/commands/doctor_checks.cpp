@@ -194,11 +194,16 @@ DoctorCheck host_key_check(const LoginFacts& login) {
                     " (ssh-keygen -R); otherwise someone may be in the middle");
 }
 
+// What a remote command costs before it runs: the exec of `true` less a round trip for the
+// channel's open and one for the exec.
+double startup_s(const LinkFacts& link) {
+    return std::max(0.0, link.command_s - 2 * std::max(0.0, link.round_trip_s));
+}
+
 DoctorCheck shell_check(const LinkFacts& link, const HostFacts& host) {
     const std::string shell = host.shell.empty() ? std::string("the login shell") : host.shell;
     if (link.command_s < 0) return warn("login shell", shell + ": not timed", "");
-    // The exec of `true` takes a round trip for the channel's open and one for the exec.
-    const double startup = std::max(0.0, link.command_s - 2 * std::max(0.0, link.round_trip_s));
+    const double startup = startup_s(link);
     std::string files;
     // "~/.bashrc", "~/.bashrc or /etc/bash.bashrc", "A, B or C".
     for (size_t i = 0; i < host.startup_files.size(); ++i)
@@ -218,6 +223,22 @@ DoctorCheck shell_check(const LinkFacts& link, const HostFacts& host) {
         "every remote command pays it: move slow setup (conda, pyenv, nvm) out of " + files +
             ", or behind `case $- in *i*)`, to ~/.profile, which only the training's "
             "login shell reads");
+}
+
+// Whether a big transfer's channels beside the control shell's log in, and what that costs.
+DoctorCheck listener_check(const LinkFacts& link) {
+    if (link.listener)
+        return ok("channels",
+                  "a listener on the host (python3) runs a big transfer's channels "
+                  "without a login");
+    if (link.command_s < 0) return ok("channels", "each of a big transfer's channels logs in");
+    const double startup = startup_s(link);
+    const std::string found =
+        "each of a big transfer's channels logs in (" + seconds_text(startup) + ")";
+    if (startup <= kSlowStartup) return ok("channels", found);
+    return warn("channels", found + ": no python3 on the host, or sshd forwards no unix sockets",
+                "install python3 on the host, or let sshd forward (AllowStreamLocalForwarding "
+                "yes): mlt then runs them without a login");
 }
 
 DoctorCheck clock_check(const LinkFacts& link) {
@@ -293,7 +314,8 @@ DoctorCheck throughput_check(const LinkFacts& link) {
 }  // namespace
 
 std::vector<DoctorCheck> judge_login(const LinkFacts& link, const HostFacts& host) {
-    return {host_key_check(link.login), ok("login", link.login.auth), shell_check(link, host)};
+    return {host_key_check(link.login), ok("login", link.login.auth), shell_check(link, host),
+            listener_check(link)};
 }
 
 std::vector<DoctorCheck> judge_link(const LinkFacts& link, const DoctorNeeds& needs) {

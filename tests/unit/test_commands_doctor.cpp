@@ -213,11 +213,22 @@ TEST(Doctor, ASlowLoginShellWarnsNamingItsStartupFile) {
     const HostFacts host = parse_doctor_facts(kHealthy);
     LinkFacts link = healthy_link();
     EXPECT_EQ(find(judge_login(link, host), "login shell").level, CheckLevel::ok);
+    EXPECT_EQ(find(judge_login(link, host), "channels").level, CheckLevel::ok);
     link.command_s = 0.6;
     const DoctorCheck shell = find(judge_login(link, host), "login shell");
     EXPECT_EQ(shell.level, CheckLevel::warn);
     EXPECT_TRUE(has(shell.found, "0.56 s per command")) << shell.found;
     EXPECT_TRUE(has(shell.found, "in ~/.bashrc")) << shell.found;
+    // Then each channel of a big transfer pays it, unless the channel listener takes them.
+    const DoctorCheck slow = find(judge_login(link, host), "channels");
+    EXPECT_EQ(slow.level, CheckLevel::warn);
+    EXPECT_TRUE(has(slow.found, "logs in (0.56 s)")) << slow.found;
+    EXPECT_TRUE(has(slow.fix, "python3")) << slow.fix;
+    link.listener = true;
+    const DoctorCheck listening = find(judge_login(link, host), "channels");
+    EXPECT_EQ(listening.level, CheckLevel::ok);
+    EXPECT_TRUE(has(listening.found, "without a login")) << listening.found;
+    link.listener = false;
     EXPECT_EQ(find(judge_login(link, parse_doctor_facts(healthy_but("startup", ""))), "login shell")
                   .level,
               CheckLevel::warn);

@@ -60,6 +60,9 @@ struct LinkFacts {
     uint64_t probe_bytes = 0;
     double up_s = -1, down_s = -1;  // the probes' times less command_s (-1: failed)
     uint64_t down_bytes = 0;        // what the download probe received
+    // A transfer's extra channels run without a login: the channel listener (python3)
+    // started and sshd forwards to it (Session::listen_for_channels).
+    bool listener = false;
 };
 
 // What a train of these settings needs of the host, and how it would use the link.
