@@ -144,8 +144,8 @@ int doctor_target(const Target& target, const SshSettings& settings) {
         throw remote_failure(remote, "the checks of doctor", out.exit_status, out.err);
     const HostFacts host = parse_doctor_facts(out.out);
     link.clock_offset_s = clock_offset(remote);
+    measure_throughput(session, link);  // on exec channels, as command_s was timed
     link.listener = session.listen_for_channels();
-    measure_throughput(session, link);
     link.round_trip_s = session.round_trip_s();
     const DoctorNeeds needs = needs_of(settings, target, link.round_trip_s);
 

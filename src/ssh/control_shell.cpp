@@ -153,12 +153,16 @@ std::string frames(ControlShell& sh, const std::string& command, std::string_vie
 
 }  // namespace
 
-void drop_shell(ControlShell& sh) {
+void forget_listener(ControlShell& sh) {
     if (sh.listener.own && sh.shared_listener) {
         const std::lock_guard<std::mutex> lock(sh.shared_listener->mutex);
         if (sh.shared_listener->path == sh.listener.path) sh.shared_listener->path.clear();
     }
     sh.listener = {};
+}
+
+void drop_shell(ControlShell& sh) {
+    forget_listener(sh);
     sh.channel.reset();
     sh.ahead.clear();
     sh.unasked.clear();

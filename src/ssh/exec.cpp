@@ -235,7 +235,9 @@ struct ChannelStarter {
             std::optional<Error> gone;
             std::vector<ChannelPtr> opened =
                 open_sessions(s, live, commands.size(), display, gone, &listener.path);
-            if (!gone) {
+            // Some opened before a refusal (a burst beyond its backlog): those run, and the
+            // rest ask again.
+            if (!gone || !opened.empty()) {
                 std::vector<StartedExec> started;
                 for (size_t i = 0; i < opened.size(); ++i) {
                     spdlog::trace("through the channel listener on {}: {}", display, commands[i]);
@@ -246,9 +248,15 @@ struct ChannelStarter {
             }
             spdlog::debug("the channel listener on {} took no channel ({}); channels log in again",
                           display, gone->what());
-            listener.state = ChannelListener::State::none;
-            const std::lock_guard<std::mutex> lock(shared.mutex);
-            if (shared.path == listener.path) shared.path.clear();
+            {
+                const std::lock_guard<std::mutex> lock(shared.mutex);
+                if (shared.path == listener.path) shared.path.clear();
+            }
+            // Another session's: this one may start its own later.
+            if (listener.own)
+                listener.state = ChannelListener::State::none;
+            else
+                listener = {};
         }
         return open_execs(s, live, commands, display, refused);
     }

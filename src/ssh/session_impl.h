@@ -37,6 +37,10 @@ struct SharedListener {
 // Takes up `shared`'s listener when this session has not tried one of its own.
 void adopt_listener(ChannelListener& own, SharedListener& shared);
 
+struct ControlShell;
+// Forgets the shell's listener, for the Connector's other sessions too when it was its own.
+void forget_listener(ControlShell& sh);
+
 // The control shell: one remote `sh` reading framed commands on its stdin (control_shell.cpp).
 struct ControlShell {
     ssh_detail::ChannelPtr channel;  // null: not started (or dropped after an error)
@@ -64,6 +68,12 @@ struct ControlShell {
     // The channel listener it started (it ends with the shell), or another session's.
     ChannelListener listener;
     std::shared_ptr<SharedListener> shared_listener;  // its Connector's
+
+    ControlShell() = default;
+    ControlShell(const ControlShell&) = delete;
+    ControlShell& operator=(const ControlShell&) = delete;
+    // A session that ends takes its shell, and so its listener, with it.
+    ~ControlShell() { forget_listener(*this); }
 };
 
 // Forgets the shell after an error (its output is out of step) or when it ended; the next

@@ -30,9 +30,7 @@ class ChannelListenerTest : public SshTest {
     void SetUp() override {
         SshTest::SetUp();
         // Every login shell sshd starts reads this (bash, started by sshd): one line a login.
-        write_file(sshd().remote_home() + "/.bashrc",
-                   "echo x >> \"$HOME/logins\"\nexport TMPDIR=\"$HOME/tmp\"\n");
-        make_dir(tmp());
+        write_file(sshd().remote_home() + "/.bashrc", "echo x >> \"$HOME/logins\"\n");
     }
 
     mlt::Session open() { return mlt::Session::open(session_spec()); }
@@ -40,7 +38,14 @@ class ChannelListenerTest : public SshTest {
     size_t logins() const {
         return split_lines(read_or_empty(sshd().remote_home() + "/logins")).size();
     }
-    std::string tmp() const { return sshd().remote_home() + "/tmp"; }
+    // The listeners' socket dirs, in the account's home.
+    std::vector<fs::path> listener_dirs() const {
+        std::vector<fs::path> dirs;
+        for (const auto& entry : fs::directory_iterator(sshd().remote_home()))
+            if (entry.path().filename().string().rfind(".mlt-l.", 0) == 0)
+                dirs.push_back(entry.path());
+        return dirs;
+    }
     static std::string read_or_empty(const std::string& path) {
         return path_exists(path) ? read_file(path) : std::string();
     }
@@ -136,8 +141,7 @@ TEST_F(ChannelListenerTest, ChannelsRunCommandsWithoutALoginAndEndAsExecChannels
     EXPECT_EQ(mlt::ssh_counts().commands, counts.commands);
     EXPECT_EQ(mlt::ssh_counts().channels, counts.channels + 6);
     // The socket's dir is the account's alone.
-    std::vector<fs::path> dirs;
-    for (const auto& entry : fs::directory_iterator(tmp())) dirs.push_back(entry.path());
+    const std::vector<fs::path> dirs = listener_dirs();
     ASSERT_EQ(dirs.size(), 1u);
     EXPECT_EQ(file_mode(dirs.front().string()), 0700);
     EXPECT_TRUE(fs::is_socket(dirs.front() / "s"));
@@ -155,10 +159,10 @@ TEST_F(ChannelListenerTest, TheListenerEndsWithItsConnection) {
         mlt::Session session = open();
         mlt::SessionRemote remote(session);
         ASSERT_TRUE(session.listen_for_channels());
-        ASSERT_FALSE(fs::is_empty(tmp()));
+        ASSERT_EQ(listener_dirs().size(), 1u);
     }
     // It looks every 2 s whether its control shell still runs.
-    EXPECT_TRUE(wait_until([&] { return fs::is_empty(tmp()); }, std::chrono::seconds(30)))
+    EXPECT_TRUE(wait_until([&] { return listener_dirs().empty(); }, std::chrono::seconds(30)))
         << "the listener's dir is still there";
 }
 
@@ -186,7 +190,7 @@ TEST_F(ChannelListenerTest, TheOtherSessionsOfAHostTakeItUpAndLogInAgainOnceItIs
     EXPECT_LT(side.channel_cost_s(), 0.05);
     // The first session ends, and its listener with it: the side link's channels log in.
     first.reset();
-    ASSERT_TRUE(wait_until([&] { return fs::is_empty(tmp()); }, std::chrono::seconds(30)));
+    ASSERT_TRUE(wait_until([&] { return listener_dirs().empty(); }, std::chrono::seconds(30)));
     const std::vector<Ran> again = run_side_by_side(side, {"echo c", "exit 4"}, {"", ""});
     EXPECT_EQ(again[0].out, "c\n");
     EXPECT_EQ(again[0].status, 0);

@@ -1,5 +1,5 @@
 # Starts the channel listener of a control shell (docs/remote-protocol.md, "Channels without
-# a login"): a python3 process listening on a unix socket in a private temp dir, which runs
+# a login"): a python3 process listening on a unix socket in a private dir of the home, which runs
 # each command that a direct-streamlocal channel to it names, as `sh -c`, without the
 # account's login shell and startup files. Optional: without python3 (or where it fails)
 # mlt opens exec channels as before.
@@ -20,11 +20,14 @@ for mlt_p in $mlt_pys; do
   if [ -x "$mlt_p" ]; then mlt_py=$mlt_p; break; fi
 done
 [ -n "$mlt_py" ] || mlt_py=$(command -v python3 2>/dev/null) || { echo "none no python3"; exit 0; }
-case ${TMPDIR:-} in
-  /*) mlt_tmp=$TMPDIR ;;
-  *) mlt_tmp=/tmp ;;
+# The socket's dir is in the account's home, not in /tmp: a side connection that reached
+# another machine behind the same name (a login pool) must find nothing there that another
+# user could have made; a home shared over NFS holds a socket no other machine connects to.
+case ${HOME:-} in
+  /*) ;;
+  *) echo "none no home"; exit 0 ;;
 esac
-mlt_dir=$(mktemp -d "$mlt_tmp/mlt-l.XXXXXX" 2>/dev/null) || { echo "none no temp dir"; exit 0; }
+mlt_dir=$(mktemp -d "$HOME/.mlt-l.XXXXXX" 2>/dev/null) || { echo "none no dir in the home"; exit 0; }
 # What python3 (or a shim in front of it) may change in the environment it passes on: put
 # back for the commands. -I -S: no user site, no site packages, no PYTHON* variables.
 MLT_PATH=$PATH
@@ -136,7 +139,7 @@ def main():
     path = os.path.join(where, "s")
     server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     server.bind(path)
-    server.listen(64)
+    server.listen(socket.SOMAXCONN)
     ready_r, ready_w = os.pipe()
     if os.fork():
         os.close(ready_w)
