@@ -154,10 +154,7 @@ std::string frames(ControlShell& sh, const std::string& command, std::string_vie
 }  // namespace
 
 void forget_listener(ControlShell& sh) {
-    if (sh.listener.own && sh.shared_listener) {
-        const std::lock_guard<std::mutex> lock(sh.shared_listener->mutex);
-        if (sh.shared_listener->path == sh.listener.path) sh.shared_listener->path.clear();
-    }
+    if (sh.listener.own && sh.shared_listener) sh.shared_listener->forget(sh.listener.path);
     sh.listener = {};
 }
 

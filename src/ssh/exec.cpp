@@ -248,10 +248,7 @@ struct ChannelStarter {
             }
             spdlog::debug("the channel listener on {} took no channel ({}); channels log in again",
                           display, gone->what());
-            {
-                const std::lock_guard<std::mutex> lock(shared.mutex);
-                if (shared.path == listener.path) shared.path.clear();
-            }
+            shared.forget(listener.path);
             // Another session's: this one may start its own later.
             if (listener.own)
                 listener.state = ChannelListener::State::none;

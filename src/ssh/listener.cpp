@@ -45,6 +45,18 @@ std::string socket_named(const std::string& out) {
 
 }  // namespace
 
+void SharedListener::offer(const std::string& at, const std::string& with) {
+    const std::lock_guard<std::mutex> lock(mutex);
+    if (!path.empty()) return;
+    path = at;
+    token = with;
+}
+
+void SharedListener::forget(const std::string& at) {
+    const std::lock_guard<std::mutex> lock(mutex);
+    if (path == at) path.clear();
+}
+
 void adopt_listener(ChannelListener& own, SharedListener& shared) {
     if (own.state != ChannelListener::State::untried) return;
     const std::lock_guard<std::mutex> lock(shared.mutex);
@@ -106,13 +118,7 @@ bool Session::listen_for_channels() {
     }
     if (!forwards_to(impl_->session.get(), impl_->live, path, impl_->display)) return false;
     l = {ChannelListener::State::up, path, std::move(token), true};
-    {
-        const std::lock_guard<std::mutex> lock(sh.shared_listener->mutex);
-        if (sh.shared_listener->path.empty()) {
-            sh.shared_listener->path = l.path;
-            sh.shared_listener->token = l.token;
-        }
-    }
+    sh.shared_listener->offer(l.path, l.token);
     spdlog::debug("channels on {} go to the listener at {}: no login each", impl_->display, path);
     return true;
 }

@@ -30,6 +30,11 @@ struct ChannelListener {
 // links, on other threads): their channels go there too, and need no login at all. It lives
 // as long as the control shell that started it.
 struct SharedListener {
+    // Records the listener at `path` when none is recorded.
+    void offer(const std::string& path, const std::string& token);
+    // Forgets the one at `path` (gone, or its shell ended); another stays.
+    void forget(const std::string& path);
+
     std::mutex mutex;
     std::string path, token;  // empty: none started
 };

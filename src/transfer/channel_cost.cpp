@@ -45,7 +45,6 @@ LinkCosts link_costs(const Remote& remote) {
     LinkCosts c;
     c.round_trip_s = std::max(0.0, remote.round_trip_s());
     c.measured_login = remote.login_cost_s() >= 0;
-    c.login_s = std::max(0.0, remote.login_cost_s());
     c.channel_s = std::max(0.0, remote.channel_cost_s());
     return c;
 }

@@ -31,10 +31,9 @@ constexpr double kConnectRoundTrips = 5;
 // What a link's channels cost, as the caller's link measured them.
 struct LinkCosts {
     double round_trip_s = 0;  // the quickest reply (0 when none was timed)
-    double login_s = 0;       // the account's login (0 when not measured)
     // A new channel: its login, or next to nothing where the host's channel listener takes
     // it (Remote::channel_cost_s); the side connections of a transfer share that listener.
-    double channel_s = 0;
+    double channel_s = 0;  // (0 when not measured)
     bool measured_login = false;
     // Whether the login was measured (the control shell started): else the model is not used.
     bool measured() const { return measured_login; }
