@@ -207,6 +207,9 @@ void failover_section(std::ostringstream& out, const DryRun& run) {
     s.line(p.max_restarts == 0 ? std::string("job lost: the run ends (max_restarts 0)")
                                : "job lost: " + what + " up to " + std::to_string(p.max_restarts) +
                                      " time(s) (max_restarts)");
+    for (const FailureRule& r : p.on_failure)
+        s.line(std::string("on failure: '") + printable(r.regex, 120) + "' -> " +
+               failure_action_name(r.then) + (r.builtin ? " (default)" : ""));
     if (!p.failover) s.line("host lost: the run ends (--no-failover)");
     if (gang && p.failover && (!run.fallback_hosts.empty() || !trim(run.provision_cmd).empty()))
         s.line("host lost: a standby host takes its rank, every node starts again together");

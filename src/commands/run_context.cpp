@@ -22,6 +22,7 @@
 #include "mlt/train/local/local_state.h"
 #include "mlt/train/nodes/nodes.h"
 #include "mlt/train/recovery/failover.h"
+#include "mlt/train/recovery/on_failure.h"
 #include "mlt/train/run/train_run.h"
 #include "mlt/transfer/ranges.h"
 #include "mlt/transfer/sync.h"
@@ -151,6 +152,7 @@ TrainPlan plan_for(const RunContext& c, const SshCommandLine& cli, const std::st
     p.sync_every_s = c.settings.sync_every;
     p.transfer_connections = c.settings.transfer_connections;
     p.stop_when = c.settings.stop_when;
+    p.on_failure = failure_rules_in_effect(c.settings);
     p.notify = c.settings.notify;
     p.notify_cmd = c.settings.notify_cmd;
     p.notify_from = c.settings.notify_from;

@@ -3,6 +3,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
@@ -121,6 +122,16 @@ std::vector<JobStatus> jobs_of(Remote& remote, const std::string& remote_dir,
                         : JobDir(remote, remote_dir, name).query_jobs();
 }
 
+// The marks of watch.on_failure (exclude_host) on the hosts asked, from this machine's history.
+void print_marks(const std::vector<std::string>& hosts) {
+    int skipped = 0;
+    std::vector<ExcludedHost> marked;
+    for (const auto& bad : excluded_hosts(read_history(history_path(), &skipped),
+                                          static_cast<double>(std::time(nullptr))))
+        if (std::find(hosts.begin(), hosts.end(), bad.host) != hosts.end()) marked.push_back(bad);
+    std::fputs(format_excluded(marked).c_str(), stdout);
+}
+
 }  // namespace
 
 int run_status(const SshCommandLine& cli, const std::string& model) {
@@ -138,6 +149,7 @@ int run_status(const SshCommandLine& cli, const std::string& model) {
                 std::printf("%s\n", line->c_str());
             if (auto line = guard_line(jobs.front())) std::printf("%s\n", line->c_str());
         }
+        print_marks({remote.name()});
         std::fflush(stdout);
         return exit_code::kOk;
     }
@@ -162,6 +174,9 @@ int run_status(const SshCommandLine& cli, const std::string& model) {
         nodes.push_back(std::move(node));
     }
     std::fputs(format_node_jobs(nodes).c_str(), stdout);
+    std::vector<std::string> asked;
+    for (const auto& node : nodes) asked.push_back(node.host);
+    print_marks(asked);
     // Where a node moved (a standby took a lost rank), every attempt's nodes, from this
     // machine's history: the table shows only the hosts asked.
     for (const auto& node : nodes) {

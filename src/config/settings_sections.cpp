@@ -1,8 +1,9 @@
 // Reading the nested sections of `ssh:`: connection (one mapping or one per node), nodes and
-// transfer, and watch with its stop_when rules.
+// transfer, and watch with its stop_when and on_failure rules.
 #include <algorithm>
 #include <cmath>
 #include <optional>
+#include <regex>
 #include <string>
 #include <utility>
 #include <variant>
@@ -113,6 +114,10 @@ WatchValue ValueReader::read_watch(const YAML::Node& node, const std::string& ke
                        out.silent_minutes = std::get<double>(value);
                    else if (name == "stop_silent")
                        out.stop_silent = std::get<bool>(value);
+                   else if (name == "on_failure")
+                       out.on_failure = std::get<std::vector<FailureRule>>(std::move(value));
+                   else if (name == "on_failure_defaults")
+                       out.on_failure_defaults = std::get<bool>(value);
                    else
                        out.stop_when = std::get<std::vector<StopRule>>(std::move(value));
                });
@@ -120,6 +125,12 @@ WatchValue ValueReader::read_watch(const YAML::Node& node, const std::string& ke
 }
 
 namespace {
+
+FailureAction parse_failure_action(const std::string& word) {
+    if (word == "exclude_host") return FailureAction::exclude_host;
+    if (word == "restart") return FailureAction::restart;
+    return FailureAction::no_restart;  // the choice allows nothing else
+}
 
 // A rule that cannot be used, as a settings error: placed at the offending character of its
 // regex (the node `regex`) when the scalar shows it as it is, else at the scalar, with the
@@ -157,6 +168,44 @@ std::vector<StopRule> ValueReader::read_rules(const FieldDecl& field, const YAML
             yaml_.type_error(node[i], item, field);
         if (auto error = rule_error(rule))
             throw_rule_error(yaml_, metric ? *metric : node[i], item, *error);
+        out.push_back(std::move(rule));
+    }
+    return out;
+}
+
+std::vector<FailureRule> ValueReader::read_failure_rules(const FieldDecl& field,
+                                                         const YAML::Node& node,
+                                                         const std::string& key) const {
+    if (!node.IsSequence()) yaml_.type_error(node, key, field);
+    std::vector<FailureRule> out;
+    for (size_t i = 0; i < node.size(); ++i) {
+        const std::string item = key + "[" + std::to_string(i) + "]";
+        if (!node[i].IsMap()) yaml_.type_error(node[i], item, field);
+        FailureRule rule;
+        std::optional<YAML::Node> match;
+        bool then = false;
+        each_known(node[i], item, failure_rule_fields(),
+                   [&](const std::string& name, const FieldDecl& f, const YAML::Node& v) {
+                       const Value value = read(f, v, item + "." + name);
+                       if (name == "match") {
+                           rule.regex = std::get<std::string>(value);
+                           match.emplace(v);
+                       } else {
+                           rule.then = parse_failure_action(std::get<std::string>(value));
+                           then = true;
+                       }
+                   });
+        if (!match || !then)
+            throw config_error(
+                yaml_.where(node[i]) + ": " + item + " needs both `match` and `then`",
+                "e.g. {match: 'CUDA out of memory', then: no_restart}");
+        try {
+            std::regex(rule.regex, std::regex::ECMAScript);
+        } catch (const std::regex_error& e) {
+            throw config_error(
+                yaml_.where(*match) + ": " + item + ".match is not a valid regex: " + e.what(),
+                "fix the rule; see docs/usage.md, \"When an attempt fails\"");
+        }
         out.push_back(std::move(rule));
     }
     return out;

@@ -124,6 +124,8 @@ std::string type_name(const FieldDecl& field) {
             return "mapping";
         case SettingType::stop_rules:
             return "list of regexes or plateau mappings";
+        case SettingType::failure_rules:
+            return "list of mappings";
         case SettingType::host_key_checking:
             return "`yes`, `accept-new` or `no`";
         case SettingType::choice:
@@ -156,9 +158,11 @@ std::string type_description(const FieldDecl& field) {
             return "a mapping (connections, min_rate, stall_seconds)";
         case SettingType::watch:
             return "a mapping (every, idle_gpu_minutes, stop_idle, silent_minutes, stop_silent, "
-                   "stop_when)";
+                   "stop_when, on_failure, on_failure_defaults)";
         case SettingType::stop_rules:
             return "a list of rules, each a regex or a mapping (metric, mode, patience)";
+        case SettingType::failure_rules:
+            return "a list of rules, each a mapping (match, then)";
         case SettingType::host_key_checking:
             return "one of yes, accept-new, no";
         case SettingType::choice:

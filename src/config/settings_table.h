@@ -28,6 +28,7 @@ enum class SettingType {
     transfer,           // a mapping of transfer_fields()
     watch,              // a mapping of watch_fields()
     stop_rules,         // a list of rules: a regex, or {metric, mode, patience}
+    failure_rules,      // a list of {match, then}
     host_key_checking,  // yes | accept-new | no
     choice,             // one of the words in FieldDecl::choices, kept as a string
     notify_targets,     // a list of mappings of notify_target_fields()
@@ -51,6 +52,8 @@ struct WatchValue {
     std::optional<double> silent_minutes;
     std::optional<bool> stop_silent;
     std::optional<std::vector<StopRule>> stop_when;
+    std::optional<std::vector<FailureRule>> on_failure;
+    std::optional<bool> on_failure_defaults;
 };
 
 using EnvironmentList = std::vector<std::pair<std::string, std::string>>;
@@ -59,7 +62,7 @@ using EnvironmentList = std::vector<std::pair<std::string, std::string>>;
 using Value =
     std::variant<std::string, bool, int, double, std::vector<std::string>, EnvironmentList,
                  std::vector<ConnectionSettings>, NodesValue, HostKeyChecking, WatchValue,
-                 std::vector<StopRule>, std::vector<NotifyTarget>>;
+                 std::vector<StopRule>, std::vector<NotifyTarget>, std::vector<FailureRule>>;
 
 // Applies one file's value on top of the lower layers (the key's merge rule).
 using ApplyFn = void (*)(Value&& value, SshSettings& settings);
@@ -95,6 +98,8 @@ const std::vector<FieldDecl>& transfer_fields();
 const std::vector<FieldDecl>& watch_fields();
 // The keys of a plateau rule in watch.stop_when.
 const std::vector<FieldDecl>& plateau_fields();
+// The keys of one rule in watch.on_failure.
+const std::vector<FieldDecl>& failure_rule_fields();
 // The keys of one `notify` target.
 const std::vector<FieldDecl>& notify_target_fields();
 

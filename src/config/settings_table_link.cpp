@@ -62,7 +62,7 @@ std::vector<FieldDecl> link_and_transfer_fields() {
                 &merge_transfer),
         special("watch", SettingType::watch, "see below",
                 "{every: 15, idle_gpu_minutes: 0, stop_idle: false, silent_minutes: 0, "
-                "stop_silent: false, stop_when: []}",
+                "stop_silent: false, stop_when: [], on_failure: [], on_failure_defaults: true}",
                 "what mlt watches while the job runs (docs/usage.md, \"Watching a run\")",
                 &merge_watch),
         number("price_per_hour", "`0.0`", "1.25",

@@ -17,6 +17,11 @@ void merge_watch(Value&& value, SshSettings& settings) {
     if (watch.stop_when)
         settings.stop_when.insert(settings.stop_when.end(), watch.stop_when->begin(),
                                   watch.stop_when->end());
+    // The first rule that matches decides: the model's come before the user's.
+    if (watch.on_failure)
+        settings.on_failure.insert(settings.on_failure.begin(), watch.on_failure->begin(),
+                                   watch.on_failure->end());
+    if (watch.on_failure_defaults) settings.on_failure_defaults = *watch.on_failure_defaults;
 }
 
 const std::vector<FieldDecl>& watch_fields() {
@@ -55,7 +60,39 @@ const std::vector<FieldDecl>& watch_fields() {
                 "values without a new best; the first rule that fires stops the job, which is "
                 "still collected, and mlt exits 6; the user's rules come first, then the model's",
                 nullptr),
+        special("on_failure", SettingType::failure_rules, "`[]`",
+                "[{match: 'CUDA out of memory', then: no_restart}, {match: 'Xid|uncorrectable "
+                "ECC', then: exclude_host}]",
+                "what a failed or lost attempt means, by its last 50 console lines: the first "
+                "rule whose `match` (ECMAScript regex) is found in one of them decides: "
+                "`no_restart` ends the run now, `exclude_host` leaves the host for a standby one "
+                "(fallback_hosts, provision_cmd) and marks it bad for 24 h, `restart` starts the "
+                "job again in place (counted in `max_restarts`; with 0, once); the model's rules "
+                "come first, then the user's, then the defaults (docs/usage.md, \"When an "
+                "attempt fails\")",
+                nullptr),
+        flag("on_failure_defaults", "`true`", "false",
+             "after the `on_failure` rules, the defaults: out of memory on the GPU and a missing "
+             "module or a syntax error end the run (`no_restart`), a GPU fault (`Xid`, an "
+             "uncorrectable ECC error, a GPU fallen off the bus) leaves the host "
+             "(`exclude_host`); false: none of them",
+             nullptr),
     };
+    return kFields;
+}
+
+const std::vector<FieldDecl>& failure_rule_fields() {
+    static const std::vector<FieldDecl> kFields = [] {
+        FieldDecl match =
+            text("match", "none", "'CUDA out of memory'",
+                 "the regex (ECMAScript) searched in each of the last lines", nullptr);
+        match.non_empty = true;
+        return std::vector<FieldDecl>{
+            match,
+            choice("then", {"no_restart", "exclude_host", "restart"}, "none", "no_restart",
+                   "what the run does", nullptr),
+        };
+    }();
     return kFields;
 }
 

@@ -43,6 +43,8 @@ Value ValueReader::read(const FieldDecl& field, const YAML::Node& node,
             return read_watch(node, key);
         case SettingType::stop_rules:
             return read_rules(field, node, key);
+        case SettingType::failure_rules:
+            return read_failure_rules(field, node, key);
         case SettingType::host_key_checking: {
             // YAML 1.1 readers turn unquoted yes/no into booleans; both spellings mean the
             // OpenSSH words here.

@@ -66,6 +66,10 @@ class ValueReader {
     StopRule read_plateau(const YAML::Node& node, const std::string& key,
                           std::optional<YAML::Node>& metric) const;
 
+    // `watch.on_failure`: each rule's regex checked here, before anything remote.
+    std::vector<FailureRule> read_failure_rules(const FieldDecl& field, const YAML::Node& node,
+                                                const std::string& key) const;
+
     // `notify` (settings_notify.cpp).
     std::vector<NotifyTarget> read_notify(const FieldDecl& field, const YAML::Node& node,
                                           const std::string& key) const;

@@ -11,9 +11,10 @@ namespace mlt {
 
 using namespace job_detail;
 
-long JobDir::restart_job(const std::string& run_id, int attempt) {
+long JobDir::restart_job(const std::string& run_id, int attempt, bool failed) {
     ShellCommand c = run_command(remote_dir_, model_, run_id);
     c.number("mlt_attempt", attempt)
+        .flag("mlt_failed", failed)
         .number("mlt_st_not_lost", kNotLostStatus)
         .add(scripts::job_alive)
         .add(scripts::job_launch)

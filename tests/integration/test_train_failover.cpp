@@ -110,8 +110,9 @@ class TrainFailoverTest : public TrainTest {
     // With B as the standby, starts the run with --sync-every 1 and returns it once it is
     // followed (the job's lines reached the terminal) and epoch 3's checkpoint came home while
     // the job ran; null (with a failure) otherwise.
-    std::unique_ptr<BackgroundProcess> start_with_a_checkpoint_home() {
-        write_settings("  fallback_hosts: [\"" + standby_spec() + " price_per_hour=0.5\"]\n");
+    std::unique_ptr<BackgroundProcess> start_with_a_checkpoint_home(const std::string& extra = {}) {
+        write_settings("  fallback_hosts: [\"" + standby_spec() + " price_per_hour=0.5\"]\n" +
+                       extra);
         auto run = start_mlt({"ssh", "-o", "ConnectTimeout=2", "train", "m", "--reconnect-timeout",
                               "2", "--sync-every", "1"});
         if (!run->wait_for_output("waiting", kEffectTimeout) ||
@@ -261,6 +262,39 @@ TEST_F(TrainFailoverTest, AProvisionedHostTakesOverWhenNoFallbackIsLeft) {
     EXPECT_TRUE(path_exists(marker)) << "provision_cmd did not run";
     EXPECT_TRUE(has_text(r.out, "provision_cmd gave the host " + standby_spec())) << describe(r);
     expect_finished_on_b(r, resumed);
+}
+
+// watch.on_failure judges a lost host by the lines that came home: no_restart ends the run
+// there, without a standby host; exclude_host fails over and marks the lost host bad.
+TEST_F(TrainFailoverTest, ANoRestartRuleKeepsALostHostFromFailingOver) {
+    write_settings("  fallback_hosts: [\"" + standby_spec() +
+                   "\"]\n  watch:\n    on_failure: [{match: '^waiting$', then: no_restart}]\n");
+    auto run =
+        start_mlt({"ssh", "-o", "ConnectTimeout=2", "train", "m", "--reconnect-timeout", "2"});
+    ASSERT_TRUE(run->wait_for_output("waiting", kEffectTimeout)) << run->out() << run->err();
+    lose_host_a();
+    ProcessResult r = run->wait(kTrainTimeout);
+    EXPECT_EQ(r.exit_code, 255) << describe(r);
+    EXPECT_TRUE(has_text(r.err,
+                         "no standby host is taken: watch.on_failure rule #1 '^waiting$' "
+                         "(no_restart) matched the line 'waiting'"))
+        << describe(r);
+    EXPECT_FALSE(path_exists(standby_->remote_dir() + "/.mlt")) << "B was used";
+}
+
+TEST_F(TrainFailoverTest, AnExcludeHostRuleMarksALostHostBad) {
+    auto run = start_with_a_checkpoint_home(
+        "  watch:\n    on_failure: [{match: '^waiting$', then: exclude_host}]\n");
+    ASSERT_TRUE(run);
+    lose_host_a();
+    ProcessResult r = run->wait(kTrainTimeout);
+    expect_finished_on_b(r, 3);
+    EXPECT_TRUE(has_text(r.err, "is marked bad for 24 h: watch.on_failure rule #1")) << describe(r);
+    const auto runs = history();
+    ASSERT_FALSE(runs.empty());
+    EXPECT_TRUE(
+        has_text(runs.back().at("excluded_hosts"), "127.0.0.1:" + std::to_string(lost_port_)))
+        << read_or_empty(history_path());
 }
 
 TEST_F(TrainFailoverTest, NoFailoverEndsTheRunWhenTheHostIsLost) {

@@ -147,6 +147,31 @@ TEST_F(TrainNodesTest, ANodeThatFailsStopsTheOtherAndItsStatusIsTheRuns) {
     EXPECT_TRUE(has_text(r.err, "rank 1 fails now")) << describe(r);
 }
 
+// A watch.on_failure `restart` rule on a rank's failure restarts every node together, once
+// with max_restarts 0.
+TEST_F(TrainNodesTest, ARestartRuleOnARanksFailureRestartsTheGangOnce) {
+    write_shell_model(
+        "m",
+        "echo \"node $MLT_NODE_RANK attempt ${MLT_ATTEMPT:-1}\"\n"
+        "if [ -z \"$MLT_ATTEMPT\" ]; then\n"
+        "  if [ \"$MLT_NODE_RANK\" = 1 ]; then echo 'rank 1 hit a flaky link'; exit 3; "
+        "fi\n"
+        "  i=0; while [ $i -lt 2400 ]; do sleep 0.05; i=$((i+1)); done; exit 7\n"
+        "fi\n"
+        "echo \"node $MLT_NODE_RANK done\"\n");
+    write_settings("  watch:\n    on_failure: [{match: 'flaky link', then: restart}]\n");
+    ProcessResult r = mlt(train({"train", "m"}));
+    EXPECT_EQ(r.exit_code, 0) << describe(r);
+    EXPECT_TRUE(has_text(r.out + r.err,
+                         "watch.on_failure rule #1 'flaky link' (restart) matched "
+                         "the line 'rank 1 hit a flaky link'"))
+        << describe(r);
+    EXPECT_TRUE(has_text(r.out + r.err, "restarting every node")) << describe(r);
+    EXPECT_EQ(count_lines(read_or_empty(job_file("m", "console.log")), "node 0 done"), 1u)
+        << job_state("m");
+    EXPECT_EQ(count_lines(read_or_empty(second_job_file("console.log")), "node 1 done"), 1u);
+}
+
 TEST_F(TrainNodesTest, NoNodeTrainsBeforeEveryNodesStartupCmdsSucceeded) {
     // Rank 1's startup_cmds fail; rank 0's succeed, and it waits at the barrier until it is
     // stopped: its training never starts.

@@ -197,6 +197,9 @@ TEST_F(TrainNotifyTest, TheUnattendedShutdownIsToldAfterTheEnd) {
     ASSERT_TRUE(wait_received(3)) << job_state("n");
     EXPECT_EQ(received_events(),
               (std::vector<std::string>{"started", "finished", "unattended_shutdown"}));
+    // The event goes out as the guard launches shutdown_cmds, which may write a moment later.
+    EXPECT_TRUE(wait_until([&] { return !read_or_empty(remote() + "/shutdown_runs").empty(); },
+                           kEffectTimeout));
     EXPECT_EQ(read_or_empty(remote() + "/shutdown_runs"), "ran\n");
     const ProcessResult r = mlt({"ssh", "train", "n", "--resume"});
     EXPECT_EQ(r.exit_code, 0) << describe(r);

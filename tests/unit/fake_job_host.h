@@ -377,13 +377,15 @@ class FakeJobHost : public RemoteJob, public JobPipelining {
     }
 
     // As restart_job: only a lost job of the run, at most one launch per attempt.
-    long restart(const std::string& run_id, int next) override {
+    long restart(const std::string& run_id, int next, bool failed) override {
         return call("restart", [&](bool) {
             check_run(run_id);
             if (attempt == next) return 4343L;  // a retry: that attempt's job
             const bool collected = lock_file && lock_file->phase == RunPhase::collected;
-            if (!started || alive || exit_status || collected || attempt != next - 1)
+            const bool restartable = !exit_status || (failed && *exit_status != 0);
+            if (!started || alive || !restartable || collected || attempt != next - 1)
                 throw Error(ErrorKind::conflict, "cannot restart: the job is not lost");
+            exit_status.reset();
             attempt = next;
             alive = true;
             printed = 0;

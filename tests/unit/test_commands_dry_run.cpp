@@ -101,6 +101,8 @@ TEST(DryRun, ShowsLimitsRulesSyncAndFailover) {
     mlt::test::TempDir dir;
     DryRun run;
     run.nodes.push_back(full_node(dir));
+    run.nodes.back().plan.on_failure = {{"NCCL timeout", mlt::FailureAction::restart, false},
+                                        {"Xid", mlt::FailureAction::exclude_host, true}};
     run.fallback_hosts.push_back(mlt::parse_standby_host("root@1.2.3.4:4022/w price_per_hour=0.35",
                                                          "fallback_hosts entry 1"));
     const std::string text = mlt::render_dry_run(run);
@@ -111,7 +113,9 @@ TEST(DryRun, ShowsLimitsRulesSyncAndFailover) {
           "  stop_when: plateau of /val_acc=([0-9.]+)/ (max, patience 3) stops the job\n",
           "  log dir pulled: every 300 s while training, and at the end\n",
           "  job lost: restart it in place up to 2 time(s) (max_restarts)\n",
-          "  fallback host: root@1.2.3.4:4022/w ($0.35 per hour)\n"})
+          "  fallback host: root@1.2.3.4:4022/w ($0.35 per hour)\n",
+          "  on failure: 'NCCL timeout' -> restart\n",
+          "  on failure: 'Xid' -> exclude_host (default)\n"})
         EXPECT_NE(text.find(line), std::string::npos) << line << "in\n" << text;
 }
 

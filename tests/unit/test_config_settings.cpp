@@ -450,6 +450,40 @@ TEST_F(SettingsTest, StopRulesAreReadInOrderAndCheckedBeforeAnyRun) {
     EXPECT_TRUE(has_text(what, "ssh.watch.stop_when must be a list of rules")) << what;
 }
 
+// watch.on_failure: {match, then} rules, the model's before the user's; the defaults after
+// them unless turned off; a bad regex or action is an error with its place.
+TEST_F(SettingsTest, FailureRulesAreReadModelFirstAndCheckedBeforeAnyRun) {
+    SshSettings s =
+        load("ssh:\n  watch:\n    on_failure: [{match: 'NCCL timeout', then: restart}]\n",
+             "ssh:\n  watch:\n    on_failure:\n      - {match: 'Xid', then: exclude_host}\n"
+             "      - {then: no_restart, match: 'OOM'}\n");
+    ASSERT_EQ(s.on_failure.size(), 3u);
+    EXPECT_EQ(s.on_failure[0].regex, "Xid");
+    EXPECT_EQ(s.on_failure[0].then, FailureAction::exclude_host);
+    EXPECT_EQ(s.on_failure[1].regex, "OOM");
+    EXPECT_EQ(s.on_failure[1].then, FailureAction::no_restart);
+    EXPECT_EQ(s.on_failure[2].regex, "NCCL timeout");
+    EXPECT_EQ(s.on_failure[2].then, FailureAction::restart);
+    EXPECT_TRUE(s.on_failure_defaults);
+    EXPECT_FALSE(load("ssh:\n  watch: {on_failure_defaults: false}\n").on_failure_defaults);
+
+    auto [what, hint] =
+        error_of("ssh:\n  watch:\n    on_failure: [{match: 'a(', then: restart}]\n");
+    EXPECT_TRUE(has_text(what, "u:3:26: ssh.watch.on_failure[0].match is not a valid regex"))
+        << what;
+    EXPECT_TRUE(has_text(hint, "When an attempt fails")) << hint;
+    std::tie(what, hint) =
+        error_of("ssh:\n  watch:\n    on_failure: [{match: 'a', then: reboot}]\n");
+    EXPECT_TRUE(has_text(what,
+                         "ssh.watch.on_failure[0].then must be one of no_restart, "
+                         "exclude_host or restart"))
+        << what;
+    std::tie(what, hint) = error_of("ssh:\n  watch:\n    on_failure: [{match: 'a'}]\n");
+    EXPECT_TRUE(has_text(what, "ssh.watch.on_failure[0] needs both `match` and `then`")) << what;
+    std::tie(what, hint) = error_of("ssh:\n  watch:\n    on_failure: ['CUDA out of memory']\n");
+    EXPECT_TRUE(has_text(what, "ssh.watch.on_failure[0] must be a list of rules")) << what;
+}
+
 TEST_F(SettingsTest, PricePerHourIsAFiniteNumber) {
     EXPECT_DOUBLE_EQ(load("ssh:\n  price_per_hour: 0.45\n").price_per_hour, 0.45);
     EXPECT_DOUBLE_EQ(load("ssh:\n  price_per_hour: +2e-1\n").price_per_hour, 0.2);

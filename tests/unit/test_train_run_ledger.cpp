@@ -317,3 +317,25 @@ TEST(History, AnUnfinishedRunIsFoundOnTheHostOfItsLastAttempt) {
     EXPECT_FALSE(mlt::unfinished_run_on(
         {run("r1", "running", "a:22"), run("r2", "success", "a:22")}, "m", "a:22"));
 }
+
+namespace {
+
+// The hosts a watch.on_failure rule marked bad: each run's marks once (its records repeat
+// them), only those not expired, and printable.
+TEST(History, ExcludedHostsAreEachRunsNewestMarksNotExpired) {
+    const std::vector<mlt::ExcludedHost> marks = {{"root@a:22", 2000, "rule 1\x1b[2J", "r1", true},
+                                                  {"root@b:22", 900, "rule 2", "r1", false}};
+    nlohmann::json first = {{"id", "r1"}, {"excluded_hosts", mlt::excluded_json({marks[0]})}};
+    nlohmann::json second = {{"id", "r1"}, {"excluded_hosts", mlt::excluded_json(marks)}};
+    nlohmann::json other = {{"id", "r2"}, {"excluded_hosts", "not a list"}};
+    const auto bad = mlt::excluded_hosts({first, second, other}, 1000);
+    ASSERT_EQ(bad.size(), 1u);
+    EXPECT_EQ(bad[0].host, "root@a:22");
+    EXPECT_EQ(bad[0].run_id, "r1");
+    EXPECT_EQ(bad[0].until, 2000);
+    EXPECT_EQ(mlt::format_excluded(bad),
+              "root@a:22 is marked bad until 1970-01-01T00:33:20Z (run r1): rule 1\\x1b[2J\n");
+    EXPECT_TRUE(mlt::excluded_hosts({first, second}, 2000).empty());
+}
+
+}  // namespace

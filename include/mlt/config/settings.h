@@ -41,6 +41,24 @@ struct StopRule {
     int patience = 5;       // plateau: values in a row without a new best that fire it
 };
 
+// What a `watch.on_failure` rule makes of a failed or lost attempt (docs/usage.md, "When an
+// attempt fails"): the run ends (no_restart), leaves the host for a standby one (exclude_host),
+// or starts the job again in place (restart).
+enum class FailureAction { no_restart, exclude_host, restart };
+
+// The word of `then` as the settings write it ("no_restart", "exclude_host", "restart").
+const char* failure_action_name(FailureAction action);
+
+// One `watch.on_failure` rule: an ECMAScript regex searched in each of the attempt's last lines.
+struct FailureRule {
+    std::string regex;
+    FailureAction then = FailureAction::no_restart;
+    bool builtin = false;  // one of default_failure_rules()
+};
+
+// The rules that apply after the settings' own unless `watch.on_failure_defaults: false`.
+const std::vector<FailureRule>& default_failure_rules();
+
 // The body a `notify` target is sent (docs/usage.md, "Notifications"): json, the event as one
 // object; ntfy, a text POST with a Title header; slack, `{"text": ...}`.
 enum class NotifyFormat { json, ntfy, slack };
@@ -109,6 +127,9 @@ struct SshSettings {
     double silent_minutes = 0;        // watch.silent_minutes; 0: off
     bool stop_silent = false;         // watch.stop_silent
     std::vector<StopRule> stop_when;  // watch.stop_when: the user's rules, then the model's
+    // watch.on_failure: the model's rules, then the user's (the first that matches decides).
+    std::vector<FailureRule> on_failure;
+    bool on_failure_defaults = true;  // watch.on_failure_defaults: default_failure_rules() last
     // Webhooks told of the run's events; a higher layer's list replaces a lower one's.
     std::vector<NotifyTarget> notify;
     // A local command fed each event's JSON on stdin; empty: none.

@@ -341,9 +341,12 @@ class JobDir {
     // run's) records attempt `attempt - 1`. The first call creates the attempt's start marker
     // atomically, removes the old pid, appends one marker line to console.log and records
     // `attempt=N` in the lock; a repeated or concurrent call waits for that job instead of
-    // starting another. The job's environment has MLT_ATTEMPT=N. Throws mlt::Error (conflict)
-    // when the job is not lost or the job dir belongs to another run.
-    long restart_job(const std::string& run_id, int attempt);
+    // starting another. The job's environment has MLT_ATTEMPT=N. With `failed`, a job that
+    // ended with a failing status (not 0, not stopped) counts as lost too: its status is moved
+    // aside (exit_status.N-1) and its archive hash dropped (a watch.on_failure `restart`).
+    // Throws mlt::Error (conflict) when the job is not lost or the job dir belongs to another
+    // run.
+    long restart_job(const std::string& run_id, int attempt, bool failed = false);
 
     // Stops a job: TERM to its process group and to every process that carries its run id
     // (MLT_RUN_ID in /proc/*/environ), then KILL after `grace_s` seconds; records exit status

@@ -7,12 +7,19 @@
 # --resume) waits for that and then for the job's process group.
 { mlt_mine && mlt_files_mine; } || mlt_foreign
 mlt_lock_attempt() { mlt_a=$(sed -n 's/^attempt=//p' "$j/lock" 2>/dev/null); echo "${mlt_a:-1}"; }
+# With mlt_failed (a watch.on_failure `restart`), a job that ended with a failing status of its
+# own (not 0, not a stop by mlt or the guard) counts as lost too: its status moves aside.
 mlt_why() {
   g=$(cat "$j/pid" 2>/dev/null)
-  if [ -e "$j/exit_status" ]; then echo "it ended with exit status $(cat "$j/exit_status")"
-  elif [ -z "$g" ]; then echo 'it has not started'
-  elif mlt_job_alive "$g" "$r" "$j"; then echo 'it is running'
-  elif [ -e "$j/shutdown.started" ] || [ "$(sed -n 's/^phase=//p' "$j/lock")" = collected ]; then echo 'its results were collected'
+  if [ -e "$j/exit_status" ]; then
+    mlt_x=$(cat "$j/exit_status")
+    if [ -z "$mlt_failed" ] || [ "$mlt_x" = 0 ] || [ -s "$j/stopped" ] || [ -e "$j/guard.stop" ]; then
+      echo "it ended with exit status $mlt_x"; return 0
+    fi
+  elif [ -z "$g" ]; then echo 'it has not started'; return 0
+  elif mlt_job_alive "$g" "$r" "$j"; then echo 'it is running'; return 0
+  fi
+  if [ -e "$j/shutdown.started" ] || [ "$(sed -n 's/^phase=//p' "$j/lock")" = collected ]; then echo 'its results were collected'
   elif [ "$(mlt_lock_attempt)" != "$((mlt_attempt - 1))" ]; then echo "it is attempt $(mlt_lock_attempt)"
   fi
 }
@@ -21,7 +28,12 @@ if [ ! -e "$j/started.$mlt_attempt" ] && [ -n "$(mlt_why)" ] && [ ! -e "$j/start
 fi
 mlt_fresh() {
   rm -f "$j/pid" "$j/training" "$j/disk_full" || exit 1
-  mlt_log_line "==== mlt: attempt $mlt_attempt of run $r (the job was lost) ===="
+  mlt_how='the job was lost'
+  if [ -e "$j/exit_status" ]; then
+    mlt_how="the job failed with exit status $(cat "$j/exit_status")"
+    { mv -f "$j/exit_status" "$j/exit_status.$((mlt_attempt - 1))" && rm -f "$j/sha256"; } || exit 1
+  fi
+  mlt_log_line "==== mlt: attempt $mlt_attempt of run $r ($mlt_how) ===="
   if ! { { sed '/^attempt=/d' "$j/lock" && echo "attempt=$mlt_attempt"; } > "$j/lock.$$.tmp" && mv -f "$j/lock.$$.tmp" "$j/lock"; }; then mlt_nospace; exit 1; fi
   mlt_phase starting
 }

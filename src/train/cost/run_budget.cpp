@@ -113,12 +113,22 @@ void TrainRun::summarize(const Error* error) {
     if (watch_.started() && outcome_.collected == Collected::nothing)
         s.collect_hint = "still on the remote; collect them with: " + plan_.resume_line;
     // A host left after a failover may come back and bill again.
-    std::string lost;
-    for (const auto& a : account_.ledger.attempts())
-        if (a.how == "host lost" && a.host != host() && lost.find(a.host) == std::string::npos)
-            lost += (lost.empty() ? "" : ", ") + a.host;
+    // A host left after a failover may come back and bill again; one that a watch.on_failure
+    // rule left (exclude_host) is still on.
+    std::string lost, left;
+    const auto was_left = [&](const std::string& h) {
+        for (const auto& e : relocation_.excluded)
+            if (e.host == h && e.left) return true;
+        return false;
+    };
+    for (const auto& a : account_.ledger.attempts()) {
+        std::string& list = was_left(a.host) ? left : lost;
+        if (a.how == "host lost" && a.host != host() && list.find(a.host) == std::string::npos)
+            list += (list.empty() ? "" : ", ") + a.host;
+    }
     if (!billing.empty() && !lost.empty())
         billing += " (and the lost " + lost + ", should it come back)";
+    if (!billing.empty() && !left.empty()) billing += " (and " + left + ", which the run left)";
     s.billing_host = billing;
     s.detached = outcome_.ending == Ending::detached;
     s.gpu_use = watchers_.gpu.summary();

@@ -368,6 +368,48 @@ void append_history(const nlohmann::json& run, Reporter& reporter) {
     if (!ok) reporter.warning("cannot record the run in " + path);
 }
 
+nlohmann::json excluded_json(const std::vector<ExcludedHost>& hosts) {
+    nlohmann::json list = nlohmann::json::array();
+    for (const auto& h : hosts)
+        list.push_back({{"host", h.host},
+                        {"until", iso_time(static_cast<std::time_t>(h.until))},
+                        {"until_s", static_cast<long long>(h.until)},
+                        {"why", h.why}});
+    return list;
+}
+
+std::vector<ExcludedHost> excluded_hosts(const std::vector<nlohmann::json>& runs, double now) {
+    std::vector<ExcludedHost> out;
+    // Every record: the nodes of a gang record the run under one id, each its own hosts.
+    for (const auto& r : runs) {
+        const auto list = r.is_object() ? r.find("excluded_hosts") : r.end();
+        if (!r.is_object() || list == r.end() || !list->is_array()) continue;
+        for (const auto& h : *list) {
+            if (!h.is_object()) continue;
+            const auto until = h.value("until_s", nlohmann::json());
+            if (!until.is_number() || until.get<double>() <= now) continue;
+            // Each record of a run repeats its marks: the newest stands.
+            ExcludedHost mark{text_of(h, "host"), until.get<double>(), text_of(h, "why"),
+                              text_of(r, "id")};
+            const auto same = std::find_if(out.begin(), out.end(), [&](const ExcludedHost& e) {
+                return e.host == mark.host && e.run_id == mark.run_id;
+            });
+            if (same != out.end()) out.erase(same);
+            out.push_back(std::move(mark));
+        }
+    }
+    return out;
+}
+
+std::string format_excluded(const std::vector<ExcludedHost>& hosts) {
+    std::string out;
+    for (const auto& h : hosts)
+        out += printable(h.host, 200) + " is marked bad until " +
+               iso_time(static_cast<std::time_t>(h.until)) + " (run " + printable(h.run_id, 100) +
+               "): " + printable(h.why, 400) + "\n";
+    return out;
+}
+
 int run_jobs(bool json, bool all) {
     int skipped = 0;
     const std::string path = history_path();
@@ -385,6 +427,12 @@ int run_jobs(bool json, bool all) {
                     array.dump(2, ' ', true, nlohmann::json::error_handler_t::replace).c_str());
     } else {
         std::fputs(format_history(runs, all ? 0 : kDefaultShown).c_str(), stdout);
+        const auto bad = excluded_hosts(runs, static_cast<double>(std::time(nullptr)));
+        if (!bad.empty())
+            std::fputs(
+                ("\nhosts marked bad (watch.on_failure exclude_host):\n" + format_excluded(bad))
+                    .c_str(),
+                stdout);
     }
     return 0;
 }

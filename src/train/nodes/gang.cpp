@@ -30,7 +30,9 @@ void Gang::fail(int rank, const std::string& host, int exit_code, bool training)
 
 void Gang::fail(int rank, const std::string& host, int exit_code, Cause cause) {
     std::lock_guard<std::mutex> lock(mutex_);
-    if (!failure_) failure_ = Failure{rank, host, exit_code, cause == Cause::training};
+    if (!failure_)
+        failure_ = Failure{rank, host, exit_code,
+                           cause == Cause::training || cause == Cause::ruled_restart};
     Cause& own = causes_.at(static_cast<size_t>(rank));
     if (own == Cause::none) own = cause;
     changed_.notify_all();
@@ -67,7 +69,8 @@ bool Gang::restarts(const std::vector<Cause>& causes, RestartRule rule) {
         if (c == Cause::other) return false;
         if (c == Cause::host_lost && !rule.hosts) return false;
         if (c == Cause::job_lost && !rule.jobs) return false;
-        lost = lost || c == Cause::host_lost || c == Cause::job_lost;
+        if (c == Cause::ruled_restart && !rule.ruled) return false;
+        lost = lost || c == Cause::host_lost || c == Cause::job_lost || c == Cause::ruled_restart;
     }
     return lost;
 }

@@ -50,7 +50,8 @@ bool ended(JobState s) {
 }  // namespace
 
 GangResume plan_gang_resume(const std::vector<std::optional<JobStatus>>& jobs,
-                            const std::string& model, const std::string& run_id) {
+                            const std::string& model, const std::string& run_id,
+                            const std::string& restart_why) {
     GangResume plan;
     plan.run_id = the_run(jobs, model, run_id);
     bool all_locked = true, any_locked = false, any_running = false, any_ended = false,
@@ -78,9 +79,10 @@ GangResume plan_gang_resume(const std::vector<std::optional<JobStatus>>& jobs,
         any_ended = any_ended || ended(job->state);
         last_attempt = std::max(last_attempt, job->attempt);
     }
-    plan.adopt_all = all_locked && plan.lost_rank < 0;
-    plan.restart =
-        !plan.adopt_all && (plan.lost_rank >= 0 || (any_ended && (any_running || any_unstarted)));
+    plan.adopt_all = all_locked && plan.lost_rank < 0 && restart_why.empty();
+    plan.restart = !plan.adopt_all && (plan.lost_rank >= 0 || !restart_why.empty() ||
+                                       (any_ended && (any_running || any_unstarted)));
+    if (!restart_why.empty()) plan.why = restart_why;
     if (plan.restart && plan.why.empty())
         plan.why = any_running ? "some nodes ended while others ran on"
                                : "the last attempt did not start on every node";

@@ -63,6 +63,9 @@ struct GangState {
     std::vector<std::pair<int, std::vector<std::string>>> attempts;
     std::vector<std::string> known_hosts;  // the hosts the history's record of the run names
     int restarts_in_place = 0;
+    // Why the next take_up restarts every node whatever they hold (a watch.on_failure
+    // `restart` of a rank's failed training); empty: only a loss restarts them.
+    std::string ruled_restart;
     std::vector<std::string> came_from;  // by rank: the lost host a replacement left, this pass
 
     std::vector<std::string> hosts() const {
@@ -94,7 +97,8 @@ struct GangState {
         return false;
     }
     Gang::RestartRule rule() const {
-        return {standby_hosts && standby->has_more(), restarts_in_place < unplaced.max_restarts};
+        return {standby_hosts && standby->has_more(), restarts_in_place < unplaced.max_restarts,
+                restarts_in_place < std::max(unplaced.max_restarts, 1)};
     }
 };
 
@@ -222,8 +226,8 @@ std::vector<std::optional<JobStatus>> survey(const NodesSpec& spec, Links& links
 // together as the next attempt (a --resume, and each restart after a loss).
 GangPass take_up(GangState& g) {
     NodesSpec& spec = g.spec;
-    const GangResume plan =
-        plan_gang_resume(survey(spec, g.links), spec.nodes.front().plan.model, g.run_id);
+    const GangResume plan = plan_gang_resume(survey(spec, g.links), spec.nodes.front().plan.model,
+                                             g.run_id, std::exchange(g.ruled_restart, {}));
     g.run_id = plan.run_id;
     if (g.attempts.empty()) {
         seed_from_history(g);
@@ -349,7 +353,8 @@ std::optional<GangPass> restart_once(GangState& g, const std::vector<int>& hosts
 // for the lost hosts, the rendezvous found again, every node again together.
 // The causes of a pass's failures, for -v.
 std::string causes_text(const std::vector<Gang::Cause>& causes) {
-    static const char* const kNames[] = {"none", "training", "job lost", "host lost", "other"};
+    static const char* const kNames[] = {"none",      "training", "job lost",
+                                         "host lost", "other",    "restart rule"};
     std::string out;
     for (size_t r = 0; r < causes.size(); ++r)
         out += (r ? ", " : "") + std::string("rank ") + std::to_string(r) + " " +
@@ -379,6 +384,10 @@ GangPass restart_while_lost(GangState& g, GangPass pass) {
             return pass;
         }
         if (hosts_lost.empty()) ++g.restarts_in_place;  // max_restarts counts these
+        for (size_t r = 0; r < pass.causes.size() && g.ruled_restart.empty(); ++r)
+            if (pass.causes[r] == Gang::Cause::ruled_restart)
+                g.ruled_restart = "rank " + std::to_string(r) +
+                                  "'s training failed, and a watch.on_failure rule restarts it";
         std::optional<GangPass> next;
         try {
             next = restart_once(g, hosts_lost);
@@ -394,9 +403,14 @@ GangPass restart_while_lost(GangState& g, GangPass pass) {
         pass = std::move(*next);
         spdlog::debug("the gang's pass ended: {}", causes_text(pass.causes));
     }
-    if (pass.failure && !g.rule().jobs && g.unplaced.max_restarts > 0 &&
-        std::count(pass.causes.begin(), pass.causes.end(), Gang::Cause::job_lost) > 0)
-        reporter().alert("not restarted: the " + std::to_string(g.unplaced.max_restarts) +
+    const auto count = [&](Gang::Cause c) {
+        return std::count(pass.causes.begin(), pass.causes.end(), c);
+    };
+    if (pass.failure &&
+        ((!g.rule().jobs && g.unplaced.max_restarts > 0 && count(Gang::Cause::job_lost) > 0) ||
+         (!g.rule().ruled && count(Gang::Cause::ruled_restart) > 0)))
+        reporter().alert("not restarted: the " +
+                         std::to_string(std::max(g.unplaced.max_restarts, 1)) +
                          " restart(s) of max_restarts are used up");
     return pass;
 }

@@ -2,6 +2,7 @@
 // provision_cmd), each with a connection and a job of its own.
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <utility>
 
 #include "mlt/train/recovery/failover.h"
@@ -73,9 +74,20 @@ HostPool::HostPool(HostPoolSpec spec, ForwardingConnection& connection)
 HostPool::~HostPool() = default;
 
 std::optional<NextHost> HostPool::next(Reporter& reporter) {
-    while (auto host = candidate(reporter))
-        if (auto next = at(*host, reporter)) return next;
+    while (auto host = candidate(reporter)) {
+        auto next = at(*host, reporter);
+        if (!next) continue;
+        // Known by its name only once connected (an alias of ~/.ssh/config, a default user).
+        const auto bad = std::find_if(spec_.excluded.begin(), spec_.excluded.end(),
+                                      [&](const auto& e) { return e.first == next->name; });
+        if (bad == spec_.excluded.end()) return next;
+        reporter.alert("standby host " + host->text + " is not taken: " + bad->second);
+    }
     return std::nullopt;
+}
+
+void HostPool::exclude(const std::string& host) {
+    spec_.excluded.emplace_back(host, "this run left it (watch.on_failure exclude_host)");
 }
 
 std::optional<NextHost> HostPool::at(const StandbyHost& host, Reporter& reporter) {

@@ -61,12 +61,17 @@ bool TrainRun::fail_over(const std::string& why) {
         return false;
     const std::string lost = host();
     const std::string during = describe(phase_);
+    // Left by a watch.on_failure rule (leave_host said so), or lost (and judged by the rules).
+    const bool left = !relocation_.excluded.empty() && relocation_.excluded.back().host == lost &&
+                      relocation_.excluded.back().left;
+    if (!judge_lost_host(during + why)) return false;
     account_.ledger.end_attempt("host lost", wall_now());
     // No job started there: the next host's start is still the first attempt.
     if (!watch_.started()) account_.ledger.renumber_last(0);
     if (!run_id_.empty()) record("host lost", std::nullopt);
-    reporter_.alert("host " + lost + " lost while " + during + why +
-                    "; looking for a standby host");
+    if (!left)
+        reporter_.alert("host " + lost + " lost while " + during + why +
+                        "; looking for a standby host");
     notify(NotifyEventKind::host_lost, "lost while " + during + why);
     // The pulls of --sync-every are the lost host's: what they brought stays, and they end
     // here without a wait for a connect to the lost host that may be under way (joined when
@@ -107,6 +112,26 @@ bool TrainRun::fail_over(const std::string& why) {
                     " (the checkpoints that came home), then starting; " + lost +
                     " is left as it is (its lock too)");
     phase_ = Phase::lock;
+    return true;
+}
+
+bool TrainRun::judge_lost_host(const std::string& how) {
+    // One that a rule left already (leave_host), or one without a job, is not judged.
+    const bool left = !relocation_.excluded.empty() && relocation_.excluded.back().host == host() &&
+                      relocation_.excluded.back().left;
+    if (left || !watch_.started()) return true;
+    const auto verdict = judge_failure(plan_.on_failure, attempt_last_lines(plan_.local_console));
+    if (!verdict || verdict->then == FailureAction::restart) return true;
+    outcome_.failure_rule = verdict->describe();
+    if (verdict->then == FailureAction::no_restart) {
+        reporter_.alert("host " + host() + " lost while " + how +
+                        "; no standby host is taken: " + outcome_.failure_rule);
+        return false;
+    }
+    relocation_.excluded.push_back(
+        {host(), wall_now() + kExcludedSeconds, outcome_.failure_rule, run_id_});
+    relocation_.failover->exclude(host());
+    reporter_.alert("host " + host() + " is marked bad for 24 h: " + outcome_.failure_rule);
     return true;
 }
 

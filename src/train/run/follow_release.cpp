@@ -2,6 +2,8 @@
 // follow that carried it leaves to do.
 #include "mlt/train/run/follow_release.h"
 
+#include <algorithm>
+
 #include "mlt/train/run/remote_job.h"
 
 namespace mlt {
@@ -22,8 +24,12 @@ std::optional<TreeDigest> local_logs_digest(const TrainPlan& plan) {
 void FollowRelease::arm(RemoteJob& job, const TrainPlan& plan, bool in_gang) {
     if (decision_ == Decision::open) {
         // An empty local dir (a first run, --clean) is seldom what the job leaves.
+        // A watch.on_failure `restart` may start a failed job again: its lock must stay.
+        const bool restarts =
+            std::any_of(plan.on_failure.begin(), plan.on_failure.end(),
+                        [](const FailureRule& r) { return r.then == FailureAction::restart; });
         const bool may = !in_gang && !plan.no_wait && plan.shutdown_cmds.empty() &&
-                         plan.sync_every_s <= 0 && logs_only_collection(plan);
+                         plan.sync_every_s <= 0 && !restarts && logs_only_collection(plan);
         if (may) digest_ = local_logs_digest(plan);
         if (digest_ && digest_->files == 0) digest_.reset();
         decision_ = digest_ ? Decision::on : Decision::off;

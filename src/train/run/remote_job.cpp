@@ -144,8 +144,8 @@ void ShellJob::watch(int every_s, OutputSink on_sample) {
     on_sample_ = std::move(on_sample);
 }
 
-long ShellJob::restart(const std::string& run_id, int attempt) {
-    return JobDir(remote(), remote_dir_, model_).restart_job(run_id, attempt);
+long ShellJob::restart(const std::string& run_id, int attempt, bool failed) {
+    return JobDir(remote(), remote_dir_, model_).restart_job(run_id, attempt, failed);
 }
 
 bool ShellJob::stop(int grace_s, const std::string* run_id) {

@@ -86,6 +86,8 @@ void TrainRun::record(const std::string& status, std::optional<int> exit_status)
     if (status != "running") r["end"] = iso_time(static_cast<std::time_t>(now));
     if (exit_status) r["exit_status"] = *exit_status;
     if (outcome_.shutdown_by == RunOutcome::ShutdownBy::host_guard) r["shutdown"] = "unattended";
+    if (!relocation_.excluded.empty()) r["excluded_hosts"] = excluded_json(relocation_.excluded);
+    if (!outcome_.failure_rule.empty()) r["on_failure"] = outcome_.failure_rule;
     append_history(r, reporter_);
 }
 

@@ -125,10 +125,7 @@ Phase TrainRun::follow() {
     release_.seen(seen);
     if (seen.ended) {
         terminal_.status.clear();
-        if (restart_lost(seen.result)) return Phase::restart;
-        watch_.life = JobWatch::Life::ended;
-        outcome_.followed = seen.result;
-        return Phase::collect;
+        return after_the_job(seen.result);
     }
     if (!poll) return Phase::follow;  // the next segment
     reporter_.notice("the job of " + which() + " is still running; look again with: " +
@@ -160,8 +157,7 @@ Phase TrainRun::collect() {
     }
     // A node whose job failed stops the others (as soon as they look, every few seconds).
     if (gang_ && (!status || *status != 0) && !outcome_.job.stopped_by_mlt)
-        gang_.gang->fail(gang_.rank, host(), status.value_or(1),
-                         status ? Gang::Cause::training : Gang::Cause::job_lost);
+        gang_.gang->fail(gang_.rank, host(), status.value_or(1), gang_cause(result));
     if (result.disk_full)
         reporter_.warning("no space left on the remote: the disk of " + plan_.remote_dir + " on " +
                           host() + " is full; what the job of " + which() +

@@ -118,6 +118,23 @@ void append_history(const nlohmann::json& run, Reporter& reporter);
 // A time as the history records it: "2026-11-25T17:04:05Z" (UTC).
 std::string iso_time(std::time_t t);
 
+// A host that a `watch.on_failure` rule (exclude_host) marked bad: no run of this machine takes
+// it as a standby host until `until` (epoch seconds), and `jobs` and `status` show it. A run
+// writes the hosts it marked into its history records ("excluded_hosts").
+struct ExcludedHost {
+    std::string host;  // user@host:port, as the run named it
+    double until = 0;
+    std::string why;  // the rule and its line
+    std::string run_id;
+    bool left = false;  // the run left it answering (not recorded: it was lost, or left)
+};
+constexpr double kExcludedSeconds = 24 * 3600;
+nlohmann::json excluded_json(const std::vector<ExcludedHost>& hosts);
+// The hosts marked bad in `runs` (each run's newest record) until after `now`, newest last.
+std::vector<ExcludedHost> excluded_hosts(const std::vector<nlohmann::json>& runs, double now);
+// One line per host: "HOST is marked bad until TIME (run R): WHY".
+std::string format_excluded(const std::vector<ExcludedHost>& hosts);
+
 // `mlt jobs [--json] [--all]`; returns the exit code.
 int run_jobs(bool json, bool all);
 

@@ -27,6 +27,9 @@ class Gang {
         job_lost,   // its processes gone without an exit status, the host answering
         host_lost,  // the host did not come back within reconnect_timeout, or lost its dir
         other,      // anything else (a signal to mlt, bad input, a lying host): the gang stops
+        // The training failed, and a watch.on_failure `restart` rule restarts it (counted in
+        // max_restarts, at least once).
+        ruled_restart,
     };
     // The first node that failed: its rank, host and exit code.
     struct Failure {
@@ -59,6 +62,7 @@ class Gang {
     struct RestartRule {
         bool hosts = false;
         bool jobs = false;
+        bool ruled = false;  // a ruled_restart may restart the gang
     };
     void set_restart_rule(RestartRule rule);
     // Whether these causes (by rank) restart the gang under `rule`: a job or host was lost,

@@ -34,7 +34,10 @@ struct GangResume {
 // With `run_id` (a gang's restart, which knows its run), a node that holds another run of the
 // model without its lock (a standby host that ran the model before) holds no job of the run;
 // one that holds another run's lock is a conflict.
+// With `restart_why` (a watch.on_failure `restart` of a rank's failed training), every node
+// starts again together whatever the nodes hold, for that reason.
 GangResume plan_gang_resume(const std::vector<std::optional<JobStatus>>& jobs,
-                            const std::string& model, const std::string& run_id = {});
+                            const std::string& model, const std::string& run_id = {},
+                            const std::string& restart_why = {});
 
 }  // namespace mlt

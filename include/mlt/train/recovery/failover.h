@@ -62,6 +62,11 @@ class Failover {
         (void)host, (void)reporter;
         return std::nullopt;
     }
+    // Whether a standby host may be left to try.
+    virtual bool has_more() const { return true; }
+    // The run does not take `host` (user@host:port) again: next() skips it (watch.on_failure
+    // exclude_host).
+    virtual void exclude(const std::string& host) { (void)host; }
 };
 
 // `plan` moved to `next`: its remote dir (and the upload bases under it), its resume and stop
@@ -95,6 +100,9 @@ struct HostPoolSpec {
     int transfer_connections = 0;             // 0: auto
     std::vector<StandbyHost> fallback_hosts;  // tried in order, each once
     std::string provision_cmd;                // run locally when they are used up; empty: none
+    // Hosts (user@host:port) not to take, each with why: marked bad by an earlier run
+    // (excluded_hosts in the history).
+    std::vector<std::pair<std::string, std::string>> excluded;
     // The resume and stop lines for a host spec (as -h takes it).
     std::function<std::pair<std::string, std::string>(const std::string& host)> lines;
 };
@@ -114,7 +122,8 @@ class HostPool : public Failover {
     std::optional<NextHost> next(Reporter& reporter) override;
     std::optional<NextHost> at(const StandbyHost& host, Reporter& reporter) override;
     // Whether a standby host is left to try (a fallback host, or a provision_cmd run).
-    bool has_more() const;
+    bool has_more() const override;
+    void exclude(const std::string& host) override;
 
   private:
     // The next standby host to try, from the list or from provision_cmd; nullopt: none.

@@ -112,7 +112,7 @@ class RemoteJob {
                                            const std::string& info) = 0;
     // Restarts the run's lost job as attempt `attempt` (restart_job); returns its process
     // group.
-    virtual long restart(const std::string& run_id, int attempt) = 0;
+    virtual long restart(const std::string& run_id, int attempt, bool failed) = 0;
     // Stops the job (stop_job); with a run id, only that run's. True when something ran.
     virtual bool stop(int grace_s, const std::string* run_id) = 0;
     // One bounded segment of a task's log from `offset` (follow_log): at the task's end it
@@ -160,7 +160,7 @@ class ShellJob : public RemoteJob, public JobPipelining {
     std::string hand_notifications(const std::string& run_id,
                                    const std::vector<NotifyTarget>& targets,
                                    const std::string& info) override;
-    long restart(const std::string& run_id, int attempt) override;
+    long restart(const std::string& run_id, int attempt, bool failed) override;
     bool stop(int grace_s, const std::string* run_id) override;
     FollowStep follow(Task task, const std::string* run_id, uint64_t offset, int seconds,
                       const OutputSink& sink) override;

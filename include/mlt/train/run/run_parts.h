@@ -6,8 +6,10 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "mlt/job/job.h"
+#include "mlt/train/local/history.h"
 #include "mlt/train/local/local_state.h"
 #include "mlt/train/run/status_line.h"
 #include "mlt/transfer/transfer.h"
@@ -63,6 +65,8 @@ struct Relocation {
     Failover* failover = nullptr;  // the standby hosts, when the run may fail over
     enum class Where { first_host, moved } where = Where::first_host;
     std::string came_from;  // the host the run failed over from (the lock says so)
+    // The hosts this run left by a watch.on_failure rule (exclude_host), in its history records.
+    std::vector<ExcludedHost> excluded{};
     // Said once: the local log dir's files of this run cannot be told from earlier runs'.
     mutable bool unknown_logs_said = false;
     bool moved() const { return where == Where::moved; }
@@ -79,6 +83,8 @@ struct RunOutcome {
     // says which kind.
     std::string stop_note;
     Collected collected = Collected::nothing;
+    // The watch.on_failure rule that judged the last failed or lost attempt (its describe()).
+    std::string failure_rule;
     // A lost job was not restarted because max_restarts was reached (said at the collection).
     enum class Restarts { left, used_up } restarts = Restarts::left;
     // Who ran shutdown_cmds when this mlt did not: the host's guard, unattended (the job's

@@ -52,11 +52,14 @@ struct TrainPlan {
     std::string notify_cmd;
     NotifyFrom notify_from = NotifyFrom::host;
     std::vector<StopRule> stop_when;  // watch.stop_when
-    int watch_every_s = 15;           // watch.every; 0: no samples
-    double idle_gpu_minutes = 0;      // watch.idle_gpu_minutes; 0: off
-    bool stop_idle = false;           // watch.stop_idle
-    double silent_minutes = 0;        // watch.silent_minutes: the host's guard watches; 0: off
-    bool stop_silent = false;         // watch.stop_silent
+    // watch.on_failure with its defaults (failure_rules_in_effect): what a failed or lost
+    // attempt means.
+    std::vector<FailureRule> on_failure;
+    int watch_every_s = 15;       // watch.every; 0: no samples
+    double idle_gpu_minutes = 0;  // watch.idle_gpu_minutes; 0: off
+    bool stop_idle = false;       // watch.stop_idle
+    double silent_minutes = 0;    // watch.silent_minutes: the host's guard watches; 0: off
+    bool stop_silent = false;     // watch.stop_silent
     // unattended_shutdown_minutes: the host's guard runs shutdown_cmds when no mlt collected
     // the ended job within it; 0: off.
     double unattended_shutdown_minutes = 0;

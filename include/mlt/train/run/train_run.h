@@ -15,6 +15,7 @@
 #include "mlt/train/nodes/gang.h"
 #include "mlt/train/nodes/gang_seat.h"
 #include "mlt/train/recovery/failover.h"
+#include "mlt/train/recovery/on_failure.h"
 #include "mlt/train/run/follow_release.h"
 #include "mlt/train/run/remote_job.h"
 #include "mlt/train/run/run_parts.h"
@@ -102,6 +103,9 @@ struct JobWatch {
     };
     Life life = Life::none;
     Stop stop = Stop::none;
+    // The job ended with a failing status and a watch.on_failure rule restarts it: the
+    // restart moves that status aside (a lost job has none).
+    bool restarts_failed = false;
 
     // A job of this run may exist on the remote.
     bool started() const { return life != Life::none; }
@@ -223,9 +227,22 @@ class TrainRun {
     // console copy, the follow (or the end of a --no-wait run).
     Phase launched(long pgid);
     Phase restart();
-    // The follow saw the job end lost (no exit status, not stopped by mlt): true when it is
-    // restarted (max_restarts allows one more), with the lost attempt recorded.
-    bool restart_lost(const std::optional<JobResult>& result);
+    // The follow saw the job end (recovery/run_restart.cpp): what comes next. A failed or lost
+    // attempt is judged by watch.on_failure (judge_attempt): restarted in place, left for a
+    // standby host, or collected; a lost one that no rule judges restarts within max_restarts.
+    Phase after_the_job(const std::optional<JobResult>& result);
+    std::optional<FailureVerdict> judge_attempt(const std::optional<JobResult>& result) const;
+    // True when the attempt is restarted in place (max_restarts allows one more; with `rule`,
+    // a `restart` rule, at least one), with the attempt recorded. Without a rule only a lost
+    // job restarts.
+    bool restart_attempt(const std::optional<JobResult>& result, const FailureVerdict* rule);
+    // exclude_host: the host is marked bad, the attempt's log dir comes home, and the run
+    // fails over (fail_over). False when it cannot (no standby host): the run collects here.
+    bool leave_host(const JobResult& result, const FailureVerdict& verdict);
+    // A gang's node whose job failed or was lost: the cause it tells the gang, as
+    // watch.on_failure judges it (no_restart: other, exclude_host: host_lost, restart: a restart
+    // counted in max_restarts).
+    Gang::Cause gang_cause(const JobResult& result);
     Phase follow();
     Phase collect();
     Phase shutdown();
@@ -297,6 +314,10 @@ class TrainRun {
     // is no failover, none is wanted now (the job ended: its results are on the lost host;
     // a stop is under way) or no standby host is left.
     bool fail_over(const std::string& why);
+    // A host lost with its job is a lost attempt: false when a watch.on_failure rule ends the
+    // run (no_restart, said); an exclude_host rule marks it bad. `how`: "following the log and
+    // not back after 2 s".
+    bool judge_lost_host(const std::string& how);
     // The host answers, but the run's remote dir is gone (`error`, kind gone): the host is
     // lost with the job; the run fails over, or ends with `error` and the --restore line.
     void lost_with_dir(const Error& error);
