@@ -280,6 +280,33 @@ TEST_F(TrainNodesReplaceTest, ATrainingsOwnFailureTakesNoStandby) {
     EXPECT_FALSE(path_exists(standby_->remote_dir() + "/.mlt")) << "the standby was used";
 }
 
+// A watch.on_failure exclude_host rule on a rank's own failure: a standby host takes the rank
+// (from its checkpoints that came home) and every node starts again together; the left host
+// is marked bad in the history.
+TEST_F(TrainNodesReplaceTest, AnExcludeHostRuleOnARanksFailureMovesItToTheStandby) {
+    write_user_settings();
+    write_model_settings("m",
+                         "ssh:\n  train_cmd: \"FAIL_RANK1=1 sh {spec}\"\n  remote_log_dir: "
+                         "\"logs/{model}\"\n  fallback_hosts: [\"" +
+                             standby_spec() +
+                             "\"]\n  watch:\n    on_failure: [{match: 'rank 1 fails now', then: "
+                             "exclude_host}]\n");
+    ProcessResult r = mlt(nodes({"train", "m", "--reconnect-timeout", "2"}));
+    EXPECT_EQ(r.exit_code, 0) << describe(r);
+    EXPECT_TRUE(has_text(r.err, "watch.on_failure rule #1 'rank 1 fails now' (exclude_host)"))
+        << describe(r);
+    EXPECT_TRUE(has_text(r.err, "takes its place")) << describe(r);
+    EXPECT_TRUE(has_text(r.err, "together as attempt 2")) << describe(r);
+    // Rank 1 went on on the standby after the epochs that came home from its first host.
+    EXPECT_TRUE(has_text(read_or_empty(job_file_of(*standby_, "console.log")),
+                         "rank 1 attempt 2 at 127.0.0.1 resumes after epoch 2"))
+        << job_state("m");
+    const auto runs = history();
+    ASSERT_FALSE(runs.empty());
+    EXPECT_TRUE(has_text(runs.back().at("excluded_hosts"), "127.0.0.1:" + std::to_string(port_b_)))
+        << read_or_empty(history_path());
+}
+
 TEST_F(TrainNodesReplaceTest, ALostJobRestartsTheGangInPlaceUnderMaxRestarts) {
     // shutdown_cmds run once per node, at the run's end: not when the gang restarts.
     write_settings("m", "sh {spec}",

@@ -98,7 +98,9 @@ TEST_F(TrainOnFailureTest, ARestartRuleCountsInMaxRestarts) {
 }
 
 TEST_F(TrainOnFailureTest, NoRestartEndsALostJobThatMaxRestartsWouldRestart) {
-    write_user_settings("  max_restarts: 2\n");
+    write_user_settings(
+        "  max_restarts: 2\n  watch:\n    on_failure: [{match: 'CUDA out of "
+        "memory', then: no_restart}]\n");
     write_shell_model("m", failing_model("torch.OutOfMemoryError: CUDA out of memory. Tried to "
                                          "allocate 2.00 GiB",
                                          kWaitToBeKilled));
@@ -108,7 +110,7 @@ TEST_F(TrainOnFailureTest, NoRestartEndsALostJobThatMaxRestartsWouldRestart) {
     EXPECT_NE(r.exit_code, 0) << describe(r);
     EXPECT_TRUE(has_text(r.out + r.err,
                          "was lost (its processes are gone, no exit status); the run ends "
-                         "here, not restarted: the default watch.on_failure rule"))
+                         "here, not restarted: watch.on_failure rule #1 'CUDA out of memory'"))
         << describe(r);
     EXPECT_TRUE(has_text(r.out + r.err,
                          "(no_restart) matched the line 'torch.OutOfMemoryError: CUDA out "
@@ -121,8 +123,10 @@ TEST_F(TrainOnFailureTest, NoRestartEndsALostJobThatMaxRestartsWouldRestart) {
         << read_or_empty(history_path());
 }
 
-TEST_F(TrainOnFailureTest, WithoutTheDefaultsMaxRestartsRestartsTheLostJob) {
-    write_user_settings("  max_restarts: 1\n  watch:\n    on_failure_defaults: false\n");
+// A job that trained on may have printed a caught out-of-memory error before it was lost (a
+// preemption): the default no_restart rules judge only a job that failed by itself.
+TEST_F(TrainOnFailureTest, TheDefaultNoRestartRulesLeaveALostJobToMaxRestarts) {
+    write_user_settings("  max_restarts: 1\n");
     write_shell_model("m", failing_model("CUDA out of memory", kWaitToBeKilled));
     auto train = start_mlt({"ssh", "train", "m"});
     lose_the_job();
@@ -205,6 +209,10 @@ TEST_F(TrainExcludeHostTest, AGpuFaultLeavesTheHostWithItsCheckpointsAndMarksItB
     EXPECT_NE(r.exit_code, 0) << describe(r);
     EXPECT_TRUE(has_text(r.out + r.err, "is not taken: marked bad until ")) << describe(r);
     EXPECT_TRUE(has_text(r.out + r.err, "no standby host left")) << describe(r);
+    // The run stays with B, where its job ended: collected there, B named as its host.
+    EXPECT_TRUE(has_text(r.out, "the remote machine " + standby_->user() + "@127.0.0.1:" +
+                                    std::to_string(standby_->port()) + " may still be billing"))
+        << describe(r);
 }
 
 }  // namespace

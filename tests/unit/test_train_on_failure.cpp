@@ -48,8 +48,10 @@ TEST_F(AttemptLastLines, AreTheNewestAttemptsOnlyWithCarriageReturnsEndingLines)
 
 TEST_F(AttemptLastLines, ReadOnlyTheTailOfAHugeLogAndDropItsCutFirstLine) {
     std::string text(200000, 'x');
-    text += "\nthe end\n";
-    EXPECT_EQ(attempt_last_lines(console_with(text)), (std::vector<std::string>{"the end"}));
+    text += "\nthe end\n" + std::string(50000, 'y') + "Xid 79\n";
+    EXPECT_EQ(attempt_last_lines(console_with(text)),
+              (std::vector<std::string>{"the end", std::string(1024, 'y') + " ... " +
+                                                       std::string(1018, 'y') + "Xid 79"}));
 }
 
 TEST(JudgeFailure, TheFirstRuleFoundDecidesWithItsLastLine) {
@@ -66,6 +68,9 @@ TEST(JudgeFailure, TheFirstRuleFoundDecidesWithItsLastLine) {
               "watch.on_failure rule #2 'Xid [0-9]+' (exclude_host) matched the line 'NVRM: Xid "
               "48'");
     EXPECT_FALSE(judge_failure(rules, {"all fine"}));
+    // A lost attempt: the default no_restart rules do not apply, the others do.
+    EXPECT_FALSE(judge_failure({rules[2]}, {"CUDA out of memory"}, true));
+    EXPECT_EQ(judge_failure(rules, lines, true)->then, FailureAction::exclude_host);
     EXPECT_FALSE(judge_failure({}, lines));
     const auto builtin = judge_failure({rules[2]}, {"CUDA out of memory\x1b[2J"});
     ASSERT_TRUE(builtin);

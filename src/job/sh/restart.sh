@@ -31,7 +31,7 @@ mlt_fresh() {
   mlt_how='the job was lost'
   if [ -e "$j/exit_status" ]; then
     mlt_how="the job failed with exit status $(cat "$j/exit_status")"
-    { mv -f "$j/exit_status" "$j/exit_status.$((mlt_attempt - 1))" && rm -f "$j/sha256"; } || exit 1
+    { mv -f "$j/exit_status" "$j/exit_status.$((mlt_attempt - 1))" && rm -f "$j/sha256" "$j/download_files"; } || exit 1
   fi
   mlt_log_line "==== mlt: attempt $mlt_attempt of run $r ($mlt_how) ===="
   if ! { { sed '/^attempt=/d' "$j/lock" && echo "attempt=$mlt_attempt"; } > "$j/lock.$$.tmp" && mv -f "$j/lock.$$.tmp" "$j/lock"; }; then mlt_nospace; exit 1; fi

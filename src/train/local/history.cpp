@@ -149,8 +149,8 @@ namespace {
 
 // A run recorded with `status` has not ended: a --resume may go on with it.
 bool unfinished(const std::string& status) {
-    return status == "running" || status == "link lost" || status == "host lost" ||
-           status == "detached" || status == "failing over";
+    return status == "running" || status == "restarting" || status == "link lost" ||
+           status == "host lost" || status == "detached" || status == "failing over";
 }
 
 // The model's newest run (the last of its records in the file) and its last attempt; false
@@ -427,7 +427,8 @@ int run_jobs(bool json, bool all) {
                     array.dump(2, ' ', true, nlohmann::json::error_handler_t::replace).c_str());
     } else {
         std::fputs(format_history(runs, all ? 0 : kDefaultShown).c_str(), stdout);
-        const auto bad = excluded_hosts(runs, static_cast<double>(std::time(nullptr)));
+        const auto bad =
+            excluded_hosts(read_history(path, &skipped), static_cast<double>(std::time(nullptr)));
         if (!bad.empty())
             std::fputs(
                 ("\nhosts marked bad (watch.on_failure exclude_host):\n" + format_excluded(bad))

@@ -83,7 +83,7 @@ void Gang::over(int rank) {
 
 std::optional<bool> Gang::holds_shutdown(int rank, double wait_s) {
     std::unique_lock<std::mutex> lock(mutex_);
-    if (!rule_.hosts && !rule_.jobs) return false;
+    if (!rule_.hosts && !rule_.jobs && !rule_.ruled) return false;
     holding_.at(static_cast<size_t>(rank)) = true;
     changed_.notify_all();
     const auto known = [this] {

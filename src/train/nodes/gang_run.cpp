@@ -4,6 +4,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <ctime>
 #include <memory>
 #include <string>
 #include <utility>
@@ -125,6 +126,11 @@ void record_gang(const GangState& g, const std::string& status) {
         r["hosts"] = every_host(g);
         r["nodes"] = g.hosts();  // the last attempt's, in rank order
         r["node_specs"] = g.node_specs();
+        // The hosts any node left by a watch.on_failure rule (each node's records have its own).
+        std::vector<ExcludedHost> marks;
+        for (auto& mark : excluded_hosts(runs, static_cast<double>(std::time(nullptr))))
+            if (mark.run_id == g.run_id) marks.push_back(std::move(mark));
+        if (!marks.empty()) r["excluded_hosts"] = excluded_json(marks);
         if (g.moved()) {
             nlohmann::json attempts = nlohmann::json::array();
             for (const auto& [number, hosts] : g.attempts)

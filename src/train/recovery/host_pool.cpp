@@ -75,13 +75,18 @@ HostPool::~HostPool() = default;
 
 std::optional<NextHost> HostPool::next(Reporter& reporter) {
     while (auto host = candidate(reporter)) {
+        Connection* const before = connection_.pointed();
         auto next = at(*host, reporter);
         if (!next) continue;
         // Known by its name only once connected (an alias of ~/.ssh/config, a default user).
         const auto bad = std::find_if(spec_.excluded.begin(), spec_.excluded.end(),
                                       [&](const auto& e) { return e.first == next->name; });
         if (bad == spec_.excluded.end()) return next;
-        reporter.alert("standby host " + host->text + " is not taken: " + bad->second);
+        if (before) connection_.point_at(*before);  // the run's host stays the one it was
+        reporter.alert("standby host " + host->text + " is not taken: " + bad->second +
+                       (provisions_ > 0 && next_fallback_ >= spec_.fallback_hosts.size()
+                            ? " (provision_cmd gave it: it may still bill; release it)"
+                            : ""));
     }
     return std::nullopt;
 }

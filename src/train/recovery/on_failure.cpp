@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <regex>
 #include <string_view>
 
@@ -15,6 +16,15 @@ namespace mlt {
 namespace {
 
 constexpr off_t kTailBytes = 64 * 1024;
+// A long line is judged by its first and last KiB: std::regex recurses per character, and a
+// host's 64 KiB line (a progress bar without its ends) must not cost the stack or the time.
+constexpr size_t kLineEndBytes = 1024;
+
+std::string line_ends(std::string_view line) {
+    if (line.size() <= 2 * kLineEndBytes) return std::string(line);
+    return std::string(line.substr(0, kLineEndBytes)) + " ... " +
+           std::string(line.substr(line.size() - kLineEndBytes));
+}
 constexpr std::string_view kAttemptMarker = "==== mlt: attempt ";
 
 std::string read_tail(const std::string& path) {
@@ -57,7 +67,7 @@ std::vector<std::string> attempt_last_lines(const std::string& console_path, siz
     while (i < text.size()) {
         size_t j = text.find_first_of("\r\n", i);
         if (j == std::string::npos) j = text.size();
-        std::string line = text.substr(i, j - i);
+        std::string line = line_ends(std::string_view(text).substr(i, j - i));
         i = j + 1;
         if (line.rfind(kAttemptMarker, 0) == 0) {
             lines.clear();  // an earlier attempt's lines are not this one's
@@ -71,8 +81,9 @@ std::vector<std::string> attempt_last_lines(const std::string& console_path, siz
 }
 
 std::optional<FailureVerdict> judge_failure(const std::vector<FailureRule>& rules,
-                                            const std::vector<std::string>& lines) {
+                                            const std::vector<std::string>& lines, bool lost) {
     for (size_t k = 0; k < rules.size(); ++k) {
+        if (lost && rules[k].builtin && rules[k].then == FailureAction::no_restart) continue;
         std::regex re;
         try {
             re = std::regex(rules[k].regex, std::regex::ECMAScript);

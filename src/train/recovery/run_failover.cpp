@@ -72,7 +72,7 @@ bool TrainRun::fail_over(const std::string& why) {
     if (!left)
         reporter_.alert("host " + lost + " lost while " + during + why +
                         "; looking for a standby host");
-    notify(NotifyEventKind::host_lost, "lost while " + during + why);
+    if (!left) notify(NotifyEventKind::host_lost, "lost while " + during + why);
     // The pulls of --sync-every are the lost host's: what they brought stays, and they end
     // here without a wait for a connect to the lost host that may be under way (joined when
     // the run ends); the follow on the new host starts its own.
@@ -120,7 +120,8 @@ bool TrainRun::judge_lost_host(const std::string& how) {
     const bool left = !relocation_.excluded.empty() && relocation_.excluded.back().host == host() &&
                       relocation_.excluded.back().left;
     if (left || !watch_.started()) return true;
-    const auto verdict = judge_failure(plan_.on_failure, attempt_last_lines(plan_.local_console));
+    const auto verdict =
+        judge_failure(plan_.on_failure, attempt_last_lines(plan_.local_console), true);
     if (!verdict || verdict->then == FailureAction::restart) return true;
     outcome_.failure_rule = verdict->describe();
     if (verdict->then == FailureAction::no_restart) {

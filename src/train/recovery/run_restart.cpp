@@ -21,11 +21,13 @@ std::string how_it_ended(const JobResult& result) {
 
 Phase TrainRun::restart() {
     long pgid = 0;
-    const bool failed = std::exchange(watch_.restarts_failed, false);
+    // Kept until the restart returned: a restart cut by the link is sent again as it was.
+    const bool failed = watch_.restarts_failed;
     {
         InterruptDeferral hold;  // as start(): the job may be launched before the reply
         pgid = job_->restart(run_id_, attempt_, failed);
     }
+    watch_.restarts_failed = false;
     // The lost attempt may have stopped inside a sequence: the new one's lines must show.
     terminal_.shown = ConsoleFilter(plan_.raw_console);
     reporter_.notice("restarted " + plan_.model + " on " + host() + " (run " + run_id_ +
@@ -46,7 +48,8 @@ std::optional<FailureVerdict> TrainRun::judge_attempt(
         result->stopped_with || !result->guard_stop.empty() ||
         (result->exit_status && *result->exit_status == 0))
         return std::nullopt;
-    return judge_failure(plan_.on_failure, attempt_last_lines(plan_.local_console));
+    return judge_failure(plan_.on_failure, attempt_last_lines(plan_.local_console),
+                         !result->exit_status);
 }
 
 Phase TrainRun::after_the_job(const std::optional<JobResult>& result) {
@@ -76,7 +79,8 @@ Phase TrainRun::after_the_job(const std::optional<JobResult>& result) {
 Gang::Cause TrainRun::gang_cause(const JobResult& result) {
     const Gang::Cause plain = result.exit_status ? Gang::Cause::training : Gang::Cause::job_lost;
     if (result.stopped_with || !result.guard_stop.empty()) return plain;
-    const auto verdict = judge_failure(plan_.on_failure, attempt_last_lines(plan_.local_console));
+    const auto verdict = judge_failure(plan_.on_failure, attempt_last_lines(plan_.local_console),
+                                       !result.exit_status);
     if (!verdict) return plain;
     outcome_.failure_rule = verdict->describe();
     reporter_.alert("the job of " + which() + " on rank " + std::to_string(gang_.rank) + " " +
@@ -89,7 +93,7 @@ Gang::Cause TrainRun::gang_cause(const JobResult& result) {
                 {host(), wall_now() + kExcludedSeconds, outcome_.failure_rule, run_id_, true});
             return Gang::Cause::host_lost;  // a standby host takes the rank's place
         case FailureAction::restart:
-            return result.exit_status ? Gang::Cause::ruled_restart : Gang::Cause::job_lost;
+            return Gang::Cause::ruled_restart;
     }
     return plain;
 }
@@ -101,14 +105,13 @@ bool TrainRun::restart_attempt(const std::optional<JobResult>& result, const Fai
     if (result->exit_status && !rule) return false;  // only a rule restarts a failed job
     const int allowed = rule ? std::max(plan_.max_restarts, 1) : plan_.max_restarts;
     if (attempt_ - 1 >= allowed) {
-        if (allowed > 0) {
+        if (allowed > 0 && !rule)
             outcome_.restarts = RunOutcome::Restarts::used_up;  // said in the collection's one line
-            if (rule)
-                reporter_.alert("the job of " + which() + " " + how_it_ended(*result) +
-                                "; not restarted: the " + std::to_string(allowed) +
-                                " restart(s) of max_restarts are used up (" +
-                                outcome_.failure_rule + ")");
-        }
+        if (rule)
+            reporter_.alert("the job of " + which() + " " + how_it_ended(*result) +
+                            "; not restarted: the " + std::to_string(allowed) +
+                            " restart(s) of max_restarts are used up (" + outcome_.failure_rule +
+                            ")");
         return false;
     }
     const double now = wall_now();
@@ -122,7 +125,8 @@ bool TrainRun::restart_attempt(const std::optional<JobResult>& result, const Fai
     }
     const std::string how = result->exit_status ? "failed" : "lost";
     account_.ledger.end_attempt(how, now);
-    record(how, result->exit_status);
+    // Not "failed": a record that a killed mlt leaves last must not read as the run's end.
+    record(result->exit_status ? "restarting" : "lost", result->exit_status);
     ++attempt_;
     begin_attempt(now);
     watch_.restarts_failed = result->exit_status.has_value();
@@ -143,6 +147,13 @@ bool TrainRun::leave_host(const JobResult& result, const FailureVerdict& verdict
         return false;
     }
     const double now = wall_now();
+    const std::string limit = limit_reached(now);
+    if (!limit.empty()) {
+        // No standby host is taken past a limit: the run ends here with exit 5.
+        outcome_.ending = Ending::limited;
+        outcome_.stop_note = limit + " (reached when the job failed)";
+        return false;
+    }
     relocation_.excluded.push_back(
         {left, now + kExcludedSeconds, verdict.describe(), run_id_, true});
     relocation_.failover->exclude(left);

@@ -82,6 +82,7 @@ class ForwardingConnection : public Connection {
     ForwardingConnection() = default;
     void point_at(Connection& target) { target_ = &target; }
     Connection& target() { return *target_; }
+    Connection* pointed() const { return target_; }
     const std::string& name() const override { return target_->name(); }
     Remote& remote() override { return target_->remote(); }
     void reconnect() override { target_->reconnect(); }

@@ -31,14 +31,18 @@ struct FailureVerdict {
 std::vector<FailureRule> failure_rules_in_effect(const SshSettings& settings);
 
 // The last `n` lines of the newest attempt in a console log (what follows its last
-// `==== mlt: attempt ` marker line), read from the file's last 64 KiB; a carriage return ends
-// a line too (a progress bar's updates). Empty when the file cannot be read.
+// `==== mlt: attempt ` marker line), read from the file's last 64 KiB, a line of more than
+// 2 KiB cut to its first and last KiB (joined by " ... "); a carriage return ends a line too
+// (a progress bar's updates). Empty when the file cannot be read.
 std::vector<std::string> attempt_last_lines(const std::string& console_path,
                                             size_t n = kFailureLines);
 
 // The first rule (in order) whose regex is found in one of `lines`, with the last such line;
-// nullopt when none matches.
+// nullopt when none matches. With `lost` (the job's processes or its host went without an exit
+// status), the default no_restart rules do not apply: a job that trained on may have printed
+// a caught out-of-memory error, and a preemption is no failure of its own.
 std::optional<FailureVerdict> judge_failure(const std::vector<FailureRule>& rules,
-                                            const std::vector<std::string>& lines);
+                                            const std::vector<std::string>& lines,
+                                            bool lost = false);
 
 }  // namespace mlt
