@@ -73,9 +73,9 @@ const std::vector<FieldDecl>& watch_fields() {
                 nullptr),
         flag("on_failure_defaults", "`true`", "false",
              "after the `on_failure` rules, the defaults: out of memory on the GPU and a missing "
-             "module or a syntax error end the run (`no_restart`), a GPU fault (`Xid`, an "
-             "uncorrectable ECC error, a GPU fallen off the bus) leaves the host "
-             "(`exclude_host`); false: none of them",
+             "module or a syntax error end a run whose job failed by itself (`no_restart`; a "
+             "loss is not judged by them), a GPU fault (`Xid`, an uncorrectable ECC error, a "
+             "GPU fallen off the bus) leaves the host (`exclude_host`); false: none of them",
              nullptr),
     };
     return kFields;
