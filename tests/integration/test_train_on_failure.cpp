@@ -138,6 +138,24 @@ TEST_F(TrainOnFailureTest, TheDefaultNoRestartRulesLeaveALostJobToMaxRestarts) {
     EXPECT_TRUE(has_text(console(), "(the job was lost) ====")) << console();
 }
 
+TEST_F(TrainOnFailureTest, AnExcludeHostRuleWithoutAStandbyEndsTheRunAndMarksTheHost) {
+    write_user_settings("");
+    write_shell_model("m", failing_model("NVRM: Xid 79", "exit 1"));
+    const ProcessResult r = mlt({"ssh", "train", "m"});
+    EXPECT_EQ(r.exit_code, 1) << describe(r);
+    EXPECT_TRUE(has_text(r.out + r.err,
+                         "but no standby host is left (fallback_hosts, "
+                         "provision_cmd): the run ends here; the host is marked "
+                         "bad for 24 h"))
+        << describe(r);
+    const auto runs = history();
+    ASSERT_FALSE(runs.empty());
+    EXPECT_EQ(runs.back().at("status"), "failed") << read_or_empty(history_path());
+    EXPECT_TRUE(
+        has_text(runs.back().at("excluded_hosts"), "127.0.0.1:" + std::to_string(sshd().port())))
+        << read_or_empty(history_path());
+}
+
 // Host A is the test's sshd, B a standby of its own; each has its own remote dir and a log dir
 // inside it, so that only what came home reaches B.
 class TrainExcludeHostTest : public TrainOnFailureTest {

@@ -140,13 +140,18 @@ bool TrainRun::restart_attempt(const std::optional<JobResult>& result, const Fai
 bool TrainRun::leave_host(const JobResult& result, const FailureVerdict& verdict) {
     const std::string left = host();
     const std::string ended = "the job of " + which() + " " + how_it_ended(result);
+    // The host is bad whether or not the run can leave it: marked first.
+    const double now = wall_now();
+    relocation_.excluded.push_back(
+        {left, now + kExcludedSeconds, verdict.describe(), run_id_, true});
+    if (relocation_.failover) relocation_.failover->exclude(left);
     if (!relocation_.failover || !plan_.failover || !relocation_.failover->has_more()) {
         reporter_.alert(ended + "; " + outcome_.failure_rule +
                         ", but no standby host is left (fallback_hosts, provision_cmd" +
-                        (plan_.failover ? "" : "; --no-failover") + "): the run ends here");
+                        (plan_.failover ? "" : "; --no-failover") +
+                        "): the run ends here; the host is marked bad for 24 h");
         return false;
     }
-    const double now = wall_now();
     const std::string limit = limit_reached(now);
     if (!limit.empty()) {
         // No standby host is taken past a limit: the run ends here with exit 5.
@@ -154,9 +159,6 @@ bool TrainRun::leave_host(const JobResult& result, const FailureVerdict& verdict
         outcome_.stop_note = limit + " (reached when the job failed)";
         return false;
     }
-    relocation_.excluded.push_back(
-        {left, now + kExcludedSeconds, verdict.describe(), run_id_, true});
-    relocation_.failover->exclude(left);
     reporter_.alert(ended + ": " + outcome_.failure_rule + "; leaving " + left +
                     " (marked bad for 24 h) for a standby host");
     // What the attempt left in its log dir (the checkpoints) comes home before the run moves
