@@ -27,8 +27,11 @@ class SshCountsTest : public TrainTest {
     }
 
     // The -v line of a train of m: "1 connection, 1 channel, 1 remote command".
-    std::string counts_of_train() const {
+    // The "ssh use" line of a `train -v`; its whole stderr stays in last_err_ for the message
+    // of a count that differs (which channel came more, and why).
+    std::string counts_of_train() {
         const ProcessResult r = mlt({"ssh", "train", "m", "-v"});
+        last_err_ = r.err;
         EXPECT_EQ(r.exit_code, 0) << describe(r);
         EXPECT_TRUE(has_text(r.out, "trained")) << describe(r);
         const std::string mark = "mlt: debug: ssh use: ";
@@ -37,13 +40,14 @@ class SshCountsTest : public TrainTest {
         const size_t end = r.err.find('\n', at);
         return r.err.substr(at + mark.size(), end - at - mark.size());
     }
+    std::string last_err_;
 };
 
 TEST_F(SshCountsTest, AColdAndAWarmRunOfSmallFilesUseOneChannel) {
     // Everything of a run goes through the one control shell: the upload, the start, the
     // follow and the collection.
-    EXPECT_EQ(counts_of_train(), "1 connection, 1 channel, 1 remote command");
-    EXPECT_EQ(counts_of_train(), "1 connection, 1 channel, 1 remote command");
+    EXPECT_EQ(counts_of_train(), "1 connection, 1 channel, 1 remote command") << last_err_;
+    EXPECT_EQ(counts_of_train(), "1 connection, 1 channel, 1 remote command") << last_err_;
 }
 
 TEST_F(SshCountsTest, ABigFileGoesUpInOneStreamWhereMoreWouldNotPay) {
@@ -51,9 +55,9 @@ TEST_F(SshCountsTest, ABigFileGoesUpInOneStreamWhereMoreWouldNotPay) {
     // several (one cipher a connection), so the cost model plans one; compressed it is small
     // enough to go through the control shell.
     write_file(project() + "/data.txt", std::string(40u << 20, 'x'));
-    EXPECT_EQ(counts_of_train(), "1 connection, 1 channel, 1 remote command");
+    EXPECT_EQ(counts_of_train(), "1 connection, 1 channel, 1 remote command") << last_err_;
     // Unchanged: nothing but the control shell.
-    EXPECT_EQ(counts_of_train(), "1 connection, 1 channel, 1 remote command");
+    EXPECT_EQ(counts_of_train(), "1 connection, 1 channel, 1 remote command") << last_err_;
     // A number of connections asked for: the fixed rules, a stream for each of the two
     // changed files, side by side: the first through the control shell, the other on a
     // channel of its own. That channel logs in where a login is cheap, and goes to the
@@ -66,7 +70,7 @@ TEST_F(SshCountsTest, ABigFileGoesUpInOneStreamWhereMoreWouldNotPay) {
                          "  transfer: {connections: 1}\n");
     write_shell_model("m", "echo log > \"$MLT_LOG_DIR/log.txt\"; echo trained; true\n");
     write_file(project() + "/data.txt", std::string(40u << 20, 'y'));
-    EXPECT_EQ(counts_of_train(), "1 connection, 3 channels, 1 remote command");
+    EXPECT_EQ(counts_of_train(), "1 connection, 3 channels, 1 remote command") << last_err_;
 }
 
 TEST_F(SshCountsTest, ChannelsBesideTheControlShellGoToTheListenerWhereTheLoginIsSlow) {
@@ -80,7 +84,7 @@ TEST_F(SshCountsTest, ChannelsBesideTheControlShellGoToTheListenerWhereTheLoginI
                          "  transfer: {connections: 1}\n");
     const std::string data = mlt::test::noise_bytes(40u << 20, 7);
     write_file(project() + "/data.txt", data);
-    EXPECT_EQ(counts_of_train(), "1 connection, 3 channels, 1 remote command");
+    EXPECT_EQ(counts_of_train(), "1 connection, 3 channels, 1 remote command") << last_err_;
     EXPECT_TRUE(read_or_empty(remote() + "/data.txt") == data);
 }
 
@@ -89,11 +93,11 @@ TEST_F(SshCountsTest, AStreamThatDoesNotFitACommandGoesThroughTheControlShell) {
     // stream took a channel of its own (a login more); now it follows its frame in chunks.
     const std::string data = mlt::test::noise_bytes(1u << 20, 5);
     write_file(project() + "/data.txt", data);
-    EXPECT_EQ(counts_of_train(), "1 connection, 1 channel, 1 remote command");
+    EXPECT_EQ(counts_of_train(), "1 connection, 1 channel, 1 remote command") << last_err_;
     EXPECT_TRUE(read_or_empty(remote() + "/data.txt") == data);
     // The shell goes on in step: the next run's commands are its frames, as always.
     write_file(project() + "/data.txt", data + "more");
-    EXPECT_EQ(counts_of_train(), "1 connection, 1 channel, 1 remote command");
+    EXPECT_EQ(counts_of_train(), "1 connection, 1 channel, 1 remote command") << last_err_;
     EXPECT_TRUE(read_or_empty(remote() + "/data.txt") == data + "more");
 }
 
@@ -106,7 +110,7 @@ TEST_F(SshCountsTest, AHostWhoseHeadReadsAheadGetsTheStreamOverAChannel) {
     write_file(sshd().remote_home() + "/.bashrc", "PATH=\"$HOME/bin:$PATH\"\n");
     const std::string data = mlt::test::noise_bytes(1u << 20, 6);
     write_file(project() + "/data.txt", data);
-    EXPECT_EQ(counts_of_train(), "1 connection, 2 channels, 2 remote commands");
+    EXPECT_EQ(counts_of_train(), "1 connection, 2 channels, 2 remote commands") << last_err_;
     EXPECT_TRUE(read_or_empty(remote() + "/data.txt") == data);
 }
 
@@ -125,7 +129,7 @@ TEST_F(SshCountsTest, AStreamWhoseCommandFailsNeverRunsItsDataAsCommands) {
     EXPECT_FALSE(path_exists(marker));
     ASSERT_EQ(::rmdir((remote() + "/data.txt/inside").c_str()), 0);
     ASSERT_EQ(::rmdir((remote() + "/data.txt").c_str()), 0);
-    EXPECT_EQ(counts_of_train(), "1 connection, 1 channel, 1 remote command");
+    EXPECT_EQ(counts_of_train(), "1 connection, 1 channel, 1 remote command") << last_err_;
     EXPECT_FALSE(path_exists(marker));
 }
 
@@ -141,7 +145,7 @@ TEST_P(SshCountsShellTest, AStreamGoesThroughTheControlShellWhateverItsSh) {
     write_file(sshd().remote_home() + "/.bashrc", "PATH=\"$HOME/bin:$PATH\"\n");
     const std::string data = mlt::test::noise_bytes(1u << 20, 8);
     write_file(project() + "/data.txt", data);
-    EXPECT_EQ(counts_of_train(), "1 connection, 1 channel, 1 remote command");
+    EXPECT_EQ(counts_of_train(), "1 connection, 1 channel, 1 remote command") << last_err_;
     EXPECT_TRUE(read_or_empty(remote() + "/data.txt") == data);
 }
 
@@ -178,7 +182,7 @@ TEST_F(SshCountsTest, AReaderThatDiesMidStreamKillsTheShellBeforeItReadsData) {
     EXPECT_FALSE(path_exists(marker)) << describe(r);
     // Without the broken head, the next run goes through the control shell again.
     ASSERT_EQ(::unlink((bin + "/head").c_str()), 0);
-    EXPECT_EQ(counts_of_train(), "1 connection, 1 channel, 1 remote command");
+    EXPECT_EQ(counts_of_train(), "1 connection, 1 channel, 1 remote command") << last_err_;
     EXPECT_FALSE(path_exists(marker));
 }
 
@@ -186,7 +190,7 @@ TEST_F(SshCountsTest, AProfileThatPrintsChangesNothing) {
     // A common trap: a ~/.bashrc that greets on stdout and warns on stderr, for every command.
     write_file(sshd().remote_home() + "/.bashrc",
                "echo 'Welcome to the box'\necho 'conda: no env' >&2\n");
-    EXPECT_EQ(counts_of_train(), "1 connection, 1 channel, 1 remote command");
+    EXPECT_EQ(counts_of_train(), "1 connection, 1 channel, 1 remote command") << last_err_;
     EXPECT_TRUE(path_exists(local_logs("m") + "/log.txt"));
     EXPECT_EQ(read_or_empty(remote() + "/data.txt"), "small\n");
 }
