@@ -124,10 +124,8 @@ std::vector<JobStatus> jobs_of(Remote& remote, const std::string& remote_dir,
 
 // The marks of watch.on_failure (exclude_host) on the hosts asked, from this machine's history.
 void print_marks(const std::vector<std::string>& hosts) {
-    int skipped = 0;
     std::vector<ExcludedHost> marked;
-    for (const auto& bad : excluded_hosts(read_history(history_path(), &skipped),
-                                          static_cast<double>(std::time(nullptr))))
+    for (const auto& bad : excluded_hosts_now())
         if (std::find(hosts.begin(), hosts.end(), bad.host) != hosts.end()) marked.push_back(bad);
     std::fputs(format_excluded(marked).c_str(), stdout);
 }

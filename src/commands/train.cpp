@@ -89,9 +89,7 @@ std::optional<HostPoolSpec> host_pool_spec_for(const RunContext& c, const SshCom
     spec.remote_dir = c.settings.remote_dir.empty() ? "." : c.settings.remote_dir;
     spec.model = c.model.name;
     spec.compression = c.settings.compression;
-    int skipped = 0;
-    for (const auto& bad : excluded_hosts(read_history(history_path(), &skipped),
-                                          static_cast<double>(std::time(nullptr))))
+    for (const auto& bad : excluded_hosts_now())
         spec.excluded.emplace_back(bad.host, "marked bad until " +
                                                  iso_time(static_cast<std::time_t>(bad.until)) +
                                                  " by run " + bad.run_id + ": " + bad.why);

@@ -112,7 +112,6 @@ void TrainRun::summarize(const Error* error) {
     if (watch_.started()) s.console = plan_.local_console;
     if (watch_.started() && outcome_.collected == Collected::nothing)
         s.collect_hint = "still on the remote; collect them with: " + plan_.resume_line;
-    // A host left after a failover may come back and bill again.
     // A host left after a failover may come back and bill again; one that a watch.on_failure
     // rule left (exclude_host) is still on.
     std::string lost, left;

@@ -401,6 +401,12 @@ std::vector<ExcludedHost> excluded_hosts(const std::vector<nlohmann::json>& runs
     return out;
 }
 
+std::vector<ExcludedHost> excluded_hosts_now() {
+    int skipped = 0;
+    return excluded_hosts(read_history(history_path(), &skipped),
+                          static_cast<double>(std::time(nullptr)));
+}
+
 std::string format_excluded(const std::vector<ExcludedHost>& hosts) {
     std::string out;
     for (const auto& h : hosts)
@@ -413,7 +419,8 @@ std::string format_excluded(const std::vector<ExcludedHost>& hosts) {
 int run_jobs(bool json, bool all) {
     int skipped = 0;
     const std::string path = history_path();
-    auto runs = latest_per_run(read_history(path, &skipped));
+    const auto records = read_history(path, &skipped);
+    auto runs = latest_per_run(records);
     if (skipped)
         reporter().warning(path + ": skipped " + std::to_string(skipped) +
                            " line(s) that are not JSON objects");
@@ -427,8 +434,8 @@ int run_jobs(bool json, bool all) {
                     array.dump(2, ' ', true, nlohmann::json::error_handler_t::replace).c_str());
     } else {
         std::fputs(format_history(runs, all ? 0 : kDefaultShown).c_str(), stdout);
-        const auto bad =
-            excluded_hosts(read_history(path, &skipped), static_cast<double>(std::time(nullptr)));
+        // Every record, not only each run's newest: a gang's nodes record their own marks.
+        const auto bad = excluded_hosts(records, static_cast<double>(std::time(nullptr)));
         if (!bad.empty())
             std::fputs(
                 ("\nhosts marked bad (watch.on_failure exclude_host):\n" + format_excluded(bad))

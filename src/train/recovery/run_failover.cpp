@@ -62,17 +62,17 @@ bool TrainRun::fail_over(const std::string& why) {
     const std::string lost = host();
     const std::string during = describe(phase_);
     // Left by a watch.on_failure rule (leave_host said so), or lost (and judged by the rules).
-    const bool left = !relocation_.excluded.empty() && relocation_.excluded.back().host == lost &&
-                      relocation_.excluded.back().left;
-    if (!judge_lost_host(during + why)) return false;
+    const bool left = left_by_rule();
+    if (!left && !judge_lost_host(during + why)) return false;
     account_.ledger.end_attempt("host lost", wall_now());
     // No job started there: the next host's start is still the first attempt.
     if (!watch_.started()) account_.ledger.renumber_last(0);
     if (!run_id_.empty()) record("host lost", std::nullopt);
-    if (!left)
+    if (!left) {
         reporter_.alert("host " + lost + " lost while " + during + why +
                         "; looking for a standby host");
-    if (!left) notify(NotifyEventKind::host_lost, "lost while " + during + why);
+        notify(NotifyEventKind::host_lost, "lost while " + during + why);
+    }
     // The pulls of --sync-every are the lost host's: what they brought stays, and they end
     // here without a wait for a connect to the lost host that may be under way (joined when
     // the run ends); the follow on the new host starts its own.
@@ -116,10 +116,7 @@ bool TrainRun::fail_over(const std::string& why) {
 }
 
 bool TrainRun::judge_lost_host(const std::string& how) {
-    // One that a rule left already (leave_host), or one without a job, is not judged.
-    const bool left = !relocation_.excluded.empty() && relocation_.excluded.back().host == host() &&
-                      relocation_.excluded.back().left;
-    if (left || !watch_.started()) return true;
+    if (!watch_.started()) return true;  // no job there: nothing to judge
     const auto verdict =
         judge_failure(plan_.on_failure, attempt_last_lines(plan_.local_console), true);
     if (!verdict || verdict->then == FailureAction::restart) return true;
@@ -129,9 +126,7 @@ bool TrainRun::judge_lost_host(const std::string& how) {
                         "; no standby host is taken: " + outcome_.failure_rule);
         return false;
     }
-    relocation_.excluded.push_back(
-        {host(), wall_now() + kExcludedSeconds, outcome_.failure_rule, run_id_});
-    relocation_.failover->exclude(host());
+    mark_host_bad(false);
     reporter_.alert("host " + host() + " is marked bad for 24 h: " + outcome_.failure_rule);
     return true;
 }

@@ -41,15 +41,31 @@ Phase TrainRun::restart() {
     return Phase::follow;
 }
 
-std::optional<FailureVerdict> TrainRun::judge_attempt(
-    const std::optional<JobResult>& result) const {
-    // A gang's nodes are judged together (nodes/gang_run.cpp); a stop is no failure.
-    if (!result || result->run_id != run_id_ || watch_.stop != JobWatch::Stop::none || gang_ ||
-        result->stopped_with || !result->guard_stop.empty() ||
-        (result->exit_status && *result->exit_status == 0))
+std::optional<FailureVerdict> TrainRun::judge_job(const JobResult& result) const {
+    if (result.stopped_with || !result.guard_stop.empty() ||
+        (result.exit_status && *result.exit_status == 0))
         return std::nullopt;
     return judge_failure(plan_.on_failure, attempt_last_lines(plan_.local_console),
-                         !result->exit_status);
+                         !result.exit_status);
+}
+
+std::optional<FailureVerdict> TrainRun::judge_attempt(
+    const std::optional<JobResult>& result) const {
+    // A gang's nodes are judged as the gang's causes (gang_cause); a stop is no failure.
+    if (!result || result->run_id != run_id_ || watch_.stop != JobWatch::Stop::none || gang_)
+        return std::nullopt;
+    return judge_job(*result);
+}
+
+void TrainRun::mark_host_bad(bool left) {
+    relocation_.excluded.push_back(
+        {host(), wall_now() + kExcludedSeconds, outcome_.failure_rule, run_id_, left});
+    if (relocation_.failover) relocation_.failover->exclude(host());
+}
+
+bool TrainRun::left_by_rule() const {
+    return !relocation_.excluded.empty() && relocation_.excluded.back().host == host() &&
+           relocation_.excluded.back().left;
 }
 
 Phase TrainRun::after_the_job(const std::optional<JobResult>& result) {
@@ -63,7 +79,7 @@ Phase TrainRun::after_the_job(const std::optional<JobResult>& result) {
                 if (restart_attempt(result, &*verdict)) return Phase::restart;
                 break;
             case FailureAction::exclude_host:
-                if (leave_host(*result, *verdict)) return phase_;
+                if (leave_host(*result)) return phase_;
                 break;
             case FailureAction::no_restart:
                 reporter_.alert("the job of " + which() + " " + how_it_ended(*result) +
@@ -78,9 +94,7 @@ Phase TrainRun::after_the_job(const std::optional<JobResult>& result) {
 
 Gang::Cause TrainRun::gang_cause(const JobResult& result) {
     const Gang::Cause plain = result.exit_status ? Gang::Cause::training : Gang::Cause::job_lost;
-    if (result.stopped_with || !result.guard_stop.empty()) return plain;
-    const auto verdict = judge_failure(plan_.on_failure, attempt_last_lines(plan_.local_console),
-                                       !result.exit_status);
+    const auto verdict = judge_job(result);
     if (!verdict) return plain;
     outcome_.failure_rule = verdict->describe();
     reporter_.alert("the job of " + which() + " on rank " + std::to_string(gang_.rank) + " " +
@@ -89,8 +103,7 @@ Gang::Cause TrainRun::gang_cause(const JobResult& result) {
         case FailureAction::no_restart:
             return Gang::Cause::other;
         case FailureAction::exclude_host:
-            relocation_.excluded.push_back(
-                {host(), wall_now() + kExcludedSeconds, outcome_.failure_rule, run_id_, true});
+            mark_host_bad(true);
             return Gang::Cause::host_lost;  // a standby host takes the rank's place
         case FailureAction::restart:
             return Gang::Cause::ruled_restart;
@@ -137,14 +150,10 @@ bool TrainRun::restart_attempt(const std::optional<JobResult>& result, const Fai
     return true;
 }
 
-bool TrainRun::leave_host(const JobResult& result, const FailureVerdict& verdict) {
+bool TrainRun::leave_host(const JobResult& result) {
     const std::string left = host();
     const std::string ended = "the job of " + which() + " " + how_it_ended(result);
-    // The host is bad whether or not the run can leave it: marked first.
-    const double now = wall_now();
-    relocation_.excluded.push_back(
-        {left, now + kExcludedSeconds, verdict.describe(), run_id_, true});
-    if (relocation_.failover) relocation_.failover->exclude(left);
+    mark_host_bad(true);  // whether or not the run can leave it
     if (!relocation_.failover || !plan_.failover || !relocation_.failover->has_more()) {
         reporter_.alert(ended + "; " + outcome_.failure_rule +
                         ", but no standby host is left (fallback_hosts, provision_cmd" +
@@ -152,7 +161,7 @@ bool TrainRun::leave_host(const JobResult& result, const FailureVerdict& verdict
                         "): the run ends here; the host is marked bad for 24 h");
         return false;
     }
-    const std::string limit = limit_reached(now);
+    const std::string limit = limit_reached(wall_now());
     if (!limit.empty()) {
         // No standby host is taken past a limit: the run ends here with exit 5.
         outcome_.ending = Ending::limited;

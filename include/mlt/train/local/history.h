@@ -132,6 +132,8 @@ constexpr double kExcludedSeconds = 24 * 3600;
 nlohmann::json excluded_json(const std::vector<ExcludedHost>& hosts);
 // The hosts marked bad in `runs` (each run's newest record) until after `now`, newest last.
 std::vector<ExcludedHost> excluded_hosts(const std::vector<nlohmann::json>& runs, double now);
+// The same from this machine's history, now.
+std::vector<ExcludedHost> excluded_hosts_now();
 // One line per host: "HOST is marked bad until TIME (run R): WHY".
 std::string format_excluded(const std::vector<ExcludedHost>& hosts);
 

@@ -232,13 +232,21 @@ class TrainRun {
     // standby host, or collected; a lost one that no rule judges restarts within max_restarts.
     Phase after_the_job(const std::optional<JobResult>& result);
     std::optional<FailureVerdict> judge_attempt(const std::optional<JobResult>& result) const;
+    // The verdict on a job that ended (any node's): none for a success or a stop (by mlt or
+    // the host's guard); the default no_restart rules not for a loss.
+    std::optional<FailureVerdict> judge_job(const JobResult& result) const;
+    // The run's host is marked bad (watch.on_failure exclude_host): in the history for 24 h,
+    // and no standby host of the run any more. `left`: it answered when the run left it.
+    void mark_host_bad(bool left);
+    // The host was left by such a rule (leave_host), not lost.
+    bool left_by_rule() const;
     // True when the attempt is restarted in place (max_restarts allows one more; with `rule`,
     // a `restart` rule, at least one), with the attempt recorded. Without a rule only a lost
     // job restarts.
     bool restart_attempt(const std::optional<JobResult>& result, const FailureVerdict* rule);
     // exclude_host: the host is marked bad, the attempt's log dir comes home, and the run
     // fails over (fail_over). False when it cannot (no standby host): the run collects here.
-    bool leave_host(const JobResult& result, const FailureVerdict& verdict);
+    bool leave_host(const JobResult& result);
     // A gang's node whose job failed or was lost: the cause it tells the gang, as
     // watch.on_failure judges it (no_restart: other, exclude_host: host_lost, restart: a restart
     // counted in max_restarts).
@@ -316,7 +324,7 @@ class TrainRun {
     bool fail_over(const std::string& why);
     // A host lost with its job is a lost attempt: false when a watch.on_failure rule ends the
     // run (no_restart, said); an exclude_host rule marks it bad. `how`: "following the log and
-    // not back after 2 s".
+    // not back after 2 s". Not for a host that a rule left (left_by_rule).
     bool judge_lost_host(const std::string& how);
     // The host answers, but the run's remote dir is gone (`error`, kind gone): the host is
     // lost with the job; the run fails over, or ends with `error` and the --restore line.
