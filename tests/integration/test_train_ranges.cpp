@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 
 #include <cstdint>
+#include <cstdlib>
 #include <filesystem>
 #include <random>
 #include <string>
@@ -110,23 +111,56 @@ TEST_F(TrainRangesTest, SmallFilesGoBesideTheRangesOverAConnectionOfTheirOwn) {
     EXPECT_EQ(range_leftovers(remote()), std::vector<std::string>{});
 }
 
+// The ranges whose hash the remote wrote (<partial>.d/INDEX.sha) under `dir`: each landed.
+size_t ranges_landed(const std::string& dir) {
+    size_t n = 0;
+    if (!fs::exists(dir)) return n;
+    for (const auto& e : fs::recursive_directory_iterator(dir))
+        if (e.path().extension() == ".sha" &&
+            e.path().parent_path().string().find(".mlt-ranges") != std::string::npos)
+            ++n;
+    return n;
+}
+
+// "pushed PATH: N range(s), K kept from before" (-v): K, or -1 when the line is not there.
+long kept_from_before(const std::string& err, const std::string& path) {
+    const std::string head = "pushed " + path + ": ";
+    const size_t at = err.find(head);
+    if (at == std::string::npos) return -1;
+    const size_t comma = err.find(", ", at + head.size());
+    if (comma == std::string::npos) return -1;
+    return std::strtol(err.c_str() + comma + 2, nullptr, 10);
+}
+
 TEST_F(TrainRangesTest, AnUploadCutMidFileSendsOnlyTheRangesNotDoneAfterTheReconnect) {
     write_noise(project() + "/big.bin", 144 * kMiB, 2);
     copy_model("  reconnect_timeout: 60\n");
     FaultRelay relay(sshd().port());
     trust_port(relay.port());
-    // One connection of 2 channels (a near link) or 8 (a far one), each taking its next range
-    // of 16 MiB as it is ready for one: however the 136 MiB before the cut were shared
-    // among them, at least 4 of the 9 ranges were done (8 started ranges share 128 MiB at
-    // most), and one's hash may still have been on its way.
-    relay.cut_after(Direction::up, 136 * kMiB);
-    ProcessResult r = mlt({"ssh", "-h", via(relay.port()), "train", "m", "--connections", "1"});
+    // The link stalls after 136 MiB of the 9 ranges of 16 MiB; the test waits until the
+    // remote wrote the hash of a range (whichever channels took them, at least one range
+    // is whole in 136 MiB: 8 started ranges hold under 128), then cuts. The ranges landed
+    // by then must not go again. (A cut with no wait raced the remote's hashing of the
+    // ranges that had just arrived: the reconnect could find some hashes not yet written.)
+    relay.stall_after(Direction::up, 136 * kMiB);
+    auto run =
+        start_mlt({"ssh", "-v", "-h", via(relay.port()), "train", "m", "--connections", "1"});
+    ASSERT_TRUE(relay.wait_fired(kTrainTimeout)) << run->out() << run->err();
+    ASSERT_TRUE(wait_until([&] { return ranges_landed(remote()) >= 1; }, kEffectTimeout))
+        << run->err();
+    const size_t landed = ranges_landed(remote());
+    const uint64_t before_cut = relay.bytes(Direction::up);
+    relay.cut();
+    relay.resume();
+    ProcessResult r = run->wait(kTrainTimeout);
     ASSERT_EQ(r.exit_code, 0) << describe(r);
     EXPECT_GE(relay.cuts(), 1u);
     EXPECT_EQ(sha256_of(remote() + "/big.bin"), sha256_of(project() + "/big.bin"));
-    // 136 MiB before the cut, then at most the 5 ranges not done.
-    EXPECT_LT(relay.bytes(Direction::up), 136 * kMiB + 144 * kMiB - 4 * 16 * kMiB)
-        << "a range that had arrived was sent again";
+    const long kept = kept_from_before(r.err, project() + "/big.bin");
+    EXPECT_GE(kept, static_cast<long>(landed)) << "a range that had landed was not kept\n" << r.err;
+    // After the cut at most the ranges not landed go, with the new connection's few KiB.
+    EXPECT_LT(relay.bytes(Direction::up) - before_cut, (9 - landed) * 16 * kMiB + 4 * kMiB)
+        << "a range that had landed was sent again (" << landed << " had landed)";
     EXPECT_EQ(range_leftovers(remote()), std::vector<std::string>{});
 }
 
