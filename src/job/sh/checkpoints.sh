@@ -1,0 +1,113 @@
+# checkpoints: retention and wholeness on the host, for the guard (guard.sh; docs/usage.md,
+# "Checkpoints"). A library of functions: it runs nothing itself. POSIX sh, find, stat -c (GNU
+# and BusyBox) and awk (mawk, BusyBox's, gawk; LC_ALL=C).
+#
+# The settings, JOBDIR/checkpoints (written by mlt with the lock), one key=value a line:
+#   mlt-checkpoints 1
+#   pattern=GLOB        relative to the log dir (find -path: * crosses /)
+#   keep_last=N         the newest N stay (0: none by age)
+#   best_n=K            the best K by the metric stay (0: none)
+#   best_mode=min|max
+#   settle=S            seconds a version must stay unchanged, while the job runs, to be whole
+#   marker=TEMPLATE     a file that makes a checkpoint whole, {name} its file name; empty: none
+#
+# The ledger, JOBDIR/ckpt.ledger (written as .tmp, then moved), one checkpoint a line:
+#   NAME<TAB>SIZE<TAB>MTIME<TAB>SEEN<TAB>WHOLE<TAB>METRIC<TAB>STATE
+# NAME relative to the log dir; SEEN when this version (SIZE, MTIME) was first seen; WHOLE 0|1;
+# METRIC the metric's latest value when this version was first seen ("" when none); STATE kept,
+# or deleted (by this retention; the line stays so that mlt deletes the local copy too).
+#
+# mlt_ckpt_tick JOBDIR NOW ALIVE ENDED METRIC: one look. ALIVE 1 while the job runs; ENDED 1 once
+#   it recorded its exit status (every file then present is whole); METRIC the latest value.
+#   Deletes the whole checkpoints that retention does not keep (and their markers), never the
+#   newest whole one, and
+#   none while JOBDIR/ckpt.pulling (an mlt's pull) is younger than 600 s. Names with a newline
+#   or a tab are left alone. Exit status 0, or 1 when the ledger could not be written.
+mlt_ckpt_tick() {
+  mlt_ck_j=$1
+  [ -f "$mlt_ck_j/checkpoints" ] || return 0
+  mlt_ck_d=; { IFS= read -r mlt_ck_d < "$mlt_ck_j/log_dir"; } 2> /dev/null
+  [ -n "$mlt_ck_d" ] && [ -d "$mlt_ck_d" ] || return 0
+  mlt_ck_p=$(sed -n 's/^pattern=//p' "$mlt_ck_j/checkpoints")
+  mlt_ck_m=$(sed -n 's/^marker=//p' "$mlt_ck_j/checkpoints")
+  [ -n "$mlt_ck_p" ] || return 0
+  mlt_ck_hold=0
+  if [ -e "$mlt_ck_j/ckpt.pulling" ] && [ -n "$(find "$mlt_ck_j/ckpt.pulling" -mmin -10 2> /dev/null)" ]; then mlt_ck_hold=1; fi
+  # The markers' pattern: the template with {name} as the checkpoints' own file pattern.
+  mlt_ck_mp=
+  case $mlt_ck_m in *'{name}'*) mlt_ck_mp="${mlt_ck_p%/*}/${mlt_ck_m%%\{name\}*}${mlt_ck_p##*/}${mlt_ck_m#*\{name\}}"; case $mlt_ck_p in */*) ;; *) mlt_ck_mp=${mlt_ck_mp#*/} ;; esac ;; esac
+  {
+    (cd "$mlt_ck_d" && find . -path "./$mlt_ck_p" -type f -exec stat -c 'f %s %Y %n' {} + 2> /dev/null)
+    [ -z "$mlt_ck_mp" ] || (cd "$mlt_ck_d" && find . -path "./$mlt_ck_mp" -type f -exec stat -c 'm %s %Y %n' {} + 2> /dev/null)
+  } | LC_ALL=C awk -v now="$2" -v alive="$3" -v ended="$4" -v cur="$5" -v hold="$mlt_ck_hold" \
+      -v conf="$mlt_ck_j/checkpoints" -v ledger="$mlt_ck_j/ckpt.ledger" -v del="$mlt_ck_j/ckpt.delete" '
+function setting(k,   l) {
+  while ((getline l < conf) > 0) if (index(l, k "=") == 1) { close(conf); return substr(l, length(k) + 2) }
+  close(conf); return ""
+}
+function better(a, b) { return mode == "max" ? a + 0 > b + 0 : a + 0 < b + 0 }
+BEGIN {
+  keep_last = setting("keep_last") + 0; best_n = setting("best_n") + 0
+  mode = setting("best_mode"); settle = setting("settle") + 0; marker = setting("marker")
+  while ((getline l < ledger) > 0) {
+    split(l, f, "\t")
+    if (f[7] == "deleted") { gone[f[1]] = l; continue }
+    osize[f[1]] = f[2]; omtime[f[1]] = f[3]; oseen[f[1]] = f[4]; owhole[f[1]] = f[5]; ometric[f[1]] = f[6]
+  }
+  close(ledger)
+}
+# "f SIZE MTIME ./NAME" or "m ..." (a marker); a line of a name with a newline fails the match.
+/^[fm] [0-9]+ [0-9]+ \.\// {
+  k = $1; size = $2; mtime = $3
+  name = substr($0, length(k) + length(size) + length(mtime) + 6)
+  if (index(name, "\t")) next
+  if (k == "m") { markers[name] = 1; next }
+  n++; names[n] = name; sizes[n] = size; mtimes[n] = mtime
+}
+END {
+  for (i = 1; i <= n; i++) {
+    nm = names[i]
+    if ((nm in osize) && osize[nm] == sizes[i] && omtime[nm] == mtimes[i]) {
+      seen[i] = oseen[nm]; whole[i] = owhole[nm]; metric[i] = ometric[nm]
+    } else { seen[i] = now; whole[i] = 0; metric[i] = cur }
+    mk[i] = ""
+    if (marker != "") { m = marker; s = index(m, "{name}"); d = nm; sub(/[^\/]*$/, "", d); b = substr(nm, length(d) + 1); mk[i] = d substr(m, 1, s - 1) b substr(m, s + 6) }
+    if (!whole[i] && (ended == 1 || (mk[i] != "" && (mk[i] in markers)) || (alive == 1 && now - seen[i] >= settle))) whole[i] = 1
+    keep[i] = !whole[i]
+  }
+  # The newest keep_last (by mtime, then name), the newest whole one, the best best_n.
+  for (r = 1; r <= keep_last; r++) {
+    pick = 0
+    for (i = 1; i <= n; i++) if (!taken[i] && (pick == 0 || mtimes[i] > mtimes[pick] || (mtimes[i] == mtimes[pick] && names[i] > names[pick]))) pick = i
+    if (pick == 0) break
+    taken[pick] = 1
+    keep[pick] = 1
+  }
+  newest = 0
+  for (i = 1; i <= n; i++) if (whole[i] && (newest == 0 || mtimes[i] > mtimes[newest] || (mtimes[i] == mtimes[newest] && names[i] > names[newest]))) newest = i
+  if (newest) keep[newest] = 1
+  for (r = 1; r <= best_n; r++) {
+    pick = 0
+    for (i = 1; i <= n; i++) if (!best[i] && metric[i] != "" && (pick == 0 || better(metric[i], metric[pick]))) pick = i
+    if (pick == 0) break
+    best[pick] = 1; keep[pick] = 1
+  }
+  T = ledger ".tmp"
+  printf "" > del
+  for (i = 1; i <= n; i++) {
+    state = (keep[i] || hold) ? "kept" : "deleted"
+    if (state == "deleted") { print "./" names[i] > del; if (mk[i] != "" && (mk[i] in markers)) print "./" mk[i] > del }
+    printf "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", names[i], sizes[i], mtimes[i], seen[i], whole[i], metric[i], state > T
+    here[names[i]] = 1
+  }
+  for (nm in gone) if (!(nm in here)) print gone[nm] > T
+  close(del)
+  if (close(T) != 0) exit 1
+}' || return 1
+  mv -f "$mlt_ck_j/ckpt.ledger.tmp" "$mlt_ck_j/ckpt.ledger" || return 1
+  # Deleted by name, one at a time, inside the log dir (no name has a newline: see above).
+  while IFS= read -r mlt_ck_f; do
+    rm -f -- "$mlt_ck_d/$mlt_ck_f"
+  done < "$mlt_ck_j/ckpt.delete"
+  rm -f "$mlt_ck_j/ckpt.delete"
+}
