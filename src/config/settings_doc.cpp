@@ -200,6 +200,12 @@ std::string settings_reference_markdown() {
             for (const auto& sub : settings_detail::transfer_fields())
                 add_row(out, "transfer." + std::string(sub.name), sub);
         }
+        if (field.type == settings_detail::SettingType::checkpoints) {
+            for (const auto& sub : settings_detail::checkpoints_fields())
+                add_row(out, "checkpoints." + std::string(sub.name), sub);
+            for (const auto& sub : settings_detail::keep_best_fields())
+                add_row(out, "checkpoints.keep_best." + std::string(sub.name), sub);
+        }
         if (field.type == settings_detail::SettingType::watch) {
             for (const auto& sub : settings_detail::watch_fields())
                 add_row(out, "watch." + std::string(sub.name), sub);

@@ -79,5 +79,6 @@ std::vector<FieldDecl> notify_fields();
 void merge_nodes(Value&& value, SshSettings& settings);
 void merge_transfer(Value&& value, SshSettings& settings);
 void merge_watch(Value&& value, SshSettings& settings);
+void merge_checkpoints(Value&& value, SshSettings& settings);
 
 }  // namespace mlt::settings_detail

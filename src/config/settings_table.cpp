@@ -126,6 +126,9 @@ std::string type_name(const FieldDecl& field) {
             return "list of regexes or plateau mappings";
         case SettingType::failure_rules:
             return "list of mappings";
+        case SettingType::checkpoints:
+        case SettingType::keep_best:
+            return "mapping";
         case SettingType::host_key_checking:
             return "`yes`, `accept-new` or `no`";
         case SettingType::choice:
@@ -163,6 +166,10 @@ std::string type_description(const FieldDecl& field) {
             return "a list of rules, each a regex or a mapping (metric, mode, patience)";
         case SettingType::failure_rules:
             return "a list of rules, each a mapping (match, then)";
+        case SettingType::checkpoints:
+            return "a mapping (pattern, keep_last, keep_best, settle_seconds, marker)";
+        case SettingType::keep_best:
+            return "a mapping (metric, mode, n, file)";
         case SettingType::host_key_checking:
             return "one of yes, accept-new, no";
         case SettingType::choice:

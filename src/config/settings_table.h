@@ -29,6 +29,8 @@ enum class SettingType {
     watch,              // a mapping of watch_fields()
     stop_rules,         // a list of rules: a regex, or {metric, mode, patience}
     failure_rules,      // a list of {match, then}
+    checkpoints,        // a mapping of checkpoints_fields(), with keep_best inside
+    keep_best,          // a mapping of keep_best_fields()
     host_key_checking,  // yes | accept-new | no
     choice,             // one of the words in FieldDecl::choices, kept as a string
     notify_targets,     // a list of mappings of notify_target_fields()
@@ -59,10 +61,10 @@ struct WatchValue {
 using EnvironmentList = std::vector<std::pair<std::string, std::string>>;
 
 // One key's value as read from one file, before it is applied to SshSettings.
-using Value =
-    std::variant<std::string, bool, int, double, std::vector<std::string>, EnvironmentList,
-                 std::vector<ConnectionSettings>, NodesValue, HostKeyChecking, WatchValue,
-                 std::vector<StopRule>, std::vector<NotifyTarget>, std::vector<FailureRule>>;
+using Value = std::variant<std::string, bool, int, double, std::vector<std::string>,
+                           EnvironmentList, std::vector<ConnectionSettings>, NodesValue,
+                           HostKeyChecking, WatchValue, std::vector<StopRule>,
+                           std::vector<NotifyTarget>, std::vector<FailureRule>, CheckpointSettings>;
 
 // Applies one file's value on top of the lower layers (the key's merge rule).
 using ApplyFn = void (*)(Value&& value, SshSettings& settings);
@@ -100,6 +102,9 @@ const std::vector<FieldDecl>& watch_fields();
 const std::vector<FieldDecl>& plateau_fields();
 // The keys of one rule in watch.on_failure.
 const std::vector<FieldDecl>& failure_rule_fields();
+// The keys of `checkpoints` and of its keep_best.
+const std::vector<FieldDecl>& checkpoints_fields();
+const std::vector<FieldDecl>& keep_best_fields();
 // The keys of one `notify` target.
 const std::vector<FieldDecl>& notify_target_fields();
 

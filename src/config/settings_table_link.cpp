@@ -60,6 +60,14 @@ std::vector<FieldDecl> link_and_transfer_fields() {
                 "how big files move (docs/architecture.md, \"Big files\"), and the progress "
                 "every transfer must make",
                 &merge_transfer),
+        special("checkpoints", SettingType::checkpoints, "none (nothing deleted)",
+                "{pattern: 'checkpoints/*.pt', keep_last: 2, keep_best: {metric: "
+                "'val_loss[=:] *([0-9.eE+-]+)', mode: min, n: 1}}",
+                "which files of the log dir are checkpoints, which of them stay on the host "
+                "and here (the rest are deleted on both ends), and when one is whole enough to "
+                "restore (docs/usage.md, \"Checkpoints\"); a model's mapping replaces the "
+                "user's",
+                &merge_checkpoints),
         special("watch", SettingType::watch, "see below",
                 "{every: 15, idle_gpu_minutes: 0, stop_idle: false, silent_minutes: 0, "
                 "stop_silent: false, stop_when: [], on_failure: [], on_failure_defaults: true}",

@@ -45,6 +45,11 @@ Value ValueReader::read(const FieldDecl& field, const YAML::Node& node,
             return read_rules(field, node, key);
         case SettingType::failure_rules:
             return read_failure_rules(field, node, key);
+        case SettingType::checkpoints:
+            if (!node.IsMap()) yaml_.type_error(node, key, field);
+            return read_checkpoints(node, key);
+        case SettingType::keep_best:
+            yaml_.type_error(node, key, field);  // read inside read_checkpoints
         case SettingType::host_key_checking: {
             // YAML 1.1 readers turn unquoted yes/no into booleans; both spellings mean the
             // OpenSSH words here.

@@ -70,6 +70,11 @@ class ValueReader {
     std::vector<FailureRule> read_failure_rules(const FieldDecl& field, const YAML::Node& node,
                                                 const std::string& key) const;
 
+    // `checkpoints` (settings_checkpoints.cpp): every value checked here, before anything remote.
+    CheckpointSettings read_checkpoints(const YAML::Node& node, const std::string& key) const;
+    void read_keep_best(const YAML::Node& node, const std::string& key,
+                        CheckpointSettings& out) const;
+
     // `notify` (settings_notify.cpp).
     std::vector<NotifyTarget> read_notify(const FieldDecl& field, const YAML::Node& node,
                                           const std::string& key) const;

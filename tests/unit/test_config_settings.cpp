@@ -484,6 +484,44 @@ TEST_F(SettingsTest, FailureRulesAreReadModelFirstAndCheckedBeforeAnyRun) {
     EXPECT_TRUE(has_text(what, "ssh.watch.on_failure[0] must be a list of rules")) << what;
 }
 
+// checkpoints: the mapping with keep_best inside, every value checked with its place; the
+// model's mapping replaces the user's whole.
+TEST_F(SettingsTest, CheckpointsAreReadWholeAndCheckedBeforeAnyRun) {
+    EXPECT_FALSE(load("ssh:\n").checkpoints.on());
+    SshSettings s =
+        load("ssh:\n  checkpoints: {pattern: 'a/*.h5', keep_last: 5, marker: '{name}.ok'}\n",
+             "ssh:\n  checkpoints:\n    pattern: 'checkpoints/*.pt'\n    keep_last: 2\n"
+             "    keep_best: {metric: 'val_loss=([0-9.]+)', mode: max, n: 3, file: 'm.csv'}\n"
+             "    settle_seconds: 4\n");
+    EXPECT_EQ(s.checkpoints.pattern, "checkpoints/*.pt");
+    EXPECT_EQ(s.checkpoints.keep_last, 2);
+    EXPECT_EQ(s.checkpoints.best_metric, "val_loss=([0-9.]+)");
+    EXPECT_TRUE(s.checkpoints.best_max);
+    EXPECT_EQ(s.checkpoints.best_n, 3);
+    EXPECT_EQ(s.checkpoints.best_file, "m.csv");
+    EXPECT_EQ(s.checkpoints.settle_seconds, 4);
+    EXPECT_EQ(s.checkpoints.marker, "");  // the user's mapping is replaced whole
+    EXPECT_TRUE(s.checkpoints.deletes());
+    s = load("ssh:\n  checkpoints: {pattern: 'x/*'}\n");
+    EXPECT_TRUE(s.checkpoints.on());
+    EXPECT_FALSE(s.checkpoints.deletes());
+    EXPECT_EQ(s.checkpoints.settle_seconds, 10);
+
+    auto [what, hint] = error_of("ssh:\n  checkpoints: {pattern: '../x/*'}\n");
+    EXPECT_TRUE(has_text(what, "ssh.checkpoints.pattern must stay inside the log dir")) << what;
+    std::tie(what, hint) = error_of("ssh:\n  checkpoints: {keep_last: 2}\n");
+    EXPECT_TRUE(has_text(what, "ssh.checkpoints has no pattern")) << what;
+    std::tie(what, hint) = error_of("ssh:\n  checkpoints: {pattern: 'x', marker: 'done'}\n");
+    EXPECT_TRUE(has_text(what, "ssh.checkpoints.marker must name a file beside")) << what;
+    std::tie(what, hint) =
+        error_of("ssh:\n  checkpoints: {pattern: 'x', keep_best: {metric: 'loss=[0-9]+'}}\n");
+    EXPECT_TRUE(has_text(what, "ssh.checkpoints.keep_best.metric is no usable metric")) << what;
+    std::tie(what, hint) = error_of("ssh:\n  checkpoints: {pattern: 'x', keep_best: {n: 2}}\n");
+    EXPECT_TRUE(has_text(what, "ssh.checkpoints.keep_best has no metric")) << what;
+    std::tie(what, hint) = error_of("ssh:\n  checkpoints: 'x/*'\n");
+    EXPECT_TRUE(has_text(what, "ssh.checkpoints must be a mapping")) << what;
+}
+
 TEST_F(SettingsTest, PricePerHourIsAFiniteNumber) {
     EXPECT_DOUBLE_EQ(load("ssh:\n  price_per_hour: 0.45\n").price_per_hour, 0.45);
     EXPECT_DOUBLE_EQ(load("ssh:\n  price_per_hour: +2e-1\n").price_per_hour, 0.2);

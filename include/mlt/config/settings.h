@@ -59,6 +59,21 @@ struct FailureRule {
 // The rules that apply after the settings' own unless `watch.on_failure_defaults: false`.
 const std::vector<FailureRule>& default_failure_rules();
 
+// `checkpoints:` (docs/usage.md, "Checkpoints"): which files of the log dir are checkpoints,
+// which of them stay on both ends, and when one is whole. Off while `pattern` is empty.
+struct CheckpointSettings {
+    std::string pattern;      // a glob relative to the log dir (`*` crosses `/`); empty: off
+    int keep_last = 0;        // the newest N stay; 0 with keep_best.n 0: nothing is deleted
+    std::string best_metric;  // ECMAScript with a group around the value; empty: none
+    bool best_max = false;    // keep_best.mode max: higher is better
+    int best_n = 0;           // the best K by the metric stay
+    std::string best_file;    // the metric from this file of the log dir; empty: the console
+    int settle_seconds = 10;  // unchanged this long (size and mtime) while the job runs: whole
+    std::string marker;       // "{name}.done": a file beside it that makes one whole
+    bool on() const { return !pattern.empty(); }
+    bool deletes() const { return on() && (keep_last > 0 || best_n > 0); }
+};
+
 // The body a `notify` target is sent (docs/usage.md, "Notifications"): json, the event as one
 // object; ntfy, a text POST with a Title header; slack, `{"text": ...}`.
 enum class NotifyFormat { json, ntfy, slack };
@@ -130,6 +145,7 @@ struct SshSettings {
     // watch.on_failure: the model's rules, then the user's (the first that matches decides).
     std::vector<FailureRule> on_failure;
     bool on_failure_defaults = true;  // watch.on_failure_defaults: default_failure_rules() last
+    CheckpointSettings checkpoints;   // a higher layer's mapping replaces a lower one's
     // Webhooks told of the run's events; a higher layer's list replaces a lower one's.
     std::vector<NotifyTarget> notify;
     // A local command fed each event's JSON on stdin; empty: none.

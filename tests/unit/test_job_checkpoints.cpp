@@ -1,0 +1,165 @@
+// The guard's checkpoint ledger and retention (checkpoints.sh) under dash, BusyBox's sh and a
+// host whose every tool is BusyBox's: which checkpoints stay, which are whole, what a pull in
+// progress and odd names do.
+#include <gtest/gtest.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <utime.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "local_remote.h"
+#include "mlt/util/shell.h"
+#include "remote_scripts.h"
+
+namespace fs = std::filesystem;
+
+namespace mlt {
+namespace {
+
+class Checkpoints : public ::testing::TestWithParam<std::string> {
+  protected:
+    void SetUp() override {
+        std::string dir = (fs::temp_directory_path() / "mlt-checkpoints-XXXXXX").string();
+        ASSERT_NE(mkdtemp(dir.data()), nullptr);
+        dir_ = dir;
+        fs::create_directories(dir_ + "/j");
+        fs::create_directories(dir_ + "/logs/ck");
+        write("j/log_dir", dir_ + "/logs\n");
+    }
+    void TearDown() override { fs::remove_all(dir_); }
+
+    test::LocalShell shell() const {
+        if (GetParam() != "busybox-only") return test::local_shell(GetParam());
+        return test::shell_on_path("busybox-only", "busybox", {"sh"},
+                                   {"awk", "cat", "find", "mv", "rm", "sed", "stat"});
+    }
+    void settings(int keep_last, int best_n, const std::string& marker = "{name}.done") {
+        write("j/checkpoints",
+              "mlt-checkpoints 1\npattern=ck/*.pt\nkeep_last=" + std::to_string(keep_last) +
+                  "\nbest_n=" + std::to_string(best_n) +
+                  "\nbest_mode=min\nsettle=10\nmarker=" + marker + "\n");
+    }
+    // One look at NOW, the job ALIVE (1) or ENDED (1), the metric's latest value.
+    void tick(long now, int alive, int ended, const std::string& metric = "") {
+        test::LocalRemote remote(shell());
+        const auto out = remote.run(
+            "set -- " + shell_quote(dir_ + "/j") + " " + std::to_string(now) + " " +
+            std::to_string(alive) + " " + std::to_string(ended) + " " + shell_quote(metric) + "\n" +
+            std::string(scripts::job_checkpoints) + "\nmlt_ckpt_tick \"$@\"; echo \"status $?\"");
+        EXPECT_EQ(out.out, "status 0\n") << out.err;
+    }
+    // A checkpoint of `size` bytes written at `mtime`.
+    void save(const std::string& name, size_t size, long mtime) {
+        write("logs/ck/" + name, std::string(size, 'w'));
+        const std::string p = dir_ + "/logs/ck/" + name;
+        struct utimbuf t {
+            mtime, mtime
+        };
+        ASSERT_EQ(::utime(p.c_str(), &t), 0);
+    }
+    std::vector<std::string> left() const {
+        std::vector<std::string> names;
+        for (const auto& e : fs::directory_iterator(dir_ + "/logs/ck"))
+            names.push_back(e.path().filename().string());
+        std::sort(names.begin(), names.end());
+        return names;
+    }
+    // "NAME WHOLE STATE;" for each line of the ledger, sorted.
+    std::string ledger() const {
+        std::ifstream in(dir_ + "/j/ckpt.ledger");
+        std::vector<std::string> rows;
+        for (std::string l; std::getline(in, l);) {
+            std::vector<std::string> f;
+            std::stringstream s(l);
+            for (std::string x; std::getline(s, x, '\t');) f.push_back(x);
+            if (f.size() == 7) rows.push_back(f[0] + " " + f[4] + " " + f[6]);
+        }
+        std::sort(rows.begin(), rows.end());
+        std::string out;
+        for (const auto& r : rows) out += r + ";";
+        return out;
+    }
+    void write(const std::string& name, const std::string& text) {
+        std::ofstream(dir_ + "/" + name, std::ios::binary) << text;
+    }
+    std::string dir_;
+};
+
+TEST_P(Checkpoints, TheNewestAndTheBestStayAndTheRestGo) {
+    settings(2, 1);
+    const char* const metrics[] = {"0.9", "0.5", "0.7", "0.8", "0.6", "0.95"};
+    for (int i = 1; i <= 6; ++i) {
+        const long t = 1000 + i * 100;
+        save("e" + std::to_string(i) + ".pt", 3, t);
+        tick(t, 1, 0, metrics[i - 1]);
+        tick(t + 11, 1, 0, metrics[i - 1]);  // unchanged for settle_seconds: whole
+    }
+    EXPECT_EQ(left(), (std::vector<std::string>{"e2.pt", "e5.pt", "e6.pt"}));
+    EXPECT_EQ(ledger(),
+              "ck/e1.pt 1 deleted;ck/e2.pt 1 kept;ck/e3.pt 1 deleted;ck/e4.pt 1 deleted;"
+              "ck/e5.pt 1 kept;ck/e6.pt 1 kept;");
+}
+
+TEST_P(Checkpoints, OnlyWholeOnesGoAndNeverTheNewestWholeOne) {
+    settings(1, 0);
+    save("a.pt", 1, 1000);
+    tick(1000, 1, 0);
+    tick(1011, 1, 0);
+    save("b.pt", 2, 1020);  // being written: changed at every look
+    tick(1020, 1, 0);
+    save("b.pt", 3, 1025);
+    tick(1031, 1, 0);
+    EXPECT_EQ(ledger(), "ck/a.pt 1 kept;ck/b.pt 0 kept;");
+    // Its marker makes it whole: the older one goes, with its own marker.
+    write("logs/ck/a.pt.done", "");
+    write("logs/ck/b.pt.done", "");
+    tick(1032, 1, 0);
+    EXPECT_EQ(left(), (std::vector<std::string>{"b.pt", "b.pt.done"}));
+    EXPECT_EQ(ledger(), "ck/a.pt 1 deleted;ck/b.pt 1 kept;");
+}
+
+TEST_P(Checkpoints, APullInProgressHoldsTheDeletionsAndTheJobsEndMakesEveryOneWhole) {
+    settings(1, 0, "");
+    save("a.pt", 1, 1000);
+    save("b.pt", 1, 1010);
+    write("j/ckpt.pulling", "");
+    tick(1010, 0, 1);
+    EXPECT_EQ(left(), (std::vector<std::string>{"a.pt", "b.pt"}));
+    fs::remove(dir_ + "/j/ckpt.pulling");
+    tick(1011, 0, 1);
+    EXPECT_EQ(left(), (std::vector<std::string>{"b.pt"}));
+    EXPECT_EQ(ledger(), "ck/a.pt 1 deleted;ck/b.pt 1 kept;");
+}
+
+TEST_P(Checkpoints, NamesWithANewlineOrATabAreLeftAlone) {
+    settings(1, 0, "");
+    save("x.pt\ny.pt", 1, 1000);
+    save("t\tab.pt", 1, 1001);
+    save("z.pt", 1, 1100);
+    tick(1200, 0, 1);
+    EXPECT_EQ(left(), (std::vector<std::string>{"t\tab.pt", "x.pt\ny.pt", "z.pt"}));
+}
+
+TEST_P(Checkpoints, NoSettingsNothingDone) {
+    save("a.pt", 1, 1000);
+    tick(1000, 1, 0);
+    EXPECT_FALSE(fs::exists(dir_ + "/j/ckpt.ledger"));
+}
+
+INSTANTIATE_TEST_SUITE_P(Hosts, Checkpoints,
+                         ::testing::Values(std::string("dash"), std::string("busybox"),
+                                           std::string("busybox-only")),
+                         [](const ::testing::TestParamInfo<std::string>& host) {
+                             std::string name = host.param;
+                             name.erase(std::remove(name.begin(), name.end(), '-'), name.end());
+                             return name;
+                         });
+
+}  // namespace
+}  // namespace mlt
