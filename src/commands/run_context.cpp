@@ -153,6 +153,7 @@ TrainPlan plan_for(const RunContext& c, const SshCommandLine& cli, const std::st
     p.transfer_connections = c.settings.transfer_connections;
     p.stop_when = c.settings.stop_when;
     p.on_failure = failure_rules_in_effect(c.settings);
+    p.checkpoints = c.settings.checkpoints;
     p.notify = c.settings.notify;
     p.notify_cmd = c.settings.notify_cmd;
     p.notify_from = c.settings.notify_from;

@@ -96,6 +96,9 @@ CheckpointSettings ValueReader::read_checkpoints(const YAML::Node& node,
                        throw config_error(yaml_.where(v) + ": " + key + "." + name + " " + why,
                                           hint);
                    };
+                   const auto& text = std::get_if<std::string>(&value);
+                   if (text && text->find_first_of("\n\r\t") != std::string::npos)
+                       bad("has a line end or a tab", "write it on one line");
                    if (name == "pattern") {
                        out.pattern = std::get<std::string>(value);
                        if (!inside(out.pattern))

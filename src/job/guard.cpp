@@ -13,7 +13,8 @@ std::string guard_script() {
     return "mlt_notify_send=" + shell_quote(notify_send_script()) + "\n" +
            std::string(scripts::job_alive) + std::string(scripts::job_stop_functions) +
            std::string(scripts::job_launch) + std::string(scripts::job_sampler) +
-           std::string(scripts::job_guard_rules) + std::string(scripts::job_guard);
+           std::string(scripts::job_guard_rules) + std::string(scripts::job_checkpoints) +
+           std::string(scripts::job_guard);
 }
 
 }  // namespace job_detail

@@ -29,11 +29,20 @@ std::string lock_more(const NewRun& run) {
            (run.unattended_seconds > 0 && !run.shutdown_script.empty()
                 ? "unattended=" + std::to_string(run.unattended_seconds) + "\n"
                 : "") +
-           (run.rules_text.empty() ? "" : "rules=1\n") + (run.notify ? "notify=1\n" : "") +
+           (run.rules_text.empty() ? "" : "rules=1\n") +
+           (run.checkpoints_text.empty() ? "" : "ckpt=1\n") + (run.notify ? "notify=1\n" : "") +
            idle_lines(run);
 }
 
 }  // namespace
+
+std::string checkpoints_file_text(const CheckpointSettings& c) {
+    return "mlt-checkpoints 1\npattern=" + c.pattern +
+           "\nkeep_last=" + std::to_string(c.keep_last) +
+           "\nbest_n=" + std::to_string(c.best_metric.empty() ? 0 : c.best_n) +
+           "\nbest_mode=" + (c.best_max ? "max" : "min") +
+           "\nsettle=" + std::to_string(c.settle_seconds) + "\nmarker=" + c.marker + "\n";
+}
 
 bool JobDir::acquire_run(const NewRun& run, bool* start_claimed) {
     ShellCommand c = run_command(remote_dir_, model_, run.run_id, true);
@@ -45,6 +54,7 @@ bool JobDir::acquire_run(const NewRun& run, bool* start_claimed) {
         .set("mlt_cmd", run.command_text)
         .set("mlt_pending_shutdown", run.unattended_seconds > 0 ? run.shutdown_script : "")
         .set("mlt_rules", run.rules_text)
+        .set("mlt_checkpoints", run.checkpoints_text)
         .set("mlt_ticket", run.start_ticket)
         .add(scripts::job_alive)
         .add(scripts::job_acquire)

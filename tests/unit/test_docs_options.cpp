@@ -82,6 +82,10 @@ TEST(DocsOptions, EveryKeyInSettingsExists) {
             known = sd::find_field(sd::transfer_fields(), tail) != nullptr;
         else if (known && head == "watch" && !tail.empty())
             known = sd::find_field(sd::watch_fields(), tail) != nullptr;
+        else if (known && head == "checkpoints" && tail.rfind("keep_best.", 0) == 0)
+            known = sd::find_field(sd::keep_best_fields(), tail.substr(10)) != nullptr;
+        else if (known && head == "checkpoints" && !tail.empty())
+            known = sd::find_field(sd::checkpoints_fields(), tail) != nullptr;
         else if (!tail.empty())
             known = false;
         EXPECT_TRUE(known) << "docs/settings.md names " << key << ", which the table lacks";

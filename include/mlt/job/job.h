@@ -122,6 +122,11 @@ std::string fill_placeholders(const std::string& command,
                               const std::vector<std::pair<std::string, std::string>>& words);
 
 // A new run, as it takes the lock.
+// The job dir's `checkpoints` file for the guard (checkpoints.sh): `mlt-checkpoints 1`, then
+// pattern=, keep_last=, best_n=, best_mode=, settle=, marker= (values without a line end: the
+// settings refuse them).
+std::string checkpoints_file_text(const CheckpointSettings& c);
+
 struct NewRun {
     std::string run_id;
     std::string owner;         // "user@host pid N", for people
@@ -164,6 +169,9 @@ struct NewRun {
     // The watch.stop_when rules the host's guard decides on the console log (host_rules_text;
     // empty: none): written as the job dir's `rules`, with `rules=1` in the lock.
     std::string rules_text = {};
+    // checkpoints: the guard's settings file (checkpoints_file_text; empty: off), written as
+    // the job dir's `checkpoints`, with `ckpt=1` in the lock.
+    std::string checkpoints_text = {};
     // The host's guard sends the run's notifications (`notify=1` in the lock; the targets come
     // after the lock, JobDir::hand_notifications).
     bool notify = false;

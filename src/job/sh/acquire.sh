@@ -34,7 +34,7 @@ if ! mlt_files_mine; then
   # The files of the previous run (docs/remote-protocol.md, "Layout"), and the markers of its later
   # attempts.
   for f in "$j/run_id" "$j/run.sh" "$j/cmd" "$j/started" "$j/pid" "$j/console.log" \
-    "$j/exit_status" "$j/sha256" "$j/stopped" "$j/guard.stop" "$j/guard.pid" "$j/samples" "$j/rules" "$j/rules.state" "$j"/notify.* "$j/shutdown.pending.sh" "$j/shutdown.unattended" "$j/disk_full" "$j/download_files" \
+    "$j/exit_status" "$j/sha256" "$j/stopped" "$j/guard.stop" "$j/guard.pid" "$j/samples" "$j/rules" "$j/rules.state" "$j/checkpoints" "$j/ckpt.ledger" "$j/ckpt.pulling" "$j"/notify.* "$j/shutdown.pending.sh" "$j/shutdown.unattended" "$j/disk_full" "$j/download_files" \
     "$j/shutdown.sh" "$j/shutdown.started" "$j/shutdown.pid" "$j/shutdown.log" \
     "$j/shutdown.status" "$j/batch.sh" "$j/shutdown.batch.sh" "$j/log_dir" "$j/training" \
     "$j/restore" "$j/start.claimed" "$j"/started.[0-9]* "$j"/gang.[0-9]*; do
@@ -47,6 +47,7 @@ if ! mlt_files_mine; then
   if ! { : > "$j/console.log" && cat > "$j/run.sh.tmp" && mv -f "$j/run.sh.tmp" "$j/run.sh" && printf '%s\n' "$mlt_cmd" > "$j/cmd" &&
     { [ -z "$mlt_pending_shutdown" ] || { printf '%s' "$mlt_pending_shutdown" > "$j/shutdown.pending.sh.tmp" && mv -f "$j/shutdown.pending.sh.tmp" "$j/shutdown.pending.sh"; }; } &&
     { [ -z "$mlt_rules" ] || { printf '%s' "$mlt_rules" > "$j/rules.tmp" && mv -f "$j/rules.tmp" "$j/rules"; }; } &&
+    { [ -z "$mlt_checkpoints" ] || { printf '%s' "$mlt_checkpoints" > "$j/checkpoints.tmp" && mv -f "$j/checkpoints.tmp" "$j/checkpoints"; }; } &&
     printf '%s\n' "$r" > "$j/run_id.tmp" && mv -f "$j/run_id.tmp" "$j/run_id"; }; then mlt_nospace; exit 1; fi
 fi
 echo acquired

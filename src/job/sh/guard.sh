@@ -49,6 +49,7 @@ mlt_every=$(sed -n 's/^every=//p' "$j/lock" 2>/dev/null)
 mlt_rules=$(sed -n 's/^rules=//p' "$j/lock" 2>/dev/null)
 mlt_notify=$(sed -n 's/^notify=//p' "$j/lock" 2>/dev/null)
 mlt_began=$(sed -n 's/^started=//p' "$j/lock" 2>/dev/null)
+mlt_ckpt=$(sed -n 's/^ckpt=//p' "$j/lock" 2>/dev/null)
 case $mlt_quiet in '' | *[!0-9]* | 0) mlt_quiet= ;; esac
 case $mlt_after in '' | *[!0-9]* | 0) mlt_after= ;; esac
 case $mlt_idle$mlt_every in *[!0-9]*) mlt_idle= ;; esac
@@ -56,7 +57,8 @@ case $mlt_below in '' | *[!0-9]*) mlt_below=10 ;; esac
 [ -n "$mlt_every" ] && [ "$mlt_every" != 0 ] && [ "$mlt_idle" != 0 ] || mlt_idle=
 [ -f "$j/shutdown.pending.sh" ] || mlt_after=
 [ -f "$j/rules" ] || mlt_rules=''
-[ -n "$mlt_dl$mlt_quiet$mlt_after$mlt_idle$mlt_rules$mlt_notify" ] || exit 0
+[ -f "$j/checkpoints" ] || mlt_ckpt=''
+[ -n "$mlt_dl$mlt_quiet$mlt_after$mlt_idle$mlt_rules$mlt_notify$mlt_ckpt" ] || exit 0
 # Its pid, for `status` (and a --resume that starts it again when it is gone): removed as it ends
 # by itself; left by a signal, which `status` then tells from a live one.
 echo $$ > "$j/guard.pid.tmp" && mv -f "$j/guard.pid.tmp" "$j/guard.pid"
@@ -170,6 +172,12 @@ while :; do
     if [ -n "$mlt_notify" ] && [ ! -f "$j/notify.targets" ] && [ "$mlt_targets_wait" -gt 0 ]; then
       mlt_targets_wait=$((mlt_targets_wait - 1)); sleep 1; continue
     fi
+    # The checkpoints once more as the job ended: every one then present is whole.
+    # Only a job that ended well wrote each of them to its end (a crash may have cut a save).
+    if [ -n "$mlt_ckpt" ]; then
+      mlt_ok=0; [ "$(cat "$j/exit_status" 2>/dev/null)" != 0 ] || mlt_ok=1
+      mlt_ckpt_tick "$j" "$mlt_now" 0 "$mlt_ok" ""; mlt_ckpt=''
+    fi
     [ -n "$mlt_started_told" ] || { mlt_started_told=1; mlt_notify_event started ""; }
     [ -n "$mlt_end_told" ] || mlt_notify_end
     mlt_unattended
@@ -204,6 +212,8 @@ while :; do
       fi
     fi
     [ -z "$mlt_idle" ] || mlt_idle_look
+    # The checkpoints every other second, after the rules (TODO: the metric's latest value).
+    if [ "$mlt_look" = 1 ] && [ -n "$mlt_ckpt" ]; then mlt_ckpt_tick "$j" "$mlt_now" 1 0 ""; fi
   fi
   sleep 1
 done

@@ -22,7 +22,7 @@ mlt_guard_pid='' mlt_guard_stays=''
 if mlt_guard_duty "$mlt_job/lock"; then
   mlt_start_guard "$mlt_guard" "$$" "$mlt_run" "$j"
   mlt_guard_pid=$!
-  ! grep -q -e '^unattended=' -e '^notify=' "$mlt_job/lock" 2>/dev/null || mlt_guard_stays=1
+  ! grep -q -e '^unattended=' -e '^notify=' -e '^ckpt=' "$mlt_job/lock" 2>/dev/null || mlt_guard_stays=1
 fi
 # Room for the last records, should the training fill the disk: freed as the job ends.
 head -c 65536 /dev/zero > "$mlt_job/reserve" 2>/dev/null || rm -f "$mlt_job/reserve"

@@ -47,6 +47,8 @@ void TrainRun::hand_to_guard(NewRun& run) const {
     run.silent_seconds = static_cast<long>(std::ceil(plan_.silent_minutes * 60));
     // watch.stop_when: decided on rank 0's console (one rule engine, the host's).
     run.rules_text = lead && !plan_.stop_when.empty() ? host_rules_text(plan_.stop_when) : "";
+    // checkpoints: each node's guard keeps its own log dir's.
+    run.checkpoints_text = plan_.checkpoints.on() ? checkpoints_file_text(plan_.checkpoints) : "";
     run.notify = lead && plan_.notify_from == NotifyFrom::host && !plan_.notify.empty();
     run.stop_silent = plan_.stop_silent;
     const bool unattended =

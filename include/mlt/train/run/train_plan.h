@@ -52,6 +52,7 @@ struct TrainPlan {
     std::string notify_cmd;
     NotifyFrom notify_from = NotifyFrom::host;
     std::vector<StopRule> stop_when;  // watch.stop_when
+    CheckpointSettings checkpoints;   // checkpoints: retention and wholeness
     // watch.on_failure with its defaults (failure_rules_in_effect): what a failed or lost
     // attempt means.
     std::vector<FailureRule> on_failure;
