@@ -177,11 +177,29 @@ void rules_section(std::ostringstream& out, const TrainPlan& p) {
                 : std::string("off")));
 }
 
+// "ck/*.pt: the newest 2 and the best 1 (min) stay on both ends, whole after 10 s".
+std::string checkpoints_text(const CheckpointSettings& c) {
+    if (!c.on()) return "none (nothing deleted)";
+    std::string t = c.pattern + ": ";
+    if (!c.deletes()) {
+        t += "nothing deleted";
+    } else {
+        t += "the newest " + std::to_string(c.keep_last);
+        if (c.best_n > 0 && !c.best_metric.empty())
+            t += " and the best " + std::to_string(c.best_n) + " (" + (c.best_max ? "max" : "min") +
+                 ")";
+        t += " stay on both ends";
+    }
+    return t + ", whole after " + std::to_string(c.settle_seconds) + " s" +
+           (c.marker.empty() ? "" : " or with " + c.marker);
+}
+
 void sync_section(std::ostringstream& out, const TrainPlan& p) {
     Section s(out, "Sync");
     s.line("log dir pulled: " + (p.sync_every_s > 0 ? "every " + std::to_string(p.sync_every_s) +
                                                           " s while training, and at the end"
                                                     : std::string("at the end")));
+    s.line("checkpoints: " + checkpoints_text(p.checkpoints));
     s.line("download_files: " +
            (p.download_files.empty() ? std::string("none") : shell_join(p.download_files)));
     s.line("results here: " + (p.local_archive.empty() ? p.spec_dir : p.local_archive) + ", " +

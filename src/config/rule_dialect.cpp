@@ -247,4 +247,18 @@ std::string host_rules_text(const std::vector<StopRule>& rules) {
     return out;
 }
 
+std::string host_metric_line(const std::string& regex) {
+    StopRule rule;
+    rule.regex = regex;
+    rule.plateau = true;
+    const auto translated = host_regex(rule);
+    if (const auto* refused = std::get_if<DialectRefusal>(&translated))
+        throw config_error("checkpoints.keep_best.metric " + regex +
+                               " is no metric the host can read: " + refused->why,
+                           "fix the regex; see docs/usage.md, \"Watching a run\"");
+    const HostRegex& host = std::get<HostRegex>(translated);
+    return "m\t" + field(host.regex) + "\t" + field(host.prefix) + "\t" + field(host.group) + "\t" +
+           field(host.suffix);
+}
+
 }  // namespace mlt

@@ -32,8 +32,9 @@ const std::vector<FieldDecl>& checkpoints_fields() {
             special("keep_best", SettingType::keep_best, "none",
                     "{metric: 'val_loss[=:] *([0-9.eE+-]+)', mode: min, n: 1}",
                     "the best K by a metric stay too: `metric` a regex with a group around the "
-                    "value, found in the console line nearest before the checkpoint was "
-                    "written (or in `file`, a file of the log dir), `mode` min|max, `n` K",
+                    "value, the last one the console showed when the host's guard first saw "
+                    "the checkpoint (it looks every 2 s; or in `file`, a file of the log dir), "
+                    "`mode` min|max, `n` K",
                     nullptr),
             integer("settle_seconds", "`10`", "10",
                     "a checkpoint is whole when its size and mtime stayed the same this long "

@@ -65,7 +65,7 @@ std::vector<FieldDecl> link_and_transfer_fields() {
                 "'val_loss[=:] *([0-9.eE+-]+)', mode: min, n: 1}}",
                 "which files of the log dir are checkpoints, which of them stay on the host "
                 "and here (the rest are deleted on both ends), and when one is whole enough to "
-                "restore (docs/usage.md, \"Checkpoints\"); a model's mapping replaces the "
+                "come home (docs/usage.md, \"Checkpoints\"); a model's mapping replaces the "
                 "user's",
                 &merge_checkpoints),
         special("watch", SettingType::watch, "see below",

@@ -1,6 +1,7 @@
 // The job lock of a run (docs/remote-protocol.md): taking it, recording the run's phase,
 // releasing it, taking it back, marking it moved, and a gang's next attempt under it.
 #include "job_shell.h"
+#include "mlt/config/rule_dialect.h"
 #include "mlt/job/job.h"
 
 namespace mlt {
@@ -41,7 +42,9 @@ std::string checkpoints_file_text(const CheckpointSettings& c) {
            "\nkeep_last=" + std::to_string(c.keep_last) +
            "\nbest_n=" + std::to_string(c.best_metric.empty() ? 0 : c.best_n) +
            "\nbest_mode=" + (c.best_max ? "max" : "min") +
-           "\nsettle=" + std::to_string(c.settle_seconds) + "\nmarker=" + c.marker + "\n";
+           "\nsettle=" + std::to_string(c.settle_seconds) + "\nmarker=" + c.marker +
+           "\nmetric=" + (c.best_metric.empty() ? "" : host_metric_line(c.best_metric)) +
+           "\nmetric_file=" + c.best_file + "\n";
 }
 
 bool JobDir::acquire_run(const NewRun& run, bool* start_claimed) {

@@ -111,13 +111,14 @@ class Pull {
   public:
     Pull(Remote& remote, const std::string& remote_base, const std::string& local_base,
          const std::vector<std::string>& own_names, PullReport shown, LinkPool* links,
-         const ExpectedHashes* expected)
+         const ExpectedHashes* expected, const PullFilter& leave_out)
         : remote_(remote),
           remote_base_(remote_base),
           local_base_(local_base),
           shown_(shown),
           links_(links),
-          expected_(expected) {
+          expected_(expected),
+          leave_out_(leave_out) {
         own_.insert(own_names.begin(), own_names.end());
         own_.insert(kPullStaging);
     }
@@ -133,6 +134,7 @@ class Pull {
             list_remote_file_info(remote_, remote_base_, &clock, &unlisted);
         seen_ = Steady::now();
         keep_copyable(files);
+        if (leave_out_) result.held_back = hold_back(files);
         if (expected_) keep_recorded(files, result.unrecorded);
         const size_t copyable = files.size();
         const uint64_t bytes = keep_changed(files);
@@ -218,6 +220,13 @@ class Pull {
             return true;
         });
         files.erase(kept, files.end());
+    }
+
+    // Drops the files that leave_out_ names; returns how many.
+    uint64_t hold_back(std::vector<RemoteFileInfo>& files) const {
+        const size_t before = files.size();
+        files.erase(std::remove_if(files.begin(), files.end(), leave_out_), files.end());
+        return before - files.size();
     }
 
     // Keeps the files that the expected hashes name; the others go to `unrecorded`.
@@ -401,6 +410,7 @@ class Pull {
     const PullReport shown_;
     LinkPool* const links_;
     const ExpectedHashes* const expected_;
+    const PullFilter& leave_out_;
     std::vector<std::string> not_as_recorded_;
     std::set<std::string> own_;     // names directly in local_base that are mlt's
     std::set<std::string> firsts_;  // first components of the listing
@@ -423,8 +433,10 @@ class Pull {
 
 SyncResult sync_down(Remote& remote, const std::string& remote_base, const std::string& local_base,
                      const CompressionChoice& choose, const std::vector<std::string>& own_names,
-                     PullReport report, LinkPool* links, const ExpectedHashes* expected) {
-    return Pull(remote, remote_base, local_base, own_names, report, links, expected).run(choose);
+                     PullReport report, LinkPool* links, const ExpectedHashes* expected,
+                     const PullFilter& leave_out) {
+    return Pull(remote, remote_base, local_base, own_names, report, links, expected, leave_out)
+        .run(choose);
 }
 
 }  // namespace mlt

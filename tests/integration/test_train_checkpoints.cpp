@@ -1,46 +1,151 @@
-// checkpoints: the host's guard keeps the newest keep_last of a real run's checkpoints and
-// deletes the rest on the host (WIP: the client's side is not built yet).
+// checkpoints (issue 44): retention on both ends against the real sshd. A trainer saves a
+// checkpoint per epoch in place (in two writes, a pause between: a torn file for a while)
+// after a metric line; the host's guard keeps the newest keep_last and the best keep_best,
+// the pulls of --sync-every bring only whole checkpoints that stay, and the local copies of
+// those the guard deleted go too.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <filesystem>
+#include <iostream>
 #include <string>
+#include <vector>
 
 #include "harness/expect.h"
 #include "harness/files.h"
 #include "harness/train_fixture.h"
 
+namespace fs = std::filesystem;
+
 namespace mlt_test {
 namespace {
 
-// Six epochs, a checkpoint each (written in place), half a second apart.
-const char* const kSaver =
-    "mkdir -p \"$MLT_LOG_DIR/ck\"\n"
-    "i=1; while [ $i -le 6 ]; do echo \"epoch $i val_loss=0.$((10 - i))\"; "
-    "echo \"weights $i\" > \"$MLT_LOG_DIR/ck/e$i.pt\"; "
-    "w=0; while [ $w -lt 25 ]; do sleep 0.05; w=$((w+1)); done; i=$((i+1)); done\n";
+// EPOCHS epochs: "epoch I val_loss=V" (epoch 4 is the best: 0.05; later ones fall towards
+// it, never below), then ck/eI.pt written in place in two halves, then 0.3 s. With
+// `in_step`, the second half waits until the guard has seen the first (it looks every other
+// second, and a checkpoint gets the metric's latest value at its first look: so each gets
+// its own epoch's); else it comes 0.2 s later.
+std::string saver(int epochs, bool in_step) {
+    const std::string pause =
+        in_step ? "  until grep -q \"^ck/e$i.pt\t\" \"$MLT_JOB_DIR/ckpt.ledger\" 2>/dev/null; "
+                  "do sleep 0.05; done\n"
+                : "  sleep 0.2\n";
+    return "mkdir -p \"$MLT_LOG_DIR/ck\"\n"
+           "i=1; while [ $i -le " +
+           std::to_string(epochs) +
+           " ]; do\n"
+           "  if [ $i = 4 ]; then v=0.05; else v=$((1000 - i * 10)); v=0.$v; fi\n"
+           "  echo \"epoch $i val_loss=$v\"\n"
+           "  f=\"$MLT_LOG_DIR/ck/e$i.pt\"\n"
+           "  printf 'weights %s, first half;' $i > \"$f\"\n" +
+           pause +
+           "  printf ' second half\\n' >> \"$f\"; sleep 0.3\n"
+           "  i=$((i+1))\n"
+           "done\n";
+}
 
-class TrainCheckpointsTest : public TrainTest {};
+std::string whole_content(int i) {
+    return "weights " + std::to_string(i) + ", first half; second half\n";
+}
 
-TEST_F(TrainCheckpointsTest, TheHostsGuardKeepsTheNewestAndDeletesTheRest) {
+// The names of the checkpoints in `dir`, sorted.
+std::vector<std::string> checkpoints_in(const std::string& dir) {
+    std::vector<std::string> names;
+    if (!fs::exists(dir)) return names;
+    for (const auto& e : fs::directory_iterator(dir))
+        if (e.path().extension() == ".pt") names.push_back(e.path().filename().string());
+    std::sort(names.begin(), names.end());
+    return names;
+}
+
+class TrainCheckpointsTest : public TrainTest {
+  protected:
+    void model(int epochs, bool in_step) {
+        write_user_settings();
+        write_shell_model("m", saver(epochs, in_step));
+        write_model_settings(
+            "m",
+            "ssh:\n  train_cmd: \"sh {spec}\"\n  checkpoints:\n    pattern: 'ck/*.pt'\n"
+            "    keep_last: 2\n    settle_seconds: 1\n"
+            "    keep_best: {metric: 'val_loss=([0-9.]+)', mode: min, n: 1}\n");
+    }
+    std::string host_ck() const { return remote_logs_root() + "/m/ck"; }
+    std::string local_ck() { return local_logs("m") + "/ck"; }
+    // The lines of the local ledger copy whose local copy a pull deleted (`here`).
+    size_t deleted_here() {
+        const std::string text = read_or_empty(local_logs("m") + "/.mlt-checkpoints");
+        size_t n = 0;
+        for (size_t at = 0; (at = text.find("\there\n", at)) != std::string::npos; ++at) ++n;
+        return n;
+    }
+};
+
+// 12 checkpoints with a metric line each, pulled every second while the job runs.
+TEST_F(TrainCheckpointsTest, TheNewestAndTheBestStayOnBothEndsAndTheRestGo) {
+    model(12, true);
+    const ProcessResult r = mlt({"ssh", "train", "m", "--sync-every", "1"});
+    ASSERT_EQ(r.exit_code, 0) << describe(r);
+    const std::vector<std::string> kept{"e11.pt", "e12.pt", "e4.pt"};
+    EXPECT_EQ(checkpoints_in(host_ck()), kept) << read_or_empty(job_file("m", "ckpt.ledger"));
+    EXPECT_EQ(checkpoints_in(local_ck()), kept) << r.out << r.err;
+    for (int i : {4, 11, 12}) {
+        const std::string name = "/e" + std::to_string(i) + ".pt";
+        EXPECT_EQ(read_or_empty(local_ck() + name), whole_content(i)) << name;
+    }
+    // The guard's ledger, kept here too: every checkpoint, 9 deleted.
+    const std::string ledger = read_or_empty(local_logs("m") + "/.mlt-checkpoints");
+    for (int i = 1; i <= 12; ++i)
+        EXPECT_TRUE(has_text(ledger, "ck/e" + std::to_string(i) + ".pt\t")) << ledger;
+    EXPECT_TRUE(has_text(r.out, "checkpoints: 3 kept on the host (9 deleted there, ")) << r.out;
+    std::cout << "pulled while training, then deleted here: " << deleted_here() << " of 9\n";
+}
+
+// Issue 44's acceptance: 30 epochs, keep_last 2 and keep_best 1 leave at most 3 on each end.
+TEST_F(TrainCheckpointsTest, ThirtyEpochsLeaveAtMostThreeOnEachEnd) {
+    // Half a second an epoch: the guard sees several at once, each with the latest value.
+    model(30, false);
+    const ProcessResult r = mlt({"ssh", "train", "m", "--sync-every", "1"});
+    ASSERT_EQ(r.exit_code, 0) << describe(r);
+    const std::vector<std::string> host = checkpoints_in(host_ck());
+    EXPECT_LE(host.size(), 3u);
+    EXPECT_EQ(checkpoints_in(local_ck()), host) << r.out << r.err;
+    for (const char* newest : {"e29.pt", "e30.pt"})
+        EXPECT_NE(std::find(host.begin(), host.end(), newest), host.end()) << newest;
+    std::cout << "pulled while training, then deleted here: " << deleted_here() << " of 27\n";
+}
+
+// Without keep rules nothing is deleted on either end, and every whole checkpoint comes home.
+TEST_F(TrainCheckpointsTest, WithoutKeepRulesNothingIsDeleted) {
     write_user_settings();
-    write_shell_model("m", kSaver);
+    write_shell_model("m", saver(5, false));
+    write_model_settings("m",
+                         "ssh:\n  train_cmd: \"sh {spec}\"\n  checkpoints: {pattern: 'ck/*.pt'}\n");
+    const ProcessResult r = mlt({"ssh", "train", "m", "--sync-every", "1"});
+    ASSERT_EQ(r.exit_code, 0) << describe(r);
+    const std::vector<std::string> all{"e1.pt", "e2.pt", "e3.pt", "e4.pt", "e5.pt"};
+    EXPECT_EQ(checkpoints_in(host_ck()), all);
+    EXPECT_EQ(checkpoints_in(local_ck()), all);
+    EXPECT_TRUE(has_text(r.out, "checkpoints: 5 kept on the host")) << r.out;
+}
+
+// A job that fails after a save it cut: the torn newest checkpoint is neither deleted nor
+// brought home; the whole ones are.
+TEST_F(TrainCheckpointsTest, ATornCheckpointOfAFailedJobStaysOnTheHost) {
+    write_user_settings();
+    write_shell_model("m",
+                      "mkdir -p \"$MLT_LOG_DIR/ck\"\n"
+                      "printf 'whole\\n' > \"$MLT_LOG_DIR/ck/e1.pt\"\n"
+                      "while ! grep -q 'ck/e1.pt\t.*\t1\t' \"$MLT_JOB_DIR/ckpt.ledger\" "
+                      "2>/dev/null; do sleep 0.1; done\n"
+                      "printf 'torn' > \"$MLT_LOG_DIR/ck/e2.pt\"\nexit 3\n");
     write_model_settings("m",
                          "ssh:\n  train_cmd: \"sh {spec}\"\n  checkpoints: {pattern: 'ck/*.pt', "
-                         "keep_last: 2, settle_seconds: 0}\n");
+                         "keep_last: 1, settle_seconds: 0}\n");
     const ProcessResult r = mlt({"ssh", "train", "m"});
-    ASSERT_EQ(r.exit_code, 0) << describe(r);
-    const std::string logs = remote_logs_root() + "/m/ck";
-    // The guard's last look comes after the job's end, maybe after this mlt ended (WIP: the
-    // collection is to wait for it).
-    EXPECT_TRUE(wait_until(
-        [&] { return has_text(read_or_empty(job_file("m", "ckpt.ledger")), "ck/e6.pt\t"); },
-        kEffectTimeout));
-    for (int i = 1; i <= 6; ++i)
-        EXPECT_EQ(path_exists(logs + "/e" + std::to_string(i) + ".pt"), i >= 5)
-            << "e" << i << ".pt\n"
-            << read_or_empty(job_file("m", "ckpt.ledger")) << job_state("m");
-    const std::string ledger = read_or_empty(job_file("m", "ckpt.ledger"));
-    EXPECT_TRUE(has_text(ledger, "ck/e1.pt\t")) << ledger;
-    EXPECT_TRUE(has_text(ledger, "\tdeleted\n")) << ledger;
+    ASSERT_EQ(r.exit_code, 1) << describe(r);  // the job failed
+    EXPECT_EQ(checkpoints_in(host_ck()), (std::vector<std::string>{"e1.pt", "e2.pt"}));
+    EXPECT_EQ(checkpoints_in(local_ck()), std::vector<std::string>{"e1.pt"}) << r.out << r.err;
+    EXPECT_TRUE(has_text(r.out, "1 not brought home")) << r.out;
 }
 
 }  // namespace

@@ -101,6 +101,10 @@ TEST(DryRun, ShowsLimitsRulesSyncAndFailover) {
     mlt::test::TempDir dir;
     DryRun run;
     run.nodes.push_back(full_node(dir));
+    run.nodes.back().plan.checkpoints.pattern = "ck/*.pt";
+    run.nodes.back().plan.checkpoints.keep_last = 2;
+    run.nodes.back().plan.checkpoints.best_metric = "loss=([0-9.]+)";
+    run.nodes.back().plan.checkpoints.best_n = 1;
     run.nodes.back().plan.on_failure = {{"NCCL timeout", mlt::FailureAction::restart, false},
                                         {"Xid", mlt::FailureAction::exclude_host, true}};
     run.fallback_hosts.push_back(mlt::parse_standby_host("root@1.2.3.4:4022/w price_per_hour=0.35",
@@ -112,6 +116,8 @@ TEST(DryRun, ShowsLimitsRulesSyncAndFailover) {
           "  stop_when: a console line matching /loss=nan/ stops the job\n",
           "  stop_when: plateau of /val_acc=([0-9.]+)/ (max, patience 3) stops the job\n",
           "  log dir pulled: every 300 s while training, and at the end\n",
+          "  checkpoints: ck/*.pt: the newest 2 and the best 1 (min) stay on both ends, whole "
+          "after 10 s\n",
           "  job lost: restart it in place up to 2 time(s) (max_restarts)\n",
           "  fallback host: root@1.2.3.4:4022/w ($0.35 per hour)\n",
           "  on failure: 'NCCL timeout' -> restart\n",

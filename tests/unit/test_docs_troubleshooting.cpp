@@ -25,6 +25,8 @@ const std::map<std::string, std::string>& allowed() {
         {"discarding the old job", "a WHAT of the generic remote-command row"},
         {"reading the job result", "a WHAT of the generic remote-command row"},
         {"reading the shutdown status", "a WHAT of the generic remote-command row"},
+        {"reading the checkpoint ledger", "a WHAT of the generic remote-command row"},
+        {"ending the checkpoint pull", "a WHAT of the generic remote-command row"},
         {"for download", "a WHAT of the generic remote-command row (packing DIR for download)"},
         {"creating the directories of the upload in", "a WHAT of the generic remote-command row"},
         {"expanding download_files path", "a WHAT of the generic remote-command row"},

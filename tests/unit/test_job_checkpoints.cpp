@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "local_remote.h"
+#include "mlt/config/rule_dialect.h"
 #include "mlt/util/shell.h"
 #include "remote_scripts.h"
 
@@ -37,13 +38,25 @@ class Checkpoints : public ::testing::TestWithParam<std::string> {
     test::LocalShell shell() const {
         if (GetParam() != "busybox-only") return test::local_shell(GetParam());
         return test::shell_on_path("busybox-only", "busybox", {"sh"},
-                                   {"awk", "cat", "find", "mv", "rm", "sed", "stat"});
+                                   {"awk", "cat", "dd", "find", "head", "ls", "mkdir", "mv", "rm",
+                                    "sed", "stat", "tail", "tr"});
     }
-    void settings(int keep_last, int best_n, const std::string& marker = "{name}.done") {
+    void settings(int keep_last, int best_n, const std::string& marker = "{name}.done",
+                  const std::string& more = "") {
         write("j/checkpoints",
               "mlt-checkpoints 1\npattern=ck/*.pt\nkeep_last=" + std::to_string(keep_last) +
                   "\nbest_n=" + std::to_string(best_n) +
-                  "\nbest_mode=min\nsettle=10\nmarker=" + marker + "\n");
+                  "\nbest_mode=min\nsettle=10\nmarker=" + marker + "\n" + more);
+    }
+    // The metric's latest value (mlt_ckpt_metric), as the guard reads it before a look.
+    std::string metric() const {
+        test::LocalRemote remote(shell());
+        const auto out = remote.run("set -- " + shell_quote(dir_ + "/j") + "\n" +
+                                    std::string(scripts::job_guard_rules) +
+                                    std::string(scripts::job_checkpoints) +
+                                    "\nmlt_ckpt_metric \"$1\"; printf '[%s]' \"$mlt_ck_v\"");
+        EXPECT_EQ(out.err, "");
+        return out.out;
     }
     // One look at NOW, the job ALIVE (1) or ENDED (1), the metric's latest value.
     void tick(long now, int alive, int ended, const std::string& metric = "") {
@@ -144,6 +157,22 @@ TEST_P(Checkpoints, NamesWithANewlineOrATabAreLeftAlone) {
     save("z.pt", 1, 1100);
     tick(1200, 0, 1);
     EXPECT_EQ(left(), (std::vector<std::string>{"t\tab.pt", "x.pt\ny.pt", "z.pt"}));
+}
+
+TEST_P(Checkpoints, TheMetricIsTheLatestValueOnTheConsoleOrInItsFile) {
+    const std::string rule = "metric=" + host_metric_line("val_loss[=:] *([0-9.eE+-]+)") + "\n";
+    settings(0, 1, "", rule);
+    EXPECT_EQ(metric(), "[]");  // no console yet
+    write("j/console.log", "epoch 1 val_loss=0.5\nepoch 2 val_loss: 0.25 acc 0.9\nnone\n");
+    EXPECT_EQ(metric(), "[0.25]");
+    write("j/console.log",
+          "epoch 1 val_loss=0.5\nepoch 2 val_loss: 0.25 acc 0.9\nnone\nval_loss=1e-3\n");
+    EXPECT_EQ(metric(), "[1e-3]");
+    // From a file of the log dir instead, in a state of its own.
+    fs::remove_all(dir_ + "/j/ckpt.metric");
+    settings(0, 1, "", rule + "metric_file=ck/metrics.csv\n");
+    write("logs/ck/metrics.csv", "val_loss=7\nval_loss=6.5\n");
+    EXPECT_EQ(metric(), "[6.5]");
 }
 
 TEST_P(Checkpoints, NoSettingsNothingDone) {

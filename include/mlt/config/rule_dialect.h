@@ -38,4 +38,9 @@ std::variant<HostRegex, DialectRefusal> host_regex(const StopRule& rule);
 // file"). Throws mlt::Error (config) naming the rule when one is refused by host_regex().
 std::string host_rules_text(const std::vector<StopRule>& rules);
 
+// The rules file's line (without its end) of a metric that the host only reads, never fires
+// on: `m`, then the regex's four fields as a plateau rule's (checkpoints' keep_best). Throws
+// mlt::Error (config) when host_regex() refuses `regex`.
+std::string host_metric_line(const std::string& regex);
+
 }  // namespace mlt

@@ -121,11 +121,36 @@ std::string export_environment(const std::vector<std::pair<std::string, std::str
 std::string fill_placeholders(const std::string& command,
                               const std::vector<std::pair<std::string, std::string>>& words);
 
-// A new run, as it takes the lock.
 // The job dir's `checkpoints` file for the guard (checkpoints.sh): `mlt-checkpoints 1`, then
-// pattern=, keep_last=, best_n=, best_mode=, settle=, marker= (values without a line end: the
-// settings refuse them).
+// pattern=, keep_last=, best_n=, best_mode=, settle=, marker=, metric=, metric_file= (values
+// without a line end: the settings refuse them). Throws mlt::Error (config) for a metric the
+// host cannot read (the settings checked it already).
 std::string checkpoints_file_text(const CheckpointSettings& c);
+
+// One line of the checkpoint ledger (checkpoints.sh): a checkpoint of the log dir as the
+// host's guard last saw it. `name` is relative to the log dir.
+struct CheckpointEntry {
+    std::string name;
+    uint64_t size = 0;
+    int64_t mtime_s = 0;  // whole seconds
+    bool whole = false;
+    std::string metric;  // the metric's value when this version was first seen; empty: none
+    bool kept = true;    // false: the guard deleted it (mlt deletes the local copy too)
+    std::string line;    // the ledger's line, as read
+};
+struct CheckpointLedger {
+    bool read = false;  // the host had a ledger
+    std::vector<CheckpointEntry> entries;
+    std::string text;  // as read, kept locally as <local log dir>/.mlt-checkpoints
+    const CheckpointEntry* find(const std::string& name) const;
+};
+
+// The ledger's text as the host wrote it, which a hostile host may have forged: a line
+// that is not 7 tab-separated fields of the right kinds, or whose name is no relative path
+// inside the log dir (absolute, a `..` or empty part, a control byte), is dropped.
+CheckpointLedger parse_checkpoint_ledger(const std::string& text);
+
+// A new run, as it takes the lock.
 
 struct NewRun {
     std::string run_id;
@@ -467,6 +492,13 @@ class JobDir {
     // one. Throws mlt::Error (usage) for an invalid model name, and on transport failure.
     // Every model's: query_jobs (status.h).
     std::vector<JobStatus> query_jobs();
+
+    // checkpoints: the job dir's ledger (checkpoints.sh) for a pull of the log dir, in one
+    // round trip; with `hold`, the guard deletes nothing until end_checkpoint_pull() (or for
+    // 10 min). Not `read` when the job dir has no ledger (yet). Throws mlt::Error on transport
+    // failure.
+    CheckpointLedger read_checkpoints(bool hold);
+    void end_checkpoint_pull();
 
   private:
     Remote* remote_;

@@ -25,6 +25,7 @@ struct SyncResult {
     // A pull with expected hashes: the files it did not fetch because the record does not
     // name them, and those whose copy did not have the recorded sha256 (not published).
     std::vector<std::string> unrecorded, not_as_recorded;
+    uint64_t held_back = 0;  // files the pull's `leave_out` kept on the remote (not skipped)
 };
 
 // The sha256 each file must have, by its path relative to the remote base (a job's record).
@@ -163,11 +164,14 @@ constexpr char kPullStaging[] = ".mlt-pull";
 // once when given, else over `remote`.
 enum class PullReport { shown, quiet };
 // With `expected`: only the files it names are fetched, and a copy is published only when its
-// sha256 is the one named (SyncResult::unrecorded, not_as_recorded).
+// sha256 is the one named (SyncResult::unrecorded, not_as_recorded). With `leave_out`: the
+// listed files (in the version listed) for which it is true are not fetched, without a
+// warning (SyncResult::held_back; checkpoints not yet whole, or about to be deleted).
+using PullFilter = std::function<bool(const RemoteFileInfo&)>;
 SyncResult sync_down(Remote& remote, const std::string& remote_base, const std::string& local_base,
                      const CompressionChoice& choose, const std::vector<std::string>& own_names,
                      PullReport report = PullReport::shown, LinkPool* links = nullptr,
-                     const ExpectedHashes* expected = nullptr);
+                     const ExpectedHashes* expected = nullptr, const PullFilter& leave_out = {});
 SyncResult sync_down(Remote& remote, const std::string& remote_base, const std::string& local_base,
                      Compression compression = Compression::none);
 

@@ -10,11 +10,14 @@
 #   best_mode=min|max
 #   settle=S            seconds a version must stay unchanged, while the job runs, to be whole
 #   marker=TEMPLATE     a file that makes a checkpoint whole, {name} its file name; empty: none
+#   metric=RULE         keep_best's metric: one `m` line of a rules file (guard_rules.sh)
+#   metric_file=FILE    the file of the log dir whose lines give the metric; empty: console.log
 #
 # The ledger, JOBDIR/ckpt.ledger (written as .tmp, then moved), one checkpoint a line:
 #   NAME<TAB>SIZE<TAB>MTIME<TAB>SEEN<TAB>WHOLE<TAB>METRIC<TAB>STATE
 # NAME relative to the log dir; SEEN when this version (SIZE, MTIME) was first seen; WHOLE 0|1;
-# METRIC the metric's latest value when this version was first seen ("" when none); STATE kept,
+# METRIC the metric's latest value when this checkpoint was first seen (a new version of one that
+# was not whole yet keeps it: the same save going on; "" when none); STATE kept,
 # or deleted (by this retention; the line stays so that mlt deletes the local copy too).
 #
 # mlt_ckpt_tick JOBDIR NOW ALIVE ENDED METRIC: one look. ALIVE 1 while the job runs; ENDED 1 once
@@ -23,6 +26,36 @@
 #   newest whole one, and
 #   none while JOBDIR/ckpt.pulling (an mlt's pull) is younger than 600 s. Names with a newline
 #   or a tab are left alone. Exit status 0, or 1 when the ledger could not be written.
+# mlt_ckpt_metric JOBDIR: sets mlt_ck_v to the metric's latest value (empty: none yet, or no
+#   metric). The metric rule is ticked as the stop rules are (mlt_rules_tick), in the dir
+#   JOBDIR/ckpt.metric of its own (rules, rules.state), on the console log or on metric_file.
+mlt_ckpt_metric() {
+  mlt_ck_v=
+  mlt_ck_r=$(sed -n 's/^metric=//p' "$1/checkpoints" 2> /dev/null)
+  [ -n "$mlt_ck_r" ] || return 0
+  if [ ! -f "$1/ckpt.metric/rules" ]; then
+    { mkdir -p "$1/ckpt.metric" && printf 'mlt-rules 1\n%s\n' "$mlt_ck_r" > "$1/ckpt.metric/rules"; } 2> /dev/null || return 0
+  fi
+  mlt_ck_l=$1/console.log
+  mlt_ck_f=$(sed -n 's/^metric_file=//p' "$1/checkpoints")
+  if [ -n "$mlt_ck_f" ]; then
+    mlt_ck_d=; { IFS= read -r mlt_ck_d < "$1/log_dir"; } 2> /dev/null
+    [ -n "$mlt_ck_d" ] || return 0
+    mlt_ck_l=$mlt_ck_d/$mlt_ck_f
+  fi
+  mlt_rules_tick "$1/ckpt.metric" "" "$mlt_ck_l" > /dev/null
+  # shellcheck disable=SC2034 # the guard's, read after the call
+  mlt_ck_v=$(LC_ALL=C awk -F '\t' 'NR > 2 && $3 == "m" { v = $2 } END { print v }' "$1/ckpt.metric/rules.state" 2> /dev/null)
+}
+# mlt_ckpt_final JOBDIR NOW: the look as the job ended, then JOBDIR/ckpt.final. Every
+#   checkpoint then present is whole when the job ended with 0; after a failure only those
+#   that already were (a crash may have cut a save).
+mlt_ckpt_final() {
+  mlt_ck_ok=0
+  [ "$(cat "$1/exit_status" 2> /dev/null)" != 0 ] || mlt_ck_ok=1
+  mlt_ckpt_metric "$1"
+  mlt_ckpt_tick "$1" "$2" 0 "$mlt_ck_ok" "$mlt_ck_v" && : > "$1/ckpt.final"
+}
 mlt_ckpt_tick() {
   mlt_ck_j=$1
   [ -f "$mlt_ck_j/checkpoints" ] || return 0
@@ -69,7 +102,12 @@ END {
     nm = names[i]
     if ((nm in osize) && osize[nm] == sizes[i] && omtime[nm] == mtimes[i]) {
       seen[i] = oseen[nm]; whole[i] = owhole[nm]; metric[i] = ometric[nm]
-    } else { seen[i] = now; whole[i] = 0; metric[i] = cur }
+    } else {
+      # A new version; one of a name whose last version was not whole is the same save going
+      # on: it keeps the metric that save was first seen with.
+      seen[i] = now; whole[i] = 0; metric[i] = cur
+      if ((nm in osize) && owhole[nm] == 0 && ometric[nm] != "") metric[i] = ometric[nm]
+    }
     mk[i] = ""
     if (marker != "") { m = marker; s = index(m, "{name}"); d = nm; sub(/[^\/]*$/, "", d); b = substr(nm, length(d) + 1); mk[i] = d substr(m, 1, s - 1) b substr(m, s + 6) }
     if (!whole[i] && (ended == 1 || (mk[i] != "" && (mk[i] in markers)) || (alive == 1 && now - seen[i] >= settle))) whole[i] = 1
@@ -92,6 +130,7 @@ END {
     if (pick == 0) break
     best[pick] = 1; keep[pick] = 1
   }
+  if (keep_last == 0 && best_n == 0) hold = 1  # no keep rules: nothing is deleted
   T = ledger ".tmp"
   printf "" > del
   for (i = 1; i <= n; i++) {

@@ -58,6 +58,7 @@ case $mlt_below in '' | *[!0-9]*) mlt_below=10 ;; esac
 [ -f "$j/shutdown.pending.sh" ] || mlt_after=
 [ -f "$j/rules" ] || mlt_rules=''
 [ -f "$j/checkpoints" ] || mlt_ckpt=''
+[ -z "$mlt_ckpt" ] || rm -f "$j/ckpt.final"  # this attempt's last look is still to come
 [ -n "$mlt_dl$mlt_quiet$mlt_after$mlt_idle$mlt_rules$mlt_notify$mlt_ckpt" ] || exit 0
 # Its pid, for `status` (and a --resume that starts it again when it is gone): removed as it ends
 # by itself; left by a signal, which `status` then tells from a live one.
@@ -169,14 +170,10 @@ while :; do
   if [ -e "$j/exit_status" ]; then
     # A job that ended at once may have ended before its targets came (a start sent with the
     # lock): they are waited for a while. Then the start, if it was not told, and the end.
+    # The checkpoints once more as the job ended (a collection waits for this look).
+    if [ -n "$mlt_ckpt" ]; then mlt_ckpt_final "$j" "$mlt_now"; mlt_ckpt=''; fi
     if [ -n "$mlt_notify" ] && [ ! -f "$j/notify.targets" ] && [ "$mlt_targets_wait" -gt 0 ]; then
       mlt_targets_wait=$((mlt_targets_wait - 1)); sleep 1; continue
-    fi
-    # The checkpoints once more as the job ended: every one then present is whole.
-    # Only a job that ended well wrote each of them to its end (a crash may have cut a save).
-    if [ -n "$mlt_ckpt" ]; then
-      mlt_ok=0; [ "$(cat "$j/exit_status" 2>/dev/null)" != 0 ] || mlt_ok=1
-      mlt_ckpt_tick "$j" "$mlt_now" 0 "$mlt_ok" ""; mlt_ckpt=''
     fi
     [ -n "$mlt_started_told" ] || { mlt_started_told=1; mlt_notify_event started ""; }
     [ -n "$mlt_end_told" ] || mlt_notify_end
@@ -212,8 +209,10 @@ while :; do
       fi
     fi
     [ -z "$mlt_idle" ] || mlt_idle_look
-    # The checkpoints every other second, after the rules (TODO: the metric's latest value).
-    if [ "$mlt_look" = 1 ] && [ -n "$mlt_ckpt" ]; then mlt_ckpt_tick "$j" "$mlt_now" 1 0 ""; fi
+    # The checkpoints every other second, each new version with the metric's latest value.
+    if [ "$mlt_look" = 1 ] && [ -n "$mlt_ckpt" ]; then
+      mlt_ckpt_metric "$j"; mlt_ckpt_tick "$j" "$mlt_now" 1 0 "$mlt_ck_v"
+    fi
   fi
   sleep 1
 done

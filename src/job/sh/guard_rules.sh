@@ -7,6 +7,7 @@
 #   mlt-rules 1
 #   r<TAB>REGEX
 #   p<TAB>min|max<TAB>PATIENCE<TAB>REGEX<TAB>PREFIX<TAB>GROUP<TAB>SUFFIX
+#   m<TAB>REGEX<TAB>PREFIX<TAB>GROUP<TAB>SUFFIX     a metric: its latest value, never fires
 # REGEX is a POSIX ERE searched in each line; a plateau rule's REGEX is
 # [^]PREFIX(GROUP)SUFFIX[$]. In each regex field `%` and the control bytes are written %XX (two
 # upper-case hex digits), so that a field holds no tab and no line end.
@@ -16,10 +17,13 @@
 #   OFFSET FIRED                  bytes of console.log decided; FIRED: -1, or the INDEX that fired
 #   LINE                          the line that fired it (empty before)
 #   COUNT<TAB>BEST<TAB>RULE       for each plateau rule that saw a value: values since its best,
-#                                 its best (the number's text), and its line of the rules file
+#                                 its best (the number's text), and its line of the rules file;
+#                                 for a metric: 0, its latest value, its line
 #
-# mlt_rules_tick JOBDIR [SIZE]: decides the lines that JOBDIR/console.log got since the last
-#   tick (SIZE: its size in bytes when the caller knows it, else one `ls`). A line ends at \n or
+# mlt_rules_tick JOBDIR [SIZE] [LOG]: decides the lines that LOG (JOBDIR/console.log when empty)
+#   got since the last tick (SIZE: its size in bytes when the caller knows it, else one `ls`).
+#   The checkpoints' metric uses a dir of its own with a rules file of one `m` rule, on the
+#   console log or on a file of the log dir. A line ends at \n or
 #   \r (a progress bar rewrites its line with \r: each state is a line; a NUL is read as \001);
 #   a line without its end waits for the next tick. Each line (its first 64 KiB; empty lines
 #   are skipped) goes through the rules in order; the first rule that fires is recorded and
@@ -40,14 +44,14 @@
 #   best (lower for min, higher for max) sets the count to 0; any other value adds 1, and the
 #   rule fires when the count reaches PATIENCE.
 mlt_rules_tick() {
-  mlt_rt_d=$1 mlt_rt_o=0 mlt_rt_f=-1
+  mlt_rt_d=$1 mlt_rt_o=0 mlt_rt_f=-1 mlt_rt_log=${3:-$1/console.log}
   [ -f "$mlt_rt_d/rules" ] || return 0
   { read -r mlt_rt_o mlt_rt_f < "$mlt_rt_d/rules.state"; } 2> /dev/null
   case $mlt_rt_o in '' | *[!0-9]*) mlt_rt_o=0 ;; esac
   case $mlt_rt_f in '' | -1) ;; *) return 0 ;; esac
   mlt_rt_n=${2:-}
   if [ -z "$mlt_rt_n" ]; then
-    mlt_file_size "$mlt_rt_d/console.log"
+    mlt_file_size "$mlt_rt_log"
     mlt_rt_n=$mlt_fs
     [ -n "$mlt_rt_n" ] || return 0
   fi
@@ -56,7 +60,7 @@ mlt_rules_tick() {
   [ "$mlt_rt_n" -gt "$mlt_rt_o" ] || mlt_rt_s=0
   mlt_rt_c=$((mlt_rt_n - mlt_rt_s))
   [ "$mlt_rt_c" -le 1048576 ] || mlt_rt_c=1048576
-  { mlt_rules_read "$mlt_rt_d/console.log" "$mlt_rt_s" "$mlt_rt_c"; printf '\nmlt-end\n'; } 2> /dev/null |
+  { mlt_rules_read "$mlt_rt_log" "$mlt_rt_s" "$mlt_rt_c"; printf '\nmlt-end\n'; } 2> /dev/null |
     tr '\r\000' '\n\001' 2> /dev/null |
     MLT_RULES_DIR=$mlt_rt_d LC_ALL=C awk -v o="$mlt_rt_s" -v O="$mlt_rt_o" -v N="$mlt_rt_c" -v C=1048576 '
 function hex(h) { return (index(X, substr(h, 1, 1)) - 1) * 16 + index(X, substr(h, 2, 1)) - 1 }
@@ -75,7 +79,8 @@ function rule(l,   f, p, g, x) {
   raw[n] = l
   kind[n] = f[1]
   if (f[1] == "r") { re[n] = decode(f[2]); return }
-  if (f[1] != "p") return
+  if (f[1] == "m") { f[7] = f[5]; f[6] = f[4]; f[5] = f[3]; f[4] = f[2] }
+  else if (f[1] != "p") return
   high[n] = f[2] == "max"
   patience[n] = f[3] + 0
   re[n] = decode(f[4])
@@ -91,7 +96,7 @@ function state(l,   k, c, b, i) {
   k = index(l, "\t"); c = substr(l, 1, k - 1); l = substr(l, k + 1)
   k = index(l, "\t"); b = substr(l, 1, k - 1); l = substr(l, k + 1)
   for (i = 1; i <= n; i++)
-    if (kind[i] == "p" && raw[i] == l && !(i in best)) { best[i] = b; count[i] = c + 0; return }
+    if ((kind[i] == "p" || kind[i] == "m") && raw[i] == l && !(i in best)) { best[i] = b; count[i] = c + 0; return }
 }
 function value(i, m,   a, r, j, g) {
   a = pre[i] == "" ? 0 : match(m, lead[i]) ? RLENGTH : 0
@@ -116,9 +121,10 @@ function take(t,   i, v) {
   if (length(t) > 65536) t = substr(t, 1, 65536)
   for (i = 1; i <= n; i++) {
     if (kind[i] == "r") { if (t ~ re[i]) return fire(i, t); continue }
-    if (kind[i] != "p" || !match(t, re[i])) continue
+    if ((kind[i] != "p" && kind[i] != "m") || !match(t, re[i])) continue
     v = value(i, substr(t, RSTART, RLENGTH))
     if (v == "") continue
+    if (kind[i] == "m") { best[i] = v; count[i] = 0; continue }
     if (!(i in best) || (high[i] ? v + 0 > best[i] + 0 : v + 0 < best[i] + 0)) { best[i] = v; count[i] = 0 }
     else if (++count[i] >= patience[i]) return fire(i, t)
   }

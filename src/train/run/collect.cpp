@@ -103,6 +103,8 @@ void collect_logs(Remote& remote, const TrainPlan& plan, const JobResult& result
     }
     add(total, pulled.logs.moved);
     logs_notice(plan, pulled.logs, reporter);
+    if (const std::string told = checkpoints_summary(pulled.checkpoints); !told.empty())
+        reporter.notice(told);
 }
 
 // The remote path of a download_files `from`: `$NAME` and `${NAME}` expanded by the remote's
@@ -300,9 +302,29 @@ LogsPull pull_logs(Remote& remote, const TrainPlan& plan, const std::string& rec
     const std::string log_dir = remote_log_dir_of(plan, recorded_log_dir);
     if (log_dir.empty()) return pulled;
     pulled.log_dir_known = true;
+    // checkpoints: the guard's ledger first (and its deletions held), so that only whole
+    // checkpoints that stay come home. Without a ledger (no guard look yet) a pull while the
+    // job runs leaves every checkpoint there, and the collection takes them all.
+    const bool checkpoints = plan.checkpoints.on();
+    CheckpointLedger ledger;
+    if (checkpoints) ledger = JobDir(remote, plan.remote_dir, plan.model).read_checkpoints(true);
+    PullFilter leave_out;
+    if (checkpoints && (ledger.read || report == PullReport::quiet))
+        leave_out = [&](const RemoteFileInfo& info) {
+            return pull_leaves_out(plan.checkpoints, ledger, info);
+        };
     // Only what is new or changed since the last pull (e.g. a --resume, or `download`).
     pulled.logs = sync_down(remote, log_dir, plan.local_logs, compression,
-                            local_own_names(plan, have_cli_log), report, links);
+                            local_own_names(plan, have_cli_log), report, links, nullptr, leave_out);
+    if (!checkpoints) return pulled;
+    try {
+        JobDir(remote, plan.remote_dir, plan.model).end_checkpoint_pull();
+    } catch (const Error& e) {  // the guard's hold ends by itself after 10 min
+        spdlog::debug("checkpoints: the pull's hold stays on the host: {}", e.what());
+    }
+    if (ledger.read)
+        prune_local_checkpoints(plan.local_logs, plan.checkpoints, ledger, pulled.checkpoints);
+    pulled.checkpoints.held_back = pulled.logs.held_back;
     return pulled;
 }
 
@@ -316,6 +338,7 @@ std::vector<std::string> local_own_names(const TrainPlan& plan, bool have_cli_lo
     if (have_cli_log) own.push_back("train.log");
     own.push_back(kMetricsFile);
     own.push_back(kPullStaging);
+    if (plan.checkpoints.on()) own.push_back(kLocalLedger);
     return own;
 }
 

@@ -9,6 +9,7 @@
 #include "mlt/job/job.h"
 #include "mlt/job/status.h"
 #include "mlt/ssh/connection.h"
+#include "mlt/train/run/checkpoints.h"
 #include "mlt/train/run/train_plan.h"
 #include "mlt/transfer/ranges.h"
 #include "mlt/transfer/sync.h"
@@ -246,6 +247,7 @@ struct LogsPull {
     TransferStats cli_log;       // MLTK's CLI log (train.log), when there is one
     bool log_dir_known = false;  // false: no log dir to pull yet (nothing was pulled)
     SyncResult logs;
+    CheckpointTally checkpoints;  // with `checkpoints:` and a ledger on the host
 };
 
 // The remote log dir into plan.local_logs (sync_down: only what is new or changed, only

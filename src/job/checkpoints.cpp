@@ -1,0 +1,87 @@
+// checkpoints: the job dir's ledger (checkpoints.sh) as a pull reads it, and the hold that
+// keeps the guard from deleting what the pull is about to fetch.
+#include <climits>
+#include <sstream>
+
+#include "job_shell.h"
+#include "mlt/job/job.h"
+#include "mlt/util/text.h"
+
+namespace mlt {
+
+using namespace job_detail;
+
+namespace {
+
+// A relative path inside the log dir: no leading `/`, no empty, `.` or `..` part, no control
+// byte.
+bool safe_name(const std::string& name) {
+    if (name.empty() || name.size() > 4096 || name[0] == '/') return false;
+    for (const char c : name)
+        if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) return false;
+    size_t i = 0;
+    while (i <= name.size()) {
+        const size_t j = std::min(name.find('/', i), name.size());
+        const std::string_view part(name.data() + i, j - i);
+        if (part.empty() || part == "." || part == "..") return false;
+        i = j + 1;
+    }
+    return true;
+}
+
+}  // namespace
+
+const CheckpointEntry* CheckpointLedger::find(const std::string& name) const {
+    for (const CheckpointEntry& e : entries)
+        if (e.name == name) return &e;
+    return nullptr;
+}
+
+CheckpointLedger parse_checkpoint_ledger(const std::string& text) {
+    CheckpointLedger out;
+    out.read = true;
+    out.text = text;
+    std::istringstream in(text);
+    for (std::string line; std::getline(in, line);) {
+        std::vector<std::string> f;
+        size_t at = 0;
+        for (size_t tab; (tab = line.find('\t', at)) != std::string::npos; at = tab + 1)
+            f.push_back(line.substr(at, tab - at));
+        f.push_back(line.substr(at));
+        if (f.size() != 7 || !safe_name(f[0]) || (f[4] != "0" && f[4] != "1") ||
+            (f[6] != "kept" && f[6] != "deleted") || f[5].size() > 64)
+            continue;
+        const auto size = parse_decimal(f[1], 0, LLONG_MAX);
+        const auto mtime = parse_decimal(f[2], 0, LLONG_MAX);
+        if (!size || !mtime) continue;
+        CheckpointEntry e;
+        e.name = f[0];
+        e.size = static_cast<uint64_t>(*size);
+        e.mtime_s = *mtime;
+        e.whole = f[4] == "1";
+        e.metric = f[5];
+        e.kept = f[6] == "kept";
+        e.line = line;
+        out.entries.push_back(std::move(e));
+    }
+    return out;
+}
+
+CheckpointLedger JobDir::read_checkpoints(bool hold) {
+    ShellCommand c = job_dir_command(remote_dir_, model_);
+    c.flag("mlt_hold", hold)
+        .add(scripts::job_guard_rules)
+        .add(scripts::job_checkpoints)
+        .add(scripts::job_ckpt_ledger);
+    const std::string out = run_or_fail(remote(), c, "reading the checkpoint ledger").out;
+    if (out.rfind("ledger\n", 0) != 0) return {};
+    return parse_checkpoint_ledger(out.substr(7));
+}
+
+void JobDir::end_checkpoint_pull() {
+    ShellCommand c = job_dir_command(remote_dir_, model_);
+    c.flag("mlt_done", true).add(scripts::job_ckpt_ledger);
+    run_or_fail(remote(), c, "ending the checkpoint pull");
+}
+
+}  // namespace mlt
