@@ -39,7 +39,7 @@ const std::vector<FieldDecl>& checkpoints_fields() {
             integer("settle_seconds", "`10`", "10",
                     "a checkpoint is whole when its size and mtime stayed the same this long "
                     "while the job ran (or its `marker` exists, or the job ended after it)",
-                    0, 86400, nullptr),
+                    1, 86400, nullptr),
             text("marker", "none", "'{name}.done'",
                  "a file beside a checkpoint that says it is whole; `{name}` is the "
                  "checkpoint's file name",
@@ -145,7 +145,8 @@ void ValueReader::read_keep_best(const YAML::Node& node, const std::string& key,
                        out.best_n = std::get<int>(value);
                    } else {
                        out.best_file = std::get<std::string>(value);
-                       if (!inside(out.best_file))
+                       if (!inside(out.best_file) ||
+                           out.best_file.find_first_of("\n\r\t") != std::string::npos)
                            throw config_error(
                                yaml_.where(v) + ": " + key + ".file must stay inside the log dir",
                                "e.g. file: 'metrics.csv'");

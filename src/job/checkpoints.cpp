@@ -1,6 +1,7 @@
 // checkpoints: the job dir's ledger (checkpoints.sh) as a pull reads it, and the hold that
 // keeps the guard from deleting what the pull is about to fetch.
 #include <climits>
+#include <set>
 #include <sstream>
 
 #include "job_shell.h"
@@ -32,9 +33,8 @@ bool safe_name(const std::string& name) {
 }  // namespace
 
 const CheckpointEntry* CheckpointLedger::find(const std::string& name) const {
-    for (const CheckpointEntry& e : entries)
-        if (e.name == name) return &e;
-    return nullptr;
+    const auto it = index.find(name);
+    return it == index.end() ? nullptr : &entries[it->second];
 }
 
 CheckpointLedger parse_checkpoint_ledger(const std::string& text) {
@@ -42,18 +42,20 @@ CheckpointLedger parse_checkpoint_ledger(const std::string& text) {
     out.read = true;
     out.text = text;
     std::istringstream in(text);
-    for (std::string line; std::getline(in, line);) {
+    std::set<std::string> names;
+    for (std::string line; std::getline(in, line) && out.entries.size() < kMaxLedgerEntries;) {
         std::vector<std::string> f;
         size_t at = 0;
         for (size_t tab; (tab = line.find('\t', at)) != std::string::npos; at = tab + 1)
             f.push_back(line.substr(at, tab - at));
         f.push_back(line.substr(at));
-        if (f.size() != 7 || !safe_name(f[0]) || (f[4] != "0" && f[4] != "1") ||
+        if (f.size() != 7 || !safe_name(f[0]) || (f[4] != "0" && f[4] != "1" && f[4] != "2") ||
             (f[6] != "kept" && f[6] != "deleted") || f[5].size() > 64)
             continue;
         const auto size = parse_decimal(f[1], 0, LLONG_MAX);
         const auto mtime = parse_decimal(f[2], 0, LLONG_MAX);
-        if (!size || !mtime) continue;
+        // A name listed again is a forgery: only its first line counts.
+        if (!size || !mtime || !names.insert(f[0]).second) continue;
         CheckpointEntry e;
         e.name = f[0];
         e.size = static_cast<uint64_t>(*size);
@@ -64,6 +66,7 @@ CheckpointLedger parse_checkpoint_ledger(const std::string& text) {
         e.line = line;
         out.entries.push_back(std::move(e));
     }
+    for (size_t i = 0; i < out.entries.size(); ++i) out.index[out.entries[i].name] = i;
     return out;
 }
 

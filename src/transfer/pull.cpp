@@ -169,6 +169,7 @@ class Pull {
         }
         report(unlisted);
         result.not_as_recorded = not_as_recorded_;
+        result.held_back += held_back_;
         result.skipped = result.unrecorded.size() + not_as_recorded_.size() + vanished_.size() +
                          changing_.size() + unreadable_.size() + too_long_.size() +
                          in_the_way_.size() + unlisted.size();
@@ -351,6 +352,8 @@ class Pull {
                     moved.files += 1;
                     moved.bytes += listed.size;
                 }
+            } else if (leave_out_ && leave_out_(it->second)) {
+                ++held_back_;  // a new version the caller does not want (yet)
             } else {
                 again[path] = it->second;
             }
@@ -411,6 +414,7 @@ class Pull {
     LinkPool* const links_;
     const ExpectedHashes* const expected_;
     const PullFilter& leave_out_;
+    uint64_t held_back_ = 0;  // files leave_out_ dropped after they changed
     std::vector<std::string> not_as_recorded_;
     std::set<std::string> own_;     // names directly in local_base that are mlt's
     std::set<std::string> firsts_;  // first components of the listing

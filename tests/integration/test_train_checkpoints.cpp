@@ -140,7 +140,7 @@ TEST_F(TrainCheckpointsTest, ATornCheckpointOfAFailedJobStaysOnTheHost) {
                       "printf 'torn' > \"$MLT_LOG_DIR/ck/e2.pt\"\nexit 3\n");
     write_model_settings("m",
                          "ssh:\n  train_cmd: \"sh {spec}\"\n  checkpoints: {pattern: 'ck/*.pt', "
-                         "keep_last: 1, settle_seconds: 0}\n");
+                         "keep_last: 1, settle_seconds: 1}\n");
     const ProcessResult r = mlt({"ssh", "train", "m"});
     ASSERT_EQ(r.exit_code, 1) << describe(r);  // the job failed
     EXPECT_EQ(checkpoints_in(host_ck()), (std::vector<std::string>{"e1.pt", "e2.pt"}));

@@ -137,6 +137,30 @@ TEST_P(Checkpoints, OnlyWholeOnesGoAndNeverTheNewestWholeOne) {
     EXPECT_EQ(ledger(), "ck/a.pt 1 deleted;ck/b.pt 1 kept;");
 }
 
+TEST_P(Checkpoints, AnOlderMarkerOrAFailedEndMakesNothingWholeAndOnlyWholeOnesCount) {
+    settings(1, 0);
+    save("a.pt", 1, 1000);
+    tick(1000, 1, 0);
+    tick(1011, 1, 0);  // a.pt whole
+    write("logs/ck/b.pt.done", "");
+    struct utimbuf old {
+        1001, 1001
+    };
+    ASSERT_EQ(::utime((dir_ + "/logs/ck/b.pt.done").c_str(), &old), 0);
+    save("b.pt", 2, 1020);  // rewritten in place after its marker: the marker is the last save's
+    tick(1020, 1, 0);
+    EXPECT_EQ(ledger(), "ck/a.pt 1 kept;ck/b.pt 0 kept;");  // a.pt: the newest whole one
+    // The job fails: b.pt is torn for good, and a restart in place does not let it settle.
+    tick(1021, 0, 0);
+    tick(1040, 1, 0);
+    EXPECT_EQ(ledger(), "ck/a.pt 1 kept;ck/b.pt 2 kept;");
+    // Once it changes it is a new version, which settles.
+    save("b.pt", 3, 1041);
+    tick(1041, 1, 0);
+    tick(1052, 1, 0);
+    EXPECT_EQ(ledger(), "ck/a.pt 1 deleted;ck/b.pt 1 kept;");
+}
+
 TEST_P(Checkpoints, APullInProgressHoldsTheDeletionsAndTheJobsEndMakesEveryOneWhole) {
     settings(1, 0, "");
     save("a.pt", 1, 1000);

@@ -34,7 +34,8 @@ TEST(CheckpointLedger, ForgedLinesAreDropped) {
         "ck/../../.bashrc\t3\t100\t100\t1\t\tdeleted\n"
         "ck//c.pt\t3\t100\t100\t1\t\tdeleted\n"
         "ck/d.pt\t-3\t100\t100\t1\t\tdeleted\n"
-        "ck/e.pt\t3\t100\t100\t2\t\tdeleted\n"
+        "ck/e.pt\t3\t100\t100\t3\t\tdeleted\n"
+        "ck/a.pt\t3\t101\t100\t1\t\tdeleted\n"  // a.pt again: forged
         "ck/f.pt\t3\t100\t100\t1\t\tgone\n"
         "ck/g.pt\t3\t100\t100\t1\tdeleted\n"
         "ck/h\x01.pt\t3\t100\t100\t1\t\tdeleted\n");
@@ -109,7 +110,7 @@ TEST_F(LocalPrune, OnlyTheSameCheckpointReachedWithoutASymlinkGoes) {
         "ck/link/x.pt\t3\t100\t100\t1\t\tdeleted\n");
     CheckpointTally t;
     CheckpointSettings c = settings();
-    prune_local_checkpoints(dir_ + "/logs", c, l, t);
+    prune_local_checkpoints(dir_ + "/logs", c, l, {".mlt-pull"}, t);
     EXPECT_FALSE(here("ck/a.pt"));
     EXPECT_TRUE(here("ck/b.pt"));
     EXPECT_TRUE(here("ck/c.pt"));
@@ -121,7 +122,7 @@ TEST_F(LocalPrune, OnlyTheSameCheckpointReachedWithoutASymlinkGoes) {
     EXPECT_EQ(t.local_freed, 3u);
     // The next pull counts what an earlier one deleted here, from the local ledger's marks.
     CheckpointTally again;
-    prune_local_checkpoints(dir_ + "/logs", c, l, again);
+    prune_local_checkpoints(dir_ + "/logs", c, l, {".mlt-pull"}, again);
     EXPECT_EQ(again.local_deleted, 1u);
     EXPECT_EQ(checkpoints_summary(again),
               "checkpoints: 1 kept on the host (4 deleted there, 12 B freed); 1 local copy "

@@ -4,6 +4,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -133,21 +134,24 @@ struct CheckpointEntry {
     std::string name;
     uint64_t size = 0;
     int64_t mtime_s = 0;  // whole seconds
-    bool whole = false;
-    std::string metric;  // the metric's value when this version was first seen; empty: none
-    bool kept = true;    // false: the guard deleted it (mlt deletes the local copy too)
-    std::string line;    // the ledger's line, as read
+    bool whole = false;   // 1 in the ledger (0: not yet, 2: never)
+    std::string metric;   // the metric's value when this version was first seen; empty: none
+    bool kept = true;     // false: the guard deleted it (mlt deletes the local copy too)
+    std::string line;     // the ledger's line, as read
 };
 struct CheckpointLedger {
     bool read = false;  // the host had a ledger
     std::vector<CheckpointEntry> entries;
+    std::unordered_map<std::string, size_t> index;  // entries by name
     std::string text;  // as read, kept locally as <local log dir>/.mlt-checkpoints
     const CheckpointEntry* find(const std::string& name) const;
 };
 
 // The ledger's text as the host wrote it, which a hostile host may have forged: a line
 // that is not 7 tab-separated fields of the right kinds, or whose name is no relative path
-// inside the log dir (absolute, a `..` or empty part, a control byte), is dropped.
+// inside the log dir (absolute, a `..` or empty part, a control byte), or a name listed
+// again, is dropped; at most kMaxLedgerEntries lines are read.
+inline constexpr size_t kMaxLedgerEntries = 100000;
 CheckpointLedger parse_checkpoint_ledger(const std::string& text);
 
 // A new run, as it takes the lock.

@@ -15,7 +15,8 @@
 #
 # The ledger, JOBDIR/ckpt.ledger (written as .tmp, then moved), one checkpoint a line:
 #   NAME<TAB>SIZE<TAB>MTIME<TAB>SEEN<TAB>WHOLE<TAB>METRIC<TAB>STATE
-# NAME relative to the log dir; SEEN when this version (SIZE, MTIME) was first seen; WHOLE 0|1;
+# NAME relative to the log dir; SEEN when this version (SIZE, MTIME) was first seen; WHOLE 1, or 0
+# (not yet), or 2 (never: not whole at the look after a failed end, until it changes);
 # METRIC the metric's latest value when this checkpoint was first seen (a new version of one that
 # was not whole yet keeps it: the same save going on; "" when none); STATE kept,
 # or deleted (by this retention; the line stays so that mlt deletes the local copy too).
@@ -64,14 +65,15 @@ mlt_ckpt_tick() {
   mlt_ck_p=$(sed -n 's/^pattern=//p' "$mlt_ck_j/checkpoints")
   mlt_ck_m=$(sed -n 's/^marker=//p' "$mlt_ck_j/checkpoints")
   [ -n "$mlt_ck_p" ] || return 0
-  mlt_ck_hold=0
+  mlt_ck_hold=0 mlt_nl='
+'
   if [ -e "$mlt_ck_j/ckpt.pulling" ] && [ -n "$(find "$mlt_ck_j/ckpt.pulling" -mmin -10 2> /dev/null)" ]; then mlt_ck_hold=1; fi
   # The markers' pattern: the template with {name} as the checkpoints' own file pattern.
   mlt_ck_mp=
   case $mlt_ck_m in *'{name}'*) mlt_ck_mp="${mlt_ck_p%/*}/${mlt_ck_m%%\{name\}*}${mlt_ck_p##*/}${mlt_ck_m#*\{name\}}"; case $mlt_ck_p in */*) ;; *) mlt_ck_mp=${mlt_ck_mp#*/} ;; esac ;; esac
   {
-    (cd "$mlt_ck_d" && find . -path "./$mlt_ck_p" -type f -exec stat -c 'f %s %Y %n' {} + 2> /dev/null)
-    [ -z "$mlt_ck_mp" ] || (cd "$mlt_ck_d" && find . -path "./$mlt_ck_mp" -type f -exec stat -c 'm %s %Y %n' {} + 2> /dev/null)
+    (cd "$mlt_ck_d" && find . -path "./$mlt_ck_p" ! -path "*$mlt_nl*" -type f -exec stat -c 'f %s %Y %n' {} + 2> /dev/null)
+    [ -z "$mlt_ck_mp" ] || (cd "$mlt_ck_d" && find . -path "./$mlt_ck_mp" ! -path "*$mlt_nl*" -type f -exec stat -c 'm %s %Y %n' {} + 2> /dev/null)
   } | LC_ALL=C awk -v now="$2" -v alive="$3" -v ended="$4" -v cur="$5" -v hold="$mlt_ck_hold" \
       -v conf="$mlt_ck_j/checkpoints" -v ledger="$mlt_ck_j/ckpt.ledger" -v del="$mlt_ck_j/ckpt.delete" '
 function setting(k,   l) {
@@ -89,12 +91,12 @@ BEGIN {
   }
   close(ledger)
 }
-# "f SIZE MTIME ./NAME" or "m ..." (a marker); a line of a name with a newline fails the match.
+# "f SIZE MTIME ./NAME" or "m ..." (a marker); find leaves out every path with a line end.
 /^[fm] [0-9]+ [0-9]+ \.\// {
   k = $1; size = $2; mtime = $3
   name = substr($0, length(k) + length(size) + length(mtime) + 6)
   if (index(name, "\t")) next
-  if (k == "m") { markers[name] = 1; next }
+  if (k == "m") { markers[name] = mtime; next }
   n++; names[n] = name; sizes[n] = size; mtimes[n] = mtime
 }
 END {
@@ -106,27 +108,32 @@ END {
       # A new version; one of a name whose last version was not whole is the same save going
       # on: it keeps the metric that save was first seen with.
       seen[i] = now; whole[i] = 0; metric[i] = cur
-      if ((nm in osize) && owhole[nm] == 0 && ometric[nm] != "") metric[i] = ometric[nm]
+      if ((nm in osize) && owhole[nm] != 1 && ometric[nm] != "") metric[i] = ometric[nm]
     }
     mk[i] = ""
     if (marker != "") { m = marker; s = index(m, "{name}"); d = nm; sub(/[^\/]*$/, "", d); b = substr(nm, length(d) + 1); mk[i] = d substr(m, 1, s - 1) b substr(m, s + 6) }
-    if (!whole[i] && (ended == 1 || (mk[i] != "" && (mk[i] in markers)) || (alive == 1 && now - seen[i] >= settle))) whole[i] = 1
-    keep[i] = !whole[i]
+    # A marker counts when it is no older than the checkpoint (one of an earlier save stays).
+    if (whole[i] == 0 && (ended == 1 || (mk[i] != "" && (mk[i] in markers) && markers[mk[i]] >= mtimes[i]) || (alive == 1 && now - seen[i] >= settle))) whole[i] = 1
+    # The look after a failed end: what is not whole now never will be (a restart in place
+    # must not let a torn save settle); 2 until the file changes.
+    if (whole[i] == 0 && alive == 0 && ended == 0) whole[i] = 2
+    keep[i] = whole[i] != 1
   }
-  # The newest keep_last (by mtime, then name), the newest whole one, the best best_n.
+  # Among the whole ones (the others stay anyway): the newest keep_last (by mtime, then
+  # name), the best best_n; and the newest whole one.
   for (r = 1; r <= keep_last; r++) {
     pick = 0
-    for (i = 1; i <= n; i++) if (!taken[i] && (pick == 0 || mtimes[i] > mtimes[pick] || (mtimes[i] == mtimes[pick] && names[i] > names[pick]))) pick = i
+    for (i = 1; i <= n; i++) if (whole[i] == 1 && !taken[i] && (pick == 0 || mtimes[i] > mtimes[pick] || (mtimes[i] == mtimes[pick] && names[i] > names[pick]))) pick = i
     if (pick == 0) break
     taken[pick] = 1
     keep[pick] = 1
   }
   newest = 0
-  for (i = 1; i <= n; i++) if (whole[i] && (newest == 0 || mtimes[i] > mtimes[newest] || (mtimes[i] == mtimes[newest] && names[i] > names[newest]))) newest = i
+  for (i = 1; i <= n; i++) if (whole[i] == 1 && (newest == 0 || mtimes[i] > mtimes[newest] || (mtimes[i] == mtimes[newest] && names[i] > names[newest]))) newest = i
   if (newest) keep[newest] = 1
   for (r = 1; r <= best_n; r++) {
     pick = 0
-    for (i = 1; i <= n; i++) if (!best[i] && metric[i] != "" && (pick == 0 || better(metric[i], metric[pick]))) pick = i
+    for (i = 1; i <= n; i++) if (whole[i] == 1 && !best[i] && metric[i] != "" && (pick == 0 || better(metric[i], metric[pick]))) pick = i
     if (pick == 0) break
     best[pick] = 1; keep[pick] = 1
   }
@@ -139,7 +146,8 @@ END {
     printf "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", names[i], sizes[i], mtimes[i], seen[i], whole[i], metric[i], state > T
     here[names[i]] = 1
   }
-  for (nm in gone) if (!(nm in here)) print gone[nm] > T
+  # The deleted ones of earlier looks, up to 2000 (a pull reads the first 1 MiB of the ledger).
+  for (nm in gone) if (!(nm in here) && ++g <= 2000) print gone[nm] > T
   close(del)
   if (close(T) != 0) exit 1
 }' || return 1

@@ -1,7 +1,9 @@
 # The checkpoint ledger for a pull (JobDir::read_checkpoints, docs/remote-protocol.md,
 # "Checkpoints"), after job_dir_command (j), guard_rules.sh and checkpoints.sh. Inputs:
 # mlt_done (1: the pull ended, the hold goes) or mlt_hold (1: the guard holds its deletions
-# while JOBDIR/ckpt.pulling is younger than 10 min). Prints "ledger" and the ledger's first 4 MiB, or nothing when there is none.
+# while JOBDIR/ckpt.pulling is younger than 10 min). Prints "ledger" and the ledger, its kept
+# lines first, up to 1000000 bytes (a remote command's output is read up to 1 MiB), or
+# nothing when there is none.
 if [ -n "$mlt_done" ]; then
   rm -f "$j/ckpt.pulling"
   exit 0
@@ -23,6 +25,6 @@ elif [ -n "$mlt_hold" ] && [ -f "$j/checkpoints" ]; then
 fi
 if [ -f "$j/ckpt.ledger" ]; then
   echo ledger
-  head -c 4194304 "$j/ckpt.ledger"
+  { LC_ALL=C awk -F '\t' '$7 == "kept"' "$j/ckpt.ledger"; LC_ALL=C awk -F '\t' '$7 != "kept"' "$j/ckpt.ledger"; } | head -c 1000000
 fi
 exit 0

@@ -77,7 +77,7 @@ mlt_guard_stop() {
   printf '%s\n' "$1" > "$j/guard.stop.tmp" && mv -f "$j/guard.stop.tmp" "$j/guard.stop"
   echo "mlt: $2: the host's guard stops the job"
   mlt_stop_job 10
-  [ -n "$mlt_after$mlt_notify" ] || exit 0
+  [ -n "$mlt_after$mlt_notify$mlt_ckpt" ] || exit 0
 }
 # What mlt_launch runs for the unattended shutdown: the script goes in place only by the one that
 # created the marker (an mlt's start_shutdown never races it into a second run).

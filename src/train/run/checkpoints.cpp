@@ -41,7 +41,12 @@ bool delete_if_same(int base_fd, const std::string& name, uint64_t size, int64_t
     return ::unlinkat(dir.get(), leaf.c_str(), 0) == 0;
 }
 
-// The names that earlier pulls deleted here: the lines of the local ledger marked `here`.
+// The checkpoints that earlier pulls deleted here, as "NAME<TAB>SIZE<TAB>MTIME": the lines of
+// the local ledger marked `here`.
+std::string version_key(const std::string& name, uint64_t size, int64_t mtime_s) {
+    return name + "\t" + std::to_string(size) + "\t" + std::to_string(mtime_s);
+}
+
 std::set<std::string> deleted_here(const std::string& path) {
     std::set<std::string> names;
     UniqueFd fd(::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
@@ -53,9 +58,11 @@ std::set<std::string> deleted_here(const std::string& path) {
     std::istringstream in(text);
     for (std::string line; std::getline(in, line);) {
         const size_t tab = line.find('\t');
-        if (tab != std::string::npos && line.size() > 5 &&
+        const size_t third = tab == std::string::npos ? tab : line.find('\t', tab + 1);
+        const size_t end = third == std::string::npos ? third : line.find('\t', third + 1);
+        if (end != std::string::npos && line.size() > 5 &&
             line.compare(line.size() - 5, 5, "\there") == 0)
-            names.insert(line.substr(0, tab));
+            names.insert(line.substr(0, end));
     }
     return names;
 }
@@ -75,7 +82,8 @@ bool pull_leaves_out(const CheckpointSettings& c, const CheckpointLedger& ledger
 }
 
 void prune_local_checkpoints(const std::string& local_logs, const CheckpointSettings& c,
-                             const CheckpointLedger& ledger, CheckpointTally& tally) {
+                             const CheckpointLedger& ledger, const std::set<std::string>& own_names,
+                             CheckpointTally& tally) {
     tally = CheckpointTally{};
     tally.known = true;
     const std::string kept_ledger = local_logs + "/" + kLocalLedger;
@@ -90,8 +98,10 @@ void prune_local_checkpoints(const std::string& local_logs, const CheckpointSett
         } else {
             ++tally.host_deleted;
             tally.host_freed += e.size;
-            if (before.count(e.name) || (is_checkpoint(c, e.name) &&
-                                         delete_if_same(base.get(), e.name, e.size, e.mtime_s))) {
+            const bool own = own_names.count(e.name.substr(0, e.name.find('/'))) > 0;
+            if (before.count(version_key(e.name, e.size, e.mtime_s)) ||
+                (!own && is_checkpoint(c, e.name) &&
+                 delete_if_same(base.get(), e.name, e.size, e.mtime_s))) {
                 ++tally.local_deleted;
                 tally.local_freed += e.size;
                 text += "\there";

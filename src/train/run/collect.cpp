@@ -277,6 +277,16 @@ std::optional<Error> collect_download_files(Remote& remote, const TrainPlan& pla
                         "something changed them after the job ended; look at the remote dir");
 }
 
+// Ends a pull's hold on the host's checkpoint deletions; one that stays ends by itself after
+// 10 min.
+void end_checkpoint_pull(Remote& remote, const TrainPlan& plan) noexcept {
+    try {
+        JobDir(remote, plan.remote_dir, plan.model).end_checkpoint_pull();
+    } catch (const std::exception& e) {
+        spdlog::debug("checkpoints: the pull's hold stays on the host: {}", e.what());
+    }
+}
+
 }  // namespace
 
 std::string remote_log_dir_of(const TrainPlan& plan, const std::string& recorded) {
@@ -314,16 +324,19 @@ LogsPull pull_logs(Remote& remote, const TrainPlan& plan, const std::string& rec
             return pull_leaves_out(plan.checkpoints, ledger, info);
         };
     // Only what is new or changed since the last pull (e.g. a --resume, or `download`).
-    pulled.logs = sync_down(remote, log_dir, plan.local_logs, compression,
-                            local_own_names(plan, have_cli_log), report, links, nullptr, leave_out);
-    if (!checkpoints) return pulled;
+    const std::vector<std::string> own = local_own_names(plan, have_cli_log);
     try {
-        JobDir(remote, plan.remote_dir, plan.model).end_checkpoint_pull();
-    } catch (const Error& e) {  // the guard's hold ends by itself after 10 min
-        spdlog::debug("checkpoints: the pull's hold stays on the host: {}", e.what());
+        pulled.logs = sync_down(remote, log_dir, plan.local_logs, compression, own, report, links,
+                                nullptr, leave_out);
+    } catch (...) {
+        if (checkpoints) end_checkpoint_pull(remote, plan);
+        throw;
     }
+    if (!checkpoints) return pulled;
+    end_checkpoint_pull(remote, plan);
     if (ledger.read)
-        prune_local_checkpoints(plan.local_logs, plan.checkpoints, ledger, pulled.checkpoints);
+        prune_local_checkpoints(plan.local_logs, plan.checkpoints, ledger, {own.begin(), own.end()},
+                                pulled.checkpoints);
     pulled.checkpoints.held_back = pulled.logs.held_back;
     return pulled;
 }

@@ -5,6 +5,7 @@
 // listed, then deletes the local copies of those the guard deleted.
 
 #include <cstdint>
+#include <set>
 #include <string>
 
 #include "mlt/config/settings.h"
@@ -40,12 +41,14 @@ struct CheckpointTally {
 
 // Deletes under `local_logs` the local copies of the checkpoints the ledger says the guard
 // deleted: only a name that is a checkpoint, reached without a symlink, a regular file of
-// the ledger's size and mtime (a file this machine changed or put there stays). Then keeps
+// the ledger's size and mtime (a file this machine changed or put there stays), never one
+// under `own_names` (mlt's own names in the local log dir: local_own_names). Then keeps
 // the ledger as `.mlt-checkpoints` there, each line whose local copy a pull of the run
 // deleted marked with a last field `here`. Sets `tally` (the local side: every pull's
 // deletions, from those marks). Throws mlt::Error (io) when the ledger cannot be written.
 void prune_local_checkpoints(const std::string& local_logs, const CheckpointSettings& c,
-                             const CheckpointLedger& ledger, CheckpointTally& tally);
+                             const CheckpointLedger& ledger, const std::set<std::string>& own_names,
+                             CheckpointTally& tally);
 
 // "checkpoints: 2 kept on the host (28 deleted there, 1.2 GiB freed); 5 local copies
 // deleted (190.0 MiB freed)"; empty when no ledger was read.
