@@ -93,6 +93,8 @@ void JobDir::begin_gang_attempt(const std::string& run_id, int attempt,
     c.number("mlt_attempt", attempt)
         .set("mlt_run_sh", wrapper)
         .add(scripts::job_alive)
+        .add(scripts::job_guard_rules)
+        .add(scripts::job_checkpoints)
         .add(scripts::job_gang_attempt);
     run_checked(remote(), c, "setting up the gang's next attempt", model_, run_id);
 }

@@ -19,6 +19,8 @@ long JobDir::restart_job(const std::string& run_id, int attempt, bool failed) {
         .add(scripts::job_alive)
         .add(scripts::job_launch)
         .add(scripts::job_log_line)
+        .add(scripts::job_guard_rules)
+        .add(scripts::job_checkpoints)
         .add(scripts::job_restart);
     RemoteOutput out = remote().run(c.text());
     if (out.exit_status == kNotLostStatus)

@@ -148,5 +148,32 @@ TEST_F(TrainCheckpointsTest, ATornCheckpointOfAFailedJobStaysOnTheHost) {
     EXPECT_TRUE(has_text(r.out, "1 not brought home")) << r.out;
 }
 
+// A restart in place after a save that the failure cut: the next attempt gets the newest
+// whole checkpoint as MLT_CHECKPOINT, and the torn one stays on the host, with a warning.
+TEST_F(TrainCheckpointsTest, ARestartGetsTheNewestWholeCheckpointAndTheTornOneStays) {
+    write_user_settings();
+    write_shell_model(
+        "m",
+        "cd \"$MLT_LOG_DIR\" && mkdir -p ck\n"
+        "if [ \"${MLT_ATTEMPT:-1}\" = 1 ]; then\n"
+        "  printf 'whole\\n' > ck/e1.pt\n"
+        "  until grep -q 'ck/e1.pt\t.*\t1\t[^\t]*\tkept$' \"$MLT_JOB_DIR/ckpt.ledger\" "
+        "2>/dev/null; do sleep 0.05; done\n"
+        "  printf 'torn' > ck/e2.pt; echo boom; exit 3\n"
+        "fi\n"
+        "echo \"resumed from [$MLT_CHECKPOINT]\"\n");
+    write_model_settings("m",
+                         "ssh:\n  train_cmd: \"sh {spec}\"\n  checkpoints: {pattern: 'ck/*.pt', "
+                         "keep_last: 1, settle_seconds: 1}\n"
+                         "  watch: {on_failure: [{match: boom, then: restart}]}\n");
+    const ProcessResult r = mlt({"ssh", "train", "m"});
+    ASSERT_EQ(r.exit_code, 0) << describe(r);
+    EXPECT_TRUE(has_text(r.out, "resumed from [" + remote_logs_root() + "/m/ck/e1.pt]")) << r.out;
+    EXPECT_TRUE(has_text(r.out, "mlt: warning: checkpoint ck/e2.pt is newer but not whole"))
+        << r.out;
+    EXPECT_EQ(read_or_empty(host_ck() + "/e2.pt"), "torn");
+    EXPECT_EQ(checkpoints_in(local_ck()), std::vector<std::string>{"e1.pt"}) << r.out;
+}
+
 }  // namespace
 }  // namespace mlt_test

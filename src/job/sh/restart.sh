@@ -1,5 +1,5 @@
 # Restarts the run's lost job in place as attempt mlt_attempt (restart_job), after alive.sh,
-# launch.sh and log_line.sh, and prints its process group. Lost: its process group is recorded and
+# launch.sh, log_line.sh, guard_rules.sh and checkpoints.sh, and prints its process group. Lost: its process group is recorded and
 # gone, with no exit status, its results were not collected, no shutdown_cmds started, and the lock
 # records the attempt before; else the command ends with mlt_st_not_lost, saying why. The first
 # caller (the attempt's marker, created atomically) sets the attempt up: the old pid removed, the
@@ -27,6 +27,9 @@ if [ ! -e "$j/started.$mlt_attempt" ] && [ -n "$(mlt_why)" ] && [ ! -e "$j/start
   echo "the job is not lost: $(mlt_why)" >&2; exit "$mlt_st_not_lost"
 fi
 mlt_fresh() {
+  # checkpoints: the look after the end, if the guard did not take it (mlt_ckpt_final): what is
+  # not whole then never settles in the next attempt.
+  if [ -f "$j/checkpoints" ] && [ ! -f "$j/ckpt.final" ]; then mlt_ckpt_final "$j" "$(date +%s)"; fi
   rm -f "$j/pid" "$j/training" "$j/disk_full" || exit 1
   mlt_how='the job was lost'
   if [ -e "$j/exit_status" ]; then
