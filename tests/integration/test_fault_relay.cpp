@@ -493,7 +493,8 @@ TEST(FaultRelay, RefusedTargetResetsTheClient) {
 
 TEST(FaultRelay, ThrowsWhenThePortIsTaken) {
     SilentListener busy;
-    EXPECT_THROW(FaultRelay(busy.port(), busy.port()), std::runtime_error);
+    EXPECT_THROW(FaultRelay(busy.port(), busy.port(), std::chrono::milliseconds(0)),
+                 std::runtime_error);
 }
 
 // OpenSSH sessions through a relay in front of the test sshd.

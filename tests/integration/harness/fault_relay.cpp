@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cmath>
 #include <cstring>
 #include <stdexcept>
@@ -96,15 +97,22 @@ struct FaultRelay::Trigger {
     bool cut;       // cut, else stall
 };
 
-FaultRelay::FaultRelay(int target_port, int listen_port) : target_port_(target_port) {
+FaultRelay::FaultRelay(int target_port, int listen_port, std::chrono::milliseconds wait_for_port)
+    : target_port_(target_port) {
     listen_fd_ = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     if (listen_fd_ < 0) throw std::runtime_error(std::string("socket: ") + std::strerror(errno));
     int one = 1;
     setsockopt(listen_fd_, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
     sockaddr_in addr = loopback_address(listen_port);
     socklen_t len = sizeof addr;
-    if (bind(listen_fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 ||
-        listen(listen_fd_, 64) != 0 ||
+    const auto give_up = std::chrono::steady_clock::now() + wait_for_port;
+    int bound = bind(listen_fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
+    while (bound != 0 && errno == EADDRINUSE && listen_port != 0 &&
+           std::chrono::steady_clock::now() < give_up) {
+        ::usleep(50 * 1000);  // polled: nothing tells when another socket lets the port go
+        bound = bind(listen_fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
+    }
+    if (bound != 0 || listen(listen_fd_, 64) != 0 ||
         getsockname(listen_fd_, reinterpret_cast<sockaddr*>(&addr), &len) != 0 ||
         pipe2(wake_pipe_, O_NONBLOCK | O_CLOEXEC) != 0) {
         const std::string why = std::strerror(errno);

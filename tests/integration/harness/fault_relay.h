@@ -25,8 +25,11 @@ enum class Direction { up /* client to target */, down /* target to client */ };
 class FaultRelay {
   public:
     // Listens on 127.0.0.1:listen_port (0: the kernel picks one); throws std::runtime_error
-    // when it cannot listen.
-    explicit FaultRelay(int target_port, int listen_port = 0);
+    // when it cannot listen. A given port that is in use (a host coming back on the port an
+    // earlier relay left, which another test's connection may hold for a moment as its own
+    // ephemeral port) is tried again for up to `wait_for_port`.
+    explicit FaultRelay(int target_port, int listen_port = 0,
+                        std::chrono::milliseconds wait_for_port = std::chrono::seconds(30));
     ~FaultRelay();  // stops the thread and resets every open connection; never hangs
     FaultRelay(const FaultRelay&) = delete;
     FaultRelay& operator=(const FaultRelay&) = delete;
