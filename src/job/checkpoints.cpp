@@ -6,6 +6,7 @@
 
 #include "job_shell.h"
 #include "mlt/job/job.h"
+#include "mlt/util/remote_name.h"
 #include "mlt/util/text.h"
 
 namespace mlt {
@@ -14,20 +15,10 @@ using namespace job_detail;
 
 namespace {
 
-// A relative path inside the log dir: no leading `/`, no empty, `.` or `..` part, no control
-// byte.
+// The ledger's names are remote names like a listing's (remote_name_problem: relative, no
+// empty, `.` or `..` part, no control byte), and no longer than 4096 bytes.
 bool safe_name(const std::string& name) {
-    if (name.empty() || name.size() > 4096 || name[0] == '/') return false;
-    for (const char c : name)
-        if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) return false;
-    size_t i = 0;
-    while (i <= name.size()) {
-        const size_t j = std::min(name.find('/', i), name.size());
-        const std::string_view part(name.data() + i, j - i);
-        if (part.empty() || part == "." || part == "..") return false;
-        i = j + 1;
-    }
-    return true;
+    return name.size() <= 4096 && remote_name_problem(name).empty();
 }
 
 }  // namespace
