@@ -40,6 +40,10 @@ void check_free_space(const std::string& local_path, uint64_t bytes) {
                    "free some space, or check what the remote dir holds");
 }
 
+int64_t floor_seconds(int64_t ns) {
+    return ns >= 0 ? ns / 1000000000 : -((-ns + 999999999) / 1000000000);
+}
+
 }  // namespace mlt
 
 namespace mlt::transfer_detail {

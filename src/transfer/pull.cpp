@@ -77,10 +77,6 @@ struct Report {
 
 using Steady = std::chrono::steady_clock;
 
-int64_t floor_seconds(int64_t ns) {
-    return ns >= 0 ? ns / 1000000000 : -((-ns + 999999999) / 1000000000);
-}
-
 // The earliest remote time at which a file with this ctime may be read: a later write is
 // then sure to set another ctime. File systems with sub-second timestamps stamp with a clock
 // that lags by at most a tick (a few ms); the others (whole seconds) need the next second

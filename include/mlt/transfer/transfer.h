@@ -65,6 +65,10 @@ std::vector<std::string> list_remote_files(Remote& remote, const std::string& re
 
 // One remote regular file with what an incremental transfer compares, and what a pull checks
 // to know that the copy it got is one version of the file (see sync_down).
+// The whole seconds of a time in nanoseconds since the epoch, rounded down (before 1970 too),
+// as `stat -c %Y` gives them.
+int64_t floor_seconds(int64_t ns);
+
 struct RemoteFileInfo {
     std::string path;      // relative to the listed base, `/`-separated
     uint64_t size = 0;     // bytes

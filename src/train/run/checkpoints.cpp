@@ -19,10 +19,6 @@ namespace mlt {
 
 namespace {
 
-int64_t whole_seconds(int64_t ns) {
-    return ns >= 0 ? ns / 1000000000 : -((-ns + 999999999) / 1000000000);
-}
-
 // Deletes `name` (a safe relative path: the ledger's parser checked it) under `base_fd` when
 // it is a regular file of `size` bytes and mtime `mtime_s`, opening each dir on the way with
 // O_NOFOLLOW; returns whether it did.
@@ -78,7 +74,7 @@ bool pull_leaves_out(const CheckpointSettings& c, const CheckpointLedger& ledger
     if (!is_checkpoint(c, info.path)) return false;
     const CheckpointEntry* e = ledger.find(info.path);
     return !e || !e->whole || !e->kept || e->size != info.size ||
-           e->mtime_s != whole_seconds(info.mtime_ns);
+           e->mtime_s != floor_seconds(info.mtime_ns);
 }
 
 void prune_local_checkpoints(const std::string& local_logs, const CheckpointSettings& c,
