@@ -101,7 +101,7 @@ std::string make_user_batch(const WrapperSpec& s) {
             .add(scripts::job_batch_venv);
     for (const auto& cmd : s.startup_cmds)
         b.add("echo " + shell_quote("mlt: startup: " + cmd)).add(cmd);
-    b.add(scripts::job_batch_train).add(command);
+    b.add(scripts::job_checkpoints).add(scripts::job_batch_train).add(command);
     return b.text();
 }
 

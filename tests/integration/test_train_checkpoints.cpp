@@ -30,12 +30,21 @@ std::string saver(int epochs, bool in_step) {
         in_step ? "  until grep -q \"^ck/e$i.pt\t\" \"$MLT_JOB_DIR/ckpt.ledger\" 2>/dev/null; "
                   "do sleep 0.05; done\n"
                 : "  sleep 0.2\n";
+    // In step, the save also waits until the guard has read the metric line before it (else
+    // a look that read the console just before the line, then found the save, gives it the
+    // epoch before's value).
+    const std::string metric_read =
+        in_step ? "  until awk -F '\\t' -v v=$v '$3 == \"m\" && $2 == v { f = 1 } END { exit "
+                  "!f }' \"$MLT_JOB_DIR/ckpt.metric/rules.state\" 2>/dev/null; do sleep 0.05; "
+                  "done\n"
+                : "";
     return "mkdir -p \"$MLT_LOG_DIR/ck\"\n"
            "i=1; while [ $i -le " +
            std::to_string(epochs) +
            " ]; do\n"
            "  if [ $i = 4 ]; then v=0.05; else v=$((1000 - i * 10)); v=0.$v; fi\n"
-           "  echo \"epoch $i val_loss=$v\"\n"
+           "  echo \"epoch $i val_loss=$v\"\n" +
+           metric_read +
            "  f=\"$MLT_LOG_DIR/ck/e$i.pt\"\n"
            "  printf 'weights %s, first half;' $i > \"$f\"\n" +
            pause +
@@ -148,31 +157,81 @@ TEST_F(TrainCheckpointsTest, ATornCheckpointOfAFailedJobStaysOnTheHost) {
     EXPECT_TRUE(has_text(r.out, "1 not brought home")) << r.out;
 }
 
-// A restart in place after a save that the failure cut: the next attempt gets the newest
-// whole checkpoint as MLT_CHECKPOINT, and the torn one stays on the host, with a warning.
-TEST_F(TrainCheckpointsTest, ARestartGetsTheNewestWholeCheckpointAndTheTornOneStays) {
+// A trainer killed (kill -9) in the middle of a save, once at each 10 % of the file from 10 % to
+// 90 %: each restart in place starts from the whole checkpoint (MLT_CHECKPOINT, its bytes as
+// saved), and the cut one stays on the host, named in a warning, and never comes home.
+TEST_F(TrainCheckpointsTest, ARestartAfterASaveCutAtEachTenthStartsFromTheWholeOne) {
     write_user_settings();
     write_shell_model(
         "m",
         "cd \"$MLT_LOG_DIR\" && mkdir -p ck\n"
-        "if [ \"${MLT_ATTEMPT:-1}\" = 1 ]; then\n"
-        "  printf 'whole\\n' > ck/e1.pt\n"
+        "a=${MLT_ATTEMPT:-1}\n"
+        "bytes() { awk -v n=\"$1\" -v c=\"$2\" 'BEGIN { for (i = 0; i < n; i++) printf \"%s\", c "
+        "}'; }\n"
+        "if [ \"$a\" = 1 ]; then\n"
+        "  bytes 1000 w > ck/e1.pt; bytes 1000 w > ref\n"
         "  until grep -q 'ck/e1.pt\t.*\t1\t[^\t]*\tkept$' \"$MLT_JOB_DIR/ckpt.ledger\" "
         "2>/dev/null; do sleep 0.05; done\n"
-        "  printf 'torn' > ck/e2.pt; echo boom; exit 3\n"
+        "else\n"
+        "  cmp -s \"$MLT_CHECKPOINT\" ref && echo \"attempt $a from [$MLT_CHECKPOINT], whole\"\n"
         "fi\n"
-        "echo \"resumed from [$MLT_CHECKPOINT]\"\n");
+        "if [ \"$a\" = 10 ]; then bytes 1000 x > ck/e2.pt; exit 0; fi\n"
+        "echo \"saving e2, cut at ${a}0 %\"\n"
+        "bytes $((a * 100)) x > ck/e2.pt\n"
+        "kill -9 $$\n");
+    write_model_settings("m",
+                         "ssh:\n  train_cmd: \"sh {spec}\"\n  max_restarts: 9\n"
+                         "  checkpoints: {pattern: 'ck/*.pt', keep_last: 1, settle_seconds: 5}\n"
+                         "  watch: {on_failure: [{match: 'cut at', then: restart}]}\n");
+    const ProcessResult r = mlt({"ssh", "train", "m", "--sync-every", "1"});
+    ASSERT_EQ(r.exit_code, 0) << describe(r);
+    const std::string console = read_or_empty(local_console("m"));
+    for (int a = 2; a <= 10; ++a)
+        EXPECT_EQ(count_lines(console, "attempt " + std::to_string(a) + " from [" +
+                                           remote_logs_root() + "/m/ck/e1.pt], whole"),
+                  1u)
+            << "attempt " << a << ":\n"
+            << console;
+    EXPECT_EQ(
+        lines_starting(console, "mlt: warning: checkpoint ck/e2.pt is newer but not whole").size(),
+        9u)
+        << console;
+    // The last attempt saved e2 whole: it stays, e1 goes; no cut copy ever came home.
+    EXPECT_EQ(checkpoints_in(local_ck()), std::vector<std::string>{"e2.pt"}) << r.out;
+    EXPECT_EQ(read_or_empty(local_ck() + "/e2.pt"), std::string(1000, 'x'));
+    EXPECT_EQ(read_or_empty(host_ck() + "/e2.pt"), std::string(1000, 'x'));
+}
+
+// --restore of a log dir that holds a copy of a save that was cut (fetched from the host by
+// hand): the local ledger knows it was not whole, so on the new run's host it is pushed and
+// stays, named in a warning, and the attempt starts from the whole one.
+TEST_F(TrainCheckpointsTest, ARestoreStartsFromTheWholeCheckpointNotACopyOfACutSave) {
+    write_user_settings();
+    write_shell_model("m",
+                      "cd \"$MLT_LOG_DIR\" && mkdir -p ck\n"
+                      "if [ -n \"$MLT_CHECKPOINT\" ]; then echo \"resumed from "
+                      "[$MLT_CHECKPOINT]\"; exit 0; fi\n"
+                      "printf 'whole\\n' > ck/e1.pt\n"
+                      "until grep -q 'ck/e1.pt\t.*\t1\t[^\t]*\tkept$' "
+                      "\"$MLT_JOB_DIR/ckpt.ledger\" 2>/dev/null; do sleep 0.05; done\n"
+                      "printf 'torn' > ck/e2.pt; exit 3\n");
     write_model_settings("m",
                          "ssh:\n  train_cmd: \"sh {spec}\"\n  checkpoints: {pattern: 'ck/*.pt', "
-                         "keep_last: 1, settle_seconds: 1}\n"
-                         "  watch: {on_failure: [{match: boom, then: restart}]}\n");
-    const ProcessResult r = mlt({"ssh", "train", "m"});
+                         "keep_last: 1, settle_seconds: 1}\n");
+    ProcessResult r = mlt({"ssh", "train", "m"});
+    ASSERT_EQ(r.exit_code, 1) << describe(r);  // the job failed, its last save cut
+    ASSERT_EQ(checkpoints_in(local_ck()), std::vector<std::string>{"e1.pt"}) << r.out;
+    // The cut save fetched by hand (as `scp -p` would), then the host's log dir gone.
+    fs::copy_file(host_ck() + "/e2.pt", local_ck() + "/e2.pt");
+    fs::last_write_time(local_ck() + "/e2.pt", fs::last_write_time(host_ck() + "/e2.pt"));
+    fs::remove_all(remote_logs_root() + "/m");
+    r = mlt({"ssh", "train", "m", "--restore"});
     ASSERT_EQ(r.exit_code, 0) << describe(r);
     EXPECT_TRUE(has_text(r.out, "resumed from [" + remote_logs_root() + "/m/ck/e1.pt]")) << r.out;
     EXPECT_TRUE(has_text(r.out, "mlt: warning: checkpoint ck/e2.pt is newer but not whole"))
         << r.out;
     EXPECT_EQ(read_or_empty(host_ck() + "/e2.pt"), "torn");
-    EXPECT_EQ(checkpoints_in(local_ck()), std::vector<std::string>{"e1.pt"}) << r.out;
+    EXPECT_EQ(read_or_empty(local_ck() + "/e2.pt"), "torn");
 }
 
 }  // namespace

@@ -607,6 +607,62 @@ TEST_F(TrainFailoverTest, AResumeOnALostHostWaitsThenFailsOver) {
     expect_finished_on_b(r, resumed);
 }
 
+// checkpoints (issue 44) across a failover: the standby starts from the newest whole checkpoint
+// that came home (a save that the loss cut never did), and its guard goes on from what A's
+// ledger knew: e1 stays there as the best by the metric it had on A (without that, e1 and e2
+// would get the latest value B's console holds, 0.9, and e4's 0.8 would make e4 the best).
+TEST_F(TrainFailoverTest, TheStandbyStartsFromTheNewestWholeCheckpointAndKeepsTheBestByItsMetric) {
+    write_shell_model("m",
+                      "cd \"$MLT_LOG_DIR\" && mkdir -p ck\n"
+                      "if [ -z \"$MLT_ATTEMPT\" ]; then\n"
+                      "  for i in 1 2; do\n"
+                      "    if [ $i = 1 ]; then v=0.5; else v=0.9; fi\n"
+                      "    echo \"epoch $i val_loss=$v\"\n"
+                      // The guard has read the line: the save is after it (a checkpoint gets
+                      // the value the guard last read when it first sees it).
+                      "    until awk -F '\\t' -v v=$v '$3 == \"m\" && $2 == v { f = 1 } END "
+                      "{ exit !f }' \"$MLT_JOB_DIR/ckpt.metric/rules.state\" 2>/dev/null; do "
+                      "sleep 0.05; done\n"
+                      "    printf 'weights %s\\n' $i > ck/e$i.pt; : > ck/e$i.pt.done\n"
+                      "    until grep -q \"^ck/e$i.pt\t.*\t1\t\" \"$MLT_JOB_DIR/ckpt.ledger\" "
+                      "2>/dev/null; do sleep 0.05; done\n"
+                      "  done\n"
+                      "  printf 'weig' > ck/e3.pt\n"  // the save the loss of the host cuts
+                      "  echo waiting; w=0; while [ $w -lt 2400 ]; do sleep 0.05; w=$((w+1)); "
+                      "done; exit 9\n"
+                      "fi\n"
+                      "echo \"attempt $MLT_ATTEMPT from [$MLT_CHECKPOINT]\"\n"
+                      "echo 'epoch 4 val_loss=0.8'\n"
+                      "printf 'weights 4\\n' > ck/e4.pt; : > ck/e4.pt.done\n");
+    write_model_settings("m",
+                         "ssh:\n  train_cmd: \"sh {spec}\"\n  checkpoints:\n"
+                         "    pattern: 'ck/*.pt'\n    keep_last: 1\n    settle_seconds: 300\n"
+                         "    marker: '{name}.done'\n"
+                         "    keep_best: {metric: 'val_loss=([0-9.]+)', mode: min, n: 1}\n");
+    write_settings("  fallback_hosts: [\"" + standby_spec() + "\"]\n");
+    auto run = start_mlt({"ssh", "-o", "ConnectTimeout=2", "train", "m", "--reconnect-timeout", "2",
+                          "--sync-every", "1"});
+    const std::string local_ck = local_logs("m") + "/ck";
+    ASSERT_TRUE(run->wait_for_output("waiting", kEffectTimeout)) << run->out() << run->err();
+    ASSERT_TRUE(wait_until([&] { return path_exists(local_ck + "/e2.pt"); }, kEffectTimeout))
+        << run->out() << run->err();
+    lose_host_a();
+    ProcessResult r = run->wait(kTrainTimeout);
+    ASSERT_EQ(r.exit_code, 0) << describe(r);
+    const std::string b_ck = standby_->remote_dir() + "/logs/m/ck";
+    EXPECT_TRUE(has_text(r.out, "attempt 2 from [" + b_ck + "/e2.pt]")) << r.out;
+    const auto pt = [](const std::string& dir) {
+        std::vector<std::string> names;
+        for (const char* n : {"e1.pt", "e2.pt", "e3.pt", "e4.pt"})
+            if (path_exists(dir + "/" + n)) names.push_back(n);
+        return names;
+    };
+    const std::vector<std::string> kept{"e1.pt", "e4.pt"};
+    EXPECT_EQ(pt(b_ck), kept) << read_or_empty(standby_job_file("ckpt.ledger"));
+    EXPECT_EQ(pt(local_ck), kept) << r.out;
+    EXPECT_EQ(read_or_empty(local_ck + "/e1.pt"), "weights 1\n");
+}
+
 TEST_F(TrainFailoverTest, RestorePushesTheLocalLogDirBeforeTheStart) {
     write_settings("");
     fs::create_directories(local_logs("m"));

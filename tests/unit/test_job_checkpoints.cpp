@@ -39,7 +39,7 @@ class Checkpoints : public ::testing::TestWithParam<std::string> {
         if (GetParam() != "busybox-only") return test::local_shell(GetParam());
         return test::shell_on_path("busybox-only", "busybox", {"sh"},
                                    {"awk", "cat", "dd", "find", "head", "ls", "mkdir", "mv", "rm",
-                                    "sed", "stat", "tail", "tr"});
+                                    "sed", "sort", "stat", "tail", "tr"});
     }
     void settings(int keep_last, int best_n, const std::string& marker = "{name}.done",
                   const std::string& more = "") {
@@ -97,6 +97,15 @@ class Checkpoints : public ::testing::TestWithParam<std::string> {
         std::string out;
         for (const auto& r : rows) out += r + ";";
         return out;
+    }
+    // What an attempt would start from (mlt_ckpt_pick): its lines joined by ';'.
+    std::string pick() const {
+        test::LocalRemote remote(shell());
+        const auto out = remote.run(
+            "set -- " + shell_quote(dir_ + "/j") + " " + shell_quote(dir_ + "/logs") + "\n" +
+            std::string(scripts::job_checkpoints) + "\nmlt_ckpt_pick \"$@\" | sort | tr '\\n' ';'");
+        EXPECT_EQ(out.err, "");
+        return out.out;
     }
     void write(const std::string& name, const std::string& text) {
         std::ofstream(dir_ + "/" + name, std::ios::binary) << text;
@@ -197,6 +206,57 @@ TEST_P(Checkpoints, TheMetricIsTheLatestValueOnTheConsoleOrInItsFile) {
     settings(0, 1, "", rule + "metric_file=ck/metrics.csv\n");
     write("logs/ck/metrics.csv", "val_loss=7\nval_loss=6.5\n");
     EXPECT_EQ(metric(), "[6.5]");
+}
+
+// The seed mlt pushed with the checkpoints (--restore, a failover): each version it lists keeps
+// what the earlier host knew of it (whole, never whole, the metric), even after a look that
+// met the file still being copied; its deleted lines join the ledger's.
+TEST_P(Checkpoints, TheSeedKeepsWhatTheEarlierHostKnewOfEachPushedVersion) {
+    settings(1, 1, "");
+    write("j/ckpt.seed",
+          "ck/a.pt\t1\t1000\t1000\t1\t0.1\tkept\nck/b.pt\t2\t1010\t1010\t2\t\tkept\n"
+          "ck/c.pt\t3\t1020\t1020\t1\t0.9\tkept\nck/old.pt\t5\t900\t900\t1\t0.05\tdeleted\n");
+    save("a.pt", 1, 1000);
+    save("b.pt", 2, 1010);
+    save("c.pt", 1, 1030);  // being copied
+    tick(1030, 1, 0, "0.5");
+    EXPECT_EQ(ledger(), "ck/a.pt 1 kept;ck/b.pt 2 kept;ck/c.pt 0 kept;ck/old.pt 1 deleted;");
+    save("c.pt", 3, 1020);  // copied, with its mtime
+    tick(1031, 1, 0, "0.5");
+    EXPECT_EQ(ledger(), "ck/a.pt 1 kept;ck/b.pt 2 kept;ck/c.pt 1 kept;ck/old.pt 1 deleted;");
+    // A new one, whole: the newest stays, and a.pt as the best by the metric the seed gave it.
+    save("d.pt", 4, 1040);
+    tick(1040, 1, 0, "0.5");
+    tick(1051, 1, 0, "0.5");
+    EXPECT_EQ(left(), (std::vector<std::string>{"a.pt", "b.pt", "d.pt"}));
+    EXPECT_EQ(
+        ledger(),
+        "ck/a.pt 1 kept;ck/b.pt 2 kept;ck/c.pt 1 deleted;ck/d.pt 1 kept;ck/old.pt 1 deleted;");
+}
+
+// MLT_CHECKPOINT: the newest whole one, by the ledger, else by the seed, else (neither: no look
+// yet and nothing pushed) the newest; each newer one that is not whole is named.
+TEST_P(Checkpoints, AnAttemptStartsFromTheNewestWholeOneByTheLedgerOrTheSeed) {
+    settings(1, 0, "");
+    save("a.pt", 1, 1000);
+    save("b.pt", 2, 1010);
+    EXPECT_EQ(pick(), "pick ck/b.pt;");
+    write("j/ckpt.seed", "ck/a.pt\t1\t1000\t1000\t1\t\tkept\nck/b.pt\t2\t1010\t1010\t2\t\tkept\n");
+    EXPECT_EQ(pick(), "pick ck/a.pt;torn ck/b.pt;");
+    // The ledger lists b.pt in another version (a look while it was being copied): the seed's
+    // line for this version decides.
+    write("j/ckpt.ledger", "ck/b.pt\t1\t1030\t1030\t1\t\tkept\n");
+    EXPECT_EQ(pick(), "pick ck/a.pt;torn ck/b.pt;");
+    // The ledger alone: what it does not list in this version is not whole.
+    fs::remove(dir_ + "/j/ckpt.seed");
+    write("j/ckpt.ledger", "ck/a.pt\t1\t1000\t1000\t1\t\tkept\n");
+    EXPECT_EQ(pick(), "pick ck/a.pt;torn ck/b.pt;");
+    write("j/ckpt.ledger", "ck/b.pt\t2\t1010\t1000\t1\t\tkept\n");
+    EXPECT_EQ(pick(), "pick ck/b.pt;");
+    save("c.pt", 1, 1020);  // newer, unknown; no whole one older than it would be named either
+    fs::remove(dir_ + "/j/ckpt.ledger");
+    write("j/ckpt.seed", "ck/c.pt\t1\t1020\t1020\t2\t\tkept\n");
+    EXPECT_EQ(pick(), "torn ck/a.pt;torn ck/b.pt;torn ck/c.pt;");
 }
 
 TEST_P(Checkpoints, NoSettingsNothingDone) {

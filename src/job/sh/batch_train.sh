@@ -58,31 +58,11 @@ if [ -n "$mlt_gang" ]; then
   [ -e "$mlt_job/go" ] || echo 'mlt: set up; waiting for every node'
   while [ ! -e "$mlt_job/go" ]; do sleep 0.2; done
 fi
-# checkpoints: MLT_CHECKPOINT, the newest whole checkpoint by the guard's ledger (docs/usage.md,
-# "Checkpoints"). Without a ledger (a new run's host: what mlt pushed, which was whole) every
-# one counts as whole; with one, only what it lists as whole in that very version. A newer
-# one that is not whole stays where it is, with a warning.
+# checkpoints: MLT_CHECKPOINT, the newest whole checkpoint by the guard's ledger, or by the seed
+# that came with what mlt pushed (mlt_ckpt_pick; docs/usage.md, "Checkpoints"). A newer one that
+# is not whole stays where it is, with a warning.
 if [ -f "$mlt_job/checkpoints" ]; then
-  mlt_ck=$(mlt_nl='
-'
-    p=$(sed -n 's/^pattern=//p' "$mlt_job/checkpoints")
-    [ -n "$p" ] || exit 0
-    { cat "$mlt_job/ckpt.ledger" 2>/dev/null; echo 'mlt-files'
-      cd "$MLT_LOG_DIR" && find . -path "./$p" ! -path "*$mlt_nl*" -type f -exec stat -c '%s %Y %n' {} + 2>/dev/null
-    } | LC_ALL=C awk -F '\t' '
-      $0 == "mlt-files" { files = 1; next }
-      !files { if (NF == 7) { v[$1] = $2 " " $3; w[$1] = $5; ledger = 1 }; next }
-      match($0, /^[0-9]+ [0-9]+ \.\//) {
-        split($0, f, " "); name = substr($0, RLENGTH + 1)
-        if (index(name, "\t")) next
-        whole = ledger ? v[name] == f[1] " " f[2] && w[name] == 1 : 1
-        if (whole && (best == "" || f[2] > bt || (f[2] == bt && name > best))) { best = name; bt = f[2] }
-        if (!whole) torn[name] = f[2]
-      }
-      END {
-        for (t in torn) if (best == "" || torn[t] > bt || (torn[t] == bt && t > best)) print "torn " t
-        if (best != "") print "pick " best
-      }')
+  mlt_ck=$(mlt_ckpt_pick "$mlt_job" "$MLT_LOG_DIR")
   while IFS= read -r mlt_l; do
     case $mlt_l in
       'torn '*) printf 'mlt: warning: checkpoint %s is newer but not whole (a save cut off?): it stays, and is not MLT_CHECKPOINT\n' "${mlt_l#torn }" ;;

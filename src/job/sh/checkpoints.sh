@@ -21,6 +21,12 @@
 # was not whole yet keeps it: the same save going on; "" when none); STATE kept,
 # or deleted (by this retention; the line stays so that mlt deletes the local copy too).
 #
+# The seed, JOBDIR/ckpt.seed (pushed by mlt with --restore or a failover, before the job starts):
+# lines of the ledger's form for the checkpoints pushed, as the ledger of the run's earlier host
+# knew them (WHOLE 1, or 2 for a copy not whole; METRIC kept for keep_best), and that ledger's
+# deleted lines. A version the ledger does not list in that very version (SIZE, MTIME) takes the
+# seed's line; the seed's deleted lines join the ledger's.
+#
 # mlt_ckpt_tick JOBDIR NOW ALIVE ENDED METRIC: one look. ALIVE 1 while the job runs; ENDED 1 once
 #   it recorded its exit status (every file then present is whole); METRIC the latest value.
 #   Deletes the whole checkpoints that retention does not keep (and their markers), never the
@@ -57,6 +63,36 @@ mlt_ckpt_final() {
   mlt_ckpt_metric "$1"
   mlt_ckpt_tick "$1" "$2" 0 "$mlt_ck_ok" "$mlt_ck_v" && : > "$1/ckpt.final"
 }
+# mlt_ckpt_pick JOBDIR LOGDIR: which checkpoint an attempt starts from (MLT_CHECKPOINT). Prints
+#   "torn NAME" for each one newer than the newest whole one, then "pick NAME", that one (none:
+#   no whole one). Whole as the ledger lists it in that very version, else as the seed does;
+#   with neither a ledger nor a seed (no look yet, nothing pushed) every one counts as whole.
+mlt_ckpt_pick() {
+  mlt_ck_p=$(sed -n 's/^pattern=//p' "$1/checkpoints" 2> /dev/null)
+  [ -n "$mlt_ck_p" ] || return 0
+  mlt_nl='
+'
+  {
+    cat "$1/ckpt.ledger" 2> /dev/null; echo 'mlt-seed'
+    cat "$1/ckpt.seed" 2> /dev/null; echo 'mlt-files'
+    (cd "$2" && find . -path "./$mlt_ck_p" ! -path "*$mlt_nl*" -type f -exec stat -c '%s %Y %n' {} + 2> /dev/null)
+  } | LC_ALL=C awk -F '\t' '
+$0 == "mlt-seed" { part = 1; next }
+$0 == "mlt-files" { part = 2; next }
+part < 2 { if (NF == 7) { known = 1; if (part == 0) { v[$1] = $2 " " $3; w[$1] = $5 } else { sv[$1] = $2 " " $3; sw[$1] = $5 } }; next }
+match($0, /^[0-9]+ [0-9]+ \.\//) {
+  split($0, f, " "); name = substr($0, RLENGTH + 1)
+  if (index(name, "\t")) next
+  ver = f[1] " " f[2]
+  whole = !known || (v[name] == ver ? w[name] == 1 : sv[name] == ver && sw[name] == 1)
+  if (whole && (best == "" || f[2] > bt || (f[2] == bt && name > best))) { best = name; bt = f[2] }
+  if (!whole) { nt++; tn[nt] = name; tt[nt] = f[2] }
+}
+END {
+  for (i = 1; i <= nt; i++) if (best == "" || tt[i] > bt || (tt[i] == bt && tn[i] > best)) print "torn " tn[i]
+  if (best != "") print "pick " best
+}'
+}
 mlt_ckpt_tick() {
   mlt_ck_j=$1
   [ -f "$mlt_ck_j/checkpoints" ] || return 0
@@ -75,7 +111,7 @@ mlt_ckpt_tick() {
     (cd "$mlt_ck_d" && find . -path "./$mlt_ck_p" ! -path "*$mlt_nl*" -type f -exec stat -c 'f %s %Y %n' {} + 2> /dev/null)
     [ -z "$mlt_ck_mp" ] || (cd "$mlt_ck_d" && find . -path "./$mlt_ck_mp" ! -path "*$mlt_nl*" -type f -exec stat -c 'm %s %Y %n' {} + 2> /dev/null)
   } | LC_ALL=C awk -v now="$2" -v alive="$3" -v ended="$4" -v cur="$5" -v hold="$mlt_ck_hold" \
-      -v conf="$mlt_ck_j/checkpoints" -v ledger="$mlt_ck_j/ckpt.ledger" -v del="$mlt_ck_j/ckpt.delete" '
+      -v conf="$mlt_ck_j/checkpoints" -v ledger="$mlt_ck_j/ckpt.ledger" -v seed="$mlt_ck_j/ckpt.seed" -v del="$mlt_ck_j/ckpt.delete" '
 function setting(k,   l) {
   while ((getline l < conf) > 0) if (index(l, k "=") == 1) { close(conf); return substr(l, length(k) + 2) }
   close(conf); return ""
@@ -84,6 +120,12 @@ function better(a, b) { return mode == "max" ? a + 0 > b + 0 : a + 0 < b + 0 }
 BEGIN {
   keep_last = setting("keep_last") + 0; best_n = setting("best_n") + 0
   mode = setting("best_mode"); settle = setting("settle") + 0; marker = setting("marker")
+  while ((getline l < seed) > 0) {
+    split(l, f, "\t")
+    if (f[7] == "deleted") { gone[f[1]] = l; continue }
+    sv[f[1]] = f[2] " " f[3]; sseen[f[1]] = f[4]; swhole[f[1]] = f[5]; smetric[f[1]] = f[6]
+  }
+  close(seed)
   while ((getline l < ledger) > 0) {
     split(l, f, "\t")
     if (f[7] == "deleted") { gone[f[1]] = l; continue }
@@ -104,6 +146,8 @@ END {
     nm = names[i]
     if ((nm in osize) && osize[nm] == sizes[i] && omtime[nm] == mtimes[i]) {
       seen[i] = oseen[nm]; whole[i] = owhole[nm]; metric[i] = ometric[nm]
+    } else if ((nm in sv) && sv[nm] == sizes[i] " " mtimes[i]) {
+      seen[i] = sseen[nm]; whole[i] = swhole[nm]; metric[i] = smetric[nm]
     } else {
       # A new version; one of a name whose last version was not whole is the same save going
       # on: it keeps the metric that save was first seen with.

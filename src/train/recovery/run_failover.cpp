@@ -8,10 +8,12 @@
 #include "mlt/config/settings.h"
 #include "mlt/train/local/history.h"
 #include "mlt/train/local/log_dir_start.h"
+#include "mlt/train/run/checkpoints.h"
 #include "mlt/train/run/train_run.h"
 #include "mlt/train/watch/gpu_watch.h"
 #include "mlt/transfer/progress.h"
 #include "mlt/transfer/sync.h"
+#include "mlt/util/paths.h"
 
 namespace fs = std::filesystem;
 
@@ -280,7 +282,8 @@ std::map<std::string, std::vector<UploadItem>> TrainRun::uploads() const {
     const auto earlier = not_this_runs();
     const JobPaths paths(plan_.model);
     // The local log dir, less what is mlt's own there: the console copy (pushed as the job's
-    // console log after a failover), MLTK's CLI log, the staging dir of pulls.
+    // console log after a failover), MLTK's CLI log, the staging dir of pulls, the local copy
+    // of the checkpoints' ledger (it goes as the seed).
     const fs::path console(plan_.local_console);
     std::error_code ec;
     if (fs::is_directory(plan_.local_logs, ec)) {
@@ -292,9 +295,19 @@ std::map<std::string, std::vector<UploadItem>> TrainRun::uploads() const {
                 r == console.filename().string())
                 continue;
             if (plan_.mltk_train && r == "train.log") continue;
-            if (r == kMetricsFile) continue;              // this machine's record of the run
+            if (r == kMetricsFile) continue;  // this machine's record of the run
+            if (plan_.checkpoints.on() && r == kLocalLedger) continue;
             if (!earlier || earlier->count(r)) continue;  // an earlier run's, or not known
             restore.push_back(std::move(item));
+        }
+        // What the earlier host's ledger knew of the checkpoints pushed: which are whole, and
+        // their metrics, for the new host's guard and the attempt's MLT_CHECKPOINT.
+        const std::string seed = checkpoint_seed(plan_.local_logs, plan_.checkpoints, restore);
+        if (!seed.empty()) {
+            const std::string local =
+                plan_.local_state_dir + "/ckpt.seed." + std::to_string(gang_ ? gang_.rank : 0);
+            write_file_atomic(local, seed, 0600);
+            all[remote_path_in(plan_.remote_dir, paths.dir)].push_back({local, "ckpt.seed"});
         }
     }
     if (relocation_.moved() && fs::is_regular_file(plan_.local_console, ec))

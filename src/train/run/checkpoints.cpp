@@ -43,15 +43,20 @@ std::string version_key(const std::string& name, uint64_t size, int64_t mtime_s)
     return name + "\t" + std::to_string(size) + "\t" + std::to_string(mtime_s);
 }
 
-std::set<std::string> deleted_here(const std::string& path) {
-    std::set<std::string> names;
-    UniqueFd fd(::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
-    if (!fd) return names;
+// The local ledger's text (the first 8 MiB; never through a symlink); empty when there is none.
+std::string read_local_ledger(const std::string& path) {
     std::string text;
+    UniqueFd fd(::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
+    if (!fd) return text;
     char buf[65536];
     for (ssize_t n; (n = ::read(fd.get(), buf, sizeof buf)) > 0 && text.size() < (8u << 20);)
         text.append(buf, static_cast<size_t>(n));
-    std::istringstream in(text);
+    return text;
+}
+
+std::set<std::string> deleted_here(const std::string& path) {
+    std::set<std::string> names;
+    std::istringstream in(read_local_ledger(path));
     for (std::string line; std::getline(in, line);) {
         const size_t tab = line.find('\t');
         const size_t third = tab == std::string::npos ? tab : line.find('\t', tab + 1);
@@ -106,6 +111,34 @@ void prune_local_checkpoints(const std::string& local_logs, const CheckpointSett
         text += "\n";
     }
     write_file_atomic(kept_ledger, text, 0644);
+}
+
+std::string checkpoint_seed(const std::string& local_logs, const CheckpointSettings& c,
+                            const std::vector<UploadItem>& pushed) {
+    if (!c.on()) return {};
+    // The local ledger as the host wrote it: each line less this machine's `here` mark.
+    std::string text = read_local_ledger(local_logs + "/" + kLocalLedger);
+    for (size_t at = 0; (at = text.find("\there\n", at)) != std::string::npos;) text.erase(at, 5);
+    const CheckpointLedger ledger = parse_checkpoint_ledger(text);
+    std::string seed;
+    for (const UploadItem& item : pushed) {
+        struct stat st;
+        if (!is_checkpoint(c, item.remote_path) ||
+            item.remote_path.find_first_of("\t\n") != std::string::npos ||
+            ::stat(item.local_path.c_str(), &st) != 0)
+            continue;
+        const auto size = static_cast<uint64_t>(st.st_size);
+        const int64_t mtime = st.st_mtim.tv_sec;
+        const CheckpointEntry* e = ledger.find(item.remote_path);
+        const bool listed = e && e->size == size && e->mtime_s == mtime;
+        seed += item.remote_path + "\t" + std::to_string(size) + "\t" + std::to_string(mtime) +
+                "\t" + std::to_string(mtime) + "\t" + (listed && !e->whole ? "2" : "1") + "\t" +
+                (listed ? e->metric : std::string()) + "\tkept\n";
+    }
+    size_t deleted = 0;
+    for (const CheckpointEntry& e : ledger.entries)
+        if (!e.kept && ++deleted <= 2000) seed += e.line + "\n";
+    return seed;
 }
 
 std::string checkpoints_summary(const CheckpointTally& t) {

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "mlt/config/settings.h"
 #include "mlt/job/job.h"
@@ -14,6 +15,7 @@
 namespace mlt {
 
 struct RemoteFileInfo;
+struct UploadItem;
 
 // The local copy of the ledger in the local log dir, one of mlt's own names there.
 inline constexpr char kLocalLedger[] = ".mlt-checkpoints";
@@ -49,6 +51,16 @@ struct CheckpointTally {
 void prune_local_checkpoints(const std::string& local_logs, const CheckpointSettings& c,
                              const CheckpointLedger& ledger, const std::set<std::string>& own_names,
                              CheckpointTally& tally);
+
+// The seed of a new host's ledger (checkpoints.sh: JOBDIR/ckpt.seed) for what a push (--restore,
+// a failover) sends from `local_logs`: a line for each pushed checkpoint (`pushed`: relative
+// names and local files) as the local ledger (`.mlt-checkpoints`) lists that very version (size,
+// mtime): WHOLE 2 when it lists it as not whole (a copy of a save that was cut), else 1 (a pull
+// brings home only whole ones; a file the ledger does not know is the user's), with its metric
+// for keep_best; then the ledger's deleted lines (at most 2000), so that the summary goes on
+// counting them. Empty when there is nothing to say.
+std::string checkpoint_seed(const std::string& local_logs, const CheckpointSettings& c,
+                            const std::vector<UploadItem>& pushed);
 
 // "checkpoints: 2 kept on the host (28 deleted there, 1.2 GiB freed); 5 local copies
 // deleted (190.0 MiB freed)"; empty when no ledger was read.
