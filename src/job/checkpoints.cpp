@@ -52,6 +52,7 @@ CheckpointLedger parse_checkpoint_ledger(const std::string& text) {
         e.size = static_cast<uint64_t>(*size);
         e.mtime_s = *mtime;
         e.whole = f[4] == "1";
+        e.never = f[4] == "2";
         e.metric = f[5];
         e.kept = f[6] == "kept";
         e.line = line;
@@ -68,7 +69,11 @@ CheckpointLedger JobDir::read_checkpoints(bool hold) {
         .add(scripts::job_checkpoints)
         .add(scripts::job_ckpt_ledger);
     const std::string out = run_or_fail(remote(), c, "reading the checkpoint ledger").out;
-    if (out.rfind("ledger\n", 0) != 0) return {};
+    if (out.rfind("ledger\n", 0) != 0) {
+        CheckpointLedger none;
+        none.not_yet = out == "no ledger yet\n";
+        return none;
+    }
     return parse_checkpoint_ledger(out.substr(7));
 }
 

@@ -4,6 +4,7 @@
 // the pulls of --sync-every bring only whole checkpoints that stay, and the local copies of
 // those the guard deleted go too.
 #include <gtest/gtest.h>
+#include <signal.h>
 
 #include <algorithm>
 #include <filesystem>
@@ -202,10 +203,44 @@ TEST_F(TrainCheckpointsTest, ARestartAfterASaveCutAtEachTenthStartsFromTheWholeO
     EXPECT_EQ(read_or_empty(host_ck() + "/e2.pt"), std::string(1000, 'x'));
 }
 
-// --restore of a log dir that holds a copy of a save that was cut (fetched from the host by
-// hand): the local ledger knows it was not whole, so on the new run's host it is pushed and
-// stays, named in a warning, and the attempt starts from the whole one.
-TEST_F(TrainCheckpointsTest, ARestoreStartsFromTheWholeCheckpointNotACopyOfACutSave) {
+// A job lost in the middle of a save (its process group killed: no exit status, no look of
+// the guard after the end): the restart in place takes that look first, so the cut save never
+// settles, and the next attempt starts from the whole one.
+TEST_F(TrainCheckpointsTest, ARestartAfterAJobLostMidSaveStartsFromTheWholeOne) {
+    write_user_settings("  max_restarts: 1\n");
+    write_shell_model("m",
+                      "cd \"$MLT_LOG_DIR\" && mkdir -p ck\n"
+                      "if [ -n \"$MLT_ATTEMPT\" ]; then echo \"resumed from [$MLT_CHECKPOINT]\"; "
+                      "exit 0; fi\n"
+                      "printf 'whole\\n' > ck/e1.pt; : > ck/e1.pt.done\n"
+                      "until grep -q 'ck/e1.pt\t.*\t1\t[^\t]*\tkept$' "
+                      "\"$MLT_JOB_DIR/ckpt.ledger\" 2>/dev/null; do sleep 0.05; done\n"
+                      "printf 'tor' > ck/e2.pt; echo cut\n"
+                      "w=0; while [ $w -lt 2400 ]; do sleep 0.05; w=$((w+1)); done\n");
+    write_model_settings("m",
+                         "ssh:\n  train_cmd: \"sh {spec}\"\n  checkpoints: {pattern: 'ck/*.pt', "
+                         "keep_last: 1, settle_seconds: 600, marker: '{name}.done'}\n");
+    auto run = start_mlt({"ssh", "train", "m"});
+    ASSERT_TRUE(run->wait_for_output("cut", kEffectTimeout)) << run->out() << run->err();
+    const long pgid = job_pgid("m");
+    ASSERT_GT(pgid, 0);
+    ASSERT_EQ(::kill(static_cast<pid_t>(-pgid), SIGKILL), 0);
+    ASSERT_TRUE(wait_group_gone(pgid));
+    const ProcessResult r = run->wait(kTrainTimeout);
+    ASSERT_EQ(r.exit_code, 0) << describe(r);
+    EXPECT_TRUE(has_text(r.out, "resumed from [" + remote_logs_root() + "/m/ck/e1.pt]")) << r.out;
+    EXPECT_TRUE(has_text(r.out, "mlt: warning: checkpoint ck/e2.pt is newer but not whole"))
+        << r.out;
+    EXPECT_EQ(read_or_empty(host_ck() + "/e2.pt"), "tor");
+    EXPECT_EQ(checkpoints_in(local_ck()), std::vector<std::string>{"e1.pt"}) << r.out;
+}
+
+// After a run whose last save a failure cut, a new run in the same log dir, and then a
+// --restore of a log dir that holds a copy of that save (fetched from the host by hand), start
+// from the whole checkpoint: the ledger of the run before (carried on the host; kept here as
+// .mlt-checkpoints and pushed with the restore) knows the cut one was never whole; it stays,
+// named in a warning.
+TEST_F(TrainCheckpointsTest, ANewRunOrARestoreStartsFromTheWholeCheckpointNotACutSave) {
     write_user_settings();
     write_shell_model("m",
                       "cd \"$MLT_LOG_DIR\" && mkdir -p ck\n"
@@ -221,6 +256,14 @@ TEST_F(TrainCheckpointsTest, ARestoreStartsFromTheWholeCheckpointNotACopyOfACutS
     ProcessResult r = mlt({"ssh", "train", "m"});
     ASSERT_EQ(r.exit_code, 1) << describe(r);  // the job failed, its last save cut
     ASSERT_EQ(checkpoints_in(local_ck()), std::vector<std::string>{"e1.pt"}) << r.out;
+    r = mlt({"ssh", "train", "m"});  // a new run, nothing pushed
+    ASSERT_EQ(r.exit_code, 0) << describe(r);
+    EXPECT_TRUE(has_text(r.out, "resumed from [" + remote_logs_root() + "/m/ck/e1.pt]")) << r.out;
+    EXPECT_TRUE(has_text(r.out, "mlt: warning: checkpoint ck/e2.pt is newer but not whole"))
+        << r.out;
+    // Its end with status 0 does not make the cut save whole: it stays there, not brought home.
+    EXPECT_TRUE(has_text(r.out, "1 not brought home")) << r.out;
+    EXPECT_EQ(checkpoints_in(local_ck()), std::vector<std::string>{"e1.pt"}) << r.out;
     // The cut save fetched by hand (as `scp -p` would), then the host's log dir gone.
     fs::copy_file(host_ck() + "/e2.pt", local_ck() + "/e2.pt");
     fs::last_write_time(local_ck() + "/e2.pt", fs::last_write_time(host_ck() + "/e2.pt"));

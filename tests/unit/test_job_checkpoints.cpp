@@ -39,7 +39,7 @@ class Checkpoints : public ::testing::TestWithParam<std::string> {
         if (GetParam() != "busybox-only") return test::local_shell(GetParam());
         return test::shell_on_path("busybox-only", "busybox", {"sh"},
                                    {"awk", "cat", "dd", "find", "head", "ls", "mkdir", "mv", "rm",
-                                    "sed", "sort", "stat", "tail", "tr"});
+                                    "rmdir", "sed", "sleep", "sort", "stat", "tail", "tr"});
     }
     void settings(int keep_last, int best_n, const std::string& marker = "{name}.done",
                   const std::string& more = "") {
@@ -253,10 +253,56 @@ TEST_P(Checkpoints, AnAttemptStartsFromTheNewestWholeOneByTheLedgerOrTheSeed) {
     EXPECT_EQ(pick(), "pick ck/a.pt;torn ck/b.pt;");
     write("j/ckpt.ledger", "ck/b.pt\t2\t1010\t1000\t1\t\tkept\n");
     EXPECT_EQ(pick(), "pick ck/b.pt;");
+    // A deleted line of the name (another version, deleted there) says nothing of this one.
+    write("j/ckpt.ledger",
+          "ck/b.pt\t2\t1010\t1000\t1\t\tkept\nck/b.pt\t9\t1015\t1015\t1\t\tdeleted\n");
+    EXPECT_EQ(pick(), "pick ck/b.pt;");
     save("c.pt", 1, 1020);  // newer, unknown; no whole one older than it would be named either
     fs::remove(dir_ + "/j/ckpt.ledger");
     write("j/ckpt.seed", "ck/c.pt\t1\t1020\t1020\t2\t\tkept\n");
     EXPECT_EQ(pick(), "torn ck/a.pt;torn ck/b.pt;torn ck/c.pt;");
+}
+
+// The look as the job ended (mlt_ckpt_final) with no checkpoint yet writes an empty ledger and
+// ckpt.final (a collection waits for it), and takes the lock of a look that died.
+TEST_P(Checkpoints, TheEndsLookWithoutCheckpointsTakesADeadLooksLock) {
+    settings(1, 0, "");
+    write("j/exit_status", "0\n");
+    fs::create_directory(dir_ + "/j/ckpt.lock");
+    struct utimbuf old {
+        1000, 1000
+    };
+    ASSERT_EQ(::utime((dir_ + "/j/ckpt.lock").c_str(), &old), 0);
+    test::LocalRemote remote(shell());
+    const auto out = remote.run(
+        "set -- " + shell_quote(dir_ + "/j") + "\n" + std::string(scripts::job_guard_rules) +
+        std::string(scripts::job_checkpoints) + "\nmlt_ckpt_final \"$1\" 2000; echo \"status $?\"");
+    EXPECT_EQ(out.out, "status 0\n") << out.err;
+    EXPECT_TRUE(fs::exists(dir_ + "/j/ckpt.final"));
+    EXPECT_TRUE(fs::exists(dir_ + "/j/ckpt.ledger"));
+    EXPECT_EQ(ledger(), "");
+    EXPECT_FALSE(fs::exists(dir_ + "/j/ckpt.lock"));
+}
+
+// What a pull reads (ckpt_ledger.sh): before the guard's first look it is told that none is
+// known to be whole yet (and leaves them all), and the pull's hold is set; with a ledger, its
+// kept lines come first.
+TEST_P(Checkpoints, APullReadsTheLedgerOrLearnsThatThereIsNoneYet) {
+    const auto read = [&] {
+        test::LocalRemote remote(shell());
+        const auto out = remote.run("j=" + shell_quote(dir_ + "/j") + "\nmlt_hold=1\n" +
+                                    std::string(scripts::job_guard_rules) +
+                                    std::string(scripts::job_checkpoints) +
+                                    std::string(scripts::job_ckpt_ledger));
+        EXPECT_EQ(out.err, "");
+        return out.out;
+    };
+    EXPECT_EQ(read(), "");  // no checkpoints in this run
+    settings(1, 0, "");
+    EXPECT_EQ(read(), "no ledger yet\n");
+    EXPECT_TRUE(fs::exists(dir_ + "/j/ckpt.pulling"));
+    write("j/ckpt.ledger", "ck/a.pt\t1\t1\t1\t1\t\tdeleted\nck/b.pt\t1\t2\t2\t1\t\tkept\n");
+    EXPECT_EQ(read(), "ledger\nck/b.pt\t1\t2\t2\t1\t\tkept\nck/a.pt\t1\t1\t1\t1\t\tdeleted\n");
 }
 
 TEST_P(Checkpoints, NoSettingsNothingDone) {

@@ -135,12 +135,16 @@ struct CheckpointEntry {
     uint64_t size = 0;
     int64_t mtime_s = 0;  // whole seconds
     bool whole = false;   // 1 in the ledger (0: not yet, 2: never)
+    bool never = false;   // 2: not whole at the look after a failed or lost end
     std::string metric;   // the metric's value when this version was first seen; empty: none
     bool kept = true;     // false: the guard deleted it (mlt deletes the local copy too)
     std::string line;     // the ledger's line, as read
 };
 struct CheckpointLedger {
     bool read = false;  // the host had a ledger
+    // No ledger yet, but the run has checkpoints: the guard has not looked yet, so none is
+    // known to be whole.
+    bool not_yet = false;
     std::vector<CheckpointEntry> entries;
     std::unordered_map<std::string, size_t> index;  // entries by name
     std::string text;  // as read, kept locally as <local log dir>/.mlt-checkpoints

@@ -34,7 +34,7 @@ if ! mlt_files_mine; then
   # The files of the previous run (docs/remote-protocol.md, "Layout"), and the markers of its later
   # attempts.
   for f in "$j/run_id" "$j/run.sh" "$j/cmd" "$j/started" "$j/pid" "$j/console.log" \
-    "$j/exit_status" "$j/sha256" "$j/stopped" "$j/guard.stop" "$j/guard.pid" "$j/samples" "$j/rules" "$j/rules.state" "$j/checkpoints" "$j/ckpt.ledger" "$j/ckpt.seed" "$j/ckpt.pulling" "$j/ckpt.metric" "$j/ckpt.final" "$j"/notify.* "$j/shutdown.pending.sh" "$j/shutdown.unattended" "$j/disk_full" "$j/download_files" \
+    "$j/exit_status" "$j/sha256" "$j/stopped" "$j/guard.stop" "$j/guard.pid" "$j/samples" "$j/rules" "$j/rules.state" "$j/checkpoints" "$j/ckpt.ledger" "$j/ckpt.seed" "$j/ckpt.pulling" "$j/ckpt.metric" "$j/ckpt.final" "$j/ckpt.lock" "$j"/notify.* "$j/shutdown.pending.sh" "$j/shutdown.unattended" "$j/disk_full" "$j/download_files" \
     "$j/shutdown.sh" "$j/shutdown.started" "$j/shutdown.pid" "$j/shutdown.log" \
     "$j/shutdown.status" "$j/batch.sh" "$j/shutdown.batch.sh" "$j/log_dir" "$j/training" \
     "$j/restore" "$j/start.claimed" "$j"/started.[0-9]* "$j"/gang.[0-9]*; do

@@ -33,6 +33,7 @@
 #   newest whole one, and
 #   none while JOBDIR/ckpt.pulling (an mlt's pull) is younger than 600 s. Names with a newline
 #   or a tab are left alone. Exit status 0, or 1 when the ledger could not be written.
+#   Takes no lock: the guard calls mlt_ckpt_look, the end's look is mlt_ckpt_final.
 # mlt_ckpt_metric JOBDIR: sets mlt_ck_v to the metric's latest value (empty: none yet, or no
 #   metric). The metric rule is ticked as the stop rules are (mlt_rules_tick), in the dir
 #   JOBDIR/ckpt.metric of its own (rules, rules.state), on the console log or on metric_file.
@@ -54,14 +55,48 @@ mlt_ckpt_metric() {
   # shellcheck disable=SC2034 # the guard's, read after the call
   mlt_ck_v=$(LC_ALL=C awk -F '\t' 'NR > 2 && $3 == "m" { v = $2 } END { print v }' "$1/ckpt.metric/rules.state" 2> /dev/null)
 }
-# mlt_ckpt_final JOBDIR NOW: the look as the job ended, then JOBDIR/ckpt.final. Every
-#   checkpoint then present is whole when the job ended with 0; after a failure only those
-#   that already were (a crash may have cut a save).
+# mlt_ckpt_final JOBDIR NOW [ENDED]: the look as the job ended, then JOBDIR/ckpt.final. Every
+#   checkpoint then present is whole when the job ended with 0; after a failure or a loss only
+#   those that already were (a crash may have cut a save). With ENDED (the guard, a pull) only
+#   while the job's exit status is still there: a restart in place moves it aside, and then
+#   that look was taken, and a late one would judge the next attempt's saves.
 mlt_ckpt_final() {
+  mlt_ckpt_lock "$1" || return 1
+  if [ -n "$3" ] && [ ! -f "$1/exit_status" ]; then
+    rmdir "$1/ckpt.lock" 2> /dev/null
+    return 0
+  fi
   mlt_ck_ok=0
   [ "$(cat "$1/exit_status" 2> /dev/null)" != 0 ] || mlt_ck_ok=1
   mlt_ckpt_metric "$1"
   mlt_ckpt_tick "$1" "$2" 0 "$mlt_ck_ok" "$mlt_ck_v" && : > "$1/ckpt.final"
+  mlt_ck_s=$?
+  rmdir "$1/ckpt.lock" 2> /dev/null
+  return "$mlt_ck_s"
+}
+# mlt_ckpt_look JOBDIR NOW: the guard's look while the job runs, the metric's latest value first.
+mlt_ckpt_look() {
+  mlt_ckpt_lock "$1" || return 1
+  mlt_ckpt_metric "$1"
+  mlt_ckpt_tick "$1" "$2" 1 0 "$mlt_ck_v"
+  mlt_ck_s=$?
+  rmdir "$1/ckpt.lock" 2> /dev/null
+  return "$mlt_ck_s"
+}
+# mlt_ckpt_lock JOBDIR: one look at a time (the guard's, and a pull's or a restart's own look
+#   after the end, may come together): JOBDIR/ckpt.lock, a dir, removed by the look when done;
+#   one older than a minute is a dead look's. Waits up to 90 s; status 1 then.
+mlt_ckpt_lock() {
+  mlt_ck_w=0
+  until mkdir "$1/ckpt.lock" 2> /dev/null; do
+    if [ -n "$(find "$1/ckpt.lock" -prune -mmin +1 2> /dev/null)" ]; then
+      rmdir "$1/ckpt.lock" 2> /dev/null
+      continue
+    fi
+    mlt_ck_w=$((mlt_ck_w + 1))
+    [ "$mlt_ck_w" -le 450 ] || return 1
+    sleep 0.2
+  done
 }
 # mlt_ckpt_pick JOBDIR LOGDIR: which checkpoint an attempt starts from (MLT_CHECKPOINT). Prints
 #   "torn NAME" for each one newer than the newest whole one, then "pick NAME", that one (none:
@@ -79,7 +114,7 @@ mlt_ckpt_pick() {
   } | LC_ALL=C awk -F '\t' '
 $0 == "mlt-seed" { part = 1; next }
 $0 == "mlt-files" { part = 2; next }
-part < 2 { if (NF == 7) { known = 1; if (part == 0) { v[$1] = $2 " " $3; w[$1] = $5 } else { sv[$1] = $2 " " $3; sw[$1] = $5 } }; next }
+part < 2 { if (NF == 7 && $7 == "kept") { known = 1; if (part == 0) { v[$1] = $2 " " $3; w[$1] = $5 } else { sv[$1] = $2 " " $3; sw[$1] = $5 } }; next }
 match($0, /^[0-9]+ [0-9]+ \.\//) {
   split($0, f, " "); name = substr($0, RLENGTH + 1)
   if (index(name, "\t")) next
@@ -183,6 +218,7 @@ END {
   }
   if (keep_last == 0 && best_n == 0) hold = 1  # no keep rules: nothing is deleted
   T = ledger ".tmp"
+  printf "" > T  # written even when there is no line (mawk fails to close a file never opened)
   printf "" > del
   for (i = 1; i <= n; i++) {
     state = (keep[i] || hold) ? "kept" : "deleted"

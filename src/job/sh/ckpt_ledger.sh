@@ -2,8 +2,8 @@
 # "Checkpoints"), after job_dir_command (j), guard_rules.sh and checkpoints.sh. Inputs:
 # mlt_done (1: the pull ended, the hold goes) or mlt_hold (1: the guard holds its deletions
 # while JOBDIR/ckpt.pulling is younger than 10 min). Prints "ledger" and the ledger, its kept
-# lines first, up to 1000000 bytes (a remote command's output is read up to 1 MiB), or
-# nothing when there is none.
+# lines first, up to 1000000 bytes (a remote command's output is read up to 1 MiB); or "no
+# ledger yet" when the run has checkpoints but the guard has not looked yet; or nothing.
 if [ -n "$mlt_done" ]; then
   rm -f "$j/ckpt.pulling"
   exit 0
@@ -19,12 +19,14 @@ if [ -f "$j/checkpoints" ] && [ -f "$j/exit_status" ]; then
     n=$((n + 1))
   done
   rm -f "$j/ckpt.pulling"
-  mlt_ckpt_final "$j" "$(date +%s)"
+  mlt_ckpt_final "$j" "$(date +%s)" ended
 elif [ -n "$mlt_hold" ] && [ -f "$j/checkpoints" ]; then
   touch "$j/ckpt.pulling" 2> /dev/null
 fi
 if [ -f "$j/ckpt.ledger" ]; then
   echo ledger
   { LC_ALL=C awk -F '\t' '$7 == "kept"' "$j/ckpt.ledger"; LC_ALL=C awk -F '\t' '$7 != "kept"' "$j/ckpt.ledger"; } | head -c 1000000
+elif [ -f "$j/checkpoints" ]; then
+  echo 'no ledger yet'
 fi
 exit 0

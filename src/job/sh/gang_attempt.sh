@@ -6,8 +6,11 @@
 { mlt_mine && mlt_files_mine; } || mlt_foreign
 [ ! -e "$j/gang.$mlt_attempt" ] || exit 0
 if mlt_job_alive "$(cat "$j/pid" 2>/dev/null)" "$r" "$j"; then echo 'the job of the attempt before still runs' >&2; exit 1; fi
-# checkpoints: the look after the end, if the guard did not take it (checkpoints.sh).
-if [ -f "$j/checkpoints" ] && [ ! -f "$j/ckpt.final" ]; then mlt_ckpt_final "$j" "$(date +%s)"; fi
+# checkpoints: the look after the end (checkpoints.sh; the guard's, if it took one, changed
+# nothing since).
+if [ -f "$j/checkpoints" ] && ! mlt_ckpt_final "$j" "$(date +%s)"; then
+  echo "cannot take the checkpoints' look after the end in $j (is the disk full?)" >&2; exit 1
+fi
 rm -f "$j/started" "$j/pid" "$j/exit_status" "$j/sha256" "$j/stopped" "$j/guard.stop" "$j/guard.pid" "$j/shutdown.unattended" "$j/disk_full" \
   "$j/download_files" "$j/training" "$j/ready" "$j/go" "$j/start.claimed" \
   "$j/shutdown.started" "$j/shutdown.pid" "$j/shutdown.status" "$j"/started.[0-9]* || exit 1

@@ -171,7 +171,7 @@ while :; do
     # A job that ended at once may have ended before its targets came (a start sent with the
     # lock): they are waited for a while. Then the start, if it was not told, and the end.
     # The checkpoints once more as the job ended (a collection waits for this look).
-    if [ -n "$mlt_ckpt" ]; then mlt_ckpt_final "$j" "$mlt_now"; mlt_ckpt=''; fi
+    if [ -n "$mlt_ckpt" ]; then mlt_ckpt_final "$j" "$mlt_now" ended; mlt_ckpt=''; fi
     if [ -n "$mlt_notify" ] && [ ! -f "$j/notify.targets" ] && [ "$mlt_targets_wait" -gt 0 ]; then
       mlt_targets_wait=$((mlt_targets_wait - 1)); sleep 1; continue
     fi
@@ -211,7 +211,7 @@ while :; do
     [ -z "$mlt_idle" ] || mlt_idle_look
     # The checkpoints every other second, each new version with the metric's latest value.
     if [ "$mlt_look" = 1 ] && [ -n "$mlt_ckpt" ]; then
-      mlt_ckpt_metric "$j"; mlt_ckpt_tick "$j" "$mlt_now" 1 0 "$mlt_ck_v"
+      mlt_ckpt_look "$j" "$mlt_now"
     fi
   fi
   sleep 1

@@ -27,9 +27,11 @@ if [ ! -e "$j/started.$mlt_attempt" ] && [ -n "$(mlt_why)" ] && [ ! -e "$j/start
   echo "the job is not lost: $(mlt_why)" >&2; exit "$mlt_st_not_lost"
 fi
 mlt_fresh() {
-  # checkpoints: the look after the end, if the guard did not take it (mlt_ckpt_final): what is
-  # not whole then never settles in the next attempt.
-  if [ -f "$j/checkpoints" ] && [ ! -f "$j/ckpt.final" ]; then mlt_ckpt_final "$j" "$(date +%s)"; fi
+  # checkpoints: the look after the end (mlt_ckpt_final; the guard's, if it took one, changed
+  # nothing since): what is not whole then never settles in the next attempt.
+  if [ -f "$j/checkpoints" ] && ! mlt_ckpt_final "$j" "$(date +%s)"; then
+    echo "cannot take the checkpoints' look after the end in $j (is the disk full?)" >&2; exit 1
+  fi
   rm -f "$j/pid" "$j/training" "$j/disk_full" || exit 1
   mlt_how='the job was lost'
   if [ -e "$j/exit_status" ]; then

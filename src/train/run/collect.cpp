@@ -313,13 +313,14 @@ LogsPull pull_logs(Remote& remote, const TrainPlan& plan, const std::string& rec
     if (log_dir.empty()) return pulled;
     pulled.log_dir_known = true;
     // checkpoints: the guard's ledger first (and its deletions held), so that only whole
-    // checkpoints that stay come home. Without a ledger (no guard look yet) a pull while the
-    // job runs leaves every checkpoint there, and the collection takes them all.
+    // checkpoints that stay come home. Before the guard's first look none is known to be
+    // whole: a pull leaves them all there. A run whose host keeps no ledger (started without
+    // `checkpoints:`) has all of them pulled, except by the --sync-every pulls.
     const bool checkpoints = plan.checkpoints.on();
     CheckpointLedger ledger;
     if (checkpoints) ledger = JobDir(remote, plan.remote_dir, plan.model).read_checkpoints(true);
     PullFilter leave_out;
-    if (checkpoints && (ledger.read || report == PullReport::quiet))
+    if (checkpoints && (ledger.read || ledger.not_yet || report == PullReport::quiet))
         leave_out = [&](const RemoteFileInfo& info) {
             return pull_leaves_out(plan.checkpoints, ledger, info);
         };
@@ -330,6 +331,17 @@ LogsPull pull_logs(Remote& remote, const TrainPlan& plan, const std::string& rec
                                 nullptr, leave_out);
     } catch (...) {
         if (checkpoints) end_checkpoint_pull(remote, plan);
+        // What this pull brought before it failed was whole and kept in this ledger: the local
+        // copy says so (a push after a failover reads it).
+        if (ledger.read) {
+            try {
+                CheckpointTally unused;
+                prune_local_checkpoints(plan.local_logs, plan.checkpoints, ledger,
+                                        {own.begin(), own.end()}, unused);
+            } catch (const std::exception& e) {
+                spdlog::debug("checkpoints: the local ledger stays as it was: {}", e.what());
+            }
+        }
         throw;
     }
     if (!checkpoints) return pulled;
