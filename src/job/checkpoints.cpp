@@ -52,7 +52,6 @@ CheckpointLedger parse_checkpoint_ledger(const std::string& text) {
         e.size = static_cast<uint64_t>(*size);
         e.mtime_s = *mtime;
         e.whole = f[4] == "1";
-        e.never = f[4] == "2";
         e.metric = f[5];
         e.kept = f[6] == "kept";
         e.line = line;

@@ -204,8 +204,10 @@ TEST_F(TrainCheckpointsTest, ARestartAfterASaveCutAtEachTenthStartsFromTheWholeO
 }
 
 // A job lost in the middle of a save (its process group killed: no exit status, no look of
-// the guard after the end): the restart in place takes that look first, so the cut save never
-// settles, and the next attempt starts from the whole one.
+// the guard after the end), with a ckpt.final of an earlier look still there: the restart in
+// place takes the look after the end anyway, so the cut save never counts as whole (else it
+// settles in the next attempt, or that attempt's end with 0 makes it whole, brings it home and
+// deletes e1), and the next attempt starts from the whole one.
 TEST_F(TrainCheckpointsTest, ARestartAfterAJobLostMidSaveStartsFromTheWholeOne) {
     write_user_settings("  max_restarts: 1\n");
     write_shell_model("m",
@@ -215,13 +217,15 @@ TEST_F(TrainCheckpointsTest, ARestartAfterAJobLostMidSaveStartsFromTheWholeOne) 
                       "printf 'whole\\n' > ck/e1.pt; : > ck/e1.pt.done\n"
                       "until grep -q 'ck/e1.pt\t.*\t1\t[^\t]*\tkept$' "
                       "\"$MLT_JOB_DIR/ckpt.ledger\" 2>/dev/null; do sleep 0.05; done\n"
-                      "printf 'tor' > ck/e2.pt; echo cut\n"
+                      "echo cut; printf 'tor' > ck/e2.pt\n"
                       "w=0; while [ $w -lt 2400 ]; do sleep 0.05; w=$((w+1)); done\n");
     write_model_settings("m",
                          "ssh:\n  train_cmd: \"sh {spec}\"\n  checkpoints: {pattern: 'ck/*.pt', "
-                         "keep_last: 1, settle_seconds: 600, marker: '{name}.done'}\n");
+                         "keep_last: 1, settle_seconds: 4, marker: '{name}.done'}\n");
     auto run = start_mlt({"ssh", "train", "m"});
     ASSERT_TRUE(run->wait_for_output("cut", kEffectTimeout)) << run->out() << run->err();
+    ASSERT_TRUE(wait_until([&] { return path_exists(host_ck() + "/e2.pt"); }, kEffectTimeout));
+    write_file(job_file("m", "ckpt.final"), "");  // a stale one: the look was not taken
     const long pgid = job_pgid("m");
     ASSERT_GT(pgid, 0);
     ASSERT_EQ(::kill(static_cast<pid_t>(-pgid), SIGKILL), 0);

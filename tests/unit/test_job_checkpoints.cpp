@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <stdlib.h>
 #include <sys/stat.h>
+#include <unistd.h>
 #include <utime.h>
 
 #include <algorithm>
@@ -38,8 +39,8 @@ class Checkpoints : public ::testing::TestWithParam<std::string> {
     test::LocalShell shell() const {
         if (GetParam() != "busybox-only") return test::local_shell(GetParam());
         return test::shell_on_path("busybox-only", "busybox", {"sh"},
-                                   {"awk", "cat", "dd", "find", "head", "ls", "mkdir", "mv", "rm",
-                                    "rmdir", "sed", "sleep", "sort", "stat", "tail", "tr"});
+                                   {"awk", "cat", "date", "dd", "find", "head", "ls", "mkdir", "mv",
+                                    "rm", "rmdir", "sed", "sleep", "sort", "stat", "tail", "tr"});
     }
     void settings(int keep_last, int best_n, const std::string& marker = "{name}.done",
                   const std::string& more = "") {
@@ -263,21 +264,29 @@ TEST_P(Checkpoints, AnAttemptStartsFromTheNewestWholeOneByTheLedgerOrTheSeed) {
     EXPECT_EQ(pick(), "torn ck/a.pt;torn ck/b.pt;torn ck/c.pt;");
 }
 
-// The look as the job ended (mlt_ckpt_final) with no checkpoint yet writes an empty ledger and
-// ckpt.final (a collection waits for it), and takes the lock of a look that died.
-TEST_P(Checkpoints, TheEndsLookWithoutCheckpointsTakesADeadLooksLock) {
+// The looks' lock and the look after the end (mlt_ckpt_final): a guard's look does not wait for
+// a live look's lock; a dead look's lock is taken; the guard's or a pull's look after the end
+// (ENDED) is skipped once a restart moved the status aside; with no checkpoint yet it writes an
+// empty ledger and ckpt.final (a collection waits for it).
+TEST_P(Checkpoints, TheLooksTakeTurnsAndTheEndsLookIsTakenOnce) {
     settings(1, 0, "");
-    write("j/exit_status", "0\n");
-    fs::create_directory(dir_ + "/j/ckpt.lock");
-    struct utimbuf old {
-        1000, 1000
+    const auto run = [&](const std::string& call) {
+        test::LocalRemote remote(shell());
+        const auto out = remote.run(
+            "set -- " + shell_quote(dir_ + "/j") + "\n" + std::string(scripts::job_guard_rules) +
+            std::string(scripts::job_checkpoints) + "\n" + call + "; echo \"status $?\"");
+        return out.out + out.err;
     };
-    ASSERT_EQ(::utime((dir_ + "/j/ckpt.lock").c_str(), &old), 0);
-    test::LocalRemote remote(shell());
-    const auto out = remote.run(
-        "set -- " + shell_quote(dir_ + "/j") + "\n" + std::string(scripts::job_guard_rules) +
-        std::string(scripts::job_checkpoints) + "\nmlt_ckpt_final \"$1\" 2000; echo \"status $?\"");
-    EXPECT_EQ(out.out, "status 0\n") << out.err;
+    fs::create_directory(dir_ + "/j/ckpt.lock");
+    write("j/ckpt.lock/owner", std::to_string(::getpid()) + "\n");  // this test: alive
+    EXPECT_EQ(run("mlt_ckpt_look \"$1\" 2000"), "status 1\n");
+    EXPECT_FALSE(fs::exists(dir_ + "/j/ckpt.ledger"));
+    write("j/ckpt.lock/owner", "999999999\n");  // no such process: a dead look's
+    EXPECT_EQ(run("mlt_ckpt_final \"$1\" 2000 ended"), "status 0\n");
+    EXPECT_FALSE(fs::exists(dir_ + "/j/ckpt.final"));  // no exit status: a restart's
+    EXPECT_FALSE(fs::exists(dir_ + "/j/ckpt.lock"));
+    write("j/exit_status", "0\n");
+    EXPECT_EQ(run("mlt_ckpt_final \"$1\" 2000 ended"), "status 0\n");
     EXPECT_TRUE(fs::exists(dir_ + "/j/ckpt.final"));
     EXPECT_TRUE(fs::exists(dir_ + "/j/ckpt.ledger"));
     EXPECT_EQ(ledger(), "");

@@ -138,7 +138,7 @@ TEST_F(LocalPrune, ThePushSeedsTheNewHostsLedgerFromTheLocalOne) {
     put("ck/b.pt", "bb", 110);    // not whole there in this version: a copy of a cut save
     put("ck/c.pt", "cccc", 120);  // the ledger knows another version: came home whole
     put("ck/d.pt", "d", 130);     // the user's own
-    put("ck/e.pt", "ee", 140);    // "not yet" at a pull, brought home whole by a later one
+    put("ck/e.pt", "ee", 140);    // "not yet" there: a copy fetched by hand
     put("notes.txt", "n", 130);   // no checkpoint
     put(".mlt-checkpoints",
         "ck/a.pt\t3\t100\t100\t1\t0.25\tkept\n"
@@ -156,7 +156,7 @@ TEST_F(LocalPrune, ThePushSeedsTheNewHostsLedgerFromTheLocalOne) {
               "ck/b.pt\t2\t110\t110\t2\t0.5\tkept\n"
               "ck/c.pt\t4\t120\t120\t1\t\tkept\n"
               "ck/d.pt\t1\t130\t130\t1\t\tkept\n"
-              "ck/e.pt\t2\t140\t140\t1\t0.3\tkept\n"
+              "ck/e.pt\t2\t140\t140\t2\t0.3\tkept\n"
               "ck/old.pt\t9\t90\t90\t1\t0.1\tdeleted\n");
     EXPECT_EQ(checkpoint_seed(dir_ + "/logs", CheckpointSettings{}, pushed), "");
 }

@@ -135,7 +135,6 @@ struct CheckpointEntry {
     uint64_t size = 0;
     int64_t mtime_s = 0;  // whole seconds
     bool whole = false;   // 1 in the ledger (0: not yet, 2: never)
-    bool never = false;   // 2: not whole at the look after a failed or lost end
     std::string metric;   // the metric's value when this version was first seen; empty: none
     bool kept = true;     // false: the guard deleted it (mlt deletes the local copy too)
     std::string line;     // the ledger's line, as read

@@ -25,7 +25,13 @@ else
   mlt_t=$(date +%s)
   if ! ( { printf 'owner=%s\nstarted=%s\nrun=%s\nphase=uploading\n%s' "$mlt_owner" "$mlt_t" "$r" "$mlt_lock_more" &&
     { [ -z "$mlt_budget_s" ] || printf 'deadline=%s\nlimit=%s\n' "$((mlt_t + mlt_budget_s))" "$mlt_limit"; }; } > "$t") 2>/dev/null; then rm -f "$t"; mlt_nospace; echo "cannot write $t" >&2; exit 1; fi
-  if ln "$t" "$j/lock" 2>/dev/null; then rm -f "$t"; rm -rf "$j/previous" "$j"/*.tmp "$j/released" "$j/retaken" || exit 1
+  # A run that never knew its log dir (it failed before its batch) leaves the ledger of the run
+  # before it, and that run's log dir, in previous/ for the next run (checkpoints.sh).
+  mlt_keep_ledger() {
+    [ ! -e "$j/ckpt.ledger" ] && [ ! -e "$j/log_dir" ] && [ -f "$j/previous/ckpt.ledger" ] && [ -f "$j/previous/log_dir" ] || return 0
+    mv -f "$j/previous/ckpt.ledger" "$j/ckpt.ledger" && mv -f "$j/previous/log_dir" "$j/log_dir"
+  }
+  if ln "$t" "$j/lock" 2>/dev/null; then rm -f "$t"; mlt_keep_ledger; rm -rf "$j/previous" "$j"/*.tmp "$j/released" "$j/retaken" || exit 1
   else rm -f "$t"; mlt_mine || { echo held; exit 0; }; fi
 fi
 if ! mlt_files_mine; then

@@ -17,11 +17,13 @@ mlt_ours=
 if [ "$(cat "$mlt_job/run_id" 2>/dev/null)" = "$MLT_RUN_ID" ]; then
   # checkpoints: a new run in the log dir of the run before it here, with nothing pushed, goes
   # on from what that run's ledger knew (docs/remote-protocol.md, "Checkpoints"): its kept lines
-  # as the seed, a save it never saw whole as never whole. Before log_dir: the guard looks only
-  # once that is written.
+  # as the seed; a save it had not seen whole yet (its last look never came) whole when it ended
+  # with 0, else never. Before log_dir: the guard looks only once that is written.
   if [ -f "$mlt_job/checkpoints" ] && [ ! -f "$mlt_job/ckpt.seed" ] && [ ! -f "$mlt_job/ckpt.ledger" ] &&
     [ -f "$mlt_job/previous/ckpt.ledger" ] && [ "$(cat "$mlt_job/previous/log_dir" 2>/dev/null)" = "$MLT_LOG_DIR" ]; then
-    LC_ALL=C awk -F '\t' -v OFS='\t' 'NF == 7 && $7 == "kept" { if ($5 == 0) $5 = 2; print }' \
+    mlt_ck_end=2
+    [ "$(cat "$mlt_job/previous/exit_status" 2>/dev/null)" != 0 ] || mlt_ck_end=1
+    LC_ALL=C awk -F '\t' -v OFS='\t' -v end="$mlt_ck_end" 'NF == 7 && $7 == "kept" { if ($5 == 0) $5 = end; print }' \
       "$mlt_job/previous/ckpt.ledger" > "$mlt_job/ckpt.seed.tmp" && mv -f "$mlt_job/ckpt.seed.tmp" "$mlt_job/ckpt.seed"
   fi
   printf '%s\n' "$MLT_LOG_DIR" > "$mlt_job/log_dir.tmp" && mv -f "$mlt_job/log_dir.tmp" "$mlt_job/log_dir"

@@ -63,7 +63,7 @@ mlt_ckpt_metric() {
 mlt_ckpt_final() {
   mlt_ckpt_lock "$1" || return 1
   if [ -n "$3" ] && [ ! -f "$1/exit_status" ]; then
-    rmdir "$1/ckpt.lock" 2> /dev/null
+    mlt_ckpt_unlock "$1"
     return 0
   fi
   mlt_ck_ok=0
@@ -71,32 +71,46 @@ mlt_ckpt_final() {
   mlt_ckpt_metric "$1"
   mlt_ckpt_tick "$1" "$2" 0 "$mlt_ck_ok" "$mlt_ck_v" && : > "$1/ckpt.final"
   mlt_ck_s=$?
-  rmdir "$1/ckpt.lock" 2> /dev/null
+  mlt_ckpt_unlock "$1"
   return "$mlt_ck_s"
 }
-# mlt_ckpt_look JOBDIR NOW: the guard's look while the job runs, the metric's latest value first.
+# mlt_ckpt_look JOBDIR NOW: the guard's look while the job runs, the metric's latest value first;
+#   none (status 1) while another look holds the lock: the guard does not wait, its next look
+#   comes in 2 s.
 mlt_ckpt_look() {
-  mlt_ckpt_lock "$1" || return 1
+  mlt_ckpt_lock "$1" 1 || return 1
   mlt_ckpt_metric "$1"
   mlt_ckpt_tick "$1" "$2" 1 0 "$mlt_ck_v"
   mlt_ck_s=$?
-  rmdir "$1/ckpt.lock" 2> /dev/null
+  mlt_ckpt_unlock "$1"
   return "$mlt_ck_s"
 }
-# mlt_ckpt_lock JOBDIR: one look at a time (the guard's, and a pull's or a restart's own look
-#   after the end, may come together): JOBDIR/ckpt.lock, a dir, removed by the look when done;
-#   one older than a minute is a dead look's. Waits up to 90 s; status 1 then.
+# mlt_ckpt_lock JOBDIR [TRIES]: one look at a time (the guard's, and a pull's or a restart's own
+#   look after the end, may come together): JOBDIR/ckpt.lock, a dir holding the pid of the shell
+#   that holds it (owner). A lock whose owner is gone, or with no owner after 10 s, or older than
+#   10 min, is a dead look's: moved aside (only one taker wins) and removed. Tries TRIES times,
+#   0.2 s apart (default 450: 90 s); status 1 when it did not get it.
 mlt_ckpt_lock() {
-  mlt_ck_w=0
-  until mkdir "$1/ckpt.lock" 2> /dev/null; do
-    if [ -n "$(find "$1/ckpt.lock" -prune -mmin +1 2> /dev/null)" ]; then
-      rmdir "$1/ckpt.lock" 2> /dev/null
+  mlt_ck_w=${2:-450}
+  while :; do
+    if mkdir "$1/ckpt.lock" 2> /dev/null; then
+      echo $$ > "$1/ckpt.lock/owner"
+      return 0
+    fi
+    mlt_ck_o=$(cat "$1/ckpt.lock/owner" 2> /dev/null)
+    mlt_ck_a=$(($(date +%s) - $(stat -c %Y "$1/ckpt.lock" 2> /dev/null || date +%s)))
+    if { [ -n "$mlt_ck_o" ] && ! kill -s 0 "$mlt_ck_o" 2> /dev/null; } || { [ -z "$mlt_ck_o" ] && [ "$mlt_ck_a" -ge 10 ]; } || [ "$mlt_ck_a" -ge 600 ]; then
+      mv "$1/ckpt.lock" "$1/ckpt.lock.dead.$$" 2> /dev/null && rm -rf "$1/ckpt.lock.dead.$$"
       continue
     fi
-    mlt_ck_w=$((mlt_ck_w + 1))
-    [ "$mlt_ck_w" -le 450 ] || return 1
+    mlt_ck_w=$((mlt_ck_w - 1))
+    [ "$mlt_ck_w" -gt 0 ] || return 1
     sleep 0.2
   done
+}
+# mlt_ckpt_unlock JOBDIR: gives the lock back, if it is still this shell's.
+mlt_ckpt_unlock() {
+  [ "$(cat "$1/ckpt.lock/owner" 2> /dev/null)" != $$ ] || rm -rf "$1/ckpt.lock"
 }
 # mlt_ckpt_pick JOBDIR LOGDIR: which checkpoint an attempt starts from (MLT_CHECKPOINT). Prints
 #   "torn NAME" for each one newer than the newest whole one, then "pick NAME", that one (none:

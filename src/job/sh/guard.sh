@@ -65,7 +65,7 @@ case $mlt_below in '' | *[!0-9]*) mlt_below=10 ;; esac
 echo $$ > "$j/guard.pid.tmp" && mv -f "$j/guard.pid.tmp" "$j/guard.pid"
 # Removed only while it is still this guard's: the guard of a failed attempt that a watch.on_failure
 # rule restarted ends after the new attempt's guard wrote its own.
-trap '[ "$(cat "$j/guard.pid" 2>/dev/null)" != "$$" ] || rm -f "$j/guard.pid"' EXIT
+trap '[ "$(cat "$j/guard.pid" 2>/dev/null)" != "$$" ] || rm -f "$j/guard.pid"; [ -z "$mlt_ckpt" ] || mlt_ckpt_unlock "$j"' EXIT
 trap 'exit 0' TERM HUP INT
 # Its words go to the console log on stdout; the shell's own ("Terminated", as the wrapper ends the
 # guard's group with its sleep) nowhere.

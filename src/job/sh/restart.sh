@@ -29,7 +29,9 @@ fi
 mlt_fresh() {
   # checkpoints: the look after the end (mlt_ckpt_final; the guard's, if it took one, changed
   # nothing since): what is not whole then never settles in the next attempt.
+  # On failure the attempt's marker goes too, so that a --resume sets the attempt up again.
   if [ -f "$j/checkpoints" ] && ! mlt_ckpt_final "$j" "$(date +%s)"; then
+    rm -f "$j/started.$mlt_attempt"
     echo "cannot take the checkpoints' look after the end in $j (is the disk full?)" >&2; exit 1
   fi
   rm -f "$j/pid" "$j/training" "$j/disk_full" || exit 1

@@ -132,7 +132,7 @@ std::string checkpoint_seed(const std::string& local_logs, const CheckpointSetti
         const CheckpointEntry* e = ledger.find(item.remote_path);
         const bool listed = e && e->size == size && e->mtime_s == mtime;
         seed += item.remote_path + "\t" + std::to_string(size) + "\t" + std::to_string(mtime) +
-                "\t" + std::to_string(mtime) + "\t" + (listed && e->never ? "2" : "1") + "\t" +
+                "\t" + std::to_string(mtime) + "\t" + (listed && !e->whole ? "2" : "1") + "\t" +
                 (listed ? e->metric : std::string()) + "\tkept\n";
     }
     size_t deleted = 0;

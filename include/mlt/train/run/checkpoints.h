@@ -55,9 +55,9 @@ void prune_local_checkpoints(const std::string& local_logs, const CheckpointSett
 // The seed of a new host's ledger (checkpoints.sh: JOBDIR/ckpt.seed) for what a push (--restore,
 // a failover) sends from `local_logs`: a line for each pushed checkpoint (`pushed`: relative
 // names and local files) as the local ledger (`.mlt-checkpoints`) lists that very version (size,
-// mtime): WHOLE 2 when it lists it as never whole (a copy of a save that a failure cut), else 1
-// (a pull brings home only whole ones, also when its ledger said "not yet" at an earlier pull;
-// a file the ledger does not know is the user's), with its metric for keep_best; then the ledger's
+// mtime): WHOLE 2 when it lists it as not whole (a copy of a save that was cut), else 1 (a pull
+// brings home only whole ones, and writes the ledger it read even when it fails midway; a file
+// the ledger does not know is the user's), with its metric for keep_best; then the ledger's
 // deleted lines (at most 2000), so that the summary goes on counting them. Empty when there is
 // nothing to say.
 std::string checkpoint_seed(const std::string& local_logs, const CheckpointSettings& c,
