@@ -8,11 +8,14 @@
 #include <filesystem>
 #include <memory>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "harness/files.h"
 #include "harness/test_sshd.h"
 #include "harness/train_fixture.h"
 #include "mlt/provider/provider.h"
+#include "mlt/provider/rent.h"
 #include "mlt/util/error.h"
 
 namespace fs = std::filesystem;
@@ -134,6 +137,102 @@ TEST_F(ProviderVastTest, AnInstanceTheHostTookBackIsLost) {
     ASSERT_TRUE(inst);
     EXPECT_EQ(inst->state, mlt::Instance::State::lost) << inst->status;
     p->destroy(id);
+}
+
+// Lines a rent says, in order.
+class Lines : public mlt::Reporter {
+  public:
+    void emit(mlt::Event, std::string_view text) override { said += std::string(text) + "\n"; }
+    std::string said;
+};
+
+class ProviderRentTest : public ProviderVastTest {
+  protected:
+    // Offers on two machines of their own: 21 (cheap, `cheap` more fields) and 22.
+    void two_offers(const std::string& cheap) {
+        second_ = std::make_unique<TestSshd>();
+        second_->stop();
+        std::error_code ec;
+        fs::remove(second_->pid_file(), ec);
+        const auto machine = [](const TestSshd& m) {
+            return "{\"config\": \"" + m.config_path() + "\", \"pid_file\": \"" + m.pid_file() +
+                   "\", \"port\": " + std::to_string(m.port()) + "}";
+        };
+        write_file(state_ + "/offers.json",
+                   "[{\"id\": 21, \"dph_total\": 0.3, \"gpu_name\": \"RTX 4090\", \"num_gpus\": "
+                   "1, \"reliability2\": 0.99, \"rentable\": true, \"_machine\": " +
+                       machine(*machine_) + cheap +
+                       "},\n {\"id\": 22, \"dph_total\": 0.5, \"gpu_name\": \"RTX 4090\", "
+                       "\"num_gpus\": 1, \"reliability2\": 0.99, \"rentable\": true, "
+                       "\"_machine\": " +
+                       machine(*second_) + "}]\n");
+    }
+    mlt::RentOptions options() {
+        mlt::RentOptions o;
+        o.label = "mlt-run-7";
+        o.wait = std::chrono::seconds(3);
+        o.look = std::chrono::milliseconds(100);
+        o.on_created = [&](const std::string& id) { created_.push_back(id); };
+        o.on_destroyed = [&](const std::string& id) { destroyed_.push_back(id); };
+        return o;
+    }
+    std::unique_ptr<TestSshd> second_;
+    std::vector<std::string> created_, destroyed_;
+};
+
+// The cheapest offer's instance bills more than the cap: destroyed at once, and the next offer
+// is rented, up and answering on ssh.
+TEST_F(ProviderRentTest, AnInstanceThatBillsOverTheCapIsDestroyedAndTheNextOfferTaken) {
+    two_offers(", \"_billed_dph\": 0.9");
+    settings_.max_price = 0.6;
+    Lines lines;
+    auto p = vast();
+    const mlt::Rental r = mlt::rent(*p, settings_, options(), lines);
+    ASSERT_EQ(created_.size(), 2u) << lines.said;
+    EXPECT_EQ(destroyed_, std::vector<std::string>{created_[0]});
+    EXPECT_EQ(r.id, created_[1]);
+    EXPECT_DOUBLE_EQ(r.price_per_hour, 0.5);
+    EXPECT_EQ(r.ssh_port, second_->port());
+    EXPECT_TRUE(mlt::ssh_answers(r.ssh_host, r.ssh_port, std::chrono::seconds(5)));
+    EXPECT_FALSE(p->instance(created_[0])) << "the instance over the cap is still there";
+    EXPECT_NE(lines.said.find("bills $0.900/h, over max_price $0.600/h: destroyed"),
+              std::string::npos)
+        << lines.said;
+    p->destroy(r.id);
+}
+
+// An instance that runs but never gets sshd is destroyed after the wait; the next is rented.
+TEST_F(ProviderRentTest, AnInstanceWithoutSshdIsDestroyedAfterTheWait) {
+    two_offers(", \"_no_sshd\": true");
+    Lines lines;
+    auto p = vast();
+    const mlt::Rental r = mlt::rent(*p, settings_, options(), lines);
+    ASSERT_EQ(created_.size(), 2u) << lines.said;
+    EXPECT_EQ(destroyed_, std::vector<std::string>{created_[0]});
+    EXPECT_EQ(r.ssh_port, second_->port());
+    EXPECT_NE(lines.said.find("did not answer on ssh within 3.0 s: destroyed"), std::string::npos)
+        << lines.said;
+    EXPECT_TRUE(p->instances().size() == 1u);
+    p->destroy(r.id);
+}
+
+// No offer under the cap: one clear error, and nothing is rented.
+TEST_F(ProviderRentTest, NoOfferUnderTheCapRentsNothing) {
+    two_offers("");
+    settings_.max_price = 0.2;
+    Lines lines;
+    try {
+        mlt::rent(*vast(), settings_, options(), lines);
+        ADD_FAILURE() << "rented";
+    } catch (const mlt::Error& e) {
+        EXPECT_EQ(e.kind(), mlt::ErrorKind::config);
+        EXPECT_NE(std::string(e.what()).find("under max_price $0.200/h (the cheapest: 1x RTX "
+                                             "4090 at $0.300/h); nothing was rented"),
+                  std::string::npos)
+            << e.what();
+    }
+    EXPECT_TRUE(created_.empty());
+    EXPECT_EQ(read_or_empty(state_ + "/calls.log").find("create"), std::string::npos);
 }
 
 }  // namespace
