@@ -80,5 +80,6 @@ void merge_nodes(Value&& value, SshSettings& settings);
 void merge_transfer(Value&& value, SshSettings& settings);
 void merge_watch(Value&& value, SshSettings& settings);
 void merge_checkpoints(Value&& value, SshSettings& settings);
+void merge_provider(Value&& value, SshSettings& settings);
 
 }  // namespace mlt::settings_detail

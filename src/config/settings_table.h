@@ -31,6 +31,7 @@ enum class SettingType {
     failure_rules,      // a list of {match, then}
     checkpoints,        // a mapping of checkpoints_fields(), with keep_best inside
     keep_best,          // a mapping of keep_best_fields()
+    provider,           // a mapping of provider_fields()
     host_key_checking,  // yes | accept-new | no
     choice,             // one of the words in FieldDecl::choices, kept as a string
     notify_targets,     // a list of mappings of notify_target_fields()
@@ -64,7 +65,8 @@ using EnvironmentList = std::vector<std::pair<std::string, std::string>>;
 using Value = std::variant<std::string, bool, int, double, std::vector<std::string>,
                            EnvironmentList, std::vector<ConnectionSettings>, NodesValue,
                            HostKeyChecking, WatchValue, std::vector<StopRule>,
-                           std::vector<NotifyTarget>, std::vector<FailureRule>, CheckpointSettings>;
+                           std::vector<NotifyTarget>, std::vector<FailureRule>, CheckpointSettings,
+                           ProviderSettings>;
 
 // Applies one file's value on top of the lower layers (the key's merge rule).
 using ApplyFn = void (*)(Value&& value, SshSettings& settings);
@@ -105,6 +107,8 @@ const std::vector<FieldDecl>& failure_rule_fields();
 // The keys of `checkpoints` and of its keep_best.
 const std::vector<FieldDecl>& checkpoints_fields();
 const std::vector<FieldDecl>& keep_best_fields();
+// The keys of `provider`.
+const std::vector<FieldDecl>& provider_fields();
 // The keys of one `notify` target.
 const std::vector<FieldDecl>& notify_target_fields();
 

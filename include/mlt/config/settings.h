@@ -7,6 +7,8 @@
 #include <utility>
 #include <vector>
 
+#include "mlt/provider/provider.h"
+
 namespace mlt {
 
 // OpenSSH StrictHostKeyChecking: yes refuses unknown hosts, accept-new records them,
@@ -146,6 +148,7 @@ struct SshSettings {
     std::vector<FailureRule> on_failure;
     bool on_failure_defaults = true;  // watch.on_failure_defaults: default_failure_rules() last
     CheckpointSettings checkpoints;   // a higher layer's mapping replaces a lower one's
+    ProviderSettings provider;        // a higher layer's mapping replaces a lower one's
     // Webhooks told of the run's events; a higher layer's list replaces a lower one's.
     std::vector<NotifyTarget> notify;
     // A local command fed each event's JSON on stdin; empty: none.
