@@ -15,6 +15,16 @@ void merge_provider(Value&& value, SshSettings& settings) {
     settings.provider = std::get<ProviderSettings>(std::move(value));
 }
 
+FieldDecl provider_row() {
+    return special("provider", SettingType::provider, "none",
+                   "{name: vast, offer: 'gpu_name=RTX_4090 num_gpus=1', max_price: 0.6, image: "
+                   "'pytorch/pytorch', disk_gb: 40, teardown: destroy}",
+                   "a marketplace that rents the run's machine when no host is given, and "
+                   "releases it when the run is over (docs/providers.md); a model's mapping "
+                   "replaces the user's",
+                   &merge_provider);
+}
+
 const std::vector<FieldDecl>& provider_fields() {
     static const std::vector<FieldDecl> kFields = [] {
         FieldDecl name = choice("name", {"vast", "runpod"}, "none", "vast",

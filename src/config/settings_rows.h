@@ -81,5 +81,7 @@ void merge_transfer(Value&& value, SshSettings& settings);
 void merge_watch(Value&& value, SshSettings& settings);
 void merge_checkpoints(Value&& value, SshSettings& settings);
 void merge_provider(Value&& value, SshSettings& settings);
+// The row of `provider` in the table (settings_provider.cpp).
+FieldDecl provider_row();
 
 }  // namespace mlt::settings_detail

@@ -62,11 +62,11 @@ struct WatchValue {
 using EnvironmentList = std::vector<std::pair<std::string, std::string>>;
 
 // One key's value as read from one file, before it is applied to SshSettings.
-using Value = std::variant<std::string, bool, int, double, std::vector<std::string>,
-                           EnvironmentList, std::vector<ConnectionSettings>, NodesValue,
-                           HostKeyChecking, WatchValue, std::vector<StopRule>,
-                           std::vector<NotifyTarget>, std::vector<FailureRule>, CheckpointSettings,
-                           ProviderSettings>;
+using Value =
+    std::variant<std::string, bool, int, double, std::vector<std::string>, EnvironmentList,
+                 std::vector<ConnectionSettings>, NodesValue, HostKeyChecking, WatchValue,
+                 std::vector<StopRule>, std::vector<NotifyTarget>, std::vector<FailureRule>,
+                 CheckpointSettings, ProviderSettings>;
 
 // Applies one file's value on top of the lower layers (the key's merge rule).
 using ApplyFn = void (*)(Value&& value, SshSettings& settings);

@@ -68,13 +68,7 @@ std::vector<FieldDecl> link_and_transfer_fields() {
                 "come home (docs/usage.md, \"Checkpoints\"); a model's mapping replaces the "
                 "user's",
                 &merge_checkpoints),
-        special("provider", SettingType::provider, "none",
-                "{name: vast, offer: 'gpu_name=RTX_4090 num_gpus=1', max_price: 0.6, image: "
-                "'pytorch/pytorch', disk_gb: 40, teardown: destroy}",
-                "a marketplace that rents the run's machine when no host is given, and releases "
-                "it when the run is over (docs/providers.md); a model's mapping replaces the "
-                "user's",
-                &merge_provider),
+        provider_row(),
         special("watch", SettingType::watch, "see below",
                 "{every: 15, idle_gpu_minutes: 0, stop_idle: false, silent_minutes: 0, "
                 "stop_silent: false, stop_when: [], on_failure: [], on_failure_defaults: true}",
