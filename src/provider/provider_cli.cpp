@@ -152,6 +152,7 @@ void CliProvider::sort_by_price(std::vector<Offer>& offers) {
 std::unique_ptr<Provider> make_provider(const ProviderSettings& settings,
                                         std::chrono::milliseconds timeout) {
     if (settings.name == "vast") return make_vast_cli(timeout);
+    if (settings.name == "runpod") return make_runpod_cli(timeout);
     throw usage_error("provider '" + settings.name + "' is not one mlt knows",
                       "write provider: {name: vast, ...} or {name: runpod, ...}");
 }

@@ -35,6 +35,10 @@ class CliProvider : public Provider {
     static int parse_port(const nlohmann::json& v);
     static void sort_by_price(std::vector<Offer>& offers);
 
+    [[noreturn]] void throw_failed(const std::string& what, const Output& o) const {
+        throw failed(what, o);
+    }
+
   private:
     Error failed(const std::string& what, const Output& o) const;
     std::string program_;
@@ -42,5 +46,6 @@ class CliProvider : public Provider {
 };
 
 std::unique_ptr<Provider> make_vast_cli(std::chrono::milliseconds timeout);
+std::unique_ptr<Provider> make_runpod_cli(std::chrono::milliseconds timeout);
 
 }  // namespace mlt

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "harness/files.h"
+#include "harness/standin_market.h"
 #include "harness/test_sshd.h"
 #include "harness/train_fixture.h"
 #include "mlt/provider/provider.h"
@@ -23,34 +24,17 @@ namespace fs = std::filesystem;
 namespace mlt_test {
 namespace {
 
-class ProviderVastTest : public ::testing::Test {
+class ProviderVastTest : public StandinProviderTest {
   protected:
     void SetUp() override {
-        machine_ = std::make_unique<TestSshd>();
-        machine_->stop();  // the stand-in starts it as the instance
-        std::error_code ec;
-        fs::remove(machine_->pid_file(), ec);
-        state_ = machine_->dir() + "/vast";
-        fs::create_directories(state_);
-        old_path_ = ::getenv("PATH") ? ::getenv("PATH") : "";
-        ::setenv("PATH",
-                 (std::string(MLT_SOURCE_DIR) + "/tests/integration/standins:" + old_path_).c_str(),
-                 1);
-        ::setenv("MLT_STANDIN_DIR", state_.c_str(), 1);
+        StandinProviderTest::SetUp();
         settings_.name = "vast";
         settings_.offer = "gpu_name=RTX_4090 reliability2>0.98";
         settings_.image = "pytorch/pytorch";
         settings_.disk_gb = 20;
     }
-    void TearDown() override {
-        ::setenv("PATH", old_path_.c_str(), 1);
-        ::unsetenv("MLT_STANDIN_DIR");
-        machine_.reset();
-    }
     void offers(const std::string& more = {}) const {
-        const std::string machine = "{\"config\": \"" + machine_->config_path() +
-                                    "\", \"pid_file\": \"" + machine_->pid_file() +
-                                    "\", \"port\": " + std::to_string(machine_->port()) + "}";
+        const std::string machine = StandinMarket::machine_json(*machine_);
         write_file(state_ + "/offers.json",
                    "[{\"id\": 11, \"dph_total\": 0.52, \"gpu_name\": \"RTX 4090\", \"num_gpus\": "
                    "1, \"reliability2\": 0.99, \"rentable\": true, \"_machine\": " +
@@ -64,13 +48,7 @@ class ProviderVastTest : public ::testing::Test {
                        "\"_machine\": " +
                        machine + "}]\n");
     }
-    std::unique_ptr<mlt::Provider> vast() const {
-        return mlt::make_provider(settings_, std::chrono::seconds(30));
-    }
-
-    std::unique_ptr<TestSshd> machine_;
-    std::string state_, old_path_;
-    mlt::ProviderSettings settings_;
+    std::unique_ptr<mlt::Provider> vast() const { return provider(); }
 };
 
 TEST_F(ProviderVastTest, SearchCreateShowDestroyAStandInInstance) {
@@ -81,25 +59,7 @@ TEST_F(ProviderVastTest, SearchCreateShowDestroyAStandInInstance) {
     EXPECT_EQ(found[0].id, "12");  // cheapest first
     EXPECT_DOUBLE_EQ(found[0].price_per_hour, 0.31);
     EXPECT_EQ(found[0].what, "2x RTX 4090");
-    const std::string id = p->create(found[0], settings_, "mlt-run-1");
-    auto inst = p->instance(id);
-    ASSERT_TRUE(inst);
-    EXPECT_EQ(inst->state, mlt::Instance::State::running) << inst->status;
-    EXPECT_EQ(inst->label, "mlt-run-1");
-    ASSERT_TRUE(inst->price_per_hour);
-    EXPECT_DOUBLE_EQ(*inst->price_per_hour, 0.45);  // what it bills, not what was listed
-    EXPECT_EQ(inst->ssh_host, "127.0.0.1");
-    EXPECT_EQ(inst->ssh_port, machine_->port());
-    EXPECT_TRUE(path_exists(machine_->pid_file())) << "the instance's sshd did not start";
-    ASSERT_EQ(p->instances().size(), 1u);
-    p->stop(id);
-    inst = p->instance(id);
-    ASSERT_TRUE(inst);
-    EXPECT_EQ(inst->state, mlt::Instance::State::stopped) << inst->status;
-    p->destroy(id);
-    EXPECT_FALSE(p->instance(id));
-    EXPECT_TRUE(p->instances().empty());
-    EXPECT_FALSE(path_exists(machine_->pid_file())) << "the instance's sshd still runs";
+    const std::string id = expect_a_whole_life(*p, found[0], "mlt-run-1", 0.45);
     // destroy answered the CLI's question on stdin; every call was one the real CLI takes.
     const std::string calls = read_or_empty(state_ + "/calls.log");
     EXPECT_NE(calls.find("destroy\tinstance\t" + id + "\n"), std::string::npos) << calls;
@@ -108,24 +68,13 @@ TEST_F(ProviderVastTest, SearchCreateShowDestroyAStandInInstance) {
 TEST_F(ProviderVastTest, TheCliMissingOrLoggedOutIsOneClearError) {
     offers();
     write_file(state_ + "/logged_out", "");
-    try {
-        vast()->offers(settings_);
-        ADD_FAILURE() << "no error";
-    } catch (const mlt::Error& e) {
-        EXPECT_EQ(e.kind(), mlt::ErrorKind::config);
-        EXPECT_NE(std::string(e.what()).find(
-                      "vastai search offers failed: Failed with error 401: Invalid user key"),
-                  std::string::npos)
-            << e.what();
-    }
+    std::string what = config_error_of([&] { vast()->offers(settings_); });
+    EXPECT_NE(what.find("vastai search offers failed: Failed with error 401: Invalid user key"),
+              std::string::npos)
+        << what;
     ::setenv("PATH", "/nonexistent", 1);
-    try {
-        vast()->offers(settings_);
-        ADD_FAILURE() << "no error";
-    } catch (const mlt::Error& e) {
-        EXPECT_NE(std::string(e.what()).find("vastai cannot be run"), std::string::npos)
-            << e.what();
-    }
+    what = config_error_of([&] { vast()->offers(settings_); });
+    EXPECT_NE(what.find("vastai cannot be run"), std::string::npos) << what;
 }
 
 TEST_F(ProviderVastTest, AnInstanceTheHostTookBackIsLost) {
@@ -150,22 +99,15 @@ class ProviderRentTest : public ProviderVastTest {
   protected:
     // Offers on two machines of their own: 21 (cheap, `cheap` more fields) and 22.
     void two_offers(const std::string& cheap) {
-        second_ = std::make_unique<TestSshd>();
-        second_->stop();
-        std::error_code ec;
-        fs::remove(second_->pid_file(), ec);
-        const auto machine = [](const TestSshd& m) {
-            return "{\"config\": \"" + m.config_path() + "\", \"pid_file\": \"" + m.pid_file() +
-                   "\", \"port\": " + std::to_string(m.port()) + "}";
-        };
+        second_ = &market_->add_machine();
         write_file(state_ + "/offers.json",
                    "[{\"id\": 21, \"dph_total\": 0.3, \"gpu_name\": \"RTX 4090\", \"num_gpus\": "
                    "1, \"reliability2\": 0.99, \"rentable\": true, \"_machine\": " +
-                       machine(*machine_) + cheap +
+                       StandinMarket::machine_json(*machine_) + cheap +
                        "},\n {\"id\": 22, \"dph_total\": 0.5, \"gpu_name\": \"RTX 4090\", "
                        "\"num_gpus\": 1, \"reliability2\": 0.99, \"rentable\": true, "
                        "\"_machine\": " +
-                       machine(*second_) + "}]\n");
+                       StandinMarket::machine_json(*second_) + "}]\n");
     }
     mlt::RentOptions options() {
         mlt::RentOptions o;
@@ -176,7 +118,7 @@ class ProviderRentTest : public ProviderVastTest {
         o.on_destroyed = [&](const std::string& id) { destroyed_.push_back(id); };
         return o;
     }
-    std::unique_ptr<TestSshd> second_;
+    TestSshd* second_ = nullptr;
     std::vector<std::string> created_, destroyed_;
 };
 
@@ -221,16 +163,12 @@ TEST_F(ProviderRentTest, NoOfferUnderTheCapRentsNothing) {
     two_offers("");
     settings_.max_price = 0.2;
     Lines lines;
-    try {
-        mlt::rent(*vast(), settings_, options(), lines);
-        ADD_FAILURE() << "rented";
-    } catch (const mlt::Error& e) {
-        EXPECT_EQ(e.kind(), mlt::ErrorKind::config);
-        EXPECT_NE(std::string(e.what()).find("under max_price $0.200/h (the cheapest: 1x RTX "
-                                             "4090 at $0.300/h); nothing was rented"),
-                  std::string::npos)
-            << e.what();
-    }
+    const std::string what =
+        config_error_of([&] { mlt::rent(*vast(), settings_, options(), lines); });
+    EXPECT_NE(what.find("under max_price $0.200/h (the cheapest: 1x RTX 4090 at $0.300/h); "
+                        "nothing was rented"),
+              std::string::npos)
+        << what;
     EXPECT_TRUE(created_.empty());
     EXPECT_EQ(read_or_empty(state_ + "/calls.log").find("create"), std::string::npos);
 }
