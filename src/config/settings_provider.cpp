@@ -67,6 +67,11 @@ ProviderSettings ValueReader::read_provider(const YAML::Node& node, const std::s
                        throw config_error(
                            yaml_.where(v) + ": " + key + "." + name + " has a line end or a tab",
                            "write it on one line");
+                   // A value the CLI would read as an option of its own (`--url=...`).
+                   if (text && !text->empty() && (*text)[0] == '-')
+                       throw config_error(
+                           yaml_.where(v) + ": " + key + "." + name + " starts with '-'",
+                           "the marketplace's CLI would read it as an option");
                    if (name == "name")
                        out.name = std::get<std::string>(value);
                    else if (name == "offer")

@@ -55,10 +55,31 @@ std::string command_text(const std::string& program, const std::vector<std::stri
     return s;
 }
 
-// The CLI's own error line: vast's "Failed with error 401: ...", runpodctl's "Error: ...".
+// The message of vast-cli's error under --raw: {"error": true, "status_code": N, "msg": M}
+// on stderr; empty when `line` is none.
+std::string raw_error(const std::string& line) {
+    if (line.empty() || line[0] != '{') return {};
+    const nlohmann::json j = nlohmann::json::parse(line, nullptr, false);
+    if (!j.is_object() || !j.contains("error") || !j["error"].is_boolean() || j["error"] != true)
+        return {};
+    const auto msg = j.find("msg");
+    const auto code = j.find("status_code");
+    return "Failed with error " +
+           (code != j.end() && code->is_number_integer() ? std::to_string(code->get<int>())
+                                                         : std::string("?")) +
+           ": " + (msg != j.end() && msg->is_string() ? msg->get<std::string>() : line);
+}
+
+// The CLI's own error line: vast's "Failed with error 401: ..." (or its JSON form under
+// --raw), runpodctl's "Error: ...".
 bool is_error_line(const std::string& line) {
     return line.rfind("Failed with error", 0) == 0 || line.rfind("Error:", 0) == 0 ||
-           line.rfind("error:", 0) == 0;
+           line.rfind("error:", 0) == 0 || !raw_error(line).empty();
+}
+
+std::string error_words(const std::string& line) {
+    const std::string raw = raw_error(line);
+    return raw.empty() ? line : raw;
 }
 
 }  // namespace
@@ -92,10 +113,14 @@ CliProvider::Output CliProvider::run(const std::vector<std::string>& args,
 Error CliProvider::failed(const std::string& what, const Output& o) const {
     std::string said;
     for (const auto& l : o.err)
-        if (said.empty() && is_error_line(l)) said = l;
+        if (said.empty() && is_error_line(l)) said = error_words(l);
     if (said.empty())
         for (const auto& l : lines_of(o.out))
             if (said.empty() && is_error_line(l)) said = l;
+    // Else what it printed: stdout's last line (runpodctl's "stop failed; status is ...")
+    // before stderr's (a deprecation warning).
+    const auto out_lines = lines_of(o.out);
+    if (said.empty() && !out_lines.empty()) said = out_lines.back();
     if (said.empty() && !o.err.empty()) said = o.err.back();
     if (said.empty()) said = "exit status " + std::to_string(o.exit_code);
     return config_error(program_ + " " + what + " failed: " + said,
@@ -114,7 +139,8 @@ nlohmann::json CliProvider::read_json(const std::vector<std::string>& args,
     const Output o = run(args);
     const bool error = std::any_of(o.err.begin(), o.err.end(), is_error_line) ||
                        is_error_line(o.out.substr(0, o.out.find('\n')));
-    if (o.exit_code != 0 || error) throw failed(what, o);
+    if (o.exit_code != 0 || error || o.out.find_first_not_of(" \n") == std::string::npos)
+        throw failed(what, o);
     try {
         return nlohmann::json::parse(o.out);
     } catch (const nlohmann::json::exception&) {

@@ -38,9 +38,10 @@ void pause(std::chrono::milliseconds d) {
     throw_if_interrupted();
 }
 
-// Destroys `id`, saying why; a failure is a warning (the instance may still bill).
+// Destroys `id`, saying why; a failure is a warning (the instance may still bill), and
+// counted in `left`.
 void give_back(Provider& p, const std::string& id, const std::string& why, const RentOptions& o,
-               Reporter& reporter) {
+               Reporter& reporter, int& left) {
     try {
         p.destroy(id);
         reporter.alert("instance " + id + " of " + p.name() + " " + why +
@@ -48,33 +49,46 @@ void give_back(Provider& p, const std::string& id, const std::string& why, const
         if (o.on_destroyed) o.on_destroyed(id);
     } catch (const Error& e) {
         if (is_signal(e.kind())) throw;
+        ++left;
         reporter.warning("instance " + id + " of " + p.name() + " " + why +
                          ", and destroying it failed: " + e.what() +
                          "; it may still bill: destroy it yourself");
     }
 }
 
+// The instance now; a failing read is tried 3 times, 2 s apart (a marketplace's rate limit).
+std::optional<Instance> look_at(Provider& p, const std::string& id) {
+    for (int tries = 1;; ++tries) {
+        try {
+            return p.instance(id);
+        } catch (const Error& e) {
+            if (is_signal(e.kind()) || tries == 3) throw;
+        }
+        pause(std::chrono::seconds(2));
+    }
+}
+
 // The instance once it runs and answers on ssh; nullopt when it did not within the wait (or
 // went away), after destroying it.
 std::optional<Instance> wait_up(Provider& p, const std::string& id, const ProviderSettings& s,
-                                const RentOptions& o, Reporter& reporter) {
+                                const RentOptions& o, Reporter& reporter, int& left) {
     const auto start = Clock::now();
     auto next_word = start + std::chrono::seconds(15);
     for (;;) {
-        const auto inst = p.instance(id);
-        if (!inst) {
-            reporter.alert("instance " + id + " of " + p.name() + " went away while starting");
+        const auto inst = look_at(p, id);
+        if (!inst) {  // destroyed anyway: a marketplace may not list one it just created
+            give_back(p, id, "went away while starting", o, reporter, left);
             return std::nullopt;
         }
         if (inst->price_per_hour && s.max_price && *inst->price_per_hour > *s.max_price) {
             give_back(p, id,
                       "bills " + dollars(*inst->price_per_hour) + ", over max_price " +
                           dollars(*s.max_price),
-                      o, reporter);
+                      o, reporter, left);
             return std::nullopt;
         }
         if (inst->state == Instance::State::lost || inst->state == Instance::State::stopped) {
-            give_back(p, id, "ended while starting (" + inst->status + ")", o, reporter);
+            give_back(p, id, "ended while starting (" + inst->status + ")", o, reporter, left);
             return std::nullopt;
         }
         if (inst->state == Instance::State::running && !inst->ssh_host.empty() &&
@@ -85,7 +99,7 @@ std::optional<Instance> wait_up(Provider& p, const std::string& id, const Provid
             give_back(p, id,
                       "did not answer on ssh within " +
                           format_duration(static_cast<double>(o.wait.count())),
-                      o, reporter);
+                      o, reporter, left);
             return std::nullopt;
         }
         if (Clock::now() >= next_word) {
@@ -145,7 +159,7 @@ Rental rent(Provider& p, const ProviderSettings& s, const RentOptions& o, Report
                                "; nothing was rented",
                            "raise provider.max_price or widen provider.offer (docs/providers.md)");
     }
-    int tried = 0;
+    int tried = 0, left = 0;
     for (const Offer& offer : under) {
         if (tried == o.max_offers) break;
         ++tried;
@@ -158,10 +172,30 @@ Rental rent(Provider& p, const ProviderSettings& s, const RentOptions& o, Report
             if (is_signal(e.kind())) throw;
             reporter.alert("offer " + offer.id + " could not be rented: " + e.what() +
                            "; trying the next");
+            // A create that failed late (a timeout after the marketplace took it, a pod that
+            // did not start) may have left an instance: one with this run's label goes.
+            try {
+                for (const Instance& i : p.instances())
+                    if (i.label == o.label) {
+                        if (o.on_created) o.on_created(i.id);
+                        give_back(p, i.id, "was left by a failed create", o, reporter, left);
+                    }
+            } catch (const Error& e2) {
+                if (is_signal(e2.kind())) throw;
+            }
             continue;
         }
-        if (o.on_created) o.on_created(id);
-        if (auto inst = wait_up(p, id, s, o, reporter)) {
+        std::optional<Instance> inst;
+        try {
+            if (o.on_created) o.on_created(id);
+            inst = wait_up(p, id, s, o, reporter, left);
+        } catch (const Error& e) {
+            if (is_signal(e.kind())) throw;
+            give_back(p, id, "could not be followed (" + std::string(e.what()) + ")", o, reporter,
+                      left);
+            throw;
+        }
+        if (inst) {
             Rental r;
             r.provider = s.name;
             r.id = id;
@@ -176,6 +210,12 @@ Rental rent(Provider& p, const ProviderSettings& s, const RentOptions& o, Report
             return r;
         }
     }
+    if (left > 0)
+        throw config_error("no instance of " + p.name() + " came up (" + std::to_string(tried) +
+                               " offer(s) tried), and " + std::to_string(left) +
+                               " could not be destroyed: they may still bill",
+                           "destroy them with the marketplace's own CLI (the lines above name "
+                           "them)");
     throw config_error("no instance of " + p.name() + " came up (" + std::to_string(tried) +
                            " offer(s) tried); none is left rented",
                        "try again later, or another offer (provider.offer)");

@@ -61,7 +61,8 @@ class RunpodCli : public CliProvider {
     std::string name() const override { return "RunPod"; }
 
     std::vector<Offer> offers(const ProviderSettings& s) override {
-        const Output o = checked({"get", "cloud"}, "get cloud");
+        // Secure cloud, as `create pod` rents (its pods have public IPs, so direct ssh).
+        const Output o = checked({"get", "cloud", "--secure"}, "get cloud");
         std::vector<Offer> out;
         for (auto& row : rows_of(o.out, "GPU TYPE")) {
             // "1x NVIDIA GeForce RTX 4090": the count, then the type `create pod` takes.
@@ -90,7 +91,8 @@ class RunpodCli : public CliProvider {
                                       std::to_string(s.disk_gb),
                                       "--ports",
                                       "22/tcp",
-                                      "--secureCloud"};
+                                      "--secureCloud",
+                                      "--startSSH"};
         if (s.max_price) {
             args.push_back("--cost");
             args.push_back(std::to_string(*s.max_price));

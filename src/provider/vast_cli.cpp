@@ -49,9 +49,11 @@ class VastCli : public CliProvider {
     std::string name() const override { return "vast.ai"; }
 
     std::vector<Offer> offers(const ProviderSettings& s) override {
-        const json list = read_json({"search", "offers", s.offer, "-o", "dph_total", "--storage",
-                                     std::to_string(s.disk_gb), "--raw"},
-                                    "search offers");
+        // The disk as a filter too: --storage only prices it.
+        const json list = read_json(
+            {"search", "offers", "-o", "dph_total", "--storage", std::to_string(s.disk_gb), "--raw",
+             "--", s.offer + " disk_space>=" + std::to_string(s.disk_gb)},
+            "search offers");
         std::vector<Offer> out;
         if (!list.is_array()) throw odd_output("search offers", "no list of offers");
         for (const json& o : list) {

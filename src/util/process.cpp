@@ -167,7 +167,13 @@ ChildResult run_child_split(const std::string& stdin_path, const std::vector<std
     Fd err_file;
     if (on_err) {
         const char* tmp = ::getenv("TMPDIR");
-        err_file.fd = ::open(tmp && *tmp ? tmp : "/tmp", O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+        const std::string dir = tmp && *tmp ? tmp : "/tmp";
+        err_file.fd = ::open(dir.c_str(), O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+        if (err_file.fd < 0) {  // a file system without O_TMPFILE (overlayfs before 6.6)
+            std::string name = dir + "/mlt-stderr-XXXXXX";
+            err_file.fd = ::mkostemp(name.data(), O_CLOEXEC);
+            if (err_file.fd >= 0) ::unlink(name.c_str());
+        }
         if (err_file.fd < 0)
             throw io_error("cannot create a file for " + argv.at(0) +
                            "'s stderr: " + std::strerror(errno));

@@ -35,18 +35,20 @@ class ProviderVastTest : public StandinProviderTest {
     }
     void offers(const std::string& more = {}) const {
         const std::string machine = StandinMarket::machine_json(*machine_);
-        write_file(state_ + "/offers.json",
-                   "[{\"id\": 11, \"dph_total\": 0.52, \"gpu_name\": \"RTX 4090\", \"num_gpus\": "
-                   "1, \"reliability2\": 0.99, \"rentable\": true, \"_machine\": " +
-                       machine +
-                       "},\n {\"id\": 12, \"dph_total\": 0.31, \"gpu_name\": \"RTX 4090\", "
-                       "\"num_gpus\": 2, \"reliability2\": 0.995, \"rentable\": true, "
-                       "\"_machine\": " +
-                       machine + more +
-                       "},\n {\"id\": 13, \"dph_total\": 0.1, \"gpu_name\": \"RTX 3090\", "
-                       "\"num_gpus\": 1, \"reliability2\": 0.99, \"rentable\": true, "
-                       "\"_machine\": " +
-                       machine + "}]\n");
+        write_file(
+            state_ + "/offers.json",
+            "[{\"id\": 11, \"dph_total\": 0.52, \"gpu_name\": \"RTX 4090\", \"num_gpus\": "
+            "1, \"reliability2\": 0.99, \"rentable\": true, \"disk_space\": 100, \"_machine\": " +
+                machine +
+                "},\n {\"id\": 12, \"dph_total\": 0.31, \"gpu_name\": \"RTX 4090\", "
+                "\"num_gpus\": 2, \"reliability2\": 0.995, \"rentable\": true, \"disk_space\": "
+                "100, "
+                "\"_machine\": " +
+                machine + more +
+                "},\n {\"id\": 13, \"dph_total\": 0.1, \"gpu_name\": \"RTX 3090\", "
+                "\"num_gpus\": 1, \"reliability2\": 0.99, \"rentable\": true, \"disk_space\": 100, "
+                "\"_machine\": " +
+                machine + "}]\n");
     }
     std::unique_ptr<mlt::Provider> vast() const { return provider(); }
 };
@@ -100,14 +102,15 @@ class ProviderRentTest : public ProviderVastTest {
     // Offers on two machines of their own: 21 (cheap, `cheap` more fields) and 22.
     void two_offers(const std::string& cheap) {
         second_ = &market_->add_machine();
-        write_file(state_ + "/offers.json",
-                   "[{\"id\": 21, \"dph_total\": 0.3, \"gpu_name\": \"RTX 4090\", \"num_gpus\": "
-                   "1, \"reliability2\": 0.99, \"rentable\": true, \"_machine\": " +
-                       StandinMarket::machine_json(*machine_) + cheap +
-                       "},\n {\"id\": 22, \"dph_total\": 0.5, \"gpu_name\": \"RTX 4090\", "
-                       "\"num_gpus\": 1, \"reliability2\": 0.99, \"rentable\": true, "
-                       "\"_machine\": " +
-                       StandinMarket::machine_json(*second_) + "}]\n");
+        write_file(
+            state_ + "/offers.json",
+            "[{\"id\": 21, \"dph_total\": 0.3, \"gpu_name\": \"RTX 4090\", \"num_gpus\": "
+            "1, \"reliability2\": 0.99, \"rentable\": true, \"disk_space\": 100, \"_machine\": " +
+                StandinMarket::machine_json(*machine_) + cheap +
+                "},\n {\"id\": 22, \"dph_total\": 0.5, \"gpu_name\": \"RTX 4090\", "
+                "\"num_gpus\": 1, \"reliability2\": 0.99, \"rentable\": true, \"disk_space\": 100, "
+                "\"_machine\": " +
+                StandinMarket::machine_json(*second_) + "}]\n");
     }
     mlt::RentOptions options() {
         mlt::RentOptions o;

@@ -551,6 +551,9 @@ TEST_F(SettingsTest, ProviderIsReadWholeAndCheckedBeforeAnyRun) {
     std::tie(what, hint) =
         error_of("ssh:\n  provider: {name: vast, offer: x, image: i, teardown: burn}\n");
     EXPECT_TRUE(has_text(what, "ssh.provider.teardown")) << what;
+    std::tie(what, hint) =
+        error_of("ssh:\n  provider: {name: vast, offer: '--url=https://x', image: i}\n");
+    EXPECT_TRUE(has_text(what, "ssh.provider.offer starts with '-'")) << what;
     std::tie(what, hint) = error_of("ssh:\n  provider: vast\n");
     EXPECT_TRUE(has_text(what, "ssh.provider must be a mapping")) << what;
 }

@@ -1,12 +1,14 @@
 // StandinMarket: the stand-in marketplace of the provider tests (harness/standin_market.h).
 #include "harness/standin_market.h"
 
+#include <signal.h>
 #include <stdlib.h>
 
 #include <chrono>
 #include <filesystem>
 
 #include "harness/files.h"
+#include "harness/train_fixture.h"
 #include "mlt/util/error.h"
 
 namespace fs = std::filesystem;
@@ -27,6 +29,14 @@ StandinMarket::StandinMarket() {
 StandinMarket::~StandinMarket() {
     ::setenv("PATH", old_path_.c_str(), 1);
     ::unsetenv("MLT_STANDIN_DIR");
+    // A test that failed before it destroyed its instance leaves the sshd a stand-in started
+    // (a daemon TestSshd does not track): its pid file names it.
+    for (const auto& m : machines_) {
+        const long pid = std::atol(read_or_empty(m->pid_file()).c_str());
+        if (pid > 0 && ::kill(static_cast<pid_t>(pid), SIGTERM) == 0)
+            wait_until([&] { return ::kill(static_cast<pid_t>(pid), 0) != 0; },
+                       std::chrono::seconds(10));
+    }
     machines_.clear();
 }
 
