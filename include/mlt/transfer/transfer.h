@@ -63,12 +63,12 @@ TransferStats upload_streams(Remote& remote, const std::string& remote_base,
 // Throws mlt::Error (remote) with find's stderr when the listing fails.
 std::vector<std::string> list_remote_files(Remote& remote, const std::string& remote_base);
 
-// One remote regular file with what an incremental transfer compares, and what a pull checks
-// to know that the copy it got is one version of the file (see sync_down).
 // The whole seconds of a time in nanoseconds since the epoch, rounded down (before 1970 too),
 // as `stat -c %Y` gives them.
 int64_t floor_seconds(int64_t ns);
 
+// One remote regular file with what an incremental transfer compares, and what a pull checks
+// to know that the copy it got is one version of the file (see sync_down).
 struct RemoteFileInfo {
     std::string path;      // relative to the listed base, `/`-separated
     uint64_t size = 0;     // bytes

@@ -112,6 +112,13 @@ mlt_ckpt_lock() {
 mlt_ckpt_unlock() {
   [ "$(cat "$1/ckpt.lock/owner" 2> /dev/null)" != $$ ] || rm -rf "$1/ckpt.lock"
 }
+# mlt_ckpt_files DIR PATTERN KIND: "KIND SIZE MTIME ./NAME" for each regular file under DIR that
+#   PATTERN matches (find -path: `*` crosses `/`); a path with a line end is left out.
+mlt_ckpt_files() {
+  mlt_ck_nl='
+'
+  (cd "$1" && find . -path "./$2" ! -path "*$mlt_ck_nl*" -type f -exec stat -c "$3 %s %Y %n" {} + 2> /dev/null)
+}
 # mlt_ckpt_pick JOBDIR LOGDIR: which checkpoint an attempt starts from (MLT_CHECKPOINT). Prints
 #   "torn NAME" for each one newer than the newest whole one, then "pick NAME", that one (none:
 #   no whole one). Whole as the ledger lists it in that very version, else as the seed does;
@@ -119,23 +126,21 @@ mlt_ckpt_unlock() {
 mlt_ckpt_pick() {
   mlt_ck_p=$(sed -n 's/^pattern=//p' "$1/checkpoints" 2> /dev/null)
   [ -n "$mlt_ck_p" ] || return 0
-  mlt_nl='
-'
   {
     cat "$1/ckpt.ledger" 2> /dev/null; echo 'mlt-seed'
     cat "$1/ckpt.seed" 2> /dev/null; echo 'mlt-files'
-    (cd "$2" && find . -path "./$mlt_ck_p" ! -path "*$mlt_nl*" -type f -exec stat -c '%s %Y %n' {} + 2> /dev/null)
+    mlt_ckpt_files "$2" "$mlt_ck_p" f
   } | LC_ALL=C awk -F '\t' '
 $0 == "mlt-seed" { part = 1; next }
 $0 == "mlt-files" { part = 2; next }
 part < 2 { if (NF == 7 && $7 == "kept") { known = 1; if (part == 0) { v[$1] = $2 " " $3; w[$1] = $5 } else { sv[$1] = $2 " " $3; sw[$1] = $5 } }; next }
-match($0, /^[0-9]+ [0-9]+ \.\//) {
+match($0, /^f [0-9]+ [0-9]+ \.\//) {
   split($0, f, " "); name = substr($0, RLENGTH + 1)
   if (index(name, "\t")) next
-  ver = f[1] " " f[2]
+  ver = f[2] " " f[3]
   whole = !known || (v[name] == ver ? w[name] == 1 : sv[name] == ver && sw[name] == 1)
-  if (whole && (best == "" || f[2] > bt || (f[2] == bt && name > best))) { best = name; bt = f[2] }
-  if (!whole) { nt++; tn[nt] = name; tt[nt] = f[2] }
+  if (whole && (best == "" || f[3] > bt || (f[3] == bt && name > best))) { best = name; bt = f[3] }
+  if (!whole) { nt++; tn[nt] = name; tt[nt] = f[3] }
 }
 END {
   for (i = 1; i <= nt; i++) if (best == "" || tt[i] > bt || (tt[i] == bt && tn[i] > best)) print "torn " tn[i]
@@ -150,15 +155,14 @@ mlt_ckpt_tick() {
   mlt_ck_p=$(sed -n 's/^pattern=//p' "$mlt_ck_j/checkpoints")
   mlt_ck_m=$(sed -n 's/^marker=//p' "$mlt_ck_j/checkpoints")
   [ -n "$mlt_ck_p" ] || return 0
-  mlt_ck_hold=0 mlt_nl='
-'
+  mlt_ck_hold=0
   if [ -e "$mlt_ck_j/ckpt.pulling" ] && [ -n "$(find "$mlt_ck_j/ckpt.pulling" -mmin -10 2> /dev/null)" ]; then mlt_ck_hold=1; fi
   # The markers' pattern: the template with {name} as the checkpoints' own file pattern.
   mlt_ck_mp=
   case $mlt_ck_m in *'{name}'*) mlt_ck_mp="${mlt_ck_p%/*}/${mlt_ck_m%%\{name\}*}${mlt_ck_p##*/}${mlt_ck_m#*\{name\}}"; case $mlt_ck_p in */*) ;; *) mlt_ck_mp=${mlt_ck_mp#*/} ;; esac ;; esac
   {
-    (cd "$mlt_ck_d" && find . -path "./$mlt_ck_p" ! -path "*$mlt_nl*" -type f -exec stat -c 'f %s %Y %n' {} + 2> /dev/null)
-    [ -z "$mlt_ck_mp" ] || (cd "$mlt_ck_d" && find . -path "./$mlt_ck_mp" ! -path "*$mlt_nl*" -type f -exec stat -c 'm %s %Y %n' {} + 2> /dev/null)
+    mlt_ckpt_files "$mlt_ck_d" "$mlt_ck_p" f
+    [ -z "$mlt_ck_mp" ] || mlt_ckpt_files "$mlt_ck_d" "$mlt_ck_mp" m
   } | LC_ALL=C awk -v now="$2" -v alive="$3" -v ended="$4" -v cur="$5" -v hold="$mlt_ck_hold" \
       -v conf="$mlt_ck_j/checkpoints" -v ledger="$mlt_ck_j/ckpt.ledger" -v seed="$mlt_ck_j/ckpt.seed" -v del="$mlt_ck_j/ckpt.delete" '
 function setting(k,   l) {

@@ -305,7 +305,7 @@ std::map<std::string, std::vector<UploadItem>> TrainRun::uploads() const {
         const std::string seed = checkpoint_seed(plan_.local_logs, plan_.checkpoints, restore);
         if (!seed.empty()) {
             const std::string local =
-                plan_.local_state_dir + "/ckpt.seed." + std::to_string(gang_ ? gang_.rank : 0);
+                plan_.local_state_dir + "/ckpt.seed." + std::to_string(gang_.rank);
             write_file_atomic(local, seed, 0600);
             all[remote_path_in(plan_.remote_dir, paths.dir)].push_back({local, "ckpt.seed"});
         }
