@@ -21,6 +21,7 @@
 #include "mlt/commands/model.h"
 #include "mlt/commands/train_arguments.h"
 #include "mlt/job/job.h"
+#include "mlt/provider/run_rental.h"
 #include "mlt/ssh/destination.h"
 #include "mlt/ssh/session.h"
 #include "mlt/train/local/local_state.h"
@@ -74,17 +75,36 @@ std::vector<StandbyHost> standby_hosts_of(const RunContext& c) {
     return hosts;
 }
 
+// A rented machine as a standby host: its own known_hosts, no host in its resume line.
+StandbyHost standby_of(const Rental& r) {
+    ConnectSpec aimed;
+    RunRentals::aim(aimed, r);
+    StandbyHost h;
+    h.text = "instance " + r.id + " of " + r.provider;
+    h.spec.host = aimed.host;
+    h.spec.user = aimed.user;
+    h.spec.port = aimed.port;
+    h.price_per_hour = r.price_per_hour;
+    h.known_hosts = aimed.known_hosts_path;
+    return h;
+}
+
 // The standby hosts of fallback_hosts and provision_cmd, checked before any remote action;
 // none when neither is set, unless `always` (a gang's --resume may find a rank that moved).
 std::optional<HostPoolSpec> host_pool_spec_for(const RunContext& c, const SshCommandLine& cli,
                                                const std::string& model_arg, bool test,
-                                               int transfer_connections, bool always = false) {
+                                               int transfer_connections, bool always = false,
+                                               RunRentals* rentals = nullptr) {
     HostPoolSpec spec;
     spec.transfer_connections = transfer_connections;
     spec.fallback_hosts = standby_hosts_of(c);
     spec.provision_cmd = c.settings.provision_cmd;
-    if (!always && spec.fallback_hosts.empty() && trim(spec.provision_cmd).empty())
+    if (!always && !rentals && spec.fallback_hosts.empty() && trim(spec.provision_cmd).empty())
         return std::nullopt;
+    if (rentals) {
+        spec.rent = [rentals](Reporter&) { return standby_of(rentals->rent_again()); };
+        spec.ended = [rentals](const std::string& host) { return rentals->ended(host); };
+    }
     spec.base = c.target;
     spec.remote_dir = c.settings.remote_dir.empty() ? "." : c.settings.remote_dir;
     spec.model = c.model.name;
@@ -95,8 +115,9 @@ std::optional<HostPoolSpec> host_pool_spec_for(const RunContext& c, const SshCom
                                                  " by run " + bad.run_id + ": " + bad.why);
     spec.lines = [cli, model_arg, test](const std::string& host) {
         SshCommandLine other = cli;
-        other.hosts = {host};
-        other.port = 0;  // the standby host's own port
+        other.hosts.clear();
+        if (!host.empty()) other.hosts.push_back(host);  // a rented one is found again
+        other.port = 0;                                  // the standby host's own port
         return resume_and_stop_lines(other, model_arg, test);
     };
     return spec;
@@ -104,9 +125,9 @@ std::optional<HostPoolSpec> host_pool_spec_for(const RunContext& c, const SshCom
 
 std::unique_ptr<HostPool> host_pool_for(const RunContext& c, const SshCommandLine& cli,
                                         const std::string& model_arg, bool test,
-                                        ForwardingConnection& connection,
-                                        int transfer_connections) {
-    auto spec = host_pool_spec_for(c, cli, model_arg, test, transfer_connections);
+                                        ForwardingConnection& connection, int transfer_connections,
+                                        RunRentals* rentals) {
+    auto spec = host_pool_spec_for(c, cli, model_arg, test, transfer_connections, false, rentals);
     return spec ? std::make_unique<HostPool>(std::move(*spec), connection) : nullptr;
 }
 
@@ -141,6 +162,11 @@ TrainPlan plan_node(const RunContext& c, const SshCommandLine& cli, const TrainO
     if (o.reconnect_timeout) plan.reconnect_timeout_s = *o.reconnect_timeout;
     if (o.max_restarts) plan.max_restarts = *o.max_restarts;
     if (o.price) plan.price_per_hour = *o.price;
+    // A machine to rent bills under provider.max_price: --max-cost counts with it until the
+    // rental reads back its billed price.
+    const ProviderSettings& provider = c.settings.provider;
+    if (is_rented(c.target.connect) && !o.price && provider.max_price)
+        plan.price_per_hour = *provider.max_price;
     plan.budget = {o.max_hours, o.max_cost};
     check_budget_flags(plan.price_per_hour, plan.budget);
     if (o.sync_every) plan.sync_every_s = *o.sync_every;
@@ -175,6 +201,28 @@ int train_nodes(const RunContext& c, const SshCommandLine& cli, const TrainOptio
     return run_train_nodes(std::move(spec));
 }
 
+// Where the run's connection would lead, as it would resolve it; a machine to rent is shown
+// as what will be rented.
+Destination destination_of(const ConnectSpec& connect, const ProviderSettings& provider) {
+    if (!is_rented(connect)) return resolve_destination(connect);
+    ConnectSpec probe = connect;
+    probe.host = "localhost";
+    Destination d = resolve_destination(probe);  // the key, checked as the run checks it
+    char cap[64] = "no max_price";
+    if (provider.max_price) std::snprintf(cap, sizeof cap, "under $%.3f/h", *provider.max_price);
+    d.display = "a machine of " + provider.name + " rented when the run starts: offer '" +
+                provider.offer + "', " + cap + ", image " + provider.image + ", " +
+                std::to_string(provider.disk_gb) + " GB; released when the run is over (teardown " +
+                (provider.teardown == Teardown::destroy ? "destroy"
+                 : provider.teardown == Teardown::stop  ? "stop"
+                                                        : "keep") +
+                ")";
+    d.known_hosts = "the instance's own, learned on first contact";
+    d.checking = HostKeyChecking::accept_new;
+    d.proxy.clear();
+    return d;
+}
+
 // --dry-run: every node planned and checked as the run plans and checks it up to its first
 // remote action (the local model lock aside: a dry run may look while a run goes on), then
 // the plan printed. Nothing is connected to.
@@ -186,7 +234,7 @@ int dry_run(const RunContext& c, const SshCommandLine& cli, const TrainOptions& 
         check_own_file(node.plan.local_console);
         check_own_file(node.plan.local_state_dir + "/console_run");
         node.target = t;
-        node.destination = resolve_destination(t.connect);  // as the run's connection would
+        node.destination = destination_of(t.connect, c.settings.provider);
         run.nodes.push_back(std::move(node));
     }
     // The run reads these when it may fail over (host_pool_for), or replace a lost node.
@@ -271,7 +319,8 @@ EarlyConnection connect_while_spec_loads(const SshCommandLine& cli, const TrainO
         QuietLog quiet;
         quick = resolve_settings_quietly(cli, o.model, test, o.resume);
         // Several nodes connect in their own way (train_nodes).
-        if (!quick || quick->targets.size() != 1 || !passes_local_checks(*quick, cli, o, test))
+        if (!quick || quick->targets.size() != 1 || is_rented(quick->targets.front().connect) ||
+            o.rent || !passes_local_checks(*quick, cli, o, test))
             return e;
     }
     e.spec = start_spec_load_ahead(quick->model);
@@ -282,6 +331,66 @@ EarlyConnection connect_while_spec_loads(const SshCommandLine& cli, const TrainO
     e.connection = std::make_unique<SessionConnection>(e.connect);
     e.connection->open_ahead();
     return e;
+}
+
+// --rent: the provider's machine, whatever host was given (a --resume finds the run's).
+void rent_instead(RunContext& c) {
+    if (!c.settings.provider.on())
+        throw usage_error("--rent: no provider is set",
+                          "set provider: {name: vast, ...} in the settings (docs/providers.md)");
+    if (c.targets.size() > 1)
+        throw usage_error("--rent: several nodes on rented machines are not supported yet",
+                          "give one node");
+    c.target.connect.host = std::string(kRentedHost);
+    c.target.connect.host_origin = "rented from " + c.settings.provider.name;
+    c.target.connect.user.clear();  // -h's user and port are the given host's
+    c.target.connect.port = 0;
+    c.targets = {c.target};
+}
+
+// A run on a rented machine: a --resume's is the model's machine still running; a new run's
+// is rented once the key was checked and no unreleased machine of the model is left (its run
+// would be mixed up with this one), under the run's id. The run is pointed at it. nullptr
+// when the target is no rented one.
+std::unique_ptr<RunRentals> rent_for(RunContext& c, TrainPlan& plan, const TrainOptions& o) {
+    if (!is_rented(c.target.connect)) return nullptr;
+    ConnectSpec probe = c.target.connect;
+    probe.host = "localhost";
+    resolve_destination(probe);  // the key file read and checked, before anything bills
+    auto rentals = std::make_unique<RunRentals>(c.settings.provider, plan.model, reporter());
+    plan.rented = true;
+    if (c.settings.provider.teardown != Teardown::keep)
+        plan.unattended_release = c.settings.provider.name;
+    if (o.resume) {
+        const Rental r = rentals->find();
+        RunRentals::aim(c.target.connect, r);
+        c.targets = {c.target};
+        if (!o.price) plan.price_per_hour = r.price_per_hour;
+        return rentals;
+    }
+    const auto left = rentals->unreleased();
+    if (!left.empty() && !o.force)
+        throw Error(ErrorKind::conflict,
+                    rented_instance_name(left.back()) + ", rented for run " + left.back().run_id +
+                        " of " + plan.model + ", is not released",
+                    "continue that run with --resume, or release it: mlt ssh release " +
+                        left.back().id + " (--force rents another beside it)");
+    plan.run_id = new_run_id();
+    const Rental r = rentals->rent(plan.run_id);
+    RunRentals::aim(c.target.connect, r);
+    c.targets = {c.target};
+    if (!o.price) plan.price_per_hour = r.price_per_hour;
+    return rentals;
+}
+
+// What becomes of a rented machine once the run returned `code`: released by the settings'
+// teardown when the results came home after an ending of its own, stopped when the training
+// failed, kept running when the run goes on there (detached, link lost, results not home).
+Release release_for(const TrainRun& run, int code) {
+    if (!run.results_home()) return Release::keep;
+    if (code == exit_code::kOk || code == exit_code::kLimit || code == exit_code::kRuled)
+        return Release::teardown;
+    return Release::stop;
 }
 
 }  // namespace
@@ -296,7 +405,8 @@ int run_train(const SshCommandLine& cli, const TrainOptions& o) {
     EarlyConnection early = o.dry_run ? EarlyConnection{} : connect_while_spec_loads(cli, o, test);
     // --resume acts on the run the remote holds: a bare NAME is enough unless that run must
     // upload again (TrainRun refuses it then).
-    const RunContext c = prepare(cli, o.model, test, o.resume, true, early.spec);
+    RunContext c = prepare(cli, o.model, test, o.resume, true, early.spec, true);
+    if (o.rent) rent_instead(c);
     if (o.dry_run) return dry_run(c, cli, o, test);
     if (c.targets.size() > 1) return train_nodes(c, cli, o, test);
     TrainPlan plan = plan_node(c, cli, o, test);
@@ -309,17 +419,21 @@ int run_train(const SshCommandLine& cli, const TrainOptions& o) {
         local_lock = std::make_unique<LocalModelLock>(plan.local_state_dir, plan.model);
     check_own_file(plan.local_console);
     check_own_file(plan.local_state_dir + "/console_run");
+    std::unique_ptr<RunRentals> rentals = rent_for(c, plan, o);
     const std::unique_ptr<SessionConnection> owned_connection = early.take_for(c.target.connect);
     SessionConnection& first_connection = *owned_connection;
     ShellJob first_job(first_connection, plan.remote_dir, plan.model, plan.compression,
                        plan.transfer_connections);
     ForwardingConnection connection(first_connection);
     std::unique_ptr<HostPool> standby =
-        plan.failover ? host_pool_for(c, cli, o.model, test, connection, plan.transfer_connections)
+        plan.failover ? host_pool_for(c, cli, o.model, test, connection, plan.transfer_connections,
+                                      rentals.get())
                       : nullptr;
     TrainRun run(connection, first_job, std::move(plan), reporter(), real_clock(),
                  installed_run_observer(), standby.get());
-    return run.run();  // it ends with its summary and the billing reminder
+    const int code = run.run();  // it ends with its summary and the billing reminder
+    if (rentals) rentals->finish(run.run_id(), release_for(run, code));
+    return code;
 }
 
 }  // namespace mlt

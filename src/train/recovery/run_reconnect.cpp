@@ -70,6 +70,14 @@ void TrainRun::reconnect(const Error& cause) {
             last = e.what();
             spdlog::debug("reconnect attempt {} failed: {}", attempt, last);
         }
+        // A rented machine its marketplace reports gone will not come back: no wait for it.
+        if (const auto gone = relocation_.failover && !shutting_down
+                                  ? relocation_.failover->ended(host())
+                                  : std::nullopt) {
+            reporter_.alert("the link to " + host() + " will not come back: " + *gone);
+            if (fail_over(" and " + *gone)) return;
+            give_up_reconnecting(clock_.now() - began, limit, last);
+        }
         throw_if_interrupted();
         // An attempt can outlast the period (a connect timeout): never a negative wait.
         const double left = limit - (clock_.now() - began);

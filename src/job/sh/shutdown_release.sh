@@ -1,0 +1,33 @@
+# The unattended release of a rented machine (docs/providers.md), the last step of the guard's
+# shutdown batch (shutdown_batch.sh) when no mlt collected the run in time: the machine is stopped,
+# never destroyed (the results are not home yet: its disk keeps them, and a --resume after the
+# machine is started again collects them). It takes the marketplace's CLI on this host and the
+# instance's own credentials: vast.ai puts CONTAINER_ID and CONTAINER_API_KEY in the container's
+# environment (PID 1's when the login's lacks them), RunPod's pods ship runpodctl with
+# RUNPOD_POD_ID and RUNPOD_API_KEY. Without them it says so: the machine keeps billing. In:
+# mlt_provider (vast or runpod). The key goes through the environment, never argv.
+mlt_pid1_env() { tr '\0' '\n' < /proc/1/environ 2>/dev/null | sed -n "s/^$1=//p" | head -n 1; }
+mlt_release() {
+  case $mlt_provider in
+    vast)
+      mlt_id=${CONTAINER_ID:-$(mlt_pid1_env CONTAINER_ID)}
+      mlt_key=${CONTAINER_API_KEY:-$(mlt_pid1_env CONTAINER_API_KEY)}
+      mlt_cli=vastai mlt_what="vast.ai instance $mlt_id"
+      ;;
+    runpod)
+      mlt_id=${RUNPOD_POD_ID:-$(mlt_pid1_env RUNPOD_POD_ID)}
+      mlt_key=${RUNPOD_API_KEY:-$(mlt_pid1_env RUNPOD_API_KEY)}
+      mlt_cli=runpodctl mlt_what="RunPod pod $mlt_id"
+      ;;
+    *) return 0 ;;
+  esac
+  if ! command -v "$mlt_cli" > /dev/null 2>&1 || [ -z "$mlt_id" ] || [ -z "$mlt_key" ]; then
+    echo "mlt: this machine cannot stop itself (no $mlt_cli, or no instance id and key in its environment): it keeps billing until you release it (mlt ssh release)"
+    return 1
+  fi
+  echo "mlt: stopping this $mlt_what (its disk keeps the results; mlt ssh release destroys it)"
+  case $mlt_provider in
+    vast) VAST_API_KEY=$mlt_key vastai stop instance "$mlt_id" ;;
+    runpod) RUNPOD_API_KEY=$mlt_key runpodctl stop pod "$mlt_id" ;;
+  esac
+}
