@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "mlt/provider/run_rental.h"
+#include "mlt/train/local/local_state.h"
 #include "mlt/util/error.h"
 #include "mlt/util/reporter.h"
 
@@ -145,6 +146,20 @@ int run_release(const std::string& id, bool all) {
     Marketplaces markets;
     for (const RentedInstance& inst : chosen) {
         try {
+            // A train of the model (this machine's) may be on it now: --all leaves it alone,
+            // and while the lock is held here none starts on it.
+            std::unique_ptr<LocalModelLock> lock;
+            if (!inst.model.empty()) {
+                try {
+                    lock =
+                        std::make_unique<LocalModelLock>(local_state_dir(inst.model), inst.model);
+                } catch (const Error& e) {
+                    if (e.kind() != ErrorKind::conflict || !all) throw;
+                    reporter().alert(rented_instance_name(inst) + " is left: " + e.what() +
+                                     "; release it by its ID once that run is over");
+                    continue;
+                }
+            }
             Provider& p = markets.of(inst.provider);
             if (!p.instance(inst.id)) {
                 record_gone(inst);

@@ -116,7 +116,7 @@ HostList collect_hosts(const SshCommandLine& cli, const SshSettings& settings) {
         out.origin = "rented from " + settings.provider.name;
         HostSpec rented;
         rented.host = std::string(kRentedHost);
-        add(rented, 0);
+        for (int rank = 0; rank < settings.node_count; ++rank) add(rented, 0);
     }
     if (out.hosts.empty())
         throw usage_error("no host given",

@@ -81,6 +81,7 @@ StandbyHost standby_of(const Rental& r) {
     RunRentals::aim(aimed, r);
     StandbyHost h;
     h.text = "instance " + r.id + " of " + r.provider;
+    h.rented_id = r.id;
     h.spec.host = aimed.host;
     h.spec.user = aimed.user;
     h.spec.port = aimed.port;
@@ -104,6 +105,7 @@ std::optional<HostPoolSpec> host_pool_spec_for(const RunContext& c, const SshCom
     if (rentals) {
         spec.rent = [rentals](Reporter&) { return standby_of(rentals->rent_again()); };
         spec.ended = [rentals](const std::string& host) { return rentals->ended(host); };
+        spec.give_back = [rentals](const StandbyHost& h) { rentals->give_back(h.rented_id); };
     }
     spec.base = c.target;
     spec.remote_dir = c.settings.remote_dir.empty() ? "." : c.settings.remote_dir;
@@ -134,6 +136,160 @@ std::unique_ptr<HostPool> host_pool_for(const RunContext& c, const SshCommandLin
 }  // namespace
 
 namespace {
+
+// Releases a run's rented machines however the command ends: an error before the run held a
+// job (the machine just rented, nothing of the run on it) destroys them, one after keeps
+// them running, and says so; a run that ended by itself releases them by its ending
+// (end()). A resumed run's machines hold results: kept unless it ended.
+class RentalRelease {
+  public:
+    RentalRelease(RunRentals* rentals, bool resumed)
+        : rentals_(rentals), how_(resumed ? Release::keep : Release::teardown) {}
+    RentalRelease(const RentalRelease&) = delete;
+    RentalRelease& operator=(const RentalRelease&) = delete;
+    ~RentalRelease() {
+        if (!rentals_) return;
+        try {
+            rentals_->finish(rentals_->run_id(), how_);
+        } catch (...) {  // the error that ends the command is the one to show
+        }
+    }
+    void keep() { how_ = Release::keep; }
+    void end(Release how) {
+        if (!rentals_) return;
+        RunRentals* const rentals = std::exchange(rentals_, nullptr);
+        rentals->finish(rentals->run_id(), how);
+    }
+
+  private:
+    RunRentals* rentals_;
+    Release how_;
+};
+
+// --rent: the provider's machines, whatever hosts were given (a --resume finds the run's).
+void rent_instead(RunContext& c) {
+    if (!c.settings.provider.on())
+        throw usage_error("--rent: no provider is set",
+                          "set provider: {name: vast, ...} in the settings (docs/providers.md)");
+    for (Target& t : c.targets) {
+        t.connect.host = std::string(kRentedHost);
+        t.connect.host_origin = "rented from " + c.settings.provider.name;
+        t.connect.user.clear();  // -h's user and port are the given host's
+        t.connect.port = 0;
+    }
+    c.target = c.targets.front();
+}
+
+// The lines of a run that --rent put on a rented machine although a host was given: its
+// resume finds the machine again (--rent), its stop goes to the machine's address with the
+// instance's own known_hosts.
+void rented_lines(TrainPlan& plan, const ConnectSpec& aimed, const TrainOptions& o, bool test) {
+    SshCommandLine here;
+    here.hosts = {aimed.host + ":" + std::to_string(aimed.port)};
+    if (!aimed.user.empty()) here.hosts.front() = aimed.user + "@" + here.hosts.front();
+    here.ssh_options = {"UserKnownHostsFile=" + aimed.known_hosts_path};
+    plan.stop_line = resume_and_stop_lines(here, o.model, test).second;
+    SshCommandLine none;
+    plan.resume_line = resume_and_stop_lines(none, o.model, test).first + " --rent";
+}
+
+// A new run is refused while a machine rented for the model is not released: its run would
+// be mixed up with this one.
+void refuse_unreleased(const RunRentals& rentals, const std::string& model, const TrainOptions& o) {
+    const auto left = rentals.unreleased();
+    if (!left.empty() && !o.force)
+        throw Error(ErrorKind::conflict,
+                    rented_instance_name(left.back()) + ", rented for run " + left.back().run_id +
+                        " of " + model + ", is not released",
+                    "continue that run with --resume, or release it: mlt ssh release " +
+                        left.back().id + " (--force rents another beside it)");
+}
+
+// A run on a rented machine: a --resume's is the model's machine still running; a new run's
+// is rented once the key was checked and no unreleased machine of the model is left (its run
+// would be mixed up with this one), under the run's id. The run is pointed at it. nullptr
+// when the target is no rented one.
+std::unique_ptr<RunRentals> rent_for(RunContext& c, TrainPlan& plan, const TrainOptions& o,
+                                     bool test) {
+    if (!is_rented(c.target.connect)) return nullptr;
+    ConnectSpec probe = c.target.connect;
+    probe.host = "localhost";
+    resolve_destination(probe);  // the key file read and checked, before anything bills
+    auto rentals = std::make_unique<RunRentals>(c.settings.provider, plan.model, reporter());
+    plan.rented = true;
+    if (c.settings.provider.teardown != Teardown::keep)
+        plan.unattended_release = c.settings.provider.name;
+    if (o.resume) {
+        const Rental r = rentals->find();
+        plan.rented_id = r.id;
+        RunRentals::aim(c.target.connect, r);
+        c.targets = {c.target};
+        if (!o.price) plan.price_per_hour = r.price_per_hour;
+        return rentals;
+    }
+    refuse_unreleased(*rentals, plan.model, o);
+    plan.run_id = new_run_id();
+    const Rental r = rentals->rent(plan.run_id);
+    plan.rented_id = r.id;
+    RunRentals::aim(c.target.connect, r);
+    if (o.rent) rented_lines(plan, c.target.connect, o, test);
+    c.targets = {c.target};
+    if (!o.price) plan.price_per_hour = r.price_per_hour;
+    return rentals;
+}
+
+// The machines of several nodes, as rent_for rents one: a --resume's are the run's by rank,
+// a new run's are rented one per node (those rented before a failing one are destroyed).
+std::unique_ptr<RunRentals> rent_nodes(const RunContext& c, std::vector<NodeSpec>& nodes,
+                                       const TrainOptions& o) {
+    if (!is_rented(nodes.front().target.connect)) return nullptr;
+    ConnectSpec probe = nodes.front().target.connect;
+    probe.host = "localhost";
+    resolve_destination(probe);
+    auto rentals = std::make_unique<RunRentals>(c.settings.provider, c.model.name, reporter());
+    std::vector<Rental> found;
+    if (o.resume) {
+        found = rentals->find_nodes(static_cast<int>(nodes.size()));
+    } else {
+        refuse_unreleased(*rentals, c.model.name, o);
+        const std::string run_id = new_run_id();
+        try {
+            for (size_t rank = 0; rank < nodes.size(); ++rank)
+                found.push_back(rentals->rent(run_id, static_cast<int>(rank)));
+        } catch (const Error& e) {
+            if (!is_signal(e.kind())) rentals->finish(run_id, Release::teardown);
+            throw;
+        }
+    }
+    for (size_t rank = 0; rank < nodes.size(); ++rank) {
+        RunRentals::aim(nodes[rank].target.connect, found[rank]);
+        TrainPlan& plan = nodes[rank].plan;
+        plan.rented = true;
+        if (!o.price) plan.price_per_hour = found[rank].price_per_hour;
+    }
+    return rentals;
+}
+
+// What becomes of a gang's rented machines once it returned `code`: as release_for, by the
+// code alone (the gang says no more): a --no-wait, a lost link or a conflict leaves them
+// running.
+Release release_for_nodes(int code, const TrainOptions& o) {
+    if (o.no_wait || code == exit_code::kConnection || code == exit_code::kConflict)
+        return Release::keep;
+    if (code == exit_code::kOk || code == exit_code::kLimit || code == exit_code::kRuled)
+        return Release::teardown;
+    return Release::stop;
+}
+
+// What becomes of a rented machine once the run returned `code`: released by the settings'
+// teardown when the results came home after an ending of its own, stopped when the training
+// failed, kept running when the run goes on there (detached, link lost, results not home).
+Release release_for(const TrainRun& run, int code) {
+    if (!run.results_home()) return Release::keep;
+    if (code == exit_code::kOk || code == exit_code::kLimit || code == exit_code::kRuled)
+        return Release::teardown;
+    return Release::stop;
+}
 
 // The plan of one node's run: everything checked locally before any remote action. `shown`
 // (a dry run) gets the workspace and what the uploads leave out.
@@ -182,32 +338,51 @@ RunContext node_context(const RunContext& c, const Target& t) {
     return node;
 }
 
-// Several nodes: one plan per node, then the gang (nodes.cpp).
+// Several nodes: one plan per node, then the gang (nodes.cpp); rented machines are rented
+// once every node's plan holds, and released by how the gang ended.
 int train_nodes(const RunContext& c, const SshCommandLine& cli, const TrainOptions& o, bool test) {
     NodesSpec spec;
     spec.master_addr = c.settings.master_addr;
     spec.master_port = c.settings.master_port;
     for (const Target& t : c.targets)
         spec.nodes.push_back({t, plan_node(node_context(c, t), cli, o, test)});
+    standby_hosts_of(c);  // checked before anything is rented
+    const std::unique_ptr<RunRentals> rentals = rent_nodes(c, spec.nodes, o);
     const TrainPlan& first = spec.nodes.front().plan;
     if (first.failover)
-        spec.standby = host_pool_spec_for(c, cli, o.model, test, first.transfer_connections, true);
+        spec.standby = host_pool_spec_for(c, cli, o.model, test, first.transfer_connections, true,
+                                          rentals.get());
     spec.max_restarts = first.max_restarts;
-    spec.lines = [cli, model = o.model, test](const std::vector<std::string>& hosts) {
+    spec.lines = [cli, model = o.model, test,
+                  rented = rentals != nullptr](const std::vector<std::string>& hosts) {
         SshCommandLine moved = cli;
-        moved.hosts = hosts;
+        moved.hosts = rented ? std::vector<std::string>{} : hosts;  // found again
         return resume_and_stop_lines(moved, model, test);
     };
-    return run_train_nodes(std::move(spec));
+    if (rentals) spec.run_id = rentals->run_id();
+    RentalRelease release(rentals.get(), true);  // a gang's error: what it left is kept
+    const int code = run_train_nodes(std::move(spec));
+    release.end(release_for_nodes(code, o));
+    return code;
 }
 
 // Where the run's connection would lead, as it would resolve it; a machine to rent is shown
 // as what will be rented.
-Destination destination_of(const ConnectSpec& connect, const ProviderSettings& provider) {
+Destination destination_of(const ConnectSpec& connect, const ProviderSettings& provider,
+                           bool resume) {
     if (!is_rented(connect)) return resolve_destination(connect);
     ConnectSpec probe = connect;
     probe.host = "localhost";
     Destination d = resolve_destination(probe);  // the key, checked as the run checks it
+    d.known_hosts = "the instance's own, learned on first contact";
+    d.checking = HostKeyChecking::accept_new;
+    d.proxy.clear();
+    if (resume) {
+        d.display = "the machine of " + provider.name +
+                    " that the model's run rented (found when the run starts); released when "
+                    "the run is over";
+        return d;
+    }
     char cap[64] = "no max_price";
     if (provider.max_price) std::snprintf(cap, sizeof cap, "under $%.3f/h", *provider.max_price);
     d.display = "a machine of " + provider.name + " rented when the run starts: offer '" +
@@ -217,9 +392,6 @@ Destination destination_of(const ConnectSpec& connect, const ProviderSettings& p
                  : provider.teardown == Teardown::stop  ? "stop"
                                                         : "keep") +
                 ")";
-    d.known_hosts = "the instance's own, learned on first contact";
-    d.checking = HostKeyChecking::accept_new;
-    d.proxy.clear();
     return d;
 }
 
@@ -234,7 +406,7 @@ int dry_run(const RunContext& c, const SshCommandLine& cli, const TrainOptions& 
         check_own_file(node.plan.local_console);
         check_own_file(node.plan.local_state_dir + "/console_run");
         node.target = t;
-        node.destination = destination_of(t.connect, c.settings.provider);
+        node.destination = destination_of(t.connect, c.settings.provider, o.resume);
         run.nodes.push_back(std::move(node));
     }
     // The run reads these when it may fail over (host_pool_for), or replace a lost node.
@@ -333,66 +505,6 @@ EarlyConnection connect_while_spec_loads(const SshCommandLine& cli, const TrainO
     return e;
 }
 
-// --rent: the provider's machine, whatever host was given (a --resume finds the run's).
-void rent_instead(RunContext& c) {
-    if (!c.settings.provider.on())
-        throw usage_error("--rent: no provider is set",
-                          "set provider: {name: vast, ...} in the settings (docs/providers.md)");
-    if (c.targets.size() > 1)
-        throw usage_error("--rent: several nodes on rented machines are not supported yet",
-                          "give one node");
-    c.target.connect.host = std::string(kRentedHost);
-    c.target.connect.host_origin = "rented from " + c.settings.provider.name;
-    c.target.connect.user.clear();  // -h's user and port are the given host's
-    c.target.connect.port = 0;
-    c.targets = {c.target};
-}
-
-// A run on a rented machine: a --resume's is the model's machine still running; a new run's
-// is rented once the key was checked and no unreleased machine of the model is left (its run
-// would be mixed up with this one), under the run's id. The run is pointed at it. nullptr
-// when the target is no rented one.
-std::unique_ptr<RunRentals> rent_for(RunContext& c, TrainPlan& plan, const TrainOptions& o) {
-    if (!is_rented(c.target.connect)) return nullptr;
-    ConnectSpec probe = c.target.connect;
-    probe.host = "localhost";
-    resolve_destination(probe);  // the key file read and checked, before anything bills
-    auto rentals = std::make_unique<RunRentals>(c.settings.provider, plan.model, reporter());
-    plan.rented = true;
-    if (c.settings.provider.teardown != Teardown::keep)
-        plan.unattended_release = c.settings.provider.name;
-    if (o.resume) {
-        const Rental r = rentals->find();
-        RunRentals::aim(c.target.connect, r);
-        c.targets = {c.target};
-        if (!o.price) plan.price_per_hour = r.price_per_hour;
-        return rentals;
-    }
-    const auto left = rentals->unreleased();
-    if (!left.empty() && !o.force)
-        throw Error(ErrorKind::conflict,
-                    rented_instance_name(left.back()) + ", rented for run " + left.back().run_id +
-                        " of " + plan.model + ", is not released",
-                    "continue that run with --resume, or release it: mlt ssh release " +
-                        left.back().id + " (--force rents another beside it)");
-    plan.run_id = new_run_id();
-    const Rental r = rentals->rent(plan.run_id);
-    RunRentals::aim(c.target.connect, r);
-    c.targets = {c.target};
-    if (!o.price) plan.price_per_hour = r.price_per_hour;
-    return rentals;
-}
-
-// What becomes of a rented machine once the run returned `code`: released by the settings'
-// teardown when the results came home after an ending of its own, stopped when the training
-// failed, kept running when the run goes on there (detached, link lost, results not home).
-Release release_for(const TrainRun& run, int code) {
-    if (!run.results_home()) return Release::keep;
-    if (code == exit_code::kOk || code == exit_code::kLimit || code == exit_code::kRuled)
-        return Release::teardown;
-    return Release::stop;
-}
-
 }  // namespace
 
 int run_train(const SshCommandLine& cli, const TrainOptions& o) {
@@ -419,7 +531,9 @@ int run_train(const SshCommandLine& cli, const TrainOptions& o) {
         local_lock = std::make_unique<LocalModelLock>(plan.local_state_dir, plan.model);
     check_own_file(plan.local_console);
     check_own_file(plan.local_state_dir + "/console_run");
-    std::unique_ptr<RunRentals> rentals = rent_for(c, plan, o);
+    standby_hosts_of(c);  // checked before anything is rented
+    const std::unique_ptr<RunRentals> rentals = rent_for(c, plan, o, test);
+    RentalRelease release(rentals.get(), o.resume);
     const std::unique_ptr<SessionConnection> owned_connection = early.take_for(c.target.connect);
     SessionConnection& first_connection = *owned_connection;
     ShellJob first_job(first_connection, plan.remote_dir, plan.model, plan.compression,
@@ -431,8 +545,14 @@ int run_train(const SshCommandLine& cli, const TrainOptions& o) {
                       : nullptr;
     TrainRun run(connection, first_job, std::move(plan), reporter(), real_clock(),
                  installed_run_observer(), standby.get());
-    const int code = run.run();  // it ends with its summary and the billing reminder
-    if (rentals) rentals->finish(run.run_id(), release_for(run, code));
+    int code = 0;
+    try {
+        code = run.run();  // it ends with its summary and the billing reminder
+    } catch (const Error&) {
+        if (run.took_lock()) release.keep();
+        throw;
+    }
+    release.end(release_for(run, code));
     return code;
 }
 

@@ -42,6 +42,7 @@ struct NodesValue {
     std::optional<std::string> master_addr;
     std::optional<int> master_port;
     std::optional<std::vector<std::string>> hosts;
+    std::optional<int> count;
     std::optional<std::string> connections;  // `transfer:` (the same reader)
     std::optional<int> min_rate;             // `transfer:`
     std::optional<int> stall_seconds;        // `transfer:`

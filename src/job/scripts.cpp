@@ -122,6 +122,7 @@ std::string make_shutdown_batch(const ShutdownSpec& s) {
             .add("mlt_done " + shell_quote(cmd));
     if (!s.release_provider.empty())
         batch.set("mlt_provider", s.release_provider)
+            .set("mlt_instance", s.release_id)
             .add(scripts::job_shutdown_release)
             .add("mlt_release")
             .add("mlt_done 'stop the rented machine'");

@@ -47,6 +47,7 @@ void record_rented_instance(const std::string& path, const RentedInstance& inst)
               {"state", inst.state},
               {"at", inst.at}};
     if (inst.price_per_hour) r["price_per_hour"] = *inst.price_per_hour;
+    if (inst.rank != 0) r["rank"] = inst.rank;
     const std::string line = r.dump(-1, ' ', false, json::error_handler_t::replace) + "\n";
     std::error_code ec;
     std::filesystem::create_directories(std::filesystem::path(path).parent_path(), ec);
@@ -82,6 +83,7 @@ std::vector<RentedInstance> read_rented_instances(const std::string& path, bool 
         inst.at = *at;
         inst.since = *at;
         inst.price_per_hour = number(r, "price_per_hour");
+        inst.rank = static_cast<int>(number(r, "rank").value_or(0));
         const auto [it, added] = where.emplace(inst.provider + "\n" + inst.id, all.size());
         if (added) {
             all.push_back(std::move(inst));

@@ -41,11 +41,11 @@ void pause(std::chrono::milliseconds d) {
 // Destroys `id`, saying why; a failure is a warning (the instance may still bill), and
 // counted in `left`.
 void give_back(Provider& p, const std::string& id, const std::string& why, const RentOptions& o,
-               Reporter& reporter, int& left) {
+               Reporter& reporter, int& left, bool next = true) {
     try {
         p.destroy(id);
-        reporter.alert("instance " + id + " of " + p.name() + " " + why +
-                       ": destroyed; trying the next offer");
+        reporter.alert("instance " + id + " of " + p.name() + " " + why + ": destroyed" +
+                       (next ? "; trying the next offer" : ""));
         if (o.on_destroyed) o.on_destroyed(id);
     } catch (const Error& e) {
         if (is_signal(e.kind())) throw;
@@ -112,6 +112,35 @@ std::optional<Instance> wait_up(Provider& p, const std::string& id, const Provid
     }
 }
 
+// Creates an instance of `offer`, recorded (on_created) before a Ctrl+C is taken; nullopt
+// when the marketplace refused it, after destroying what a late failure left under the label.
+std::optional<std::string> create(Provider& p, const Offer& offer, const ProviderSettings& s,
+                                  const RentOptions& o, Reporter& reporter, int& left) {
+    try {
+        // Not cut between the marketplace's create and its record: a Ctrl+C waits.
+        InterruptDeferral whole;
+        std::string id = p.create(offer, s, o.label);
+        if (o.on_created) o.on_created(id);
+        return id;
+    } catch (const Error& e) {
+        if (is_signal(e.kind())) throw;
+        reporter.alert("offer " + offer.id + " could not be rented: " + e.what() +
+                       "; trying the next");
+    }
+    // A create that failed late (a timeout after the marketplace took it, a pod that did not
+    // start) may have left an instance: one with this rental's label goes.
+    try {
+        for (const Instance& i : p.instances())
+            if (i.label == o.label) {
+                if (o.on_created) o.on_created(i.id);
+                give_back(p, i.id, "was left by a failed create", o, reporter, left);
+            }
+    } catch (const Error& e2) {
+        if (is_signal(e2.kind())) throw;
+    }
+    return std::nullopt;
+}
+
 }  // namespace
 
 bool ssh_answers(const std::string& host, int port, std::chrono::milliseconds timeout) {
@@ -165,46 +194,33 @@ Rental rent(Provider& p, const ProviderSettings& s, const RentOptions& o, Report
         ++tried;
         reporter.notice("renting offer " + offer.id + " of " + p.name() + ": " + offer.what +
                         " at " + dollars(offer.price_per_hour) + " listed");
-        std::string id;
-        try {
-            id = p.create(offer, s, o.label);
-        } catch (const Error& e) {
-            if (is_signal(e.kind())) throw;
-            reporter.alert("offer " + offer.id + " could not be rented: " + e.what() +
-                           "; trying the next");
-            // A create that failed late (a timeout after the marketplace took it, a pod that
-            // did not start) may have left an instance: one with this run's label goes.
-            try {
-                for (const Instance& i : p.instances())
-                    if (i.label == o.label) {
-                        if (o.on_created) o.on_created(i.id);
-                        give_back(p, i.id, "was left by a failed create", o, reporter, left);
-                    }
-            } catch (const Error& e2) {
-                if (is_signal(e2.kind())) throw;
-            }
-            continue;
-        }
+        const std::optional<std::string> id = create(p, offer, s, o, reporter, left);
+        if (!id) continue;
         std::optional<Instance> inst;
         try {
-            if (o.on_created) o.on_created(id);
-            inst = wait_up(p, id, s, o, reporter, left);
+            inst = wait_up(p, *id, s, o, reporter, left);
         } catch (const Error& e) {
-            if (is_signal(e.kind())) throw;
-            give_back(p, id, "could not be followed (" + std::string(e.what()) + ")", o, reporter,
+            if (is_signal(e.kind())) {
+                // Nothing ran on it yet: it goes, whole, before mlt does.
+                InterruptDeferral whole;
+                give_back(p, *id, "was not up yet when mlt was interrupted", o, reporter, left,
+                          false);
+                throw;
+            }
+            give_back(p, *id, "could not be followed (" + std::string(e.what()) + ")", o, reporter,
                       left);
             throw;
         }
         if (inst) {
             Rental r;
             r.provider = s.name;
-            r.id = id;
+            r.id = *id;
             r.label = o.label;
             r.price_per_hour = inst->price_per_hour.value_or(offer.price_per_hour);
             r.ssh_user = inst->ssh_user;
             r.ssh_host = inst->ssh_host;
             r.ssh_port = inst->ssh_port;
-            reporter.notice("rented instance " + id + " of " + p.name() + " at " +
+            reporter.notice("rented instance " + *id + " of " + p.name() + " at " +
                             dollars(r.price_per_hour) + ": " + r.ssh_user + "@" + r.ssh_host + ":" +
                             std::to_string(r.ssh_port));
             return r;

@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <ctime>
 #include <filesystem>
+#include <random>
 #include <thread>
 
 #include "mlt/transfer/progress.h"
@@ -54,8 +55,9 @@ std::string cost_words(const RentedInstance& i) {
     return words;
 }
 
+// Its run is over with it: destroyed, stopped, or kept by teardown: keep (the results home).
 bool is_released(const RentedInstance& i) {
-    return i.state == "destroyed" || i.state == "stopped";
+    return i.state == "destroyed" || i.state == "stopped" || i.state == "kept";
 }
 
 void record_state(RentedInstance inst, const std::string& state) {
@@ -78,6 +80,13 @@ std::string instance_known_hosts(const std::string& provider, const std::string&
 }
 
 void destroy_confirmed(Provider& p, const RentedInstance& inst, Reporter& reporter) {
+    if (!p.instance(inst.id)) {  // gone already (a lost one): nothing bills
+        record_state(inst, "destroyed");
+        std::error_code ec;
+        std::filesystem::remove(instance_known_hosts(inst.provider, inst.id), ec);
+        reporter.notice(where(inst) + " is gone already (recorded so)");
+        return;
+    }
     p.destroy(inst.id);
     const auto end = std::chrono::steady_clock::now() + kDestroyWait;
     for (;;) {
@@ -105,11 +114,14 @@ void locate_rented(std::vector<Target>& targets, const ProviderSettings& setting
     if (std::none_of(targets.begin(), targets.end(),
                      [](const Target& t) { return is_rented(t.connect); }))
         return;
-    if (targets.size() > 1)
-        throw usage_error("several nodes on rented machines are not supported yet",
-                          "give the nodes with -h or nodes.hosts");
     RunRentals rentals(settings, model, reporter);
-    RunRentals::aim(targets.front().connect, rentals.find());
+    if (targets.size() == 1) {
+        RunRentals::aim(targets.front().connect, rentals.find());
+        return;
+    }
+    const auto found = rentals.find_nodes(static_cast<int>(targets.size()));
+    for (size_t rank = 0; rank < targets.size(); ++rank)
+        RunRentals::aim(targets[rank].connect, found[rank]);
 }
 
 RunRentals::RunRentals(ProviderSettings settings, std::string model, Reporter& reporter)
@@ -123,7 +135,7 @@ Provider& RunRentals::provider() {
 }
 
 void RunRentals::record(const std::string& id, const std::string& run_id, const std::string& label,
-                        const std::string& state, std::optional<double> price) {
+                        const std::string& state, std::optional<double> price, int rank) {
     RentedInstance inst;
     inst.provider = settings_.name;
     inst.id = id;
@@ -131,21 +143,33 @@ void RunRentals::record(const std::string& id, const std::string& run_id, const 
     inst.model = model_;
     inst.label = label;
     inst.price_per_hour = price;
+    inst.rank = rank;
     record_state(inst, state);
 }
 
-Rental RunRentals::rent(const std::string& run_id) {
+Rental RunRentals::rent(const std::string& run_id, int rank) {
     RentOptions o;
+    // Each rental its own label: a failed create's leftover is found by it, and never taken
+    // for another machine of the run (which would be destroyed with it).
     o.label = "mlt-" + run_id;
-    o.on_created = [&](const std::string& id) { record(id, run_id, o.label, "created", {}); };
+    if (rank > 0) {
+        o.label += "-" + std::to_string(rank);
+    } else if (rents_++ > 0 || !rented_.empty()) {
+        char suffix[16];
+        std::snprintf(suffix, sizeof suffix, "-r%04x",
+                      static_cast<unsigned>(std::random_device{}()) & 0xffffu);
+        o.label += suffix;
+    }
+    o.on_created = [&](const std::string& id) { record(id, run_id, o.label, "created", {}, rank); };
     o.on_destroyed = [&](const std::string& id) {
-        record(id, run_id, o.label, "destroyed", {});
+        record(id, run_id, o.label, "destroyed", {}, rank);
         std::error_code ec;
         std::filesystem::remove(instance_known_hosts(settings_.name, id), ec);
     };
     run_id_ = run_id;
+    if (rank > 0) rank_again_ = -1;
     Rental r = mlt::rent(provider(), settings_, o, reporter_);
-    record(r.id, run_id, r.label, "created", r.price_per_hour);
+    record(r.id, run_id, r.label, "created", r.price_per_hour, rank);
     rented_.push_back(r);
     return r;
 }
@@ -164,10 +188,35 @@ std::vector<RentedInstance> RunRentals::unreleased() const {
 Rental RunRentals::find() {
     const auto mine = unreleased();
     if (mine.empty())
-        throw usage_error("no host given, and no machine rented for " + model_ + " on " +
+        throw usage_error("no host given, and no machine rented" +
+                              (model_.empty() ? std::string() : " for " + model_) + " on " +
                               settings_.name + " is left running",
                           "give the host with -h, or start a new run (train rents one)");
-    const RentedInstance& inst = mine.back();
+    return reach(mine.back());
+}
+
+std::vector<Rental> RunRentals::find_nodes(int nodes) {
+    const auto mine = unreleased();
+    if (mine.empty()) return {find()};  // says so
+    const std::string run = mine.back().run_id;
+    std::vector<const RentedInstance*> by_rank(static_cast<size_t>(nodes), nullptr);
+    for (const RentedInstance& inst : mine)
+        if (inst.run_id == run && inst.rank >= 0 && inst.rank < nodes)
+            by_rank[static_cast<size_t>(inst.rank)] = &inst;  // the newest of each rank
+    std::vector<Rental> found;
+    for (int rank = 0; rank < nodes; ++rank) {
+        if (!by_rank[static_cast<size_t>(rank)])
+            throw usage_error("no machine rented for node " + std::to_string(rank) + " of run " +
+                                  run + " of " + model_ + " is left running",
+                              "give the nodes with -h, or release the run's machines: mlt ssh "
+                              "instances lists them");
+        found.push_back(reach(*by_rank[static_cast<size_t>(rank)]));
+    }
+    rank_again_ = -1;
+    return found;
+}
+
+Rental RunRentals::reach(const RentedInstance& inst) {
     const auto now = provider().instance(inst.id);
     if (!now) {
         record_state(inst, "destroyed");
@@ -214,22 +263,39 @@ void RunRentals::aim(ConnectSpec& c, const Rental& r) {
 }
 
 std::optional<std::string> RunRentals::ended(const std::string& name) {
-    const auto it = std::find_if(rented_.begin(), rented_.end(), [&](const Rental& r) {
+    // The newest first: a marketplace's proxy address may have served an earlier instance.
+    const auto it = std::find_if(rented_.rbegin(), rented_.rend(), [&](const Rental& r) {
         const std::string at = r.ssh_host + ":" + std::to_string(r.ssh_port);
         return name == at ||
                (name.size() > at.size() &&
                 name.compare(name.size() - at.size() - 1, std::string::npos, "@" + at) == 0);
     });
-    if (it == rented_.end()) return std::nullopt;
+    if (it == rented_.rend()) return std::nullopt;
     try {
         const auto now = provider().instance(it->id);
         if (!now) return "instance " + it->id + " of " + provider().name() + " is gone";
-        if (now->state == Instance::State::lost || now->state == Instance::State::stopped)
+        // Taken back for good (vast: exited while meant to run; RunPod: exited, terminated).
+        // Offline or unknown may pass, and a stopped one keeps its disk: the wait goes on.
+        if (now->state == Instance::State::lost &&
+            (now->status == "exited" || now->status == "EXITED" || now->status == "TERMINATED"))
             return "instance " + it->id + " of " + provider().name() + " is " + now->status;
     } catch (const Error& e) {
         if (is_signal(e.kind())) throw;
     }
     return std::nullopt;
+}
+
+void RunRentals::give_back(const std::string& id) {
+    for (const RentedInstance& inst : read_rented_instances(rented_instances_path(), false)) {
+        if (inst.provider != settings_.name || inst.id != id) continue;
+        try {
+            destroy_confirmed(provider(), inst, reporter_);
+        } catch (const Error& e) {
+            if (is_signal(e.kind())) throw;
+            reporter_.warning(where(inst) + " was not released: " + e.what() +
+                              "; it may still bill: mlt ssh release " + inst.id);
+        }
+    }
 }
 
 void RunRentals::finish(const std::string& run_id, Release how) {

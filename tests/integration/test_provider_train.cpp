@@ -183,6 +183,22 @@ TEST_F(ProviderTrainTest, NoOfferUnderTheCapIsExit2BeforeAnythingIsRented) {
     EXPECT_TRUE(history().empty());
 }
 
+TEST_F(ProviderTrainTest, AMachineTheRunCannotLogIntoIsDestroyedAtOnceAndSaidSo) {
+    offers();
+    write_settings();
+    // The key is not the one the machine takes: rented, then refused at the login.
+    const std::string other = sshd().dir() + "/other_key";
+    ASSERT_EQ(run_process({"ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", other},
+                          env().vars(), kEffectTimeout)
+                  .exit_code,
+              0);
+    const ProcessResult r = mlt({"ssh", "-i", other, "train", "m"});
+    EXPECT_EQ(r.exit_code, 255) << describe(r);
+    EXPECT_TRUE(has_text(r.out + r.err, "instance 4200001 of vast.ai destroyed after "))
+        << describe(r);
+    expect_destroyed("4200001");
+}
+
 TEST_F(ProviderTrainTest, AMachineLostAtTheMarketplaceFailsOverToANewRentalAtOnce) {
     offers();
     write_settings();
@@ -275,6 +291,36 @@ TEST_F(ProviderTrainTest, InstancesAndReleaseTouchOnlyWhatMltRented) {
     expect_destroyed("4200002");
     EXPECT_TRUE(has_text(instances_json(), "not-mlt")) << instances_json();
     EXPECT_FALSE(has_text(calls(), "destroy\tinstance\t4200001")) << calls();
+}
+
+TEST_F(ProviderTrainTest, TwoNodesAreRentedOneEachTrainedAsAGangAndDestroyedTogether) {
+    offers();
+    // Each machine its own remote dir (its own HOME), one rank each.
+    env().write_settings(
+        "ssh:\n  remote_dir: \"~/work\"\n  remote_log_dir: \"logs/{model}\"\n"
+        "  compression: none\n  connection:\n    username: " +
+        sshd().user() + "\n    key_filename: \"" + sshd().client_key_path() +
+        "\"\n  nodes: {count: 2}\n  provider: {name: vast, offer: "
+        "'gpu_name=RTX_4090', max_price: 0.5, image: 'pytorch/pytorch', "
+        "disk_gb: 20}\n");
+    const ProcessResult r = mlt({"ssh", "train", "m"});
+    ASSERT_EQ(r.exit_code, 0) << describe(r);
+    EXPECT_TRUE(has_text(r.out, "[rank 1] ")) << describe(r);
+    const auto runs = history();
+    ASSERT_FALSE(runs.empty());
+    const std::string run = runs.back().at("id");
+    // One machine per rank, each under its own label of the run.
+    EXPECT_TRUE(has_text(calls(), "create\tinstance\t21\t")) << calls();
+    EXPECT_TRUE(has_text(calls(), "create\tinstance\t22\t")) << calls();
+    EXPECT_TRUE(has_text(calls(), "--label\tmlt-" + run + "\t")) << calls();
+    EXPECT_TRUE(has_text(calls(), "--label\tmlt-" + run + "-1\t")) << calls();
+    EXPECT_TRUE(has_text(record(), "\"rank\":1")) << record();
+    for (const auto& id : created()) expect_destroyed(id);
+    EXPECT_EQ(created().size(), 2u) << record();
+    EXPECT_TRUE(path_exists(a_->remote_home() + "/work/.mlt/m/run_id"));
+    EXPECT_TRUE(path_exists(b_->remote_home() + "/work/.mlt/m/run_id"));
+    EXPECT_FALSE(path_exists(a_->pid_file()));
+    EXPECT_FALSE(path_exists(b_->pid_file()));
 }
 
 TEST_F(ProviderTrainTest, LeftUnattendedTheMachineStopsItselfWithItsOwnKey) {

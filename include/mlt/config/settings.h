@@ -124,6 +124,7 @@ struct SshSettings {
     int sync_every = 0;  // seconds between pulls while training; 0: only at the end
     HostKeyChecking host_key_checking = HostKeyChecking::accept_new;
     std::vector<std::string> node_hosts;  // nodes.hosts: rank 0 first
+    int node_count = 1;                   // nodes.count: the machines a provider rents
     int transfer_connections = 0;         // transfer.connections; 0: auto
     int transfer_min_rate = 65536;        // transfer.min_rate: bytes per second; 0: no floor
     int transfer_stall_seconds = 30;      // transfer.stall_seconds: the floor's window

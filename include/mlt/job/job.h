@@ -106,6 +106,7 @@ struct ShutdownSpec {
     // "vast" or "runpod": after the commands the rented machine stops itself
     // (shutdown_release.sh; the guard's unattended shutdown only). Empty: none.
     std::string release_provider;
+    std::string release_id;  // the instance it must be: another is never stopped
 };
 
 // The POSIX sh script of a run's shutdown_cmds: one batch in `bash --login` in the remote

@@ -19,6 +19,9 @@ struct RentedInstance {
     double since = 0;   // epoch seconds of its first record (created)
     double at = 0;      // of its newest record
     std::optional<double> price_per_hour;
+    // Of several nodes: the rank it was rented for (0 alone); -1: a replacement after a
+    // node was lost (the run's history says which rank it took).
+    int rank = 0;
 };
 
 // `<mltk dir>/ssh/instances.jsonl`.

@@ -40,15 +40,20 @@ class RunRentals {
     RunRentals& operator=(const RunRentals&) = delete;
     ~RunRentals();
 
-    // Rents a machine for run `run_id`, each instance recorded as soon as it exists. Throws as
-    // rent() does.
-    Rental rent(const std::string& run_id);
+    // Rents a machine for run `run_id` (for its node `rank`; -1: a lost node's replacement),
+    // each instance recorded as soon as it exists. Throws as rent() does.
+    Rental rent(const std::string& run_id, int rank = 0);
     // Another machine for the run of the last rent() or find() (a failover).
-    Rental rent_again() { return rent(run_id_); }
+    Rental rent_again() { return rent(run_id_, rank_again_); }
     // The machine of the model's newest instance that is not released (a --resume, a job
     // command), as the provider reports it now. Throws mlt::Error (usage, exit 2) when none is
     // recorded or the provider no longer has it, naming what to do.
     Rental find();
+    // The same for a run of `nodes` nodes: the machines of the newest run that is not
+    // released, by rank.
+    std::vector<Rental> find_nodes(int nodes);
+    // The run of the last rent() or find().
+    const std::string& run_id() const { return run_id_; }
     // The model's instances that are not released (created or kept), newest last.
     std::vector<RentedInstance> unreleased() const;
 
@@ -59,13 +64,18 @@ class RunRentals {
     // (exited, offline, gone); nullopt while it runs, or when it is none of this run's or the
     // provider cannot be asked.
     std::optional<std::string> ended(const std::string& name);
+    // Destroys instance `id` (one of these rentals the run cannot use), confirmed; a failure
+    // is a warning.
+    void give_back(const std::string& id);
     // Releases every instance of run `run_id` as `how` says, and says what became of each.
     void finish(const std::string& run_id, Release how);
 
   private:
     void record(const std::string& id, const std::string& run_id, const std::string& label,
-                const std::string& state, std::optional<double> price);
+                const std::string& state, std::optional<double> price, int rank);
     Provider& provider();
+    // `inst` as the marketplace reports it now, to train on; throws as find() does.
+    Rental reach(const RentedInstance& inst);
 
     ProviderSettings settings_;
     std::string model_;
@@ -73,6 +83,8 @@ class RunRentals {
     std::unique_ptr<Provider> provider_;
     std::vector<Rental> rented_;  // by this process: where each is reached
     std::string run_id_;          // of the last rent() or find()
+    int rank_again_ = 0;          // a replacement's: -1 with several nodes
+    int rents_ = 0;               // rent() calls so far
 };
 
 // Points each rented target (is_rented) at the machine of `model` that `settings`' provider

@@ -495,7 +495,8 @@ int run_train_nodes(NodesSpec spec) {
         pass = take_up(g);
         spdlog::debug("the gang's pass ended: {}", causes_text(pass.causes));
     } else {
-        g.run_id = new_run_id();  // one run on every node
+        // One run on every node.
+        g.run_id = g.unplaced.run_id.empty() ? new_run_id() : g.unplaced.run_id;
         g.begin_attempt(1);
         pass = run_gang_pass(g.spec, g.links, g.run_id, {}, {}, {}, g.rule());
     }

@@ -83,6 +83,7 @@ std::optional<NextHost> HostPool::next(Reporter& reporter) {
                                       [&](const auto& e) { return e.first == next->name; });
         if (bad == spec_.excluded.end()) return next;
         if (before) connection_.point_at(*before);  // the run's host stays the one it was
+        if (!host->rented_id.empty() && spec_.give_back) spec_.give_back(*host);
         reporter.alert("standby host " + host->text + " is not taken: " + bad->second +
                        (provisions_ > 0 && next_fallback_ >= spec_.fallback_hosts.size()
                             ? " (provision_cmd gave it: it may still bill; release it)"
@@ -114,6 +115,7 @@ std::optional<NextHost> HostPool::at(const StandbyHost& host, Reporter& reporter
     } catch (const Error& e) {
         if (is_signal(e.kind())) throw;
         reporter.alert("standby host " + host.text + " cannot be used: " + e.what());
+        if (!host.rented_id.empty() && spec_.give_back) spec_.give_back(host);
         return std::nullopt;
     }
     auto job = std::make_unique<ShellJob>(*connection, t.remote_dir, spec_.model, spec_.compression,
@@ -125,6 +127,7 @@ std::optional<NextHost> HostPool::at(const StandbyHost& host, Reporter& reporter
     next.price_per_hour = host.price_per_hour;
     next.target = t;
     next.master_addr = host.master_addr;
+    next.rented_id = host.rented_id;
     std::tie(next.resume_line, next.stop_line) =
         spec_.lines(host.known_hosts.empty() ? host.text : std::string());
     next.job = job.get();

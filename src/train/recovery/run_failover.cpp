@@ -140,6 +140,13 @@ void point_plan_at(TrainPlan& plan, const NextHost& next) {
     plan.stop_line = next.stop_line;
     // A standby host may name its own price; else the run's goes on.
     if (next.price_per_hour) plan.price_per_hour = *next.price_per_hour;
+    // A host that was not rented is the user's: its billing is theirs to mind, and its guard
+    // never stops it.
+    plan.rented_id = next.rented_id;
+    if (next.rented_id.empty()) {
+        plan.rented = false;
+        plan.unattended_release.clear();
+    }
 }
 
 void TrainRun::point_plan_at(const NextHost& next) {

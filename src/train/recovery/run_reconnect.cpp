@@ -76,7 +76,13 @@ void TrainRun::reconnect(const Error& cause) {
                                   : std::nullopt) {
             reporter_.alert("the link to " + host() + " will not come back: " + *gone);
             if (fail_over(" and " + *gone)) return;
-            give_up_reconnecting(clock_.now() - began, limit, last);
+            record("link lost", outcome_.job.exit_status);
+            notify(NotifyEventKind::host_lost, *gone);
+            throw Fatal{Error(ErrorKind::disconnected,
+                              "link to " + host() + " lost while " + during + ", and " + *gone,
+                              "the job and its results there are gone; continue from the "
+                              "checkpoints that came home in " +
+                                  plan_.local_logs + " with: " + restore_line())};
         }
         throw_if_interrupted();
         // An attempt can outlast the period (a connect timeout): never a negative wait.

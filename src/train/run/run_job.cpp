@@ -232,9 +232,9 @@ Phase TrainRun::shutdown() {
 }
 
 std::string TrainRun::shutdown_script(bool unattended) const {
-    return make_shutdown_script({plan_.model, run_id_, plan_.environment, plan_.create_venv,
-                                 plan_.shutdown_cmds,
-                                 unattended ? plan_.unattended_release : std::string()});
+    return make_shutdown_script(
+        {plan_.model, run_id_, plan_.environment, plan_.create_venv, plan_.shutdown_cmds,
+         unattended ? plan_.unattended_release : std::string(), plan_.rented_id});
 }
 
 Phase TrainRun::release() {

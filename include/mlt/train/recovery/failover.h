@@ -28,6 +28,7 @@ struct StandbyHost {
     // A machine the settings' provider rented: its host key is learned into this file of its
     // own (empty: the run's known_hosts), and its resume line names no host.
     std::string known_hosts;
+    std::string rented_id;  // the instance, when rented
 };
 
 // Parses one standby host; `where` names its origin for the error ("fallback_hosts entry 2",
@@ -47,6 +48,7 @@ struct NextHost {
     RemoteJob* job = nullptr;
     Target target;            // how it was reached
     std::string master_addr;  // its own address for MASTER_ADDR, when its spec gave one
+    std::string rented_id;    // the instance the settings' provider rented; empty: none
 };
 
 // Where a run goes when its host is lost for good (it did not come back within
@@ -121,6 +123,8 @@ struct HostPoolSpec {
     // other standby hosts are used up (at most kMaxProvisions), and its word on a lost one.
     std::function<StandbyHost(Reporter&)> rent;
     std::function<std::optional<std::string>(const std::string& host)> ended;
+    // Gives back a rented machine the run cannot use (its connect failed, it is excluded).
+    std::function<void(const StandbyHost&)> give_back;
 };
 
 // The Failover of the train command: the fallback hosts in order, then hosts that

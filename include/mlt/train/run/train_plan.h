@@ -77,7 +77,8 @@ struct TrainPlan {
     // "vast" or "runpod": the guard's unattended shutdown also stops the rented machine
     // (provider.teardown is not keep). Empty: it does not.
     std::string unattended_release;
-    Budget budget;  // --max-hours, --max-cost: the run stops there (exit 5)
+    std::string rented_id;  // the rented machine's instance (its guard stops only that one)
+    Budget budget;          // --max-hours, --max-cost: the run stops there (exit 5)
 };
 
 }  // namespace mlt

@@ -195,6 +195,8 @@ class TrainRun {
 
     // The run's id: new, or the resumed run's.
     const std::string& run_id() const { return run_id_; }
+    // Whether the run took its job lock on a host (a job of it may be there).
+    bool took_lock() const { return lock_ != LockHold::none; }
     // Whether the run is over on its host: its results collected and its job lock released
     // (not detached, not left on a lost link).
     bool results_home() const {
