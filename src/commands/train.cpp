@@ -144,7 +144,7 @@ namespace {
 class RentalRelease {
   public:
     RentalRelease(RunRentals* rentals, bool resumed)
-        : rentals_(rentals), how_(resumed ? Release::keep : Release::teardown) {}
+        : rentals_(rentals), how_(resumed ? Release::keep : Release::destroy) {}
     RentalRelease(const RentalRelease&) = delete;
     RentalRelease& operator=(const RentalRelease&) = delete;
     ~RentalRelease() {
@@ -186,11 +186,15 @@ void rent_instead(RunContext& c) {
 void rented_lines(TrainPlan& plan, const ConnectSpec& aimed, const TrainOptions& o, bool test) {
     SshCommandLine here;
     here.hosts = {aimed.host + ":" + std::to_string(aimed.port)};
-    if (!aimed.user.empty()) here.hosts.front() = aimed.user + "@" + here.hosts.front();
+    const std::string& user = aimed.user.empty() ? aimed.fallback_user : aimed.user;
+    if (!user.empty()) here.hosts.front() = user + "@" + here.hosts.front();
     here.ssh_options = {"UserKnownHostsFile=" + aimed.known_hosts_path};
     plan.stop_line = resume_and_stop_lines(here, o.model, test).second;
-    SshCommandLine none;
-    plan.resume_line = resume_and_stop_lines(none, o.model, test).first + " --rent";
+    // --rent before --resume: a --restore line is made of it by its last word.
+    std::string resume = resume_and_stop_lines(SshCommandLine{}, o.model, test).first;
+    const std::string last = " --resume";
+    resume.insert(resume.size() - last.size(), " --rent");
+    plan.resume_line = resume;
 }
 
 // A new run is refused while a machine rented for the model is not released: its run would
@@ -223,6 +227,7 @@ std::unique_ptr<RunRentals> rent_for(RunContext& c, TrainPlan& plan, const Train
         const Rental r = rentals->find();
         plan.rented_id = r.id;
         RunRentals::aim(c.target.connect, r);
+        if (o.rent) rented_lines(plan, c.target.connect, o, test);
         c.targets = {c.target};
         if (!o.price) plan.price_per_hour = r.price_per_hour;
         return rentals;
@@ -256,8 +261,12 @@ std::unique_ptr<RunRentals> rent_nodes(const RunContext& c, std::vector<NodeSpec
         try {
             for (size_t rank = 0; rank < nodes.size(); ++rank)
                 found.push_back(rentals->rent(run_id, static_cast<int>(rank)));
-        } catch (const Error& e) {
-            if (!is_signal(e.kind())) rentals->finish(run_id, Release::teardown);
+        } catch (...) {
+            InterruptDeferral whole;  // those rented go, whatever ended the renting
+            try {
+                rentals->finish(run_id, Release::destroy);
+            } catch (...) {
+            }
             throw;
         }
     }
@@ -265,6 +274,7 @@ std::unique_ptr<RunRentals> rent_nodes(const RunContext& c, std::vector<NodeSpec
         RunRentals::aim(nodes[rank].target.connect, found[rank]);
         TrainPlan& plan = nodes[rank].plan;
         plan.rented = true;
+        plan.rented_id = found[rank].id;
         if (!o.price) plan.price_per_hour = found[rank].price_per_hour;
     }
     return rentals;
@@ -274,17 +284,24 @@ std::unique_ptr<RunRentals> rent_nodes(const RunContext& c, std::vector<NodeSpec
 // code alone (the gang says no more): a --no-wait, a lost link or a conflict leaves them
 // running.
 Release release_for_nodes(int code, const TrainOptions& o) {
-    if (o.no_wait || code == exit_code::kConnection || code == exit_code::kConflict)
-        return Release::keep;
+    if (o.no_wait) return Release::keep;
     if (code == exit_code::kOk || code == exit_code::kLimit || code == exit_code::kRuled)
         return Release::teardown;
-    return Release::stop;
+    // Left on a signal, a lost link, a conflict, a remote or local failure: the jobs may run
+    // on, their results not home.
+    if (code == exit_code::kRemote || code == exit_code::kUsage || code == exit_code::kConflict ||
+        code == exit_code::kHostKey || code == exit_code::kInterrupted ||
+        code == exit_code::kHangup || code == exit_code::kTerminated ||
+        code == exit_code::kConnection)
+        return Release::keep;
+    return Release::stop;  // the training failed: the disks keep what it left
 }
 
 // What becomes of a rented machine once the run returned `code`: released by the settings'
 // teardown when the results came home after an ending of its own, stopped when the training
 // failed, kept running when the run goes on there (detached, link lost, results not home).
-Release release_for(const TrainRun& run, int code) {
+Release release_for(const TrainRun& run, int code, bool resumed) {
+    if (!run.took_lock() && !resumed) return Release::destroy;  // nothing of it there
     if (!run.results_home()) return Release::keep;
     if (code == exit_code::kOk || code == exit_code::kLimit || code == exit_code::kRuled)
         return Release::teardown;
@@ -548,11 +565,11 @@ int run_train(const SshCommandLine& cli, const TrainOptions& o) {
     int code = 0;
     try {
         code = run.run();  // it ends with its summary and the billing reminder
-    } catch (const Error&) {
+    } catch (...) {
         if (run.took_lock()) release.keep();
         throw;
     }
-    release.end(release_for(run, code));
+    release.end(release_for(run, code, o.resume));
     return code;
 }
 

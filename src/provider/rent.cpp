@@ -116,27 +116,36 @@ std::optional<Instance> wait_up(Provider& p, const std::string& id, const Provid
 // when the marketplace refused it, after destroying what a late failure left under the label.
 std::optional<std::string> create(Provider& p, const Offer& offer, const ProviderSettings& s,
                                   const RentOptions& o, Reporter& reporter, int& left) {
+    // Not cut between the marketplace's create and its record: a Ctrl+C waits (the CLI too).
+    InterruptDeferral whole;
+    std::string id;
     try {
-        // Not cut between the marketplace's create and its record: a Ctrl+C waits.
-        InterruptDeferral whole;
-        std::string id = p.create(offer, s, o.label);
-        if (o.on_created) o.on_created(id);
-        return id;
+        id = p.create(offer, s, o.label);
     } catch (const Error& e) {
-        if (is_signal(e.kind())) throw;
         reporter.alert("offer " + offer.id + " could not be rented: " + e.what() +
                        "; trying the next");
+    }
+    if (!id.empty()) {
+        try {
+            if (o.on_created) o.on_created(id);
+        } catch (const Error&) {  // not recorded: it must not bill unknown
+            give_back(p, id, "could not be recorded", o, reporter, left, false);
+            throw;
+        }
+        return id;
     }
     // A create that failed late (a timeout after the marketplace took it, a pod that did not
     // start) may have left an instance: one with this rental's label goes.
     try {
         for (const Instance& i : p.instances())
             if (i.label == o.label) {
-                if (o.on_created) o.on_created(i.id);
+                try {
+                    if (o.on_created) o.on_created(i.id);
+                } catch (const Error&) {
+                }
                 give_back(p, i.id, "was left by a failed create", o, reporter, left);
             }
-    } catch (const Error& e2) {
-        if (is_signal(e2.kind())) throw;
+    } catch (const Error&) {
     }
     return std::nullopt;
 }

@@ -274,10 +274,11 @@ std::optional<std::string> RunRentals::ended(const std::string& name) {
     try {
         const auto now = provider().instance(it->id);
         if (!now) return "instance " + it->id + " of " + provider().name() + " is gone";
-        // Taken back for good (vast: exited while meant to run; RunPod: exited, terminated).
-        // Offline or unknown may pass, and a stopped one keeps its disk: the wait goes on.
+        // Taken back for good (vast: exited while meant to run; RunPod: terminated). Offline
+        // or unknown may pass, and a stopped one (RunPod's EXITED too) keeps its disk: the wait
+        // goes on.
         if (now->state == Instance::State::lost &&
-            (now->status == "exited" || now->status == "EXITED" || now->status == "TERMINATED"))
+            (now->status == "exited" || now->status == "TERMINATED"))
             return "instance " + it->id + " of " + provider().name() + " is " + now->status;
     } catch (const Error& e) {
         if (is_signal(e.kind())) throw;
@@ -304,7 +305,23 @@ void RunRentals::finish(const std::string& run_id, Release how) {
         const std::string price =
             inst.price_per_hour ? " (billing " + dollars(*inst.price_per_hour) + ")" : "";
         try {
-            if (how == Release::keep) {
+            if (how == Release::destroy) {
+                destroy_confirmed(provider(), inst, reporter_);
+            } else if (how == Release::keep) {
+                const auto now = provider().instance(inst.id);
+                if (!now) {  // a lost one: nothing is left to keep
+                    record_state(inst, "destroyed");
+                    reporter_.notice(where(inst) + " is gone (recorded so)");
+                    continue;
+                }
+                if (now->state == Instance::State::lost || now->state == Instance::State::stopped) {
+                    record_state(inst, "stopped");
+                    reporter_.alert(where(inst) + " is " + now->status +
+                                    ": it no longer runs, and its storage may still bill: mlt ssh "
+                                    "release " +
+                                    inst.id + " destroys it");
+                    continue;
+                }
                 reporter_.alert(where(inst) + " keeps running" + price + " for run " + run_id +
                                 ": continue with --resume, or end it with: mlt ssh release " +
                                 inst.id);

@@ -117,7 +117,9 @@ int exit_fd(pid_t pid) {
 bool watch(pid_t pid, int fd, int exited, Clock::time_point deadline, LineSplitter& lines,
            bool& output_open, const std::atomic<bool>* stop) {
     for (;;) {
-        if (interrupt_pending() || leave_signal() != 0 || (stop && *stop)) return false;
+        // A deferred step's child (a marketplace's create) runs to its end or its timeout.
+        if (!interrupts_deferred() && (interrupt_pending() || leave_signal() != 0)) return false;
+        if (stop && *stop) return false;
         if (child_exited(pid)) return true;
         auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
         if (left.count() <= 0) return false;

@@ -163,6 +163,9 @@ TEST_F(ProviderTrainTest, OneCommandRentsTrainsBringsResultsHomeAndDestroysTheMa
         << describe(r);
     expect_destroyed("4200001");
     EXPECT_FALSE(path_exists(a_->pid_file())) << "the instance's sshd still runs";
+    // `jobs` names the machine the run was on.
+    const ProcessResult jobs = mlt({"jobs"});
+    EXPECT_TRUE(has_text(jobs.out, " (rented: 4200001)")) << describe(jobs);
     // The host key was learned into the instance's own file, never the user's known_hosts.
     EXPECT_FALSE(has_text(read_or_empty(default_known_hosts()),
                           "[127.0.0.1]:" + std::to_string(relay_->port())));

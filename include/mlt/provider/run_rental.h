@@ -31,6 +31,7 @@ enum class Release {
     teardown,  // the results are home and the run ended as it should: provider.teardown
     stop,      // it failed (its disk keeps what it left), unless teardown is keep
     keep,      // it goes on there (detached, link lost, results not home): left running
+    destroy,   // nothing of the run is on it (it never held a job there): whatever teardown
 };
 
 class RunRentals {

@@ -33,7 +33,7 @@ mlt_release() {
   fi
   echo "mlt: stopping this $mlt_what (its disk keeps the results; mlt ssh release destroys it)"
   case $mlt_provider in
-    vast) (sleep 1; VAST_API_KEY=$mlt_key vastai stop instance "$mlt_id") 2>&1 & ;;
-    runpod) (sleep 1; RUNPOD_API_KEY=$mlt_key runpodctl stop pod "$mlt_id") 2>&1 & ;;
+    vast) (sleep 1; VAST_API_KEY=$mlt_key vastai stop instance "$mlt_id"; echo "mlt: the stop of $mlt_what ended with exit status $?") 2>&1 & ;;
+    runpod) (sleep 1; RUNPOD_API_KEY=$mlt_key runpodctl stop pod "$mlt_id"; echo "mlt: the stop of $mlt_what ended with exit status $?") 2>&1 & ;;
   esac
 }

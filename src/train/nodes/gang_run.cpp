@@ -483,8 +483,9 @@ int run_train_nodes(NodesSpec spec) {
     const std::string log_dir = spec.nodes.front().plan.local_logs;
     LocalModelLock local_lock(spec.nodes.front().plan.local_state_dir, model);
     GangState g;
-    g.standby_hosts = spec.standby && (!spec.standby->fallback_hosts.empty() ||
-                                       !trim(spec.standby->provision_cmd).empty());
+    g.standby_hosts =
+        spec.standby && (!spec.standby->fallback_hosts.empty() ||
+                         !trim(spec.standby->provision_cmd).empty() || spec.standby->rent);
     if (spec.standby) g.standby = std::make_unique<Standby>(*spec.standby);
     g.unplaced = std::move(spec);
     g.user_master_addr = g.unplaced.master_addr;

@@ -143,10 +143,7 @@ void point_plan_at(TrainPlan& plan, const NextHost& next) {
     // A host that was not rented is the user's: its billing is theirs to mind, and its guard
     // never stops it.
     plan.rented_id = next.rented_id;
-    if (next.rented_id.empty()) {
-        plan.rented = false;
-        plan.unattended_release.clear();
-    }
+    plan.rented = !next.rented_id.empty();
 }
 
 void TrainRun::point_plan_at(const NextHost& next) {

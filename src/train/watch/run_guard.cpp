@@ -52,7 +52,8 @@ void TrainRun::hand_to_guard(NewRun& run) const {
     run.notify = lead && plan_.notify_from == NotifyFrom::host && !plan_.notify.empty();
     run.stop_silent = plan_.stop_silent;
     const bool unattended = single && plan_.unattended_shutdown_minutes > 0 &&
-                            (!plan_.shutdown_cmds.empty() || !plan_.unattended_release.empty());
+                            (!plan_.shutdown_cmds.empty() ||
+                             (!plan_.unattended_release.empty() && !plan_.rented_id.empty()));
     run.unattended_seconds =
         unattended ? static_cast<long>(std::ceil(plan_.unattended_shutdown_minutes * 60)) : 0;
     run.shutdown_script = unattended ? shutdown_script(true) : std::string();

@@ -74,11 +74,13 @@ struct TrainPlan {
     // Its machines are rented from the settings' provider: their release says what became of
     // each, in place of the billing reminder.
     bool rented = false;
-    // "vast" or "runpod": the guard's unattended shutdown also stops the rented machine
-    // (provider.teardown is not keep). Empty: it does not.
+    // "vast" or "runpod": the guard's unattended shutdown also stops the rented machine the
+    // run is on (rented_id; provider.teardown is not keep). Empty: it does not.
     std::string unattended_release;
-    std::string rented_id;  // the rented machine's instance (its guard stops only that one)
-    Budget budget;          // --max-hours, --max-cost: the run stops there (exit 5)
+    // The rented machine's instance the run is on (its guard stops only that one); empty: the
+    // host is not one the provider rented (a failover to the user's host).
+    std::string rented_id;
+    Budget budget;  // --max-hours, --max-cost: the run stops there (exit 5)
 };
 
 }  // namespace mlt

@@ -195,8 +195,9 @@ class TrainRun {
 
     // The run's id: new, or the resumed run's.
     const std::string& run_id() const { return run_id_; }
-    // Whether the run took its job lock on a host (a job of it may be there).
-    bool took_lock() const { return lock_ != LockHold::none; }
+    // Whether something of the run may be on a host: it took a job lock there, or moved
+    // after one (a failover lets the lock go).
+    bool took_lock() const { return lock_ != LockHold::none || relocation_.moved(); }
     // Whether the run is over on its host: its results collected and its job lock released
     // (not detached, not left on a lost link).
     bool results_home() const {
@@ -420,6 +421,7 @@ class TrainRun {
     Phase phase_ = Phase::connect;
     std::string run_id_;
     LockHold lock_ = LockHold::none;
+    std::vector<std::string> rented_ids_;  // the rented machines the run was on (history)
     JobWatch watch_;
     int attempt_ = 1;  // the attempt of the run's job: 2 on after restarts of a lost job
     ShutdownProgress shutdown_;
