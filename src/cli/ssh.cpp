@@ -10,6 +10,7 @@
 #include "mlt/commands/model_settings.h"
 #include "mlt/commands/status.h"
 #include "mlt/commands/targets.h"
+#include "mlt/provider/run_rental.h"
 #include "mlt/util/text.h"
 
 namespace mlt::cli {
@@ -155,6 +156,34 @@ void add_optional_model_command(CLI::App& ssh, Action& action,
     });
 }
 
+// `instances` and `release`: the machines mlt rented (docs/providers.md).
+void add_rented_commands(CLI::App& ssh, Action& action) {
+    auto* list = ssh.add_subcommand(
+        "instances",
+        "List every machine mlt rented (provider:) that still exists, with its state, billed "
+        "price and cost so far\n\nExample:\n  mlt ssh instances --json");
+    list->set_help_flag("--help", "Print this help and exit");
+    auto json = std::make_shared<bool>(false);
+    list->add_flag("--json", *json, "Print JSON instead of a table");
+    list->callback([&action, &ssh, json] {
+        reject_train_flags(ssh, "instances");
+        action = [json] { return run_instances(*json); };
+    });
+    auto* release = ssh.add_subcommand(
+        "release",
+        "Destroy machines mlt rented, each confirmed gone with its marketplace (never one mlt did "
+        "not rent)\n\nExamples:\n  mlt ssh release 7835610\n  mlt ssh release --all");
+    release->set_help_flag("--help", "Print this help and exit");
+    auto id = std::make_shared<std::string>();
+    auto all = std::make_shared<bool>(false);
+    release->add_option("ID", *id, "The instance, as mlt ssh instances lists it");
+    release->add_flag("--all", *all, "Every machine mlt rented that still exists");
+    release->callback([&action, &ssh, id, all] {
+        reject_train_flags(ssh, "release");
+        action = [id, all] { return run_release(*id, *all); };
+    });
+}
+
 }  // namespace
 
 std::shared_ptr<const SshCommandLine> add_ssh_command(CLI::App& app, Action& action, int& verbosity,
@@ -213,6 +242,7 @@ std::shared_ptr<const SshCommandLine> add_ssh_command(CLI::App& app, Action& act
         reject_train_flags(*ssh, "forward");
         action = [cli, ports] { return run_forward(*cli, *ports); };
     });
+    add_rented_commands(*ssh, action);
     // Last: every command declared above gets them.
     accept_options_after_command(*ssh, *cli, verbosity);
     return cli;

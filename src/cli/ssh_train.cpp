@@ -110,6 +110,9 @@ void add_train_options(CLI::App& app, TrainOptions& o, SshCommandLine& cli, int&
                  "before the job starts, for a training that resumes from its newest checkpoint");
     app.add_flag("--no-failover", o.no_failover,
                  "Never continue on a fallback_hosts / provision_cmd host when the host is lost");
+    app.add_flag("--rent", o.rent,
+                 "Rent the machine from the settings' provider (vast.ai, RunPod) even when a host "
+                 "is given, and release it when the run is over (docs/providers.md)");
     add_budget_options(app, o);
     app.add_flag("--raw-console", o.raw_console, kRawConsoleHelp);
     app.add_option_function<int>(

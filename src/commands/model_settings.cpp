@@ -2,6 +2,7 @@
 #include "mlt/commands/model_settings.h"
 
 #include "mlt/config/spec_options.h"
+#include "mlt/provider/run_rental.h"
 #include "mlt/util/error.h"
 #include "mlt/util/reporter.h"
 #include "mlt/util/terminal.h"
@@ -95,10 +96,13 @@ ModelSettings resolve_with(const SshCommandLine& cli, const std::string& model, 
 }  // namespace
 
 ModelSettings resolve_model_settings(const SshCommandLine& cli, const std::string& model, bool test,
-                                     bool spec_optional, std::shared_ptr<SpecLoadAhead> ahead) {
+                                     bool spec_optional, std::shared_ptr<SpecLoadAhead> ahead,
+                                     bool may_rent) {
     SpecOptions options;
     options.ahead = std::move(ahead);
-    return resolve_with(cli, model, test, spec_optional, std::move(options));
+    ModelSettings m = resolve_with(cli, model, test, spec_optional, std::move(options));
+    if (!may_rent) locate_rented(m.targets, m.settings.provider, m.model.name, reporter());
+    return m;
 }
 
 std::optional<ModelSettings> resolve_settings_quietly(const SshCommandLine& cli,

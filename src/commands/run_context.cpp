@@ -121,9 +121,11 @@ RunContext context_of(ModelSettings m, const SshCommandLine& cli, bool several) 
 }
 
 RunContext prepare(const SshCommandLine& cli, const std::string& model_arg, bool test,
-                   bool spec_optional, bool several, std::shared_ptr<SpecLoadAhead> ahead) {
-    return context_of(resolve_model_settings(cli, model_arg, test, spec_optional, std::move(ahead)),
-                      cli, several);
+                   bool spec_optional, bool several, std::shared_ptr<SpecLoadAhead> ahead,
+                   bool may_rent) {
+    return context_of(
+        resolve_model_settings(cli, model_arg, test, spec_optional, std::move(ahead), may_rent),
+        cli, several);
 }
 
 // What collection and the run engine need to know of a model's files (no uploads, no job).

@@ -47,7 +47,7 @@ std::string node_log_dir(const std::string& setting, const std::string& model,
 // load started before (start_spec_load_ahead).
 RunContext prepare(const SshCommandLine& cli, const std::string& model_arg, bool test,
                    bool spec_optional, bool several = false,
-                   std::shared_ptr<SpecLoadAhead> ahead = nullptr);
+                   std::shared_ptr<SpecLoadAhead> ahead = nullptr, bool may_rent = false);
 // The same for the settings `m` already read.
 RunContext context_of(ModelSettings m, const SshCommandLine& cli, bool several);
 // The `train MODEL --resume` and `stop MODEL` lines for `cli`'s hosts: MODEL as typed, so a

@@ -6,6 +6,7 @@
 
 #include "mlt/config/host_spec.h"
 #include "mlt/config/ssh_config.h"
+#include "mlt/provider/run_rental.h"
 #include "mlt/util/error.h"
 #include "mlt/util/paths.h"
 #include "mlt/util/text.h"
@@ -109,6 +110,13 @@ HostList collect_hosts(const SshCommandLine& cli, const SshSettings& settings) {
             spec.host = settings.connections[i].hostname;
             add(spec, i);
         }
+    }
+    if (out.hosts.empty() && settings.provider.on()) {
+        // The run rents its machine (docs/providers.md); a job command finds it.
+        out.origin = "rented from " + settings.provider.name;
+        HostSpec rented;
+        rented.host = std::string(kRentedHost);
+        for (int rank = 0; rank < settings.node_count; ++rank) add(rented, 0);
     }
     if (out.hosts.empty())
         throw usage_error("no host given",

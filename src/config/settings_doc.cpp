@@ -206,6 +206,10 @@ std::string settings_reference_markdown() {
             for (const auto& sub : settings_detail::keep_best_fields())
                 add_row(out, "checkpoints.keep_best." + std::string(sub.name), sub);
         }
+        if (field.type == settings_detail::SettingType::provider) {
+            for (const auto& sub : settings_detail::provider_fields())
+                add_row(out, "provider." + std::string(sub.name), sub);
+        }
         if (field.type == settings_detail::SettingType::watch) {
             for (const auto& sub : settings_detail::watch_fields())
                 add_row(out, "watch." + std::string(sub.name), sub);

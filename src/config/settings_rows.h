@@ -80,5 +80,8 @@ void merge_nodes(Value&& value, SshSettings& settings);
 void merge_transfer(Value&& value, SshSettings& settings);
 void merge_watch(Value&& value, SshSettings& settings);
 void merge_checkpoints(Value&& value, SshSettings& settings);
+void merge_provider(Value&& value, SshSettings& settings);
+// The row of `provider` in the table (settings_provider.cpp).
+FieldDecl provider_row();
 
 }  // namespace mlt::settings_detail

@@ -92,6 +92,8 @@ NodesValue ValueReader::read_nodes(const YAML::Node& node, const std::string& ke
                        out.min_rate = std::get<int>(value);
                    else if (name == "stall_seconds")
                        out.stall_seconds = std::get<int>(value);
+                   else if (name == "count")
+                       out.count = std::get<int>(value);
                    else
                        out.master_addr = std::get<std::string>(value);
                });

@@ -128,6 +128,7 @@ std::string type_name(const FieldDecl& field) {
             return "list of mappings";
         case SettingType::checkpoints:
         case SettingType::keep_best:
+        case SettingType::provider:
             return "mapping";
         case SettingType::host_key_checking:
             return "`yes`, `accept-new` or `no`";
@@ -170,6 +171,8 @@ std::string type_description(const FieldDecl& field) {
             return "a mapping (pattern, keep_last, keep_best, settle_seconds, marker)";
         case SettingType::keep_best:
             return "a mapping (metric, mode, n, file)";
+        case SettingType::provider:
+            return "a mapping (name, offer, max_price, image, disk_gb, teardown)";
         case SettingType::host_key_checking:
             return "one of yes, accept-new, no";
         case SettingType::choice:

@@ -31,6 +31,7 @@ enum class SettingType {
     failure_rules,      // a list of {match, then}
     checkpoints,        // a mapping of checkpoints_fields(), with keep_best inside
     keep_best,          // a mapping of keep_best_fields()
+    provider,           // a mapping of provider_fields()
     host_key_checking,  // yes | accept-new | no
     choice,             // one of the words in FieldDecl::choices, kept as a string
     notify_targets,     // a list of mappings of notify_target_fields()
@@ -41,6 +42,7 @@ struct NodesValue {
     std::optional<std::string> master_addr;
     std::optional<int> master_port;
     std::optional<std::vector<std::string>> hosts;
+    std::optional<int> count;
     std::optional<std::string> connections;  // `transfer:` (the same reader)
     std::optional<int> min_rate;             // `transfer:`
     std::optional<int> stall_seconds;        // `transfer:`
@@ -61,10 +63,11 @@ struct WatchValue {
 using EnvironmentList = std::vector<std::pair<std::string, std::string>>;
 
 // One key's value as read from one file, before it is applied to SshSettings.
-using Value = std::variant<std::string, bool, int, double, std::vector<std::string>,
-                           EnvironmentList, std::vector<ConnectionSettings>, NodesValue,
-                           HostKeyChecking, WatchValue, std::vector<StopRule>,
-                           std::vector<NotifyTarget>, std::vector<FailureRule>, CheckpointSettings>;
+using Value =
+    std::variant<std::string, bool, int, double, std::vector<std::string>, EnvironmentList,
+                 std::vector<ConnectionSettings>, NodesValue, HostKeyChecking, WatchValue,
+                 std::vector<StopRule>, std::vector<NotifyTarget>, std::vector<FailureRule>,
+                 CheckpointSettings, ProviderSettings>;
 
 // Applies one file's value on top of the lower layers (the key's merge rule).
 using ApplyFn = void (*)(Value&& value, SshSettings& settings);
@@ -105,6 +108,8 @@ const std::vector<FieldDecl>& failure_rule_fields();
 // The keys of `checkpoints` and of its keep_best.
 const std::vector<FieldDecl>& checkpoints_fields();
 const std::vector<FieldDecl>& keep_best_fields();
+// The keys of `provider`.
+const std::vector<FieldDecl>& provider_fields();
 // The keys of one `notify` target.
 const std::vector<FieldDecl>& notify_target_fields();
 

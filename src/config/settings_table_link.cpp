@@ -68,6 +68,7 @@ std::vector<FieldDecl> link_and_transfer_fields() {
                 "come home (docs/usage.md, \"Checkpoints\"); a model's mapping replaces the "
                 "user's",
                 &merge_checkpoints),
+        provider_row(),
         special("watch", SettingType::watch, "see below",
                 "{every: 15, idle_gpu_minutes: 0, stop_idle: false, silent_minutes: 0, "
                 "stop_silent: false, stop_when: [], on_failure: [], on_failure_defaults: true}",

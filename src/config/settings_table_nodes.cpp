@@ -13,6 +13,7 @@ void merge_nodes(Value&& value, SshSettings& settings) {
     if (nodes.master_addr) settings.master_addr = *nodes.master_addr;
     if (nodes.master_port) settings.master_port = *nodes.master_port;
     if (nodes.hosts) settings.node_hosts = std::move(*nodes.hosts);  // a list replaces
+    if (nodes.count) settings.node_count = *nodes.count;
 }
 
 void merge_transfer(Value&& value, SshSettings& settings) {
@@ -32,6 +33,10 @@ const std::vector<FieldDecl>& nodes_fields() {
              "at its index for user, key and secrets (a single `connection` mapping serves "
              "every node)",
              nullptr),
+        integer("count", "`1`", "2",
+                "the nodes `provider:` rents when no host is given: one machine each "
+                "(docs/providers.md)",
+                1, 64, nullptr),
         text("master_addr", "see the doc", "\"10.0.0.5\"",
              "`MASTER_ADDR` exported to every node: rank 0's address as the others reach it; "
              "empty: 127.0.0.1 when every node is on loopback, else the first address rank 0 "

@@ -48,6 +48,9 @@ Value ValueReader::read(const FieldDecl& field, const YAML::Node& node,
         case SettingType::checkpoints:
             if (!node.IsMap()) yaml_.type_error(node, key, field);
             return read_checkpoints(node, key);
+        case SettingType::provider:
+            if (!node.IsMap()) yaml_.type_error(node, key, field);
+            return read_provider(node, key);
         case SettingType::keep_best:
             yaml_.type_error(node, key, field);  // read inside read_checkpoints
         case SettingType::host_key_checking: {

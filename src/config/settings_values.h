@@ -72,6 +72,7 @@ class ValueReader {
 
     // `checkpoints` (settings_checkpoints.cpp): every value checked here, before anything remote.
     CheckpointSettings read_checkpoints(const YAML::Node& node, const std::string& key) const;
+    ProviderSettings read_provider(const YAML::Node& node, const std::string& key) const;
     void read_keep_best(const YAML::Node& node, const std::string& key,
                         CheckpointSettings& out) const;
 

@@ -120,6 +120,12 @@ std::string make_shutdown_batch(const ShutdownSpec& s) {
         batch.add("echo " + shell_quote("mlt: shutdown: " + cmd))
             .add(cmd)
             .add("mlt_done " + shell_quote(cmd));
+    if (!s.release_provider.empty())
+        batch.set("mlt_provider", s.release_provider)
+            .set("mlt_instance", s.release_id)
+            .add(scripts::job_shutdown_release)
+            .add("mlt_release")
+            .add("mlt_done 'stop the rented machine'");
     return batch.add("mlt_end").text();
 }
 

@@ -56,6 +56,10 @@ int leave_signal() {
     return g_leave.load();
 }
 
+bool interrupts_deferred() {
+    return g_deferred > 0;
+}
+
 void throw_if_interrupted() {
     if (g_stop && g_stop->load()) throw Error(ErrorKind::interrupted, "stopped");
     if (g_deferred > 0) return;

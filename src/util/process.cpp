@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdlib.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -22,11 +23,11 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 // The child's side after fork: only async-signal-safe calls until exec.
-[[noreturn]] void exec_child(char* const* argv, int out, int in, int err_pipe) {
+[[noreturn]] void exec_child(char* const* argv, int out, int err, int in, int err_pipe) {
     ::setpgid(0, 0);
     ::dup2(in, STDIN_FILENO);
     ::dup2(out, STDOUT_FILENO);
-    ::dup2(out, STDERR_FILENO);
+    ::dup2(err >= 0 ? err : out, STDERR_FILENO);
     ::execvp(argv[0], argv);
     int e = errno;
     // The parent reads errno from this close-on-exec pipe: a failed exec, not an
@@ -116,7 +117,9 @@ int exit_fd(pid_t pid) {
 bool watch(pid_t pid, int fd, int exited, Clock::time_point deadline, LineSplitter& lines,
            bool& output_open, const std::atomic<bool>* stop) {
     for (;;) {
-        if (interrupt_pending() || leave_signal() != 0 || (stop && *stop)) return false;
+        // A deferred step's child (a marketplace's create) runs to its end or its timeout.
+        if (!interrupts_deferred() && (interrupt_pending() || leave_signal() != 0)) return false;
+        if (stop && *stop) return false;
         if (child_exited(pid)) return true;
         auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
         if (left.count() <= 0) return false;
@@ -154,6 +157,29 @@ ChildResult run_child_with_input(const std::string& stdin_path,
                                  std::chrono::milliseconds timeout,
                                  const std::function<void(const std::string&)>& on_line,
                                  const std::atomic<bool>* stop) {
+    return run_child_split(stdin_path, argv, timeout, on_line, nullptr, stop);
+}
+
+ChildResult run_child_split(const std::string& stdin_path, const std::vector<std::string>& argv,
+                            std::chrono::milliseconds timeout,
+                            const std::function<void(const std::string&)>& on_line,
+                            const std::function<void(const std::string&)>& on_err,
+                            const std::atomic<bool>* stop) {
+    // stderr apart: an unnamed file, read once the child has ended.
+    Fd err_file;
+    if (on_err) {
+        const char* tmp = ::getenv("TMPDIR");
+        const std::string dir = tmp && *tmp ? tmp : "/tmp";
+        err_file.fd = ::open(dir.c_str(), O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+        if (err_file.fd < 0) {  // a file system without O_TMPFILE (overlayfs before 6.6)
+            std::string name = dir + "/mlt-stderr-XXXXXX";
+            err_file.fd = ::mkostemp(name.data(), O_CLOEXEC);
+            if (err_file.fd >= 0) ::unlink(name.c_str());
+        }
+        if (err_file.fd < 0)
+            throw io_error("cannot create a file for " + argv.at(0) +
+                           "'s stderr: " + std::strerror(errno));
+    }
     std::vector<char*> args;
     for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
     args.push_back(nullptr);
@@ -173,7 +199,7 @@ ChildResult run_child_with_input(const std::string& stdin_path,
     const auto deadline = Clock::now() + timeout;
     pid_t pid = ::fork();
     if (pid < 0) throw io_error("cannot start " + argv.at(0) + ": " + std::strerror(errno));
-    if (pid == 0) exec_child(args.data(), out[1], in.fd, err[1]);
+    if (pid == 0) exec_child(args.data(), out[1], err_file.fd, in.fd, err[1]);
     ::setpgid(pid, pid);  // also here: no race with the kill below
     out_write.reset();
     err_write.reset();
@@ -197,6 +223,18 @@ ChildResult run_child_with_input(const std::string& stdin_path,
     lines.finish();
     result.exit_code = wait_status(pid);
     throw_if_interrupted();
+    if (on_err) {
+        LineSplitter err_lines(on_err);
+        char buf[4096];
+        ssize_t n;
+        size_t total = 0;
+        ::lseek(err_file.fd, 0, SEEK_SET);
+        while (total < (1u << 20) && (n = ::read(err_file.fd, buf, sizeof buf)) > 0) {
+            err_lines.add(buf, static_cast<size_t>(n));
+            total += static_cast<size_t>(n);
+        }
+        err_lines.finish();
+    }
     return result;
 }
 

@@ -408,16 +408,18 @@ std::vector<BadInput> catalogue_flags() {
     c.push_back(BadInput("SshWithoutCommand", {"ssh"}, u, {"mlt ssh needs a COMMAND"}));
     c.push_back(BadInput("UnknownCommand", {"ssh", "rm", "-rf"}, u, {"rm"}));
     // MLTK's other commands: named as unsupported, with the ones mlt ssh has.
-    c.push_back(BadInput("UnsupportedCommandEvaluate", {"ssh", "evaluate", "m"}, u,
-                         {"unsupported command 'evaluate'",
-                          "train, logs, stop, download, tensorboard, status, doctor or forward"}));
+    c.push_back(
+        BadInput("UnsupportedCommandEvaluate", {"ssh", "evaluate", "m"}, u,
+                 {"unsupported command 'evaluate'",
+                  "train, logs, stop, download, tensorboard, status, doctor, forward, instances or "
+                  "release"}));
     // A typo of a command, at each level: -h after it is mlt's help, yet the typo is reported.
     c.push_back(BadInput(
         "MisspeltCommand", {"shh", "-h", "127.0.0.1", "status"}, u,
         {"unknown command 'shh'; did you mean 'ssh'?", "ssh, ssh-keygen, jobs or completion"}));
-    c.push_back(
-        BadInput("MisspeltSshCommand", with_host("127.0.0.1", {"trian", "m"}), u,
-                 {"unknown command 'trian'; did you mean 'train'?", "status, doctor or forward"}));
+    c.push_back(BadInput(
+        "MisspeltSshCommand", with_host("127.0.0.1", {"trian", "m"}), u,
+        {"unknown command 'trian'; did you mean 'train'?", "forward, instances or release"}));
     // CLI11's own messages, said in mlt's words.
     c.push_back(BadInput("KeygenTypeDsa", {"ssh-keygen", "k", "-t", "dsa"}, u,
                          {"'dsa' is not a key type mlt makes: use ed25519 or rsa"}));

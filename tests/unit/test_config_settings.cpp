@@ -522,6 +522,42 @@ TEST_F(SettingsTest, CheckpointsAreReadWholeAndCheckedBeforeAnyRun) {
     EXPECT_TRUE(has_text(what, "ssh.checkpoints must be a mapping")) << what;
 }
 
+// provider: the mapping, every value checked with its place; the model's mapping replaces the
+// user's whole.
+TEST_F(SettingsTest, ProviderIsReadWholeAndCheckedBeforeAnyRun) {
+    EXPECT_FALSE(load("ssh:\n").provider.on());
+    SshSettings s = load(
+        "ssh:\n  provider: {name: runpod, offer: 'NVIDIA GeForce RTX 4090', image: 'i', "
+        "teardown: keep}\n",
+        "ssh:\n  provider:\n    name: vast\n    offer: 'gpu_name=RTX_4090 num_gpus=1'\n"
+        "    max_price: 0.6\n    image: 'pytorch/pytorch'\n    disk_gb: 80\n");
+    EXPECT_EQ(s.provider.name, "vast");
+    EXPECT_EQ(s.provider.offer, "gpu_name=RTX_4090 num_gpus=1");
+    ASSERT_TRUE(s.provider.max_price);
+    EXPECT_DOUBLE_EQ(*s.provider.max_price, 0.6);
+    EXPECT_EQ(s.provider.image, "pytorch/pytorch");
+    EXPECT_EQ(s.provider.disk_gb, 80);
+    EXPECT_EQ(s.provider.teardown, Teardown::destroy);  // the user's mapping is replaced whole
+
+    auto [what, hint] = error_of("ssh:\n  provider: {name: aws, offer: x, image: i}\n");
+    EXPECT_TRUE(has_text(what, "ssh.provider.name")) << what;
+    std::tie(what, hint) = error_of("ssh:\n  provider: {name: vast, image: i}\n");
+    EXPECT_TRUE(has_text(what, "ssh.provider has no offer")) << what;
+    std::tie(what, hint) = error_of("ssh:\n  provider: {name: vast, offer: x}\n");
+    EXPECT_TRUE(has_text(what, "ssh.provider has no image")) << what;
+    std::tie(what, hint) =
+        error_of("ssh:\n  provider: {name: vast, offer: x, image: i, max_price: -1}\n");
+    EXPECT_TRUE(has_text(what, "ssh.provider.max_price")) << what;
+    std::tie(what, hint) =
+        error_of("ssh:\n  provider: {name: vast, offer: x, image: i, teardown: burn}\n");
+    EXPECT_TRUE(has_text(what, "ssh.provider.teardown")) << what;
+    std::tie(what, hint) =
+        error_of("ssh:\n  provider: {name: vast, offer: '--url=https://x', image: i}\n");
+    EXPECT_TRUE(has_text(what, "ssh.provider.offer starts with '-'")) << what;
+    std::tie(what, hint) = error_of("ssh:\n  provider: vast\n");
+    EXPECT_TRUE(has_text(what, "ssh.provider must be a mapping")) << what;
+}
+
 TEST_F(SettingsTest, PricePerHourIsAFiniteNumber) {
     EXPECT_DOUBLE_EQ(load("ssh:\n  price_per_hour: 0.45\n").price_per_hour, 0.45);
     EXPECT_DOUBLE_EQ(load("ssh:\n  price_per_hour: +2e-1\n").price_per_hour, 0.2);

@@ -84,6 +84,8 @@ TEST(DocsOptions, EveryKeyInSettingsExists) {
             known = sd::find_field(sd::watch_fields(), tail) != nullptr;
         else if (known && head == "checkpoints" && tail.rfind("keep_best.", 0) == 0)
             known = sd::find_field(sd::keep_best_fields(), tail.substr(10)) != nullptr;
+        else if (known && head == "provider" && !tail.empty())
+            known = sd::find_field(sd::provider_fields(), tail) != nullptr;
         else if (known && head == "checkpoints" && !tail.empty())
             known = sd::find_field(sd::checkpoints_fields(), tail) != nullptr;
         else if (!tail.empty())

@@ -213,7 +213,7 @@ TEST(JobCommands, TheScriptsARunLeavesAndTheirBatchesPassShellcheck) {
     plain.environment = plain.fixed_environment = {};
     plain.download_regexes = plain.download_pairs = {};
     const mlt::ShutdownSpec shutdown{
-        kModel, kRun, {{"TOKEN", "$(cat ~/.token)"}}, true, {"echo bye", "poweroff"}};
+        kModel, kRun, {{"TOKEN", "$(cat ~/.token)"}}, true, {"echo bye", "poweroff"}, "vast", "42"};
     expect_clean({{"the-wrapper", mlt::make_wrapper_script(full)},
                   {"the-plain-wrapper", mlt::make_wrapper_script(plain)},
                   {"the-shutdown-script", mlt::make_shutdown_script(shutdown)}},

@@ -480,7 +480,9 @@ TEST_P(JobProtocol, ShutdownRunsOncePerRunAndRecordsTheLastFailure) {
                                    "run-1",
                                    {{"WHO", "$USER"}},
                                    false,
-                                   {"echo shut >> shut.txt", "false", "echo after >> shut.txt"}});
+                                   {"echo shut >> shut.txt", "false", "echo after >> shut.txt"},
+                                   {},
+                                   {}});
     EXPECT_TRUE(job(r).start_shutdown("run-1", script));
     EXPECT_FALSE(job(r).start_shutdown("run-1", script));  // a retry: not again
     std::string out;

@@ -112,8 +112,8 @@ TEST_P(JobRoundTrips, ShutdownStartRecordsCollectedAndItsFollowReportsTheStatus)
     start(r, "true");
     std::string log;
     follow_job(r, log);
-    const std::string script =
-        mlt::make_shutdown_script({"m", "run-1", {}, false, {"echo shut >> shut.txt", "exit 4"}});
+    const std::string script = mlt::make_shutdown_script(
+        {"m", "run-1", {}, false, {"echo shut >> shut.txt", "exit 4"}, {}, {}});
     const int before = r.commands_run;
     EXPECT_TRUE(job(r).start_shutdown("run-1", script, true));
     EXPECT_EQ(r.commands_run - before, 1);
@@ -140,7 +140,7 @@ TEST_P(JobRoundTrips, ShutdownStartWithAnotherRunsLockStartsNothing) {
     follow_job(r, log);
     std::filesystem::remove(dir_ + "/.mlt/m/lock");  // released by a stop meanwhile
     const std::string script =
-        mlt::make_shutdown_script({"m", "run-1", {}, false, {"echo shut >> shut.txt"}});
+        mlt::make_shutdown_script({"m", "run-1", {}, false, {"echo shut >> shut.txt"}, {}, {}});
     EXPECT_THROW(job(r).start_shutdown("run-1", script, true), mlt::Error);
     EXPECT_FALSE(exists(".mlt/m/shutdown.started"));
     EXPECT_FALSE(exists(".mlt/m/lock"));

@@ -46,9 +46,15 @@ class OneStandby : public mlt::Failover {
         if (!available) return std::nullopt;
         available = false;
         c_.point_at(link_);
-        return mlt::NextHost{
-            b_.name(), "/remote-b", 0.5, "mlt ssh -h b train m --resume", "mlt ssh -h b stop m",
-            &b_,       {},          {}};
+        return mlt::NextHost{b_.name(),
+                             "/remote-b",
+                             0.5,
+                             "mlt ssh -h b train m --resume",
+                             "mlt ssh -h b stop m",
+                             &b_,
+                             {},
+                             {},
+                             {}};
     }
     int asked = 0;
     bool available = true;

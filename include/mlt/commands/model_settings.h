@@ -42,10 +42,13 @@ struct ModelSettings {
 // is enough (one note on stderr says that the user settings and the command line are used).
 // Prints settings warnings once; wipes the settings' secrets (the targets keep theirs).
 // Throws mlt::Error (exit 2) as resolve_model, load_settings and resolve_targets do.
-// `ahead`: the spec's load through MLTK started by start_spec_load_ahead, taken here.
+// `ahead`: the spec's load through MLTK started by start_spec_load_ahead, taken here. A target
+// the settings' provider rents (no host given) is pointed at the model's rented machine
+// (locate_rented), unless `may_rent` (a new run rents it later).
 ModelSettings resolve_model_settings(const SshCommandLine& cli, const std::string& model, bool test,
                                      bool spec_optional,
-                                     std::shared_ptr<SpecLoadAhead> ahead = nullptr);
+                                     std::shared_ptr<SpecLoadAhead> ahead = nullptr,
+                                     bool may_rent = false);
 
 // What `train` connects with before python3 has loaded the spec: resolve_model_settings
 // without running Python (the spec's literals). The spec adds only SshMixin values, none of

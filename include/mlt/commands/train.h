@@ -26,6 +26,7 @@ struct TrainOptions {
     std::optional<int> max_restarts;       // --max-restarts; overrides the setting
     bool restore = false;                  // --restore
     bool no_failover = false;              // --no-failover
+    bool rent = false;                     // --rent: a provider's machine, whatever host is given
     std::optional<double> price;           // --price USD per hour; overrides price_per_hour
     double max_hours = 0;                  // --max-hours; 0: no limit
     double max_cost = 0;                   // --max-cost USD; 0: no limit

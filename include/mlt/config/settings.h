@@ -7,6 +7,8 @@
 #include <utility>
 #include <vector>
 
+#include "mlt/provider/provider.h"
+
 namespace mlt {
 
 // OpenSSH StrictHostKeyChecking: yes refuses unknown hosts, accept-new records them,
@@ -122,6 +124,7 @@ struct SshSettings {
     int sync_every = 0;  // seconds between pulls while training; 0: only at the end
     HostKeyChecking host_key_checking = HostKeyChecking::accept_new;
     std::vector<std::string> node_hosts;  // nodes.hosts: rank 0 first
+    int node_count = 1;                   // nodes.count: the machines a provider rents
     int transfer_connections = 0;         // transfer.connections; 0: auto
     int transfer_min_rate = 65536;        // transfer.min_rate: bytes per second; 0: no floor
     int transfer_stall_seconds = 30;      // transfer.stall_seconds: the floor's window
@@ -146,6 +149,7 @@ struct SshSettings {
     std::vector<FailureRule> on_failure;
     bool on_failure_defaults = true;  // watch.on_failure_defaults: default_failure_rules() last
     CheckpointSettings checkpoints;   // a higher layer's mapping replaces a lower one's
+    ProviderSettings provider;        // a higher layer's mapping replaces a lower one's
     // Webhooks told of the run's events; a higher layer's list replaces a lower one's.
     std::vector<NotifyTarget> notify;
     // A local command fed each event's JSON on stdin; empty: none.

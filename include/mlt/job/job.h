@@ -103,6 +103,10 @@ struct ShutdownSpec {
     std::vector<std::pair<std::string, std::string>> environment;
     bool create_venv = false;  // activate <remote_dir>/.venv when it exists
     std::vector<std::string> commands;
+    // "vast" or "runpod": after the commands the rented machine stops itself
+    // (shutdown_release.sh; the guard's unattended shutdown only). Empty: none.
+    std::string release_provider;
+    std::string release_id;  // the instance it must be: another is never stopped
 };
 
 // The POSIX sh script of a run's shutdown_cmds: one batch in `bash --login` in the remote

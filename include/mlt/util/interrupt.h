@@ -46,6 +46,9 @@ class StopScope {
 // that works for this one and must stop with it.
 const std::atomic<bool>* current_stop();
 
+// Whether an InterruptDeferral lives in this thread (a child it runs is not cut either).
+bool interrupts_deferred();
+
 // While one lives, throw_if_interrupted() does nothing in its thread: for a short, bounded
 // remote step that must not be cut in the middle (starting the job). Signals stay pending
 // for afterwards.

@@ -36,4 +36,13 @@ ChildResult run_child_with_input(const std::string& stdin_path,
                                  const std::function<void(const std::string&)>& on_line,
                                  const std::atomic<bool>* stop = nullptr);
 
+// As run_child_with_input, with the child's stderr apart: its lines go to `on_err` once the
+// child has ended (at most 1 MiB of them), those of stdout to `on_line` as they come (a CLI's
+// JSON on stdout, its warnings on stderr).
+ChildResult run_child_split(const std::string& stdin_path, const std::vector<std::string>& argv,
+                            std::chrono::milliseconds timeout,
+                            const std::function<void(const std::string&)>& on_line,
+                            const std::function<void(const std::string&)>& on_err,
+                            const std::atomic<bool>* stop = nullptr);
+
 }  // namespace mlt

@@ -88,8 +88,9 @@ void TrainRun::summarize(const Error* error) {
     // No machine is left to bill once shutdown_cmds that power it off ran (phase done), and
     // none was ever reached by a run that never connected.
     const bool powered_off = phase_ == Phase::done && powers_host_off(plan_.shutdown_cmds);
-    std::string billing =
-        phase_ == Phase::connect || powered_off || bad_input ? std::string() : host();
+    std::string billing = phase_ == Phase::connect || powered_off || bad_input || plan_.rented
+                              ? std::string()
+                              : host();
     if (lock_ == LockHold::none) {
         // Nothing of this run on the remote (a conflict, a refused --resume): the reminder alone.
         if (!billing.empty()) reporter_.notice(billing_reminder(billing, false));

@@ -299,10 +299,13 @@ std::string format_history(const std::vector<nlohmann::json>& runs, size_t limit
         // A run whose shutdown_cmds the guard on the host ran (no mlt collected it in time).
         const bool by_guard = field(r, "shutdown") == "unattended";
         unattended = unattended || by_guard;
-        std::snprintf(line, sizeof line, format, shown("id").c_str(), shown("model").c_str(),
-                      shown("start").c_str(), (shown("status") + (by_guard ? "*" : "")).c_str(),
-                      shown("exit_status").c_str(), shown("attempt").c_str(), cost_field(r).c_str(),
-                      shown("hosts").c_str());
+        std::snprintf(
+            line, sizeof line, format, shown("id").c_str(), shown("model").c_str(),
+            shown("start").c_str(), (shown("status") + (by_guard ? "*" : "")).c_str(),
+            shown("exit_status").c_str(), shown("attempt").c_str(), cost_field(r).c_str(),
+            (shown("hosts") +
+             (r.contains("instances") ? " (rented: " + shown("instances") + ")" : std::string()))
+                .c_str());
         out << line;
     }
     if (unattended)

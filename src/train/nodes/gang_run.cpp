@@ -483,8 +483,9 @@ int run_train_nodes(NodesSpec spec) {
     const std::string log_dir = spec.nodes.front().plan.local_logs;
     LocalModelLock local_lock(spec.nodes.front().plan.local_state_dir, model);
     GangState g;
-    g.standby_hosts = spec.standby && (!spec.standby->fallback_hosts.empty() ||
-                                       !trim(spec.standby->provision_cmd).empty());
+    g.standby_hosts =
+        spec.standby && (!spec.standby->fallback_hosts.empty() ||
+                         !trim(spec.standby->provision_cmd).empty() || spec.standby->rent);
     if (spec.standby) g.standby = std::make_unique<Standby>(*spec.standby);
     g.unplaced = std::move(spec);
     g.user_master_addr = g.unplaced.master_addr;
@@ -495,7 +496,8 @@ int run_train_nodes(NodesSpec spec) {
         pass = take_up(g);
         spdlog::debug("the gang's pass ended: {}", causes_text(pass.causes));
     } else {
-        g.run_id = new_run_id();  // one run on every node
+        // One run on every node.
+        g.run_id = g.unplaced.run_id.empty() ? new_run_id() : g.unplaced.run_id;
         g.begin_attempt(1);
         pass = run_gang_pass(g.spec, g.links, g.run_id, {}, {}, {}, g.rule());
     }

@@ -83,6 +83,7 @@ std::optional<NextHost> HostPool::next(Reporter& reporter) {
                                       [&](const auto& e) { return e.first == next->name; });
         if (bad == spec_.excluded.end()) return next;
         if (before) connection_.point_at(*before);  // the run's host stays the one it was
+        if (!host->rented_id.empty() && spec_.give_back) spec_.give_back(*host);
         reporter.alert("standby host " + host->text + " is not taken: " + bad->second +
                        (provisions_ > 0 && next_fallback_ >= spec_.fallback_hosts.size()
                             ? " (provision_cmd gave it: it may still bill; release it)"
@@ -103,6 +104,10 @@ std::optional<NextHost> HostPool::at(const StandbyHost& host, Reporter& reporter
     t.connect.port = host.spec.port;
     t.connect.proxy_keyword.clear();  // the first host's ProxyCommand is not this one's
     t.connect.proxy_value.clear();
+    if (!host.known_hosts.empty()) {
+        t.connect.known_hosts_path = host.known_hosts;
+        t.connect.host_key_checking = HostKeyChecking::accept_new;
+    }
     t.remote_dir = host.spec.remote_dir.empty() ? spec_.remote_dir : host.spec.remote_dir;
     auto connection = std::make_unique<SessionConnection>(t.connect);
     try {
@@ -110,6 +115,7 @@ std::optional<NextHost> HostPool::at(const StandbyHost& host, Reporter& reporter
     } catch (const Error& e) {
         if (is_signal(e.kind())) throw;
         reporter.alert("standby host " + host.text + " cannot be used: " + e.what());
+        if (!host.rented_id.empty() && spec_.give_back) spec_.give_back(host);
         return std::nullopt;
     }
     auto job = std::make_unique<ShellJob>(*connection, t.remote_dir, spec_.model, spec_.compression,
@@ -121,7 +127,9 @@ std::optional<NextHost> HostPool::at(const StandbyHost& host, Reporter& reporter
     next.price_per_hour = host.price_per_hour;
     next.target = t;
     next.master_addr = host.master_addr;
-    std::tie(next.resume_line, next.stop_line) = spec_.lines(host.text);
+    next.rented_id = host.rented_id;
+    std::tie(next.resume_line, next.stop_line) =
+        spec_.lines(host.known_hosts.empty() ? host.text : std::string());
     next.job = job.get();
     connections_.push_back(std::move(connection));
     jobs_.push_back(std::move(job));
@@ -130,23 +138,39 @@ std::optional<NextHost> HostPool::at(const StandbyHost& host, Reporter& reporter
 
 bool HostPool::has_more() const {
     return next_fallback_ < spec_.fallback_hosts.size() ||
-           (!trim(spec_.provision_cmd).empty() && provisions_ < kMaxProvisions);
+           (!trim(spec_.provision_cmd).empty() && provisions_ < kMaxProvisions) ||
+           (spec_.rent && rentals_ < kMaxProvisions);
 }
 
 std::optional<StandbyHost> HostPool::candidate(Reporter& reporter) {
     if (next_fallback_ < spec_.fallback_hosts.size()) return spec_.fallback_hosts[next_fallback_++];
-    if (spec_.provision_cmd.empty()) return std::nullopt;
-    if (provisions_ >= kMaxProvisions) {
-        reporter.alert("provision_cmd already ran " + std::to_string(kMaxProvisions) +
-                       " times in this run; not asking for another host");
+    if (!spec_.provision_cmd.empty() && provisions_ < kMaxProvisions) {
+        ++provisions_;
+        try {
+            return provision(reporter);
+        } catch (const Error& e) {
+            if (is_signal(e.kind())) throw;
+            reporter.alert(std::string(e.what()));
+            if (!spec_.rent) return std::nullopt;
+        }
+    }
+    if (!spec_.rent) {
+        if (!spec_.provision_cmd.empty())
+            reporter.alert("provision_cmd already ran " + std::to_string(kMaxProvisions) +
+                           " times in this run; not asking for another host");
         return std::nullopt;
     }
-    ++provisions_;
+    if (rentals_ >= kMaxProvisions) {
+        reporter.alert("this run rented " + std::to_string(kMaxProvisions) +
+                       " machines for a failover already; not renting another");
+        return std::nullopt;
+    }
+    ++rentals_;
     try {
-        return provision(reporter);
+        return spec_.rent(reporter);
     } catch (const Error& e) {
         if (is_signal(e.kind())) throw;
-        reporter.alert(std::string(e.what()));
+        reporter.alert("no machine rented to continue on: " + std::string(e.what()));
         return std::nullopt;
     }
 }

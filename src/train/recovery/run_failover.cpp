@@ -140,6 +140,10 @@ void point_plan_at(TrainPlan& plan, const NextHost& next) {
     plan.stop_line = next.stop_line;
     // A standby host may name its own price; else the run's goes on.
     if (next.price_per_hour) plan.price_per_hour = *next.price_per_hour;
+    // A host that was not rented is the user's: its billing is theirs to mind, and its guard
+    // never stops it.
+    plan.rented_id = next.rented_id;
+    plan.rented = !next.rented_id.empty();
 }
 
 void TrainRun::point_plan_at(const NextHost& next) {
@@ -255,7 +259,8 @@ std::string TrainRun::restore_line() const {
 }
 
 void TrainRun::open_run() {
-    if (run_id_.empty()) run_id_ = new_run_id();  // a retry after a lost link keeps it
+    // A retry after a lost link keeps it.
+    if (run_id_.empty()) run_id_ = plan_.run_id.empty() ? new_run_id() : plan_.run_id;
     // Before anything of this run comes home: a move or a gang's restart pushes only this run's.
     if (attempt_ == 1 && !relocation_.moved() && gang_.role == GangSeat::Role::first_attempt)
         record_log_dir_at_start(plan_.local_state_dir, run_id_, plan_.local_logs, plan_.restore);

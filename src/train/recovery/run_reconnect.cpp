@@ -70,6 +70,20 @@ void TrainRun::reconnect(const Error& cause) {
             last = e.what();
             spdlog::debug("reconnect attempt {} failed: {}", attempt, last);
         }
+        // A rented machine its marketplace reports gone will not come back: no wait for it.
+        if (const auto gone = relocation_.failover && !shutting_down
+                                  ? relocation_.failover->ended(host())
+                                  : std::nullopt) {
+            reporter_.alert("the link to " + host() + " will not come back: " + *gone);
+            if (fail_over(" and " + *gone)) return;
+            record("link lost", outcome_.job.exit_status);
+            notify(NotifyEventKind::host_lost, *gone);
+            throw Fatal{Error(ErrorKind::disconnected,
+                              "link to " + host() + " lost while " + during + ", and " + *gone,
+                              "the job and its results there are gone; continue from the "
+                              "checkpoints that came home in " +
+                                  plan_.local_logs + " with: " + restore_line())};
+        }
         throw_if_interrupted();
         // An attempt can outlast the period (a connect timeout): never a negative wait.
         const double left = limit - (clock_.now() - began);

@@ -2,6 +2,7 @@
 // records in the local history.
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <ctime>
 
 #include "mlt/train/local/history.h"
@@ -88,6 +89,10 @@ void TrainRun::record(const std::string& status, std::optional<int> exit_status)
     if (outcome_.shutdown_by == RunOutcome::ShutdownBy::host_guard) r["shutdown"] = "unattended";
     if (!relocation_.excluded.empty()) r["excluded_hosts"] = excluded_json(relocation_.excluded);
     if (!outcome_.failure_rule.empty()) r["on_failure"] = outcome_.failure_rule;
+    if (!plan_.rented_id.empty() &&
+        std::find(rented_ids_.begin(), rented_ids_.end(), plan_.rented_id) == rented_ids_.end())
+        rented_ids_.push_back(plan_.rented_id);
+    if (!rented_ids_.empty()) r["instances"] = rented_ids_;
     append_history(r, reporter_);
 }
 

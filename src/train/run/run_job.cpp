@@ -231,9 +231,10 @@ Phase TrainRun::shutdown() {
     return Phase::release;
 }
 
-std::string TrainRun::shutdown_script() const {
+std::string TrainRun::shutdown_script(bool unattended) const {
     return make_shutdown_script(
-        {plan_.model, run_id_, plan_.environment, plan_.create_venv, plan_.shutdown_cmds});
+        {plan_.model, run_id_, plan_.environment, plan_.create_venv, plan_.shutdown_cmds,
+         unattended ? plan_.unattended_release : std::string(), plan_.rented_id});
 }
 
 Phase TrainRun::release() {

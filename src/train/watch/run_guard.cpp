@@ -51,11 +51,12 @@ void TrainRun::hand_to_guard(NewRun& run) const {
     run.checkpoints_text = plan_.checkpoints.on() ? checkpoints_file_text(plan_.checkpoints) : "";
     run.notify = lead && plan_.notify_from == NotifyFrom::host && !plan_.notify.empty();
     run.stop_silent = plan_.stop_silent;
-    const bool unattended =
-        single && plan_.unattended_shutdown_minutes > 0 && !plan_.shutdown_cmds.empty();
+    const bool unattended = single && plan_.unattended_shutdown_minutes > 0 &&
+                            (!plan_.shutdown_cmds.empty() ||
+                             (!plan_.unattended_release.empty() && !plan_.rented_id.empty()));
     run.unattended_seconds =
         unattended ? static_cast<long>(std::ceil(plan_.unattended_shutdown_minutes * 60)) : 0;
-    run.shutdown_script = unattended ? shutdown_script() : std::string();
+    run.shutdown_script = unattended ? shutdown_script(true) : std::string();
     // The idle rule is each node's own (a gang's others stop as their rank does).
     run.sample_every = plan_.watch_every_s;
     run.idle_seconds = static_cast<long>(std::ceil(plan_.idle_gpu_minutes * 60));

@@ -58,6 +58,9 @@ struct NodesSpec {
     // The `train --resume` and `stop` lines with `hosts` as the -h list (a node moved); none:
     // the nodes' own lines stay.
     std::function<std::pair<std::string, std::string>(const std::vector<std::string>& hosts)> lines;
+    // A new run's id, chosen before (its rented machines are labelled with it); empty: the
+    // gang picks one.
+    std::string run_id;
 };
 
 // Checks the nodes before any remote action (two the same host and remote dir: exit 2),

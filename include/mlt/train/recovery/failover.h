@@ -25,6 +25,10 @@ struct StandbyHost {
     HostSpec spec;
     std::optional<double> price_per_hour;
     std::string master_addr;  // empty: none given
+    // A machine the settings' provider rented: its host key is learned into this file of its
+    // own (empty: the run's known_hosts), and its resume line names no host.
+    std::string known_hosts;
+    std::string rented_id;  // the instance, when rented
 };
 
 // Parses one standby host; `where` names its origin for the error ("fallback_hosts entry 2",
@@ -44,6 +48,7 @@ struct NextHost {
     RemoteJob* job = nullptr;
     Target target;            // how it was reached
     std::string master_addr;  // its own address for MASTER_ADDR, when its spec gave one
+    std::string rented_id;    // the instance the settings' provider rented; empty: none
 };
 
 // Where a run goes when its host is lost for good (it did not come back within
@@ -67,6 +72,13 @@ class Failover {
     // The run does not take `host` (user@host:port) again: next() skips it (watch.on_failure
     // exclude_host).
     virtual void exclude(const std::string& host) { (void)host; }
+    // Why the machine at `host` (user@host:port) is known to be gone for good (its
+    // marketplace says it exited, went offline or is destroyed): the wait for its link ends
+    // at once. nullopt: not known (the default).
+    virtual std::optional<std::string> ended(const std::string& host) {
+        (void)host;
+        return std::nullopt;
+    }
 };
 
 // `plan` moved to `next`: its remote dir (and the upload bases under it), its resume and stop
@@ -104,8 +116,15 @@ struct HostPoolSpec {
     // Hosts (user@host:port) not to take, each with why: marked bad by an earlier run
     // (excluded_hosts in the history).
     std::vector<std::pair<std::string, std::string>> excluded;
-    // The resume and stop lines for a host spec (as -h takes it).
+    // The resume and stop lines for a host spec (as -h takes it; empty: a rented machine's,
+    // which name none).
     std::function<std::pair<std::string, std::string>(const std::string& host)> lines;
+    // The settings' provider, when the run rents: a machine for the run, rented when the
+    // other standby hosts are used up (at most kMaxProvisions), and its word on a lost one.
+    std::function<StandbyHost(Reporter&)> rent;
+    std::function<std::optional<std::string>(const std::string& host)> ended;
+    // Gives back a rented machine the run cannot use (its connect failed, it is excluded).
+    std::function<void(const StandbyHost&)> give_back;
 };
 
 // The Failover of the train command: the fallback hosts in order, then hosts that
@@ -125,6 +144,9 @@ class HostPool : public Failover {
     // Whether a standby host is left to try (a fallback host, or a provision_cmd run).
     bool has_more() const override;
     void exclude(const std::string& host) override;
+    std::optional<std::string> ended(const std::string& host) override {
+        return spec_.ended ? spec_.ended(host) : std::nullopt;
+    }
 
   private:
     // The next standby host to try, from the list or from provision_cmd; nullopt: none.
@@ -135,6 +157,7 @@ class HostPool : public Failover {
     ForwardingConnection& connection_;
     size_t next_fallback_ = 0;
     int provisions_ = 0;
+    int rentals_ = 0;
     std::vector<std::unique_ptr<Connection>> connections_;
     std::vector<std::unique_ptr<RemoteJob>> jobs_;
 };

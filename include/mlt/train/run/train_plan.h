@@ -15,7 +15,10 @@ namespace mlt {
 // Everything a run needs, worked out locally before any remote action: names, where files
 // go on both sides, what to upload, the job's wrapper, and what to tell the user.
 struct TrainPlan {
-    std::string model;       // model name (my_model, my_model-test)
+    std::string model;  // model name (my_model, my_model-test)
+    // A new run's id, chosen before it starts (its rented machine is labelled with it);
+    // empty: the run picks one.
+    std::string run_id;
     std::string remote_dir;  // remote working directory (may start with ~)
     // Placeholders filled; relative to remote_dir unless absolute/~. Empty: the one the job
     // recorded (it asked the remote MLTK).
@@ -68,7 +71,16 @@ struct TrainPlan {
     std::string resume_line;    // `mlt ssh ... train MODEL --resume`, shell-quoted
     std::string stop_line;      // `mlt ssh ... stop MODEL`
     double price_per_hour = 0;  // USD per hour of the host (0: not known)
-    Budget budget;              // --max-hours, --max-cost: the run stops there (exit 5)
+    // Its machines are rented from the settings' provider: their release says what became of
+    // each, in place of the billing reminder.
+    bool rented = false;
+    // "vast" or "runpod": the guard's unattended shutdown also stops the rented machine the
+    // run is on (rented_id; provider.teardown is not keep). Empty: it does not.
+    std::string unattended_release;
+    // The rented machine's instance the run is on (its guard stops only that one); empty: the
+    // host is not one the provider rented (a failover to the user's host).
+    std::string rented_id;
+    Budget budget;  // --max-hours, --max-cost: the run stops there (exit 5)
 };
 
 }  // namespace mlt

@@ -195,6 +195,14 @@ class TrainRun {
 
     // The run's id: new, or the resumed run's.
     const std::string& run_id() const { return run_id_; }
+    // Whether something of the run may be on a host: it took a job lock there, or moved
+    // after one (a failover lets the lock go).
+    bool took_lock() const { return lock_ != LockHold::none || relocation_.moved(); }
+    // Whether the run is over on its host: its results collected and its job lock released
+    // (not detached, not left on a lost link).
+    bool results_home() const {
+        return lock_ == LockHold::released && outcome_.ending != Ending::detached;
+    }
     // The phase reached (Phase::done after a complete run).
     Phase phase() const { return phase_; }
     // How often the link was opened again.
@@ -270,7 +278,8 @@ class TrainRun {
     bool limit_blocks_start();
     // The run's shutdown wrapper (make_shutdown_script): what start_shutdown sends, and what
     // the lock hands the guard for an unattended shutdown.
-    std::string shutdown_script() const;
+    // `unattended`: the guard's, which also stops a rented machine (unattended_release).
+    std::string shutdown_script(bool unattended = false) const;
     // The host's guard (run_guard.cpp). What it enforces for the attempt a lock opens here: what is
     // left of the budget (NewRun::budget_seconds, NewRun::limit), the silence rule
     // (silent_seconds, stop_silent) and the idle-GPU rule; a gang's nodes only the idle rule
@@ -412,6 +421,7 @@ class TrainRun {
     Phase phase_ = Phase::connect;
     std::string run_id_;
     LockHold lock_ = LockHold::none;
+    std::vector<std::string> rented_ids_;  // the rented machines the run was on (history)
     JobWatch watch_;
     int attempt_ = 1;  // the attempt of the run's job: 2 on after restarts of a lost job
     ShutdownProgress shutdown_;
