@@ -125,8 +125,7 @@ int run_release(const std::string& id, bool all) {
     if (all == !id.empty())
         throw usage_error(
             all ? "release: give an instance ID or --all, not both" : "release: no instance given",
-            "mlt ssh release ID, or mlt ssh release --all (mlt ssh instances "
-            "lists them)");
+            "mlt ssh release ID, or mlt ssh release --all; mlt ssh instances lists them");
     std::vector<RentedInstance> chosen;
     for (auto& inst : read_rented_instances(rented_instances_path(), false))
         if (all || inst.id == id) chosen.push_back(std::move(inst));
