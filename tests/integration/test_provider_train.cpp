@@ -171,6 +171,31 @@ TEST_F(ProviderTrainTest, OneCommandRentsTrainsBringsResultsHomeAndDestroysTheMa
                           "[127.0.0.1]:" + std::to_string(relay_->port())));
 }
 
+TEST_F(ProviderTrainTest, OnRunPodTooOneCommandRentsTrainsAndRemovesThePod) {
+    write_file(market_->state() + "/gpus.json",
+               "[{\"id\": \"NVIDIA GeForce RTX 4090\", \"price\": 0.69, \"_billed\": 0.72, "
+               "\"_machine\": " +
+                   StandinMarket::machine_json(*a_) + "}]\n");
+    env().write_settings("ssh:\n  remote_dir: \"" + remote() +
+                         "\"\n  remote_log_dir: \"logs/{model}\"\n  compression: none\n"
+                         "  connection:\n    username: " +
+                         sshd().user() + "\n    key_filename: \"" + sshd().client_key_path() +
+                         "\"\n  provider: {name: runpod, offer: 'NVIDIA GeForce RTX 4090', "
+                         "max_price: 0.8, image: 'runpod/pytorch:2.1', disk_gb: 30}\n");
+    const ProcessResult r = mlt({"ssh", "train", "m"});
+    ASSERT_EQ(r.exit_code, 0) << describe(r);
+    EXPECT_TRUE(has_text(r.out, "rented instance ")) << describe(r);
+    EXPECT_TRUE(has_text(r.out, " of RunPod at $0.720/h")) << describe(r);
+    expect_all_checkpoints_home();
+    const auto ids = created();
+    ASSERT_EQ(ids.size(), 1u) << record();
+    EXPECT_TRUE(has_text(r.out, "instance " + ids[0] + " of RunPod destroyed after "))
+        << describe(r);
+    EXPECT_TRUE(has_text(calls(), "remove\tpod\t" + ids[0])) << calls();
+    EXPECT_FALSE(path_exists(a_->pid_file())) << "the pod's sshd still runs";
+    EXPECT_FALSE(path_exists(env().home() + "/.mltk/ssh/known_hosts.d/runpod-" + ids[0]));
+}
+
 TEST_F(ProviderTrainTest, NoOfferUnderTheCapIsExit2BeforeAnythingIsRented) {
     offers();
     write_settings("0.2");
