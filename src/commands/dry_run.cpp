@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <sstream>
 
+#include "mlt/provider/run_rental.h"
 #include "mlt/util/shell.h"
 #include "mlt/util/text.h"
 
@@ -50,7 +51,9 @@ std::string on_off(bool on) {
 void host_section(std::ostringstream& out, const DryRunNode& n, const std::string& suffix) {
     Section s(out, "Host" + suffix);
     const Destination& d = n.destination;
-    s.line(n.target.connect.host + " (" + n.target.connect.host_origin + ") -> " + d.display);
+    const ConnectSpec& c = n.target.connect;
+    s.line((is_rented(c) ? c.host_origin : c.host + " (" + c.host_origin + ")") + " -> " +
+           d.display);
     s.line("key: " + (d.identity.empty()
                           ? std::string("the default keys (~/.ssh/id_*) and ssh-agent")
                           : d.identity + (d.encrypted ? " (encrypted: its passphrase is asked "
