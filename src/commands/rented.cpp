@@ -10,6 +10,7 @@
 #include "mlt/train/local/local_state.h"
 #include "mlt/util/error.h"
 #include "mlt/util/reporter.h"
+#include "mlt/util/text.h"
 
 namespace mlt {
 
@@ -38,12 +39,6 @@ class Marketplaces {
     std::map<std::string, std::unique_ptr<Provider>> made_;
 };
 
-void record_gone(RentedInstance inst) {
-    inst.state = "destroyed";
-    inst.at = static_cast<double>(std::time(nullptr));
-    record_rented_instance(rented_instances_path(), inst);
-}
-
 // Every recorded instance not destroyed, each asked of its marketplace (one CLI per
 // marketplace); those it no longer has are recorded destroyed and left out.
 std::vector<Seen> look_at_all() {
@@ -54,7 +49,7 @@ std::vector<Seen> look_at_all() {
         try {
             s.now = markets.of(inst.provider).instance(inst.id);
             if (!s.now) {
-                record_gone(inst);
+                record_rented_state(inst, "destroyed");
                 continue;
             }
         } catch (const Error& e) {
@@ -64,12 +59,6 @@ std::vector<Seen> look_at_all() {
         seen.push_back(std::move(s));
     }
     return seen;
-}
-
-std::string money(double usd) {
-    char buf[32];
-    std::snprintf(buf, sizeof buf, "$%.2f", usd);
-    return buf;
 }
 
 // The cost so far at the billed price (running time; a stopped instance's storage is not in
@@ -114,8 +103,8 @@ int run_instances(bool json) {
         std::printf("%-8s %-12s %-20s %-18s %-10s %-10s %s\n", s.record.provider.c_str(),
                     s.record.id.c_str(), s.record.model.c_str(), s.record.run_id.c_str(),
                     s.now ? s.now->status.c_str() : "unknown",
-                    price ? (money(*price) + "/h").c_str() : "-",
-                    cost ? money(*cost).c_str() : "-");
+                    price ? (format_usd(*price) + "/h").c_str() : "-",
+                    cost ? format_usd(*cost).c_str() : "-");
         if (!s.error.empty()) reporter().warning(s.record.provider + ": " + s.error);
     }
     return exit_code::kOk;
@@ -159,13 +148,7 @@ int run_release(const std::string& id, bool all) {
                     continue;
                 }
             }
-            Provider& p = markets.of(inst.provider);
-            if (!p.instance(inst.id)) {
-                record_gone(inst);
-                reporter().notice(rented_instance_name(inst) + " was gone already (recorded so)");
-                continue;
-            }
-            destroy_confirmed(p, inst, reporter());
+            destroy_confirmed(markets.of(inst.provider), inst, reporter());  // a gone one: said
         } catch (const Error& e) {
             if (is_signal(e.kind())) throw;
             ++failed;

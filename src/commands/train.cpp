@@ -137,6 +137,14 @@ std::unique_ptr<HostPool> host_pool_for(const RunContext& c, const SshCommandLin
 
 namespace {
 
+// A rented target's destination with no host yet: its key file read and checked as the
+// run's connection checks it (no prompt, no network). Throws as resolve_destination does.
+Destination key_checked(const ConnectSpec& rented) {
+    ConnectSpec probe = rented;
+    probe.host = "localhost";
+    return resolve_destination(probe);
+}
+
 // Releases a run's rented machines however the command ends: an error before the run held a
 // job (the machine just rented, nothing of the run on it) destroys them, one after keeps
 // them running, and says so; a run that ended by itself releases them by its ending
@@ -216,25 +224,19 @@ void refuse_unreleased(const RunRentals& rentals, const std::string& model, cons
 std::unique_ptr<RunRentals> rent_for(RunContext& c, TrainPlan& plan, const TrainOptions& o,
                                      bool test) {
     if (!is_rented(c.target.connect)) return nullptr;
-    ConnectSpec probe = c.target.connect;
-    probe.host = "localhost";
-    resolve_destination(probe);  // the key file read and checked, before anything bills
+    key_checked(c.target.connect);  // before anything bills
     auto rentals = std::make_unique<RunRentals>(c.settings.provider, plan.model, reporter());
     plan.rented = true;
     if (c.settings.provider.teardown != Teardown::keep)
         plan.unattended_release = c.settings.provider.name;
+    Rental r;
     if (o.resume) {
-        const Rental r = rentals->find();
-        plan.rented_id = r.id;
-        RunRentals::aim(c.target.connect, r);
-        if (o.rent) rented_lines(plan, c.target.connect, o, test);
-        c.targets = {c.target};
-        if (!o.price) plan.price_per_hour = r.price_per_hour;
-        return rentals;
+        r = rentals->find();
+    } else {
+        refuse_unreleased(*rentals, plan.model, o);
+        plan.run_id = new_run_id();
+        r = rentals->rent(plan.run_id);
     }
-    refuse_unreleased(*rentals, plan.model, o);
-    plan.run_id = new_run_id();
-    const Rental r = rentals->rent(plan.run_id);
     plan.rented_id = r.id;
     RunRentals::aim(c.target.connect, r);
     if (o.rent) rented_lines(plan, c.target.connect, o, test);
@@ -248,9 +250,7 @@ std::unique_ptr<RunRentals> rent_for(RunContext& c, TrainPlan& plan, const Train
 std::unique_ptr<RunRentals> rent_nodes(const RunContext& c, std::vector<NodeSpec>& nodes,
                                        const TrainOptions& o) {
     if (!is_rented(nodes.front().target.connect)) return nullptr;
-    ConnectSpec probe = nodes.front().target.connect;
-    probe.host = "localhost";
-    resolve_destination(probe);
+    key_checked(nodes.front().target.connect);  // before anything bills
     auto rentals = std::make_unique<RunRentals>(c.settings.provider, c.model.name, reporter());
     std::vector<Rental> found;
     if (o.resume) {
@@ -388,9 +388,7 @@ int train_nodes(const RunContext& c, const SshCommandLine& cli, const TrainOptio
 Destination destination_of(const ConnectSpec& connect, const ProviderSettings& provider,
                            bool resume) {
     if (!is_rented(connect)) return resolve_destination(connect);
-    ConnectSpec probe = connect;
-    probe.host = "localhost";
-    Destination d = resolve_destination(probe);  // the key, checked as the run checks it
+    Destination d = key_checked(connect);
     d.known_hosts = "the instance's own, learned on first contact";
     d.checking = HostKeyChecking::accept_new;
     d.proxy.clear();
@@ -400,8 +398,8 @@ Destination destination_of(const ConnectSpec& connect, const ProviderSettings& p
                     "the run is over";
         return d;
     }
-    char cap[64] = "no max_price";
-    if (provider.max_price) std::snprintf(cap, sizeof cap, "under $%.3f/h", *provider.max_price);
+    const std::string cap =
+        provider.max_price ? "under " + usd_per_hour(*provider.max_price) : "no max_price";
     d.display = "a machine of " + provider.name + " rented when the run starts: offer '" +
                 provider.offer + "', " + cap + ", image " + provider.image + ", " +
                 std::to_string(provider.disk_gb) + " GB; released when the run is over (teardown " +

@@ -6,12 +6,14 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
 
+#include "json_fields.h"
 #include "mlt/util/error.h"
 #include "mlt/util/paths.h"
 
@@ -20,17 +22,8 @@ namespace mlt {
 namespace {
 
 using nlohmann::json;
-
-std::string text(const json& o, const char* key) {
-    const auto it = o.find(key);
-    return it != o.end() && it->is_string() ? it->get<std::string>() : std::string();
-}
-
-std::optional<double> number(const json& o, const char* key) {
-    const auto it = o.find(key);
-    if (it == o.end() || !it->is_number()) return std::nullopt;
-    return it->get<double>();
-}
+using provider_json::number;
+using provider_json::text;
 
 }  // namespace
 
@@ -62,6 +55,13 @@ void record_rented_instance(const std::string& path, const RentedInstance& inst)
     if (!ok)
         throw io_error("cannot record the rented instance " + inst.id + " in " + path,
                        "it may bill: release it with the marketplace's own CLI");
+}
+
+void record_rented_state(RentedInstance inst, const std::string& state) {
+    inst.state = state;
+    inst.at =
+        std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+    record_rented_instance(rented_instances_path(), inst);
 }
 
 std::vector<RentedInstance> read_rented_instances(const std::string& path, bool with_destroyed) {

@@ -21,12 +21,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-std::string dollars(double per_hour) {
-    char buf[32];
-    std::snprintf(buf, sizeof buf, "$%.3f/h", per_hour);
-    return buf;
-}
-
 // Waits `d`, a tenth of a second at a time, so that Ctrl+C ends it at once.
 void pause(std::chrono::milliseconds d) {
     const auto end = Clock::now() + d;
@@ -82,8 +76,8 @@ std::optional<Instance> wait_up(Provider& p, const std::string& id, const Provid
         }
         if (inst->price_per_hour && s.max_price && *inst->price_per_hour > *s.max_price) {
             give_back(p, id,
-                      "bills " + dollars(*inst->price_per_hour) + ", over max_price " +
-                          dollars(*s.max_price),
+                      "bills " + usd_per_hour(*inst->price_per_hour) + ", over max_price " +
+                          usd_per_hour(*s.max_price),
                       o, reporter, left);
             return std::nullopt;
         }
@@ -152,6 +146,12 @@ std::optional<std::string> create(Provider& p, const Offer& offer, const Provide
 
 }  // namespace
 
+std::string usd_per_hour(double usd) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "$%.3f/h", usd);
+    return buf;
+}
+
 bool ssh_answers(const std::string& host, int port, std::chrono::milliseconds timeout) {
     addrinfo hints{};
     hints.ai_socktype = SOCK_STREAM;
@@ -189,11 +189,11 @@ Rental rent(Provider& p, const ProviderSettings& s, const RentOptions& o, Report
     for (const Offer& offer : all)
         if (!s.max_price || offer.price_per_hour <= *s.max_price) under.push_back(offer);
     if (under.empty()) {
-        const std::string cap = s.max_price ? " under max_price " + dollars(*s.max_price) : "";
+        const std::string cap = s.max_price ? " under max_price " + usd_per_hour(*s.max_price) : "";
         throw config_error("no offer of " + p.name() + " matches '" + s.offer + "'" + cap +
                                (all.empty() ? std::string()
                                             : " (the cheapest: " + all.front().what + " at " +
-                                                  dollars(all.front().price_per_hour) + ")") +
+                                                  usd_per_hour(all.front().price_per_hour) + ")") +
                                "; nothing was rented",
                            "raise provider.max_price or widen provider.offer (docs/providers.md)");
     }
@@ -202,7 +202,7 @@ Rental rent(Provider& p, const ProviderSettings& s, const RentOptions& o, Report
         if (tried == o.max_offers) break;
         ++tried;
         reporter.notice("renting offer " + offer.id + " of " + p.name() + ": " + offer.what +
-                        " at " + dollars(offer.price_per_hour) + " listed");
+                        " at " + usd_per_hour(offer.price_per_hour) + " listed");
         const std::optional<std::string> id = create(p, offer, s, o, reporter, left);
         if (!id) continue;
         std::optional<Instance> inst;
@@ -230,8 +230,8 @@ Rental rent(Provider& p, const ProviderSettings& s, const RentOptions& o, Report
             r.ssh_host = inst->ssh_host;
             r.ssh_port = inst->ssh_port;
             reporter.notice("rented instance " + *id + " of " + p.name() + " at " +
-                            dollars(r.price_per_hour) + ": " + r.ssh_user + "@" + r.ssh_host + ":" +
-                            std::to_string(r.ssh_port));
+                            usd_per_hour(r.price_per_hour) + ": " + r.ssh_user + "@" + r.ssh_host +
+                            ":" + std::to_string(r.ssh_port));
             return r;
         }
     }

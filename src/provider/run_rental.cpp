@@ -17,6 +17,7 @@
 #include "mlt/util/error.h"
 #include "mlt/util/interrupt.h"
 #include "mlt/util/paths.h"
+#include "mlt/util/text.h"
 
 namespace mlt {
 
@@ -32,12 +33,6 @@ double now_s() {
         .count();
 }
 
-std::string dollars(double per_hour) {
-    char buf[32];
-    std::snprintf(buf, sizeof buf, "$%.3f/h", per_hour);
-    return buf;
-}
-
 std::string where(const RentedInstance& i) {
     return rented_instance_name(i);
 }
@@ -46,24 +41,15 @@ std::string where(const RentedInstance& i) {
 std::string cost_words(const RentedInstance& i) {
     const double s = std::max(0.0, now_s() - i.since);
     std::string words = "after " + format_duration(s);
-    if (i.price_per_hour) {
-        char buf[64];
-        std::snprintf(buf, sizeof buf, " at $%.3f/h ($%.2f)", *i.price_per_hour,
-                      *i.price_per_hour * s / 3600.0);
-        words += buf;
-    }
+    if (i.price_per_hour)
+        words += " at " + usd_per_hour(*i.price_per_hour) + " (" +
+                 format_usd(*i.price_per_hour * s / 3600.0) + ")";
     return words;
 }
 
 // Its run is over with it: destroyed, stopped, or kept by teardown: keep (the results home).
 bool is_released(const RentedInstance& i) {
     return i.state == "destroyed" || i.state == "stopped" || i.state == "kept";
-}
-
-void record_state(RentedInstance inst, const std::string& state) {
-    inst.state = state;
-    inst.at = now_s();
-    record_rented_instance(rented_instances_path(), inst);
 }
 
 }  // namespace
@@ -81,7 +67,7 @@ std::string instance_known_hosts(const std::string& provider, const std::string&
 
 void destroy_confirmed(Provider& p, const RentedInstance& inst, Reporter& reporter) {
     if (!p.instance(inst.id)) {  // gone already (a lost one): nothing bills
-        record_state(inst, "destroyed");
+        record_rented_state(inst, "destroyed");
         std::error_code ec;
         std::filesystem::remove(instance_known_hosts(inst.provider, inst.id), ec);
         reporter.notice(where(inst) + " is gone already (recorded so)");
@@ -102,7 +88,7 @@ void destroy_confirmed(Provider& p, const RentedInstance& inst, Reporter& report
         throw_if_interrupted();
         std::this_thread::sleep_for(std::chrono::seconds(1));
     }
-    record_state(inst, "destroyed");
+    record_rented_state(inst, "destroyed");
     std::error_code ec;
     std::filesystem::remove(instance_known_hosts(inst.provider, inst.id), ec);
     reporter.notice(where(inst) + " destroyed " + cost_words(inst) +
@@ -144,7 +130,7 @@ void RunRentals::record(const std::string& id, const std::string& run_id, const 
     inst.label = label;
     inst.price_per_hour = price;
     inst.rank = rank;
-    record_state(inst, state);
+    record_rented_state(inst, state);
 }
 
 Rental RunRentals::rent(const std::string& run_id, int rank) {
@@ -219,7 +205,7 @@ std::vector<Rental> RunRentals::find_nodes(int nodes) {
 Rental RunRentals::reach(const RentedInstance& inst) {
     const auto now = provider().instance(inst.id);
     if (!now) {
-        record_state(inst, "destroyed");
+        record_rented_state(inst, "destroyed");
         throw usage_error(where(inst) + ", rented for run " + inst.run_id + " of " + model_ +
                               ", is gone at the marketplace (recorded so)",
                           "its results there are lost; start a new run, with --restore to "
@@ -303,19 +289,19 @@ void RunRentals::finish(const std::string& run_id, Release how) {
     for (const RentedInstance& inst : unreleased()) {
         if (inst.run_id != run_id) continue;
         const std::string price =
-            inst.price_per_hour ? " (billing " + dollars(*inst.price_per_hour) + ")" : "";
+            inst.price_per_hour ? " (billing " + usd_per_hour(*inst.price_per_hour) + ")" : "";
         try {
             if (how == Release::destroy) {
                 destroy_confirmed(provider(), inst, reporter_);
             } else if (how == Release::keep) {
                 const auto now = provider().instance(inst.id);
                 if (!now) {  // a lost one: nothing is left to keep
-                    record_state(inst, "destroyed");
+                    record_rented_state(inst, "destroyed");
                     reporter_.notice(where(inst) + " is gone (recorded so)");
                     continue;
                 }
                 if (now->state == Instance::State::lost || now->state == Instance::State::stopped) {
-                    record_state(inst, "stopped");
+                    record_rented_state(inst, "stopped");
                     reporter_.alert(where(inst) + " is " + now->status +
                                     ": it no longer runs, and its storage may still bill: mlt ssh "
                                     "release " +
@@ -326,14 +312,14 @@ void RunRentals::finish(const std::string& run_id, Release how) {
                                 ": continue with --resume, or end it with: mlt ssh release " +
                                 inst.id);
             } else if (settings_.teardown == Teardown::keep) {
-                record_state(inst, "kept");
+                record_rented_state(inst, "kept");
                 reporter_.alert(where(inst) + " is kept (provider.teardown: keep)" + price +
                                 ": mlt ssh release " + inst.id + " ends it");
             } else if (how == Release::teardown && settings_.teardown == Teardown::destroy) {
                 destroy_confirmed(provider(), inst, reporter_);
             } else {
                 provider().stop(inst.id);
-                record_state(inst, "stopped");
+                record_rented_state(inst, "stopped");
                 reporter_.alert(where(inst) + " stopped " + cost_words(inst) +
                                 (how == Release::stop
                                      ? ": the run failed, and its disk keeps what it left"

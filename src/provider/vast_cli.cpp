@@ -4,6 +4,7 @@
 // never the exit status alone.
 #include <nlohmann/json.hpp>
 
+#include "json_fields.h"
 #include "provider_cli.h"
 
 namespace mlt {
@@ -11,18 +12,14 @@ namespace mlt {
 namespace {
 
 using nlohmann::json;
+using provider_json::number;
+using provider_json::text;
 
 // A number or a numeric string of the API as text ("4200001").
 std::string id_text(const json& v) {
     if (v.is_number_integer()) return std::to_string(v.get<long long>());
     if (v.is_string()) return v.get<std::string>();
     return {};
-}
-
-std::optional<double> number(const json& o, const char* key) {
-    const auto it = o.find(key);
-    if (it == o.end() || !it->is_number()) return std::nullopt;
-    return it->get<double>();
 }
 
 // The member `key` of `o`, or null.
@@ -36,11 +33,6 @@ const json& member(const json& o, const char* key) {
 bool is_true(const json& o, const char* key) {
     const json& v = member(o, key);
     return v.is_boolean() && v == json(true);
-}
-
-std::string text(const json& o, const char* key) {
-    const auto it = o.find(key);
-    return it != o.end() && it->is_string() ? it->get<std::string>() : std::string();
 }
 
 class VastCli : public CliProvider {

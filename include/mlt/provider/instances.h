@@ -32,6 +32,9 @@ std::string rented_instances_path();
 // mlt::Error (io) when it cannot: an instance that bills must not go unrecorded.
 void record_rented_instance(const std::string& path, const RentedInstance& inst);
 
+// Records `inst` in rented_instances_path() as `state` now (record_rented_instance).
+void record_rented_state(RentedInstance inst, const std::string& state);
+
 // Every instance recorded in `path`, each as its newest record has it (in the order of their
 // first records); `destroyed` ones included only with `with_destroyed`. A missing file is
 // none; a line that is no record is skipped.

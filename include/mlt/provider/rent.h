@@ -45,6 +45,9 @@ struct RentOptions {
 Rental rent(Provider& provider, const ProviderSettings& settings, const RentOptions& options,
             Reporter& reporter);
 
+// A price per hour as the provider lines say it: "$0.350/h".
+std::string usd_per_hour(double usd);
+
 // Whether something answers as an SSH server at host:port within `timeout` (its banner).
 bool ssh_answers(const std::string& host, int port, std::chrono::milliseconds timeout);
 
